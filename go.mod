@@ -3,6 +3,7 @@ module github.com/boxsh/boxsh
 go 1.26.8
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
 	github.com/creack/pty v1.1.24 // indirect
 	github.com/danielgtaylor/huma/v2 v2.37.2 // indirect
 	github.com/fatih/color v1.13.0 // indirect
@@ -13,6 +14,8 @@ require (
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.47.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/term v0.47.0 // indirect
 )

@@ -1,0 +1,239 @@
+// Package agent is the core of boxsh-init, the process that runs inside the
+// sandbox: it reads calls from the front as frames, runs each tool, and
+// answers with frames. Bash calls take a slot of the worker pool; file and
+// terminal tools run beside it and never block the frame loop.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/agent/bash"
+	"github.com/boxsh/boxsh/agent/files"
+	"github.com/boxsh/boxsh/agent/terminal"
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// Config configures an Agent.
+type Config struct {
+	// Shell runs bash calls and terminals (default /bin/sh).
+	Shell string
+	// Workers bounds the bash calls that run at once (default 4).
+	Workers int
+	// MaxOtherCalls bounds the file and terminal calls that run at once
+	// (default 64); more wait for a slot.
+	MaxOtherCalls int
+	// Env is the environment of commands (default os.Environ()).
+	Env []string
+	// Log receives diagnostics.
+	Log hclog.Logger
+}
+
+// Agent runs tools for the front.
+type Agent struct {
+	cfg   Config
+	pool  *bash.Pool
+	terms *terminal.Manager
+	log   hclog.Logger
+	other chan struct{}
+}
+
+// New starts the worker pool.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	if cfg.MaxOtherCalls <= 0 {
+		cfg.MaxOtherCalls = 64
+	}
+	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, Log: cfg.Log.Named("bash")})
+	if err != nil {
+		return nil, fmt.Errorf("start worker pool: %w", err)
+	}
+	terms := terminal.NewManager(terminal.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("terminal")})
+	return &Agent{cfg: cfg, pool: pool, terms: terms, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls)}, nil
+}
+
+// Close kills every running command and terminal session.
+func (a *Agent) Close() {
+	a.pool.Close()
+	a.terms.Close()
+}
+
+// Serve answers the calls read from conn until it ends or ctx is
+// cancelled, then waits for the calls still running.
+func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+	r := frame.NewReader(conn)
+	w := frame.NewWriter(conn)
+	var (
+		mu      sync.Mutex
+		running = make(map[uint64]context.CancelFunc)
+		wg      sync.WaitGroup
+	)
+	defer wg.Wait()
+	for {
+		payload, err := r.Read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read call: %w", err)
+		}
+		var c frame.Call
+		if err := json.Unmarshal(payload, &c); err != nil {
+			return fmt.Errorf("decode call: %w", err)
+		}
+		if c.Cancel {
+			mu.Lock()
+			if cancel, ok := running[c.ID]; ok {
+				cancel()
+			}
+			mu.Unlock()
+			continue
+		}
+		callCtx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		running[c.ID] = cancel
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				mu.Lock()
+				delete(running, c.ID)
+				mu.Unlock()
+				cancel()
+			}()
+			reply := a.call(callCtx, c.ID, c.Tool, c.Args)
+			if err := w.Write(reply); err != nil {
+				a.log.Debug("write reply failed", "id", c.ID, "error", err)
+			}
+		}()
+	}
+}
+
+// call runs one tool and returns the encoded reply frame.
+func (a *Agent) call(ctx context.Context, id uint64, name string, args json.RawMessage) []byte {
+	result, err := a.run(ctx, name, args)
+	if err != nil {
+		var fe *frame.Error
+		if !errors.As(err, &fe) {
+			fe = &frame.Error{Code: -32603, Message: err.Error()}
+		}
+		b, _ := json.Marshal(frame.Reply{ID: id, Error: fe})
+		return b
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		b, _ = json.Marshal(tool.Errorf("%s: encode result: %v", name, err))
+	}
+	return frame.EncodeReply(id, b)
+}
+
+// decode unmarshals a tool's arguments, as an invalid-params error.
+func decode[T any](name string, args json.RawMessage) (T, error) {
+	var v T
+	if err := json.Unmarshal(args, &v); err != nil {
+		return v, &frame.Error{Code: -32602, Message: fmt.Sprintf("%s tool: invalid arguments: %v", name, err)}
+	}
+	return v, nil
+}
+
+func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
+	if name == tool.Bash {
+		args, err := decode[tool.BashArgs](name, raw)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		out, err := a.pool.Run(ctx, args)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		r := tool.StructuredResult(out)
+		r.IsError = out.ExitCode != 0
+		return r, nil
+	}
+
+	select {
+	case a.other <- struct{}{}:
+		defer func() { <-a.other }()
+	case <-ctx.Done():
+		return tool.Result{}, ctx.Err()
+	}
+	switch name {
+	case tool.Read:
+		args, err := decode[tool.ReadArgs](name, raw)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return files.Read(ctx, args), nil
+	case tool.Write:
+		args, err := decode[tool.WriteArgs](name, raw)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return files.Write(ctx, args), nil
+	case tool.EditFile:
+		args, err := decode[tool.EditArgs](name, raw)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return files.Edit(ctx, args), nil
+	case tool.RunInTerminal:
+		args, err := decode[tool.RunInTerminalArgs](name, raw)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return snapshot(a.terms.Run(ctx, args.Command, args.Cols, args.Rows))
+	case tool.SendToTerminal:
+		args, err := decode[tool.SendToTerminalArgs](name, raw)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return snapshot(a.terms.Send(ctx, args.ID, args.Command))
+	case tool.GetTerminalOutput:
+		args, err := decode[tool.TerminalIDArgs](name, raw)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return snapshot(a.terms.Output(ctx, args.ID))
+	case tool.KillTerminal:
+		args, err := decode[tool.TerminalIDArgs](name, raw)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		snap, err := a.terms.Kill(ctx, args.ID)
+		if err != nil {
+			return tool.Errorf("%v", err), nil
+		}
+		return tool.StructuredResult(map[string]string{"output": snap.Output}), nil
+	case tool.ListTerminals:
+		list := a.terms.List()
+		b, err := json.Marshal(list)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		r := tool.TextResult(string(b))
+		r.StructuredContent = map[string]any{"sessions": list}
+		return r, nil
+	}
+	return tool.Result{}, &frame.Error{Code: -32602, Message: "unknown tool: " + name}
+}
+
+// snapshot turns a terminal answer into a tool result; session errors are
+// tool failures.
+func snapshot(s terminal.Snapshot, err error) (tool.Result, error) {
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	return tool.StructuredResult(s), nil
+}

@@ -1,0 +1,359 @@
+// Package bash runs the bash tool: each call is `<shell> -c COMMAND` in a
+// fresh shell and its own process group, on one of a bounded number of
+// workers. Calls beyond the number of workers wait in order.
+package bash
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/tool"
+)
+
+// MaxStream is the default cap on each of stdout and stderr (10 MiB).
+const MaxStream = 10 << 20
+
+// drainGrace is how long output is still collected after the shell exits,
+// for data already in flight; background processes that keep the pipes open
+// do not hold the answer up beyond it.
+const drainGrace = 50 * time.Millisecond
+
+// Options configure a Pool.
+type Options struct {
+	// Shell is the shell binary (default /bin/sh).
+	Shell string
+	// Workers is the number of commands that run at once (default 4).
+	Workers int
+	// Env is the base environment of commands (default os.Environ()).
+	Env []string
+	// Dir is the default working directory ("" means the pool's own).
+	Dir string
+	// Stub is the executable started as exec stub (see StubArg); empty
+	// means the running executable.
+	Stub string
+	// MaxStream caps each output stream (default MaxStream).
+	MaxStream int
+	// Log receives diagnostics.
+	Log hclog.Logger
+}
+
+// Pool runs bash calls on a fixed number of workers.
+type Pool struct {
+	opts  Options
+	slots chan *worker
+
+	mu      sync.Mutex
+	closed  bool
+	running map[int]struct{} // process groups of running commands
+}
+
+// worker holds the stub prepared for its next call.
+type worker struct {
+	next chan *stub // buffered, capacity 1
+}
+
+// stub is a started exec stub with its pipes.
+type stub struct {
+	cmd            *exec.Cmd
+	ctl            *os.File // job channel, write end
+	stdin          *os.File // write end
+	stdout, stderr *os.File // read ends
+	err            error    // set when the stub could not be started
+}
+
+// NewPool starts the workers' stubs.
+func NewPool(opts Options) (*Pool, error) {
+	if opts.Shell == "" {
+		opts.Shell = "/bin/sh"
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.MaxStream <= 0 {
+		opts.MaxStream = MaxStream
+	}
+	if opts.Log == nil {
+		opts.Log = hclog.NewNullLogger()
+	}
+	if opts.Stub == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find exec stub: %w", err)
+		}
+		opts.Stub = exe
+	}
+	p := &Pool{opts: opts, slots: make(chan *worker, opts.Workers), running: make(map[int]struct{})}
+	for i := 0; i < opts.Workers; i++ {
+		w := &worker{next: make(chan *stub, 1)}
+		s := p.startStub()
+		if s.err != nil {
+			p.Close()
+			return nil, s.err
+		}
+		w.next <- s
+		p.slots <- w
+	}
+	return p, nil
+}
+
+// startStub starts an exec stub; failures are recorded in the stub.
+func (p *Pool) startStub() *stub {
+	s := &stub{}
+	var files []*os.File
+	pipe := func() (r, w *os.File) {
+		if s.err != nil {
+			return nil, nil
+		}
+		r, w, s.err = os.Pipe()
+		files = append(files, r, w)
+		return r, w
+	}
+	ctlR, ctlW := pipe()
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	if s.err != nil {
+		for _, f := range files {
+			_ = f.Close()
+		}
+		s.err = fmt.Errorf("start exec stub: %w", s.err)
+		return s
+	}
+	cmd := exec.Command(p.opts.Stub, StubArg)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.ExtraFiles = []*os.File{ctlR}
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err := cmd.Start()
+	for _, f := range []*os.File{ctlR, inR, outW, errW} {
+		_ = f.Close()
+	}
+	if err != nil {
+		for _, f := range []*os.File{ctlW, inW, outR, errR} {
+			_ = f.Close()
+		}
+		s.err = fmt.Errorf("start exec stub %s: %w", p.opts.Stub, err)
+		return s
+	}
+	s.cmd, s.ctl, s.stdin, s.stdout, s.stderr = cmd, ctlW, inW, outR, errR
+	return s
+}
+
+// discard stops an unused stub.
+func (s *stub) discard() {
+	if s.err != nil {
+		return
+	}
+	_ = s.ctl.Close() // an empty job makes the stub exit
+	_ = s.stdin.Close()
+	_ = s.stdout.Close()
+	_ = s.stderr.Close()
+	_ = s.cmd.Wait()
+}
+
+// Run runs one bash call. It waits for a free worker first. Cancelling ctx
+// kills the command's process group; the returned output then reports
+// what was collected so far.
+func (p *Pool) Run(ctx context.Context, args tool.BashArgs) (tool.BashOutput, error) {
+	var w *worker
+	select {
+	case w = <-p.slots:
+	case <-ctx.Done():
+		return tool.BashOutput{}, ctx.Err()
+	}
+	defer func() { p.slots <- w }()
+	s := <-w.next
+	// Prepare the worker's next stub while this call runs.
+	go func() { w.next <- p.startStub() }()
+	if s.err != nil {
+		return tool.BashOutput{}, s.err
+	}
+	return p.run(ctx, s, args)
+}
+
+func (p *Pool) run(ctx context.Context, s *stub, args tool.BashArgs) (tool.BashOutput, error) {
+	start := time.Now()
+	pgid := s.cmd.Process.Pid
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		s.discard()
+		return tool.BashOutput{}, errors.New("bash: pool closed")
+	}
+	p.running[pgid] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.running, pgid)
+		p.mu.Unlock()
+	}()
+
+	j := job{Path: p.opts.Shell, Argv: []string{p.opts.Shell, "-c", args.Command}, Env: p.env(args.Env), Dir: args.Cwd}
+	if j.Dir == "" {
+		j.Dir = p.opts.Dir
+	}
+	b, err := json.Marshal(j)
+	if err == nil {
+		_, err = s.ctl.Write(b)
+	}
+	_ = s.ctl.Close()
+	if err != nil {
+		s.discard()
+		return tool.BashOutput{}, fmt.Errorf("bash: hand command to shell: %w", err)
+	}
+	go func() {
+		if args.Stdin != "" {
+			_, _ = io.WriteString(s.stdin, args.Stdin)
+		}
+		_ = s.stdin.Close()
+	}()
+
+	stdout := &capped{max: p.opts.MaxStream}
+	stderr := &capped{max: p.opts.MaxStream}
+	var drained sync.WaitGroup
+	drained.Add(2)
+	go func() { defer drained.Done(); stdout.readFrom(s.stdout) }()
+	go func() { defer drained.Done(); stderr.readFrom(s.stderr) }()
+
+	var timeout <-chan time.Time
+	if args.Timeout > 0 {
+		t := time.NewTimer(time.Duration(args.Timeout * float64(time.Second)))
+		defer t.Stop()
+		timeout = t.C
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- s.cmd.Wait() }()
+
+	var timedOut, cancelled bool
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-timeout:
+		timedOut = true
+	case <-ctx.Done():
+		cancelled = true
+	}
+	if timedOut || cancelled {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		waitErr = <-waited
+	}
+	// Collect what is already in the pipes; do not wait for background
+	// processes that inherited them.
+	deadline := time.Now().Add(drainGrace)
+	_ = s.stdout.SetReadDeadline(deadline)
+	_ = s.stderr.SetReadDeadline(deadline)
+	drained.Wait()
+	_ = s.stdout.Close()
+	_ = s.stderr.Close()
+
+	out := tool.BashOutput{
+		Stdout:          stdout.String(),
+		Stderr:          stderr.String(),
+		StdoutTruncated: stdout.truncated,
+		StderrTruncated: stderr.truncated,
+		DurationMS:      time.Since(start).Milliseconds(),
+	}
+	switch {
+	case timedOut:
+		out.ExitCode, out.Stderr = -1, "timeout"
+		return out, nil
+	case cancelled:
+		return out, ctx.Err()
+	}
+	out.ExitCode, out.Signal = exitStatus(s.cmd.ProcessState, waitErr)
+	return out, nil
+}
+
+// exitStatus maps a process state to the shell's convention: the exit
+// status, or 128+N for death by signal N.
+func exitStatus(ps *os.ProcessState, err error) (int, string) {
+	if ps == nil {
+		return -1, ""
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), signalName(ws.Signal())
+	}
+	return ps.ExitCode(), ""
+}
+
+// env merges the call's variables over the base environment.
+func (p *Pool) env(extra map[string]string) []string {
+	if len(extra) == 0 {
+		return p.opts.Env
+	}
+	env := make([]string, 0, len(p.opts.Env)+len(extra))
+	for _, kv := range p.opts.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := extra[k]; !ok {
+			env = append(env, kv)
+		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+// Close kills every running command's process group and stops the idle
+// stubs. Calls still waiting for a worker fail.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	for pgid := range p.running {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	p.mu.Unlock()
+	for i := 0; i < p.opts.Workers; i++ {
+		w := <-p.slots
+		(<-w.next).discard()
+	}
+}
+
+// capped collects a stream up to a limit, and drains the rest.
+type capped struct {
+	bytes.Buffer
+	max       int
+	truncated bool
+}
+
+func (c *capped) readFrom(r io.Reader) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			room := c.max - c.Len()
+			if n > room {
+				n, c.truncated = max(room, 0), true
+			}
+			c.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,72 @@
+// Command boxsh-init runs the boxsh tools. The boxsh front starts it (inside
+// the sandbox when there is one) with a socket on fd 3 that carries calls and
+// replies as length-prefixed JSON frames. It hosts the worker pool for bash
+// calls, the file tools and the terminal sessions.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/agent"
+	"github.com/boxsh/boxsh/agent/bash"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == bash.StubArg {
+		bash.RunStub()
+	}
+	if code, ok := runAsInit(); ok {
+		os.Exit(code)
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("boxsh-init", flag.ContinueOnError)
+	workers := fs.Int("workers", 4, "bash commands that run at once")
+	shell := fs.String("shell", "/bin/sh", "shell that runs commands")
+	level := fs.String("log-level", "warn", "log level")
+	fd := fs.Int("fd", 3, "descriptor of the frame socket")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "boxsh-init", Level: hclog.LevelFromString(*level), Output: os.Stderr})
+
+	f := os.NewFile(uintptr(*fd), "frames")
+	conn, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh-init: fd %d is not the frame socket (boxsh-init is started by boxsh): %v\n", *fd, err)
+		return 2
+	}
+	defer conn.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	a, err := agent.New(agent.Config{Shell: *shell, Workers: *workers, Log: log})
+	if err != nil {
+		log.Error("start", "error", err)
+		return 1
+	}
+	defer a.Close()
+	go func() {
+		// Unblock Serve when a signal arrives.
+		<-ctx.Done()
+		conn.Close()
+	}()
+	if err := a.Serve(ctx, conn); err != nil && ctx.Err() == nil {
+		log.Error("serve", "error", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+// mode is what boxsh was asked to do.
+type mode int
+
+const (
+	modeShell   mode = iota // run the shell with the remaining arguments
+	modeRPC                 // MCP server on stdio
+	modeCommand             // run the command after --
+	modeHelp
+	modeVersion
+)
+
+// options is the parsed command line.
+type options struct {
+	mode        mode
+	workers     int
+	shell       string
+	logLevel    string
+	interactive bool
+	sandbox     policy.Sandbox
+	// args are the shell's arguments (modeShell) or the command
+	// (modeCommand).
+	args []string
+}
+
+// parseArgs parses boxsh's own options, which come first; the first
+// argument that is not one of them (such as -c or a script name) and
+// everything after it belong to the shell, and everything after "--" is a
+// command to run.
+func parseArgs(argv []string, cwd string) (options, error) {
+	o := options{mode: modeShell, workers: 4, shell: "/bin/sh"}
+	rpc := false
+	for i := 0; i < len(argv); i++ {
+		arg := argv[i]
+		name, value, hasValue := strings.Cut(arg, "=")
+		if !strings.HasPrefix(arg, "--") {
+			hasValue = false
+			name = arg
+		}
+		needValue := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(argv) {
+				return "", fmt.Errorf("%w: %s needs a value", policy.ErrUsage, name)
+			}
+			i++
+			return argv[i], nil
+		}
+		switch name {
+		case "--":
+			o.args = argv[i+1:]
+			if len(o.args) == 0 {
+				return o, fmt.Errorf("%w: -- must be followed by a command", policy.ErrUsage)
+			}
+			o.mode = modeCommand
+			if rpc {
+				return o, fmt.Errorf("%w: --rpc cannot be combined with -- COMMAND", policy.ErrUsage)
+			}
+			return o, nil
+		case "--rpc":
+			rpc = true
+		case "--workers":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1024 {
+				return o, fmt.Errorf("%w: --workers %q: expected a number from 1 to 1024", policy.ErrUsage, v)
+			}
+			o.workers = n
+		case "--shell":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			if v == "" {
+				return o, fmt.Errorf("%w: --shell needs a path", policy.ErrUsage)
+			}
+			o.shell = v
+		case "--log-level":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			o.logLevel = v
+		case "--sandbox":
+			o.sandbox.Enabled = true
+		case "--new-net-ns":
+			o.sandbox.NewNetNS = true
+		case "--bind":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			b, err := policy.ParseBind(v, cwd)
+			if err != nil {
+				return o, err
+			}
+			o.sandbox.Binds = append(o.sandbox.Binds, b)
+		case "--try":
+			o.sandbox.Try = true
+		case "--interactive", "-i":
+			o.interactive = true
+		case "--help", "-h":
+			o.mode = modeHelp
+			return o, nil
+		case "--version":
+			o.mode = modeVersion
+			return o, nil
+		default:
+			// Not ours: this and the rest go to the shell.
+			o.args = argv[i:]
+			i = len(argv)
+		}
+	}
+	if rpc {
+		o.mode = modeRPC
+		if len(o.args) > 0 {
+			return o, fmt.Errorf("%w: unexpected argument %q in --rpc mode", policy.ErrUsage, o.args[0])
+		}
+	}
+	return o, nil
+}
+
+const usage = `Usage: boxsh [OPTIONS] [SHELL-ARGS...]
+       boxsh [OPTIONS] --rpc
+       boxsh [SANDBOX OPTIONS] -- COMMAND [ARGS...]
+
+A sandboxed POSIX shell and MCP server.
+
+Modes:
+  (default)            Run the shell (--shell, default /bin/sh) with SHELL-ARGS:
+                       boxsh, boxsh -c 'CMD' [NAME ARGS...], boxsh script.sh ARGS...
+  --rpc                MCP server: JSON-RPC 2.0 on stdin/stdout (Content-Length
+                       framed or newline-delimited, detected from the first bytes).
+  -- COMMAND ARGS...   Run COMMAND (for example a stdio MCP server) with stdio
+                       passed through, inside the sandbox when --sandbox is given.
+  --try                A sandboxed shell on the current directory; writes land in
+                       a copy-on-write directory that is kept after exit.
+
+Options:
+  --workers N          Bash commands run at once in --rpc mode (default 4).
+  --shell PATH         Shell for commands and shell mode (default /bin/sh).
+  --interactive, -i    Force an interactive shell even when stdin is not a tty.
+  --log-level LEVEL    trace, debug, info, warn (default) or error; logs go to
+                       stderr. Also BOXSH_LOG_LEVEL.
+  --version            Print the version.
+  --help, -h           Print this help.
+
+Sandbox options:
+  --sandbox            Enable the sandbox: only system directories are visible;
+                       expose project paths with --bind.
+  --new-net-ns         A network namespace of its own (loopback only).
+  --bind ro:PATH       Expose PATH read-only.
+  --bind wr:PATH       Expose PATH read-write.
+  --bind cow:SRC:DST   Copy-on-write: SRC appears at DST; writes go to DST, SRC
+                       never changes.
+`

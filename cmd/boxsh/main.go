@@ -1,0 +1,120 @@
+// Command boxsh is a sandboxed POSIX shell and MCP server. In --rpc mode it
+// is the front: it speaks MCP on stdio and forwards every tool call to
+// boxsh-init, which runs the tools (inside the sandbox with --sandbox).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/rpc"
+	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run returns the exit status: 2 for usage errors, 1 for failures of the
+// environment.
+func run(argv []string) int {
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+		return 1
+	}
+	opts, err := parseArgs(argv, cwd)
+	if err == nil {
+		err = opts.sandbox.Validate()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
+		if errors.Is(err, policy.ErrUsage) {
+			fmt.Fprintln(os.Stderr, "Try 'boxsh --help' for more information.")
+			return 2
+		}
+		return 1
+	}
+	log := newLogger(opts.logLevel)
+	switch opts.mode {
+	case modeHelp:
+		fmt.Fprintf(os.Stderr, "boxsh version %s\n\n%s", version, usage)
+		return 0
+	case modeVersion:
+		fmt.Fprintf(os.Stderr, "boxsh version %s\n", version)
+		return 0
+	case modeRPC:
+		return serveRPC(opts, log)
+	case modeCommand:
+		return runCommand(opts, log)
+	}
+	return runShell(opts, log)
+}
+
+// newLogger returns the stderr logger at the level of --log-level or
+// BOXSH_LOG_LEVEL (default warn).
+func newLogger(level string) hclog.Logger {
+	if level == "" {
+		level = os.Getenv("BOXSH_LOG_LEVEL")
+	}
+	lvl := hclog.LevelFromString(level)
+	if lvl == hclog.NoLevel {
+		lvl = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "boxsh", Level: lvl, Output: os.Stderr})
+}
+
+// serveRPC runs the MCP server until stdin ends or a signal arrives.
+func serveRPC(opts options, log hclog.Logger) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	// A client that closes stdout must give EPIPE, not kill the front.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	tools, err := tool.NewRegistry()
+	if err != nil {
+		log.Error("tool registry", "error", err)
+		return 1
+	}
+	initPath, err := runtime.FindInit()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+		return 1
+	}
+	sup, err := runtime.NewSupervisor(ctx, runtime.Config{
+		InitPath: initPath,
+		Workers:  opts.workers,
+		Shell:    opts.shell,
+		LogLevel: log.GetLevel().String(),
+		Sandbox:  opts.sandbox,
+		Log:      log,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+		return 1
+	}
+	srv := &rpc.Server{Tools: tools, Backend: sup, Name: "boxsh", Version: version, Log: log}
+	log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
+	serveErr := srv.Serve(ctx, os.Stdin, os.Stdout)
+	if err := sup.Close(5 * time.Second); err != nil {
+		log.Debug("boxsh-init exit", "error", err)
+	}
+	if serveErr != nil && !errors.Is(serveErr, context.Canceled) {
+		log.Error("serve", "error", serveErr)
+		return 1
+	}
+	return 0
+}

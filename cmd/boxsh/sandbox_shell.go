@@ -1,0 +1,14 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// runSandboxedShell runs the shell (or the command after --) in the sandbox.
+func runSandboxedShell(opts options, log hclog.Logger) int {
+	fmt.Fprintln(os.Stderr, "boxsh: --sandbox is not implemented yet")
+	return 1
+}

@@ -1,0 +1,96 @@
+// Package frame is the codec of the channel between the boxsh front and
+// boxsh-init: each frame is a 4-byte big-endian length followed by that many
+// bytes of JSON.
+package frame
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// MaxSize is the largest frame payload either side accepts (64 MiB, as in
+// boxsh v3). A bash result holds two streams of at most 10 MiB each, twice
+// (text and structured content), well below it.
+const MaxSize = 64 << 20
+
+// ErrTooLarge reports a frame whose declared length exceeds the limit.
+var ErrTooLarge = errors.New("frame: payload exceeds size limit")
+
+// Reader reads frames from a stream.
+type Reader struct {
+	r   *bufio.Reader
+	max uint32
+}
+
+// NewReader returns a Reader that accepts payloads of up to MaxSize bytes.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: MaxSize}
+}
+
+// Read returns the next payload. At a clean end of stream it returns io.EOF;
+// a stream cut inside a frame gives io.ErrUnexpectedEOF, and an oversized
+// length gives an error wrapping ErrTooLarge (the stream is then unusable:
+// the frame boundary is lost).
+func (fr *Reader) Read() ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(fr.r, hdr[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("read frame header: %w", err)
+		}
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > fr.max {
+		return nil, fmt.Errorf("read frame of %d bytes (limit %d): %w", n, fr.max, ErrTooLarge)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(fr.r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read frame body of %d bytes: %w", n, err)
+	}
+	return buf, nil
+}
+
+// Writer writes frames to a stream. It is safe for concurrent use: each
+// frame is written whole.
+type Writer struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write writes payload as one frame.
+func (fw *Writer) Write(payload []byte) error {
+	if len(payload) > MaxSize {
+		return fmt.Errorf("write frame of %d bytes (limit %d): %w", len(payload), MaxSize, ErrTooLarge)
+	}
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(payload)))
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if _, err := fw.w.Write(hdr[:]); err != nil {
+		return fmt.Errorf("write frame header: %w", err)
+	}
+	if _, err := fw.w.Write(payload); err != nil {
+		return fmt.Errorf("write frame body: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON encodes v as JSON and writes it as one frame.
+func (fw *Writer) WriteJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode frame: %w", err)
+	}
+	return fw.Write(b)
+}

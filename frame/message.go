@@ -1,0 +1,76 @@
+package frame
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Call asks boxsh-init to run a tool. ID is chosen by the front and echoed in
+// the Reply.
+type Call struct {
+	ID   uint64          `json:"id"`
+	Tool string          `json:"tool,omitempty"`
+	Args json.RawMessage `json:"args,omitempty"`
+	// Cancel, when set, asks boxsh-init to stop the running call ID (kill
+	// its process group). No Reply is owed for a cancelled call, but one
+	// may still arrive.
+	Cancel bool `json:"cancel,omitempty"`
+}
+
+// Error is a protocol-level failure of a call, reported to the client as a
+// JSON-RPC error.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Reply answers a Call: either Result (an MCP CallToolResult, kept raw so
+// the front never re-encodes large outputs) or Error.
+type Reply struct {
+	ID     uint64          `json:"id"`
+	Error  *Error          `json:"error,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// replyPrefix and replyInfix delimit the fast form of an encoded Reply:
+// {"id":N,"result":RAW}.
+var (
+	replyPrefix = []byte(`{"id":`)
+	replyInfix  = []byte(`,"result":`)
+)
+
+// EncodeReply encodes a successful reply around an already encoded result,
+// without copying the result through a JSON encoder.
+func EncodeReply(id uint64, result []byte) []byte {
+	b := make([]byte, 0, len(result)+40)
+	b = append(b, replyPrefix...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, replyInfix...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// DecodeReply decodes a Reply. Payloads in the form EncodeReply writes are
+// split without scanning the (possibly many megabytes of) result; anything
+// else goes through encoding/json.
+func DecodeReply(payload []byte) (Reply, error) {
+	if rest, ok := bytes.CutPrefix(payload, replyPrefix); ok {
+		if i := bytes.Index(rest, replyInfix); i > 0 && i <= 20 && bytes.HasSuffix(rest, []byte("}")) {
+			if id, err := strconv.ParseUint(string(rest[:i]), 10, 64); err == nil {
+				raw := rest[i+len(replyInfix) : len(rest)-1]
+				if len(raw) > 0 {
+					return Reply{ID: id, Result: raw}, nil
+				}
+			}
+		}
+	}
+	var r Reply
+	if err := json.Unmarshal(payload, &r); err != nil {
+		return Reply{}, fmt.Errorf("decode reply: %w", err)
+	}
+	return r, nil
+}

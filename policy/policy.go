@@ -1,0 +1,104 @@
+// Package policy is the model of what a sandbox may see and do, built from
+// the command line: the --sandbox, --new-net-ns, --bind and --try flags.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// BindMode is how a bind exposes a host path.
+type BindMode string
+
+// The bind modes of --bind MODE:...
+const (
+	ReadOnly    BindMode = "ro"
+	ReadWrite   BindMode = "wr"
+	CopyOnWrite BindMode = "cow"
+)
+
+// Bind exposes a host path inside the sandbox.
+type Bind struct {
+	Mode BindMode
+	// Src is the host path (for cow, the read-only lower layer).
+	Src string
+	// Dst is where it appears inside: Src itself for ro and wr; for cow the
+	// directory that receives the writes and where the merged view is
+	// mounted.
+	Dst string
+}
+
+// String is the flag form of b.
+func (b Bind) String() string {
+	if b.Mode == CopyOnWrite {
+		return fmt.Sprintf("cow:%s:%s", b.Src, b.Dst)
+	}
+	return fmt.Sprintf("%s:%s", b.Mode, b.Src)
+}
+
+// ErrUsage marks errors in how boxsh was invoked (exit status 2).
+var ErrUsage = errors.New("usage")
+
+// usageErrorf formats an error that wraps ErrUsage.
+func usageErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
+}
+
+// ParseBind parses the value of --bind: ro:PATH, wr:PATH or cow:SRC:DST.
+// Relative paths are taken from dir (the working directory).
+func ParseBind(spec, dir string) (Bind, error) {
+	mode, rest, ok := strings.Cut(spec, ":")
+	if !ok || rest == "" {
+		return Bind{}, usageErrorf("--bind %q: expected ro:PATH, wr:PATH or cow:SRC:DST", spec)
+	}
+	abs := func(p string) string {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return filepath.Clean(p)
+	}
+	switch BindMode(mode) {
+	case ReadOnly, ReadWrite:
+		p := abs(rest)
+		return Bind{Mode: BindMode(mode), Src: p, Dst: p}, nil
+	case CopyOnWrite:
+		src, dst, ok := strings.Cut(rest, ":")
+		if !ok || src == "" || dst == "" {
+			return Bind{}, usageErrorf("--bind %q: cow needs cow:SRC:DST", spec)
+		}
+		return Bind{Mode: CopyOnWrite, Src: abs(src), Dst: abs(dst)}, nil
+	}
+	return Bind{}, usageErrorf("--bind %q: unknown mode %q (use ro, wr or cow)", spec, mode)
+}
+
+// Sandbox is the sandbox part of the command line.
+type Sandbox struct {
+	// Enabled is --sandbox (implied by --try).
+	Enabled bool
+	// NewNetNS is --new-net-ns: a network namespace with only loopback.
+	NewNetNS bool
+	// Binds are the --bind flags in order.
+	Binds []Bind
+	// Try is --try: a copy-on-write shell on the working directory.
+	Try bool
+}
+
+// Validate checks the binds against the host: sources must exist, and no
+// destination may appear twice. As in boxsh v3, binds and --new-net-ns
+// without --sandbox are accepted and have no effect.
+func (s Sandbox) Validate() error {
+	seen := make(map[string]Bind)
+	for _, b := range s.Binds {
+		if _, err := os.Stat(b.Src); err != nil {
+			return usageErrorf("--bind %s: source %s: %v", b, b.Src, errors.Unwrap(err))
+		}
+		if prev, dup := seen[b.Dst]; dup {
+			return usageErrorf("--bind %s: %s is already bound by --bind %s", b, b.Dst, prev)
+		}
+		seen[b.Dst] = b
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+// Package rpc is the front of boxsh: an MCP server speaking JSON-RPC 2.0 over
+// stdio. It answers the MCP methods itself and forwards every tools/call to
+// a Backend (boxsh-init, through frames), writing each response as soon as
+// it is ready.
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// JSON-RPC 2.0 error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// ProtocolVersions are the MCP protocol versions the server speaks, newest
+// last. A client's version from this list is echoed; a client that names
+// none gets the oldest (as boxsh v3 does), and one that names an unknown
+// version gets the newest.
+var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// Error is a JSON-RPC error. A Backend returns one to report a protocol
+// fault (for example invalid arguments) rather than a tool failure.
+type Error = frame.Error
+
+// Backend runs tool calls.
+type Backend interface {
+	// Call runs the named tool with already validated arguments and returns
+	// the encoded MCP CallToolResult. Cancelling ctx asks the backend to
+	// stop the call. An *Error is reported to the client as a JSON-RPC
+	// error; any other error as a failed tool result.
+	Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// Server serves MCP over a pair of streams.
+type Server struct {
+	// Tools lists and validates the tools.
+	Tools *tool.Registry
+	// Backend runs tool calls.
+	Backend Backend
+	// Name and Version identify the server in the initialize answer.
+	Name, Version string
+	// Log receives diagnostics; never the protocol stream.
+	Log hclog.Logger
+	// MaxInFlight bounds the tool calls accepted but not yet answered;
+	// beyond it the server stops reading input (default 256).
+	MaxInFlight int
+
+	toolsList []byte
+}
+
+// request is an incoming JSON-RPC message.
+type request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// session is the state of one Serve call.
+type session struct {
+	*Server
+	in  *reader
+	out *writer
+	log hclog.Logger
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // by raw id
+	wg       sync.WaitGroup
+	slots    chan struct{}
+}
+
+// Serve reads requests from in and writes responses to out until in ends
+// and every accepted call has been answered, or ctx is cancelled, or out
+// fails. It returns nil at the end of input.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	if s.Log == nil {
+		s.Log = hclog.NewNullLogger()
+	}
+	if s.MaxInFlight <= 0 {
+		s.MaxInFlight = 256
+	}
+	if s.toolsList == nil {
+		b, err := json.Marshal(map[string]any{"tools": s.Tools.Specs()})
+		if err != nil {
+			return fmt.Errorf("encode tools list: %w", err)
+		}
+		s.toolsList = b
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ss := &session{
+		Server:   s,
+		in:       newReader(in, MaxMessageSize),
+		log:      s.Log,
+		inflight: make(map[string]context.CancelFunc),
+		slots:    make(chan struct{}, s.MaxInFlight),
+	}
+	ss.out = newWriter(out, func() bool { return ss.in.framed })
+	err := ss.loop(ctx)
+	if err != nil && !errors.Is(err, io.EOF) {
+		cancel()
+	}
+	ss.wg.Wait()
+	if werr := ss.out.err; werr != nil {
+		return fmt.Errorf("write response: %w", werr)
+	}
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+func (ss *session) loop(ctx context.Context) error {
+	for {
+		msg, err := ss.in.next()
+		switch {
+		case errors.Is(err, errTooLarge):
+			ss.log.Warn("request over the size limit skipped", "limit", MaxMessageSize)
+			ss.writeError(nil, CodeInvalidRequest, "parse_error: "+errTooLarge.Error())
+			continue
+		case errors.Is(err, errBadHeader):
+			ss.log.Warn("bad message header", "error", err)
+			ss.writeError(nil, CodeParseError, "parse_error: "+err.Error())
+			continue
+		case errors.Is(err, errTruncated):
+			ss.log.Warn("input ended inside a message", "error", err)
+			ss.writeError(nil, CodeParseError, "parse_error: "+err.Error())
+			return io.EOF
+		case err != nil:
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		ss.handle(ctx, msg)
+		if ss.out.err != nil {
+			return ss.out.err
+		}
+	}
+}
+
+// handle answers one message, starting a goroutine for tool calls.
+func (ss *session) handle(ctx context.Context, msg []byte) {
+	var req request
+	if err := json.Unmarshal(msg, &req); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) || (len(bytes.TrimSpace(msg)) > 0 && json.Valid(msg)) {
+			ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
+			return
+		}
+		ss.writeError(nil, CodeParseError, "parse_error: invalid JSON: "+err.Error())
+		return
+	}
+	id := req.ID
+	if len(id) == 0 {
+		id = nil
+	} else if c := id[0]; c == '{' || c == '[' || c == 't' || c == 'f' {
+		ss.writeError(nil, CodeInvalidRequest, "parse_error: id must be a string, a number or null")
+		return
+	}
+	if req.Method == nil {
+		ss.writeError(id, CodeInvalidRequest, "parse_error: missing or non-string field: method")
+		return
+	}
+	method := *req.Method
+	if len(method) > len("notifications/") && method[:len("notifications/")] == "notifications/" {
+		ss.notification(method, req.Params)
+		return
+	}
+	switch method {
+	case "initialize":
+		ss.initialize(id, req.Params)
+	case "ping":
+		ss.writeResult(id, []byte("{}"))
+	case "tools/list":
+		ss.writeResult(id, ss.toolsList)
+	case "tools/call":
+		ss.toolsCall(ctx, id, req.Params)
+	default:
+		ss.writeError(id, CodeMethodNotFound, "unknown method: "+method)
+	}
+}
+
+func (ss *session) initialize(id json.RawMessage, params json.RawMessage) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ClientInfo      struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"clientInfo"`
+	}
+	_ = json.Unmarshal(params, &p) // absent or odd params get the defaults
+	version := ProtocolVersions[0]
+	switch {
+	case slices.Contains(ProtocolVersions, p.ProtocolVersion):
+		version = p.ProtocolVersion
+	case p.ProtocolVersion != "":
+		version = ProtocolVersions[len(ProtocolVersions)-1]
+	}
+	ss.log.Debug("initialize", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
+		"requested", p.ProtocolVersion, "protocol", version)
+	b, _ := json.Marshal(map[string]any{
+		"protocolVersion": version,
+		"capabilities":    map[string]any{"tools": map[string]any{}},
+		"serverInfo":      map[string]string{"name": ss.Name, "version": ss.Version},
+	})
+	ss.writeResult(id, b)
+}
+
+func (ss *session) notification(method string, params json.RawMessage) {
+	if method != "notifications/cancelled" {
+		return
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || len(p.RequestID) == 0 {
+		return
+	}
+	ss.mu.Lock()
+	cancel, ok := ss.inflight[string(p.RequestID)]
+	ss.mu.Unlock()
+	if ok {
+		ss.log.Debug("cancelling call", "id", string(p.RequestID), "reason", p.Reason)
+		cancel()
+	}
+}
+
+func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params json.RawMessage) {
+	var p struct {
+		Name      any             `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil && len(params) > 0 && string(params) != "null" {
+		ss.writeError(id, CodeInvalidParams, "tools/call params must be an object")
+		return
+	}
+	name, ok := p.Name.(string)
+	if !ok {
+		ss.writeError(id, CodeInvalidParams, "tools/call missing string field: params.name")
+		return
+	}
+	spec, ok := ss.Tools.Lookup(name)
+	if !ok {
+		ss.writeError(id, CodeInvalidParams, "unknown tool: "+name)
+		return
+	}
+	if err := spec.Validate(p.Arguments); err != nil {
+		ss.writeError(id, CodeInvalidParams, err.Error())
+		return
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+
+	select {
+	case ss.slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	key := string(id)
+	tracked := id != nil
+	if tracked {
+		ss.mu.Lock()
+		if _, dup := ss.inflight[key]; dup {
+			tracked = false // a duplicate id cannot be cancelled separately
+		} else {
+			ss.inflight[key] = cancel
+		}
+		ss.mu.Unlock()
+	}
+	ss.wg.Add(1)
+	go func() {
+		defer ss.wg.Done()
+		defer func() { <-ss.slots }()
+		defer cancel()
+		result, err := ss.Backend.Call(callCtx, name, args)
+		if tracked {
+			ss.mu.Lock()
+			delete(ss.inflight, key)
+			ss.mu.Unlock()
+		}
+		if callCtx.Err() != nil && ctx.Err() == nil {
+			return // cancelled by the client: no answer is sent
+		}
+		var rpcErr *Error
+		switch {
+		case errors.As(err, &rpcErr):
+			ss.writeError(id, rpcErr.Code, rpcErr.Message)
+		case err != nil:
+			ss.log.Error("tool call failed", "tool", name, "error", err)
+			b, _ := json.Marshal(tool.Errorf("%s: %v", name, err))
+			ss.writeResult(id, b)
+		default:
+			ss.writeResult(id, result)
+		}
+	}()
+}
+
+var (
+	respPrefix = []byte(`{"jsonrpc":"2.0","id":`)
+	respResult = []byte(`,"result":`)
+	respClose  = []byte(`}`)
+	nullID     = []byte(`null`)
+)
+
+func (ss *session) writeResult(id json.RawMessage, result []byte) {
+	if id == nil {
+		id = nullID
+	}
+	if err := ss.out.write(respPrefix, id, respResult, result, respClose); err != nil {
+		ss.log.Debug("write response failed", "error", err)
+	}
+}
+
+func (ss *session) writeError(id json.RawMessage, code int, message string) {
+	if id == nil {
+		id = nullID
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   Error           `json:"error"`
+	}{"2.0", id, Error{Code: code, Message: message}})
+	if err := ss.out.write(b); err != nil {
+		ss.log.Debug("write response failed", "error", err)
+	}
+}

@@ -1,0 +1,252 @@
+// Package runtime starts boxsh-init, the process that runs every tool, and
+// keeps one running for the front: directly as a child process, or (with
+// --sandbox) inside the sandbox.
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/policy"
+)
+
+// InitName is the file name of the boxsh-init executable.
+const InitName = "boxsh-init"
+
+// InitFD is the descriptor on which boxsh-init finds its frame socket.
+const InitFD = 3
+
+// Config describes the boxsh-init to start.
+type Config struct {
+	// InitPath is the boxsh-init executable (see FindInit).
+	InitPath string
+	// Workers and Shell configure the worker pool.
+	Workers int
+	Shell   string
+	// LogLevel is passed on to boxsh-init.
+	LogLevel string
+	// Sandbox is the sandbox to start it in.
+	Sandbox policy.Sandbox
+	// Stderr receives boxsh-init's diagnostics (default os.Stderr).
+	Stderr io.Writer
+	// Log receives the front's diagnostics.
+	Log hclog.Logger
+}
+
+// FindInit locates boxsh-init: next to the running executable, then on
+// PATH, then at $BOXSH_INIT.
+func FindInit() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			p := filepath.Join(filepath.Dir(exe), InitName)
+			if isExecutable(p) {
+				return p, nil
+			}
+		}
+	}
+	if p, err := exec.LookPath(InitName); err == nil {
+		return filepath.Abs(p)
+	}
+	if p := os.Getenv("BOXSH_INIT"); p != "" {
+		if isExecutable(p) {
+			return filepath.Abs(p)
+		}
+		return "", fmt.Errorf("BOXSH_INIT=%s is not an executable file", p)
+	}
+	return "", errors.New("cannot find boxsh-init: install it next to boxsh, on PATH, or name it in BOXSH_INIT")
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// Instance is a running boxsh-init.
+type Instance struct {
+	// Client sends calls to it.
+	Client *frame.Client
+
+	conn    net.Conn
+	cmd     *exec.Cmd
+	waitErr error
+	exited  chan struct{}
+}
+
+// Start starts boxsh-init with one end of a socket pair as fd 3.
+func Start(ctx context.Context, cfg Config) (*Instance, error) {
+	if cfg.Sandbox.Enabled {
+		return startSandboxed(ctx, cfg)
+	}
+	return startProcess(cfg, nil)
+}
+
+// initArgs are boxsh-init's arguments for cfg.
+func initArgs(cfg Config) []string {
+	args := []string{"--workers", strconv.Itoa(cfg.Workers)}
+	if cfg.Shell != "" {
+		args = append(args, "--shell", cfg.Shell)
+	}
+	if cfg.LogLevel != "" {
+		args = append(args, "--log-level", cfg.LogLevel)
+	}
+	return args
+}
+
+// startProcess starts boxsh-init as a plain child process; attr, when set,
+// adds process attributes.
+func startProcess(cfg Config, attr *syscall.SysProcAttr) (*Instance, error) {
+	front, back, err := socketPair()
+	if err != nil {
+		return nil, err
+	}
+	defer back.Close()
+	cmd := exec.Command(cfg.InitPath, initArgs(cfg)...)
+	cmd.ExtraFiles = []*os.File{back}
+	cmd.Stdin = nil
+	cmd.Stdout = nil
+	cmd.Stderr = cfg.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		front.Close()
+		return nil, fmt.Errorf("start %s: %w", cfg.InitPath, err)
+	}
+	return newInstance(front, cmd)
+}
+
+func newInstance(conn *os.File, cmd *exec.Cmd) (*Instance, error) {
+	c, err := net.FileConn(conn)
+	conn.Close()
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("frame socket: %w", err)
+	}
+	in := &Instance{Client: frame.NewClient(c), conn: c, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		in.waitErr = cmd.Wait()
+		close(in.exited)
+	}()
+	return in, nil
+}
+
+// socketPair returns the two ends of a Unix stream socket pair; both are
+// close-on-exec (ExtraFiles clears the flag on the child's copy).
+func socketPair() (*os.File, *os.File, error) {
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "frames"), os.NewFile(uintptr(fds[1]), "frames-init"), nil
+}
+
+// Exited is closed when the process has exited.
+func (in *Instance) Exited() <-chan struct{} { return in.exited }
+
+// Stop ends boxsh-init: it closes the frame socket (boxsh-init then kills
+// what still runs and exits), and kills it if it has not exited after grace.
+func (in *Instance) Stop(grace time.Duration) error {
+	_ = in.conn.Close()
+	select {
+	case <-in.exited:
+	case <-time.After(grace):
+		_ = in.cmd.Process.Kill()
+		<-in.exited
+	}
+	var ee *exec.ExitError
+	if errors.As(in.waitErr, &ee) {
+		return fmt.Errorf("boxsh-init: %w", ee)
+	}
+	return in.waitErr
+}
+
+// Supervisor keeps a boxsh-init running for the front and forwards calls to
+// it. When boxsh-init dies, the calls it was running fail and the next call
+// starts a fresh one.
+type Supervisor struct {
+	cfg Config
+
+	mu      sync.Mutex
+	current *Instance
+}
+
+// NewSupervisor starts the first boxsh-init.
+func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	in, err := Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Supervisor{cfg: cfg, current: in}, nil
+}
+
+// instance returns the running boxsh-init, starting a new one if it died.
+func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current != nil {
+		select {
+		case <-s.current.Client.Done():
+			s.cfg.Log.Warn("boxsh-init exited; starting a new one")
+			_ = s.current.Stop(time.Second)
+			s.current = nil
+		default:
+			return s.current, nil
+		}
+	}
+	in, err := Start(ctx, s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("restart boxsh-init: %w", err)
+	}
+	s.current = in
+	return in, nil
+}
+
+// Call forwards a tool call (rpc.Backend).
+func (s *Supervisor) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	in, err := s.instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := in.Client.Call(ctx, name, args)
+	if errors.Is(err, frame.ErrClosed) {
+		return nil, fmt.Errorf("boxsh-init exited while running the call: %w", err)
+	}
+	return res, err
+}
+
+// Close stops the running boxsh-init.
+func (s *Supervisor) Close(grace time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == nil {
+		return nil
+	}
+	err := s.current.Stop(grace)
+	s.current = nil
+	return err
+}

@@ -1,0 +1,93 @@
+package tool
+
+// BashArgs are the arguments of the bash tool.
+type BashArgs struct {
+	Command string            `json:"command" doc:"Shell command to execute (run as <shell> -c COMMAND in a fresh shell)"`
+	Timeout float64           `json:"timeout,omitempty" doc:"Timeout in seconds (optional; 0 or absent means no timeout). On expiry the whole process group is killed and exit_code is -1."`
+	Cwd     string            `json:"cwd,omitempty" doc:"Working directory of the command (optional)"`
+	Env     map[string]string `json:"env,omitempty" doc:"Extra environment variables for the command (optional)"`
+	Stdin   string            `json:"stdin,omitempty" doc:"Text fed to the command's standard input (optional; default is empty input)"`
+}
+
+// BashOutput is the structured result of the bash tool.
+type BashOutput struct {
+	ExitCode        int    `json:"exit_code" doc:"Process exit code (0 = success, 128+N when killed by signal N, -1 on timeout)"`
+	Stdout          string `json:"stdout" doc:"Standard output"`
+	Stderr          string `json:"stderr" doc:"Standard error"`
+	DurationMS      int64  `json:"duration_ms" doc:"Execution time in milliseconds"`
+	StdoutTruncated bool   `json:"stdout_truncated,omitempty" required:"false" doc:"Set when stdout exceeded 10 MiB and was cut"`
+	StderrTruncated bool   `json:"stderr_truncated,omitempty" required:"false" doc:"Set when stderr exceeded 10 MiB and was cut"`
+	Signal          string `json:"signal,omitempty" required:"false" doc:"Name of the signal that killed the command, if any"`
+}
+
+// ReadArgs are the arguments of the read tool.
+type ReadArgs struct {
+	Path   string `json:"path" doc:"Path to the file to read (relative or absolute)"`
+	Offset int    `json:"offset,omitempty" doc:"Line number to start reading from (1-indexed, text files only)"`
+	Limit  int    `json:"limit,omitempty" doc:"Maximum number of lines to read (text files only; default 2000, and at most 50 KB)"`
+}
+
+// ReadOutput is the structured result of the read tool.
+type ReadOutput struct {
+	Content        string `json:"content" doc:"File content (text files; empty for images and other binary files)"`
+	Encoding       string `json:"encoding" doc:"\"text\", \"image\" or \"metadata\""`
+	MimeType       string `json:"mime_type" doc:"Detected MIME type"`
+	LineCount      *int   `json:"line_count,omitempty" required:"false" doc:"Number of lines returned (text only)"`
+	Truncated      *bool  `json:"truncated,omitempty" required:"false" doc:"Whether the output was truncated (text only)"`
+	TotalLines     int    `json:"total_lines,omitempty" required:"false" doc:"Total number of lines in the file (when truncated)"`
+	NextOffset     int    `json:"next_offset,omitempty" required:"false" doc:"Offset to continue reading from (when truncated)"`
+	Size           *int64 `json:"size,omitempty" required:"false" doc:"File size in bytes (binary only)"`
+	Width          int    `json:"width,omitempty" required:"false" doc:"Width of the returned image"`
+	Height         int    `json:"height,omitempty" required:"false" doc:"Height of the returned image"`
+	OriginalWidth  int    `json:"original_width,omitempty" required:"false" doc:"Width of the image file"`
+	OriginalHeight int    `json:"original_height,omitempty" required:"false" doc:"Height of the image file"`
+	WasResized     *bool  `json:"was_resized,omitempty" required:"false" doc:"Whether the image was scaled down"`
+}
+
+// WriteArgs are the arguments of the write tool.
+type WriteArgs struct {
+	Path     string `json:"path" doc:"Path to the file to write (relative or absolute)"`
+	Content  string `json:"content" doc:"Content to write to the file"`
+	Encoding string `json:"encoding,omitempty" enum:"utf8,base64" doc:"Encoding of content: \"utf8\" (default) or \"base64\" for binary data"`
+}
+
+// Edit is one replacement of the edit tool.
+type Edit struct {
+	OldText string `json:"oldText" doc:"Exact text to find (must be unique)"`
+	NewText string `json:"newText" doc:"Replacement text"`
+}
+
+// EditArgs are the arguments of the edit tool.
+type EditArgs struct {
+	Path  string `json:"path" doc:"Path to the file to edit (relative or absolute)"`
+	Edits []Edit `json:"edits" nullable:"false" minItems:"1" doc:"One or more targeted replacements"`
+}
+
+// EditOutput is the structured result of the edit tool.
+type EditOutput struct {
+	Diff             string `json:"diff" doc:"Unified diff of the changes made"`
+	FirstChangedLine int    `json:"firstChangedLine" doc:"Line number of the first change (1-indexed)"`
+}
+
+// RunInTerminalArgs are the arguments of run_in_terminal.
+type RunInTerminalArgs struct {
+	Command     string `json:"command" doc:"Command to run in the PTY (e.g. bash)"`
+	Explanation string `json:"explanation,omitempty" doc:"Why this terminal is needed"`
+	Goal        string `json:"goal,omitempty" doc:"What you intend to accomplish"`
+	Cols        int    `json:"cols,omitempty" doc:"Terminal width in columns (default 220)"`
+	Rows        int    `json:"rows,omitempty" doc:"Terminal height in rows (default 50)"`
+}
+
+// SendToTerminalArgs are the arguments of send_to_terminal.
+type SendToTerminalArgs struct {
+	ID      string `json:"id" doc:"Terminal session id"`
+	Command string `json:"command" doc:"Text to write to the PTY stdin (append \\n to run it as a command)"`
+}
+
+// TerminalIDArgs are the arguments of get_terminal_output and kill_terminal.
+type TerminalIDArgs struct {
+	ID string `json:"id" doc:"Terminal session id"`
+}
+
+// NoArgs are the (absent) arguments of list_terminals.
+type NoArgs struct{}

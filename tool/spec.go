@@ -1,0 +1,330 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// The names of the nine tools.
+const (
+	Bash              = "bash"
+	Read              = "read"
+	Write             = "write"
+	EditFile          = "edit"
+	RunInTerminal     = "run_in_terminal"
+	SendToTerminal    = "send_to_terminal"
+	GetTerminalOutput = "get_terminal_output"
+	KillTerminal      = "kill_terminal"
+	ListTerminals     = "list_terminals"
+)
+
+// Annotations are the MCP tool annotations.
+type Annotations struct {
+	Title           string `json:"title"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	DestructiveHint bool   `json:"destructiveHint"`
+}
+
+// Spec describes one tool as tools/list shows it.
+type Spec struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  Annotations     `json:"annotations"`
+
+	// UsesWorker tells whether calls take a slot of the worker pool.
+	UsesWorker bool `json:"-"`
+	// input is the schema in decoded form, for Validate.
+	input map[string]any
+}
+
+// def is the Go-typed definition a Spec is generated from.
+type def struct {
+	name, description string
+	in, out           any
+	ann               Annotations
+	worker            bool
+}
+
+var defs = []def{
+	{Bash, "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream.",
+		BashArgs{}, BashOutput{}, Annotations{"Bash", false, true}, true},
+	{Read, "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
+		ReadArgs{}, ReadOutput{}, Annotations{"Read File", true, false}, false},
+	{Write, "Create or overwrite a file with the given content. Parent directories are created automatically if needed.",
+		WriteArgs{}, nil, Annotations{"Write File", false, true}, false},
+	{EditFile, "Edit a file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file.",
+		EditArgs{}, EditOutput{}, Annotations{"Edit File", false, false}, false},
+	{RunInTerminal, "Start a persistent PTY session running the given command (e.g. \"bash\"). Returns a session id, initial screen output, exit status, and exit code. Use get_terminal_output to poll for further output, send_to_terminal to write to stdin, kill_terminal to terminate and free resources.",
+		RunInTerminalArgs{}, nil, Annotations{"Run in Terminal", false, false}, false},
+	{SendToTerminal, "Send text to an existing terminal session's PTY stdin, then wait up to 500ms for new output. Returns the updated screen snapshot, exit status, and exit code. Append \\n to execute as a shell command.",
+		SendToTerminalArgs{}, nil, Annotations{"Send to Terminal", false, false}, false},
+	{GetTerminalOutput, "Wait up to 500ms for new output from a terminal session, then return the current screen snapshot together with exit status and exit code. Use this to poll long-running commands until exited is true.",
+		TerminalIDArgs{}, nil, Annotations{"Get Terminal Output", true, false}, false},
+	{KillTerminal, "Kill a terminal session and free its resources. Returns the final screen snapshot.",
+		TerminalIDArgs{}, nil, Annotations{"Kill Terminal", false, true}, false},
+	{ListTerminals, "List all active terminal sessions.",
+		NoArgs{}, nil, Annotations{"List Terminals", true, false}, false},
+}
+
+// Registry holds the specs of all tools, generated once from the Go types.
+type Registry struct {
+	specs  []*Spec
+	byName map[string]*Spec
+}
+
+// NewRegistry generates the tool specs and their JSON Schemas from the
+// argument and result types, through huma's schema registry.
+func NewRegistry() (*Registry, error) {
+	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
+	r := &Registry{byName: make(map[string]*Spec, len(defs))}
+	for _, d := range defs {
+		in, err := schemaOf(reg, d.in)
+		if err != nil {
+			return nil, fmt.Errorf("schema of %s arguments: %w", d.name, err)
+		}
+		s := &Spec{Name: d.name, Description: d.description, Annotations: d.ann, UsesWorker: d.worker, input: in}
+		if s.InputSchema, err = json.Marshal(in); err != nil {
+			return nil, fmt.Errorf("encode %s input schema: %w", d.name, err)
+		}
+		if d.out != nil {
+			out, err := schemaOf(reg, d.out)
+			if err != nil {
+				return nil, fmt.Errorf("schema of %s result: %w", d.name, err)
+			}
+			if s.OutputSchema, err = json.Marshal(out); err != nil {
+				return nil, fmt.Errorf("encode %s output schema: %w", d.name, err)
+			}
+		}
+		r.specs = append(r.specs, s)
+		r.byName[s.Name] = s
+	}
+	return r, nil
+}
+
+// Specs returns every tool, in the order tools/list shows them.
+func (r *Registry) Specs() []*Spec { return r.specs }
+
+// Lookup returns the named tool's spec.
+func (r *Registry) Lookup(name string) (*Spec, bool) {
+	s, ok := r.byName[name]
+	return s, ok
+}
+
+// schemaOf generates the JSON Schema of v's type as a plain JSON value, with
+// references inlined (MCP clients expect self-contained schemas) and the
+// "properties" and "required" members always present.
+func schemaOf(reg huma.Registry, v any) (map[string]any, error) {
+	s := huma.SchemaFromType(reg, reflect.TypeOf(v))
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if err := tidy(reg, m, 0); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// tidy inlines $refs, drops huma's Go-specific formats and nullable arrays,
+// and makes object schemas explicit.
+func tidy(reg huma.Registry, m map[string]any, depth int) error {
+	if depth > 16 {
+		return fmt.Errorf("schema nests too deeply")
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		target := reg.SchemaFromRef(ref)
+		if target == nil {
+			return fmt.Errorf("unresolved schema reference %q", ref)
+		}
+		b, err := json.Marshal(target)
+		if err != nil {
+			return err
+		}
+		delete(m, "$ref")
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+	}
+	if f, ok := m["format"].(string); ok && (f == "int64" || f == "int32" || f == "double" || f == "float") {
+		delete(m, "format")
+	}
+	if types, ok := m["type"].([]any); ok {
+		var kept []any
+		for _, t := range types {
+			if t != "null" {
+				kept = append(kept, t)
+			}
+		}
+		if len(kept) == 1 {
+			m["type"] = kept[0]
+		}
+	}
+	if m["type"] == "object" {
+		if _, ok := m["properties"]; !ok && m["additionalProperties"] != nil && m["additionalProperties"] != false {
+			// a map type: leave as is
+		} else {
+			if _, ok := m["properties"]; !ok {
+				m["properties"] = map[string]any{}
+			}
+			if _, ok := m["required"]; !ok {
+				m["required"] = []any{}
+			}
+		}
+	}
+	for _, key := range []string{"items", "additionalProperties"} {
+		if sub, ok := m[key].(map[string]any); ok {
+			if err := tidy(reg, sub, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for _, p := range props {
+			if sub, ok := p.(map[string]any); ok {
+				if err := tidy(reg, sub, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks a tool's raw arguments against its input schema: required
+// members present, each member of the JSON type the schema names. Members
+// the schema does not name are ignored, as boxsh v3 does. The error text is
+// meant for the client.
+func (s *Spec) Validate(args json.RawMessage) error {
+	var v any = map[string]any{}
+	if len(args) > 0 && string(args) != "null" {
+		if err := json.Unmarshal(args, &v); err != nil {
+			return fmt.Errorf("%s tool: arguments are not valid JSON: %v", s.Name, err)
+		}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s tool: arguments must be an object, got %s", s.Name, jsonType(v))
+	}
+	return validateObject(s.Name+" tool", "", s.input, obj)
+}
+
+func validateObject(who, path string, schema map[string]any, obj map[string]any) error {
+	props, _ := schema["properties"].(map[string]any)
+	required, _ := schema["required"].([]any)
+	for _, r := range required {
+		name, _ := r.(string)
+		if _, ok := obj[name]; !ok {
+			want := "a"
+			if p, ok := props[name].(map[string]any); ok {
+				want = schemaType(p)
+			}
+			return fmt.Errorf("%s missing %s field: %s%s", who, want, path, name)
+		}
+	}
+	for name, val := range obj {
+		p, ok := props[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		if err := validateValue(who, path+name, p, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateValue(who, path string, schema map[string]any, val any) error {
+	want := schemaType(schema)
+	got := jsonType(val)
+	switch {
+	case want == got:
+	case want == "integer" && got == "number":
+		if f := val.(float64); f != float64(int64(f)) {
+			return fmt.Errorf("%s: field %s must be an integer, got %v", who, path, f)
+		}
+	case want == "number" && got == "integer":
+	default:
+		return fmt.Errorf("%s: field %s must be %s %s, got %s", who, path, article(want), want, got)
+	}
+	if enum, ok := schema["enum"].([]any); ok {
+		found := false
+		for _, e := range enum {
+			found = found || e == val
+		}
+		if !found {
+			return fmt.Errorf("%s: field %s must be one of %v, got %v", who, path, enum, val)
+		}
+	}
+	switch got {
+	case "object":
+		if _, ok := schema["properties"]; ok {
+			return validateObject(who, path+".", schema, val.(map[string]any))
+		}
+		if sub, ok := schema["additionalProperties"].(map[string]any); ok {
+			for k, v := range val.(map[string]any) {
+				if err := validateValue(who, path+"."+k, sub, v); err != nil {
+					return err
+				}
+			}
+		}
+	case "array":
+		items, _ := schema["items"].(map[string]any)
+		arr := val.([]any)
+		if min, ok := schema["minItems"].(float64); ok && float64(len(arr)) < min {
+			return fmt.Errorf("%s: field %s must have at least %d item(s)", who, path, int(min))
+		}
+		for i, it := range arr {
+			if items != nil {
+				if err := validateValue(who, fmt.Sprintf("%s[%d]", path, i), items, it); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func schemaType(schema map[string]any) string {
+	if t, ok := schema["type"].(string); ok {
+		return t
+	}
+	return "any"
+}
+
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "unknown"
+}
+
+func article(word string) string {
+	if strings.ContainsAny(word[:1], "aeiou") {
+		return "an"
+	}
+	return "a"
+}
