@@ -100,6 +100,10 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 			mu.Unlock()
 			continue
 		}
+		var ticket *bash.Ticket
+		if c.Tool == tool.Bash {
+			ticket = a.pool.Reserve() // in arrival order
+		}
 		callCtx, cancel := context.WithCancel(ctx)
 		mu.Lock()
 		running[c.ID] = cancel
@@ -113,7 +117,7 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 				mu.Unlock()
 				cancel()
 			}()
-			reply := a.call(callCtx, c.ID, c.Tool, c.Args)
+			reply := a.call(callCtx, ticket, c.ID, c.Tool, c.Args)
 			if err := w.Write(reply); err != nil {
 				a.log.Debug("write reply failed", "id", c.ID, "error", err)
 			}
@@ -122,8 +126,8 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 }
 
 // call runs one tool and returns the encoded reply frame.
-func (a *Agent) call(ctx context.Context, id uint64, name string, args json.RawMessage) []byte {
-	result, err := a.run(ctx, name, args)
+func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage) []byte {
+	result, err := a.run(ctx, ticket, name, args)
 	if err != nil {
 		var fe *frame.Error
 		if !errors.As(err, &fe) {
@@ -148,13 +152,13 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 	return v, nil
 }
 
-func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
+func (a *Agent) run(ctx context.Context, ticket *bash.Ticket, name string, raw json.RawMessage) (tool.Result, error) {
 	if name == tool.Bash {
 		args, err := decode[tool.BashArgs](name, raw)
 		if err != nil {
 			return tool.Result{}, err
 		}
-		out, err := a.pool.Run(ctx, args)
+		out, err := a.pool.Run(ctx, ticket, args)
 		if err != nil {
 			return tool.Result{}, err
 		}

@@ -70,10 +70,18 @@ func (c *Client) readLoop(r *Reader) {
 	close(c.done)
 }
 
-// Call runs a tool in boxsh-init and returns its encoded result. When ctx
-// is cancelled first, Call asks boxsh-init to stop the call and returns
-// ctx.Err(). A protocol fault comes back as *Error.
-func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+// Pending is a call sent to boxsh-init and not yet answered.
+type Pending struct {
+	c   *Client
+	ctx context.Context
+	id  uint64
+	ch  chan Reply
+}
+
+// Start sends a call to boxsh-init without waiting for the reply: calls
+// reach boxsh-init in the order Start is called. Cancelling ctx before the
+// reply arrives asks boxsh-init to stop the call.
+func (c *Client) Start(ctx context.Context, name string, args json.RawMessage) (*Pending, error) {
 	ch := make(chan Reply, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -90,23 +98,39 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (j
 		c.forget(id)
 		return nil, fmt.Errorf("send call: %w", err)
 	}
+	return &Pending{c: c, ctx: ctx, id: id, ch: ch}, nil
+}
+
+// Wait returns the call's encoded result. When the call's context is
+// cancelled first, Wait sends a cancel frame and returns ctx.Err(). A
+// protocol fault comes back as *Error.
+func (p *Pending) Wait() (json.RawMessage, error) {
 	select {
-	case rep, ok := <-ch:
+	case rep, ok := <-p.ch:
 		if !ok {
-			c.mu.Lock()
-			err := c.err
-			c.mu.Unlock()
+			p.c.mu.Lock()
+			err := p.c.err
+			p.c.mu.Unlock()
 			return nil, err
 		}
 		if rep.Error != nil {
 			return nil, rep.Error
 		}
 		return rep.Result, nil
-	case <-ctx.Done():
-		c.forget(id)
-		_ = c.w.WriteJSON(Call{ID: id, Cancel: true})
-		return nil, ctx.Err()
+	case <-p.ctx.Done():
+		p.c.forget(p.id)
+		_ = p.c.w.WriteJSON(Call{ID: p.id, Cancel: true})
+		return nil, p.ctx.Err()
 	}
+}
+
+// Call sends a call and waits for its result.
+func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	p, err := c.Start(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait()
 }
 
 func (c *Client) forget(id uint64) {

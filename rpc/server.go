@@ -41,11 +41,19 @@ type Error = frame.Error
 
 // Backend runs tool calls.
 type Backend interface {
-	// Call runs the named tool with already validated arguments and returns
-	// the encoded MCP CallToolResult. Cancelling ctx asks the backend to
-	// stop the call. An *Error is reported to the client as a JSON-RPC
-	// error; any other error as a failed tool result.
-	Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
+	// Start hands the named tool, with already validated arguments, to the
+	// backend without waiting for it to run: the server calls Start in the
+	// order requests arrive, so that calls queue in that order. Cancelling
+	// ctx asks the backend to stop the call.
+	Start(ctx context.Context, name string, args json.RawMessage) (Pending, error)
+}
+
+// Pending is a started call.
+type Pending interface {
+	// Wait returns the encoded MCP CallToolResult. An *Error is reported to
+	// the client as a JSON-RPC error; any other error as a failed tool
+	// result.
+	Wait() (json.RawMessage, error)
 }
 
 // Server serves MCP over a pair of streams.
@@ -289,12 +297,16 @@ func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params jso
 		}
 		ss.mu.Unlock()
 	}
+	pending, err := ss.Backend.Start(callCtx, name, args)
 	ss.wg.Add(1)
 	go func() {
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()
 		defer cancel()
-		result, err := ss.Backend.Call(callCtx, name, args)
+		var result json.RawMessage
+		if err == nil {
+			result, err = pending.Wait()
+		}
 		if tracked {
 			ss.mu.Lock()
 			delete(ss.inflight, key)

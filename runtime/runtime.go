@@ -22,6 +22,7 @@ import (
 
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/rpc"
 )
 
 // InitName is the file name of the boxsh-init executable.
@@ -226,17 +227,32 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 	return in, nil
 }
 
-// Call forwards a tool call (rpc.Backend).
-func (s *Supervisor) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+// Start forwards a tool call (rpc.Backend).
+func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage) (rpc.Pending, error) {
 	in, err := s.instance(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := in.Client.Call(ctx, name, args)
-	if errors.Is(err, frame.ErrClosed) {
-		return nil, fmt.Errorf("boxsh-init exited while running the call: %w", err)
+	p, err := in.Client.Start(ctx, name, args)
+	if err != nil {
+		return nil, lost(err)
 	}
-	return res, err
+	return pending{p}, nil
+}
+
+// pending explains the loss of boxsh-init to the client.
+type pending struct{ *frame.Pending }
+
+func (p pending) Wait() (json.RawMessage, error) {
+	res, err := p.Pending.Wait()
+	return res, lost(err)
+}
+
+func lost(err error) error {
+	if errors.Is(err, frame.ErrClosed) {
+		return fmt.Errorf("boxsh-init exited while running the call: %w", err)
+	}
+	return err
 }
 
 // Close stops the running boxsh-init.

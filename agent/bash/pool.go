@@ -52,12 +52,21 @@ type Options struct {
 
 // Pool runs bash calls on a fixed number of workers.
 type Pool struct {
-	opts  Options
-	slots chan *worker
+	opts Options
+	done chan struct{} // closed by Close
 
 	mu      sync.Mutex
 	closed  bool
+	free    []*worker
+	queue   []*Ticket        // waiting calls, in arrival order
 	running map[int]struct{} // process groups of running commands
+	workers sync.WaitGroup   // workers not yet retired by Close
+}
+
+// Ticket is a call's place in line for a worker.
+type Ticket struct {
+	ch        chan *worker // receives the worker, once
+	abandoned bool         // guarded by Pool.mu
 }
 
 // worker holds the stub prepared for its next call.
@@ -98,7 +107,7 @@ func NewPool(opts Options) (*Pool, error) {
 		}
 		opts.Stub = exe
 	}
-	p := &Pool{opts: opts, slots: make(chan *worker, opts.Workers), running: make(map[int]struct{})}
+	p := &Pool{opts: opts, done: make(chan struct{}), running: make(map[int]struct{})}
 	for i := 0; i < opts.Workers; i++ {
 		w := &worker{next: make(chan *stub, 1)}
 		s := p.startStub()
@@ -107,9 +116,68 @@ func NewPool(opts Options) (*Pool, error) {
 			return nil, s.err
 		}
 		w.next <- s
-		p.slots <- w
+		p.free = append(p.free, w)
+		p.workers.Add(1)
 	}
 	return p, nil
+}
+
+// Reserve takes a place in line for a worker without waiting. Places are
+// served in the order Reserve is called; pass the ticket to Run.
+func (p *Pool) Reserve() *Ticket {
+	t := &Ticket{ch: make(chan *worker, 1)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.queue) == 0 && len(p.free) > 0 {
+		w := p.free[len(p.free)-1]
+		p.free = p.free[:len(p.free)-1]
+		t.ch <- w
+	} else {
+		p.queue = append(p.queue, t)
+	}
+	return t
+}
+
+// release hands a worker to the next caller in line, or back to the pool.
+func (p *Pool) release(w *worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		(<-w.next).discard()
+		p.workers.Done()
+		return
+	}
+	for len(p.queue) > 0 {
+		t := p.queue[0]
+		p.queue = p.queue[1:]
+		if !t.abandoned {
+			t.ch <- w
+			return
+		}
+	}
+	p.free = append(p.free, w)
+}
+
+// acquire waits for the ticket's worker.
+func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
+	select {
+	case w := <-t.ch:
+		return w, nil
+	case <-ctx.Done():
+	case <-p.done:
+	}
+	p.mu.Lock()
+	t.abandoned = true
+	p.mu.Unlock()
+	select {
+	case w := <-t.ch: // handed over meanwhile: pass it on
+		p.release(w)
+	default:
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, errors.New("bash: pool closed")
 }
 
 // startStub starts an exec stub; failures are recorded in the stub.
@@ -167,17 +235,19 @@ func (s *stub) discard() {
 	_ = s.cmd.Wait()
 }
 
-// Run runs one bash call. It waits for a free worker first. Cancelling ctx
-// kills the command's process group; the returned output then reports
-// what was collected so far.
-func (p *Pool) Run(ctx context.Context, args tool.BashArgs) (tool.BashOutput, error) {
-	var w *worker
-	select {
-	case w = <-p.slots:
-	case <-ctx.Done():
-		return tool.BashOutput{}, ctx.Err()
+// Run runs one bash call on the ticket's worker, waiting for it first
+// (a nil ticket takes a place in line now). Cancelling ctx kills the
+// command's process group; the returned output then reports what was
+// collected so far.
+func (p *Pool) Run(ctx context.Context, t *Ticket, args tool.BashArgs) (tool.BashOutput, error) {
+	if t == nil {
+		t = p.Reserve()
 	}
-	defer func() { p.slots <- w }()
+	w, err := p.acquire(ctx, t)
+	if err != nil {
+		return tool.BashOutput{}, err
+	}
+	defer p.release(w)
 	s := <-w.next
 	// Prepare the worker's next stub while this call runs.
 	go func() { w.next <- p.startStub() }()
@@ -324,14 +394,18 @@ func (p *Pool) Close() {
 		return
 	}
 	p.closed = true
+	close(p.done)
 	for pgid := range p.running {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
+	free := p.free
+	p.free = nil
 	p.mu.Unlock()
-	for i := 0; i < p.opts.Workers; i++ {
-		w := <-p.slots
+	for _, w := range free {
 		(<-w.next).discard()
+		p.workers.Done()
 	}
+	p.workers.Wait()
 }
 
 // capped collects a stream up to a limit, and drains the rest.
