@@ -127,7 +127,19 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 
 // call runs one tool and returns the encoded reply frame.
 func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage) []byte {
-	result, err := a.run(ctx, ticket, name, args)
+	var result []byte
+	var err error
+	if name == tool.Bash {
+		result, err = a.bash(ctx, ticket, args)
+	} else {
+		var r tool.Result
+		if r, err = a.run(ctx, name, args); err == nil {
+			if result, err = json.Marshal(r); err != nil {
+				result, _ = json.Marshal(tool.Errorf("%s: encode result: %v", name, err))
+				err = nil
+			}
+		}
+	}
 	if err != nil {
 		var fe *frame.Error
 		if !errors.As(err, &fe) {
@@ -136,11 +148,22 @@ func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name s
 		b, _ := json.Marshal(frame.Reply{ID: id, Error: fe})
 		return b
 	}
-	b, err := json.Marshal(result)
+	return frame.EncodeReply(id, result)
+}
+
+// bash runs a bash call and encodes its result directly: outputs can be
+// megabytes, and this is the one hot path of large results.
+func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, raw json.RawMessage) ([]byte, error) {
+	args, err := decode[tool.BashArgs](tool.Bash, raw)
 	if err != nil {
-		b, _ = json.Marshal(tool.Errorf("%s: encode result: %v", name, err))
+		return nil, err
 	}
-	return frame.EncodeReply(id, b)
+	out, err := a.pool.Run(ctx, ticket, args)
+	if err != nil {
+		return nil, err
+	}
+	sc := out.AppendJSON(make([]byte, 0, len(out.Stdout)+len(out.Stderr)+256))
+	return tool.EncodeStructured(sc, out.ExitCode != 0), nil
 }
 
 // decode unmarshals a tool's arguments, as an invalid-params error.
@@ -152,21 +175,8 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 	return v, nil
 }
 
-func (a *Agent) run(ctx context.Context, ticket *bash.Ticket, name string, raw json.RawMessage) (tool.Result, error) {
-	if name == tool.Bash {
-		args, err := decode[tool.BashArgs](name, raw)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		out, err := a.pool.Run(ctx, ticket, args)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		r := tool.StructuredResult(out)
-		r.IsError = out.ExitCode != 0
-		return r, nil
-	}
-
+// run runs every tool but bash.
+func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
 	select {
 	case a.other <- struct{}{}:
 		defer func() { <-a.other }()

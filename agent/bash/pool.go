@@ -1,12 +1,21 @@
-// Package bash runs the bash tool: each call is `<shell> -c COMMAND` in a
-// fresh shell and its own process group, on one of a bounded number of
-// workers. Calls beyond the number of workers wait in order.
+// Package bash runs the bash tool: each call runs in a fresh shell in its
+// own process group, on one of a bounded number of workers. Calls beyond the
+// number of workers wait in arrival order.
+//
+// Starting a shell costs about a millisecond, more than the rest of a call.
+// So each worker keeps its next shell already started: a "warm" shell,
+// `<shell> -c BOOTSTRAP`, that blocks reading a command from fd 3, closes
+// fd 3 and evaluates the command. It is a new process used once, with the
+// pool's environment and directory, so a call sees what a fresh `sh -c
+// COMMAND` would see: $0 is the shell, $$ its own PID, no variables,
+// aliases, functions or directory changes of earlier calls. Calls that ask
+// for their own directory or environment, and very long commands, start a
+// shell the ordinary way instead.
 package bash
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,9 +50,6 @@ type Options struct {
 	Env []string
 	// Dir is the default working directory ("" means the pool's own).
 	Dir string
-	// Stub is the executable started as exec stub (see StubArg); empty
-	// means the running executable.
-	Stub string
 	// MaxStream caps each output stream (default MaxStream).
 	MaxStream int
 	// Log receives diagnostics.
@@ -69,21 +75,32 @@ type Ticket struct {
 	abandoned bool         // guarded by Pool.mu
 }
 
-// worker holds the stub prepared for its next call.
+// bootstrap is the program of a warm shell: read the command from fd 3
+// (as lines; the pool ends it with a newline), close fd 3, forget its own
+// variables and evaluate the command.
+const bootstrap = `while IFS= read -r __boxsh_l <&3; do __boxsh_c="$__boxsh_c$__boxsh_l
+"; done; exec 3<&-; eval "unset __boxsh_c __boxsh_l;$__boxsh_c"`
+
+// maxWarmCommand bounds the commands handed to a warm shell (shells read
+// them a byte at a time); longer ones start a shell with the command as
+// argument.
+const maxWarmCommand = 16 << 10
+
+// worker holds the shell prepared for its next call.
 type worker struct {
-	next chan *stub // buffered, capacity 1
+	next chan *shell // buffered, capacity 1
 }
 
-// stub is a started exec stub with its pipes.
-type stub struct {
+// shell is a started shell with its pipes.
+type shell struct {
 	cmd            *exec.Cmd
-	ctl            *os.File // job channel, write end
+	ctl            *os.File // command channel of a warm shell, write end
 	stdin          *os.File // write end
 	stdout, stderr *os.File // read ends
-	err            error    // set when the stub could not be started
+	err            error    // set when the shell could not be started
 }
 
-// NewPool starts the workers' stubs.
+// NewPool starts a warm shell for each worker.
 func NewPool(opts Options) (*Pool, error) {
 	if opts.Shell == "" {
 		opts.Shell = "/bin/sh"
@@ -100,17 +117,10 @@ func NewPool(opts Options) (*Pool, error) {
 	if opts.Log == nil {
 		opts.Log = hclog.NewNullLogger()
 	}
-	if opts.Stub == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find exec stub: %w", err)
-		}
-		opts.Stub = exe
-	}
 	p := &Pool{opts: opts, done: make(chan struct{}), running: make(map[int]struct{})}
 	for i := 0; i < opts.Workers; i++ {
-		w := &worker{next: make(chan *stub, 1)}
-		s := p.startStub()
+		w := &worker{next: make(chan *shell, 1)}
+		s := p.startShell(nil)
 		if s.err != nil {
 			p.Close()
 			return nil, s.err
@@ -129,8 +139,10 @@ func (p *Pool) Reserve() *Ticket {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.queue) == 0 && len(p.free) > 0 {
-		w := p.free[len(p.free)-1]
-		p.free = p.free[:len(p.free)-1]
+		// The worker that has been free longest has had the most time to
+		// get its next shell ready.
+		w := p.free[0]
+		p.free = p.free[1:]
 		t.ch <- w
 	} else {
 		p.queue = append(p.queue, t)
@@ -180,9 +192,12 @@ func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 	return nil, errors.New("bash: pool closed")
 }
 
-// startStub starts an exec stub; failures are recorded in the stub.
-func (p *Pool) startStub() *stub {
-	s := &stub{}
+// startShell starts a shell. With no command it is a warm shell waiting for
+// one on fd 3; otherwise it runs `<shell> -c command` in dir (or the pool's
+// directory) with env (or the pool's environment). Failures are recorded in
+// the result.
+func (p *Pool) startShell(c *coldStart) *shell {
+	s := &shell{}
 	var files []*os.File
 	pipe := func() (r, w *os.File) {
 		if s.err != nil {
@@ -192,7 +207,10 @@ func (p *Pool) startStub() *stub {
 		files = append(files, r, w)
 		return r, w
 	}
-	ctlR, ctlW := pipe()
+	var ctlR, ctlW *os.File
+	if c == nil {
+		ctlR, ctlW = pipe()
+	}
 	inR, inW := pipe()
 	outR, outW := pipe()
 	errR, errW := pipe()
@@ -200,35 +218,57 @@ func (p *Pool) startStub() *stub {
 		for _, f := range files {
 			_ = f.Close()
 		}
-		s.err = fmt.Errorf("start exec stub: %w", s.err)
+		s.err = fmt.Errorf("start shell: %w", s.err)
 		return s
 	}
-	cmd := exec.Command(p.opts.Stub, StubArg)
+	cmd := exec.Command(p.opts.Shell, "-c", bootstrap)
+	cmd.Env, cmd.Dir = p.opts.Env, p.opts.Dir
+	if c != nil {
+		cmd.Args[2] = c.command
+		if c.env != nil {
+			cmd.Env = c.env
+		}
+		if c.dir != "" {
+			cmd.Dir = c.dir
+		}
+	} else {
+		cmd.ExtraFiles = []*os.File{ctlR}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.ExtraFiles = []*os.File{ctlR}
-	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err := cmd.Start()
 	for _, f := range []*os.File{ctlR, inR, outW, errW} {
-		_ = f.Close()
+		if f != nil {
+			_ = f.Close()
+		}
 	}
 	if err != nil {
 		for _, f := range []*os.File{ctlW, inW, outR, errR} {
-			_ = f.Close()
+			if f != nil {
+				_ = f.Close()
+			}
 		}
-		s.err = fmt.Errorf("start exec stub %s: %w", p.opts.Stub, err)
+		s.err = fmt.Errorf("start shell %s: %w", p.opts.Shell, err)
 		return s
 	}
 	s.cmd, s.ctl, s.stdin, s.stdout, s.stderr = cmd, ctlW, inW, outR, errR
 	return s
 }
 
-// discard stops an unused stub.
-func (s *stub) discard() {
+// coldStart describes a call that needs a shell of its own making.
+type coldStart struct {
+	command string
+	dir     string
+	env     []string
+}
+
+// discard stops an unused warm shell.
+func (s *shell) discard() {
 	if s.err != nil {
 		return
 	}
-	_ = s.ctl.Close() // an empty job makes the stub exit
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = s.ctl.Close()
 	_ = s.stdin.Close()
 	_ = s.stdout.Close()
 	_ = s.stderr.Close()
@@ -248,22 +288,39 @@ func (p *Pool) Run(ctx context.Context, t *Ticket, args tool.BashArgs) (tool.Bas
 		return tool.BashOutput{}, err
 	}
 	defer p.release(w)
-	s := <-w.next
-	// Prepare the worker's next stub while this call runs.
-	go func() { w.next <- p.startStub() }()
-	if s.err != nil {
-		return tool.BashOutput{}, s.err
+	start := time.Now()
+	warm := <-w.next
+	// Prepare the worker's next shell once this call is done, off the path
+	// of its answer.
+	defer func() { go func() { w.next <- p.startShell(nil) }() }()
+	s := warm
+	if args.Cwd != "" || len(args.Env) > 0 || len(args.Command) >= maxWarmCommand || warm.err != nil {
+		warm.discard()
+		s = p.startShell(&coldStart{command: args.Command, dir: args.Cwd, env: p.env(args.Env)})
+		if s.err != nil {
+			return tool.BashOutput{}, s.err
+		}
+	} else if _, err := io.WriteString(s.ctl, args.Command+"\n"); err != nil {
+		// The warm shell is gone (killed from outside): start one now.
+		warm.discard()
+		s = p.startShell(&coldStart{command: args.Command})
+		if s.err != nil {
+			return tool.BashOutput{}, s.err
+		}
 	}
-	return p.run(ctx, s, args)
+	if s.ctl != nil {
+		_ = s.ctl.Close()
+	}
+	return p.run(ctx, s, args, start)
 }
 
-func (p *Pool) run(ctx context.Context, s *stub, args tool.BashArgs) (tool.BashOutput, error) {
-	start := time.Now()
+func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time.Time) (tool.BashOutput, error) {
 	pgid := s.cmd.Process.Pid
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		s.discard()
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = s.cmd.Wait()
 		return tool.BashOutput{}, errors.New("bash: pool closed")
 	}
 	p.running[pgid] = struct{}{}
@@ -274,19 +331,6 @@ func (p *Pool) run(ctx context.Context, s *stub, args tool.BashArgs) (tool.BashO
 		p.mu.Unlock()
 	}()
 
-	j := job{Path: p.opts.Shell, Argv: []string{p.opts.Shell, "-c", args.Command}, Env: p.env(args.Env), Dir: args.Cwd}
-	if j.Dir == "" {
-		j.Dir = p.opts.Dir
-	}
-	b, err := json.Marshal(j)
-	if err == nil {
-		_, err = s.ctl.Write(b)
-	}
-	_ = s.ctl.Close()
-	if err != nil {
-		s.discard()
-		return tool.BashOutput{}, fmt.Errorf("bash: hand command to shell: %w", err)
-	}
 	go func() {
 		if args.Stdin != "" {
 			_, _ = io.WriteString(s.stdin, args.Stdin)
@@ -386,7 +430,7 @@ func (p *Pool) env(extra map[string]string) []string {
 }
 
 // Close kills every running command's process group and stops the idle
-// stubs. Calls still waiting for a worker fail.
+// shells. Calls still waiting for a worker fail.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	if p.closed {

@@ -16,13 +16,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/agent"
-	"github.com/boxsh/boxsh/agent/bash"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == bash.StubArg {
-		bash.RunStub()
-	}
 	if code, ok := runAsInit(); ok {
 		os.Exit(code)
 	}
