@@ -1,0 +1,37 @@
+# boxsh build, test and benchmark recipes. `just --list` shows them.
+
+bin := "bin"
+version := `git describe --tags --always --dirty 2>/dev/null || echo dev`
+ldflags := "-s -w -X main.version=" + version
+
+# Build bin/boxsh and bin/boxsh-init.
+build:
+    CGO_ENABLED=0 go build -trimpath -ldflags '{{ldflags}}' -o {{bin}}/ ./cmd/boxsh ./cmd/boxsh-init
+
+# Unit tests, then end-to-end tests against the built binaries.
+test: build
+    BOXSH_BIN_DIR={{justfile_directory()}}/{{bin}} go test -count=1 ./...
+
+# Unit tests only (fast).
+unit:
+    go test -count=1 $(go list ./... | grep -v /integration)
+
+# gofmt, go vet, staticcheck, and the macOS build.
+lint:
+    test -z "$(gofmt -l $(git ls-files '*.go'))" || { gofmt -l $(git ls-files '*.go'); exit 1; }
+    go vet ./...
+    $(go env GOPATH)/bin/staticcheck ./...
+    GOOS=darwin go build ./...
+    GOOS=darwin go vet ./...
+
+# Go benchmarks, then the protocol-level bench of bin/boxsh (BIN=... to measure another binary).
+bench BIN=(bin + "/boxsh"): build
+    go test -run '^$' -bench . -benchtime 2s ./agent/bash/ ./tool/ ./frame/
+    go run ./integration/bench -bin {{BIN}}
+
+# The boxsh v3.0.0 conformance suite, run as an unprivileged user.
+conformance GIT_DIR ONLY="": build
+    ../shared/conformance/run.sh --suite-git {{GIT_DIR}} --bin {{bin}}/boxsh {{ if ONLY != "" { "--only '" + ONLY + "'" } else { "" } }}
+
+# Everything CI checks.
+ci: lint test
