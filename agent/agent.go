@@ -160,7 +160,10 @@ func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, raw json.RawMessa
 	}
 	out, err := a.pool.Run(ctx, ticket, args)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return json.Marshal(tool.Errorf("bash: %v", err))
 	}
 	sc := out.AppendJSON(make([]byte, 0, len(out.Stdout)+len(out.Stderr)+256))
 	return tool.EncodeStructured(sc, out.ExitCode != 0), nil

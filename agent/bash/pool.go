@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"sort"
@@ -170,6 +171,28 @@ func (p *Pool) release(w *worker) {
 	p.free = append(p.free, w)
 }
 
+// abandon gives up a ticket's place in line (and its worker, if it was
+// already handed one).
+func (p *Pool) abandon(t *Ticket) {
+	p.mu.Lock()
+	t.abandoned = true
+	p.mu.Unlock()
+	select {
+	case w := <-t.ch:
+		p.release(w)
+	default:
+	}
+}
+
+// errText is err's message without the "op path: " prefix of *fs.PathError.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 // acquire waits for the ticket's worker.
 func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 	select {
@@ -178,14 +201,7 @@ func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 	case <-ctx.Done():
 	case <-p.done:
 	}
-	p.mu.Lock()
-	t.abandoned = true
-	p.mu.Unlock()
-	select {
-	case w := <-t.ch: // handed over meanwhile: pass it on
-		p.release(w)
-	default:
-	}
+	p.abandon(t)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -282,6 +298,16 @@ func (s *shell) discard() {
 func (p *Pool) Run(ctx context.Context, t *Ticket, args tool.BashArgs) (tool.BashOutput, error) {
 	if t == nil {
 		t = p.Reserve()
+	}
+	if args.Cwd != "" {
+		fi, err := os.Stat(args.Cwd)
+		if err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+		if err != nil {
+			p.abandon(t)
+			return tool.BashOutput{}, fmt.Errorf("cwd %s: %s", args.Cwd, errText(err))
+		}
 	}
 	w, err := p.acquire(ctx, t)
 	if err != nil {

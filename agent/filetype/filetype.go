@@ -1,17 +1,165 @@
 // Package filetype tells binary files from text by their content and names
 // their MIME type.
+//
+// Detection follows boxsh v3: a file is binary when its first bytes carry the
+// signature of a known binary format, or when they contain a NUL byte or more
+// than 2% of C0 control characters other than whitespace and ESC; everything
+// else, UTF-8 and ISO-8859 text alike, is text. UTF-16 text, full of NUL
+// bytes, is therefore binary.
+//
+// The format engine is github.com/gabriel-vasile/mimetype, complemented by
+// the signatures of boxsh v3 that it lacks. Formats recognised by boxsh v3
+// are reported under the MIME names boxsh v3 uses (for example
+// "image/x-icon" for cursors, "video/x-matroska" for WebM,
+// "application/x-cfb" for every OLE compound file and
+// "application/x-executable" for every ELF file); binary formats boxsh v3
+// does not know are reported under mimetype's names where boxsh v3 says
+// "application/octet-stream". Text is reported as "text/plain", or as a more
+// specific text/* type when mimetype finds one ("text/html",
+// "text/x-python", ...); text formats outside text/*, such as JSON or SVG,
+// are reported as "text/plain" so that every text MIME type starts with
+// "text/".
+//
+// Unlike boxsh v3, a head free of NUL and of suspicious control characters
+// is never reported as binary because a short signature happens to match (a
+// text file starting with "MZ", "ID3" or "BM"), except for PDF and PostScript,
+// which boxsh v3 always treats as binary documents.
 package filetype
+
+import (
+	"strings"
+
+	"github.com/gabriel-vasile/mimetype"
+)
+
+// HeadSize is the number of leading bytes Detect examines: callers must
+// pass the first HeadSize bytes of a file, or the whole file if it is
+// shorter; a shorter head weakens detection and bytes beyond HeadSize are
+// ignored. It matches the 8 KiB probe of boxsh v3, which covers the tar
+// header at offset 257, dozens of MPEG transport-stream packets and a fair
+// sample for the text heuristic.
+const HeadSize = 8192
+
+// MIME types reported for content without a recognised format.
+const (
+	mimeEmpty  = "inode/x-empty"
+	mimeText   = "text/plain"
+	mimeBinary = "application/octet-stream"
+)
 
 // Type is what Detect found.
 type Type struct {
 	// MIME is the detected MIME type, e.g. "image/png" or "text/plain".
+	// It never carries parameters. When Binary is false it is either a
+	// text/* type or "inode/x-empty" for an empty file.
 	MIME string
 	// Binary reports whether the content is not text.
 	Binary bool
 }
 
-// Detect inspects the first bytes of a file (head, up to a few KiB) whose
-// full size is size.
+// Detect inspects head, the first bytes of a file (see HeadSize), whose full
+// size is size. A size smaller than len(head), as reported for files under
+// /proc, means the size is unknown; it only sharpens a few structural checks
+// and never decides emptiness: an empty head is reported as the non-binary
+// type "inode/x-empty", like boxsh v3 does.
 func Detect(head []byte, size int64) Type {
-	return Type{MIME: "text/plain"}
+	if len(head) > HeadSize {
+		head = head[:HeadSize]
+	}
+	if len(head) == 0 {
+		return Type{MIME: mimeEmpty}
+	}
+	if size < int64(len(head)) {
+		size = -1
+	}
+	clean := isCleanText(head)
+
+	// Signatures of boxsh v3 that mimetype lacks or ranks differently.
+	if mime, textual, ok := match(leadingSignatures, head, size); ok && (!clean || textual) {
+		return Type{MIME: mime, Binary: true}
+	}
+
+	m := mimetype.Detect(head)
+	name := baseMIME(m.String())
+	isText := inTextTree(m)
+	if name != mimeBinary && !isText && (!clean || alwaysBinary[name]) {
+		if alias, ok := referenceNames[name]; ok {
+			name = alias
+		}
+		return Type{MIME: name, Binary: true}
+	}
+
+	// The remaining boxsh v3 signatures, for input mimetype rejected.
+	if mime, textual, ok := match(fallbackSignatures, head, size); ok && (!clean || textual) {
+		return Type{MIME: mime, Binary: true}
+	}
+
+	if looksBinary(head) {
+		return Type{MIME: mimeBinary, Binary: true}
+	}
+	if isText && strings.HasPrefix(name, "text/") {
+		return Type{MIME: name}
+	}
+	return Type{MIME: mimeText}
+}
+
+// baseMIME strips the parameters, such as a charset, from a media type.
+func baseMIME(s string) string {
+	base, _, _ := strings.Cut(s, ";")
+	return strings.TrimSpace(base)
+}
+
+// inTextTree reports whether mimetype classified the input as some kind of
+// text (text/plain or one of its refinements such as JSON, SVG or HTML).
+func inTextTree(m *mimetype.MIME) bool {
+	for ; m != nil; m = m.Parent() {
+		if m.Is(mimeText) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSuspicious reports whether c is a C0 control character that does not
+// occur in text: everything below 0x20 except BS, HT, LF, VT, FF, CR and ESC.
+// NUL is handled separately by the callers.
+func isSuspicious(c byte) bool {
+	switch {
+	case c < 0x08:
+		return true
+	case c == 0x0e || c == 0x0f:
+		return true
+	case c >= 0x10 && c < 0x20 && c != 0x1b:
+		return true
+	}
+	return false
+}
+
+// looksBinary is the content heuristic of boxsh v3: any NUL byte, or more
+// than 2% of suspicious control characters, makes the content binary.
+// ISO-8859 and UTF-8 text pass.
+func looksBinary(head []byte) bool {
+	suspicious := 0
+	for _, c := range head {
+		if c == 0 {
+			return true
+		}
+		if isSuspicious(c) {
+			suspicious++
+		}
+	}
+	return suspicious*50 > len(head)
+}
+
+// isCleanText reports whether head has no NUL and no suspicious control
+// character at all. Real binary data of any length contains some, so a clean
+// head that matches a short signature is text that happens to begin like a
+// binary format.
+func isCleanText(head []byte) bool {
+	for _, c := range head {
+		if c == 0 || isSuspicious(c) {
+			return false
+		}
+	}
+	return true
 }

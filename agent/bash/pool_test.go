@@ -1,0 +1,226 @@
+package bash
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/tool"
+)
+
+func newPool(t *testing.T, opts Options) *Pool {
+	t.Helper()
+	p, err := NewPool(opts)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
+}
+
+func run(t *testing.T, p *Pool, args tool.BashArgs) tool.BashOutput {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := p.Run(ctx, nil, args)
+	require.NoError(t, err)
+	return out
+}
+
+func TestOutputAndExitCodes(t *testing.T) {
+	p := newPool(t, Options{Workers: 2})
+	out := run(t, p, tool.BashArgs{Command: "echo out; echo err >&2; exit 42"})
+	assert.Equal(t, "out\n", out.Stdout)
+	assert.Equal(t, "err\n", out.Stderr)
+	assert.Equal(t, 42, out.ExitCode)
+
+	out = run(t, p, tool.BashArgs{Command: "printf 'no newline'"})
+	assert.Equal(t, "no newline", out.Stdout)
+	assert.Equal(t, 0, out.ExitCode)
+
+	out = run(t, p, tool.BashArgs{Command: "kill -9 $$"})
+	assert.Equal(t, 137, out.ExitCode)
+	assert.Equal(t, "SIGKILL", out.Signal)
+
+	out = run(t, p, tool.BashArgs{Command: "if"})
+	assert.Equal(t, 2, out.ExitCode, "a syntax error exits 2 as with sh -c")
+	assert.Contains(t, out.Stderr, "Syntax error")
+}
+
+func TestFreshShellPerCall(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	run(t, p, tool.BashArgs{Command: "LEAK=yes; f() { :; }; cd /tmp; alias x=echo"})
+	out := run(t, p, tool.BashArgs{Command: `echo "${LEAK:-unset} $(command -v f || echo nofunc) $(pwd) $0 $#"; alias x || true; set | grep -c __boxsh || true`})
+	wd, _ := os.Getwd()
+	assert.Equal(t, fmt.Sprintf("unset nofunc %s /bin/sh 0\n0\n", wd), out.Stdout)
+
+	a := run(t, p, tool.BashArgs{Command: "echo $$"})
+	b := run(t, p, tool.BashArgs{Command: "echo $$"})
+	assert.NotEqual(t, a.Stdout, b.Stdout, "each call is a new process")
+
+	out = run(t, p, tool.BashArgs{Command: "ls /proc/self/fd | sort -n | tr '\\n' ' '"})
+	assert.NotContains(t, " "+out.Stdout, " 3 4 ", "the command channel does not leak into commands: %s", out.Stdout)
+}
+
+func TestMultiLineAndSpecialCommands(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	cmd := "x='a  b\\c'\nprintf '%s|' \"$x\"\ncat <<EOF\n  indented\\\\ $x\nEOF\n\n"
+	out := run(t, p, tool.BashArgs{Command: cmd})
+	assert.Equal(t, "a  b\\c|  indented\\ a  b\\c\n", out.Stdout)
+
+	long := "echo " + strings.Repeat("y", maxWarmCommand)
+	out = run(t, p, tool.BashArgs{Command: long})
+	assert.Equal(t, strings.Repeat("y", maxWarmCommand)+"\n", out.Stdout)
+}
+
+func TestCwdEnvStdin(t *testing.T) {
+	p := newPool(t, Options{Workers: 1, Env: []string{"PATH=/usr/bin:/bin", "KEEP=1", "OVER=old"}})
+	dir := t.TempDir()
+	out := run(t, p, tool.BashArgs{Command: `pwd; echo "$KEEP $OVER $NEW"`, Cwd: dir, Env: map[string]string{"OVER": "new", "NEW": "x"}})
+	assert.Equal(t, dir+"\n1 new x\n", out.Stdout)
+
+	out = run(t, p, tool.BashArgs{Command: "tr a-z A-Z", Stdin: "hello\n"})
+	assert.Equal(t, "HELLO\n", out.Stdout)
+
+	out = run(t, p, tool.BashArgs{Command: "cat; echo end"})
+	assert.Equal(t, "end\n", out.Stdout, "stdin is empty by default")
+
+	_, err := p.Run(context.Background(), nil, tool.BashArgs{Command: "true", Cwd: filepath.Join(dir, "missing")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cwd "+filepath.Join(dir, "missing"))
+}
+
+func TestTimeoutKillsProcessGroup(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	marker := filepath.Join(t.TempDir(), "pid")
+	out := run(t, p, tool.BashArgs{Command: "sleep 300 & echo $! > " + marker + "; wait", Timeout: 0.3})
+	assert.Equal(t, -1, out.ExitCode)
+	assert.Equal(t, "timeout", out.Stderr)
+	b, err := os.ReadFile(marker)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH || zombie(pid) },
+		5*time.Second, 20*time.Millisecond, "background child %d survived the timeout", pid)
+
+	out = run(t, p, tool.BashArgs{Command: "echo next"})
+	assert.Equal(t, "next\n", out.Stdout, "the worker serves the next call")
+}
+
+// zombie reports whether pid is a zombie (killed, not yet reaped by init).
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] == "Z"
+}
+
+func TestCancelKillsCommand(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Run(ctx, nil, tool.BashArgs{Command: "sleep 300"})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancel did not stop the command")
+	}
+}
+
+func TestBackgroundProcessDoesNotHoldAnswer(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	start := time.Now()
+	out := run(t, p, tool.BashArgs{Command: "sleep 5 & echo started"})
+	assert.Equal(t, "started\n", out.Stdout)
+	assert.Less(t, time.Since(start), 4*time.Second, "the answer waited for a background process")
+}
+
+func TestOutputCap(t *testing.T) {
+	p := newPool(t, Options{Workers: 1, MaxStream: 1000})
+	out := run(t, p, tool.BashArgs{Command: "head -c 5000 /dev/zero | tr '\\0' a; echo e >&2"})
+	assert.Len(t, out.Stdout, 1000)
+	assert.True(t, out.StdoutTruncated)
+	assert.False(t, out.StderrTruncated)
+	assert.Equal(t, 0, out.ExitCode, "the command is not killed by the cap")
+}
+
+func TestQueueIsFIFOAndBounded(t *testing.T) {
+	p := newPool(t, Options{Workers: 2})
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	var wg sync.WaitGroup
+	tickets := make([]*Ticket, 6)
+	for i := range tickets {
+		tickets[i] = p.Reserve()
+	}
+	// Run the calls from goroutines started in reverse order: the start
+	// order must still follow the order of the tickets.
+	for i := len(tickets) - 1; i >= 0; i-- {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			cmd := fmt.Sprintf("echo start %d >> %s; sleep 0.2; echo end %d >> %s", i, log, i, log)
+			_, err := p.Run(context.Background(), tickets[i], tool.BashArgs{Command: cmd})
+			assert.NoError(t, err)
+		}(i)
+	}
+	wg.Wait()
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	running, maxRunning := 0, 0
+	var starts []int
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if f[0] == "start" {
+			running++
+			n, _ := strconv.Atoi(f[1])
+			starts = append(starts, n)
+		} else {
+			running--
+		}
+		maxRunning = max(maxRunning, running)
+	}
+	assert.Equal(t, 2, maxRunning, "at most --workers commands run at once")
+	require.Len(t, starts, 6)
+	// Two workers: tickets 0,1 start first (in either order), then 2,3,
+	// then 4,5.
+	for k := 0; k < 6; k += 2 {
+		assert.ElementsMatch(t, []int{k, k + 1}, starts[k:k+2], "start order %v", starts)
+	}
+}
+
+func TestCloseKillsRunningCommands(t *testing.T) {
+	p, err := NewPool(Options{Workers: 1})
+	require.NoError(t, err)
+	done := make(chan tool.BashOutput, 1)
+	go func() {
+		out, _ := p.Run(context.Background(), nil, tool.BashArgs{Command: "sleep 300"})
+		done <- out
+	}()
+	time.Sleep(100 * time.Millisecond)
+	p.Close()
+	select {
+	case out := <-done:
+		assert.Equal(t, 137, out.ExitCode)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not kill the running command")
+	}
+	_, err = p.Run(context.Background(), nil, tool.BashArgs{Command: "true"})
+	assert.Error(t, err, "a closed pool refuses calls")
+}
