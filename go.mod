@@ -19,5 +19,6 @@ require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

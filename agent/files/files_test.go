@@ -1,0 +1,258 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/tool"
+)
+
+var ctx = context.Background()
+
+func file(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func readOut(t *testing.T, args tool.ReadArgs) (tool.Result, tool.ReadOutput) {
+	t.Helper()
+	r := Read(ctx, args)
+	require.False(t, r.IsError, "read failed: %+v", r.Content)
+	sc, ok := r.StructuredContent.(tool.ReadOutput)
+	require.True(t, ok)
+	return r, sc
+}
+
+func lines(n int, f func(i int) string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(f(i))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestReadPaging(t *testing.T) {
+	p := file(t, "a.txt", lines(100, func(i int) string { return "line" + string(rune('0'+i%10)) }))
+	r, sc := readOut(t, tool.ReadArgs{Path: p, Offset: 20, Limit: 10})
+	assert.Equal(t, "text", sc.Encoding)
+	assert.Equal(t, "text/plain", sc.MimeType)
+	assert.Equal(t, 10, *sc.LineCount)
+	assert.True(t, *sc.Truncated)
+	assert.Equal(t, 100, sc.TotalLines)
+	assert.Equal(t, 30, sc.NextOffset)
+	assert.Equal(t, sc.Content, r.Content[0].Text)
+	assert.True(t, strings.HasPrefix(sc.Content, "line0\n"), sc.Content)
+
+	_, sc = readOut(t, tool.ReadArgs{Path: p})
+	assert.False(t, *sc.Truncated)
+	assert.Equal(t, 100, *sc.LineCount)
+	assert.Zero(t, sc.TotalLines)
+	assert.Zero(t, sc.NextOffset)
+
+	_, sc = readOut(t, tool.ReadArgs{Path: p, Offset: 500})
+	assert.Equal(t, "", sc.Content)
+	assert.Equal(t, 0, *sc.LineCount)
+}
+
+func TestReadDefaultLimits(t *testing.T) {
+	p := file(t, "big.txt", lines(3000, func(i int) string { return "L" }))
+	_, sc := readOut(t, tool.ReadArgs{Path: p})
+	assert.Equal(t, DefaultMaxLines, *sc.LineCount)
+	assert.Equal(t, 3000, sc.TotalLines)
+	assert.Equal(t, 2001, sc.NextOffset)
+
+	p = file(t, "wide.txt", lines(600, func(int) string { return strings.Repeat("x", 99) }))
+	_, sc = readOut(t, tool.ReadArgs{Path: p})
+	assert.True(t, *sc.Truncated)
+	assert.Equal(t, 512, *sc.LineCount, "50 KB of 100-byte lines")
+	assert.Equal(t, 600, sc.TotalLines)
+	assert.Equal(t, 513, sc.NextOffset)
+
+	p = file(t, "oneline.txt", strings.Repeat("y", 200_000)+"\nsecond\n")
+	_, sc = readOut(t, tool.ReadArgs{Path: p})
+	assert.Len(t, sc.Content, DefaultMaxBytes, "an over-long line is cut at the byte limit")
+	assert.True(t, *sc.Truncated)
+	assert.Equal(t, 2, sc.TotalLines)
+	assert.Equal(t, 2, sc.NextOffset)
+}
+
+func TestReadKeepsExactBytes(t *testing.T) {
+	for _, content := range []string{"", "no newline", "crlf\r\nlines\r\n", "héllo ✓\n"} {
+		_, sc := readOut(t, tool.ReadArgs{Path: file(t, "f", content)})
+		assert.Equal(t, content, sc.Content)
+		assert.Equal(t, "text", sc.Encoding)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	r := Read(ctx, tool.ReadArgs{Path: "/nonexistent/boxsh-file"})
+	assert.True(t, r.IsError)
+	assert.Equal(t, "read: cannot open file: /nonexistent/boxsh-file: no such file or directory", r.Content[0].Text)
+
+	r = Read(ctx, tool.ReadArgs{Path: t.TempDir()})
+	assert.True(t, r.IsError)
+	assert.Contains(t, r.Content[0].Text, "is a directory")
+}
+
+func TestReadBinary(t *testing.T) {
+	p := file(t, "x.bin", "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+	r, sc := readOut(t, tool.ReadArgs{Path: p})
+	assert.Equal(t, "metadata", sc.Encoding)
+	assert.Equal(t, int64(16), *sc.Size)
+	assert.Contains(t, r.Content[0].Text, "[Binary file: "+sc.MimeType+", 16 bytes]")
+
+	p = file(t, "trunc.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR")
+	_, sc = readOut(t, tool.ReadArgs{Path: p})
+	assert.Equal(t, "metadata", sc.Encoding, "an image that cannot be decoded is metadata")
+	assert.Equal(t, "image/png", sc.MimeType)
+}
+
+func TestReadImage(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 40, 30))
+	img.Set(1, 1, color.RGBA{255, 0, 0, 255})
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, img))
+	p := file(t, "pic.png", buf.String())
+	r, sc := readOut(t, tool.ReadArgs{Path: p})
+	assert.Equal(t, "image", sc.Encoding)
+	assert.Equal(t, 40, sc.Width)
+	assert.Equal(t, 30, sc.Height)
+	require.Len(t, r.Content, 2)
+	assert.Equal(t, "image", r.Content[1].Type)
+	assert.Equal(t, "image/png", r.Content[1].MimeType)
+	data, err := base64.StdEncoding.DecodeString(r.Content[1].Data)
+	require.NoError(t, err)
+	assert.Equal(t, buf.Bytes(), data, "an image within limits passes unchanged")
+}
+
+func TestLookAlikeNames(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "it\u2019s 3\u202fPM.txt"), []byte("curly\n"), 0o644))
+	_, sc := readOut(t, tool.ReadArgs{Path: filepath.Join(dir, "it's 3 PM.txt")})
+	assert.Equal(t, "curly\n", sc.Content)
+
+	r := Edit(ctx, tool.EditArgs{Path: filepath.Join(dir, "it's 3 PM.txt"), Edits: []tool.Edit{{OldText: "curly", NewText: "fixed"}}})
+	require.False(t, r.IsError, "%+v", r.Content)
+	b, _ := os.ReadFile(filepath.Join(dir, "it\u2019s 3\u202fPM.txt"))
+	assert.Equal(t, "fixed\n", string(b))
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a", "b", "c.txt")
+	r := Write(ctx, tool.WriteArgs{Path: p, Content: "abc"})
+	require.False(t, r.IsError, "%+v", r.Content)
+	assert.Equal(t, "written 3 bytes", r.Content[0].Text)
+	b, _ := os.ReadFile(p)
+	assert.Equal(t, "abc", string(b))
+
+	require.NoError(t, os.Chmod(p, 0o600))
+	r = Write(ctx, tool.WriteArgs{Path: p, Content: "AQID", Encoding: "base64"})
+	require.False(t, r.IsError)
+	b, _ = os.ReadFile(p)
+	assert.Equal(t, []byte{1, 2, 3}, b)
+	fi, _ := os.Stat(p)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "an existing file keeps its mode")
+
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(p, link))
+	require.False(t, Write(ctx, tool.WriteArgs{Path: link, Content: "via link"}).IsError)
+	b, _ = os.ReadFile(p)
+	assert.Equal(t, "via link", string(b))
+	lfi, _ := os.Lstat(link)
+	assert.True(t, lfi.Mode()&os.ModeSymlink != 0, "the link stays a link")
+
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	assert.Len(t, entries, 1, "no temporary files are left behind")
+
+	r = Write(ctx, tool.WriteArgs{Path: dir, Content: "x"})
+	assert.True(t, r.IsError)
+	assert.Contains(t, r.Content[0].Text, "write: cannot create file: "+dir+": is a directory")
+
+	r = Write(ctx, tool.WriteArgs{Path: p, Content: "!!", Encoding: "base64"})
+	assert.True(t, r.IsError)
+	assert.Contains(t, r.Content[0].Text, "not valid base64")
+
+	r = Write(ctx, tool.WriteArgs{Path: "/proc/boxsh-no/file", Content: "x"})
+	assert.True(t, r.IsError)
+	assert.True(t, strings.HasPrefix(r.Content[0].Text, "write: "))
+}
+
+func edit(t *testing.T, content string, edits ...tool.Edit) (tool.Result, string) {
+	t.Helper()
+	p := file(t, "e.txt", content)
+	r := Edit(ctx, tool.EditArgs{Path: p, Edits: edits})
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return r, string(b)
+}
+
+func TestEdit(t *testing.T) {
+	cases := []struct {
+		name, in, out string
+		edits         []tool.Edit
+	}{
+		{"single", "hello world\n", "hello earth\n", []tool.Edit{{"world", "earth"}}},
+		{"multiple", "foo\nbar\nbaz\n", "FOO\nbar\nBAZ\n", []tool.Edit{{"baz", "BAZ"}, {"foo", "FOO"}}},
+		{"crlf kept", "hello\r\nworld\r\n", "hi\r\nearth\r\n", []tool.Edit{{"hello\nworld", "hi\nearth"}}},
+		{"crlf in oldText", "a\r\nb\r\n", "a\r\nB\r\n", []tool.Edit{{"a\r\nb", "a\nB"}}},
+		{"bom kept", "\ufeffhello world\n", "\ufeffhi world\n", []tool.Edit{{"hello", "hi"}}},
+		{"bom and crlf", "\ufefffoo\r\nbar\r\n", "\ufeffFOO\r\nBAR\r\n", []tool.Edit{{"foo\nbar", "FOO\nBAR"}}},
+		{"fuzzy trailing blanks", "hello   \nworld  \n", "hi\nearth\n", []tool.Edit{{"hello\nworld", "hi\nearth"}}},
+		{"fuzzy tabs", "aaa\t\nbbb\n", "AAA\nBBB\n", []tool.Edit{{"aaa\nbbb", "AAA\nBBB"}}},
+		{"exact preferred", "hello\nworld\n", "hi\nearth\n", []tool.Edit{{"hello\nworld", "hi\nearth"}}},
+		{"delete", "keep\ndrop\n", "keep\n", []tool.Edit{{"drop\n", ""}}},
+	}
+	for _, c := range cases {
+		r, got := edit(t, c.in, c.edits...)
+		require.False(t, r.IsError, "%s: %+v", c.name, r.Content)
+		assert.Equal(t, c.out, got, c.name)
+	}
+}
+
+func TestEditDiff(t *testing.T) {
+	r, _ := edit(t, "one\ntwo\nthree\nfour\n", tool.Edit{OldText: "three", NewText: "THREE"})
+	sc := r.StructuredContent.(tool.EditOutput)
+	assert.Equal(t, 3, sc.FirstChangedLine)
+	assert.Contains(t, sc.Diff, "-three\n+THREE\n")
+	assert.Contains(t, sc.Diff, "@@ -")
+	assert.Contains(t, sc.Diff, " two\n", "the diff has context lines")
+}
+
+func TestEditRefusals(t *testing.T) {
+	cases := []struct {
+		name, in, msg string
+		edits         []tool.Edit
+	}{
+		{"ambiguous", "repeat\nrepeat\n", "not unique", []tool.Edit{{"repeat", "once"}}},
+		{"fuzzy ambiguous", "dup  \ndup  \n", "not unique", []tool.Edit{{"dup", "x"}}},
+		{"missing", "hello\n", "not found", []tool.Edit{{"goodbye", "hi"}}},
+		{"empty oldText", "hello\n", "must not be empty", []tool.Edit{{"", "x"}}},
+		{"overlap", "abcdef\n", "overlapping", []tool.Edit{{"abcd", "x"}, {"cdef", "y"}}},
+		{"all or nothing", "a\nb\n", "not found", []tool.Edit{{"a", "A"}, {"zzz", "Z"}}},
+	}
+	for _, c := range cases {
+		r, got := edit(t, c.in, c.edits...)
+		assert.True(t, r.IsError, c.name)
+		assert.Contains(t, r.Content[0].Text, c.msg, c.name)
+		assert.Nil(t, r.StructuredContent, c.name)
+		assert.Equal(t, c.in, got, "%s: the file is unchanged", c.name)
+	}
+	r := Edit(ctx, tool.EditArgs{Path: "/no/such/file.txt", Edits: []tool.Edit{{"x", "y"}}})
+	assert.True(t, r.IsError)
+	assert.Contains(t, r.Content[0].Text, "edit: cannot open file: /no/such/file.txt")
+}

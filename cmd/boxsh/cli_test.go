@@ -1,0 +1,59 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+func TestParseArgs(t *testing.T) {
+	o, err := parseArgs([]string{"--rpc", "--workers", "8", "--shell=/bin/bash", "--sandbox", "--new-net-ns", "--bind", "ro:/usr", "--log-level", "debug"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, modeRPC, o.mode)
+	assert.Equal(t, 8, o.workers)
+	assert.Equal(t, "/bin/bash", o.shell)
+	assert.Equal(t, "debug", o.logLevel)
+	assert.True(t, o.sandbox.Enabled)
+	assert.True(t, o.sandbox.NewNetNS)
+	assert.Equal(t, []policy.Bind{{Mode: policy.ReadOnly, Src: "/usr", Dst: "/usr"}}, o.sandbox.Binds)
+
+	o, err = parseArgs([]string{"-c", "echo $1", "sh", "--rpc"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, modeShell, o.mode)
+	assert.Equal(t, []string{"-c", "echo $1", "sh", "--rpc"}, o.args, "everything from the first shell argument on goes to the shell")
+
+	o, err = parseArgs([]string{"--sandbox", "--", "npx", "-y", "server"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, modeCommand, o.mode)
+	assert.Equal(t, []string{"npx", "-y", "server"}, o.args)
+
+	o, err = parseArgs([]string{"--interactive"}, "/")
+	require.NoError(t, err)
+	assert.True(t, o.interactive)
+	assert.Empty(t, o.args)
+
+	o, err = parseArgs(nil, "/")
+	require.NoError(t, err)
+	assert.Equal(t, modeShell, o.mode)
+	assert.Equal(t, 4, o.workers)
+	assert.Equal(t, "/bin/sh", o.shell)
+
+	o, _ = parseArgs([]string{"--help", "--bogus"}, "/")
+	assert.Equal(t, modeHelp, o.mode)
+	o, _ = parseArgs([]string{"--version"}, "/")
+	assert.Equal(t, modeVersion, o.mode)
+}
+
+func TestParseArgsErrors(t *testing.T) {
+	for _, argv := range [][]string{
+		{"--workers"}, {"--workers", "0"}, {"--workers", "x"}, {"--workers=2000"},
+		{"--shell", ""}, {"--bind", "bogus:/x"}, {"--bind"}, {"--"}, {"--rpc", "--", "cmd"},
+		{"--rpc", "script.sh"},
+	} {
+		_, err := parseArgs(argv, "/")
+		assert.ErrorIs(t, err, policy.ErrUsage, "%q", argv)
+	}
+}
