@@ -67,6 +67,9 @@ type Pool struct {
 	free    []*worker
 	queue   []*Ticket        // waiting calls, in arrival order
 	running map[int]struct{} // process groups of running commands
+	// lingering are process groups of finished calls that still have
+	// members (background processes); Close kills them.
+	lingering map[int]struct{}
 	workers sync.WaitGroup   // workers not yet retired by Close
 }
 
@@ -118,7 +121,7 @@ func NewPool(opts Options) (*Pool, error) {
 	if opts.Log == nil {
 		opts.Log = hclog.NewNullLogger()
 	}
-	p := &Pool{opts: opts, done: make(chan struct{}), running: make(map[int]struct{})}
+	p := &Pool{opts: opts, done: make(chan struct{}), running: make(map[int]struct{}), lingering: make(map[int]struct{})}
 	for i := 0; i < opts.Workers; i++ {
 		w := &worker{next: make(chan *shell, 1)}
 		s := p.startShell(nil)
@@ -351,11 +354,7 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	}
 	p.running[pgid] = struct{}{}
 	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.running, pgid)
-		p.mu.Unlock()
-	}()
+	defer p.finished(pgid)
 
 	go func() {
 		if args.Stdin != "" {
@@ -420,6 +419,23 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	return out, nil
 }
 
+// finished records the end of the call whose shell led process group pgid:
+// the group is remembered if background processes still belong to it, and
+// groups remembered before are forgotten once empty.
+func (p *Pool) finished(pgid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, pgid)
+	if syscall.Kill(-pgid, 0) == nil {
+		p.lingering[pgid] = struct{}{}
+	}
+	for g := range p.lingering {
+		if g != pgid && syscall.Kill(-g, 0) != nil {
+			delete(p.lingering, g)
+		}
+	}
+}
+
 // exitStatus maps a process state to the shell's convention: the exit
 // status, or 128+N for death by signal N.
 func exitStatus(ps *os.ProcessState, err error) (int, string) {
@@ -455,7 +471,8 @@ func (p *Pool) env(extra map[string]string) []string {
 	return env
 }
 
-// Close kills every running command's process group and stops the idle
+// Close kills the process groups of every running command and of the
+// background processes that finished calls left, and stops the idle
 // shells. Calls still waiting for a worker fail.
 func (p *Pool) Close() {
 	p.mu.Lock()
@@ -466,6 +483,9 @@ func (p *Pool) Close() {
 	p.closed = true
 	close(p.done)
 	for pgid := range p.running {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	for pgid := range p.lingering {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	free := p.free

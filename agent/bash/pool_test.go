@@ -224,3 +224,20 @@ func TestCloseKillsRunningCommands(t *testing.T) {
 	_, err = p.Run(context.Background(), nil, tool.BashArgs{Command: "true"})
 	assert.Error(t, err, "a closed pool refuses calls")
 }
+
+func TestCloseKillsBackgroundProcesses(t *testing.T) {
+	p, err := NewPool(Options{Workers: 1})
+	require.NoError(t, err)
+	marker := filepath.Join(t.TempDir(), "pid")
+	out, err := p.Run(context.Background(), nil, tool.BashArgs{Command: "sleep 300 >/dev/null 2>&1 & echo $! > " + marker})
+	require.NoError(t, err)
+	require.Equal(t, 0, out.ExitCode)
+	b, err := os.ReadFile(marker)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, 0), "the background process runs after its call")
+	p.Close()
+	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH || zombie(pid) },
+		5*time.Second, 20*time.Millisecond, "background process %d survived Close", pid)
+}
