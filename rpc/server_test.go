@@ -23,9 +23,8 @@ import (
 // "block" waits until its context ends, "fail" returns a plain error and
 // "bad" a protocol error.
 type fakeBackend struct {
-	mu      sync.Mutex
-	order   []string
-	blocked chan struct{}
+	mu    sync.Mutex
+	order []string
 }
 
 type fakePending struct {

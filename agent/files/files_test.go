@@ -206,16 +206,16 @@ func TestEdit(t *testing.T) {
 		name, in, out string
 		edits         []tool.Edit
 	}{
-		{"single", "hello world\n", "hello earth\n", []tool.Edit{{"world", "earth"}}},
-		{"multiple", "foo\nbar\nbaz\n", "FOO\nbar\nBAZ\n", []tool.Edit{{"baz", "BAZ"}, {"foo", "FOO"}}},
-		{"crlf kept", "hello\r\nworld\r\n", "hi\r\nearth\r\n", []tool.Edit{{"hello\nworld", "hi\nearth"}}},
-		{"crlf in oldText", "a\r\nb\r\n", "a\r\nB\r\n", []tool.Edit{{"a\r\nb", "a\nB"}}},
-		{"bom kept", "\ufeffhello world\n", "\ufeffhi world\n", []tool.Edit{{"hello", "hi"}}},
-		{"bom and crlf", "\ufefffoo\r\nbar\r\n", "\ufeffFOO\r\nBAR\r\n", []tool.Edit{{"foo\nbar", "FOO\nBAR"}}},
-		{"fuzzy trailing blanks", "hello   \nworld  \n", "hi\nearth\n", []tool.Edit{{"hello\nworld", "hi\nearth"}}},
-		{"fuzzy tabs", "aaa\t\nbbb\n", "AAA\nBBB\n", []tool.Edit{{"aaa\nbbb", "AAA\nBBB"}}},
-		{"exact preferred", "hello\nworld\n", "hi\nearth\n", []tool.Edit{{"hello\nworld", "hi\nearth"}}},
-		{"delete", "keep\ndrop\n", "keep\n", []tool.Edit{{"drop\n", ""}}},
+		{"single", "hello world\n", "hello earth\n", []tool.Edit{ed("world", "earth")}},
+		{"multiple", "foo\nbar\nbaz\n", "FOO\nbar\nBAZ\n", []tool.Edit{ed("baz", "BAZ"), ed("foo", "FOO")}},
+		{"crlf kept", "hello\r\nworld\r\n", "hi\r\nearth\r\n", []tool.Edit{ed("hello\nworld", "hi\nearth")}},
+		{"crlf in oldText", "a\r\nb\r\n", "a\r\nB\r\n", []tool.Edit{ed("a\r\nb", "a\nB")}},
+		{"bom kept", "\ufeffhello world\n", "\ufeffhi world\n", []tool.Edit{ed("hello", "hi")}},
+		{"bom and crlf", "\ufefffoo\r\nbar\r\n", "\ufeffFOO\r\nBAR\r\n", []tool.Edit{ed("foo\nbar", "FOO\nBAR")}},
+		{"fuzzy trailing blanks", "hello   \nworld  \n", "hi\nearth\n", []tool.Edit{ed("hello\nworld", "hi\nearth")}},
+		{"fuzzy tabs", "aaa\t\nbbb\n", "AAA\nBBB\n", []tool.Edit{ed("aaa\nbbb", "AAA\nBBB")}},
+		{"exact preferred", "hello\nworld\n", "hi\nearth\n", []tool.Edit{ed("hello\nworld", "hi\nearth")}},
+		{"delete", "keep\ndrop\n", "keep\n", []tool.Edit{ed("drop\n", "")}},
 	}
 	for _, c := range cases {
 		r, got := edit(t, c.in, c.edits...)
@@ -238,12 +238,12 @@ func TestEditRefusals(t *testing.T) {
 		name, in, msg string
 		edits         []tool.Edit
 	}{
-		{"ambiguous", "repeat\nrepeat\n", "not unique", []tool.Edit{{"repeat", "once"}}},
-		{"fuzzy ambiguous", "dup  \ndup  \n", "not unique", []tool.Edit{{"dup", "x"}}},
-		{"missing", "hello\n", "not found", []tool.Edit{{"goodbye", "hi"}}},
-		{"empty oldText", "hello\n", "must not be empty", []tool.Edit{{"", "x"}}},
-		{"overlap", "abcdef\n", "overlapping", []tool.Edit{{"abcd", "x"}, {"cdef", "y"}}},
-		{"all or nothing", "a\nb\n", "not found", []tool.Edit{{"a", "A"}, {"zzz", "Z"}}},
+		{"ambiguous", "repeat\nrepeat\n", "not unique", []tool.Edit{ed("repeat", "once")}},
+		{"fuzzy ambiguous", "dup  \ndup  \n", "not unique", []tool.Edit{ed("dup", "x")}},
+		{"missing", "hello\n", "not found", []tool.Edit{ed("goodbye", "hi")}},
+		{"empty oldText", "hello\n", "must not be empty", []tool.Edit{ed("", "x")}},
+		{"overlap", "abcdef\n", "overlapping", []tool.Edit{ed("abcd", "x"), ed("cdef", "y")}},
+		{"all or nothing", "a\nb\n", "not found", []tool.Edit{ed("a", "A"), ed("zzz", "Z")}},
 	}
 	for _, c := range cases {
 		r, got := edit(t, c.in, c.edits...)
@@ -252,7 +252,9 @@ func TestEditRefusals(t *testing.T) {
 		assert.Nil(t, r.StructuredContent, c.name)
 		assert.Equal(t, c.in, got, "%s: the file is unchanged", c.name)
 	}
-	r := Edit(ctx, tool.EditArgs{Path: "/no/such/file.txt", Edits: []tool.Edit{{"x", "y"}}})
+	r := Edit(ctx, tool.EditArgs{Path: "/no/such/file.txt", Edits: []tool.Edit{ed("x", "y")}})
 	assert.True(t, r.IsError)
 	assert.Contains(t, r.Content[0].Text, "edit: cannot open file: /no/such/file.txt")
 }
+
+func ed(oldText, newText string) tool.Edit { return tool.Edit{OldText: oldText, NewText: newText} }
