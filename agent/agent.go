@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -27,8 +28,9 @@ type Config struct {
 	Shell string
 	// Workers bounds the bash calls that run at once (default 4).
 	Workers int
-	// MaxOtherCalls bounds the file and terminal calls that run at once
-	// (default 64); more wait for a slot.
+	// MaxOtherCalls bounds the file and terminal calls that run (or wait
+	// for their reply to be taken) at once (default 16); more wait for a
+	// slot.
 	MaxOtherCalls int
 	// Env is the environment of commands (default os.Environ()).
 	Env []string
@@ -51,7 +53,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Log = hclog.NewNullLogger()
 	}
 	if cfg.MaxOtherCalls <= 0 {
-		cfg.MaxOtherCalls = 64
+		cfg.MaxOtherCalls = 16
 	}
 	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, Log: cfg.Log.Named("bash")})
 	if err != nil {
@@ -117,21 +119,39 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 				mu.Unlock()
 				cancel()
 			}()
-			reply := a.call(callCtx, ticket, c.ID, c.Tool, c.Args)
-			if err := w.Write(reply); err != nil {
+			reply, release := a.call(callCtx, ticket, c.ID, c.Tool, c.Args)
+			// The call's worker or slot is held until its reply is
+			// written: a client that stops reading stops the tools too,
+			// instead of their results piling up in memory.
+			defer release()
+			err := w.Write(reply)
+			if errors.Is(err, frame.ErrTooLarge) {
+				// Never leave a call unanswered.
+				b, _ := json.Marshal(tool.Errorf("%s: the result (%d bytes) exceeds the %d-byte limit", c.Tool, len(reply), frame.MaxSize))
+				err = w.Write(frame.EncodeReply(c.ID, b))
+			}
+			if err != nil {
 				a.log.Debug("write reply failed", "id", c.ID, "error", err)
 			}
 		}()
 	}
 }
 
-// call runs one tool and returns the encoded reply frame.
-func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage) []byte {
+// call runs one tool and returns the encoded reply frame, and the function
+// that frees the worker or slot the call holds.
+func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage) ([]byte, func()) {
 	var result []byte
 	var err error
+	release := func() {}
 	if name == tool.Bash {
-		result, err = a.bash(ctx, ticket, args)
+		result, release, err = a.bash(ctx, ticket, args)
 	} else {
+		select {
+		case a.other <- struct{}{}:
+			release = func() { <-a.other }
+		case <-ctx.Done():
+			return a.errorReply(id, ctx.Err()), release
+		}
 		var r tool.Result
 		if r, err = a.run(ctx, name, args); err == nil {
 			if result, err = json.Marshal(r); err != nil {
@@ -141,32 +161,67 @@ func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name s
 		}
 	}
 	if err != nil {
-		var fe *frame.Error
-		if !errors.As(err, &fe) {
-			fe = &frame.Error{Code: -32603, Message: err.Error()}
-		}
-		b, _ := json.Marshal(frame.Reply{ID: id, Error: fe})
-		return b
+		return a.errorReply(id, err), release
 	}
-	return frame.EncodeReply(id, result)
+	return frame.EncodeReply(id, result), release
+}
+
+// errorReply encodes a protocol error reply.
+func (a *Agent) errorReply(id uint64, err error) []byte {
+	var fe *frame.Error
+	if !errors.As(err, &fe) {
+		fe = &frame.Error{Code: -32603, Message: err.Error()}
+	}
+	b, _ := json.Marshal(frame.Reply{ID: id, Error: fe})
+	return b
 }
 
 // bash runs a bash call and encodes its result directly: outputs can be
 // megabytes, and this is the one hot path of large results.
-func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, raw json.RawMessage) ([]byte, error) {
+func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, raw json.RawMessage) ([]byte, func(), error) {
 	args, err := decode[tool.BashArgs](tool.Bash, raw)
 	if err != nil {
-		return nil, err
+		a.pool.Abandon(ticket)
+		return nil, func() {}, err
 	}
-	out, err := a.pool.Run(ctx, ticket, args)
+	out, release, err := a.pool.RunHold(ctx, ticket, args)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, release, err
 		}
-		return json.Marshal(tool.Errorf("bash: %v", err))
+		b, err := json.Marshal(tool.Errorf("bash: %v", err))
+		return b, release, err
 	}
-	sc := out.AppendJSON(make([]byte, 0, len(out.Stdout)+len(out.Stderr)+256))
-	return tool.EncodeStructured(sc, out.ExitCode != 0), nil
+	return encodeBash(out, maxBashResult), release, nil
+}
+
+// maxBashResult bounds the encoded result of a bash call. Output that is
+// mostly escapes (binary data) grows up to six times when encoded, and it
+// is encoded twice (text block and structured content); such output is cut
+// further, and marked truncated, until the result fits.
+const maxBashResult = frame.MaxSize - 64<<10
+
+func encodeBash(out tool.BashOutput, limit int) []byte {
+	for {
+		sc := out.AppendJSON(make([]byte, 0, len(out.Stdout)+len(out.Stderr)+256))
+		b := tool.EncodeStructured(sc, out.ExitCode != 0)
+		if len(b) <= limit || len(out.Stdout)+len(out.Stderr) == 0 {
+			return b
+		}
+		if len(out.Stdout) >= len(out.Stderr) {
+			out.Stdout, out.StdoutTruncated = cutUTF8(out.Stdout, len(out.Stdout)/2), true
+		} else {
+			out.Stderr, out.StderrTruncated = cutUTF8(out.Stderr, len(out.Stderr)/2), true
+		}
+	}
+}
+
+// cutUTF8 shortens s to at most n bytes without splitting a character.
+func cutUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // decode unmarshals a tool's arguments, as an invalid-params error.
@@ -180,12 +235,6 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 
 // run runs every tool but bash.
 func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
-	select {
-	case a.other <- struct{}{}:
-		defer func() { <-a.other }()
-	case <-ctx.Done():
-		return tool.Result{}, ctx.Err()
-	}
 	switch name {
 	case tool.Read:
 		args, err := decode[tool.ReadArgs](name, raw)

@@ -2,13 +2,16 @@ package frame
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,4 +103,51 @@ func TestReplyGenericForm(t *testing.T) {
 	_, err = DecodeReply([]byte(`{"id":`))
 	assert.Error(t, err)
 	assert.False(t, errors.Is(err, ErrTooLarge))
+}
+
+func TestClientBudgetStopsReading(t *testing.T) {
+	front, back := net.Pipe()
+	defer front.Close()
+	defer back.Close()
+	c := NewClient(front, 100)
+
+	// The fake boxsh-init answers every call with an 80-byte result.
+	go func() {
+		r, w := NewReader(back), NewWriter(back)
+		for {
+			payload, err := r.Read()
+			if err != nil {
+				return
+			}
+			var call Call
+			_ = json.Unmarshal(payload, &call)
+			if call.Cancel {
+				continue
+			}
+			result := []byte(`"` + strings.Repeat("r", 60) + `"`)
+			if w.Write(EncodeReply(call.ID, result)) != nil {
+				return
+			}
+		}
+	}()
+
+	ctx := context.Background()
+	p1, err := c.Start(ctx, "bash", []byte(`{}`))
+	require.NoError(t, err)
+	p2, err := c.Start(ctx, "bash", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = p1.Wait()
+	require.NoError(t, err)
+	select {
+	case <-p2.ch:
+		t.Fatal("a second result was taken in while the first still holds the budget")
+	case <-time.After(100 * time.Millisecond):
+	}
+	p1.Release()
+	res, err := p2.Wait()
+	require.NoError(t, err)
+	assert.Len(t, res, 62)
+	p2.Release()
+	p2.Release() // idempotent
+	assert.True(t, c.held.TryAcquire(100), "all budget is back")
 }

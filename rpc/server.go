@@ -13,6 +13,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -54,6 +55,10 @@ type Pending interface {
 	// the client as a JSON-RPC error; any other error as a failed tool
 	// result.
 	Wait() (json.RawMessage, error)
+	// Release tells the backend that the result has been written and its
+	// memory may count as free; backends use it to stop taking in results
+	// while the client is not reading them.
+	Release()
 }
 
 // Server serves MCP over a pair of streams.
@@ -135,9 +140,37 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	return err
 }
 
+// message is what the input reader produced.
+type message struct {
+	data []byte
+	err  error
+}
+
 func (ss *session) loop(ctx context.Context) error {
+	// Read in a goroutine, one message ahead, so that a cancelled context
+	// ends the loop even while the input is silent.
+	msgs := make(chan message)
+	go func() {
+		for {
+			data, err := ss.in.next()
+			select {
+			case msgs <- message{data, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil && !errors.Is(err, errTooLarge) && !errors.Is(err, errBadHeader) {
+				return
+			}
+		}
+	}()
 	for {
-		msg, err := ss.in.next()
+		var m message
+		select {
+		case m = <-msgs:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		msg, err := m.data, m.err
 		switch {
 		case errors.Is(err, errTooLarge):
 			ss.log.Warn("request over the size limit skipped", "limit", MaxMessageSize)
@@ -154,9 +187,6 @@ func (ss *session) loop(ctx context.Context) error {
 		case err != nil:
 			return err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		ss.handle(ctx, msg)
 		if ss.out.err != nil {
 			return ss.out.err
@@ -167,6 +197,10 @@ func (ss *session) loop(ctx context.Context) error {
 // handle answers one message, starting a goroutine for tool calls.
 func (ss *session) handle(ctx context.Context, msg []byte) {
 	var req request
+	if bytes.Equal(bytes.TrimSpace(msg), []byte("null")) {
+		ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
+		return
+	}
 	if err := json.Unmarshal(msg, &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) || (len(bytes.TrimSpace(msg)) > 0 && json.Valid(msg)) {
@@ -182,6 +216,11 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 	} else if c := id[0]; c == '{' || c == '[' || c == 't' || c == 'f' {
 		ss.writeError(nil, CodeInvalidRequest, "parse_error: id must be a string, a number or null")
 		return
+	} else if !utf8.Valid(id) {
+		// Echo the id as valid JSON text: invalid bytes become U+FFFD.
+		var s string
+		_ = json.Unmarshal(id, &s)
+		id, _ = json.Marshal(s)
 	}
 	if req.Method == nil {
 		ss.writeError(id, CodeInvalidRequest, "parse_error: missing or non-string field: method")
@@ -305,6 +344,7 @@ func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params jso
 		defer cancel()
 		var result json.RawMessage
 		if err == nil {
+			defer pending.Release()
 			result, err = pending.Wait()
 		}
 		if tracked {

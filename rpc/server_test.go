@@ -40,6 +40,8 @@ func (b *fakeBackend) Start(ctx context.Context, name string, args json.RawMessa
 	return &fakePending{ctx, name, args}, nil
 }
 
+func (p *fakePending) Release() {}
+
 func (p *fakePending) Wait() (json.RawMessage, error) {
 	var a tool.BashArgs
 	_ = json.Unmarshal(p.args, &a)
@@ -138,6 +140,7 @@ func TestProtocolErrors(t *testing.T) {
 	}{
 		{`not json`, CodeParseError, "parse_error: invalid JSON"},
 		{`[1,2,3]`, CodeInvalidRequest, "parse_error"},
+		{`null`, CodeInvalidRequest, "must be a JSON object"},
 		{`{"jsonrpc":"2.0","id":1}`, CodeInvalidRequest, "parse_error: missing or non-string field: method"},
 		{`{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, "parse_error"},
 		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, CodeInvalidRequest, "id must be"},
@@ -235,4 +238,29 @@ func TestFramedInputGetsFramedOutput(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, fmt.Sprintf("Content-Length: %d", len(rest)), hdr)
 	assert.True(t, json.Valid([]byte(rest)))
+}
+
+func TestInvalidUTF8IDIsSanitized(t *testing.T) {
+	resps := serve(t, "{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}\n")
+	require.Len(t, resps, 1)
+	assert.Equal(t, "\"a\ufffdb\"", string(resps[0].ID))
+}
+
+func TestCancelledContextEndsServeWhileInputIsOpen(t *testing.T) {
+	tools, _ := tool.NewRegistry()
+	s := &Server{Tools: tools, Backend: &fakeBackend{}}
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, inR, io.Discard) }()
+	fmt.Fprintln(inW, call("1", "block"))
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after its context was cancelled")
+	}
 }

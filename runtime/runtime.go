@@ -139,7 +139,7 @@ func newInstance(conn *os.File, cmd *exec.Cmd) (*Instance, error) {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("frame socket: %w", err)
 	}
-	in := &Instance{Client: frame.NewClient(c), conn: c, cmd: cmd, exited: make(chan struct{})}
+	in := &Instance{Client: frame.NewClient(c, 0), conn: c, cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		in.waitErr = cmd.Wait()
 		close(in.exited)
@@ -215,6 +215,7 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 			s.cfg.Log.Warn("boxsh-init exited; starting a new one")
 			_ = s.current.Stop(time.Second)
 			s.current = nil
+			killOrphans(s.cfg.Log)
 		default:
 			return s.current, nil
 		}
@@ -264,5 +265,6 @@ func (s *Supervisor) Close(grace time.Duration) error {
 	}
 	err := s.current.Stop(grace)
 	s.current = nil
+	killOrphans(s.cfg.Log)
 	return err
 }

@@ -70,7 +70,7 @@ type Pool struct {
 	// lingering are process groups of finished calls that still have
 	// members (background processes); Close kills them.
 	lingering map[int]struct{}
-	workers sync.WaitGroup   // workers not yet retired by Close
+	workers   sync.WaitGroup // workers not yet retired by Close
 }
 
 // Ticket is a call's place in line for a worker.
@@ -174,6 +174,13 @@ func (p *Pool) release(w *worker) {
 	p.free = append(p.free, w)
 }
 
+// Abandon gives up a ticket that will not be run.
+func (p *Pool) Abandon(t *Ticket) {
+	if t != nil {
+		p.abandon(t)
+	}
+}
+
 // abandon gives up a ticket's place in line (and its worker, if it was
 // already handed one).
 func (p *Pool) abandon(t *Ticket) {
@@ -254,7 +261,7 @@ func (p *Pool) startShell(c *coldStart) *shell {
 		cmd.ExtraFiles = []*os.File{ctlR}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	err := cmd.Start()
 	for _, f := range []*os.File{ctlR, inR, outW, errW} {
 		if f != nil {
@@ -299,6 +306,17 @@ func (s *shell) discard() {
 // command's process group; the returned output then reports what was
 // collected so far.
 func (p *Pool) Run(ctx context.Context, t *Ticket, args tool.BashArgs) (tool.BashOutput, error) {
+	out, release, err := p.RunHold(ctx, t, args)
+	release()
+	return out, err
+}
+
+// RunHold is Run, except that the worker stays taken until release is
+// called: a caller that hands the output on (to a client that may read
+// slowly) releases the worker once it is delivered, so that results of a
+// stalled client cannot pile up. release is never nil.
+func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out tool.BashOutput, release func(), err error) {
+	release = func() {}
 	if t == nil {
 		t = p.Reserve()
 	}
@@ -309,14 +327,20 @@ func (p *Pool) Run(ctx context.Context, t *Ticket, args tool.BashArgs) (tool.Bas
 		}
 		if err != nil {
 			p.abandon(t)
-			return tool.BashOutput{}, fmt.Errorf("cwd %s: %s", args.Cwd, errText(err))
+			return out, release, fmt.Errorf("cwd %s: %s", args.Cwd, errText(err))
 		}
 	}
 	w, err := p.acquire(ctx, t)
 	if err != nil {
-		return tool.BashOutput{}, err
+		return out, release, err
 	}
-	defer p.release(w)
+	release = sync.OnceFunc(func() { p.release(w) })
+	out, err = p.runOn(ctx, w, args)
+	return out, release, err
+}
+
+// runOn runs a call on worker w.
+func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.BashOutput, error) {
 	start := time.Now()
 	warm := <-w.next
 	// Prepare the worker's next shell once this call is done, off the path

@@ -36,16 +36,19 @@ func run(argv []string) int {
 		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
 		return 1
 	}
+	if len(argv) > 0 && argv[0] == "spec" {
+		return runSpec(argv[1:], cwd, os.Stdout, os.Stderr)
+	}
 	opts, err := parseArgs(argv, cwd)
 	if err == nil {
 		err = opts.sandbox.Validate()
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "boxsh: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
 		if errors.Is(err, policy.ErrUsage) {
-			fmt.Fprintln(os.Stderr, "Try 'boxsh --help' for more information.")
+			fmt.Fprintf(os.Stderr, "boxsh: %s (see boxsh --help)\n", strings.TrimPrefix(err.Error(), "usage: "))
 			return 2
 		}
+		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
 		return 1
 	}
 	log := newLogger(opts.logLevel)
@@ -79,10 +82,20 @@ func newLogger(level string) hclog.Logger {
 
 // serveRPC runs the MCP server until stdin ends or a signal arrives.
 func serveRPC(opts options, log hclog.Logger) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	var stopSignal syscall.Signal
+	go func() {
+		sig := <-sigs
+		stopSignal = sig.(syscall.Signal)
+		log.Info("stopping", "signal", sig)
+		cancel()
+	}()
 	// A client that closes stdout must give EPIPE, not kill the front.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	adoptOrphans(log)
 
 	tools, err := tool.NewRegistry()
 	if err != nil {
@@ -112,7 +125,10 @@ func serveRPC(opts options, log hclog.Logger) int {
 	if err := sup.Close(5 * time.Second); err != nil {
 		log.Debug("boxsh-init exit", "error", err)
 	}
-	if serveErr != nil && !errors.Is(serveErr, context.Canceled) {
+	if errors.Is(serveErr, context.Canceled) && stopSignal != 0 {
+		return 128 + int(stopSignal)
+	}
+	if serveErr != nil {
 		log.Error("serve", "error", serveErr)
 		return 1
 	}

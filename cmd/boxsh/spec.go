@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime"
+)
+
+const specUsage = `Usage: boxsh spec [SANDBOX OPTIONS] [OPTIONS] [-- COMMAND [ARGS...]]
+
+Print the sandbox as an OCI runtime spec (config.json), for runc and other
+OCI runtimes, rootless: the process is boxsh-init (bound read-only at
+/.boxsh/boxsh-init; it expects its frame socket on fd 3), or COMMAND.
+--sandbox is implied.
+
+Options:
+  --bundle DIR         Write DIR/config.json and prepare DIR/rootfs (and the
+                       cow directories) instead of printing: then
+                       runc run --bundle DIR ID  runs the sandbox.
+  --rootfs DIR         The root directory in the spec (default: rootfs,
+                       relative to the bundle). An empty directory that
+                       boxsh spec --bundle prepares.
+  --format oci         The output format (only oci).
+  --interactive, -i    The process gets a terminal.
+  --workers N, --shell PATH, --log-level LEVEL
+                       boxsh-init's arguments, as for boxsh --rpc.
+  --sandbox, --new-net-ns, --bind MODE:...
+                       The sandbox, as for boxsh.
+
+Without --bundle, cow:SRC:DST needs DST and DST's work directory
+<parent of DST>/.boxsh/<name of DST> to exist when the spec is run.
+The environment of the process is PATH, HOME, USER, LOGNAME, TERM, TZ, LANG
+and LC_* from boxsh's.
+`
+
+// specEnvNames are the variables boxsh spec copies into the spec: the
+// spec is a file, which should not carry the caller's secrets.
+var specEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TERM", "TZ", "LANG"}
+
+// specHost and specFindInit are the host facts and boxsh-init lookup of
+// boxsh spec (replaced in tests).
+var (
+	specHost     = runtime.GatherHostFacts
+	specFindInit = runtime.FindInit
+)
+
+// specOptions are the options of boxsh spec besides boxsh's own.
+type specOptions struct {
+	bundle string
+	rootfs string
+	format string
+}
+
+// runSpec runs boxsh spec with argv (the arguments after "spec") in the
+// host directory cwd, and returns the exit status: 2 for usage errors, 1
+// for failures of the environment.
+func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "boxsh spec: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
+		if errors.Is(err, policy.ErrUsage) {
+			return 2
+		}
+		return 1
+	}
+	so, rest, err := parseSpecArgs(argv)
+	if err != nil {
+		return fail(err)
+	}
+	opts, err := parseArgs(rest, cwd)
+	if err != nil {
+		return fail(err)
+	}
+	switch {
+	case opts.mode == modeHelp:
+		fmt.Fprint(stdout, specUsage)
+		return 0
+	case opts.mode == modeVersion:
+		return fail(fmt.Errorf("%w: --version is not an option of spec", policy.ErrUsage))
+	case opts.mode == modeRPC:
+		return fail(fmt.Errorf("%w: --rpc is not an option of spec (the spec runs boxsh-init)", policy.ErrUsage))
+	case opts.mode == modeShell && len(opts.args) > 0:
+		return fail(fmt.Errorf("%w: unexpected argument %q (a command goes after --)", policy.ErrUsage, opts.args[0]))
+	case opts.sandbox.Try:
+		return fail(fmt.Errorf("%w: --try is not an option of spec: use --bind cow:SRC:DST", policy.ErrUsage))
+	}
+	opts.sandbox.Enabled = true
+	if err := opts.sandbox.Validate(); err != nil {
+		return fail(err)
+	}
+
+	cfg := runtime.SpecConfig{
+		Sandbox:  opts.sandbox,
+		Env:      specEnv(os.Environ()),
+		Terminal: opts.interactive,
+		Cwd:      cwd,
+		UID:      uint32(os.Getuid()),
+		GID:      uint32(os.Getgid()),
+		Rootfs:   so.rootfs,
+		Host:     specHost(),
+		Protect:  runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd),
+		Version:  version,
+	}
+	initPath, initErr := specFindInit()
+	if opts.mode == modeCommand {
+		cfg.Args = opts.args
+		if initErr == nil {
+			cfg.InitPath = initPath
+		}
+	} else {
+		if initErr != nil {
+			return fail(initErr)
+		}
+		level := opts.logLevel
+		if level == "" {
+			level = "warn"
+		}
+		cfg.Args = runtime.InitArgs(opts.workers, opts.shell, level)
+		cfg.InitPath = initPath
+	}
+	spec, err := runtime.BuildSpec(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	out, err := json.MarshalIndent(spec, "", "\t")
+	if err != nil {
+		return fail(err)
+	}
+	out = append(out, '\n')
+	if so.bundle == "" {
+		if _, err := stdout.Write(out); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
+	if err := writeBundle(so.bundle, spec, cfg, out); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// parseSpecArgs takes the options of spec out of argv (up to "--"), and
+// returns the rest for parseArgs.
+func parseSpecArgs(argv []string) (specOptions, []string, error) {
+	so := specOptions{rootfs: "rootfs", format: "oci"}
+	var rest []string
+	for i := 0; i < len(argv); i++ {
+		arg := argv[i]
+		if arg == "--" {
+			rest = append(rest, argv[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(arg, "=")
+		var dst *string
+		switch name {
+		case "--bundle":
+			dst = &so.bundle
+		case "--rootfs":
+			dst = &so.rootfs
+		case "--format":
+			dst = &so.format
+		default:
+			rest = append(rest, arg)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(argv) {
+				return so, nil, fmt.Errorf("%w: %s needs a value", policy.ErrUsage, name)
+			}
+			i++
+			value = argv[i]
+		}
+		if value == "" {
+			return so, nil, fmt.Errorf("%w: %s needs a value", policy.ErrUsage, name)
+		}
+		*dst = value
+	}
+	if so.format != "oci" {
+		return so, nil, fmt.Errorf("%w: --format %q: the only format is oci", policy.ErrUsage, so.format)
+	}
+	return so, rest, nil
+}
+
+// specEnv is the part of env that goes into the spec.
+func specEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		for _, n := range specEnvNames {
+			if name == n {
+				out = append(out, kv)
+			}
+		}
+		if strings.HasPrefix(name, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// writeBundle writes config.json into the bundle directory and prepares
+// its root directory and the cow directories.
+func writeBundle(bundle string, spec *specs.Spec, cfg runtime.SpecConfig, config []byte) error {
+	if err := os.MkdirAll(bundle, 0o755); err != nil {
+		return err
+	}
+	rootfs := spec.Root.Path
+	if !filepath.IsAbs(rootfs) {
+		rootfs = filepath.Join(bundle, rootfs)
+	}
+	if err := runtime.PrepareRootfs(rootfs, cfg.Host); err != nil {
+		return fmt.Errorf("prepare %s: %w", rootfs, err)
+	}
+	if err := runtime.PrepareCowDirs(cfg.Sandbox.Binds); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(bundle, "config.json"), config, 0o644)
+}

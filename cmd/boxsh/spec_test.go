@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/runtime"
+)
+
+// stubSpecHost replaces the host facts and boxsh-init lookup of boxsh spec
+// for one test; initPath "" means boxsh-init is not found.
+func stubSpecHost(t *testing.T, initPath string) {
+	t.Helper()
+	oldHost, oldFind := specHost, specFindInit
+	t.Cleanup(func() { specHost, specFindInit = oldHost, oldFind })
+	specHost = func() runtime.HostFacts {
+		return runtime.HostFacts{
+			System: []runtime.HostPath{{Path: "/usr", Dir: true}, {Path: "/bin", Dir: true, Link: "usr/bin"}},
+			Etc:    []runtime.HostPath{{Path: "/etc/passwd"}, {Path: "/etc/localtime", Link: "/usr/share/zoneinfo/UTC"}},
+		}
+	}
+	specFindInit = func() (string, error) {
+		if initPath == "" {
+			return "", errors.New("cannot find boxsh-init")
+		}
+		return initPath, nil
+	}
+}
+
+// spec runs boxsh spec with args in cwd.
+func spec(t *testing.T, cwd string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = runSpec(args, cwd, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func decodeSpec(t *testing.T, out string) *specs.Spec {
+	t.Helper()
+	var s specs.Spec
+	require.NoError(t, json.Unmarshal([]byte(out), &s), out)
+	return &s
+}
+
+func TestSpecDefault(t *testing.T) {
+	stubSpecHost(t, "/opt/boxsh/boxsh-init")
+	dir := t.TempDir()
+	code, out, errOut := spec(t, dir, "--workers", "2", "--shell", "/bin/bash", "--new-net-ns", "--bind", "wr:.")
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
+	assert.True(t, strings.HasSuffix(out, "}\n"))
+	assert.Contains(t, out, "\n\t\"process\"", "indented with tabs, as runc writes it")
+
+	s := decodeSpec(t, out)
+	assert.Equal(t, []string{"/.boxsh/boxsh-init", "--workers", "2", "--shell", "/bin/bash", "--log-level", "warn"}, s.Process.Args)
+	assert.Equal(t, dir, s.Process.Cwd, "the working directory is bound")
+	assert.Equal(t, &specs.Root{Path: "rootfs", Readonly: true}, s.Root)
+	assert.False(t, s.Process.Terminal)
+	assert.Equal(t, version, s.Annotations[runtime.VersionAnnotation])
+	assert.Equal(t, uint32(os.Getuid()), s.Linux.UIDMappings[0].HostID)
+	assert.Equal(t, uint32(os.Getgid()), s.Linux.GIDMappings[0].HostID)
+	assert.Equal(t, specs.NetworkNamespace, s.Linux.Namespaces[len(s.Linux.Namespaces)-1].Type)
+
+	var dsts []string
+	for _, m := range s.Mounts {
+		dsts = append(dsts, m.Destination)
+	}
+	assert.Equal(t, []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue", "/usr", "/etc/passwd", "/tmp", "/.boxsh/boxsh-init", dir}, dsts)
+	assert.Equal(t, "/opt/boxsh/boxsh-init", s.Mounts[8].Source)
+	assert.Equal(t, []string{"rbind", "rw", "nosuid", "nodev"}, s.Mounts[9].Options)
+}
+
+func TestSpecCommand(t *testing.T) {
+	stubSpecHost(t, "")
+	code, out, errOut := spec(t, "/", "--log-level", "debug", "-i", "--rootfs", "/var/lib/box/root", "--", "npx", "-y", "server", "--bundle", "x")
+	require.Equal(t, 0, code, errOut)
+	s := decodeSpec(t, out)
+	assert.Equal(t, []string{"npx", "-y", "server", "--bundle", "x"}, s.Process.Args, "everything after -- is the command's")
+	assert.True(t, s.Process.Terminal, "-i gives a terminal")
+	assert.Equal(t, "/var/lib/box/root", s.Root.Path)
+	for _, m := range s.Mounts {
+		assert.NotEqual(t, runtime.InitMountPath, m.Destination, "no boxsh-init to bind")
+	}
+	assert.Equal(t, "/", s.Process.Cwd)
+
+	stubSpecHost(t, "/opt/boxsh-init")
+	code, out, _ = spec(t, "/", "--", "sh")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"source": "/opt/boxsh-init"`, "boxsh-init is bound when there is one")
+}
+
+func TestSpecEnv(t *testing.T) {
+	env := specEnv([]string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=x", "LC_ALL=C", "LANG=C.UTF-8", "GITHUB_TOKEN=y", "TERM=xterm", "PATHX=1"})
+	assert.Equal(t, []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "LANG=C.UTF-8", "TERM=xterm"}, env)
+}
+
+func TestSpecBundle(t *testing.T) {
+	stubSpecHost(t, "/opt/boxsh-init")
+	base := t.TempDir()
+	src := filepath.Join(base, "src")
+	require.NoError(t, os.Mkdir(src, 0o755))
+	bundle := filepath.Join(base, "bundle")
+	code, out, errOut := spec(t, base, "--bundle", bundle, "--bind", "cow:src:session/dst")
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, out, "the spec goes into the bundle")
+
+	b, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	require.NoError(t, err)
+	s := decodeSpec(t, string(b))
+	assert.Equal(t, "rootfs", s.Root.Path)
+	link, err := os.Readlink(filepath.Join(bundle, "rootfs", "bin"))
+	require.NoError(t, err)
+	assert.Equal(t, "usr/bin", link)
+	assert.FileExists(t, filepath.Join(bundle, "rootfs", "etc", "passwd"))
+	assert.DirExists(t, filepath.Join(base, "session", "dst"), "the cow DST")
+	assert.DirExists(t, filepath.Join(base, "session", ".boxsh", "dst"), "its work directory")
+
+	// An absolute --rootfs is prepared where it is.
+	root := filepath.Join(base, "elsewhere")
+	code, _, errOut = spec(t, base, "--bundle="+bundle, "--rootfs="+root)
+	require.Equal(t, 0, code, errOut)
+	assert.DirExists(t, filepath.Join(root, "usr"))
+}
+
+func TestSpecErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		init string
+		args []string
+		code int
+		msg  string
+	}{
+		{"format", "/i", []string{"--format", "json"}, 2, `--format "json": the only format is oci`},
+		{"format value", "/i", []string{"--format"}, 2, "--format needs a value"},
+		{"bundle value", "/i", []string{"--bundle="}, 2, "--bundle needs a value"},
+		{"shell args", "/i", []string{"-c", "echo"}, 2, `unexpected argument "-c"`},
+		{"rpc", "/i", []string{"--rpc"}, 2, "--rpc is not an option of spec"},
+		{"version", "/i", []string{"--version"}, 2, "--version"},
+		{"try", "/i", []string{"--try"}, 2, "--try is not an option of spec"},
+		{"bad bind", "/i", []string{"--bind", "rx:/tmp"}, 2, "unknown mode"},
+		{"missing source", "/i", []string{"--bind", "ro:/nonexistent/boxsh-test"}, 2, "source /nonexistent/boxsh-test"},
+		{"reserved", "/i", []string{"--bind", "wr:/proc"}, 2, "cannot bind over /proc"},
+		{"no command", "/i", []string{"--"}, 2, "-- must be followed by a command"},
+		{"no boxsh-init", "", []string{}, 1, "cannot find boxsh-init"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stubSpecHost(t, tc.init)
+			code, out, errOut := spec(t, "/", tc.args...)
+			assert.Equal(t, tc.code, code)
+			assert.Empty(t, out)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+			assert.True(t, strings.HasPrefix(errOut, "boxsh spec: "), errOut)
+			assert.Contains(t, errOut, tc.msg)
+		})
+	}
+}
+
+func TestSpecHelp(t *testing.T) {
+	stubSpecHost(t, "/i")
+	code, out, _ := spec(t, "/", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "Usage: boxsh spec")
+}
+
+func TestRunDispatchesSpec(t *testing.T) {
+	stubSpecHost(t, "/i")
+	assert.Equal(t, 2, run([]string{"spec", "--format", "yaml"}), "spec is a subcommand, not a shell argument")
+}

@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	goruntime "runtime"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Errno values returned by the seccomp rules.
+const (
+	errnoEPERM  uint = 1
+	errnoENOSYS uint = 38
+)
+
+// Argument values the seccomp rules compare against.
+const (
+	// cloneNewUser is CLONE_NEWUSER: a new user namespace would give the
+	// sandboxed process every capability again (in that namespace).
+	cloneNewUser uint64 = 0x10000000
+	// afUnix is AF_UNIX: Unix sockets reach host daemons (Docker, D-Bus,
+	// SSH agents) through bound directories.
+	afUnix uint64 = 1
+	// tiocsti and tioclinux are the ioctls that push input into a terminal
+	// (and so into the shell that owns it, outside the sandbox).
+	tiocsti   uint64 = 0x5412
+	tioclinux uint64 = 0x541C
+	// lowWordMask keeps the 32 bits of an int argument (a socket family,
+	// an ioctl request) that the kernel looks at, so that setting the high
+	// bits does not slip past a rule.
+	lowWordMask uint64 = 0xFFFFFFFF
+)
+
+// deniedSyscalls fail with EPERM whatever their arguments: they escape or
+// weaken the sandbox (mounts, namespaces, tracing, keyrings, kernel modules,
+// BPF, io_uring, which runs system calls that seccomp does not see) or
+// reach the kernel in ways a shell never needs.
+var deniedSyscalls = []string{
+	"add_key",
+	"bpf",
+	"delete_module",
+	"finit_module",
+	"init_module",
+	"io_uring_enter",
+	"io_uring_register",
+	"io_uring_setup",
+	"kexec_file_load",
+	"kexec_load",
+	"keyctl",
+	"mount",
+	"name_to_handle_at",
+	"open_by_handle_at",
+	"perf_event_open",
+	"pivot_root",
+	"ptrace",
+	"reboot",
+	"request_key",
+	"setns",
+	"swapoff",
+	"swapon",
+	"umount",
+	"umount2",
+	"userfaultfd",
+}
+
+// seccompArches are the architectures a filter covers, by GOARCH: the
+// native one and the ones its kernel also runs (x86 and x32 binaries on
+// amd64, arm binaries on arm64), so that a 32-bit binary cannot use its
+// own system call numbers to get around the rules.
+var seccompArches = map[string][]specs.Arch{
+	"amd64": {specs.ArchX86_64, specs.ArchX86, specs.ArchX32},
+	"arm64": {specs.ArchAARCH64, specs.ArchARM},
+}
+
+// DefaultSeccomp is the seccomp filter of the sandbox for the running
+// architecture. See SeccompFor.
+func DefaultSeccomp() *specs.LinuxSeccomp {
+	return SeccompFor(goruntime.GOARCH)
+}
+
+// SeccompFor is the seccomp filter of the sandbox for goarch (a GOARCH
+// value; other architectures than amd64 and arm64 get the native one only).
+// It allows every system call except:
+//
+//   - those in deniedSyscalls (EPERM);
+//   - unshare and clone with CLONE_NEWUSER in their flags (EPERM);
+//   - clone3 (ENOSYS): its flags are in memory that seccomp cannot read, so
+//     it is refused as if the kernel were too old, and libc falls back to
+//     clone, whose flags the filter does see;
+//   - socket(AF_UNIX, ...) (EPERM), as boxsh v3 does; socketpair stays
+//     allowed, so pipes between processes still work;
+//   - ioctl TIOCSTI and TIOCLINUX (EPERM).
+//
+// The socket family and the ioctl request are compared on their low 32
+// bits (SCMP_CMP_MASKED_EQ with mask 0xFFFFFFFF), the bits the kernel uses.
+func SeccompFor(goarch string) *specs.LinuxSeccomp {
+	sc := &specs.LinuxSeccomp{
+		DefaultAction: specs.ActAllow,
+		Architectures: seccompArches[goarch],
+	}
+	eperm, enosys := errnoEPERM, errnoENOSYS
+	sc.Syscalls = append(sc.Syscalls,
+		specs.LinuxSyscall{
+			Names:    append([]string(nil), deniedSyscalls...),
+			Action:   specs.ActErrno,
+			ErrnoRet: &eperm,
+		},
+		specs.LinuxSyscall{
+			Names:    []string{"clone3"},
+			Action:   specs.ActErrno,
+			ErrnoRet: &enosys,
+		},
+	)
+	// Each rule below has one condition: runc ANDs the conditions of a rule,
+	// so alternatives (TIOCSTI or TIOCLINUX) are separate rules.
+	for _, name := range []string{"unshare", "clone"} {
+		sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{
+			Names:    []string{name},
+			Action:   specs.ActErrno,
+			ErrnoRet: &eperm,
+			Args: []specs.LinuxSeccompArg{{
+				Index:    0,
+				Value:    cloneNewUser,
+				ValueTwo: cloneNewUser,
+				Op:       specs.OpMaskedEqual,
+			}},
+		})
+	}
+	sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{
+		Names:    []string{"socket"},
+		Action:   specs.ActErrno,
+		ErrnoRet: &eperm,
+		Args: []specs.LinuxSeccompArg{{
+			Index:    0,
+			Value:    lowWordMask,
+			ValueTwo: afUnix,
+			Op:       specs.OpMaskedEqual,
+		}},
+	})
+	for _, req := range []uint64{tiocsti, tioclinux} {
+		sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{
+			Names:    []string{"ioctl"},
+			Action:   specs.ActErrno,
+			ErrnoRet: &eperm,
+			Args: []specs.LinuxSeccompArg{{
+				Index:    1,
+				Value:    lowWordMask,
+				ValueTwo: req,
+				Op:       specs.OpMaskedEqual,
+			}},
+		})
+	}
+	return sc
+}

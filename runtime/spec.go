@@ -1,0 +1,807 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+// The sandbox as an OCI runtime spec (config.json).
+//
+// The root is an empty directory (PrepareRootfs fills it with mount points
+// and the /usr-merge symlinks), read-only. Everything the sandbox sees is
+// mounted into it, in this order:
+//
+//  1. /proc (a fresh procfs of the sandbox's PID namespace), /dev (tmpfs
+//     with the runtime's default devices: null, zero, full, random,
+//     urandom, tty, bind-mounted from the host when rootless), /dev/pts (a
+//     new devpts instance), /dev/shm, /dev/mqueue. /sys is not mounted, as
+//     in boxsh v3: nothing a shell needs lives there and it describes the
+//     host's hardware.
+//  2. The system directories, read-only: /usr, and /bin /sbin /lib /lib32
+//     /lib64 /libx32 when they are real directories on the host (when they
+//     are symlinks, as on merged-/usr systems, PrepareRootfs makes the same
+//     symlinks in the root instead).
+//  3. Selected /etc entries, read-only: the ones programs need to run and
+//     to resolve names and certificates (EtcPaths), where they exist.
+//     boxsh v3 binds all of /etc, /var and /run; these are left out here.
+//  4. /tmp, a fresh writable tmpfs.
+//  5. /.boxsh/boxsh-init, the host's boxsh-init read-only (when given).
+//  6. The --bind mounts: ro:PATH and wr:PATH as recursive binds at PATH,
+//     cow:SRC:DST as an overlay at DST (see CowDirs). They are ordered so
+//     that a bind always comes after the binds that contain it (stable
+//     sort by depth of the destination; flag order otherwise). boxsh v3
+//     mounts the ro and wr binds in flag order, then the cow binds: the
+//     two orders differ only where v3 let a mount hide a bind inside it
+//     (a bind given before one that contains it, or a ro or wr bind in a
+//     cow DST).
+//  7. The protected paths (SpecConfig.Protect, GatherProtectedPaths): the
+//     shell start-up files, credentials and git hooks in $HOME that a wr
+//     bind exposes, bound read-only over themselves.
+//
+// The process runs as uid 0 and gid 0 of a user namespace where they are
+// the caller's uid and gid (one id each), in new mount, PID, IPC and UTS
+// namespaces (and network, with --new-net-ns: the runtime brings up
+// loopback only), with no new privileges, Docker's default capabilities
+// (which count only inside the namespace), the seccomp filter of
+// DefaultSeccomp and the runtime's default masked and read-only /proc
+// paths. Resource limits are inherited from the caller, as in boxsh v3;
+// no cgroup is asked for, so that a rootless runtime needs none. The
+// process starts in the caller's directory, moved into the cow DST when it
+// is in a cow SRC, or in / when the sandbox does not show it (SandboxCwd).
+
+const (
+	// InitMountPath is where boxsh-init appears inside the sandbox.
+	InitMountPath = "/.boxsh/boxsh-init"
+	// DefaultHostname is the sandbox's host name.
+	DefaultHostname = "boxsh"
+	// DefaultPATH is the PATH of a process whose environment has none.
+	DefaultPATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// VersionAnnotation is the spec annotation with boxsh's version.
+	VersionAnnotation = "org.boxsh.version"
+)
+
+// SystemPaths are the top-level system directories the sandbox gets from
+// the host: bound read-only when they are directories, recreated when they
+// are symlinks.
+var SystemPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// EtcPaths are the /etc entries the sandbox gets from the host, read-only,
+// when they exist: users and groups, name resolution, the dynamic linker's
+// configuration, certificates, time zone, the Debian alternatives (which
+// many /usr/bin commands are symlinks into), locale and shell defaults.
+var EtcPaths = []string{
+	"/etc/alternatives",
+	"/etc/bash.bashrc",
+	"/etc/ca-certificates",
+	"/etc/ca-certificates.conf",
+	"/etc/crypto-policies",
+	"/etc/debian_version",
+	"/etc/gai.conf",
+	"/etc/gitconfig",
+	"/etc/group",
+	"/etc/host.conf",
+	"/etc/hosts",
+	"/etc/inputrc",
+	"/etc/ld.so.cache",
+	"/etc/ld.so.conf",
+	"/etc/ld.so.conf.d",
+	"/etc/locale.alias",
+	"/etc/localtime",
+	"/etc/lsb-release",
+	"/etc/mime.types",
+	"/etc/mtab",
+	"/etc/networks",
+	"/etc/nsswitch.conf",
+	"/etc/os-release",
+	"/etc/passwd",
+	"/etc/pki",
+	"/etc/profile",
+	"/etc/profile.d",
+	"/etc/protocols",
+	"/etc/resolv.conf",
+	"/etc/services",
+	"/etc/ssl",
+	"/etc/terminfo",
+	"/etc/timezone",
+}
+
+// HostPath is what the host has at Path.
+type HostPath struct {
+	Path string
+	// Dir tells whether Path, symlinks followed, is a directory.
+	Dir bool
+	// Link is the target of Path when Path is a symlink.
+	Link string
+}
+
+// HostFacts are the facts about the host that the spec depends on, so that
+// BuildSpec itself reads nothing (see GatherHostFacts).
+type HostFacts struct {
+	// System are the SystemPaths that exist on the host.
+	System []HostPath
+	// Etc are the EtcPaths that exist on the host (symlinks whose target
+	// does not exist are left out).
+	Etc []HostPath
+}
+
+// GatherHostFacts looks at the host's SystemPaths and EtcPaths.
+func GatherHostFacts() HostFacts {
+	var h HostFacts
+	for _, p := range SystemPaths {
+		if hp, ok := lookupHostPath(p); ok {
+			h.System = append(h.System, hp)
+		}
+	}
+	for _, p := range EtcPaths {
+		if hp, ok := lookupHostPath(p); ok {
+			h.Etc = append(h.Etc, hp)
+		}
+	}
+	return h
+}
+
+// lookupHostPath describes the host's path p, if it exists.
+func lookupHostPath(p string) (HostPath, bool) {
+	lfi, err := os.Lstat(p)
+	if err != nil {
+		return HostPath{}, false
+	}
+	hp := HostPath{Path: p, Dir: lfi.IsDir()}
+	if lfi.Mode()&os.ModeSymlink != 0 {
+		if hp.Link, err = os.Readlink(p); err != nil {
+			return HostPath{}, false
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return HostPath{}, false
+		}
+		hp.Dir = fi.IsDir()
+	}
+	return hp, true
+}
+
+// etcSymlink tells whether the /etc entry hp is recreated as a symlink in
+// the root rather than bound: when it is a symlink into a tree the sandbox
+// has anyway (/usr, /proc), so that readlink still works on it (as on
+// /etc/localtime, which names the time zone, and /etc/mtab). A symlink
+// elsewhere (/etc/resolv.conf -> /run/...) is bound, which follows it.
+func etcSymlink(hp HostPath) bool {
+	if hp.Link == "" {
+		return false
+	}
+	target := hp.Link
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(hp.Path), target)
+	}
+	target = filepath.Clean(target)
+	return isUnder(target, "/usr") || isUnder(target, "/proc")
+}
+
+// SpecConfig is what BuildSpec makes a spec of.
+type SpecConfig struct {
+	// Sandbox is the policy. Try must have been turned into its cow bind
+	// by the caller (it needs a new directory).
+	Sandbox policy.Sandbox
+	// Args, Env and Terminal describe the process; Env gets a PATH when
+	// it has none. See InitArgs for boxsh-init's arguments.
+	Args     []string
+	Env      []string
+	Terminal bool
+	// Cwd is the caller's working directory on the host; the process
+	// starts in the same directory inside when the sandbox shows it (see
+	// SandboxCwd), else in /.
+	Cwd string
+	// UID and GID are the caller's ids on the host, root inside.
+	UID, GID uint32
+	// Rootfs is the root directory: absolute, or relative to the bundle.
+	Rootfs string
+	// InitPath is the host's boxsh-init, bound at InitMountPath; empty
+	// for none.
+	InitPath string
+	// Hostname is the sandbox's host name (default DefaultHostname).
+	Hostname string
+	// Host are the host facts (see GatherHostFacts).
+	Host HostFacts
+	// Protect are host paths that wr binds expose but that stay
+	// read-only, bound over themselves after the binds (see
+	// GatherProtectedPaths).
+	Protect []HostPath
+	// Seccomp is the seccomp filter (default DefaultSeccomp()).
+	Seccomp *specs.LinuxSeccomp
+	// Version goes into the VersionAnnotation.
+	Version string
+}
+
+// InitArgs are the arguments of boxsh-init inside the sandbox.
+func InitArgs(workers int, shell, logLevel string) []string {
+	return []string{InitMountPath, "--workers", strconv.Itoa(workers), "--shell", shell, "--log-level", logLevel}
+}
+
+// Mount options.
+var (
+	// bindRO and bindRW are the options of recursive binds. "rro" makes
+	// the mounts under a read-only bind read-only too. nosuid and nodev
+	// change nothing a process in the sandbox could use (no new
+	// privileges; devices of an unmapped owner), and keep those flags
+	// when the runtime remounts a bind of a host mount that has them
+	// (a user namespace must keep them).
+	bindRO = []string{"rbind", "ro", "rro", "nosuid", "nodev"}
+	bindRW = []string{"rbind", "rw", "nosuid", "nodev"}
+)
+
+// dockerCaps are Docker's default capabilities. They are the capabilities
+// of root in the sandbox's user namespace: they let root own, chmod and
+// read every file of the mapped user and bind low ports, and give nothing
+// over the rest of the host.
+var dockerCaps = []string{
+	"CAP_AUDIT_WRITE",
+	"CAP_CHOWN",
+	"CAP_DAC_OVERRIDE",
+	"CAP_FOWNER",
+	"CAP_FSETID",
+	"CAP_KILL",
+	"CAP_MKNOD",
+	"CAP_NET_BIND_SERVICE",
+	"CAP_NET_RAW",
+	"CAP_SETFCAP",
+	"CAP_SETGID",
+	"CAP_SETPCAP",
+	"CAP_SETUID",
+	"CAP_SYS_CHROOT",
+}
+
+// maskedPaths and readonlyPaths are runc's and Docker's defaults.
+var (
+	maskedPaths = []string{
+		"/proc/acpi",
+		"/proc/asound",
+		"/proc/interrupts",
+		"/proc/kcore",
+		"/proc/keys",
+		"/proc/latency_stats",
+		"/proc/sched_debug",
+		"/proc/scsi",
+		"/proc/timer_list",
+		"/proc/timer_stats",
+		"/sys/devices/virtual/powercap",
+		"/sys/firmware",
+	}
+	readonlyPaths = []string{
+		"/proc/bus",
+		"/proc/fs",
+		"/proc/irq",
+		"/proc/sys",
+		"/proc/sysrq-trigger",
+	}
+)
+
+// reservedDsts are destinations a --bind may not take (nor go under, for
+// /proc and /.boxsh): the root, and what the runtime or boxsh manage.
+var reservedDsts = []string{"/", "/dev", "/proc", "/.boxsh"}
+
+// BuildSpec makes the OCI runtime spec of the sandbox cfg describes (see
+// the package's notes above for its layout). It reads nothing from the
+// host. Errors in the binds wrap policy.ErrUsage.
+func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
+	if cfg.Rootfs == "" {
+		return nil, errors.New("spec: no root directory")
+	}
+	if len(cfg.Args) == 0 {
+		return nil, errors.New("spec: no process arguments")
+	}
+	if cfg.Sandbox.Try {
+		return nil, errors.New("spec: --try must be turned into a cow bind first")
+	}
+	binds, err := orderBinds(cfg.Sandbox.Binds)
+	if err != nil {
+		return nil, err
+	}
+	hostname := cfg.Hostname
+	if hostname == "" {
+		hostname = DefaultHostname
+	}
+	seccomp := cfg.Seccomp
+	if seccomp == nil {
+		seccomp = DefaultSeccomp()
+	}
+	env := slices.Clone(cfg.Env)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
+		env = append(env, "PATH="+DefaultPATH)
+	}
+
+	mounts := systemMounts(cfg.Host, cfg.InitPath)
+	for _, b := range binds {
+		mounts = append(mounts, bindMount(b))
+	}
+	for _, hp := range cfg.Protect {
+		if !filepath.IsAbs(hp.Path) || filepath.Clean(hp.Path) != hp.Path {
+			return nil, fmt.Errorf("spec: protected path %q is not a clean absolute path", hp.Path)
+		}
+		opts := []string{"bind", "ro", "nosuid", "nodev"}
+		if hp.Dir {
+			opts = slices.Clone(bindRO)
+		}
+		mounts = append(mounts, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: opts})
+	}
+
+	namespaces := []specs.LinuxNamespace{
+		{Type: specs.PIDNamespace},
+		{Type: specs.IPCNamespace},
+		{Type: specs.UTSNamespace},
+		{Type: specs.MountNamespace},
+		{Type: specs.UserNamespace},
+	}
+	if cfg.Sandbox.NewNetNS {
+		namespaces = append(namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
+	}
+
+	spec := &specs.Spec{
+		Version: specs.Version,
+		Process: &specs.Process{
+			Terminal: cfg.Terminal,
+			User:     specs.User{UID: 0, GID: 0},
+			Args:     slices.Clone(cfg.Args),
+			Env:      env,
+			Cwd:      SandboxCwd(cfg.Sandbox, cfg.Host, cfg.Cwd),
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding:  slices.Clone(dockerCaps),
+				Effective: slices.Clone(dockerCaps),
+				Permitted: slices.Clone(dockerCaps),
+			},
+			NoNewPrivileges: true,
+		},
+		Root:     &specs.Root{Path: cfg.Rootfs, Readonly: true},
+		Hostname: hostname,
+		Mounts:   mounts,
+		Linux: &specs.Linux{
+			UIDMappings:   []specs.LinuxIDMapping{{ContainerID: 0, HostID: cfg.UID, Size: 1}},
+			GIDMappings:   []specs.LinuxIDMapping{{ContainerID: 0, HostID: cfg.GID, Size: 1}},
+			Namespaces:    namespaces,
+			Seccomp:       seccomp,
+			MaskedPaths:   slices.Clone(maskedPaths),
+			ReadonlyPaths: slices.Clone(readonlyPaths),
+		},
+	}
+	if cfg.Version != "" {
+		spec.Annotations = map[string]string{VersionAnnotation: cfg.Version}
+	}
+	return spec, nil
+}
+
+// systemMounts are the mounts every sandbox has, before the binds.
+func systemMounts(host HostFacts, initPath string) []specs.Mount {
+	ms := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		// No gid= option: a rootless sandbox has no tty group to give.
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+	}
+	for _, hp := range host.System {
+		if hp.Link == "" && hp.Dir {
+			ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: slices.Clone(bindRO)})
+		}
+	}
+	for _, hp := range host.Etc {
+		if etcSymlink(hp) {
+			continue
+		}
+		opts := []string{"bind", "ro", "nosuid", "nodev"}
+		if hp.Dir {
+			opts = slices.Clone(bindRO)
+		}
+		ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: opts})
+	}
+	ms = append(ms, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
+	if initPath != "" {
+		ms = append(ms, specs.Mount{Destination: InitMountPath, Type: "bind", Source: initPath, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+	}
+	return ms
+}
+
+// bindMount is the mount of a --bind.
+func bindMount(b policy.Bind) specs.Mount {
+	switch b.Mode {
+	case policy.ReadOnly:
+		return specs.Mount{Destination: b.Dst, Type: "bind", Source: b.Src, Options: slices.Clone(bindRO)}
+	case policy.ReadWrite:
+		return specs.Mount{Destination: b.Dst, Type: "bind", Source: b.Src, Options: slices.Clone(bindRW)}
+	}
+	upper, work := CowDirs(b)
+	return specs.Mount{
+		Destination: b.Dst,
+		Type:        "overlay",
+		Source:      "overlay",
+		Options: []string{
+			"lowerdir=" + overlayEscape(b.Src),
+			"upperdir=" + overlayEscape(upper),
+			"workdir=" + overlayEscape(work),
+			// Whiteouts and opaque directories as user.overlay.*
+			// attributes, which a user namespace may set.
+			"userxattr",
+			// As boxsh v3: no inode numbers composed from the layers,
+			// whose overflow fails copy-up on some file systems.
+			"xino=off",
+			"nosuid",
+			"nodev",
+		},
+	}
+}
+
+// overlayEscape escapes the characters that separate overlay options
+// (",") and lower layers (":") in a path.
+func overlayEscape(p string) string {
+	var sb strings.Builder
+	for _, r := range p {
+		if r == '\\' || r == ',' || r == ':' {
+			sb.WriteByte('\\')
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+// CowDirs are the host directories of cow:SRC:DST, as in boxsh v3: DST
+// itself is the upper layer, which receives the writes (and whiteouts for
+// deletions), and the overlay's work directory is <parent of
+// DST>/.boxsh/<name of DST>, on the same file system as DST and the same
+// for every run on DST, so that two sandboxes cannot use one DST at once
+// (overlayfs refuses a work directory in use). Inside the sandbox the
+// merged view of SRC and DST is mounted at DST.
+func CowDirs(b policy.Bind) (upper, work string) {
+	return b.Dst, filepath.Join(filepath.Dir(b.Dst), ".boxsh", filepath.Base(b.Dst))
+}
+
+// PrepareCowDirs makes the host directories of the cow binds (CowDirs):
+// DST and its work directory, as boxsh v3 does before mounting. Like v3, it
+// first removes the work directories under the same parents whose DST no
+// longer exists, and then .boxsh when it is left empty.
+func PrepareCowDirs(binds []policy.Bind) error {
+	parents := map[string]bool{}
+	for _, b := range binds {
+		if b.Mode == policy.CopyOnWrite {
+			parents[filepath.Dir(b.Dst)] = true
+		}
+	}
+	for parent := range parents {
+		removeStaleWorkDirs(parent)
+	}
+	for _, b := range binds {
+		if b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		upper, work := CowDirs(b)
+		for _, d := range []string{upper, work} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return fmt.Errorf("--bind %s: %w", b, err)
+			}
+		}
+	}
+	return nil
+}
+
+// removeStaleWorkDirs removes parent/.boxsh/NAME when parent/NAME is gone,
+// and parent/.boxsh when nothing is left in it. Failures are ignored: a
+// stale work directory only takes space.
+func removeStaleWorkDirs(parent string) {
+	dotBoxsh := filepath.Join(parent, ".boxsh")
+	entries, err := os.ReadDir(dotBoxsh)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(parent, e.Name())); !os.IsNotExist(err) {
+			continue
+		}
+		stale := filepath.Join(dotBoxsh, e.Name())
+		// The kernel makes a "work" directory (mode 0) in the work dir.
+		os.Remove(filepath.Join(stale, "work"))
+		os.Remove(stale)
+	}
+	os.Remove(dotBoxsh)
+}
+
+// orderBinds checks the binds and puts each after the binds that contain
+// its destination (stable: flag order among the others).
+func orderBinds(binds []policy.Bind) ([]policy.Bind, error) {
+	seen := map[string]policy.Bind{}
+	for _, b := range binds {
+		switch b.Mode {
+		case policy.ReadOnly, policy.ReadWrite, policy.CopyOnWrite:
+		default:
+			return nil, fmt.Errorf("%w: --bind %s: unknown mode %q", policy.ErrUsage, b, b.Mode)
+		}
+		for _, p := range []string{b.Src, b.Dst} {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				return nil, fmt.Errorf("%w: --bind %s: %q is not a clean absolute path", policy.ErrUsage, b, p)
+			}
+		}
+		for _, r := range reservedDsts {
+			if b.Dst == r || (r != "/" && r != "/dev" && isUnder(b.Dst, r)) {
+				return nil, fmt.Errorf("%w: --bind %s: cannot bind over %s", policy.ErrUsage, b, r)
+			}
+		}
+		if b.Mode == policy.CopyOnWrite {
+			if isUnder(b.Dst, b.Src) || isUnder(b.Src, b.Dst) {
+				return nil, fmt.Errorf("%w: --bind %s: SRC and DST must not contain one another", policy.ErrUsage, b)
+			}
+			if _, work := CowDirs(b); isUnder(work, b.Src) {
+				return nil, fmt.Errorf("%w: --bind %s: the work directory %s must not be in SRC", policy.ErrUsage, b, work)
+			}
+		}
+		if prev, dup := seen[b.Dst]; dup {
+			return nil, fmt.Errorf("%w: --bind %s: %s is already bound by --bind %s", policy.ErrUsage, b, b.Dst, prev)
+		}
+		seen[b.Dst] = b
+	}
+	out := slices.Clone(binds)
+	slices.SortStableFunc(out, func(a, b policy.Bind) int { return depth(a.Dst) - depth(b.Dst) })
+	return out, nil
+}
+
+// depth is the number of components of the clean absolute path p.
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// isUnder tells whether path is prefix or inside it.
+func isUnder(path, prefix string) bool {
+	if prefix == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// SandboxCwd is where a process started from the host directory cwd
+// starts inside the sandbox, as in boxsh v3: in a cow bind's SRC, the same
+// place under its DST (the first such bind in flag order), so that
+// relative writes go through the overlay; else cwd itself when the sandbox
+// shows it (it is in a bound directory, or is a directory that the mounts
+// need, such as a parent of a bind); else "/".
+func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
+	if !filepath.IsAbs(cwd) {
+		return "/"
+	}
+	cwd = filepath.Clean(cwd)
+	for _, b := range sb.Binds {
+		if b.Mode == policy.CopyOnWrite && isUnder(cwd, b.Src) {
+			return filepath.Join(b.Dst, strings.TrimPrefix(cwd, b.Src))
+		}
+	}
+	// Directories whose host content the sandbox shows.
+	var shown []string
+	// Mount points: they and their parents exist inside.
+	points := []string{"/proc", "/dev/pts", "/dev/shm", "/dev/mqueue", "/tmp", InitMountPath}
+	for _, hp := range host.System {
+		points = append(points, hp.Path)
+		if hp.Link == "" && hp.Dir {
+			shown = append(shown, hp.Path)
+		}
+	}
+	for _, hp := range host.Etc {
+		points = append(points, hp.Path)
+		if hp.Dir && !etcSymlink(hp) {
+			shown = append(shown, hp.Path)
+		}
+	}
+	for _, b := range sb.Binds {
+		shown = append(shown, b.Dst)
+		points = append(points, b.Dst)
+	}
+	for _, d := range shown {
+		if isUnder(cwd, d) {
+			return cwd
+		}
+	}
+	for _, p := range points {
+		if isUnder(p, cwd) {
+			return cwd
+		}
+	}
+	return "/"
+}
+
+// PrepareRootfs fills dir, the sandbox's root directory, for the host
+// facts: the symlinks of a merged /usr (bin -> usr/bin, ...) and of /etc
+// entries that are symlinks into /usr or /proc, and the mount points of the
+// system mounts. The binds' mount points are left to the runtime. dir is
+// made if missing; running it again on the same dir is harmless.
+func PrepareRootfs(dir string, host HostFacts) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	mkdir := func(p string) error {
+		return os.MkdirAll(filepath.Join(dir, p), 0o755)
+	}
+	mkfile := func(p string) error {
+		if err := mkdir(filepath.Dir(p)); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, p), os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	symlink := func(p, target string) error {
+		if err := mkdir(filepath.Dir(p)); err != nil {
+			return err
+		}
+		at := filepath.Join(dir, p)
+		if old, err := os.Readlink(at); err == nil && old == target {
+			return nil
+		}
+		return os.Symlink(target, at)
+	}
+	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", "/.boxsh"} {
+		if err := mkdir(p); err != nil {
+			return err
+		}
+	}
+	for _, hp := range host.System {
+		var err error
+		switch {
+		case hp.Link != "":
+			err = symlink(hp.Path, hp.Link)
+		case hp.Dir:
+			err = mkdir(hp.Path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, hp := range host.Etc {
+		var err error
+		switch {
+		case etcSymlink(hp):
+			err = symlink(hp.Path, hp.Link)
+		case hp.Dir:
+			err = mkdir(hp.Path)
+		default:
+			err = mkfile(hp.Path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The paths under $HOME that stay read-only even when a wr bind exposes
+// them, as in boxsh v3: start-up files of shells and tools, credentials,
+// and (see GatherProtectedPaths) the hooks of git repositories, where a
+// sandboxed process could leave a backdoor that runs outside the sandbox.
+var (
+	protectedHomeFiles = []string{
+		".bashrc", ".bash_profile", ".profile",
+		".zshrc", ".zprofile",
+		".gitconfig", ".gitmodules", ".ripgreprc",
+		".mcp.json", ".npmrc",
+		".aws/credentials", ".pip/pip.conf",
+		".cargo/credentials.toml",
+	}
+	protectedHomeDirs = []string{".ssh", ".gnupg", ".config/gcloud"}
+)
+
+// gitScanDepth is how deep below a writable directory in $HOME
+// GatherProtectedPaths looks for git repositories (as boxsh v3).
+const gitScanDepth = 2
+
+// GatherProtectedPaths finds the existing host paths under home that the
+// wr binds of sb expose and that must stay read-only (for
+// SpecConfig.Protect), as boxsh v3 does: the protected start-up and
+// credential files and directories of home, and the .git/hooks
+// directories of the repositories at and above the writable directories
+// in home (the binds' and cwd, when a wr bind exposes it) and up to two
+// levels below them (not looking into hidden directories).
+//
+// Paths that do not exist are not returned: boxsh v3 also covers them, by
+// making an empty mount point on the host for the time of the sandbox, so
+// that they cannot be created either; that is left to the runtime.
+func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) []HostPath {
+	if !filepath.IsAbs(home) {
+		return nil
+	}
+	home = filepath.Clean(home)
+	writable := func(p string) bool {
+		for _, b := range sb.Binds {
+			if b.Mode == policy.ReadWrite && (isUnder(p, b.Dst) || isUnder(b.Dst, p)) {
+				return true
+			}
+		}
+		return false
+	}
+	if !writable(home) {
+		return nil
+	}
+	var out []HostPath
+	seen := map[string]bool{}
+	protect := func(p string) {
+		if seen[p] || !writable(p) {
+			return
+		}
+		seen[p] = true
+		if hp, ok := lookupHostPath(p); ok {
+			out = append(out, hp)
+		}
+	}
+	for _, f := range protectedHomeFiles {
+		protect(filepath.Join(home, f))
+	}
+	for _, d := range protectedHomeDirs {
+		protect(filepath.Join(home, d))
+	}
+
+	var roots []string
+	if filepath.IsAbs(cwd) && isUnder(filepath.Clean(cwd), home) && writable(filepath.Clean(cwd)) {
+		roots = append(roots, filepath.Clean(cwd))
+	}
+	for _, b := range sb.Binds {
+		if b.Mode == policy.ReadWrite && isUnder(b.Dst, home) {
+			roots = append(roots, b.Dst)
+		}
+	}
+	repoDone := map[string]bool{}
+	repo := func(dir string) {
+		if repoDone[dir] {
+			return
+		}
+		repoDone[dir] = true
+		if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
+			protect(filepath.Join(dir, ".git", "hooks"))
+		}
+	}
+	type entry struct {
+		dir   string
+		depth int
+	}
+	visited := map[string]bool{}
+	for _, root := range roots {
+		for dir := root; isUnder(dir, home); dir = filepath.Dir(dir) {
+			repo(dir)
+			if dir == home {
+				break
+			}
+		}
+		stack := []entry{{root, 0}}
+		for len(stack) > 0 {
+			e := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if visited[e.dir] {
+				continue
+			}
+			visited[e.dir] = true
+			repo(e.dir)
+			if e.depth >= gitScanDepth {
+				continue
+			}
+			entries, err := os.ReadDir(e.dir)
+			if err != nil {
+				continue
+			}
+			for _, de := range entries {
+				if !de.IsDir() || (strings.HasPrefix(de.Name(), ".") && de.Name() != ".git") {
+					continue
+				}
+				stack = append(stack, entry{filepath.Join(e.dir, de.Name()), e.depth + 1})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,792 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// testHost is a merged-/usr host with a few /etc entries.
+var testHost = HostFacts{
+	System: []HostPath{
+		{Path: "/usr", Dir: true},
+		{Path: "/bin", Dir: true, Link: "usr/bin"},
+		{Path: "/lib", Dir: true, Link: "usr/lib"},
+		{Path: "/lib64", Dir: true, Link: "usr/lib64"},
+		{Path: "/sbin", Dir: true, Link: "usr/sbin"},
+	},
+	Etc: []HostPath{
+		{Path: "/etc/alternatives", Dir: true},
+		{Path: "/etc/hosts"},
+		{Path: "/etc/localtime", Link: "/usr/share/zoneinfo/Etc/UTC"},
+		{Path: "/etc/mtab", Link: "../proc/self/mounts"},
+		{Path: "/etc/os-release", Link: "../usr/lib/os-release"},
+		{Path: "/etc/passwd"},
+		{Path: "/etc/resolv.conf", Link: "../run/systemd/resolve/stub-resolv.conf"},
+		{Path: "/etc/ssl", Dir: true},
+	},
+}
+
+// splitHost has /bin, /lib and /sbin as real directories, as before the
+// /usr merge.
+var splitHost = HostFacts{
+	System: []HostPath{
+		{Path: "/usr", Dir: true},
+		{Path: "/bin", Dir: true},
+		{Path: "/lib", Dir: true},
+		{Path: "/lib64", Dir: true, Link: "/lib"},
+		{Path: "/sbin", Dir: true},
+	},
+}
+
+func testConfig(binds ...policy.Bind) SpecConfig {
+	return SpecConfig{
+		Sandbox:  policy.Sandbox{Enabled: true, Binds: binds},
+		Args:     InitArgs(4, "/bin/sh", "warn"),
+		Env:      []string{"HOME=/home/u", "TERM=xterm"},
+		Cwd:      "/home/u/proj",
+		UID:      1000,
+		GID:      1001,
+		Rootfs:   "rootfs",
+		InitPath: "/opt/boxsh/bin/boxsh-init",
+		Host:     testHost,
+		Seccomp:  SeccompFor("amd64"),
+		Version:  "1.2.3-test",
+	}
+}
+
+func build(t *testing.T, cfg SpecConfig) *specs.Spec {
+	t.Helper()
+	spec, err := BuildSpec(cfg)
+	require.NoError(t, err)
+	return spec
+}
+
+func destinations(ms []specs.Mount) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Destination)
+	}
+	return out
+}
+
+func mountAt(t *testing.T, spec *specs.Spec, dst string) specs.Mount {
+	t.Helper()
+	for _, m := range spec.Mounts {
+		if m.Destination == dst {
+			return m
+		}
+	}
+	t.Fatalf("no mount at %s in %v", dst, destinations(spec.Mounts))
+	return specs.Mount{}
+}
+
+func TestBuildSpecNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		netns  bool
+		expect []specs.LinuxNamespaceType
+	}{
+		{"shared network", false, []specs.LinuxNamespaceType{specs.PIDNamespace, specs.IPCNamespace, specs.UTSNamespace, specs.MountNamespace, specs.UserNamespace}},
+		{"--new-net-ns", true, []specs.LinuxNamespaceType{specs.PIDNamespace, specs.IPCNamespace, specs.UTSNamespace, specs.MountNamespace, specs.UserNamespace, specs.NetworkNamespace}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Sandbox.NewNetNS = tc.netns
+			spec := build(t, cfg)
+			var got []specs.LinuxNamespaceType
+			for _, ns := range spec.Linux.Namespaces {
+				assert.Empty(t, ns.Path, "new namespaces, not joined ones")
+				got = append(got, ns.Type)
+			}
+			assert.Equal(t, tc.expect, got)
+		})
+	}
+}
+
+func TestBuildSpecIDMappings(t *testing.T) {
+	spec := build(t, testConfig())
+	assert.Equal(t, []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}, spec.Linux.UIDMappings)
+	assert.Equal(t, []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1001, Size: 1}}, spec.Linux.GIDMappings)
+	assert.Equal(t, specs.User{UID: 0, GID: 0}, spec.Process.User)
+	assert.Empty(t, spec.Linux.CgroupsPath, "no cgroup: a rootless runtime has none to give")
+	assert.Nil(t, spec.Linux.Resources)
+}
+
+func TestBuildSpecRootAndAnnotations(t *testing.T) {
+	spec := build(t, testConfig())
+	assert.Equal(t, &specs.Root{Path: "rootfs", Readonly: true}, spec.Root)
+	assert.Equal(t, "boxsh", spec.Hostname)
+	assert.Equal(t, map[string]string{VersionAnnotation: "1.2.3-test"}, spec.Annotations)
+	assert.Equal(t, specs.Version, spec.Version)
+
+	cfg := testConfig()
+	cfg.Hostname, cfg.Version = "other", ""
+	spec = build(t, cfg)
+	assert.Equal(t, "other", spec.Hostname)
+	assert.Nil(t, spec.Annotations)
+}
+
+func TestBuildSpecSystemMounts(t *testing.T) {
+	spec := build(t, testConfig())
+	assert.Equal(t, []string{
+		"/proc", "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue",
+		"/usr",
+		"/etc/alternatives", "/etc/hosts", "/etc/passwd", "/etc/resolv.conf", "/etc/ssl",
+		"/tmp",
+		InitMountPath,
+	}, destinations(spec.Mounts), "the /usr-merge symlinks and /etc symlinks into /usr and /proc are in the root, not mounts; no /sys")
+
+	assert.Equal(t, specs.Mount{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}}, mountAt(t, spec, "/proc"))
+	assert.Equal(t, specs.Mount{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}}, mountAt(t, spec, "/dev"))
+	pts := mountAt(t, spec, "/dev/pts")
+	assert.Equal(t, "devpts", pts.Type)
+	assert.Subset(t, pts.Options, []string{"newinstance", "ptmxmode=0666", "mode=0620", "nosuid"})
+	for _, o := range pts.Options {
+		assert.False(t, strings.HasPrefix(o, "gid="), "no gid= on devpts: rootless has no tty group")
+	}
+	assert.Equal(t, specs.Mount{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777"}}, mountAt(t, spec, "/dev/shm"))
+	assert.Equal(t, "mqueue", mountAt(t, spec, "/dev/mqueue").Type)
+	assert.Equal(t, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}}, mountAt(t, spec, "/tmp"))
+
+	assert.Equal(t, specs.Mount{Destination: "/usr", Type: "bind", Source: "/usr", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}}, mountAt(t, spec, "/usr"))
+	assert.Equal(t, specs.Mount{Destination: "/etc/ssl", Type: "bind", Source: "/etc/ssl", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/ssl"))
+	assert.Equal(t, specs.Mount{Destination: "/etc/passwd", Type: "bind", Source: "/etc/passwd", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/passwd"))
+	assert.Equal(t, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: "/etc/resolv.conf", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/resolv.conf"), "a symlink out of /usr and /proc is bound, which follows it")
+	assert.Equal(t, specs.Mount{Destination: InitMountPath, Type: "bind", Source: "/opt/boxsh/bin/boxsh-init", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, InitMountPath))
+
+	cfg := testConfig()
+	cfg.InitPath = ""
+	cfg.Host = splitHost
+	spec = build(t, cfg)
+	assert.Equal(t, []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue", "/usr", "/bin", "/lib", "/sbin", "/tmp"}, destinations(spec.Mounts),
+		"real /bin, /lib, /sbin are bound; no boxsh-init without InitPath")
+	for _, m := range spec.Mounts[5:9] {
+		assert.Equal(t, []string{"rbind", "ro", "rro", "nosuid", "nodev"}, m.Options, m.Destination)
+		assert.Equal(t, m.Destination, m.Source)
+	}
+}
+
+func TestBuildSpecBindMounts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bind policy.Bind
+		want specs.Mount
+	}{
+		{
+			"ro", policy.Bind{Mode: policy.ReadOnly, Src: "/data/ref", Dst: "/data/ref"},
+			specs.Mount{Destination: "/data/ref", Type: "bind", Source: "/data/ref", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}},
+		},
+		{
+			"wr", policy.Bind{Mode: policy.ReadWrite, Src: "/data/out", Dst: "/data/out"},
+			specs.Mount{Destination: "/data/out", Type: "bind", Source: "/data/out", Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+		},
+		{
+			"cow", policy.Bind{Mode: policy.CopyOnWrite, Src: "/home/u/proj", Dst: "/tmp/session/work"},
+			specs.Mount{Destination: "/tmp/session/work", Type: "overlay", Source: "overlay", Options: []string{
+				"lowerdir=/home/u/proj",
+				"upperdir=/tmp/session/work",
+				"workdir=/tmp/session/.boxsh/work",
+				"userxattr",
+				"xino=off",
+				"nosuid",
+				"nodev",
+			}},
+		},
+		{
+			"cow with separators in paths", policy.Bind{Mode: policy.CopyOnWrite, Src: `/src/a,b`, Dst: `/out/c:d\e`},
+			specs.Mount{Destination: `/out/c:d\e`, Type: "overlay", Source: "overlay", Options: []string{
+				`lowerdir=/src/a\,b`,
+				`upperdir=/out/c\:d\\e`,
+				`workdir=/out/.boxsh/c\:d\\e`,
+				"userxattr",
+				"xino=off",
+				"nosuid",
+				"nodev",
+			}},
+		},
+		{
+			"bind under /usr", policy.Bind{Mode: policy.ReadWrite, Src: "/usr/local", Dst: "/usr/local"},
+			specs.Mount{Destination: "/usr/local", Type: "bind", Source: "/usr/local", Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := build(t, testConfig(tc.bind))
+			last := spec.Mounts[len(spec.Mounts)-1]
+			assert.Equal(t, tc.want, last, "the bind comes after the system mounts")
+		})
+	}
+}
+
+func TestBuildSpecBindOrder(t *testing.T) {
+	ro := func(p string) policy.Bind { return policy.Bind{Mode: policy.ReadOnly, Src: p, Dst: p} }
+	wr := func(p string) policy.Bind { return policy.Bind{Mode: policy.ReadWrite, Src: p, Dst: p} }
+	cow := func(src, dst string) policy.Bind { return policy.Bind{Mode: policy.CopyOnWrite, Src: src, Dst: dst} }
+	for _, tc := range []struct {
+		name  string
+		binds []policy.Bind
+		want  []string
+	}{
+		{"flag order", []policy.Bind{wr("/b"), ro("/a"), cow("/src", "/c")}, []string{"/b", "/a", "/c"}},
+		{"flag order, same depth", []policy.Bind{ro("/x/b"), wr("/y/a"), ro("/x/a")}, []string{"/x/b", "/y/a", "/x/a"}},
+		{"a bind after the one that contains it", []policy.Bind{ro("/a/b"), wr("/a")}, []string{"/a", "/a/b"}},
+		{"cow after its parent wr bind (as v3)", []policy.Bind{cow("/p", "/tmp/s/dst"), wr("/tmp/s")}, []string{"/tmp/s", "/tmp/s/dst"}},
+		{"ro bind inside a cow DST stays visible", []policy.Bind{ro("/d/sub"), cow("/p", "/d")}, []string{"/d", "/d/sub"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := build(t, testConfig(tc.binds...))
+			n := len(spec.Mounts)
+			require.Greater(t, n, len(tc.want))
+			assert.Equal(t, tc.want, destinations(spec.Mounts[n-len(tc.want):]))
+			assert.Equal(t, InitMountPath, spec.Mounts[n-len(tc.want)-1].Destination, "system mounts first")
+		})
+	}
+}
+
+func TestBuildSpecErrors(t *testing.T) {
+	ok := testConfig()
+	for _, tc := range []struct {
+		name  string
+		edit  func(*SpecConfig)
+		usage bool
+		msg   string
+	}{
+		{"no rootfs", func(c *SpecConfig) { c.Rootfs = "" }, false, "no root directory"},
+		{"no args", func(c *SpecConfig) { c.Args = nil }, false, "no process arguments"},
+		{"try", func(c *SpecConfig) { c.Sandbox.Try = true }, false, "--try"},
+		{"relative", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadOnly, Src: "rel", Dst: "rel"}}
+		}, true, "not a clean absolute path"},
+		{"unclean", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadOnly, Src: "/a/../b", Dst: "/a/../b"}}
+		}, true, "not a clean absolute path"},
+		{"mode", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: "rx", Src: "/a", Dst: "/a"}}
+		}, true, "unknown mode"},
+		{"root", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadOnly, Src: "/", Dst: "/"}}
+		}, true, "cannot bind over /"},
+		{"proc", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadWrite, Src: "/proc/sys", Dst: "/proc/sys"}}
+		}, true, "cannot bind over /proc"},
+		{"dev", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadWrite, Src: "/dev", Dst: "/dev"}}
+		}, true, "cannot bind over /dev"},
+		{".boxsh", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadWrite, Src: "/x", Dst: "/.boxsh/x"}}
+		}, true, "cannot bind over /.boxsh"},
+		{"cow DST in SRC", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.CopyOnWrite, Src: "/p", Dst: "/p/out"}}
+		}, true, "must not contain one another"},
+		{"cow SRC in DST", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.CopyOnWrite, Src: "/d/p", Dst: "/d"}}
+		}, true, "must not contain one another"},
+		{"cow work dir in SRC", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.CopyOnWrite, Src: "/p/.boxsh", Dst: "/p/w"}}
+		}, true, "work directory /p/.boxsh/w must not be in SRC"},
+		{"duplicate DST", func(c *SpecConfig) {
+			c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadOnly, Src: "/a", Dst: "/a"}, {Mode: policy.CopyOnWrite, Src: "/b", Dst: "/a"}}
+		}, true, "already bound"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ok
+			tc.edit(&cfg)
+			_, err := BuildSpec(cfg)
+			require.Error(t, err)
+			assert.Equal(t, tc.usage, errors.Is(err, policy.ErrUsage), err.Error())
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
+
+func TestBuildSpecProcess(t *testing.T) {
+	spec := build(t, testConfig())
+	p := spec.Process
+	assert.Equal(t, []string{"/.boxsh/boxsh-init", "--workers", "4", "--shell", "/bin/sh", "--log-level", "warn"}, p.Args)
+	assert.Equal(t, []string{"HOME=/home/u", "TERM=xterm", "PATH=" + DefaultPATH}, p.Env, "a PATH when there is none")
+	assert.True(t, p.NoNewPrivileges)
+	assert.False(t, p.Terminal)
+	assert.Nil(t, p.Rlimits, "resource limits are inherited")
+	assert.Equal(t, "/", p.Cwd, "/home/u/proj is not in the sandbox")
+	caps := []string{"CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_MKNOD",
+		"CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT"}
+	assert.Equal(t, &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps}, p.Capabilities, "no inheritable or ambient capabilities")
+	assert.NotContains(t, caps, "CAP_SYS_ADMIN")
+
+	cfg := testConfig(policy.Bind{Mode: policy.ReadWrite, Src: "/home/u/proj", Dst: "/home/u/proj"})
+	cfg.Args = []string{"/bin/sh", "-c", "echo hi"}
+	cfg.Env = []string{"PATH=/custom"}
+	cfg.Terminal = true
+	spec = build(t, cfg)
+	assert.Equal(t, []string{"/bin/sh", "-c", "echo hi"}, spec.Process.Args)
+	assert.Equal(t, []string{"PATH=/custom"}, spec.Process.Env)
+	assert.True(t, spec.Process.Terminal)
+	assert.Equal(t, "/home/u/proj", spec.Process.Cwd)
+
+	cfg.Args[0] = "changed"
+	assert.Equal(t, "/bin/sh", spec.Process.Args[0], "the spec has copies")
+}
+
+func TestBuildSpecMaskedAndReadonlyPaths(t *testing.T) {
+	spec := build(t, testConfig())
+	for _, p := range []string{"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware"} {
+		assert.Contains(t, spec.Linux.MaskedPaths, p)
+	}
+	assert.Equal(t, []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}, spec.Linux.ReadonlyPaths)
+	assert.Equal(t, SeccompFor("amd64"), spec.Linux.Seccomp)
+
+	cfg := testConfig()
+	cfg.Seccomp = nil
+	assert.Equal(t, DefaultSeccomp(), build(t, cfg).Linux.Seccomp)
+}
+
+func TestSandboxCwd(t *testing.T) {
+	sb := policy.Sandbox{Enabled: true, Binds: []policy.Bind{
+		{Mode: policy.ReadOnly, Src: "/home/u/ref", Dst: "/home/u/ref"},
+		{Mode: policy.ReadWrite, Src: "/srv/out", Dst: "/srv/out"},
+		{Mode: policy.CopyOnWrite, Src: "/home/u/proj", Dst: "/tmp/s/work"},
+		{Mode: policy.CopyOnWrite, Src: "/home/u", Dst: "/tmp/s/home"},
+	}}
+	for _, tc := range []struct{ cwd, want string }{
+		{"/home/u/proj", "/tmp/s/work"},             // a cow SRC: its DST
+		{"/home/u/proj/src/x", "/tmp/s/work/src/x"}, // inside a cow SRC
+		{"/home/u/other", "/tmp/s/home/other"},      // the first cow bind that contains it
+		{"/home/u/ref/doc", "/tmp/s/home/ref/doc"},  // in a ro bind, but also in a cow SRC, which wins (as in v3)
+		{"/srv/out", "/srv/out"},                    // a wr bind
+		{"/srv", "/srv"},                            // the parent of a bind exists inside
+		{"/tmp/s/work/a", "/tmp/s/work/a"},          // inside a cow DST
+		{"/tmp/s", "/tmp/s"},                        // parent of cow DSTs
+		{"/tmp/other", "/"},                         // /tmp is a new tmpfs
+		{"/var/lib", "/"},                           // not in the sandbox
+		{"/usr/share", "/usr/share"},                // system directory
+		{"/etc/ssl/certs", "/etc/ssl/certs"},        // bound /etc directory
+		{"/etc", "/etc"},
+		{"/lib/x86_64-linux-gnu", "/"}, // /lib is a symlink here: getcwd never says /lib
+		{"/", "/"},
+		{"", "/"},
+		{"relative", "/"},
+	} {
+		t.Run(tc.cwd, func(t *testing.T) {
+			assert.Equal(t, tc.want, SandboxCwd(sb, testHost, tc.cwd))
+		})
+	}
+}
+
+func TestOverlayEscape(t *testing.T) {
+	assert.Equal(t, "/plain/path", overlayEscape("/plain/path"))
+	assert.Equal(t, `/a\,b\:c\\d`, overlayEscape(`/a,b:c\d`))
+}
+
+func TestCowDirs(t *testing.T) {
+	upper, work := CowDirs(policy.Bind{Mode: policy.CopyOnWrite, Src: "/src", Dst: "/tmp/session/dst"})
+	assert.Equal(t, "/tmp/session/dst", upper)
+	assert.Equal(t, "/tmp/session/.boxsh/dst", work)
+	upper, work = CowDirs(policy.Bind{Mode: policy.CopyOnWrite, Src: "/src", Dst: "/dst"})
+	assert.Equal(t, "/dst", upper)
+	assert.Equal(t, "/.boxsh/dst", work)
+}
+
+func TestPrepareCowDirs(t *testing.T) {
+	base := t.TempDir()
+	src := filepath.Join(base, "src")
+	require.NoError(t, os.Mkdir(src, 0o755))
+	// A stale work directory (its DST is gone, with the kernel's "work"
+	// in it) and a live one.
+	require.NoError(t, os.MkdirAll(filepath.Join(base, ".boxsh", "gone", "work"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(base, ".boxsh", "live"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(base, "live"), 0o755))
+
+	dst := filepath.Join(base, "new", "dst")
+	binds := []policy.Bind{
+		{Mode: policy.ReadOnly, Src: src, Dst: src},
+		{Mode: policy.CopyOnWrite, Src: src, Dst: dst},
+		{Mode: policy.CopyOnWrite, Src: src, Dst: filepath.Join(base, "d2")},
+	}
+	require.NoError(t, PrepareCowDirs(binds))
+	assert.DirExists(t, dst)
+	assert.DirExists(t, filepath.Join(base, "new", ".boxsh", "dst"))
+	assert.DirExists(t, filepath.Join(base, "d2"))
+	assert.DirExists(t, filepath.Join(base, ".boxsh", "d2"))
+	assert.NoDirExists(t, filepath.Join(base, ".boxsh", "gone"), "stale work directory removed")
+	assert.DirExists(t, filepath.Join(base, ".boxsh", "live"))
+	require.NoError(t, PrepareCowDirs(binds), "again on the same directories")
+
+	// .boxsh goes when nothing is left in it.
+	require.NoError(t, os.Remove(filepath.Join(base, "new", "dst")))
+	removeStaleWorkDirs(filepath.Join(base, "new"))
+	assert.NoDirExists(t, filepath.Join(base, "new", ".boxsh"))
+}
+
+func TestPrepareRootfs(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		host     HostFacts
+		links    map[string]string
+		dirs     []string
+		files    []string
+		notThere []string
+	}{
+		{
+			name: "merged /usr",
+			host: testHost,
+			links: map[string]string{
+				"bin": "usr/bin", "lib": "usr/lib", "lib64": "usr/lib64", "sbin": "usr/sbin",
+				"etc/localtime": "/usr/share/zoneinfo/Etc/UTC", "etc/mtab": "../proc/self/mounts", "etc/os-release": "../usr/lib/os-release",
+			},
+			dirs:     []string{"proc", "dev", "tmp", "usr", "etc", ".boxsh", "etc/alternatives", "etc/ssl"},
+			files:    []string{"etc/hosts", "etc/passwd", "etc/resolv.conf"},
+			notThere: []string{"sys", "lib32", "libx32", "var", "run", "home"},
+		},
+		{
+			name:     "split /usr",
+			host:     splitHost,
+			links:    map[string]string{"lib64": "/lib"},
+			dirs:     []string{"usr", "bin", "lib", "sbin"},
+			notThere: []string{"etc/passwd"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "rootfs")
+			require.NoError(t, PrepareRootfs(dir, tc.host))
+			require.NoError(t, PrepareRootfs(dir, tc.host), "again on the same directory")
+			for p, target := range tc.links {
+				got, err := os.Readlink(filepath.Join(dir, p))
+				require.NoError(t, err, p)
+				assert.Equal(t, target, got, p)
+			}
+			for _, p := range tc.dirs {
+				fi, err := os.Lstat(filepath.Join(dir, p))
+				require.NoError(t, err, p)
+				assert.True(t, fi.IsDir(), p)
+			}
+			for _, p := range tc.files {
+				fi, err := os.Lstat(filepath.Join(dir, p))
+				require.NoError(t, err, p)
+				assert.True(t, fi.Mode().IsRegular(), p)
+				assert.Zero(t, fi.Size(), p)
+			}
+			for _, p := range tc.notThere {
+				assert.NoFileExists(t, filepath.Join(dir, p))
+				assert.NoDirExists(t, filepath.Join(dir, p))
+			}
+		})
+	}
+}
+
+func TestEtcSymlink(t *testing.T) {
+	for _, tc := range []struct {
+		hp   HostPath
+		want bool
+	}{
+		{HostPath{Path: "/etc/passwd"}, false},
+		{HostPath{Path: "/etc/localtime", Link: "/usr/share/zoneinfo/UTC"}, true},
+		{HostPath{Path: "/etc/os-release", Link: "../usr/lib/os-release"}, true},
+		{HostPath{Path: "/etc/mtab", Link: "../proc/self/mounts"}, true},
+		{HostPath{Path: "/etc/mtab", Link: "/proc/mounts"}, true},
+		{HostPath{Path: "/etc/resolv.conf", Link: "/run/systemd/resolve/stub-resolv.conf"}, false},
+		{HostPath{Path: "/etc/x", Link: "/usrlocal/x"}, false},
+		{HostPath{Path: "/etc/x", Link: "y"}, false},
+	} {
+		assert.Equal(t, tc.want, etcSymlink(tc.hp), "%+v", tc.hp)
+	}
+}
+
+func TestGatherHostFacts(t *testing.T) {
+	if goruntime.GOOS != "linux" {
+		t.Skip("the system paths are Linux's")
+	}
+	h := GatherHostFacts()
+	require.NotEmpty(t, h.System)
+	assert.Equal(t, "/usr", h.System[0].Path)
+	assert.True(t, h.System[0].Dir)
+	for _, hp := range append(slices.Clone(h.System), h.Etc...) {
+		lfi, err := os.Lstat(hp.Path)
+		require.NoError(t, err)
+		assert.Equal(t, lfi.Mode()&os.ModeSymlink != 0, hp.Link != "", hp.Path)
+		fi, err := os.Stat(hp.Path)
+		require.NoError(t, err)
+		assert.Equal(t, fi.IsDir(), hp.Dir, hp.Path)
+	}
+}
+
+func TestBuildSpecProtect(t *testing.T) {
+	cfg := testConfig(policy.Bind{Mode: policy.ReadWrite, Src: "/home/u", Dst: "/home/u"})
+	cfg.Protect = []HostPath{{Path: "/home/u/.bashrc"}, {Path: "/home/u/.ssh", Dir: true}}
+	spec := build(t, cfg)
+	n := len(spec.Mounts)
+	assert.Equal(t, []specs.Mount{
+		{Destination: "/home/u", Type: "bind", Source: "/home/u", Options: []string{"rbind", "rw", "nosuid", "nodev"}},
+		{Destination: "/home/u/.bashrc", Type: "bind", Source: "/home/u/.bashrc", Options: []string{"bind", "ro", "nosuid", "nodev"}},
+		{Destination: "/home/u/.ssh", Type: "bind", Source: "/home/u/.ssh", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}},
+	}, spec.Mounts[n-3:], "after the binds")
+
+	cfg.Protect = []HostPath{{Path: "relative"}}
+	_, err := BuildSpec(cfg)
+	assert.ErrorContains(t, err, "not a clean absolute path")
+}
+
+func TestGatherProtectedPaths(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	mk := func(p string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, p), 0o755))
+	}
+	touch := func(p string) {
+		mk(filepath.Dir(p))
+		require.NoError(t, os.WriteFile(filepath.Join(home, p), nil, 0o644))
+	}
+	touch(".bashrc")
+	touch(".npmrc")
+	touch(".aws/credentials")
+	mk(".ssh")
+	mk(".git/hooks")               // home is a repository
+	mk("proj/.git/hooks")          // depth 1
+	mk("proj/sub/.git/hooks")      // depth 2
+	mk("proj/sub/deep/.git/hooks") // depth 3 from home: too deep
+	mk(".hidden/r/.git/hooks")     // in a hidden directory
+	mk("nohooks/.git")             // a repository without hooks
+	wr := func(p string) policy.Bind { return policy.Bind{Mode: policy.ReadWrite, Src: p, Dst: p} }
+	paths := func(hps []HostPath) []string {
+		var out []string
+		for _, hp := range hps {
+			out = append(out, strings.TrimPrefix(hp.Path, home+"/"))
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	t.Run("wr home", func(t *testing.T) {
+		got := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, home, "/")
+		assert.Equal(t, []string{".aws/credentials", ".bashrc", ".git/hooks", ".npmrc", ".ssh", "proj/.git/hooks", "proj/sub/.git/hooks"}, paths(got))
+		for _, hp := range got {
+			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || strings.HasSuffix(hp.Path, ".ssh"), hp.Dir, hp.Path)
+		}
+	})
+	t.Run("wr parent of home", func(t *testing.T) {
+		got := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, "/")
+		assert.Contains(t, paths(got), ".bashrc")
+		assert.NotContains(t, paths(got), "proj/.git/hooks", "the scan starts at binds in home and cwd")
+		got = GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, filepath.Join(home, "proj"))
+		assert.Contains(t, paths(got), "proj/.git/hooks", "cwd in home, writable")
+		assert.Contains(t, paths(got), ".git/hooks", "and the repositories above it")
+	})
+	t.Run("wr project in home", func(t *testing.T) {
+		got := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Join(home, "proj"))}}, home, "/")
+		assert.Equal(t, []string{"proj/.git/hooks", "proj/sub/.git/hooks", "proj/sub/deep/.git/hooks"}, paths(got),
+			"two levels below the bind; the home files and home's own hooks are not writable, so not bound (not made visible)")
+	})
+	t.Run("not writable", func(t *testing.T) {
+		assert.Empty(t, GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{
+			{Mode: policy.ReadOnly, Src: home, Dst: home},
+			{Mode: policy.CopyOnWrite, Src: home, Dst: "/tmp/x"},
+		}}, home, home))
+		assert.Empty(t, GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, "", home), "no HOME")
+	})
+}
+
+// TestBuildSpecGolden compares the spec of a representative policy with
+// testdata/spec.golden.json; go test -run Golden -update rewrites it.
+func TestBuildSpecGolden(t *testing.T) {
+	cfg := testConfig(
+		policy.Bind{Mode: policy.ReadOnly, Src: "/home/u/.gitconfig", Dst: "/home/u/.gitconfig"},
+		policy.Bind{Mode: policy.CopyOnWrite, Src: "/home/u/proj", Dst: "/tmp/session/work"},
+		policy.Bind{Mode: policy.ReadWrite, Src: "/tmp/session", Dst: "/tmp/session"},
+	)
+	cfg.Sandbox.NewNetNS = true
+	spec := build(t, cfg)
+	got, err := json.MarshalIndent(spec, "", "\t")
+	require.NoError(t, err)
+	got = append(got, '\n')
+	golden := filepath.Join("testdata", "spec.golden.json")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, got, 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run go test -run Golden -update to make it")
+	assert.Equal(t, string(want), string(got))
+}
+
+// findRunc finds runc on PATH, or in the sbin directories that a user's
+// PATH often lacks (Debian installs it in /usr/sbin).
+func findRunc() (string, bool) {
+	if p, err := exec.LookPath("runc"); err == nil {
+		return p, true
+	}
+	for _, p := range []string{"/usr/sbin/runc", "/usr/local/sbin/runc", "/sbin/runc"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// TestRuncRootless runs a spec of BuildSpec with the real runc, rootless:
+// the process is /bin/sh -c with a script that probes the sandbox.
+func TestRuncRootless(t *testing.T) {
+	if goruntime.GOOS != "linux" {
+		t.Skip("runc runs on Linux only")
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("skipped as root: this test runs runc rootless, as an unprivileged user only (for safety: never as real root)")
+	}
+	runc, ok := findRunc()
+	if !ok {
+		t.Skip("runc is not on PATH (nor in /usr/sbin, /usr/local/sbin, /sbin): apt-get install runc")
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" {
+		t.Skip("unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0)")
+	}
+
+	base := t.TempDir()
+	t.Cleanup(func() {
+		// Overlayfs makes its work/work directory mode 0: open everything
+		// up so that the TempDir cleanup can remove it.
+		_ = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+	mk := func(parts ...string) string {
+		p := filepath.Join(append([]string{base}, parts...)...)
+		require.NoError(t, os.MkdirAll(p, 0o755))
+		return p
+	}
+	write := func(p, s string) {
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	roDir, wrDir, src := mk("ro"), mk("wr"), mk("src")
+	dst := filepath.Join(base, "session", "dst")
+	write(filepath.Join(roDir, "ro.txt"), "read-only\n")
+	write(filepath.Join(src, "base.txt"), "original\n")
+	write(filepath.Join(src, "victim.txt"), "delete me\n")
+	write(filepath.Join(wrDir, ".bashrc"), "# rc\n")
+	secret := filepath.Join(base, "secret.txt")
+	write(secret, "SECRET\n")
+
+	sb := policy.Sandbox{Enabled: true, NewNetNS: true, Binds: []policy.Bind{
+		{Mode: policy.ReadOnly, Src: roDir, Dst: roDir},
+		{Mode: policy.ReadWrite, Src: wrDir, Dst: wrDir},
+		{Mode: policy.CopyOnWrite, Src: src, Dst: dst},
+	}}
+	require.NoError(t, sb.Validate())
+	require.NoError(t, PrepareCowDirs(sb.Binds))
+	protect := GatherProtectedPaths(sb, wrDir, src) // wrDir plays $HOME
+	require.Len(t, protect, 1)
+
+	script := fmt.Sprintf(`
+echo "out:hello"
+echo "uid:$(id -u)"
+echo "cwd:$(pwd)"
+echo "host:$(hostname)"
+if { echo x > %[1]s/new.txt; } 2>/tmp/err; then echo "ro:writable"; else echo "ro:$(cat /tmp/err)"; fi
+echo "ro-read:$(cat %[1]s/ro.txt)"
+echo from-sandbox > %[2]s/new.txt && echo "wr:ok"
+if { echo evil >> %[2]s/.bashrc; } 2>/dev/null; then echo "bashrc:writable"; else echo "bashrc:protected"; fi
+echo "cow-read:$(cat base.txt)"
+echo changed > base.txt && echo new > %[3]s/created.txt && rm victim.txt && echo "cow:ok"
+if test -e %[4]s; then echo "secret:visible"; else echo "secret:hidden"; fi
+echo "netdevs:$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+if unshare -U true 2>/dev/null; then echo "userns:allowed"; else echo "userns:denied"; fi
+echo "pid1:$(cat /proc/1/comm)"
+`, roDir, wrDir, dst, secret)
+
+	bundle := mk("bundle")
+	spec, err := BuildSpec(SpecConfig{
+		Sandbox: sb,
+		Args:    []string{"/bin/sh", "-c", script},
+		Env:     []string{"HOME=/", "LANG=C"},
+		Cwd:     src, // a cow SRC: the process starts in its DST
+		UID:     uint32(os.Getuid()),
+		GID:     uint32(os.Getgid()),
+		Rootfs:  "rootfs",
+		Host:    GatherHostFacts(),
+		Protect: protect,
+		Version: "test",
+	})
+	require.NoError(t, err)
+	config, err := json.MarshalIndent(spec, "", "\t")
+	require.NoError(t, err)
+	write(filepath.Join(bundle, "config.json"), string(config))
+	require.NoError(t, PrepareRootfs(filepath.Join(bundle, "rootfs"), GatherHostFacts()))
+
+	state := mk("state")
+	id := fmt.Sprintf("boxsh-test-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	t.Cleanup(func() {
+		_ = exec.Command(runc, "--root", state, "delete", "--force", id).Run()
+	})
+	cmd := exec.CommandContext(ctx, runc, "--root", state, "run", "--bundle", bundle, id)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	require.NoError(t, err, "runc run")
+
+	got := map[string]string{}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			got[k] = strings.TrimSpace(v)
+		}
+	}
+	assert.Equal(t, "hello", got["out"])
+	assert.Equal(t, "0", got["uid"], "root inside")
+	assert.Equal(t, dst, got["cwd"], "a cow SRC working directory becomes its DST")
+	assert.Equal(t, "boxsh", got["host"])
+	assert.Contains(t, got["ro"], "Read-only file system")
+	assert.Equal(t, "read-only", got["ro-read"])
+	assert.NoFileExists(t, filepath.Join(roDir, "new.txt"))
+	assert.Equal(t, "ok", got["wr"])
+	b, err := os.ReadFile(filepath.Join(wrDir, "new.txt"))
+	require.NoError(t, err, "a write to a wr bind lands on the host")
+	assert.Equal(t, "from-sandbox\n", string(b))
+	assert.Equal(t, "protected", got["bashrc"], "a protected file in a wr bind stays read-only")
+	b, err = os.ReadFile(filepath.Join(wrDir, ".bashrc"))
+	require.NoError(t, err)
+	assert.Equal(t, "# rc\n", string(b))
+	assert.Equal(t, "original", got["cow-read"], "SRC shows through at DST")
+	assert.Equal(t, "ok", got["cow"])
+	assert.Equal(t, "hidden", got["secret"], "a host path that is not bound is not visible")
+	assert.Equal(t, "lo", got["netdevs"], "--new-net-ns: loopback only")
+	assert.Equal(t, "denied", got["userns"], "seccomp: no new user namespace")
+	assert.Equal(t, "sh", got["pid1"], "own PID namespace")
+
+	// The cow writes are in DST on the host, SRC is unchanged.
+	b, err = os.ReadFile(filepath.Join(dst, "base.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "changed\n", string(b))
+	b, err = os.ReadFile(filepath.Join(dst, "created.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", string(b))
+	fi, err := os.Lstat(filepath.Join(dst, "victim.txt"))
+	require.NoError(t, err, "a deletion leaves a whiteout in DST")
+	assert.Equal(t, os.ModeDevice|os.ModeCharDevice, fi.Mode()&(os.ModeDevice|os.ModeCharDevice))
+	b, err = os.ReadFile(filepath.Join(src, "base.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "original\n", string(b))
+	assert.FileExists(t, filepath.Join(src, "victim.txt"))
+	assert.NoFileExists(t, filepath.Join(src, "created.txt"))
+	assert.DirExists(t, filepath.Join(base, "session", ".boxsh", "dst"), "the work directory")
+}
