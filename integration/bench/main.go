@@ -1,0 +1,147 @@
+// Command bench measures a boxsh-compatible MCP server through its protocol
+// alone, so that it can compare any two implementations (this Go one and the
+// C++ reference, say).
+//
+// Usage:
+//
+//	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-json]
+//
+// It spawns `PATH --rpc --workers N`, speaks newline-delimited JSON-RPC 2.0
+// on its stdio (initialize first, then full tools/call requests) and
+// measures cold start, sequential round trips, pipelined throughput, read
+// tool latency, an 8 MiB bash output and idle memory. Every answer is
+// checked; what fails is listed as a correctness problem and makes the exit
+// status 1. With -compare both binaries take turns per measurement and the
+// table shows them side by side.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "", "boxsh-compatible `binary` to measure (required)")
+	label := flag.String("label", "", "column `name` for -bin (default: the path's last two elements)")
+	compare := flag.String("compare", "", "second `binary` to measure side by side")
+	compareLabel := flag.String("compare-label", "", "column `name` for -compare")
+	asJSON := flag.Bool("json", false, "print the figures as JSON instead of a table")
+	var c config
+	flag.IntVar(&c.Workers, "workers", 4, "value of the servers' --workers")
+	flag.IntVar(&c.RoundTrips, "n", 2000, "sequential round trips to time")
+	flag.IntVar(&c.Warmup, "warmup", 50, "untimed calls before the round trips, reads and pipelined calls")
+	flag.IntVar(&c.ColdRuns, "cold", 30, "cold starts to time")
+	flag.IntVar(&c.Pipelined, "pipelined", 1500, "calls written at once for the throughput figure")
+	flag.IntVar(&c.Reads, "reads", 1000, "read-tool calls to time")
+	flag.IntVar(&c.BigRuns, "big", 10, "8 MiB outputs to time")
+	flag.DurationVar(&c.Timeout, "timeout", time.Minute, "longest wait for any one answer")
+	flag.Parse()
+
+	targets, err := targetsFromFlags(*bin, *label, *compare, *compareLabel)
+	if err == nil {
+		err = validate(c)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		flag.Usage()
+		os.Exit(2)
+	}
+
+	r := report{Config: c, LoadBefore: loadAverage(), Results: targets}
+	runSuite(targets, c, os.Stderr)
+	r.LoadAfter = loadAverage()
+	if *asJSON {
+		if err := writeJSON(os.Stdout, r); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+	} else {
+		writeTable(os.Stdout, r)
+	}
+	for _, t := range targets {
+		if len(t.Problems) > 0 {
+			os.Exit(1)
+		}
+	}
+}
+
+// targetsFromFlags builds the targets named on the command line, checking
+// that the binaries are executable.
+func targetsFromFlags(bin, label, compare, compareLabel string) ([]*target, error) {
+	if bin == "" {
+		return nil, errors.New("-bin is required")
+	}
+	var targets []*target
+	for _, p := range [][2]string{{bin, label}, {compare, compareLabel}} {
+		path, name := p[0], p[1]
+		if path == "" {
+			continue
+		}
+		abs, err := executable(path)
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			name = shortName(path)
+		}
+		targets = append(targets, newTarget(name, abs))
+	}
+	if len(targets) == 2 && targets[0].Label == targets[1].Label {
+		targets[0].Label += "(A)"
+		targets[1].Label += "(B)"
+	}
+	return targets, nil
+}
+
+// executable resolves path to an absolute path of an executable file.
+func executable(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := exec.LookPath(abs); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// shortName is the last two elements of path, e.g. "bin/boxsh".
+func shortName(path string) string {
+	clean := filepath.Clean(path)
+	return filepath.Join(filepath.Base(filepath.Dir(clean)), filepath.Base(clean))
+}
+
+// validate rejects workloads too small to measure.
+func validate(c config) error {
+	for name, v := range map[string]int{
+		"-workers": c.Workers, "-n": c.RoundTrips, "-cold": c.ColdRuns,
+		"-pipelined": c.Pipelined, "-reads": c.Reads, "-big": c.BigRuns,
+	} {
+		if v < 1 {
+			return fmt.Errorf("%s must be at least 1", name)
+		}
+	}
+	if c.Warmup < 0 || c.Timeout <= 0 {
+		return errors.New("-warmup must not be negative and -timeout must be positive")
+	}
+	return nil
+}
+
+// loadAverage is the 1, 5 and 15 minute load average, to judge noise.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// treeMemory is the memory of a process tree.
+type treeMemory struct {
+	// Procs is how many processes the tree has.
+	Procs int
+	// RSSKiB sums VmRSS; shared pages count once per process.
+	RSSKiB int64
+	// PSSKiB sums Pss from smaps_rollup (shared pages split between their
+	// users); -1 when the kernel does not provide it.
+	PSSKiB int64
+}
+
+// measureTree sums the memory of root and all its descendants.
+func measureTree(root int) (treeMemory, error) {
+	pids, err := processTree(root)
+	if err != nil {
+		return treeMemory{}, err
+	}
+	m := treeMemory{Procs: len(pids)}
+	for _, pid := range pids {
+		rss, err := statusField(pid, "VmRSS:")
+		if errors.Is(err, fs.ErrNotExist) {
+			m.Procs-- // exited since it was listed
+			continue
+		}
+		if err != nil {
+			return treeMemory{}, err
+		}
+		m.RSSKiB += rss
+		if m.PSSKiB < 0 {
+			continue
+		}
+		if pss, err := rollupField(pid, "Pss:"); err != nil {
+			m.PSSKiB = -1
+		} else {
+			m.PSSKiB += pss
+		}
+	}
+	return m, nil
+}
+
+// processTree lists root and its descendants, root first. It walks
+// /proc/PID/task/*/children; kernels without that file are handled by
+// scanning every process's parent id instead.
+func processTree(root int) ([]int, error) {
+	childrenOf := taskChildren
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d/children", root, root)); errors.Is(err, fs.ErrNotExist) {
+		parents, err := parentMap()
+		if err != nil {
+			return nil, err
+		}
+		childrenOf = func(pid int) []int { return parents[pid] }
+	}
+	tree := []int{root}
+	seen := map[int]bool{root: true}
+	for i := 0; i < len(tree); i++ {
+		for _, c := range childrenOf(tree[i]) {
+			if !seen[c] {
+				seen[c] = true
+				tree = append(tree, c)
+			}
+		}
+	}
+	return tree, nil
+}
+
+// taskChildren reads the children of every thread of pid. A process that
+// vanished meanwhile has none.
+func taskChildren(pid int) []int {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var kids []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(field); err == nil {
+				kids = append(kids, c)
+			}
+		}
+	}
+	return kids
+}
+
+// procStat is the part of /proc/PID/stat the bench uses.
+type procStat struct {
+	PID   int
+	Comm  string
+	State byte // R, S, D, Z, …
+	PPID  int
+	PGRP  int
+}
+
+// allProcs reads the stat of every process; ones that vanish meanwhile are
+// skipped.
+func allProcs() ([]procStat, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var procs []procStat
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if st, ok := parseStat(b); ok {
+			st.PID = pid
+			procs = append(procs, st)
+		}
+	}
+	return procs, nil
+}
+
+// parentMap maps each parent pid to its children.
+func parentMap() (map[int][]int, error) {
+	procs, err := allProcs()
+	if err != nil {
+		return nil, err
+	}
+	kids := map[int][]int{}
+	for _, p := range procs {
+		kids[p.PPID] = append(kids[p.PPID], p.PID)
+	}
+	return kids, nil
+}
+
+// liveProcs returns the processes that are in pids or in process group
+// pgrp and are not zombies. Zombies have exited; only their parent (or
+// init) has yet to reap them.
+func liveProcs(pids []int, pgrp int) ([]procStat, error) {
+	procs, err := allProcs()
+	if err != nil {
+		return nil, err
+	}
+	wanted := map[int]bool{}
+	for _, pid := range pids {
+		wanted[pid] = true
+	}
+	var live []procStat
+	for _, p := range procs {
+		if (wanted[p.PID] || p.PGRP == pgrp) && p.State != 'Z' {
+			live = append(live, p)
+		}
+	}
+	return live, nil
+}
+
+// parseStat extracts state, parent and process group from the contents of
+// /proc/PID/stat, whose second field (the command name in parentheses) may
+// hold spaces and parentheses.
+func parseStat(stat []byte) (procStat, bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	j := bytes.IndexByte(stat, '(')
+	if i < 0 || j < 0 || j > i {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(stat[i+1:])) // state, ppid, pgrp, …
+	if len(f) < 3 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
+	}
+	return procStat{Comm: string(stat[j+1 : i]), State: f[0][0], PPID: ppid, PGRP: pgrp}, true
+}
+
+// statusField reads a "kB" field such as VmRSS: from /proc/PID/status.
+func statusField(pid int, name string) (int64, error) {
+	return kibField(fmt.Sprintf("/proc/%d/status", pid), name)
+}
+
+// rollupField reads a "kB" field such as Pss: from /proc/PID/smaps_rollup.
+func rollupField(pid int, name string) (int64, error) {
+	return kibField(fmt.Sprintf("/proc/%d/smaps_rollup", pid), name)
+}
+
+// kibField returns the value of the first line of file starting with name,
+// formatted "name   123 kB". A missing line counts as 0 (kernel threads and
+// zombies have no VmRSS).
+func kibField(file, name string) (int64, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		fields := strings.Fields(line[len(name):])
+		if len(fields) == 0 {
+			return 0, fmt.Errorf("%s: empty %s", file, name)
+		}
+		return strconv.ParseInt(fields[0], 10, 64)
+	}
+	return 0, sc.Err()
+}

@@ -1,0 +1,238 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// When stdin closes, calls still running are finished and answered before
+// boxsh exits with status 0.
+func TestStdinClosedWhileCallsRun(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	s.callTool("slow", "bash", map[string]any{"command": "sleep 1; echo done"})
+	s.callTool("quick", "bash", map[string]any{"command": "echo quick"})
+	s.request("ping", "ping", nil)
+	rest := s.drain()
+	byID := map[string]message{}
+	for _, m := range rest {
+		byID[m.idString()] = m
+	}
+	require.Len(t, byID, 3, "every request answered once: %v", rest)
+	require.Len(t, rest, 3)
+	assert.Equal(t, "done\n", byID[`"slow"`].bash(t).Stdout)
+	assert.Equal(t, "quick\n", byID[`"quick"`].bash(t).Stdout)
+	assert.JSONEq(t, `{}`, string(byID[`"ping"`].Result))
+	s.requireExitZero()
+}
+
+// A command that leaves a background process behind is answered, and once
+// boxsh has exited no process of it remains.
+func TestNoOrphansAfterExit(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	quiet := sleepMarker(300)
+	loud := sleepMarker(300) // keeps the output pipes open
+	killMarkedAtCleanup(t, quiet)
+	killMarkedAtCleanup(t, loud)
+
+	out := s.bash(fmt.Sprintf("sleep %s >/dev/null 2>&1 & echo started", quiet))
+	assert.Equal(t, "started\n", out.Stdout)
+	out = s.bash(fmt.Sprintf("sleep %s & echo started-too", loud))
+	assert.Equal(t, "started-too\n", out.Stdout, "the answer does not wait for a background process holding stdout")
+	waitForProcess(t, quiet)
+	waitForProcess(t, loud)
+	init := findChild(t, s.pid(), "boxsh-init")
+
+	s.requireExitZero()
+	requireNoProcess(t, 5*time.Second, quiet, loud)
+	requireGone(t, init, "boxsh-init")
+}
+
+// requireGone requires that pid, a process named comm, has ended (or is a
+// zombie) within a few seconds.
+func requireGone(t *testing.T, pid int, comm string) {
+	t.Helper()
+	assert.Eventually(t, func() bool { return procComm(pid) != comm || isZombie(pid) },
+		5*time.Second, 20*time.Millisecond, "%s (pid %d) still running", comm, pid)
+}
+
+func isZombie(pid int) bool {
+	b, err := readProcFile(pid, "stat")
+	if err != nil {
+		return true
+	}
+	// pid (comm) S ...
+	i := strings.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+// notifications/cancelled of a running call kills its process group, and
+// no answer is sent for it; the next call works.
+func TestCancelRunningCall(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	marker := sleepMarker(30)
+	child := sleepMarker(30)
+	killMarkedAtCleanup(t, marker)
+	killMarkedAtCleanup(t, child)
+
+	s.callTool(5, "bash", map[string]any{"command": fmt.Sprintf("(sleep %s &); sleep %s; echo finished", child, marker)})
+	waitForProcess(t, marker)
+	waitForProcess(t, child)
+	s.request(noID, "notifications/cancelled", map[string]any{"requestId": 5, "reason": "user pressed stop"})
+	requireNoProcess(t, 5*time.Second, marker, child)
+
+	// The next call is answered, and is the next response.
+	s.requireServing()
+	// A cancellation of an unknown or finished request is ignored.
+	s.request(noID, "notifications/cancelled", map[string]any{"requestId": 99})
+	s.request(noID, "notifications/cancelled", map[string]any{"requestId": 5})
+	s.requireServing()
+
+	for _, m := range s.drain() {
+		t.Errorf("unexpected response after the cancellation: %s", truncate(m.Raw))
+	}
+	s.requireExitZero()
+}
+
+// A call cancelled while it waits for a worker never runs and is not
+// answered.
+func TestCancelQueuedCall(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "1"}})
+	dir := t.TempDir()
+	s.callTool("busy", "bash", map[string]any{"command": "sleep 0.5; echo busy"})
+	s.callTool("queued", "bash", map[string]any{"command": "touch ran", "cwd": dir})
+	s.request(noID, "notifications/cancelled", map[string]any{"requestId": "queued"})
+	assert.Equal(t, "busy\n", s.expect(`"busy"`).bash(t).Stdout)
+	s.requireServing()
+	out := s.bash("ls -A " + dir)
+	assert.Empty(t, out.Stdout, "the cancelled call must not run")
+	assert.Empty(t, s.drain())
+	s.requireExitZero()
+}
+
+// A client that stops reading: boxsh must not buffer without bound. With
+// ~300 calls printing 1 MiB each unread, boxsh (front and children) stays
+// under a generous memory bound, and once the client reads again every
+// answer arrives.
+func TestStalledClientMemory(t *testing.T) {
+	const (
+		calls   = 300
+		outSize = 1 << 20
+		limit   = 400 << 10 // KiB
+	)
+	s := startServer(t, testContext(t), serverOptions{manualRead: true})
+	cmd := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' a", outSize)
+	var writes sync.WaitGroup
+	writes.Add(1)
+	go func() {
+		defer writes.Done()
+		for i := 0; i < calls; i++ {
+			if _, err := s.stdin.Write(append(requestJSON(i, "tools/call", callParams("bash", map[string]any{"command": cmd})), '\n')); err != nil {
+				t.Errorf("write call %d: %v", i, err)
+				return
+			}
+		}
+	}()
+
+	// Watch memory while nothing is read. Stop early once over the limit,
+	// so that a failing boxsh does not take the machine's memory.
+	var peak int64
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end) && peak <= limit; time.Sleep(50 * time.Millisecond) {
+		peak = max(peak, treeRSSKiB(s.pid()))
+	}
+	assert.LessOrEqual(t, peak, int64(limit), "boxsh RSS (front + children) while the client does not read: %d MiB", peak>>10)
+	t.Logf("peak RSS while stalled: %d MiB", peak>>10)
+
+	s.startReading()
+	seen := map[int]bool{}
+	for len(seen) < calls {
+		m := s.next()
+		id, err := strconv.Atoi(string(m.ID))
+		require.NoError(t, err, "id %s", m.ID)
+		require.False(t, seen[id], "id %d answered twice", id)
+		seen[id] = true
+		var r struct {
+			StructuredContent struct {
+				ExitCode int    `json:"exit_code"`
+				Stdout   string `json:"stdout"`
+			} `json:"structuredContent"`
+		}
+		require.NoError(t, json.Unmarshal(m.Result, &r), "answer %d", id)
+		require.Equal(t, 0, r.StructuredContent.ExitCode, "answer %d", id)
+		require.Len(t, r.StructuredContent.Stdout, outSize, "answer %d", id)
+	}
+	writes.Wait()
+	assert.Empty(t, s.drain())
+	s.requireExitZero()
+}
+
+// When boxsh-init dies, the call it was running is answered as failed and
+// the next call runs on a fresh boxsh-init.
+func TestBoxshInitKilled(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	s.requireServing()
+	init := findChild(t, s.pid(), "boxsh-init")
+	marker := sleepMarker(30)
+	killMarkedAtCleanup(t, marker)
+
+	s.callTool("victim", "bash", map[string]any{"command": "sleep " + marker})
+	waitForProcess(t, marker)
+	require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
+
+	m := s.expect(`"victim"`)
+	if m.Error == nil {
+		r := m.toolResult(t)
+		assert.True(t, r.IsError, "the lost call must fail: %s", m.Raw)
+		assert.Contains(t, r.text(), "boxsh-init")
+	}
+
+	s.requireServing()
+	fresh := findChild(t, s.pid(), "boxsh-init")
+	assert.NotEqual(t, init, fresh, "a new boxsh-init runs the next call")
+	s.requireServing()
+	assert.Empty(t, s.drain())
+	s.requireExitZero()
+}
+
+// The command a killed boxsh-init was running does not outlive boxsh.
+func TestNoOrphansAfterBoxshInitKilled(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	marker := sleepMarker(30)
+	killMarkedAtCleanup(t, marker)
+	s.callTool("victim", "bash", map[string]any{"command": "sleep " + marker})
+	waitForProcess(t, marker)
+	require.NoError(t, syscall.Kill(findChild(t, s.pid(), "boxsh-init"), syscall.SIGKILL))
+	s.expect(`"victim"`)
+	s.requireServing()
+	assert.Empty(t, s.drain())
+	s.requireExitZero()
+	requireNoProcess(t, 5*time.Second, marker)
+}
+
+// SIGTERM makes boxsh exit promptly, even with its input still open and a
+// call running, and leaves no process behind.
+func TestSIGTERM(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	marker := sleepMarker(300)
+	killMarkedAtCleanup(t, marker)
+	s.callTool(1, "bash", map[string]any{"command": "sleep " + marker})
+	waitForProcess(t, marker)
+	init := findChild(t, s.pid(), "boxsh-init")
+
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-s.exited:
+	case <-time.After(8 * time.Second):
+		t.Errorf("boxsh still running 8s after SIGTERM (its stdin still open)")
+	}
+	requireNoProcess(t, 5*time.Second, marker)
+	requireGone(t, init, "boxsh-init")
+}

@@ -1,0 +1,257 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// maxOverlap is the largest number of [start, end] intervals that overlap.
+func maxOverlap(intervals [][2]int64) int {
+	type event struct {
+		at    int64
+		delta int
+	}
+	var events []event
+	for _, iv := range intervals {
+		events = append(events, event{iv[0], +1}, event{iv[1], -1})
+	}
+	sort.Slice(events, func(i, j int) bool {
+		if events[i].at != events[j].at {
+			return events[i].at < events[j].at
+		}
+		return events[i].delta < events[j].delta // ends first
+	})
+	cur, best := 0, 0
+	for _, e := range events {
+		cur += e.delta
+		best = max(best, cur)
+	}
+	return best
+}
+
+// With --workers N, at most N bash calls run at once. Each call records
+// when it ran (nanosecond clock readings taken inside the command); the
+// recorded intervals lie within the real ones, so their overlap never
+// exceeds the real concurrency.
+func TestWorkerPoolConcurrency(t *testing.T) {
+	const calls = 4
+	for _, workers := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", strconv.Itoa(workers)}})
+			dir := t.TempDir()
+			var ids []string
+			for i := 0; i < calls; i++ {
+				id := strconv.Quote(fmt.Sprintf("c%d", i))
+				ids = append(ids, id)
+				cmd := fmt.Sprintf(`s=$(date +%%s%%N); sleep 0.5; e=$(date +%%s%%N); echo "$s $e" > %s/%d`, dir, i)
+				s.callTool(fmt.Sprintf("c%d", i), "bash", map[string]any{"command": cmd})
+			}
+			for id, m := range s.expectSet(ids...) {
+				assert.Equal(t, 0, m.bash(t).ExitCode, id)
+			}
+			var intervals [][2]int64
+			for i := 0; i < calls; i++ {
+				b, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(i)))
+				require.NoError(t, err)
+				var iv [2]int64
+				_, err = fmt.Sscan(string(b), &iv[0], &iv[1])
+				require.NoError(t, err, "record %q", b)
+				require.Less(t, iv[0], iv[1])
+				intervals = append(intervals, iv)
+			}
+			assert.Equal(t, min(workers, calls), maxOverlap(intervals), "calls running at once: %v", intervals)
+		})
+	}
+}
+
+// A timeout kills the whole process group, grandchildren included, and is
+// reported as exit_code -1 with stderr "timeout".
+func TestTimeoutKillsProcessGroup(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	grandchild := sleepMarker(300)
+	child := sleepMarker(300)
+	killMarkedAtCleanup(t, grandchild)
+	killMarkedAtCleanup(t, child)
+
+	m := s.call("bash", map[string]any{
+		"command": fmt.Sprintf("echo before; (sleep %s &) ; sleep %s", grandchild, child),
+		"timeout": 0.5,
+	})
+	r := m.toolResult(t)
+	assert.True(t, r.IsError)
+	out := m.bash(t)
+	assert.Equal(t, -1, out.ExitCode)
+	assert.Equal(t, "timeout", out.Stderr)
+	requireNoProcess(t, 5*time.Second, grandchild, child)
+
+	// A timeout that is not reached changes nothing.
+	m = s.call("bash", map[string]any{"command": "echo in-time", "timeout": 30})
+	out = m.bash(t)
+	assert.Equal(t, 0, out.ExitCode)
+	assert.Equal(t, "in-time\n", out.Stdout)
+	s.requireServing()
+}
+
+// A command killed by a signal reports 128+N and the signal's name.
+func TestKilledBySignal(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	out := s.bash("kill -KILL $$")
+	assert.Equal(t, 137, out.ExitCode)
+	assert.Equal(t, "SIGKILL", out.Signal)
+	out = s.bash("echo partial; kill -TERM $$")
+	assert.Equal(t, 143, out.ExitCode)
+	assert.Equal(t, "SIGTERM", out.Signal)
+	assert.Equal(t, "partial\n", out.Stdout)
+	out = s.bash("exit 7")
+	assert.Equal(t, 7, out.ExitCode)
+	assert.Empty(t, out.Signal)
+}
+
+// Every call runs in a fresh shell: nothing one call does to its shell is
+// seen by the next.
+func TestFreshShellPerCall(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "1"}})
+	first := s.bash(`X=leaked; export Y=leaked; f() { echo func; }; alias ll='ls -l'; cd /; umask 077; set -u; echo $$`)
+	require.Equal(t, 0, first.ExitCode, first.Stderr)
+	for i := 0; i < 3; i++ { // the same worker, several times
+		out := s.bash(`echo "${X-unset} ${Y-unset} ${UNDEFINED_VAR}"; pwd; command -v f || echo nofunc; command -v ll || echo noalias; umask; echo $0; echo $$`)
+		require.Equal(t, 0, out.ExitCode, out.Stderr)
+		lines := strings.Split(strings.TrimSuffix(out.Stdout, "\n"), "\n")
+		require.Len(t, lines, 7, out.Stdout)
+		assert.Equal(t, "unset unset ", lines[0], "variables and set -u do not leak")
+		assert.Equal(t, s.dir, lines[1], "the directory does not leak")
+		assert.Equal(t, "nofunc", lines[2], "functions do not leak")
+		assert.Equal(t, "noalias", lines[3], "aliases do not leak")
+		assert.Equal(t, "0022", lines[4], "umask does not leak")
+		assert.Equal(t, "/bin/sh", lines[5], "$0 is the shell")
+		assert.NotEqual(t, strings.TrimSpace(first.Stdout), lines[6], "$$ differs between calls")
+		first.Stdout = lines[6]
+	}
+}
+
+// The shell's $0 is the --shell given.
+func TestShellOption(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--shell", "/bin/bash"}})
+	out := s.bash(`echo "$0 ${BASH_VERSION:+bash}"`)
+	assert.Equal(t, "/bin/bash bash\n", out.Stdout)
+}
+
+func TestBashCwdEnvStdin(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	dir := t.TempDir()
+
+	t.Run("cwd", func(t *testing.T) {
+		out := s.call("bash", map[string]any{"command": "pwd; echo made > here.txt", "cwd": dir}).bash(t)
+		assert.Equal(t, dir+"\n", out.Stdout)
+		b, err := os.ReadFile(filepath.Join(dir, "here.txt"))
+		require.NoError(t, err)
+		assert.Equal(t, "made\n", string(b))
+	})
+	t.Run("env", func(t *testing.T) {
+		out := s.call("bash", map[string]any{
+			"command": `echo "$GREETING|$EMPTY|${EMPTY+set}"; command -v ls >/dev/null && echo path-kept`,
+			"env":     map[string]string{"GREETING": "hello world $HOME", "EMPTY": ""},
+		}).bash(t)
+		assert.Equal(t, "hello world $HOME||set\npath-kept\n", out.Stdout)
+		out = s.bash(`echo "${GREETING-unset}"`)
+		assert.Equal(t, "unset\n", out.Stdout, "env applies to its call only")
+	})
+	t.Run("cwd and env", func(t *testing.T) {
+		out := s.call("bash", map[string]any{"command": `echo "$PWD $V"`, "cwd": dir, "env": map[string]string{"V": "v"}}).bash(t)
+		assert.Equal(t, dir+" v\n", out.Stdout)
+	})
+	t.Run("stdin", func(t *testing.T) {
+		out := s.call("bash", map[string]any{"command": "tr a-z A-Z", "stdin": "hello\nworld\n"}).bash(t)
+		assert.Equal(t, "HELLO\nWORLD\n", out.Stdout)
+		out = s.call("bash", map[string]any{"command": "cat; echo end", "timeout": 10}).bash(t)
+		assert.Equal(t, "end\n", out.Stdout, "without stdin the command reads end of input")
+	})
+	s.requireServing()
+}
+
+// A cwd that does not exist is a tool failure that names it.
+func TestBashMissingCwd(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
+	m := s.call("bash", map[string]any{"command": "pwd", "cwd": missing})
+	text := string(m.Raw)
+	if m.Error != nil {
+		text = m.Error.Message
+	}
+	assert.Contains(t, text, missing, "the failure must name the missing directory")
+	if assert.Nil(t, m.Error, "a missing cwd is a tool failure, not a protocol error: %s", m.Raw) {
+		assert.True(t, m.toolResult(t).IsError)
+	}
+	s.requireServing()
+}
+
+// Each output stream is capped at 10 MiB, and flagged when cut.
+func TestOutputTruncated(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	out := s.bash(`head -c 12582912 /dev/zero | tr '\0' x; head -c 11000000 /dev/zero | tr '\0' y >&2; echo tail >&2`)
+	assert.Equal(t, 0, out.ExitCode)
+	assert.Len(t, out.Stdout, 10<<20)
+	assert.True(t, out.StdoutTruncated)
+	assert.Equal(t, strings.Repeat("x", 10<<20), out.Stdout)
+	assert.Len(t, out.Stderr, 10<<20)
+	assert.True(t, out.StderrTruncated)
+
+	out = s.bash(`head -c 10485760 /dev/zero | tr '\0' x`)
+	assert.Len(t, out.Stdout, 10<<20)
+	assert.False(t, out.StdoutTruncated, "exactly 10 MiB is not truncated")
+	s.requireServing()
+}
+
+// Binary output (as from `cat` on a binary file) is answered like any other,
+// truncated at 10 MiB, as valid JSON with U+FFFD for the bytes that are not
+// UTF-8.
+func TestBinaryOutputAnswered(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	path := filepath.Join(t.TempDir(), "blob.bin")
+	data := make([]byte, 12<<20)
+	for i := range data {
+		data[i] = byte(i*7 + i>>8) // every byte value, NULs and invalid UTF-8 included
+	}
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	id := s.newID()
+	s.callTool(id, "bash", map[string]any{"command": "cat " + path})
+	m, ok := s.tryNext(15 * time.Second)
+	if !ok {
+		_ = s.cmd.Process.Kill() // it would wait for the lost call at exit too
+		t.Fatalf("no answer to `cat` of a 12 MiB binary file within 15s")
+	}
+	require.Equal(t, strconv.Quote(id), m.idString())
+	require.True(t, utf8.Valid(m.Raw))
+	require.True(t, json.Valid(m.Raw))
+	out := m.bash(t)
+	assert.Equal(t, 0, out.ExitCode)
+	assert.True(t, out.StdoutTruncated)
+	assert.True(t, strings.HasPrefix(out.Stdout, "\x00\a\x0e\x15"), "%q", out.Stdout[:8])
+	assert.Contains(t, out.Stdout, "\uFFFD")
+	s.requireServing()
+}
+
+// Long commands (beyond what a warm shell is handed) run too.
+func TestLongCommand(t *testing.T) {
+	s := startServer(t, testContext(t), serverOptions{})
+	var b strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, "v%d=%d\n", i, i) // about 30 KB of script
+	}
+	b.WriteString(`echo "$v0 $v2999"`)
+	out := s.bash(b.String())
+	assert.Equal(t, 0, out.ExitCode, out.Stderr)
+	assert.Equal(t, "0 2999\n", out.Stdout)
+}
