@@ -8,6 +8,8 @@ need_apt=()
 command -v node >/dev/null || need_apt+=(nodejs npm)
 command -v script >/dev/null || need_apt+=(bsdutils)
 command -v gcc >/dev/null || need_apt+=(gcc)
+# runc runs the OCI bundles `boxsh spec` writes, in the tests.
+[ -x /usr/sbin/runc ] || command -v runc >/dev/null || need_apt+=(runc)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then echo "deps: run as root to install: ${need_apt[*]}" >&2; exit 1; fi
   apt-get update -qq
