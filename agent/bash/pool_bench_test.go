@@ -7,9 +7,9 @@ import (
 	"github.com/boxsh/boxsh/tool"
 )
 
-// BenchmarkRunEcho measures one sequential call of `echo x` through a pool
-// of four workers: the latency a client sees, less the protocol.
-func BenchmarkRunEcho(b *testing.B) {
+// benchmarkEcho runs `echo x` calls one after another through a pool of
+// four workers: the latency a client sees, less the protocol.
+func benchmarkEcho(b *testing.B, args tool.BashArgs) {
 	p, err := NewPool(Options{Workers: 4})
 	if err != nil {
 		b.Fatal(err)
@@ -18,27 +18,16 @@ func BenchmarkRunEcho(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		out, err := p.Run(ctx, nil, tool.BashArgs{Command: "echo x"})
+		out, err := p.Run(ctx, nil, args)
 		if err != nil || out.Stdout != "x\n" {
 			b.Fatalf("run: %v %+v", err, out)
 		}
 	}
 }
 
-// BenchmarkRunColdEcho is the same call with a shell started on demand (a
-// call with its own working directory), for comparison.
-func BenchmarkRunColdEcho(b *testing.B) {
-	p, err := NewPool(Options{Workers: 4})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		out, err := p.Run(ctx, nil, tool.BashArgs{Command: "echo x", Cwd: "/"})
-		if err != nil || out.Stdout != "x\n" {
-			b.Fatalf("run: %v %+v", err, out)
-		}
-	}
-}
+// BenchmarkRunEcho uses the warm shells.
+func BenchmarkRunEcho(b *testing.B) { benchmarkEcho(b, tool.BashArgs{Command: "echo x"}) }
+
+// BenchmarkRunColdEcho starts a shell per call (a call with its own working
+// directory does), for comparison.
+func BenchmarkRunColdEcho(b *testing.B) { benchmarkEcho(b, tool.BashArgs{Command: "echo x", Cwd: "/"}) }
