@@ -530,18 +530,12 @@ type capped struct {
 }
 
 func (c *capped) readFrom(r io.Reader) {
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			room := c.max - c.Len()
-			if n > room {
-				n, c.truncated = max(room, 0), true
-			}
-			c.Write(buf[:n])
-		}
-		if err != nil {
-			return
+	// Read straight into the buffer's memory, then drain what is over the
+	// cap.
+	n, err := c.ReadFrom(io.LimitReader(r, int64(c.max)))
+	if err == nil && n == int64(c.max) {
+		if extra, _ := io.Copy(io.Discard, r); extra > 0 {
+			c.truncated = true
 		}
 	}
 }
