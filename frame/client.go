@@ -170,13 +170,3 @@ func (p *Pending) Release() {
 		}
 	})
 }
-
-// Call sends a call and waits for its result.
-func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	p, err := c.Start(ctx, name, args)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Release()
-	return p.Wait()
-}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,10 +21,7 @@ import (
 // fakeBackend answers bash calls with the command as stdout; a command
 // "block" waits until its context ends, "fail" returns a plain error and
 // "bad" a protocol error.
-type fakeBackend struct {
-	mu    sync.Mutex
-	order []string
-}
+type fakeBackend struct{}
 
 type fakePending struct {
 	ctx  context.Context
@@ -34,9 +30,6 @@ type fakePending struct {
 }
 
 func (b *fakeBackend) Start(ctx context.Context, name string, args json.RawMessage) (Pending, error) {
-	b.mu.Lock()
-	b.order = append(b.order, string(args))
-	b.mu.Unlock()
 	return &fakePending{ctx, name, args}, nil
 }
 

@@ -92,7 +92,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if cfg.Sandbox.Enabled {
 		return startSandboxed(ctx, cfg)
 	}
-	return startProcess(cfg, nil)
+	return startProcess(cfg)
 }
 
 // initArgs are boxsh-init's arguments for cfg.
@@ -107,9 +107,8 @@ func initArgs(cfg Config) []string {
 	return args
 }
 
-// startProcess starts boxsh-init as a plain child process; attr, when set,
-// adds process attributes.
-func startProcess(cfg Config, attr *syscall.SysProcAttr) (*Instance, error) {
+// startProcess starts boxsh-init as a plain child process.
+func startProcess(cfg Config) (*Instance, error) {
 	front, back, err := socketPair()
 	if err != nil {
 		return nil, err
@@ -123,7 +122,6 @@ func startProcess(cfg Config, attr *syscall.SysProcAttr) (*Instance, error) {
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
-	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		front.Close()
 		return nil, fmt.Errorf("start %s: %w", cfg.InitPath, err)
@@ -162,9 +160,6 @@ func socketPair() (*os.File, *os.File, error) {
 	}
 	return os.NewFile(uintptr(fds[0]), "frames"), os.NewFile(uintptr(fds[1]), "frames-init"), nil
 }
-
-// Exited is closed when the process has exited.
-func (in *Instance) Exited() <-chan struct{} { return in.exited }
 
 // Stop ends boxsh-init: it closes the frame socket (boxsh-init then kills
 // what still runs and exits), and kills it if it has not exited after grace.

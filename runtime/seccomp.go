@@ -113,41 +113,27 @@ func SeccompFor(goarch string) *specs.LinuxSeccomp {
 	// Each rule below has one condition: runc ANDs the conditions of a rule,
 	// so alternatives (TIOCSTI or TIOCLINUX) are separate rules.
 	for _, name := range []string{"unshare", "clone"} {
-		sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{
-			Names:    []string{name},
-			Action:   specs.ActErrno,
-			ErrnoRet: &eperm,
-			Args: []specs.LinuxSeccompArg{{
-				Index:    0,
-				Value:    cloneNewUser,
-				ValueTwo: cloneNewUser,
-				Op:       specs.OpMaskedEqual,
-			}},
-		})
+		sc.Syscalls = append(sc.Syscalls, maskedRule(name, 0, cloneNewUser, cloneNewUser, &eperm))
 	}
-	sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{
-		Names:    []string{"socket"},
-		Action:   specs.ActErrno,
-		ErrnoRet: &eperm,
-		Args: []specs.LinuxSeccompArg{{
-			Index:    0,
-			Value:    lowWordMask,
-			ValueTwo: afUnix,
-			Op:       specs.OpMaskedEqual,
-		}},
-	})
+	sc.Syscalls = append(sc.Syscalls, maskedRule("socket", 0, lowWordMask, afUnix, &eperm))
 	for _, req := range []uint64{tiocsti, tioclinux} {
-		sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{
-			Names:    []string{"ioctl"},
-			Action:   specs.ActErrno,
-			ErrnoRet: &eperm,
-			Args: []specs.LinuxSeccompArg{{
-				Index:    1,
-				Value:    lowWordMask,
-				ValueTwo: req,
-				Op:       specs.OpMaskedEqual,
-			}},
-		})
+		sc.Syscalls = append(sc.Syscalls, maskedRule("ioctl", 1, lowWordMask, req, &eperm))
 	}
 	return sc
+}
+
+// maskedRule fails syscall name with *errno when argument index, masked with
+// mask, equals value.
+func maskedRule(name string, index uint, mask, value uint64, errno *uint) specs.LinuxSyscall {
+	return specs.LinuxSyscall{
+		Names:    []string{name},
+		Action:   specs.ActErrno,
+		ErrnoRet: errno,
+		Args: []specs.LinuxSeccompArg{{
+			Index:    index,
+			Value:    mask,
+			ValueTwo: value,
+			Op:       specs.OpMaskedEqual,
+		}},
+	}
 }

@@ -6,7 +6,10 @@ package tool
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 )
 
 // Content is one MCP content block of a tool result.
@@ -70,6 +73,21 @@ func Errorf(format string, args ...any) Result {
 	r := TextResult(fmt.Sprintf(format, args...))
 	r.IsError = true
 	return r
+}
+
+// ErrorText is err's message without the "op path: " prefix of
+// *fs.PathError and *os.LinkError, for tool messages that name the path
+// themselves.
+func ErrorText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	return err.Error()
 }
 
 // StructuredResult carries v as structuredContent and, as boxsh v3 does, its

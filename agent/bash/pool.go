@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"sort"
@@ -194,15 +193,6 @@ func (p *Pool) abandon(t *Ticket) {
 	}
 }
 
-// errText is err's message without the "op path: " prefix of *fs.PathError.
-func errText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
 // acquire waits for the ticket's worker.
 func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 	select {
@@ -327,7 +317,7 @@ func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out 
 		}
 		if err != nil {
 			p.abandon(t)
-			return out, release, fmt.Errorf("cwd %s: %s", args.Cwd, errText(err))
+			return out, release, fmt.Errorf("cwd %s: %s", args.Cwd, tool.ErrorText(err))
 		}
 	}
 	w, err := p.acquire(ctx, t)

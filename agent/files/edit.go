@@ -21,14 +21,14 @@ const utf8BOM = "\xef\xbb\xbf"
 func Edit(ctx context.Context, args tool.EditArgs) tool.Result {
 	path, fi, err := resolve(args.Path)
 	if err != nil {
-		return tool.Errorf("edit: cannot open file: %s: %s", args.Path, errText(err))
+		return tool.Errorf("edit: cannot open file: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	if fi.IsDir() {
 		return tool.Errorf("edit: cannot open file: %s: is a directory", args.Path)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return tool.Errorf("edit: cannot open file: %s: %s", args.Path, errText(err))
+		return tool.Errorf("edit: cannot open file: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	content := string(raw)
 	hasBOM := strings.HasPrefix(content, utf8BOM)
@@ -54,7 +54,7 @@ func Edit(ctx context.Context, args tool.EditArgs) tool.Result {
 		out = utf8BOM + out
 	}
 	if err := replaceFile(path, []byte(out), false); err != nil {
-		return tool.Errorf("edit: cannot write file: %s: %s", args.Path, errText(err))
+		return tool.Errorf("edit: cannot write file: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	return editResult(path, original, updated)
 }

@@ -47,17 +47,3 @@ func resolve(path string) (string, fs.FileInfo, error) {
 	}
 	return path, nil, err
 }
-
-// errText is the message of err without Go's "op path:" prefix, which the
-// tool message already carries.
-func errText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err.Error()
-	}
-	return err.Error()
-}

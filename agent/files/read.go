@@ -28,21 +28,21 @@ const maxImageFile = 64 << 20
 func Read(ctx context.Context, args tool.ReadArgs) tool.Result {
 	path, fi, err := resolve(args.Path)
 	if err != nil {
-		return tool.Errorf("read: cannot open file: %s: %s", args.Path, errText(err))
+		return tool.Errorf("read: cannot open file: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	if fi.IsDir() {
 		return tool.Errorf("read: cannot open file: %s: is a directory", args.Path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return tool.Errorf("read: cannot open file: %s: %s", args.Path, errText(err))
+		return tool.Errorf("read: cannot open file: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	defer f.Close()
 
 	head := make([]byte, filetype.HeadSize)
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return tool.Errorf("read: %s: %s", args.Path, errText(err))
+		return tool.Errorf("read: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	head = head[:n]
 	ft := filetype.Detect(head, fi.Size())
@@ -53,7 +53,7 @@ func Read(ctx context.Context, args tool.ReadArgs) tool.Result {
 		return metadata(ft.MIME, fi.Size())
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return tool.Errorf("read: %s: %s", args.Path, errText(err))
+		return tool.Errorf("read: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	return readText(ctx, f, ft.MIME, fi.Size(), args)
 }
@@ -116,7 +116,7 @@ func readText(ctx context.Context, f io.Reader, mime string, size int64, args to
 		line, err := readLine(br, DefaultMaxBytes)
 		if len(line) == 0 && err != nil {
 			if err != io.EOF {
-				return tool.Errorf("read: %s: %s", args.Path, errText(err))
+				return tool.Errorf("read: %s: %s", args.Path, tool.ErrorText(err))
 			}
 			break
 		}
@@ -148,7 +148,7 @@ func readText(ctx context.Context, f io.Reader, mime string, size int64, args to
 	if truncated {
 		n, err := countLines(br)
 		if err != nil {
-			return tool.Errorf("read: %s: %s", args.Path, errText(err))
+			return tool.Errorf("read: %s: %s", args.Path, tool.ErrorText(err))
 		}
 		totalLines = lineNo + n
 	}

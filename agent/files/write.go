@@ -26,7 +26,7 @@ func Write(ctx context.Context, args tool.WriteArgs) tool.Result {
 		return tool.Errorf("write: %s: %v", args.Path, err)
 	}
 	if err := replaceFile(args.Path, data, true); err != nil {
-		return tool.Errorf("write: cannot create file: %s: %s", args.Path, errText(err))
+		return tool.Errorf("write: cannot create file: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	return tool.TextResult(fmt.Sprintf("written %d bytes", len(data)))
 }

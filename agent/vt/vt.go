@@ -312,25 +312,15 @@ func (t *Terminal) input(r rune) {
 	case stateCSI:
 		switch {
 		case r >= '0' && r <= '9':
-			if len(t.inter) > 0 {
-				t.state = stateCSIIgnore
+			if !t.startParams() {
 				return
-			}
-			if t.nparams == 0 {
-				t.nparams = 1
-				t.params[0] = 0
 			}
 			if i := t.nparams - 1; i < maxParams {
 				t.params[i] = min(t.params[i]*10+int(r-'0'), maxParam)
 			}
 		case r == ';' || r == ':':
-			if len(t.inter) > 0 {
-				t.state = stateCSIIgnore
+			if !t.startParams() {
 				return
-			}
-			if t.nparams == 0 {
-				t.nparams = 1
-				t.params[0] = 0
 			}
 			if t.nparams < maxParams {
 				t.params[t.nparams] = 0
@@ -942,4 +932,19 @@ func (t *Terminal) respond(s string) {
 	if len(t.response) < 4096 {
 		t.response = append(t.response, s...)
 	}
+}
+
+// startParams begins the parameter list of a CSI sequence at its first
+// digit or separator. Parameters after intermediate bytes make the
+// sequence invalid: it is then ignored and startParams reports false.
+func (t *Terminal) startParams() bool {
+	if len(t.inter) > 0 {
+		t.state = stateCSIIgnore
+		return false
+	}
+	if t.nparams == 0 {
+		t.nparams = 1
+		t.params[0] = 0
+	}
+	return true
 }
