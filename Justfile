@@ -4,9 +4,10 @@ bin := "bin"
 version := `git describe --tags --always --dirty 2>/dev/null || echo dev`
 ldflags := "-s -w -X main.version=" + version
 
-# Build bin/boxsh and bin/boxsh-init.
+# Build bin/boxsh (cgo: libcontainer's nsenter and libseccomp) and bin/boxsh-init (static).
 build:
-    CGO_ENABLED=0 go build -trimpath -ldflags '{{ldflags}}' -o {{bin}}/ ./cmd/boxsh ./cmd/boxsh-init
+    CGO_ENABLED=1 go build -trimpath -tags seccomp -ldflags '{{ldflags}}' -o {{bin}}/ ./cmd/boxsh
+    CGO_ENABLED=0 go build -trimpath -ldflags '{{ldflags}}' -o {{bin}}/ ./cmd/boxsh-init
 
 # Unit tests, then end-to-end tests against the built binaries.
 test: build

@@ -211,7 +211,6 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--workers", "abc", "--rpc"}, "--workers"},
 		{[]string{"--workers=2000", "--rpc"}, "--workers"},
 		{[]string{"--rpc", "--workers"}, "--workers"},
-		{[]string{"--bind", "bogus:x"}, "bogus"},
 		{[]string{"--shell", ""}, "--shell"},
 		{[]string{"--rpc", "extra-arg"}, "extra-arg"},
 		{[]string{"--"}, "--"},
@@ -223,5 +222,12 @@ func TestBadFlags(t *testing.T) {
 		first, _, _ := strings.Cut(r.stderr, "\n")
 		assert.True(t, strings.HasPrefix(first, "boxsh: "), "%q: stderr %q", c.args, r.stderr)
 		assert.Contains(t, first, c.want, "%q", c.args)
+	}
+	// A bad --bind value exits with 1, as in boxsh v3 (its suite checks it).
+	for _, args := range [][]string{{"--bind", "bogus:x"}, {"--rpc", "--sandbox", "--bind", "cow:only-one-path"}} {
+		r := runBoxsh(t, ctx, "", args...)
+		assert.Equal(t, 1, r.code(), "%q: stderr %q", args, r.stderr)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		assert.Contains(t, r.stderr, "--bind", "%q", args)
 	}
 }

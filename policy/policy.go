@@ -42,9 +42,20 @@ func (b Bind) String() string {
 // ErrUsage marks errors in how boxsh was invoked (exit status 2).
 var ErrUsage = errors.New("usage")
 
-// usageErrorf formats an error that wraps ErrUsage.
-func usageErrorf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
+// ErrBind marks errors in the binds (--bind values, their paths, --try).
+// boxsh exits with status 1 for them, as boxsh v3 does; other usage errors
+// exit with 2.
+var ErrBind = errors.New("bind")
+
+// bindError is an error that is ErrBind.
+type bindError struct{ msg string }
+
+func (e bindError) Error() string        { return e.msg }
+func (e bindError) Is(target error) bool { return target == ErrBind }
+
+// BindErrorf formats an error that is ErrBind.
+func BindErrorf(format string, args ...any) error {
+	return bindError{fmt.Sprintf(format, args...)}
 }
 
 // ParseBind parses the value of --bind: ro:PATH, wr:PATH or cow:SRC:DST.
@@ -52,7 +63,7 @@ func usageErrorf(format string, args ...any) error {
 func ParseBind(spec, dir string) (Bind, error) {
 	mode, rest, ok := strings.Cut(spec, ":")
 	if !ok || rest == "" {
-		return Bind{}, usageErrorf("--bind %q: expected ro:PATH, wr:PATH or cow:SRC:DST", spec)
+		return Bind{}, BindErrorf("--bind %q: expected ro:PATH, wr:PATH or cow:SRC:DST", spec)
 	}
 	abs := func(p string) string {
 		if !filepath.IsAbs(p) {
@@ -67,11 +78,11 @@ func ParseBind(spec, dir string) (Bind, error) {
 	case CopyOnWrite:
 		src, dst, ok := strings.Cut(rest, ":")
 		if !ok || src == "" || dst == "" {
-			return Bind{}, usageErrorf("--bind %q: cow needs cow:SRC:DST", spec)
+			return Bind{}, BindErrorf("--bind %q: cow needs cow:SRC:DST", spec)
 		}
 		return Bind{Mode: CopyOnWrite, Src: abs(src), Dst: abs(dst)}, nil
 	}
-	return Bind{}, usageErrorf("--bind %q: unknown mode %q (use ro, wr or cow)", spec, mode)
+	return Bind{}, BindErrorf("--bind %q: unknown mode %q (use ro, wr or cow)", spec, mode)
 }
 
 // Sandbox is the sandbox part of the command line.
@@ -84,6 +95,11 @@ type Sandbox struct {
 	Binds []Bind
 	// Try is --try: a copy-on-write shell on the working directory.
 	Try bool
+	// HostSystem shows the host's whole /etc, /var and /run read-only
+	// rather than the selected /etc entries, as boxsh v3 does; --try sets
+	// it, so that a try shell behaves like the host (package databases,
+	// the resolver's files under /run).
+	HostSystem bool
 }
 
 // Validate checks the binds against the host: sources must exist, and no
@@ -93,10 +109,10 @@ func (s Sandbox) Validate() error {
 	seen := make(map[string]Bind)
 	for _, b := range s.Binds {
 		if _, err := os.Stat(b.Src); err != nil {
-			return usageErrorf("--bind %s: source %s: %v", b, b.Src, errors.Unwrap(err))
+			return BindErrorf("--bind %s: source %s: %v", b, b.Src, errors.Unwrap(err))
 		}
 		if prev, dup := seen[b.Dst]; dup {
-			return usageErrorf("--bind %s: %s is already bound by --bind %s", b, b.Dst, prev)
+			return BindErrorf("--bind %s: %s is already bound by --bind %s", b, b.Dst, prev)
 		}
 		seen[b.Dst] = b
 	}

@@ -40,8 +40,15 @@ type Config struct {
 	Shell   string
 	// LogLevel is passed on to boxsh-init.
 	LogLevel string
-	// Sandbox is the sandbox to start it in.
+	// Sandbox is the sandbox to start it in; Try must have been resolved
+	// (see ResolveTry).
 	Sandbox policy.Sandbox
+	// Cwd and Home are the caller's working and home directories on the
+	// host, which place boxsh-init inside the sandbox (see SandboxCwd
+	// and GatherProtectedPaths).
+	Cwd, Home string
+	// Version goes into the sandbox's spec.
+	Version string
 	// Stderr receives boxsh-init's diagnostics (default os.Stderr).
 	Stderr io.Writer
 	// Log receives the front's diagnostics.
@@ -82,9 +89,11 @@ type Instance struct {
 	Client *frame.Client
 
 	conn    net.Conn
-	cmd     *exec.Cmd
+	kill    func()
 	waitErr error
 	exited  chan struct{}
+	// cleanup runs once boxsh-init has exited.
+	cleanup func()
 }
 
 // Start starts boxsh-init with one end of a socket pair as fd 3.
@@ -126,20 +135,26 @@ func startProcess(cfg Config) (*Instance, error) {
 		front.Close()
 		return nil, fmt.Errorf("start %s: %w", cfg.InitPath, err)
 	}
-	return newInstance(front, cmd)
+	return newInstance(front, func() { _ = cmd.Process.Kill() }, cmd.Wait, nil)
 }
 
-func newInstance(conn *os.File, cmd *exec.Cmd) (*Instance, error) {
+// newInstance makes the Instance of a started boxsh-init, whose frame
+// socket is conn, that kill kills and wait waits for; cleanup runs after
+// it has exited.
+func newInstance(conn *os.File, kill func(), wait func() error, cleanup func()) (*Instance, error) {
 	c, err := net.FileConn(conn)
 	conn.Close()
 	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		kill()
+		_ = wait()
+		if cleanup != nil {
+			cleanup()
+		}
 		return nil, fmt.Errorf("frame socket: %w", err)
 	}
-	in := &Instance{Client: frame.NewClient(c, 0), conn: c, cmd: cmd, exited: make(chan struct{})}
+	in := &Instance{Client: frame.NewClient(c, 0), conn: c, kill: kill, exited: make(chan struct{}), cleanup: cleanup}
 	go func() {
-		in.waitErr = cmd.Wait()
+		in.waitErr = wait()
 		close(in.exited)
 	}()
 	return in, nil
@@ -168,14 +183,16 @@ func (in *Instance) Stop(grace time.Duration) error {
 	select {
 	case <-in.exited:
 	case <-time.After(grace):
-		_ = in.cmd.Process.Kill()
+		in.kill()
 		<-in.exited
 	}
-	var ee *exec.ExitError
-	if errors.As(in.waitErr, &ee) {
-		return fmt.Errorf("boxsh-init: %w", ee)
+	if in.cleanup != nil {
+		in.cleanup()
 	}
-	return in.waitErr
+	if in.waitErr != nil {
+		return fmt.Errorf("boxsh-init: %w", in.waitErr)
+	}
+	return nil
 }
 
 // Supervisor keeps a boxsh-init running for the front and forwards calls to

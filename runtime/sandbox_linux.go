@@ -2,10 +2,48 @@ package runtime
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
 )
 
-// startSandboxed starts boxsh-init inside the sandbox.
+// startSandboxed starts boxsh-init as the first process of a new sandbox,
+// with the frame socket as fd 3.
 func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
-	return nil, errors.New("--sandbox is not implemented yet")
+	front, back, err := socketPair()
+	if err != nil {
+		return nil, err
+	}
+	defer back.Close()
+	stderr := cfg.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	level := cfg.LogLevel
+	if level == "" {
+		level = "warn"
+	}
+	ct, err := StartContainer(ctx, ContainerConfig{
+		Sandbox:    cfg.Sandbox,
+		Args:       InitArgs(cfg.Workers, cfg.Shell, level),
+		Env:        os.Environ(),
+		Cwd:        cfg.Cwd,
+		Home:       cfg.Home,
+		InitPath:   cfg.InitPath,
+		Stderr:     stderr,
+		ExtraFiles: []*os.File{back},
+		Version:    cfg.Version,
+		Log:        cfg.Log,
+	})
+	if err != nil {
+		front.Close()
+		return nil, err
+	}
+	wait := func() error {
+		code, err := ct.Wait()
+		if err == nil && code != 0 {
+			err = fmt.Errorf("exit status %d", code)
+		}
+		return err
+	}
+	return newInstance(front, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
 }

@@ -7,6 +7,11 @@ import (
 	"errors"
 )
 
+// SandboxSupported tells whether this binary can start sandboxes.
+func SandboxSupported() error {
+	return errors.New("--sandbox is not supported on this system yet")
+}
+
 func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
-	return nil, errors.New("--sandbox is not supported on this system yet")
+	return nil, SandboxSupported()
 }

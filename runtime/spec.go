@@ -121,6 +121,13 @@ type HostPath struct {
 	Dir bool
 	// Link is the target of Path when Path is a symlink.
 	Link string
+	// Missing tells that Path does not exist on the host (a protected
+	// path that must not be created either; Dir then tells what it would
+	// be). MissingFrom is its first ancestor (or Path itself) that does
+	// not exist: the runtime creates the mount point from there, and
+	// RemovePlaceholders removes it again.
+	Missing     bool
+	MissingFrom string
 }
 
 // HostFacts are the facts about the host that the spec depends on, so that
@@ -131,7 +138,14 @@ type HostFacts struct {
 	// Etc are the EtcPaths that exist on the host (symlinks whose target
 	// does not exist are left out).
 	Etc []HostPath
+	// Whole are the HostSystemPaths that are directories on the host.
+	Whole []HostPath
 }
+
+// HostSystemPaths are the directories a sandbox with
+// policy.Sandbox.HostSystem (--try) shows whole, read-only, instead of
+// the EtcPaths.
+var HostSystemPaths = []string{"/etc", "/var", "/run"}
 
 // GatherHostFacts looks at the host's SystemPaths and EtcPaths.
 func GatherHostFacts() HostFacts {
@@ -144,6 +158,11 @@ func GatherHostFacts() HostFacts {
 	for _, p := range EtcPaths {
 		if hp, ok := lookupHostPath(p); ok {
 			h.Etc = append(h.Etc, hp)
+		}
+	}
+	for _, p := range HostSystemPaths {
+		if hp, ok := lookupHostPath(p); ok && hp.Dir && hp.Link == "" {
+			h.Whole = append(h.Whole, hp)
 		}
 	}
 	return h
@@ -213,8 +232,12 @@ type SpecConfig struct {
 	Host HostFacts
 	// Protect are host paths that wr binds expose but that stay
 	// read-only, bound over themselves after the binds (see
-	// GatherProtectedPaths).
+	// GatherProtectedPaths). Missing ones get an empty read-only file or
+	// directory from Placeholders, or are left out when it is empty.
 	Protect []HostPath
+	// Placeholders is a host directory with an empty file "file" and an
+	// empty directory "dir" (see PreparePlaceholders).
+	Placeholders string
 	// Seccomp is the seccomp filter (default DefaultSeccomp()).
 	Seccomp *specs.LinuxSeccomp
 	// Version goes into the VersionAnnotation.
@@ -290,7 +313,7 @@ var reservedDsts = []string{"/", "/dev", "/proc", "/.boxsh"}
 
 // BuildSpec makes the OCI runtime spec of the sandbox cfg describes (see
 // the package's notes above for its layout). It reads nothing from the
-// host. Errors in the binds wrap policy.ErrUsage.
+// host. Errors in the binds are policy.ErrBind.
 func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	if cfg.Rootfs == "" {
 		return nil, errors.New("spec: no root directory")
@@ -318,7 +341,13 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 		env = append(env, "PATH="+DefaultPATH)
 	}
 
-	mounts := systemMounts(cfg.Host, cfg.InitPath)
+	host := cfg.Host
+	if cfg.Sandbox.HostSystem {
+		host.Etc = nil
+	} else {
+		host.Whole = nil
+	}
+	mounts := systemMounts(host, cfg.InitPath)
 	for _, b := range binds {
 		mounts = append(mounts, bindMount(b))
 	}
@@ -330,7 +359,14 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 		if hp.Dir {
 			opts = slices.Clone(bindRO)
 		}
-		mounts = append(mounts, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: opts})
+		src := hp.Path
+		if hp.Missing {
+			if cfg.Placeholders == "" {
+				continue
+			}
+			src = filepath.Join(cfg.Placeholders, placeholderName(hp.Dir))
+		}
+		mounts = append(mounts, specs.Mount{Destination: hp.Path, Type: "bind", Source: src, Options: opts})
 	}
 
 	namespaces := []specs.LinuxNamespace{
@@ -391,6 +427,9 @@ func systemMounts(host HostFacts, initPath string) []specs.Mount {
 		if hp.Link == "" && hp.Dir {
 			ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: slices.Clone(bindRO)})
 		}
+	}
+	for _, hp := range host.Whole {
+		ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: slices.Clone(bindRO)})
 	}
 	for _, hp := range host.Etc {
 		if etcSymlink(hp) {
@@ -522,28 +561,28 @@ func orderBinds(binds []policy.Bind) ([]policy.Bind, error) {
 		switch b.Mode {
 		case policy.ReadOnly, policy.ReadWrite, policy.CopyOnWrite:
 		default:
-			return nil, fmt.Errorf("%w: --bind %s: unknown mode %q", policy.ErrUsage, b, b.Mode)
+			return nil, policy.BindErrorf("--bind %s: unknown mode %q", b, b.Mode)
 		}
 		for _, p := range []string{b.Src, b.Dst} {
 			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
-				return nil, fmt.Errorf("%w: --bind %s: %q is not a clean absolute path", policy.ErrUsage, b, p)
+				return nil, policy.BindErrorf("--bind %s: %q is not a clean absolute path", b, p)
 			}
 		}
 		for _, r := range reservedDsts {
 			if b.Dst == r || (r != "/" && r != "/dev" && isUnder(b.Dst, r)) {
-				return nil, fmt.Errorf("%w: --bind %s: cannot bind over %s", policy.ErrUsage, b, r)
+				return nil, policy.BindErrorf("--bind %s: cannot bind over %s", b, r)
 			}
 		}
 		if b.Mode == policy.CopyOnWrite {
 			if isUnder(b.Dst, b.Src) || isUnder(b.Src, b.Dst) {
-				return nil, fmt.Errorf("%w: --bind %s: SRC and DST must not contain one another", policy.ErrUsage, b)
+				return nil, policy.BindErrorf("--bind %s: SRC and DST must not contain one another", b)
 			}
 			if _, work := CowDirs(b); isUnder(work, b.Src) {
-				return nil, fmt.Errorf("%w: --bind %s: the work directory %s must not be in SRC", policy.ErrUsage, b, work)
+				return nil, policy.BindErrorf("--bind %s: the work directory %s must not be in SRC", b, work)
 			}
 		}
 		if prev, dup := seen[b.Dst]; dup {
-			return nil, fmt.Errorf("%w: --bind %s: %s is already bound by --bind %s", policy.ErrUsage, b, b.Dst, prev)
+			return nil, policy.BindErrorf("--bind %s: %s is already bound by --bind %s", b, b.Dst, prev)
 		}
 		seen[b.Dst] = b
 	}
@@ -594,10 +633,17 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 			shown = append(shown, hp.Path)
 		}
 	}
-	for _, hp := range host.Etc {
-		points = append(points, hp.Path)
-		if hp.Dir && !etcSymlink(hp) {
+	if sb.HostSystem {
+		for _, hp := range host.Whole {
+			points = append(points, hp.Path)
 			shown = append(shown, hp.Path)
+		}
+	} else {
+		for _, hp := range host.Etc {
+			points = append(points, hp.Path)
+			if hp.Dir && !etcSymlink(hp) {
+				shown = append(shown, hp.Path)
+			}
 		}
 	}
 	for _, b := range sb.Binds {
@@ -711,9 +757,10 @@ const gitScanDepth = 2
 // in home (the binds' and cwd, when a wr bind exposes it) and up to two
 // levels below them (not looking into hidden directories).
 //
-// Paths that do not exist are not returned: boxsh v3 also covers them, by
-// making an empty mount point on the host for the time of the sandbox, so
-// that they cannot be created either; that is left to the runtime.
+// Paths that do not exist are returned as Missing, so that they cannot be
+// created either: as in boxsh v3, the runtime binds an empty read-only
+// file or directory there, which makes an empty mount point on the host
+// for the time of the sandbox (see RemovePlaceholders).
 func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) []HostPath {
 	if !filepath.IsAbs(home) {
 		return nil
@@ -732,20 +779,32 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) []HostPath {
 	}
 	var out []HostPath
 	seen := map[string]bool{}
-	protect := func(p string) {
+	protect := func(p string, dir bool) {
 		if seen[p] || !writable(p) {
 			return
 		}
 		seen[p] = true
 		if hp, ok := lookupHostPath(p); ok {
 			out = append(out, hp)
+			return
 		}
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			return // a dangling symlink: it cannot be bound over
+		}
+		from := p
+		for d := filepath.Dir(p); d != filepath.Dir(d); d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); !os.IsNotExist(err) {
+				break
+			}
+			from = d
+		}
+		out = append(out, HostPath{Path: p, Dir: dir, Missing: true, MissingFrom: from})
 	}
 	for _, f := range protectedHomeFiles {
-		protect(filepath.Join(home, f))
+		protect(filepath.Join(home, f), false)
 	}
 	for _, d := range protectedHomeDirs {
-		protect(filepath.Join(home, d))
+		protect(filepath.Join(home, d), true)
 	}
 
 	var roots []string
@@ -764,7 +823,7 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) []HostPath {
 		}
 		repoDone[dir] = true
 		if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
-			protect(filepath.Join(dir, ".git", "hooks"))
+			protect(filepath.Join(dir, ".git", "hooks"), true)
 		}
 	}
 	type entry struct {
@@ -804,4 +863,46 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) []HostPath {
 		}
 	}
 	return out
+}
+
+// placeholderName is the name in SpecConfig.Placeholders of the empty
+// file or directory bound over a missing protected path.
+func placeholderName(dir bool) string {
+	if dir {
+		return "dir"
+	}
+	return "file"
+}
+
+// PreparePlaceholders makes the empty read-only file and directory of
+// SpecConfig.Placeholders in dir.
+func PreparePlaceholders(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "dir"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o444); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
+		return err
+	}
+	return os.Chmod(filepath.Join(dir, "dir"), 0o555)
+}
+
+// RemovePlaceholders removes the mount points that a sandbox left on the
+// host for the missing protected paths of protect, and the directories
+// made for them, as long as they are still empty (a file the user has
+// since written stays).
+func RemovePlaceholders(protect []HostPath) {
+	for _, hp := range protect {
+		if !hp.Missing {
+			continue
+		}
+		fi, err := os.Lstat(hp.Path)
+		if err == nil && ((fi.Mode().IsRegular() && fi.Size() == 0) || fi.IsDir()) {
+			os.Remove(hp.Path) // fails on a directory that is not empty
+		}
+		for d := filepath.Dir(hp.Path); isUnder(d, hp.MissingFrom); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break
+			}
+		}
+	}
 }

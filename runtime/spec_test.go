@@ -313,7 +313,7 @@ func TestBuildSpecErrors(t *testing.T) {
 			tc.edit(&cfg)
 			_, err := BuildSpec(cfg)
 			require.Error(t, err)
-			assert.Equal(t, tc.usage, errors.Is(err, policy.ErrUsage), err.Error())
+			assert.Equal(t, tc.usage, errors.Is(err, policy.ErrBind), err.Error())
 			assert.Contains(t, err.Error(), tc.msg)
 		})
 	}
@@ -541,9 +541,54 @@ func TestBuildSpecProtect(t *testing.T) {
 		{Destination: "/home/u/.ssh", Type: "bind", Source: "/home/u/.ssh", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}},
 	}, spec.Mounts[n-3:], "after the binds")
 
+	// Missing paths get the placeholders, or nothing without them.
+	missing := []HostPath{
+		{Path: "/home/u/.profile", Missing: true, MissingFrom: "/home/u/.profile"},
+		{Path: "/home/u/.gnupg", Dir: true, Missing: true, MissingFrom: "/home/u/.gnupg"},
+	}
+	cfg.Protect = missing
+	assert.Len(t, build(t, cfg).Mounts, n-2, "no placeholders: left out")
+	cfg.Placeholders = "/state/ph"
+	spec = build(t, cfg)
+	assert.Equal(t, []specs.Mount{
+		{Destination: "/home/u/.profile", Type: "bind", Source: "/state/ph/file", Options: []string{"bind", "ro", "nosuid", "nodev"}},
+		{Destination: "/home/u/.gnupg", Type: "bind", Source: "/state/ph/dir", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}},
+	}, spec.Mounts[len(spec.Mounts)-2:])
+
 	cfg.Protect = []HostPath{{Path: "relative"}}
 	_, err := BuildSpec(cfg)
 	assert.ErrorContains(t, err, "not a clean absolute path")
+}
+
+func TestRemovePlaceholders(t *testing.T) {
+	home := t.TempDir()
+	ph := filepath.Join(t.TempDir(), "ph")
+	require.NoError(t, PreparePlaceholders(ph))
+	assert.FileExists(t, filepath.Join(ph, "file"))
+	assert.DirExists(t, filepath.Join(ph, "dir"))
+
+	at := func(p string) string { return filepath.Join(home, p) }
+	protect := []HostPath{
+		{Path: at(".cargo/credentials.toml"), Missing: true, MissingFrom: at(".cargo")},
+		{Path: at(".profile"), Missing: true, MissingFrom: at(".profile")},
+		{Path: at(".zshrc"), Missing: true, MissingFrom: at(".zshrc")},
+		{Path: at(".ssh"), Dir: true, Missing: true, MissingFrom: at(".ssh")},
+		{Path: at(".bashrc")}, // existed: never removed
+	}
+	// What the runtime left as mount points, and what the user wrote since.
+	require.NoError(t, os.MkdirAll(at(".cargo"), 0o755))
+	require.NoError(t, os.MkdirAll(at(".ssh"), 0o755))
+	for _, f := range []string{".cargo/credentials.toml", ".profile", ".bashrc"} {
+		require.NoError(t, os.WriteFile(at(f), nil, 0o644))
+	}
+	require.NoError(t, os.WriteFile(at(".zshrc"), []byte("mine"), 0o644))
+
+	RemovePlaceholders(protect)
+	assert.NoDirExists(t, at(".cargo"), "made for the placeholder")
+	assert.NoFileExists(t, at(".profile"))
+	assert.NoDirExists(t, at(".ssh"))
+	assert.FileExists(t, at(".zshrc"), "written by the user meanwhile")
+	assert.FileExists(t, at(".bashrc"))
 }
 
 func TestGatherProtectedPaths(t *testing.T) {
@@ -566,20 +611,37 @@ func TestGatherProtectedPaths(t *testing.T) {
 	mk(".hidden/r/.git/hooks")     // in a hidden directory
 	mk("nohooks/.git")             // a repository without hooks
 	wr := func(p string) policy.Bind { return policy.Bind{Mode: policy.ReadWrite, Src: p, Dst: p} }
-	paths := func(hps []HostPath) []string {
+	// paths are the existing paths of hps, missing the missing ones.
+	list := func(hps []HostPath, missing bool) []string {
 		var out []string
 		for _, hp := range hps {
-			out = append(out, strings.TrimPrefix(hp.Path, home+"/"))
+			if hp.Missing == missing {
+				out = append(out, strings.TrimPrefix(hp.Path, home+"/"))
+			}
 		}
 		slices.Sort(out)
 		return out
 	}
+	paths := func(hps []HostPath) []string { return list(hps, false) }
 
 	t.Run("wr home", func(t *testing.T) {
 		got := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, home, "/")
 		assert.Equal(t, []string{".aws/credentials", ".bashrc", ".git/hooks", ".npmrc", ".ssh", "proj/.git/hooks", "proj/sub/.git/hooks"}, paths(got))
 		for _, hp := range got {
-			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || strings.HasSuffix(hp.Path, ".ssh"), hp.Dir, hp.Path)
+			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || strings.HasSuffix(hp.Path, ".ssh") ||
+				strings.HasSuffix(hp.Path, ".gnupg") || strings.HasSuffix(hp.Path, "gcloud"), hp.Dir, hp.Path)
+		}
+		// Missing ones are protected too, so that they cannot be created.
+		assert.Equal(t, []string{".bash_profile", ".cargo/credentials.toml", ".config/gcloud", ".gitconfig", ".gitmodules",
+			".gnupg", ".mcp.json", ".pip/pip.conf", ".profile", ".ripgreprc", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
+			list(got, true))
+		for _, hp := range got {
+			switch strings.TrimPrefix(hp.Path, home+"/") {
+			case ".cargo/credentials.toml":
+				assert.Equal(t, filepath.Join(home, ".cargo"), hp.MissingFrom, "the first missing ancestor")
+			case ".profile":
+				assert.Equal(t, hp.Path, hp.MissingFrom)
+			}
 		}
 	})
 	t.Run("wr parent of home", func(t *testing.T) {
@@ -594,6 +656,7 @@ func TestGatherProtectedPaths(t *testing.T) {
 		got := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Join(home, "proj"))}}, home, "/")
 		assert.Equal(t, []string{"proj/.git/hooks", "proj/sub/.git/hooks", "proj/sub/deep/.git/hooks"}, paths(got),
 			"two levels below the bind; the home files and home's own hooks are not writable, so not bound (not made visible)")
+		assert.Empty(t, list(got, true))
 	})
 	t.Run("not writable", func(t *testing.T) {
 		assert.Empty(t, GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{

@@ -8,6 +8,9 @@ need_apt=()
 command -v node >/dev/null || need_apt+=(nodejs npm)
 command -v script >/dev/null || need_apt+=(bsdutils)
 command -v gcc >/dev/null || need_apt+=(gcc)
+# libcontainer's seccomp support links libseccomp (cgo, found by pkg-config).
+dpkg -s libseccomp-dev >/dev/null 2>&1 || need_apt+=(libseccomp-dev)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 # runc runs the OCI bundles `boxsh spec` writes, in the tests.
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || need_apt+=(runc)
 if [ ${#need_apt[@]} -gt 0 ]; then

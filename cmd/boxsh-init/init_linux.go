@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 // childEnv marks the copy of boxsh-init that PID 1 starts.
@@ -28,11 +30,50 @@ func runAsInit() (int, bool) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(3, "frames")}
 	cmd.Env = append(os.Environ(), childEnv+"=1")
+	return supervise(cmd, "worker"), true
+}
+
+// runExec runs argv (boxsh-init --exec -- CMD ARGS...: the shell of shell
+// mode, or the command after --, in the sandbox) as the child of a minimal
+// init, and returns its exit status as a shell reports it. The command
+// gets its own process group, in the foreground of the terminal when
+// there is one, so that the terminal's signals reach it and not init.
+func runExec(argv []string) int {
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "boxsh-init: --exec needs a command")
+		return 2
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh: %s: %v\n", argv[0], err)
+		return 127
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if term.IsTerminal(0) {
+		cmd.SysProcAttr.Foreground = true
+		cmd.SysProcAttr.Ctty = 0
+	}
+	return supervise(cmd, argv[0])
+}
+
+// supervise starts cmd, passes the signals init receives on to it, reaps
+// every child (orphans included) and returns cmd's exit status: its code,
+// or 128+N after a death by signal N.
+func supervise(cmd *exec.Cmd, what string) int {
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD)
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "boxsh-init: start worker: %v\n", err)
-		return 1, true
+		fmt.Fprintf(os.Stderr, "boxsh-init: start %s: %v\n", what, err)
+		if os.IsNotExist(err) {
+			return 127
+		}
+		return 126
 	}
 	child := cmd.Process.Pid
 	for sig := range sigs {
@@ -48,11 +89,11 @@ func runAsInit() (int, bool) {
 			}
 			if pid == child {
 				if ws.Signaled() {
-					return 128 + int(ws.Signal()), true
+					return 128 + int(ws.Signal())
 				}
-				return ws.ExitStatus(), true
+				return ws.ExitStatus()
 			}
 		}
 	}
-	return 1, true
+	return 1
 }

@@ -19,6 +19,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "--exec" {
+		os.Exit(runExec(os.Args[2:]))
+	}
 	if code, ok := runAsInit(); ok {
 		os.Exit(code)
 	}

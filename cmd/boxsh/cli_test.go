@@ -50,10 +50,13 @@ func TestParseArgs(t *testing.T) {
 func TestParseArgsErrors(t *testing.T) {
 	for _, argv := range [][]string{
 		{"--workers"}, {"--workers", "0"}, {"--workers", "x"}, {"--workers=2000"},
-		{"--shell", ""}, {"--bind", "bogus:/x"}, {"--bind"}, {"--"}, {"--rpc", "--", "cmd"},
+		{"--shell", ""}, {"--bind"}, {"--"}, {"--rpc", "--", "cmd"},
 		{"--rpc", "script.sh"},
 	} {
 		_, err := parseArgs(argv, "/")
 		assert.ErrorIs(t, err, policy.ErrUsage, "%q", argv)
 	}
+	// As boxsh v3, a bad --bind value exits with 1, not 2.
+	_, err := parseArgs([]string{"--bind", "bogus:/x"}, "/")
+	assert.ErrorIs(t, err, policy.ErrBind)
 }

@@ -107,12 +107,36 @@ func serveRPC(opts options, log hclog.Logger) int {
 		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
 		return 1
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+		return 1
+	}
+	home := os.Getenv("HOME")
+	sb := opts.sandbox
+	if sb.Try {
+		var changes string
+		if sb, changes, err = runtime.ResolveTry(sb, cwd, home); err != nil {
+			fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
+	}
+	if sb.Enabled {
+		if err := runtime.SandboxSupported(); err != nil {
+			fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+			return 1
+		}
+	}
 	sup, err := runtime.NewSupervisor(ctx, runtime.Config{
 		InitPath: initPath,
 		Workers:  opts.workers,
 		Shell:    opts.shell,
 		LogLevel: log.GetLevel().String(),
-		Sandbox:  opts.sandbox,
+		Sandbox:  sb,
+		Cwd:      cwd,
+		Home:     home,
+		Version:  version,
 		Log:      log,
 	})
 	if err != nil {

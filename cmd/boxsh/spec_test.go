@@ -146,9 +146,9 @@ func TestSpecErrors(t *testing.T) {
 		{"rpc", "/i", []string{"--rpc"}, 2, "--rpc is not an option of spec"},
 		{"version", "/i", []string{"--version"}, 2, "--version"},
 		{"try", "/i", []string{"--try"}, 2, "--try is not an option of spec"},
-		{"bad bind", "/i", []string{"--bind", "rx:/tmp"}, 2, "unknown mode"},
-		{"missing source", "/i", []string{"--bind", "ro:/nonexistent/boxsh-test"}, 2, "source /nonexistent/boxsh-test"},
-		{"reserved", "/i", []string{"--bind", "wr:/proc"}, 2, "cannot bind over /proc"},
+		{"bad bind", "/i", []string{"--bind", "rx:/tmp"}, 1, "unknown mode"},
+		{"missing source", "/i", []string{"--bind", "ro:/nonexistent/boxsh-test"}, 1, "source /nonexistent/boxsh-test"},
+		{"reserved", "/i", []string{"--bind", "wr:/proc"}, 1, "cannot bind over /proc"},
 		{"no command", "/i", []string{"--"}, 2, "-- must be followed by a command"},
 		{"no boxsh-init", "", []string{}, 1, "cannot find boxsh-init"},
 	} {

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/term"
+
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime"
+)
+
+// runSandboxedShell runs the shell (or the command after --) in a new
+// sandbox, with boxsh-init as its PID 1: stdio passed through, or, when
+// stdin and stdout are a terminal, a terminal of the sandbox's own that
+// boxsh relays. It returns the shell's exit status (128+N after a death
+// by signal N).
+func runSandboxedShell(opts options, log hclog.Logger) int {
+	fail := func(err error) int {
+		if errors.Is(err, policy.ErrUsage) {
+			fmt.Fprintf(os.Stderr, "boxsh: %s (see boxsh --help)\n", strings.TrimPrefix(err.Error(), "usage: "))
+			return 2
+		}
+		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+		return 1
+	}
+	if err := runtime.SandboxSupported(); err != nil {
+		return fail(err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fail(err)
+	}
+	home := os.Getenv("HOME")
+	sb := opts.sandbox
+	sb.Enabled = true
+	if sb.Try {
+		var changes string
+		if sb, changes, err = runtime.ResolveTry(sb, cwd, home); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
+	}
+	initPath, err := runtime.FindInit()
+	if err != nil {
+		return fail(err)
+	}
+
+	tty := term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	env := os.Environ()
+	var argv []string
+	if opts.mode == modeCommand {
+		argv = opts.args
+	} else {
+		argv = []string{opts.shell}
+		// As boxsh v3: -i is not forced on a shell without a terminal.
+		if opts.interactive && tty {
+			argv = append(argv, "-i")
+		}
+		argv = append(argv, opts.args...)
+		if (opts.interactive && tty) || (len(opts.args) == 0 && tty) {
+			env = append(env, "PS1="+prompt(opts.sandbox.Try))
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+
+	ct, err := runtime.StartContainer(ctx, runtime.ContainerConfig{
+		Sandbox:  sb,
+		Args:     append([]string{runtime.InitMountPath, "--exec", "--"}, argv...),
+		Env:      env,
+		Cwd:      cwd,
+		Home:     home,
+		InitPath: initPath,
+		Terminal: tty,
+		Stdin:    os.Stdin,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Version:  version,
+		Log:      log,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer ct.Destroy()
+
+	var relayed chan struct{}
+	if tty {
+		restore, done, err := relayTerminal(ct.Console())
+		if err != nil {
+			log.Warn("terminal", "error", err)
+		}
+		defer restore()
+		relayed = done
+	}
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGWINCH {
+				if tty {
+					_ = pty.InheritSize(os.Stdin, ct.Console())
+				}
+				continue
+			}
+			_ = ct.Signal(sig)
+		case <-ct.Exited():
+			code, err := ct.Wait()
+			if err != nil {
+				log.Debug("sandbox exit", "error", err)
+			}
+			if relayed != nil {
+				// The rest of the output, until the terminal closes.
+				select {
+				case <-relayed:
+				case <-time.After(time.Second):
+				}
+			}
+			return code
+		}
+	}
+}
+
+// relayTerminal puts boxsh's terminal in raw mode, gives the sandbox's
+// terminal (console, its master side) the same size, and copies between
+// them. restore puts the terminal back; done is closed when the sandbox's
+// terminal has closed.
+func relayTerminal(console *os.File) (restore func(), done chan struct{}, err error) {
+	done = make(chan struct{})
+	_ = pty.InheritSize(os.Stdin, console)
+	state, err := term.MakeRaw(int(os.Stdin.Fd()))
+	restore = func() {
+		if state != nil {
+			_ = term.Restore(int(os.Stdin.Fd()), state)
+		}
+	}
+	go func() { _, _ = io.Copy(console, os.Stdin) }()
+	go func() {
+		_, _ = io.Copy(os.Stdout, console)
+		close(done)
+	}()
+	return restore, done, err
+}

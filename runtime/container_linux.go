@@ -1,0 +1,424 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	// The device rules of the cgroup managers (without it they refuse the
+	// spec's default device list).
+	_ "github.com/opencontainers/cgroups/devices"
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/seccomp"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+// ContainerConfig describes a sandbox to start and the process it runs.
+type ContainerConfig struct {
+	// Sandbox is the policy; Try must have been resolved (see ResolveTry).
+	Sandbox policy.Sandbox
+	// Args and Env are the process's, inside the sandbox.
+	Args []string
+	Env  []string
+	// Cwd is the caller's directory on the host (see SandboxCwd).
+	Cwd string
+	// InitPath is the host's boxsh-init, bound at InitMountPath.
+	InitPath string
+	// Home is the caller's home directory, for GatherProtectedPaths.
+	Home string
+	// Terminal gives the process a terminal of the sandbox's own: the
+	// master side is then Container.Console, and Stdin, Stdout and Stderr
+	// are not used.
+	Terminal bool
+	// Stdin, Stdout and Stderr are the process's standard streams.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// ExtraFiles become descriptors 3, 4, ... of the process.
+	ExtraFiles []*os.File
+	// Version goes into the spec's annotations.
+	Version string
+	// Log receives diagnostics.
+	Log hclog.Logger
+}
+
+// Container is a running sandbox: a rootless OCI container started by
+// libcontainer, whose first process (PID 1 of its PID namespace) runs
+// ContainerConfig.Args. When PID 1 exits, the kernel kills every other
+// process of the sandbox; when the front dies, PID 1 is killed
+// (parent-death signal), and with it the sandbox.
+type Container struct {
+	c       *libcontainer.Container
+	proc    *libcontainer.Process
+	dir     string
+	lock    *os.File
+	console *os.File
+	protect []HostPath
+
+	exited  chan struct{}
+	state   *os.ProcessState
+	waitErr error
+
+	destroyOnce sync.Once
+}
+
+// SandboxSupported tells whether this binary can start sandboxes: it needs
+// libcontainer's seccomp support (cgo and the seccomp build tag).
+func SandboxSupported() error {
+	if !seccomp.Enabled {
+		return errors.New("--sandbox needs a boxsh built with seccomp support (cgo, libseccomp-dev and -tags seccomp; `just build` does this)")
+	}
+	return nil
+}
+
+// StartContainer starts a sandbox and its process.
+func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retErr error) {
+	if err := SandboxSupported(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	log := cc.Log
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	routeLibcontainerLog(log)
+	root, err := StateRoot()
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	sweepStale(root, log)
+	dir, lock, err := newContainerDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	ct := &Container{dir: dir, lock: lock, exited: make(chan struct{})}
+	defer func() {
+		if retErr != nil {
+			ct.Destroy()
+		}
+	}()
+
+	host := GatherHostFacts()
+	ct.protect = GatherProtectedPaths(cc.Sandbox, cc.Home, cc.Cwd)
+	placeholders := filepath.Join(dir, "placeholders")
+	if err := PreparePlaceholders(placeholders); err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	if err := writeJSON(filepath.Join(dir, protectName), ct.protect); err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	rootfs := filepath.Join(dir, "rootfs")
+	if err := PrepareRootfs(rootfs, host); err != nil {
+		return nil, fmt.Errorf("start sandbox: prepare root: %w", err)
+	}
+	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	spec, err := BuildSpec(SpecConfig{
+		Sandbox:      cc.Sandbox,
+		Args:         cc.Args,
+		Env:          cc.Env,
+		Terminal:     cc.Terminal,
+		Cwd:          cc.Cwd,
+		UID:          uint32(os.Getuid()),
+		GID:          uint32(os.Getgid()),
+		Rootfs:       rootfs,
+		InitPath:     cc.InitPath,
+		Host:         host,
+		Protect:      ct.protect,
+		Placeholders: placeholders,
+		Version:      cc.Version,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rootless := os.Geteuid() != 0
+	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
+		CgroupName:      filepath.Base(dir),
+		Spec:            spec,
+		RootlessEUID:    rootless,
+		RootlessCgroups: rootless,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	// The sandbox dies with the front.
+	config.ParentDeathSignal = int(unix.SIGKILL)
+
+	ct.c, err = libcontainer.Create(dir, "state", config)
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
+	p := spec.Process
+	ct.proc = &libcontainer.Process{
+		Args:       p.Args,
+		Env:        p.Env,
+		Cwd:        p.Cwd,
+		Stdin:      cc.Stdin,
+		Stdout:     cc.Stdout,
+		Stderr:     cc.Stderr,
+		ExtraFiles: cc.ExtraFiles,
+		Init:       true,
+	}
+	var consoleParent *os.File
+	if cc.Terminal {
+		parent, child, err := socketPair()
+		if err != nil {
+			return nil, fmt.Errorf("start sandbox: console socket: %w", err)
+		}
+		defer child.Close()
+		consoleParent = parent
+		defer consoleParent.Close()
+		ct.proc.ConsoleSocket = child
+		ct.proc.Stdin, ct.proc.Stdout, ct.proc.Stderr = nil, nil, nil
+	}
+	if err := ct.c.Run(ct.proc); err != nil {
+		ct.proc = nil
+		return nil, explainStartError(err)
+	}
+	go func() {
+		ct.state, ct.waitErr = ct.proc.Wait()
+		close(ct.exited)
+	}()
+	if consoleParent != nil {
+		ct.console, err = recvFile(consoleParent)
+		if err != nil {
+			return nil, fmt.Errorf("start sandbox: receive terminal: %w", err)
+		}
+	}
+	return ct, nil
+}
+
+// Console is the master side of the sandbox's terminal (with
+// ContainerConfig.Terminal), else nil.
+func (ct *Container) Console() *os.File { return ct.console }
+
+// Exited is closed when the sandbox's first process has exited.
+func (ct *Container) Exited() <-chan struct{} { return ct.exited }
+
+// Wait waits for the sandbox's first process and returns its exit status
+// the way a shell reports it: the code, or 128+N for a death by signal N.
+func (ct *Container) Wait() (int, error) {
+	<-ct.exited
+	if ct.state == nil {
+		return 1, ct.waitErr
+	}
+	if ws, ok := ct.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ct.state.ExitCode(), nil
+}
+
+// Signal sends sig to the sandbox's first process.
+func (ct *Container) Signal(sig os.Signal) error {
+	return ct.proc.Signal(sig)
+}
+
+// Destroy kills what is left of the sandbox and removes its state: its
+// root directory, libcontainer's state and the console. The user's cow
+// directories stay.
+func (ct *Container) Destroy() {
+	ct.destroyOnce.Do(func() {
+		if ct.proc != nil {
+			_ = ct.proc.Signal(unix.SIGKILL)
+			select {
+			case <-ct.exited:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		if ct.c != nil {
+			_ = ct.c.Destroy()
+		}
+		if ct.console != nil {
+			ct.console.Close()
+		}
+		RemovePlaceholders(ct.protect)
+		_ = os.RemoveAll(ct.dir)
+		if ct.lock != nil {
+			ct.lock.Close()
+		}
+	})
+}
+
+// StateRoot is the directory of the running sandboxes' state, private to
+// the user: $XDG_RUNTIME_DIR/boxsh when that is set, else
+// $TMPDIR/boxsh-UID.
+func StateRoot() (string, error) {
+	var dir string
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
+		if fi, err := os.Stat(x); err == nil && fi.IsDir() && unix.Access(x, unix.W_OK) == nil {
+			dir = filepath.Join(x, "boxsh")
+		}
+	}
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("boxsh-%d", os.Getuid()))
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+		return "", fmt.Errorf("state directory: %w", err)
+	}
+	// It must be ours and private: in a shared /tmp another user could
+	// have made it first.
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("state directory: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("state directory %s is not a private directory of uid %d", dir, os.Getuid())
+	}
+	return dir, nil
+}
+
+// The files of a sandbox's state directory: lockName is locked by the
+// front for as long as the sandbox may run; protectName lists the
+// protected paths, whose placeholders are removed after the sandbox.
+const (
+	lockName    = "lock"
+	protectName = "protect.json"
+)
+
+// writeJSON writes v to the file p.
+func writeJSON(p string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p, b, 0o600)
+}
+
+// newContainerDir makes a new state directory under root and locks it.
+func newContainerDir(root string) (string, *os.File, error) {
+	dir, err := os.MkdirTemp(root, "sb-")
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return dir, lock, nil
+}
+
+// sweepStale removes the state directories of sandboxes whose front died
+// without cleaning up (SIGKILL): their lock is free. A directory without a
+// lock file is left alone for a minute, as it may be in the making.
+func sweepStale(root string, log hclog.Logger) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "sb-") {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
+		if err != nil {
+			if fi, serr := e.Info(); os.IsNotExist(err) && serr == nil && time.Since(fi.ModTime()) > time.Minute {
+				os.RemoveAll(dir)
+			}
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			log.Debug("removing the state of a dead sandbox", "dir", dir)
+			var protect []HostPath
+			if b, err := os.ReadFile(filepath.Join(dir, protectName)); err == nil && json.Unmarshal(b, &protect) == nil {
+				RemovePlaceholders(protect)
+			}
+			os.RemoveAll(dir)
+		}
+		f.Close()
+	}
+}
+
+// recvFile receives one descriptor sent with SCM_RIGHTS on sock.
+func recvFile(sock *os.File) (*os.File, error) {
+	name := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), name, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) != 1 {
+		return nil, fmt.Errorf("expected one control message, got %d", len(msgs))
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil {
+		return nil, err
+	}
+	if len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, fmt.Errorf("expected one descriptor, got %d", len(fds))
+	}
+	return os.NewFile(uintptr(fds[0]), string(name[:n])), nil
+}
+
+// explainStartError adds what to do to the errors of a failed start whose
+// cause is the kernel's configuration.
+func explainStartError(err error) error {
+	if hint := userNSHint(); hint != "" {
+		return fmt.Errorf("start sandbox: %w (%s)", err, hint)
+	}
+	return fmt.Errorf("start sandbox: %w", err)
+}
+
+// userNSHint names the kernel setting that keeps this user from making
+// user namespaces, if one does.
+func userNSHint() string {
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if read("/proc/sys/user/max_user_namespaces") == "0" {
+		return "user namespaces are disabled: set sysctl user.max_user_namespaces to a positive number"
+	}
+	if os.Geteuid() == 0 {
+		return ""
+	}
+	if read("/proc/sys/kernel/unprivileged_userns_clone") == "0" {
+		return "unprivileged user namespaces are disabled: set sysctl kernel.unprivileged_userns_clone=1"
+	}
+	if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
+		return "AppArmor restricts unprivileged user namespaces: set sysctl kernel.apparmor_restrict_unprivileged_userns=0 or give boxsh an AppArmor profile that allows userns"
+	}
+	return ""
+}
+
+// routeLibcontainerLog sends libcontainer's log (logrus, a global of its
+// own) to log: its errors, or everything when log is at debug level.
+func routeLibcontainerLog(log hclog.Logger) {
+	logrus.SetOutput(log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}))
+	logrus.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	if log.IsDebug() {
+		logrus.SetLevel(logrus.DebugLevel)
+	} else {
+		logrus.SetLevel(logrus.ErrorLevel)
+	}
+}
