@@ -61,7 +61,8 @@ func buildBinaries(dir string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/boxsh", "./cmd/boxsh-init")
+	// As just build: the front with libseccomp (the sandbox needs it).
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "seccomp", "-o", dir+string(filepath.Separator), "./cmd/boxsh", "./cmd/boxsh-init")
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -1,0 +1,177 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// requireRootless skips sandbox tests when run as root. A broken sandbox
+// tested as real root could change the host (its /etc, say); .ci/run runs
+// these tests as an unprivileged user, which is also how users run boxsh.
+func requireRootless(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		t.Skip("sandbox tests run only as an unprivileged user (as .ci/run does), never as real root")
+	}
+}
+
+// runBoxshIn runs boxsh with args in dir, with stdin, and returns what it
+// printed and its exit status.
+func runBoxshIn(t *testing.T, ctx context.Context, dir, stdin string, env []string, args ...string) runResult {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, boxshPath(), args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var stdout, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !assert.ErrorAs(t, err, &exitErr) {
+		t.FailNow()
+	}
+	require.NoError(t, ctx.Err(), "boxsh %q did not finish in time", args)
+	return runResult{stdout.String(), stderr.String(), cmd.ProcessState}
+}
+
+// sandboxShell runs `boxsh --sandbox [flags] -c script` in dir.
+func sandboxShell(t *testing.T, dir string, flags []string, script string) runResult {
+	t.Helper()
+	args := append(append([]string{"--sandbox"}, flags...), "-c", script)
+	return runBoxshIn(t, testContext(t), dir, "", nil, args...)
+}
+
+// TestSandboxView checks what a sandboxed command sees: root of a user
+// namespace, its own PID namespace with boxsh-init as PID 1, the system
+// directories read-only, a private /tmp, and none of the host's other
+// files (home directories, the working directory unless bound).
+func TestSandboxView(t *testing.T) {
+	requireRootless(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "host-file"), []byte("x"), 0o644))
+	home, _ := os.UserHomeDir()
+	r := sandboxShell(t, dir, nil, `
+		echo "id=$(id -u):$(id -g)"
+		echo "pid1=$(tr '\0' ' ' </proc/1/cmdline | head -c 36)"
+		echo "host=$(hostname)"
+		touch /usr/boxsh-probe 2>/dev/null && echo usr-writable
+		echo tmp > /tmp/probe && echo tmp-writable
+		test -e `+home+` && echo home-visible
+		test -e `+dir+`/host-file && echo cwd-visible
+		test -e /root && echo root-visible
+		pwd`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, "id=0:0\n")
+	assert.Contains(t, r.stdout, "pid1=/.boxsh/boxsh-init --exec -- /bin/sh\n")
+	assert.Contains(t, r.stdout, "host=boxsh\n")
+	assert.Contains(t, r.stdout, "tmp-writable\n")
+	for _, leak := range []string{"usr-writable", "home-visible", "cwd-visible", "root-visible"} {
+		assert.NotContains(t, r.stdout, leak)
+	}
+	assert.True(t, strings.HasSuffix(r.stdout, "/\n"), "an unbound cwd starts in /: %q", r.stdout)
+}
+
+// TestSandboxBinds checks ro, wr and cow binds from a command: a write to a
+// ro bind fails, one to a wr bind lands on the host, one through a cow bind
+// lands in DST and leaves SRC alone, deletions included.
+func TestSandboxBinds(t *testing.T) {
+	requireRootless(t)
+	base := t.TempDir()
+	ro, wr, src := filepath.Join(base, "ro"), filepath.Join(base, "wr"), filepath.Join(base, "src")
+	dst := filepath.Join(base, "dst")
+	for _, d := range []string{ro, wr, src} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ro, "f"), []byte("ro\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "keep"), []byte("src\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(src, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "sub", "gone"), []byte("src\n"), 0o644))
+
+	r := sandboxShell(t, src, []string{"--bind", "ro:" + ro, "--bind", "wr:" + wr, "--bind", "cow:" + src + ":" + dst}, `
+		cat `+ro+`/f
+		echo x > `+ro+`/f || echo ro-refused
+		echo w > `+wr+`/new && echo wr-ok
+		pwd
+		echo changed > keep && echo new > added && rm -r sub && echo cow-ok
+		ls`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Equal(t, "ro\nro-refused\nwr-ok\n"+dst+"\ncow-ok\nadded\nkeep\n", r.stdout)
+	assert.Contains(t, r.stderr, "Read-only file system")
+
+	got, err := os.ReadFile(filepath.Join(wr, "new"))
+	require.NoError(t, err)
+	assert.Equal(t, "w\n", string(got))
+	got, err = os.ReadFile(filepath.Join(src, "keep"))
+	require.NoError(t, err)
+	assert.Equal(t, "src\n", string(got), "SRC never changes")
+	assert.FileExists(t, filepath.Join(src, "sub", "gone"))
+	got, err = os.ReadFile(filepath.Join(dst, "keep"))
+	require.NoError(t, err)
+	assert.Equal(t, "changed\n", string(got), "writes land in DST")
+	assert.DirExists(t, filepath.Join(base, ".boxsh", "dst"), "the overlay's work directory")
+
+	// A second run sees the first one's changes (DST persists).
+	r = sandboxShell(t, src, []string{"--bind", "cow:" + src + ":" + dst}, "cat keep; test -e sub || echo sub-still-gone")
+	assert.Equal(t, "changed\nsub-still-gone\n", r.stdout, r.stderr)
+}
+
+// TestSandboxShellExitAndSignals checks that shell mode passes the exit
+// status, stdin and a death by signal through the sandbox.
+func TestSandboxShellExitAndSignals(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	r := runBoxshIn(t, ctx, t.TempDir(), "", nil, "--sandbox", "-c", "exit 42")
+	assert.Equal(t, 42, r.code(), r.stderr)
+	r = runBoxshIn(t, ctx, t.TempDir(), "echo from-stdin\n", nil, "--sandbox")
+	assert.Equal(t, 0, r.code(), r.stderr)
+	assert.Equal(t, "from-stdin\n", r.stdout)
+	r = runBoxshIn(t, ctx, t.TempDir(), "", nil, "--sandbox", "-c", "kill -TERM $$")
+	assert.Equal(t, 128+15, r.code(), r.stderr)
+	r = runBoxshIn(t, ctx, t.TempDir(), "", nil, "--sandbox", "--", "sh", "-c", "echo cmd $0", "arg0")
+	assert.Equal(t, "cmd arg0\n", r.stdout, r.stderr)
+	r = runBoxshIn(t, ctx, t.TempDir(), "", nil, "--sandbox", "--", "no-such-command-boxsh")
+	assert.Equal(t, 127, r.code())
+	assert.Contains(t, r.stderr, "no-such-command-boxsh")
+}
+
+// TestSandboxRPC checks that in --rpc --sandbox mode the commands and the
+// file tools see the same sandbox: a file written by one is read by the
+// other, writes to ro binds and reads of unbound host paths fail.
+func TestSandboxRPC(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	base := t.TempDir()
+	ro := filepath.Join(base, "ro")
+	require.NoError(t, os.Mkdir(ro, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ro, "f"), []byte("ro\n"), 0o644))
+	secret := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("s3cret\n"), 0o600))
+
+	s := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--bind", "ro:" + ro}, dir: base})
+	out := s.bash("echo hi > /tmp/shared; id -u; cat /proc/1/cmdline | tr '\\0' ' '")
+	require.Equal(t, 0, out.ExitCode, out.Stderr)
+	assert.Equal(t, "0\n/.boxsh/boxsh-init --workers 4 --shell /bin/sh --log-level warn ", out.Stdout)
+
+	read := s.call("read", map[string]any{"path": "/tmp/shared"}).toolResult(t)
+	assert.False(t, read.IsError, read.text())
+	assert.Equal(t, "hi\n", read.text(), "file tools see the sandbox's /tmp")
+
+	requireToolFailure(t, s.call("write", map[string]any{"path": filepath.Join(ro, "f"), "content": "x"}), "read-only file system")
+	requireToolFailure(t, s.call("read", map[string]any{"path": secret}), "no such file")
+	requireToolFailure(t, s.call("edit", map[string]any{"path": filepath.Join(ro, "f"),
+		"edits": []map[string]any{{"oldText": "ro", "newText": "rw"}}}), "read-only file system")
+	got, err := os.ReadFile(filepath.Join(ro, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "ro\n", string(got))
+}
