@@ -17,43 +17,47 @@ import (
 // When stdin closes, calls still running are finished and answered before
 // boxsh exits with status 0.
 func TestStdinClosedWhileCallsRun(t *testing.T) {
-	s := startServer(t, testContext(t), serverOptions{})
-	s.callTool("slow", "bash", map[string]any{"command": "sleep 1; echo done"})
-	s.callTool("quick", "bash", map[string]any{"command": "echo quick"})
-	s.request("ping", "ping", nil)
-	rest := s.drain()
-	byID := map[string]message{}
-	for _, m := range rest {
-		byID[m.idString()] = m
-	}
-	require.Len(t, byID, 3, "every request answered once: %v", rest)
-	require.Len(t, rest, 3)
-	assert.Equal(t, "done\n", byID[`"slow"`].bash(t).Stdout)
-	assert.Equal(t, "quick\n", byID[`"quick"`].bash(t).Stdout)
-	assert.JSONEq(t, `{}`, string(byID[`"ping"`].Result))
-	s.requireExitZero()
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: args})
+		s.callTool("slow", "bash", map[string]any{"command": "sleep 1; echo done"})
+		s.callTool("quick", "bash", map[string]any{"command": "echo quick"})
+		s.request("ping", "ping", nil)
+		rest := s.drain()
+		byID := map[string]message{}
+		for _, m := range rest {
+			byID[m.idString()] = m
+		}
+		require.Len(t, byID, 3, "every request answered once: %v", rest)
+		require.Len(t, rest, 3)
+		assert.Equal(t, "done\n", byID[`"slow"`].bash(t).Stdout)
+		assert.Equal(t, "quick\n", byID[`"quick"`].bash(t).Stdout)
+		assert.JSONEq(t, `{}`, string(byID[`"ping"`].Result))
+		s.requireExitZero()
+	})
 }
 
 // A command that leaves a background process behind is answered, and once
 // boxsh has exited no process of it remains.
 func TestNoOrphansAfterExit(t *testing.T) {
-	s := startServer(t, testContext(t), serverOptions{})
-	quiet := sleepMarker(300)
-	loud := sleepMarker(300) // keeps the output pipes open
-	killMarkedAtCleanup(t, quiet)
-	killMarkedAtCleanup(t, loud)
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: args})
+		quiet := sleepMarker(300)
+		loud := sleepMarker(300) // keeps the output pipes open
+		killMarkedAtCleanup(t, quiet)
+		killMarkedAtCleanup(t, loud)
 
-	out := s.bash(fmt.Sprintf("sleep %s >/dev/null 2>&1 & echo started", quiet))
-	assert.Equal(t, "started\n", out.Stdout)
-	out = s.bash(fmt.Sprintf("sleep %s & echo started-too", loud))
-	assert.Equal(t, "started-too\n", out.Stdout, "the answer does not wait for a background process holding stdout")
-	waitForProcess(t, quiet)
-	waitForProcess(t, loud)
-	init := findChild(t, s.pid(), "boxsh-init")
+		out := s.bash(fmt.Sprintf("sleep %s >/dev/null 2>&1 & echo started", quiet))
+		assert.Equal(t, "started\n", out.Stdout)
+		out = s.bash(fmt.Sprintf("sleep %s & echo started-too", loud))
+		assert.Equal(t, "started-too\n", out.Stdout, "the answer does not wait for a background process holding stdout")
+		waitForProcess(t, quiet)
+		waitForProcess(t, loud)
+		init := findChild(t, s.pid(), "boxsh-init")
 
-	s.requireExitZero()
-	requireNoProcess(t, 5*time.Second, quiet, loud)
-	requireGone(t, init, "boxsh-init")
+		s.requireExitZero()
+		requireNoProcess(t, 5*time.Second, quiet, loud)
+		requireGone(t, init, "boxsh-init")
+	})
 }
 
 // requireGone requires that pid, a process named comm, has ended (or is a
@@ -77,29 +81,31 @@ func isZombie(pid int) bool {
 // notifications/cancelled of a running call kills its process group, and
 // no answer is sent for it; the next call works.
 func TestCancelRunningCall(t *testing.T) {
-	s := startServer(t, testContext(t), serverOptions{})
-	marker := sleepMarker(30)
-	child := sleepMarker(30)
-	killMarkedAtCleanup(t, marker)
-	killMarkedAtCleanup(t, child)
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: args})
+		marker := sleepMarker(30)
+		child := sleepMarker(30)
+		killMarkedAtCleanup(t, marker)
+		killMarkedAtCleanup(t, child)
 
-	s.callTool(5, "bash", map[string]any{"command": fmt.Sprintf("(sleep %s &); sleep %s; echo finished", child, marker)})
-	waitForProcess(t, marker)
-	waitForProcess(t, child)
-	s.request(noID, "notifications/cancelled", map[string]any{"requestId": 5, "reason": "user pressed stop"})
-	requireNoProcess(t, 5*time.Second, marker, child)
+		s.callTool(5, "bash", map[string]any{"command": fmt.Sprintf("(sleep %s &); sleep %s; echo finished", child, marker)})
+		waitForProcess(t, marker)
+		waitForProcess(t, child)
+		s.request(noID, "notifications/cancelled", map[string]any{"requestId": 5, "reason": "user pressed stop"})
+		requireNoProcess(t, 5*time.Second, marker, child)
 
-	// The next call is answered, and is the next response.
-	s.requireServing()
-	// A cancellation of an unknown or finished request is ignored.
-	s.request(noID, "notifications/cancelled", map[string]any{"requestId": 99})
-	s.request(noID, "notifications/cancelled", map[string]any{"requestId": 5})
-	s.requireServing()
+		// The next call is answered, and is the next response.
+		s.requireServing()
+		// A cancellation of an unknown or finished request is ignored.
+		s.request(noID, "notifications/cancelled", map[string]any{"requestId": 99})
+		s.request(noID, "notifications/cancelled", map[string]any{"requestId": 5})
+		s.requireServing()
 
-	for _, m := range s.drain() {
-		t.Errorf("unexpected response after the cancellation: %s", truncate(m.Raw))
-	}
-	s.requireExitZero()
+		for _, m := range s.drain() {
+			t.Errorf("unexpected response after the cancellation: %s", truncate(m.Raw))
+		}
+		s.requireExitZero()
+	})
 }
 
 // A call cancelled while it waits for a worker never runs and is not
@@ -177,62 +183,78 @@ func TestStalledClientMemory(t *testing.T) {
 // When boxsh-init dies, the call it was running is answered as failed and
 // the next call runs on a fresh boxsh-init.
 func TestBoxshInitKilled(t *testing.T) {
-	s := startServer(t, testContext(t), serverOptions{})
-	s.requireServing()
-	init := findChild(t, s.pid(), "boxsh-init")
-	marker := sleepMarker(30)
-	killMarkedAtCleanup(t, marker)
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: args})
+		s.requireServing()
+		init := findChild(t, s.pid(), "boxsh-init")
+		marker := sleepMarker(30)
+		killMarkedAtCleanup(t, marker)
 
-	s.callTool("victim", "bash", map[string]any{"command": "sleep " + marker})
-	waitForProcess(t, marker)
-	require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
+		s.callTool("victim", "bash", map[string]any{"command": "sleep " + marker})
+		waitForProcess(t, marker)
+		require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
 
-	m := s.expect(`"victim"`)
-	if m.Error == nil {
-		r := m.toolResult(t)
-		assert.True(t, r.IsError, "the lost call must fail: %s", m.Raw)
-		assert.Contains(t, r.text(), "boxsh-init")
-	}
+		m := s.expect(`"victim"`)
+		if m.Error == nil {
+			r := m.toolResult(t)
+			assert.True(t, r.IsError, "the lost call must fail: %s", m.Raw)
+			assert.Contains(t, r.text(), "boxsh-init")
+		}
 
-	s.requireServing()
-	fresh := findChild(t, s.pid(), "boxsh-init")
-	assert.NotEqual(t, init, fresh, "a new boxsh-init runs the next call")
-	s.requireServing()
-	assert.Empty(t, s.drain())
-	s.requireExitZero()
+		s.requireServing()
+		fresh := findChild(t, s.pid(), "boxsh-init")
+		assert.NotEqual(t, init, fresh, "a new boxsh-init runs the next call")
+		s.requireServing()
+		assert.Empty(t, s.drain())
+		s.requireExitZero()
+	})
 }
 
 // The command a killed boxsh-init was running does not outlive boxsh.
 func TestNoOrphansAfterBoxshInitKilled(t *testing.T) {
-	s := startServer(t, testContext(t), serverOptions{})
-	marker := sleepMarker(30)
-	killMarkedAtCleanup(t, marker)
-	s.callTool("victim", "bash", map[string]any{"command": "sleep " + marker})
-	waitForProcess(t, marker)
-	require.NoError(t, syscall.Kill(findChild(t, s.pid(), "boxsh-init"), syscall.SIGKILL))
-	s.expect(`"victim"`)
-	s.requireServing()
-	assert.Empty(t, s.drain())
-	s.requireExitZero()
-	requireNoProcess(t, 5*time.Second, marker)
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: args})
+		marker := sleepMarker(30)
+		killMarkedAtCleanup(t, marker)
+		s.callTool("victim", "bash", map[string]any{"command": "sleep " + marker})
+		waitForProcess(t, marker)
+		require.NoError(t, syscall.Kill(findChild(t, s.pid(), "boxsh-init"), syscall.SIGKILL))
+		s.expect(`"victim"`)
+		s.requireServing()
+		assert.Empty(t, s.drain())
+		s.requireExitZero()
+		requireNoProcess(t, 5*time.Second, marker)
+	})
 }
 
 // SIGTERM makes boxsh exit promptly, even with its input still open and a
 // call running, and leaves no process behind.
 func TestSIGTERM(t *testing.T) {
-	s := startServer(t, testContext(t), serverOptions{})
-	marker := sleepMarker(300)
-	killMarkedAtCleanup(t, marker)
-	s.callTool(1, "bash", map[string]any{"command": "sleep " + marker})
-	waitForProcess(t, marker)
-	init := findChild(t, s.pid(), "boxsh-init")
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: args})
+		marker := sleepMarker(300)
+		killMarkedAtCleanup(t, marker)
+		s.callTool(1, "bash", map[string]any{"command": "sleep " + marker})
+		waitForProcess(t, marker)
+		init := findChild(t, s.pid(), "boxsh-init")
 
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-s.exited:
-	case <-time.After(8 * time.Second):
-		t.Errorf("boxsh still running 8s after SIGTERM (its stdin still open)")
-	}
-	requireNoProcess(t, 5*time.Second, marker)
-	requireGone(t, init, "boxsh-init")
+		require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+		select {
+		case <-s.exited:
+		case <-time.After(8 * time.Second):
+			t.Errorf("boxsh still running 8s after SIGTERM (its stdin still open)")
+		}
+		requireNoProcess(t, 5*time.Second, marker)
+		requireGone(t, init, "boxsh-init")
+	})
+}
+
+// inBothModes runs test without and (rootless only) with --sandbox, args
+// being the flags to start boxsh with.
+func inBothModes(t *testing.T, test func(t *testing.T, args []string)) {
+	t.Run("plain", func(t *testing.T) { test(t, nil) })
+	t.Run("sandbox", func(t *testing.T) {
+		requireRootless(t)
+		test(t, []string{"--sandbox"})
+	})
 }

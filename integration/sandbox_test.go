@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,4 +175,30 @@ func TestSandboxRPC(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(ro, "f"))
 	require.NoError(t, err)
 	assert.Equal(t, "ro\n", string(got))
+}
+
+// TestSandboxRestartKeepsCowWork checks that when boxsh-init dies, the
+// next call runs in a fresh sandbox that still sees the work done through
+// a cow bind (DST persists), and that the killed sandbox's state is gone.
+func TestSandboxRestartKeepsCowWork(t *testing.T) {
+	requireRootless(t)
+	base := t.TempDir()
+	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
+	require.NoError(t, os.Mkdir(src, 0o755))
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--bind", "cow:" + src + ":" + dst}, dir: src})
+	out := s.bash("echo work > done.txt && pwd")
+	require.Equal(t, 0, out.ExitCode, out.Stderr)
+	assert.Equal(t, dst+"\n", out.Stdout)
+
+	init := findChild(t, s.pid(), "boxsh-init")
+	require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
+	requireGone(t, init, "boxsh-init")
+	// A call that races with the death may be lost; then one runs.
+	require.Eventually(t, func() bool {
+		return !s.call("bash", map[string]any{"command": "true"}).toolResult(t).IsError
+	}, 5*time.Second, 50*time.Millisecond, "the next call runs in a new sandbox")
+	out = s.bash("cat done.txt")
+	assert.Equal(t, "work\n", out.Stdout, out.Stderr)
+	assert.NotEqual(t, init, findChild(t, s.pid(), "boxsh-init"))
+	assert.NoFileExists(t, filepath.Join(src, "done.txt"))
 }
