@@ -40,6 +40,7 @@ func main() {
 	flag.IntVar(&c.Pipelined, "pipelined", 1500, "calls written at once for the throughput figure")
 	flag.IntVar(&c.Reads, "reads", 1000, "read-tool calls to time")
 	flag.IntVar(&c.BigRuns, "big", 10, "8 MiB outputs to time")
+	flag.BoolVar(&c.Sandbox, "sandbox", false, "run the servers with --sandbox")
 	flag.DurationVar(&c.Timeout, "timeout", time.Minute, "longest wait for any one answer")
 	flag.Parse()
 

@@ -56,7 +56,7 @@ type server struct {
 // file), so cmd.Wait returns as soon as the server process itself exits,
 // whatever its descendants still hold open, and never closes the pipe
 // while answers are unread.
-func startServer(bin string, workers int, timeout time.Duration) (*server, error) {
+func startServer(bin string, args []string, timeout time.Duration) (*server, error) {
 	stderr, err := os.CreateTemp("", "boxsh-bench-stderr-")
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func startServer(bin string, workers int, timeout time.Duration) (*server, error
 		stderr.Close()
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--rpc", "--workers", fmt.Sprint(workers))
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = stdoutW, stderr
 	stdin, err := cmd.StdinPipe()

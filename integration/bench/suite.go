@@ -28,14 +28,29 @@ var bigCommand = fmt.Sprintf("head -c %d /dev/zero | tr '\\0' A", bigBytes)
 
 // config is the workload of one bench run.
 type config struct {
-	Workers    int           `json:"workers"`
-	ColdRuns   int           `json:"cold_runs"`
-	Warmup     int           `json:"warmup"`
-	RoundTrips int           `json:"round_trips"`
-	Pipelined  int           `json:"pipelined"`
-	Reads      int           `json:"reads"`
-	BigRuns    int           `json:"big_runs"`
-	Timeout    time.Duration `json:"-"`
+	Workers    int `json:"workers"`
+	ColdRuns   int `json:"cold_runs"`
+	Warmup     int `json:"warmup"`
+	RoundTrips int `json:"round_trips"`
+	Pipelined  int `json:"pipelined"`
+	Reads      int `json:"reads"`
+	BigRuns    int `json:"big_runs"`
+	// Sandbox runs the servers with --sandbox (the read bench binds its
+	// directory read-only).
+	Sandbox bool          `json:"sandbox"`
+	Timeout time.Duration `json:"-"`
+}
+
+// serverArgs are the arguments of a server for c, with extra binds.
+func (c config) serverArgs(binds ...string) []string {
+	args := []string{"--rpc", "--workers", fmt.Sprint(c.Workers)}
+	if c.Sandbox {
+		args = append(args, "--sandbox")
+		for _, b := range binds {
+			args = append(args, "--bind", b)
+		}
+	}
+	return args
 }
 
 // target is one binary under test and what was measured on it.
@@ -117,8 +132,8 @@ func (ty *tally) report(t *target, what string) {
 
 // session starts a server for t, performs the handshake, runs fn on it and
 // shuts it down. Unexpected messages and an unclean exit become problems.
-func session(t *target, c config, what string, fn func(s *server) error) error {
-	s, err := startServer(t.Bin, c.Workers, c.Timeout)
+func session(t *target, c config, what string, fn func(s *server) error, binds ...string) error {
+	s, err := startServer(t.Bin, c.serverArgs(binds...), c.Timeout)
 	if err != nil {
 		return err
 	}
@@ -200,7 +215,7 @@ func measureColdStart(t *target, c config) error {
 // to the process exit.
 func coldStart(t *target, c config, answers, exitChecks *tally) (start, exit time.Duration, err error) {
 	begin := time.Now()
-	s, err := startServer(t.Bin, c.Workers, c.Timeout)
+	s, err := startServer(t.Bin, c.serverArgs(), c.Timeout)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -349,7 +364,7 @@ func measureRead(t *target, c config) error {
 		t.set("read_median_ms", ms(lat.median()))
 		t.set("read_p99_ms", ms(lat.percentile(99)))
 		return nil
-	})
+	}, "ro:"+dir)
 }
 
 // smallText is n bytes (n a multiple of 64) of numbered 64-byte lines.
