@@ -17,6 +17,7 @@ import (
 
 	"github.com/boxsh/boxsh/agent/bash"
 	"github.com/boxsh/boxsh/agent/files"
+	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/agent/terminal"
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/tool"
@@ -36,6 +37,9 @@ type Config struct {
 	Env []string
 	// Log receives diagnostics.
 	Log hclog.Logger
+	// Reaper, when boxsh-init is PID 1, starts every child process, so
+	// that it can reap the orphans without taking their exit status.
+	Reaper *reap.Reaper
 }
 
 // Agent runs tools for the front.
@@ -55,11 +59,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxOtherCalls <= 0 {
 		cfg.MaxOtherCalls = 16
 	}
-	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, Log: cfg.Log.Named("bash")})
+	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, Log: cfg.Log.Named("bash"), Reaper: cfg.Reaper})
 	if err != nil {
 		return nil, fmt.Errorf("start worker pool: %w", err)
 	}
-	terms := terminal.NewManager(terminal.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("terminal")})
+	terms := terminal.NewManager(terminal.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("terminal"), Reaper: cfg.Reaper})
 	return &Agent{cfg: cfg, pool: pool, terms: terms, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls)}, nil
 }
 

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,6 +176,15 @@ func TestSandboxRPC(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(ro, "f"))
 	require.NoError(t, err)
 	assert.Equal(t, "ro\n", string(got))
+
+	// boxsh-init is PID 1: it reaps the orphans of commands, and the exit
+	// status of every command still reaches its call.
+	for i := range 10 {
+		out := s.bash(fmt.Sprintf("sh -c 'sleep 0.05 &'; exit %d", i))
+		assert.Equal(t, i, out.ExitCode)
+	}
+	out = s.bash("sleep 0.3; grep -l '^State:.*Z' /proc/[0-9]*/status | wc -l")
+	assert.Equal(t, "0\n", out.Stdout, "no zombies left in the sandbox")
 }
 
 // TestSandboxRestartKeepsCowWork checks that when boxsh-init dies, the

@@ -29,6 +29,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/boxsh/boxsh/agent/reap"
+
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -54,6 +56,9 @@ type Options struct {
 	MaxStream int
 	// Log receives diagnostics.
 	Log hclog.Logger
+	// Reaper, when boxsh-init is PID 1, starts the shells so that it
+	// leaves their exit status to the pool (nil: not PID 1).
+	Reaper *reap.Reaper
 }
 
 // Pool runs bash calls on a fixed number of workers.
@@ -101,6 +106,14 @@ type shell struct {
 	stdin          *os.File // write end
 	stdout, stderr *os.File // read ends
 	err            error    // set when the shell could not be started
+	reaper         *reap.Reaper
+}
+
+// wait waits for the shell process and tells the reaper it is gone.
+func (s *shell) wait() error {
+	err := s.cmd.Wait()
+	s.reaper.Forget(s.cmd.Process.Pid)
+	return err
 }
 
 // NewPool starts a warm shell for each worker.
@@ -252,7 +265,13 @@ func (p *Pool) startShell(c *coldStart) *shell {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = procAttr()
-	err := cmd.Start()
+	s.reaper = p.opts.Reaper
+	err := s.reaper.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
 	for _, f := range []*os.File{ctlR, inR, outW, errW} {
 		if f != nil {
 			_ = f.Close()
@@ -288,7 +307,7 @@ func (s *shell) discard() {
 	_ = s.stdin.Close()
 	_ = s.stdout.Close()
 	_ = s.stderr.Close()
-	_ = s.cmd.Wait()
+	_ = s.wait()
 }
 
 // Run runs one bash call on the ticket's worker, waiting for it first
@@ -363,7 +382,7 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	if p.closed {
 		p.mu.Unlock()
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		_ = s.cmd.Wait()
+		_ = s.wait()
 		return tool.BashOutput{}, errors.New("bash: pool closed")
 	}
 	p.running[pgid] = struct{}{}
@@ -391,7 +410,7 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 		timeout = t.C
 	}
 	waited := make(chan error, 1)
-	go func() { waited <- s.cmd.Wait() }()
+	go func() { waited <- s.wait() }()
 
 	var timedOut, cancelled bool
 	var waitErr error

@@ -12,6 +12,8 @@ import (
 
 	"github.com/boxsh/boxsh/agent/vt"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/agent/reap"
 )
 
 // session is one command on its pseudo-terminal.
@@ -23,6 +25,7 @@ type session struct {
 	seq     uint64 // creation order; set by the Manager before it is shared
 	cmd     *exec.Cmd
 	pid     int
+	reaper  *reap.Reaper
 	pty     *os.File // the master side
 	log     hclog.Logger
 
@@ -98,6 +101,7 @@ func (s *session) readLoop() {
 // marks the session exited.
 func (s *session) waitLoop() {
 	err := s.cmd.Wait()
+	s.reaper.Forget(s.cmd.Process.Pid)
 	code := -1
 	if ps := s.cmd.ProcessState; ps != nil {
 		code = ps.ExitCode()

@@ -23,6 +23,8 @@ import (
 	"github.com/creack/pty"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/agent/reap"
 )
 
 // Defaults and limits of a Manager.
@@ -120,15 +122,19 @@ type Options struct {
 	// MaxSessions bounds the number of sessions, exited ones included;
 	// DefaultMaxSessions if not positive.
 	MaxSessions int
+	// Reaper, when boxsh-init is PID 1, starts the sessions' processes so
+	// that it leaves their exit status to the session (nil: not PID 1).
+	Reaper *reap.Reaper
 }
 
 // Manager holds the terminal sessions. Its methods are safe for concurrent
 // use.
 type Manager struct {
-	shell string
-	env   []string
-	log   hclog.Logger
-	max   int
+	shell  string
+	env    []string
+	log    hclog.Logger
+	max    int
+	reaper *reap.Reaper
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -144,6 +150,7 @@ func NewManager(opts Options) *Manager {
 		env:      opts.Env,
 		log:      opts.Log,
 		max:      opts.MaxSessions,
+		reaper:   opts.Reaper,
 		sessions: make(map[string]*session),
 	}
 	if m.log == nil {
@@ -255,11 +262,19 @@ func (m *Manager) start(command string, cols, rows int) (*session, error) {
 	}
 	cmd := exec.Command(m.shell, "-c", command)
 	cmd.Env = append(slices.Clip(env), "TERM=xterm-256color")
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	var f *os.File
+	err := m.reaper.Start(func() (int, error) {
+		var err error
+		if f, err = pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", m.shell, err)
 	}
 	s := newSession(uuid.NewString(), command, cols, rows, cmd, pollable(f), m.log)
+	s.reaper = m.reaper
 	go s.readLoop()
 	go s.waitLoop()
 	return s, nil

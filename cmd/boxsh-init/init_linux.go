@@ -10,29 +10,6 @@ import (
 	"golang.org/x/term"
 )
 
-// childEnv marks the copy of boxsh-init that PID 1 starts.
-const childEnv = "BOXSH_INIT_CHILD"
-
-// runAsInit handles being PID 1 of a PID namespace: boxsh-init then starts
-// itself again as its only child (which does the work) and stays behind as
-// a minimal init that reaps every orphan and passes signals on, in the
-// manner of tini. The worker processes wait for their own children, so no
-// exit status is ever taken from them. It reports false when not PID 1.
-func runAsInit() (int, bool) {
-	if os.Getpid() != 1 || os.Getenv(childEnv) != "" {
-		return 0, false
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		exe = "/proc/self/exe"
-	}
-	cmd := exec.Command(exe, os.Args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{os.NewFile(3, "frames")}
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	return supervise(cmd, "worker"), true
-}
-
 // runExec runs argv (boxsh-init --exec -- CMD ARGS...: the shell of shell
 // mode, or the command after --, in the sandbox) as the child of a minimal
 // init, and returns its exit status as a shell reports it. The command

@@ -9,9 +9,6 @@ import (
 	"os/exec"
 )
 
-// runAsInit is only needed where boxsh-init can be PID 1 of a sandbox.
-func runAsInit() (int, bool) { return 0, false }
-
 // runExec runs argv and returns its exit status.
 func runExec(argv []string) int {
 	if len(argv) > 0 && argv[0] == "--" {

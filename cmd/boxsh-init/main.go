@@ -16,14 +16,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/agent"
+	"github.com/boxsh/boxsh/agent/reap"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "--exec" {
 		os.Exit(runExec(os.Args[2:]))
-	}
-	if code, ok := runAsInit(); ok {
-		os.Exit(code)
 	}
 	os.Exit(run())
 }
@@ -52,7 +50,14 @@ func run() int {
 	defer stop()
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	a, err := agent.New(agent.Config{Shell: *shell, Workers: *workers, Log: log})
+	// As PID 1 of a sandbox, boxsh-init inherits every orphan: it reaps
+	// them, leaving the exit status of its own children to their Wait.
+	var reaper *reap.Reaper
+	if os.Getpid() == 1 {
+		reaper = reap.New()
+		go reaper.Run(ctx)
+	}
+	a, err := agent.New(agent.Config{Shell: *shell, Workers: *workers, Log: log, Reaper: reaper})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1

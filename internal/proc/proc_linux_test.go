@@ -1,4 +1,4 @@
-package runtime
+package proc
 
 import (
 	"os"
@@ -17,7 +17,7 @@ func TestChildrenListings(t *testing.T) {
 
 	byStat := childrenByStat(os.Getpid())
 	assert.Contains(t, byStat, cmd.Process.Pid)
-	kids := children()
+	kids := Children()
 	assert.Contains(t, kids, cmd.Process.Pid)
 	sort.Ints(byStat)
 	sort.Ints(kids)

@@ -1,0 +1,138 @@
+// Package reap lets a process that inherits orphans (PID 1 of a PID
+// namespace) reap them without taking the exit status of the children it
+// waits for itself.
+//
+// Every child the process starts goes through Reaper.Start, which records
+// it until Reaper.Forget (after its own Wait). The reaper reaps only the
+// other children: the orphans the kernel reparented. Starting and reaping
+// exclude each other, so a child that exits at once is known before the
+// reaper can see it.
+package reap
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/proc"
+)
+
+// Reaper reaps the children that were not started through it. A nil
+// *Reaper starts children and reaps nothing.
+type Reaper struct {
+	// starting is held for reading while children start, for writing
+	// while reaping.
+	starting sync.RWMutex
+
+	mu    sync.Mutex
+	known map[int]bool
+}
+
+// New returns a Reaper; Run makes it reap.
+func New() *Reaper {
+	return &Reaper{known: make(map[int]bool)}
+}
+
+// Start starts a child with start (cmd.Start, or pty.Start and the like),
+// which returns its pid, and records the child as one whose exit status
+// its own Wait takes. Call Forget once that Wait has returned.
+func (r *Reaper) Start(start func() (int, error)) error {
+	if r == nil {
+		_, err := start()
+		return err
+	}
+	r.starting.RLock()
+	defer r.starting.RUnlock()
+	pid, err := start()
+	if err == nil {
+		r.mu.Lock()
+		r.known[pid] = true
+		r.mu.Unlock()
+	}
+	return err
+}
+
+// Forget drops a child recorded by Start, after its Wait has returned.
+func (r *Reaper) Forget(pid int) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	delete(r.known, pid)
+	r.mu.Unlock()
+}
+
+func (r *Reaper) isKnown(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.known[pid]
+}
+
+// Run reaps at every SIGCHLD until ctx ends.
+func (r *Reaper) Run(ctx context.Context) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	defer signal.Stop(sigs)
+	r.Reap()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sigs:
+			r.Reap()
+		}
+	}
+}
+
+// Reap reaps every child that has exited and was not started through
+// Start, and returns how many it reaped.
+func (r *Reaper) Reap() int {
+	if r == nil {
+		return 0
+	}
+	r.starting.Lock()
+	defer r.starting.Unlock()
+	n := 0
+	for {
+		// Peek at an exited child without reaping it.
+		var info unix.Siginfo
+		if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil {
+			return n
+		}
+		pid := siginfoPid(&info)
+		if pid <= 0 {
+			return n // none has exited
+		}
+		if !r.isKnown(pid) && reaped(pid) {
+			n++
+			continue
+		}
+		// The first exited child is one of ours (its Wait will take it):
+		// look for orphans among the others.
+		for _, c := range proc.Children() {
+			if !r.isKnown(c) && reaped(c) {
+				n++
+			}
+		}
+		return n
+	}
+}
+
+// reaped reaps pid if it has exited.
+func reaped(pid int) bool {
+	var ws unix.WaitStatus
+	got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+	return err == nil && got == pid
+}
+
+// siginfoPid is si_pid of a SIGCHLD siginfo_t: the first field of the
+// union that follows si_signo, si_errno and si_code, aligned to a pointer.
+func siginfoPid(info *unix.Siginfo) int {
+	off := (3*unsafe.Sizeof(int32(0)) + unsafe.Sizeof(uintptr(0)) - 1) &^ (unsafe.Sizeof(uintptr(0)) - 1)
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
+}

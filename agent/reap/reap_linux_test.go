@@ -1,0 +1,72 @@
+package reap
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/proc"
+)
+
+// TestReapOrphansKeepOwnStatus makes the test process inherit orphans (a
+// child subreaper, as PID 1 is), starts children that leave orphans behind
+// and exit at once, and checks that their own Wait still gets their exit
+// status while the reaper reaps the orphans.
+func TestReapOrphansKeepOwnStatus(t *testing.T) {
+	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+	r := New()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.Run(ctx)
+
+	const n = 20
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		// The orphan outlives its parent by a moment, then exits.
+		cmd := exec.Command("/bin/sh", "-c", "sleep 0.05 & exit "+strconv.Itoa(i%7+1))
+		require.NoError(t, r.Start(func() (int, error) {
+			if err := cmd.Start(); err != nil {
+				return 0, err
+			}
+			return cmd.Process.Pid, nil
+		}))
+		cmds[i] = cmd
+	}
+	for i, cmd := range cmds {
+		err := cmd.Wait()
+		r.Forget(cmd.Process.Pid)
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "child %d: its own Wait must get its status", i)
+		assert.Equal(t, i%7+1, ee.ExitCode())
+	}
+	// Every orphan ends up reaped: no child of ours is left, zombie or not.
+	assert.Eventually(t, func() bool { return len(proc.Children()) == 0 }, 5*time.Second, 20*time.Millisecond,
+		"children left: %v", proc.Children())
+}
+
+// TestNilReaperStarts checks that a nil Reaper (not PID 1) only starts.
+func TestNilReaperStarts(t *testing.T) {
+	var r *Reaper
+	cmd := exec.Command("/bin/true")
+	require.NoError(t, r.Start(func() (int, error) { return 0, cmd.Start() }))
+	require.NoError(t, cmd.Wait())
+	r.Forget(cmd.Process.Pid)
+	assert.Zero(t, r.Reap())
+}
+
+// TestSiginfoPid checks the si_pid offset against a real exited child.
+func TestSiginfoPid(t *testing.T) {
+	cmd := exec.Command("/bin/true")
+	require.NoError(t, cmd.Start())
+	var info unix.Siginfo
+	require.NoError(t, unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil))
+	assert.Equal(t, cmd.Process.Pid, siginfoPid(&info))
+	require.NoError(t, cmd.Wait())
+}
