@@ -116,7 +116,9 @@ func (s *shell) wait() error {
 	return err
 }
 
-// NewPool starts a warm shell for each worker.
+// NewPool starts a warm shell for each worker: the first one before it
+// returns (so that a shell that cannot start is an error here), the others
+// in the background, so that the first call need not wait for them.
 func NewPool(opts Options) (*Pool, error) {
 	if opts.Shell == "" {
 		opts.Shell = "/bin/sh"
@@ -134,14 +136,17 @@ func NewPool(opts Options) (*Pool, error) {
 		opts.Log = hclog.NewNullLogger()
 	}
 	p := &Pool{opts: opts, done: make(chan struct{}), running: make(map[int]struct{}), lingering: make(map[int]struct{})}
+	first := p.startShell(nil)
+	if first.err != nil {
+		return nil, first.err
+	}
 	for i := 0; i < opts.Workers; i++ {
 		w := &worker{next: make(chan *shell, 1)}
-		s := p.startShell(nil)
-		if s.err != nil {
-			p.Close()
-			return nil, s.err
+		if i == 0 {
+			w.next <- first
+		} else {
+			go func() { w.next <- p.startShell(nil) }()
 		}
-		w.next <- s
 		p.free = append(p.free, w)
 		p.workers.Add(1)
 	}

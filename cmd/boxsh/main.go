@@ -97,11 +97,6 @@ func serveRPC(opts options, log hclog.Logger) int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	adoptOrphans(log)
 
-	tools, err := tool.NewRegistry()
-	if err != nil {
-		log.Error("tool registry", "error", err)
-		return 1
-	}
 	initPath, err := runtime.FindInit()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
@@ -128,6 +123,16 @@ func serveRPC(opts options, log hclog.Logger) int {
 			return 1
 		}
 	}
+	// The tools' schemas are generated while boxsh-init starts.
+	type built struct {
+		tools *tool.Registry
+		err   error
+	}
+	registry := make(chan built, 1)
+	go func() {
+		r, err := tool.NewRegistry()
+		registry <- built{r, err}
+	}()
 	sup, err := runtime.NewSupervisor(ctx, runtime.Config{
 		InitPath: initPath,
 		Workers:  opts.workers,
@@ -143,7 +148,13 @@ func serveRPC(opts options, log hclog.Logger) int {
 		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
 		return 1
 	}
-	srv := &rpc.Server{Tools: tools, Backend: sup, Name: "boxsh", Version: version, Log: log}
+	tools := <-registry
+	if tools.err != nil {
+		_ = sup.Close(time.Second)
+		log.Error("tool registry", "error", tools.err)
+		return 1
+	}
+	srv := &rpc.Server{Tools: tools.tools, Backend: sup, Name: "boxsh", Version: version, Log: log}
 	log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
 	serveErr := srv.Serve(ctx, os.Stdin, os.Stdout)
 	if err := sup.Close(5 * time.Second); err != nil {
