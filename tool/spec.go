@@ -1,13 +1,28 @@
 package tool
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
-
-	"github.com/danielgtaylor/huma/v2"
 )
+
+//go:generate go test . -run TestSchemasGenerated -update
+
+// schemasJSON holds the input and output JSON Schemas of every tool,
+// generated from the Go types of args.go with huma's schema registry by
+// TestSchemasGenerated (go generate ./tool), which also fails when the
+// file no longer matches the types. Generating them at build time keeps
+// huma, and the HTTP stack it brings, out of the binaries.
+//
+//go:embed schemas.json
+var schemasJSON []byte
+
+// schemas are a tool's schemas as schemas.json holds them.
+type schemas struct {
+	Input  json.RawMessage `json:"inputSchema"`
+	Output json.RawMessage `json:"outputSchema,omitempty"`
+}
 
 // The names of the nine tools.
 const (
@@ -78,28 +93,22 @@ type Registry struct {
 	byName map[string]*Spec
 }
 
-// NewRegistry generates the tool specs and their JSON Schemas from the
-// argument and result types, through huma's schema registry.
+// NewRegistry makes the tool specs, with the schemas of schemas.json.
 func NewRegistry() (*Registry, error) {
-	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
+	var all map[string]schemas
+	if err := json.Unmarshal(schemasJSON, &all); err != nil {
+		return nil, fmt.Errorf("tool schemas: %w", err)
+	}
 	r := &Registry{byName: make(map[string]*Spec, len(defs))}
 	for _, d := range defs {
-		in, err := schemaOf(reg, d.in)
-		if err != nil {
-			return nil, fmt.Errorf("schema of %s arguments: %w", d.name, err)
+		sc, ok := all[d.name]
+		if !ok || len(sc.Input) == 0 {
+			return nil, fmt.Errorf("tool schemas: no input schema of %s", d.name)
 		}
-		s := &Spec{Name: d.name, Description: d.description, Annotations: d.ann, UsesWorker: d.worker, input: in}
-		if s.InputSchema, err = json.Marshal(in); err != nil {
-			return nil, fmt.Errorf("encode %s input schema: %w", d.name, err)
-		}
-		if d.out != nil {
-			out, err := schemaOf(reg, d.out)
-			if err != nil {
-				return nil, fmt.Errorf("schema of %s result: %w", d.name, err)
-			}
-			if s.OutputSchema, err = json.Marshal(out); err != nil {
-				return nil, fmt.Errorf("encode %s output schema: %w", d.name, err)
-			}
+		s := &Spec{Name: d.name, Description: d.description, Annotations: d.ann, UsesWorker: d.worker,
+			InputSchema: sc.Input, OutputSchema: sc.Output}
+		if err := json.Unmarshal(sc.Input, &s.input); err != nil {
+			return nil, fmt.Errorf("tool schemas: %s: %w", d.name, err)
 		}
 		r.specs = append(r.specs, s)
 		r.byName[s.Name] = s
@@ -114,90 +123,6 @@ func (r *Registry) Specs() []*Spec { return r.specs }
 func (r *Registry) Lookup(name string) (*Spec, bool) {
 	s, ok := r.byName[name]
 	return s, ok
-}
-
-// schemaOf generates the JSON Schema of v's type as a plain JSON value, with
-// references inlined (MCP clients expect self-contained schemas) and the
-// "properties" and "required" members always present.
-func schemaOf(reg huma.Registry, v any) (map[string]any, error) {
-	s := huma.SchemaFromType(reg, reflect.TypeOf(v))
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	if err := tidy(reg, m, 0); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// tidy inlines $refs, drops huma's Go-specific formats and nullable arrays,
-// and makes object schemas explicit.
-func tidy(reg huma.Registry, m map[string]any, depth int) error {
-	if depth > 16 {
-		return fmt.Errorf("schema nests too deeply")
-	}
-	if ref, ok := m["$ref"].(string); ok {
-		target := reg.SchemaFromRef(ref)
-		if target == nil {
-			return fmt.Errorf("unresolved schema reference %q", ref)
-		}
-		b, err := json.Marshal(target)
-		if err != nil {
-			return err
-		}
-		delete(m, "$ref")
-		if err := json.Unmarshal(b, &m); err != nil {
-			return err
-		}
-	}
-	if f, ok := m["format"].(string); ok && (f == "int64" || f == "int32" || f == "double" || f == "float") {
-		delete(m, "format")
-	}
-	if types, ok := m["type"].([]any); ok {
-		var kept []any
-		for _, t := range types {
-			if t != "null" {
-				kept = append(kept, t)
-			}
-		}
-		if len(kept) == 1 {
-			m["type"] = kept[0]
-		}
-	}
-	if m["type"] == "object" {
-		if _, ok := m["properties"]; !ok && m["additionalProperties"] != nil && m["additionalProperties"] != false {
-			// a map type: leave as is
-		} else {
-			if _, ok := m["properties"]; !ok {
-				m["properties"] = map[string]any{}
-			}
-			if _, ok := m["required"]; !ok {
-				m["required"] = []any{}
-			}
-		}
-	}
-	for _, key := range []string{"items", "additionalProperties"} {
-		if sub, ok := m[key].(map[string]any); ok {
-			if err := tidy(reg, sub, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	if props, ok := m["properties"].(map[string]any); ok {
-		for _, p := range props {
-			if sub, ok := p.(map[string]any); ok {
-				if err := tidy(reg, sub, depth+1); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // Validate checks a tool's raw arguments against its input schema: required
