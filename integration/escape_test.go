@@ -140,10 +140,15 @@ func requireNoArgv(t *testing.T, d time.Duration, argv ...string) {
 // runtime.StateRoot finds it: $XDG_RUNTIME_DIR/boxsh, else
 // $TMPDIR/boxsh-UID.
 func boxshStateRoot() string {
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		if fi, err := os.Stat(x); err == nil && fi.IsDir() && syscall.Access(x, 2 /* W_OK */) == nil {
-			return filepath.Join(x, "boxsh")
-		}
+	writable := func(d string) bool {
+		fi, err := os.Stat(d)
+		return err == nil && fi.IsDir() && syscall.Access(d, 2 /* W_OK */) == nil
+	}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) && writable(x) {
+		return filepath.Join(x, "boxsh")
+	}
+	if writable("/dev/shm") {
+		return fmt.Sprintf("/dev/shm/boxsh-%d", os.Getuid())
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("boxsh-%d", os.Getuid()))
 }
@@ -181,9 +186,11 @@ import (
 // architecture.
 var numbers = map[string]map[string]uintptr{
 	"amd64": {"bpf": 321, "userfaultfd": 323, "name_to_handle_at": 303, "open_by_handle_at": 304,
-		"setns": 308, "finit_module": 313, "kexec_file_load": 320},
+		"setns": 308, "finit_module": 313, "kexec_file_load": 320,
+		"process_vm_readv": 310, "process_vm_writev": 311, "pidfd_getfd": 438},
 	"arm64": {"bpf": 280, "userfaultfd": 282, "name_to_handle_at": 264, "open_by_handle_at": 265,
-		"setns": 268, "finit_module": 273, "kexec_file_load": 294},
+		"setns": 268, "finit_module": 273, "kexec_file_load": 294,
+		"process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438},
 }
 
 const (
@@ -300,6 +307,10 @@ var checks = map[string]func() string{
 	"umount2":    func() string { return sys(false, syscall.SYS_UMOUNT2, str("/proc"), syscall.MNT_DETACH) },
 	"pivot_root": func() string { return sys(false, syscall.SYS_PIVOT_ROOT, str("/tmp"), str("/tmp")) },
 	"setns":      func() string { return sys(false, nr("setns"), ^uintptr(0), 0) },
+	// Without the filter: EBADF, and 0 (nothing to copy) from the parent.
+	"pidfd_getfd":       func() string { return sys(false, nr("pidfd_getfd"), ^uintptr(0), 0, 0) },
+	"process_vm_readv":  func() string { return sys(false, nr("process_vm_readv"), uintptr(os.Getppid()), 0, 0, 0, 0, 0) },
+	"process_vm_writev": func() string { return sys(false, nr("process_vm_writev"), uintptr(os.Getppid()), 0, 0, 0, 0, 0) },
 	"keyctl":     func() string { return sys(false, syscall.SYS_KEYCTL, 0, ^uintptr(2), 0) }, // KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING
 	"add_key": func() string {
 		return sys(false, syscall.SYS_ADD_KEY, str("user"), str("boxsh-probe"), str("x"), 1, ^uintptr(1)) // KEY_SPEC_PROCESS_KEYRING
@@ -635,7 +646,9 @@ func TestEscapeProcShowsOnlyTheSandbox(t *testing.T) {
 	script := `
 		echo "pids=$(ls /proc | grep -c '^[0-9]')"
 		echo "pid1=$(tr '\0' ' ' </proc/1/cmdline | head -c 36)"
-		tr '\0' '\n' </proc/1/environ | grep -q '^BOXSH_ESCAPE_CANARY=` + canary + `$' && echo pid1-env-own
+		cat /proc/1/environ >/dev/null 2>&1 && echo pid1-environ-readable
+		readlink /proc/1/fd/0 >/dev/null 2>&1 && echo pid1-fd-readable
+		cat /proc/1/maps >/dev/null 2>&1 && echo pid1-maps-readable
 		echo "roots=$(for p in /proc/[0-9]*; do readlink $p/root; done | sort -u | tr '\n' ' ')"
 		echo "root1=$(ls -A /proc/1/root/ | tr '\n' ' ')"
 		echo "slash=$(ls -A / | tr '\n' ' ')"
@@ -657,11 +670,13 @@ func TestEscapeProcShowsOnlyTheSandbox(t *testing.T) {
 		assert.Less(t, n, 20, "processes visible in /proc")
 		assert.Positive(t, n)
 		assert.True(t, strings.HasPrefix(lines["pid1"], pid1), "PID 1: %q", lines["pid1"])
-		assert.Contains(t, stdout, "pid1-env-own\n", "/proc/1/environ is the sandbox's")
+		// boxsh-init is not dumpable: its environment, descriptors, memory
+		// and root are closed to the commands.
 		assert.Equal(t, "/", lines["roots"], "every process's root is the sandbox's root")
-		assert.Equal(t, lines["slash"], lines["root1"], "/proc/1/root shows the sandbox's root")
-		assert.Contains(t, lines["root1"], ".boxsh")
-		for _, leak := range []string{"host-file-via-proc1", "host-file-visible", "testpid=", "test-binary-visible", "dirfd"} {
+		assert.Empty(t, lines["root1"], "/proc/1/root is closed")
+		assert.Contains(t, lines["slash"], ".boxsh")
+		for _, leak := range []string{"host-file-via-proc1", "host-file-visible", "testpid=", "test-binary-visible", "dirfd",
+			"pid1-environ-readable", "pid1-fd-readable", "pid1-maps-readable"} {
 			assert.NotContains(t, stdout, leak)
 		}
 		assert.Contains(t, stdout, "done\n")
@@ -670,7 +685,7 @@ func TestEscapeProcShowsOnlyTheSandbox(t *testing.T) {
 	t.Run("shell", func(t *testing.T) {
 		r := runBoxshIn(t, ctx, hostDir, "", []string{"BOXSH_ESCAPE_CANARY=" + canary}, "--sandbox", "-c", script)
 		require.Equal(t, 0, r.code(), r.stderr)
-		check(t, r.stdout, "/.boxsh/boxsh-init --exec -- /bin/sh")
+		check(t, r.stdout, "/.boxsh/boxsh-init --exec --lifeline")
 	})
 	t.Run("rpc", func(t *testing.T) {
 		t.Setenv("BOXSH_ESCAPE_CANARY", canary) // boxsh passes its environment into the sandbox
@@ -847,7 +862,7 @@ func TestEscapeDeniedSyscalls(t *testing.T) {
 	denied := []string{"unix-socket", "unix-socket-high", "keyctl", "add_key", "request_key", "bpf",
 		"perf_event_open", "userfaultfd", "io_uring_setup", "name_to_handle_at", "open_by_handle_at",
 		"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
-		"swapon", "swapoff", "mknod-block", "mknod-char"}
+		"swapon", "swapoff", "mknod-block", "mknod-char", "pidfd_getfd", "process_vm_readv", "process_vm_writev"}
 	allowed := []string{"unix-socketpair", "inet-socket"}
 	res := runProbe(t, probe, nil, append(denied, allowed...)...)
 	requireProbe(t, res, "EPERM", denied...)
@@ -1181,4 +1196,23 @@ func TestEscapeNoSurvivorsFrontKilled(t *testing.T) {
 	for _, d := range after {
 		assert.Contains(t, before, d, "state directory %s left behind", d)
 	}
+}
+
+// TestEscapeNoSurvivorsRPCFrontKilled checks that SIGKILL of boxsh --rpc
+// ends its sandbox too: boxsh-init sees its frame socket close and exits,
+// and as PID 1 takes every process of the sandbox with it.
+func TestEscapeNoSurvivorsRPCFrontKilled(t *testing.T) {
+	requireRootless(t)
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox"}})
+	marker := sleepMarker(304)
+	killMarkedAtCleanup(t, marker)
+	out := s.bash("nohup sleep " + marker + " >/dev/null 2>&1 & echo started")
+	require.Equal(t, "started\n", out.Stdout, out.Stderr)
+	waitForArgv(t, "sleep", marker)
+	init := findChild(t, s.pid(), "boxsh-init")
+
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGKILL))
+	<-s.exited
+	requireNoArgv(t, 5*time.Second, "sleep", marker)
+	requireGone(t, init, "boxsh-init")
 }

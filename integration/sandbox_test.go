@@ -65,7 +65,7 @@ func TestSandboxView(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	r := sandboxShell(t, dir, nil, `
 		echo "id=$(id -u):$(id -g)"
-		echo "pid1=$(tr '\0' ' ' </proc/1/cmdline | head -c 36)"
+		echo "pid1=$(tr '\0' ' ' </proc/1/cmdline | head -c 49)"
 		echo "host=$(hostname)"
 		touch /usr/boxsh-probe 2>/dev/null && echo usr-writable
 		echo tmp > /tmp/probe && echo tmp-writable
@@ -75,7 +75,7 @@ func TestSandboxView(t *testing.T) {
 		pwd`)
 	require.Equal(t, 0, r.code(), r.stderr)
 	assert.Contains(t, r.stdout, "id=0:0\n")
-	assert.Contains(t, r.stdout, "pid1=/.boxsh/boxsh-init --exec -- /bin/sh\n")
+	assert.Contains(t, r.stdout, "pid1=/.boxsh/boxsh-init --exec --lifeline 3 -- /bin/sh\n")
 	assert.Contains(t, r.stdout, "host=boxsh\n")
 	assert.Contains(t, r.stdout, "tmp-writable\n")
 	for _, leak := range []string{"usr-writable", "home-visible", "cwd-visible", "root-visible"} {

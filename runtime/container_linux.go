@@ -357,6 +357,9 @@ func sweepStale(root string, log hclog.Logger) {
 		}
 		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
 			log.Debug("removing the state of a dead sandbox", "dir", dir)
+			// Its processes should have died with its front; make sure
+			// before its placeholders go, which would unprotect them.
+			killSandbox(dir)
 			var protect []HostPath
 			if b, err := os.ReadFile(filepath.Join(dir, protectName)); err == nil && json.Unmarshal(b, &protect) == nil {
 				RemovePlaceholders(protect)
@@ -365,6 +368,23 @@ func sweepStale(root string, log hclog.Logger) {
 		}
 		f.Close()
 	}
+}
+
+// killSandbox kills what still runs of the sandbox whose state directory
+// is dir and waits (a little) for it to be gone.
+func killSandbox(dir string) {
+	c, err := libcontainer.Load(dir, "state")
+	if err != nil {
+		return
+	}
+	_ = c.Signal(unix.SIGKILL)
+	for range 200 {
+		if st, err := c.Status(); err != nil || st == libcontainer.Stopped {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = c.Destroy()
 }
 
 // recvFile receives one descriptor sent with SCM_RIGHTS on sock.

@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -15,7 +18,20 @@ import (
 // init, and returns its exit status as a shell reports it. The command
 // gets its own process group, in the foreground of the terminal when
 // there is one, so that the terminal's signals reach it and not init.
+//
+// With --lifeline FD, FD is the read end of a pipe whose write end only the
+// front holds: when it reads end of file, the front is gone, however it
+// ended, and runExec exits at once, which (as PID 1) ends the sandbox.
 func runExec(argv []string) int {
+	if len(argv) > 1 && argv[0] == "--lifeline" {
+		fd, err := strconv.Atoi(argv[1])
+		if err != nil || fd < 3 {
+			fmt.Fprintf(os.Stderr, "boxsh-init: --lifeline %q: expected a descriptor number\n", argv[1])
+			return 2
+		}
+		watchLifeline(fd)
+		argv = argv[2:]
+	}
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
 	}
@@ -37,6 +53,24 @@ func runExec(argv []string) int {
 		cmd.SysProcAttr.Ctty = 0
 	}
 	return supervise(cmd, argv[0])
+}
+
+// watchLifeline exits the process when the pipe fd reads end of file.
+func watchLifeline(fd int) {
+	syscall.CloseOnExec(fd) // not for the command
+	f := os.NewFile(uintptr(fd), "lifeline")
+	go func() {
+		_, _ = io.Copy(io.Discard, f)
+		os.Exit(128 + int(syscall.SIGKILL))
+	}()
+}
+
+// harden makes boxsh-init non-dumpable: the commands it runs (same user,
+// no CAP_SYS_PTRACE) can then neither trace it nor take its descriptors
+// (pidfd_getfd), read or write its memory, or open its /proc files
+// beyond the basic ones.
+func harden() {
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }
 
 // supervise starts cmd, passes the signals init receives on to it, reaps

@@ -20,6 +20,7 @@ import (
 )
 
 func main() {
+	harden()
 	if len(os.Args) > 1 && os.Args[1] == "--exec" {
 		os.Exit(runExec(os.Args[2:]))
 	}

@@ -78,20 +78,29 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH)
 	defer signal.Stop(sigs)
 
+	// The sandbox ends when this process does, however it ends: boxsh-init
+	// watches a pipe whose write end only this process holds.
+	lifeline, keep, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	defer keep.Close()
 	ct, err := runtime.StartContainer(ctx, runtime.ContainerConfig{
-		Sandbox:  sb,
-		Args:     append([]string{runtime.InitMountPath, "--exec", "--"}, argv...),
-		Env:      env,
-		Cwd:      cwd,
-		Home:     home,
-		InitPath: initPath,
-		Terminal: tty,
-		Stdin:    os.Stdin,
-		Stdout:   os.Stdout,
-		Stderr:   os.Stderr,
-		Version:  version,
-		Log:      log,
+		Sandbox:    sb,
+		Args:       append([]string{runtime.InitMountPath, "--exec", "--lifeline", "3", "--"}, argv...),
+		ExtraFiles: []*os.File{lifeline},
+		Env:        env,
+		Cwd:        cwd,
+		Home:       home,
+		InitPath:   initPath,
+		Terminal:   tty,
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		Version:    version,
+		Log:        log,
 	})
+	lifeline.Close()
 	if err != nil {
 		return fail(err)
 	}
