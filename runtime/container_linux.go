@@ -63,12 +63,15 @@ type Container struct {
 	lock    *os.File
 	console *os.File
 	protect []HostPath
+	watch   *protectionWatch
+	log     hclog.Logger
 
 	exited  chan struct{}
 	state   *os.ProcessState
 	waitErr error
 
 	destroyOnce sync.Once
+	lostOnce    sync.Once
 }
 
 // SandboxSupported tells whether this binary can start sandboxes: it needs
@@ -102,7 +105,7 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	ct := &Container{dir: dir, lock: lock, exited: make(chan struct{})}
+	ct := &Container{dir: dir, lock: lock, exited: make(chan struct{}), log: log}
 	defer func() {
 		if retErr != nil {
 			ct.Destroy()
@@ -210,7 +213,47 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 			return nil, fmt.Errorf("start sandbox: receive terminal: %w", err)
 		}
 	}
+	if ct.watch, err = watchProtection(ct.protect); err != nil {
+		log.Warn("cannot watch the protected paths for changes on the host", "error", err)
+	} else if ct.watch != nil {
+		go ct.guard()
+	}
 	return ct, nil
+}
+
+// guardInterval is how often a running sandbox checks its protection.
+const guardInterval = 50 * time.Millisecond
+
+// guard stops the sandbox when a change on the host undoes the protection
+// of a protected path (see protectionWatch), so that nothing in it can
+// write there.
+func (ct *Container) guard() {
+	t := time.NewTicker(guardInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ct.exited:
+			return
+		case <-t.C:
+			if ct.ProtectionLost() != "" {
+				return
+			}
+		}
+	}
+}
+
+// ProtectionLost reports, with its path, a change on the host that undid
+// the protection of a protected path; the sandbox is then killed. It
+// returns "" while the protection holds.
+func (ct *Container) ProtectionLost() string {
+	p := ct.watch.check()
+	if p != "" {
+		ct.lostOnce.Do(func() {
+			ct.log.Warn("a protected path changed on the host, which lifts its protection in the sandbox: stopping the sandbox", "path", p)
+			_ = ct.Signal(unix.SIGKILL)
+		})
+	}
+	return p
 }
 
 // Console is the master side of the sandbox's terminal (with
@@ -256,6 +299,7 @@ func (ct *Container) Destroy() {
 		if ct.console != nil {
 			ct.console.Close()
 		}
+		ct.watch.close()
 		RemovePlaceholders(ct.protect)
 		_ = os.RemoveAll(ct.dir)
 		if ct.lock != nil {

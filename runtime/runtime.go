@@ -94,6 +94,9 @@ type Instance struct {
 	exited  chan struct{}
 	// cleanup runs once boxsh-init has exited.
 	cleanup func()
+	// protectionLost, for a sandbox, reports a host change that undid the
+	// protection of a protected path (and kills the sandbox).
+	protectionLost func() string
 }
 
 // Start starts boxsh-init with one end of a socket pair as fd 3.
@@ -222,15 +225,22 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.current != nil {
+		lost := ""
+		if s.current.protectionLost != nil {
+			lost = s.current.protectionLost()
+		}
 		select {
 		case <-s.current.Client.Done():
 			s.cfg.Log.Warn("boxsh-init exited; starting a new one")
-			_ = s.current.Stop(time.Second)
-			s.current = nil
-			killOrphans(s.cfg.Log)
 		default:
-			return s.current, nil
+			if lost == "" {
+				return s.current, nil
+			}
+			s.cfg.Log.Warn("starting a new sandbox, which protects the changed path again", "path", lost)
 		}
+		_ = s.current.Stop(time.Second)
+		s.current = nil
+		killOrphans(s.cfg.Log)
 	}
 	in, err := Start(ctx, s.cfg)
 	if err != nil {

@@ -45,5 +45,9 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		}
 		return err
 	}
-	return newInstance(front, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
+	in, err := newInstance(front, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
+	if in != nil {
+		in.protectionLost = ct.ProtectionLost
+	}
+	return in, err
 }
