@@ -128,4 +128,3 @@ func tidy(reg huma.Registry, m map[string]any, depth int) error {
 	}
 	return nil
 }
-
