@@ -465,6 +465,9 @@ func explainStartError(err error) error {
 	if hint := userNSHint(); hint != "" {
 		return fmt.Errorf("start sandbox: %w (%s)", err, hint)
 	}
+	if strings.Contains(err.Error(), "overlay") {
+		return fmt.Errorf("start sandbox: %w (--bind cow needs overlayfs in a user namespace: Linux 5.11 or later, with the overlay module)", err)
+	}
 	return fmt.Errorf("start sandbox: %w", err)
 }
 
