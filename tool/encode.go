@@ -3,6 +3,7 @@ package tool
 import (
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // safeASCII marks the bytes that stand for themselves inside a JSON string.
@@ -20,13 +21,23 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plain8 reports whether the eight bytes of s need no escaping: all ASCII,
-// none a control character, a quote or a backslash.
-func plain8(s string) bool {
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+// plain8 reports whether the eight bytes in x need no
+// escaping: all ASCII, none a control character, a quote or a backslash.
+func plain8(x uint64) bool {
 	hasZero := func(v uint64) uint64 { return (v - lsb) & ^v & msb }
 	return (x&msb)|((x-0x20*lsb)&^x&msb)|hasZero(x^('"'*lsb))|hasZero(x^('\\'*lsb)) == 0
+}
+
+// plainPrefix returns how many bytes of s from i on, in whole words of
+// eight, need no escaping. It loads eight bytes at a time (the order of
+// the bytes in the word does not matter to plain8).
+func plainPrefix(s string, i int) int {
+	p := unsafe.Pointer(unsafe.StringData(s))
+	j := i
+	for j+8 <= len(s) && plain8(*(*uint64)(unsafe.Add(p, j))) {
+		j += 8
+	}
+	return j
 }
 
 // AppendQuoted appends s to dst as a JSON string. Invalid UTF-8 becomes
@@ -38,9 +49,7 @@ func AppendQuoted(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Skip eight plain ASCII bytes at a time.
-		for i+8 <= len(s) && plain8(s[i:i+8]) {
-			i += 8
-		}
+		i = plainPrefix(s, i)
 		if i >= len(s) {
 			break
 		}
