@@ -6,7 +6,7 @@
 // it until Reaper.Forget (after its own Wait). The reaper reaps only the
 // other children: the orphans the kernel reparented. Starting and reaping
 // exclude each other, so a child that exits at once is known before the
-// reaper can see it.
+// reaper can see it. The reaper costs one waitid per SIGCHLD.
 package reap
 
 import (
@@ -15,11 +15,10 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // Reaper reaps the children that were not started through it. A nil
@@ -73,53 +72,63 @@ func (r *Reaper) isKnown(pid int) bool {
 	return r.known[pid]
 }
 
+// retryDelay is how soon the reaper looks again when a child of its own
+// that has exited (and that its Wait will take) hides the others.
+const retryDelay = 10 * time.Millisecond
+
 // Run reaps at every SIGCHLD until ctx ends.
 func (r *Reaper) Run(ctx context.Context) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	defer signal.Stop(sigs)
-	r.Reap()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
 	for {
+		if _, blocked := r.reap(); blocked {
+			retry.Reset(retryDelay)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-sigs:
-			r.Reap()
+		case <-retry.C:
 		}
 	}
 }
 
 // Reap reaps every child that has exited and was not started through
-// Start, and returns how many it reaped.
+// Start, as far as it can see them now, and returns how many it reaped.
 func (r *Reaper) Reap() int {
+	n, _ := r.reap()
+	return n
+}
+
+// reap reaps exited children that are not recorded. The kernel shows
+// exited children one at a time, without reaping them (WNOWAIT); when the
+// first is one of ours, the ones behind it stay hidden until its Wait has
+// taken it, and reap reports blocked so that Run looks again soon.
+func (r *Reaper) reap() (n int, blocked bool) {
 	if r == nil {
-		return 0
+		return 0, false
 	}
 	r.starting.Lock()
 	defer r.starting.Unlock()
-	n := 0
 	for {
-		// Peek at an exited child without reaping it.
 		var info unix.Siginfo
 		if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil {
-			return n
+			return n, false
 		}
 		pid := siginfoPid(&info)
 		if pid <= 0 {
-			return n // none has exited
+			return n, false // none has exited
 		}
-		if !r.isKnown(pid) && reaped(pid) {
-			n++
-			continue
+		if r.isKnown(pid) {
+			return n, true
 		}
-		// The first exited child is one of ours (its Wait will take it):
-		// look for orphans among the others.
-		for _, c := range proc.Children() {
-			if !r.isKnown(c) && reaped(c) {
-				n++
-			}
+		if !reaped(pid) {
+			return n, false
 		}
-		return n
+		n++
 	}
 }
 
