@@ -838,11 +838,17 @@ func TestEscapeTerminalInjection(t *testing.T) {
 	requireProbe(t, probeResults(t, string(out)), "ENOTTY", checks...) // the control: the probe on the host
 
 	requireProbe(t, runProbe(t, probe, nil, checks...), "EPERM", checks...)
+	requireProbeInRPC(t, probe, "EPERM", checks...)
+}
 
+// requireProbeInRPC runs the probe's checks in a bash call of boxsh --rpc
+// --sandbox and requires each to give want.
+func requireProbeInRPC(t *testing.T, probe, want string, checks ...string) {
+	t.Helper()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--bind", "ro:" + probe}})
 	b := s.bash(shq(filepath.Join(probe, "probe")) + " " + strings.Join(checks, " "))
 	require.Equal(t, 0, b.ExitCode, b.Stderr)
-	requireProbe(t, probeResults(t, b.Stdout), "EPERM", checks...)
+	requireProbe(t, probeResults(t, b.Stdout), want, checks...)
 }
 
 // TestEscapeDeniedSyscalls checks the rest of the filter with the probe:
@@ -867,11 +873,7 @@ func TestEscapeDeniedSyscalls(t *testing.T) {
 	res := runProbe(t, probe, nil, append(denied, allowed...)...)
 	requireProbe(t, res, "EPERM", denied...)
 	requireProbe(t, res, "ok", allowed...)
-
-	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--bind", "ro:" + probe}})
-	b := s.bash(shq(filepath.Join(probe, "probe")) + " " + strings.Join(denied, " "))
-	require.Equal(t, 0, b.ExitCode, b.Stderr)
-	requireProbe(t, probeResults(t, b.Stdout), "EPERM", denied...)
+	requireProbeInRPC(t, probe, "EPERM", denied...)
 }
 
 // TestEscapeChrootBreakout checks the classic chroot breakout (root of the

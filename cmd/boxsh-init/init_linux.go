@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,22 +21,14 @@ import (
 // With --lifeline FD, FD is the read end of a pipe whose write end only the
 // front holds: when it reads end of file, the front is gone, however it
 // ended, and runExec exits at once, which (as PID 1) ends the sandbox.
-func runExec(argv []string) int {
-	if len(argv) > 1 && argv[0] == "--lifeline" {
-		fd, err := strconv.Atoi(argv[1])
-		if err != nil || fd < 3 {
-			fmt.Fprintf(os.Stderr, "boxsh-init: --lifeline %q: expected a descriptor number\n", argv[1])
-			return 2
-		}
-		watchLifeline(fd)
-		argv = argv[2:]
-	}
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		fmt.Fprintln(os.Stderr, "boxsh-init: --exec needs a command")
+func runExec(args []string) int {
+	lifeline, argv, err := execArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2
+	}
+	if lifeline > 0 {
+		watchLifeline(lifeline)
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {

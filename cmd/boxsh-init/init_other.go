@@ -13,20 +13,15 @@ import (
 func harden() {}
 
 // runExec runs argv and returns its exit status.
-func runExec(argv []string) int {
-	if len(argv) > 1 && argv[0] == "--lifeline" {
-		argv = argv[2:]
-	}
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		fmt.Fprintln(os.Stderr, "boxsh-init: --exec needs a command")
+func runExec(args []string) int {
+	_, argv, err := execArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

@@ -6,11 +6,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,6 +27,24 @@ func main() {
 		os.Exit(runExec(os.Args[2:]))
 	}
 	os.Exit(run())
+}
+
+// execArgs parses the arguments of boxsh-init --exec: [--lifeline FD]
+// [--] CMD ARGS... It returns the lifeline descriptor (0 for none).
+func execArgs(argv []string) (lifeline int, cmd []string, err error) {
+	if len(argv) > 1 && argv[0] == "--lifeline" {
+		if lifeline, err = strconv.Atoi(argv[1]); err != nil || lifeline < 3 {
+			return 0, nil, fmt.Errorf("--lifeline %q: expected a descriptor number", argv[1])
+		}
+		argv = argv[2:]
+	}
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return 0, nil, errors.New("--exec needs a command")
+	}
+	return lifeline, argv, nil
 }
 
 func run() int {
