@@ -99,14 +99,6 @@ func SeccompFor(goarch string) *specs.LinuxSeccomp {
 	sc := &specs.LinuxSeccomp{
 		DefaultAction: specs.ActAllow,
 		Architectures: seccompArches[goarch],
-		// Without this flag the kernel (in its default "seccomp" mode of
-		// the Spectre mitigations) forces speculative store bypass and
-		// indirect branch speculation off for every filtered process,
-		// which made shell commands in the sandbox up to 70% slower.
-		// Those mitigations shield the filtered process from others; the
-		// host's processes keep theirs, so the sandbox gains nothing
-		// over the host by their absence.
-		Flags: []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow},
 	}
 	eperm, enosys := errnoEPERM, errnoENOSYS
 	sc.Syscalls = append(sc.Syscalls,
