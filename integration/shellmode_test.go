@@ -121,47 +121,65 @@ func TestShellInteractiveFlag(t *testing.T) {
 	}
 }
 
-// An interactive session on a real terminal.
+// An interactive session on a real terminal: the prompt, the terminal's
+// size and its changes, Ctrl-C reaching the foreground command and not the
+// shell, and the exit status. In the sandbox the shell gets a terminal of the sandbox's
+// own, which boxsh relays.
 func TestShellPTY(t *testing.T) {
-	ctx := testContext(t)
-	cmd := exec.CommandContext(ctx, boxshPath())
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "TERM=dumb")
-	cmd.WaitDelay = 5 * time.Second
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})
-	require.NoError(t, err)
-	defer tty.Close()
-	var screen lockedBuffer
-	go func() { _, _ = io.Copy(&screen, tty) }()
+	inBothModes(t, func(t *testing.T, args []string) {
+		ctx := testContext(t)
+		cmd := exec.CommandContext(ctx, boxshPath(), args...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "TERM=dumb")
+		cmd.WaitDelay = 5 * time.Second
+		tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})
+		require.NoError(t, err)
+		defer tty.Close()
+		var screen lockedBuffer
+		go func() { _, _ = io.Copy(&screen, tty) }()
 
-	waitScreen := func(want string) {
-		t.Helper()
-		require.Eventually(t, func() bool { return strings.Contains(screen.String(), want) },
-			15*time.Second, 20*time.Millisecond, "%q never appeared on the terminal:\n%s", want, screen.String())
-	}
-	waitScreen("[boxsh] ")
-	_, err = tty.Write([]byte("echo pty_$((6*7)); printf 'fl%s=%s\\n' ags \"$-\"\n"))
-	require.NoError(t, err)
-	waitScreen("pty_42")
-	waitScreen("flags=")
-	_, err = tty.Write([]byte("exit 3\n"))
-	require.NoError(t, err)
+		waitScreen := func(want string) {
+			t.Helper()
+			require.Eventually(t, func() bool { return strings.Contains(screen.String(), want) },
+				15*time.Second, 20*time.Millisecond, "%q never appeared on the terminal:\n%s", want, screen.String())
+		}
+		typeIn := func(text string) {
+			t.Helper()
+			_, err := tty.Write([]byte(text))
+			require.NoError(t, err)
+		}
+		waitScreen("[boxsh] ")
+		typeIn("echo pty_$((6*7)); printf 'fl%s=%s\\n' ags \"$-\"; echo \"size=$(stty size)\"\n")
+		waitScreen("pty_42")
+		waitScreen("flags=")
+		waitScreen("size=40 120")
+		typeIn("sleep 30\n")
+		time.Sleep(300 * time.Millisecond)
+		typeIn("\x03") // Ctrl-C
+		typeIn("echo after_$((2*21))\n")
+		waitScreen("after_42")
+		require.NoError(t, pty.Setsize(tty, &pty.Winsize{Cols: 100, Rows: 30}))
+		time.Sleep(100 * time.Millisecond) // the relay passes the new size on at SIGWINCH
+		typeIn("echo \"resized=$(stty size)\"\n")
+		waitScreen("resized=30 100")
+		typeIn("exit 3\n")
 
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("the interactive shell did not exit; screen:\n%s", screen.String())
-	}
-	assert.Equal(t, 3, cmd.ProcessState.ExitCode())
-	out := screen.String()
-	i := strings.Index(out, "flags=")
-	require.GreaterOrEqual(t, i, 0)
-	flags := strings.Fields(out[i+len("flags="):])
-	require.NotEmpty(t, flags)
-	assert.Contains(t, flags[0], "i", "interactive shell flags")
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("the interactive shell did not exit; screen:\n%s", screen.String())
+		}
+		assert.Equal(t, 3, cmd.ProcessState.ExitCode())
+		out := screen.String()
+		i := strings.Index(out, "flags=")
+		require.GreaterOrEqual(t, i, 0)
+		flags := strings.Fields(out[i+len("flags="):])
+		require.NotEmpty(t, flags)
+		assert.Contains(t, flags[0], "i", "interactive shell flags")
+	})
 }
 
 // `boxsh -- CMD ARGS` runs CMD itself.
