@@ -545,12 +545,32 @@ func removeStaleWorkDirs(parent string) {
 		if _, err := os.Stat(filepath.Join(parent, e.Name())); !os.IsNotExist(err) {
 			continue
 		}
-		stale := filepath.Join(dotBoxsh, e.Name())
-		// The kernel makes a "work" directory (mode 0) in the work dir.
-		os.Remove(filepath.Join(stale, "work"))
-		os.Remove(stale)
+		removeWorkDir(filepath.Join(dotBoxsh, e.Name()))
 	}
 	os.Remove(dotBoxsh)
+}
+
+// removeWorkDir removes an overlay work directory, which holds the
+// kernel's own "work" directory (mode 0, empty once unmounted).
+func removeWorkDir(work string) {
+	os.Remove(filepath.Join(work, "work"))
+	os.Remove(work)
+}
+
+// RemoveCowWorkDirs removes the work directories of the cow binds (and
+// their .boxsh directories when left empty), once no sandbox uses them:
+// --try does so, as its directory is the user's only to read the changes
+// in; the work directory of a --bind cow stays for the next run, as in
+// boxsh v3.
+func RemoveCowWorkDirs(binds []policy.Bind) {
+	for _, b := range binds {
+		if b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		_, work := CowDirs(b)
+		removeWorkDir(work)
+		os.Remove(filepath.Dir(work))
+	}
 }
 
 // orderBinds checks the binds and puts each after the binds that contain

@@ -15,8 +15,8 @@ import (
 // cow:CWD:DST (the shell starts there, in the merged view of cwd), the home
 // directory read-only (unless the command line binds it, or it is cwd or
 // inside it), and the host's /etc, /var and /run read-only
-// (policy.Sandbox.HostSystem). It returns the sandbox and DST, the
-// directory of the changes.
+// (policy.Sandbox.HostSystem). It returns the sandbox, whose last bind is
+// the cow bind, and DST, the directory of the changes.
 func ResolveTry(sb policy.Sandbox, cwd, home string) (policy.Sandbox, string, error) {
 	if !sb.Try {
 		return sb, "", nil

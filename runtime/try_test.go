@@ -52,3 +52,14 @@ func TestResolveTry(t *testing.T) {
 	assert.Empty(t, changes, "no --try: nothing to do")
 	assert.Empty(t, sb.Binds)
 }
+
+func TestRemoveCowWorkDirs(t *testing.T) {
+	base := t.TempDir()
+	b := policy.Bind{Mode: policy.CopyOnWrite, Src: filepath.Join(base, "src"), Dst: filepath.Join(base, "dst")}
+	require.NoError(t, PrepareCowDirs([]policy.Bind{b}))
+	_, work := CowDirs(b)
+	require.NoError(t, os.Mkdir(filepath.Join(work, "work"), 0)) // as the kernel leaves it
+	RemoveCowWorkDirs([]policy.Bind{b, {Mode: policy.ReadOnly, Src: base, Dst: base}})
+	assert.NoDirExists(t, filepath.Join(base, ".boxsh"))
+	assert.DirExists(t, b.Dst, "the changes stay")
+}

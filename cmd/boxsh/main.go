@@ -116,6 +116,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 			return 1
 		}
 		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
+		defer runtime.RemoveCowWorkDirs(sb.Binds[len(sb.Binds)-1:]) // --try's own
 	}
 	if sb.Enabled {
 		if err := runtime.SandboxSupported(); err != nil {

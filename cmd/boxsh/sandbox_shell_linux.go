@@ -49,6 +49,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 			return fail(err)
 		}
 		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
+		defer runtime.RemoveCowWorkDirs(sb.Binds[len(sb.Binds)-1:]) // --try's own
 	}
 	initPath, err := runtime.FindInit()
 	if err != nil {
