@@ -1218,3 +1218,53 @@ func TestEscapeNoSurvivorsRPCFrontKilled(t *testing.T) {
 	requireNoArgv(t, 5*time.Second, "sleep", marker)
 	requireGone(t, init, "boxsh-init")
 }
+
+// TestEscapeRenameAroundProtected checks that the protection of dotfiles
+// and git hooks in a writable bind cannot be undone from inside by moving
+// a directory that holds them away and making a new one (the directories
+// between the bind and a protected path are pinned), that a missing
+// ~/.aws cannot be made, and that the host's files stay as they were.
+func TestEscapeRenameAroundProtected(t *testing.T) {
+	requireRootless(t)
+	home := t.TempDir()
+	repo := filepath.Join(home, "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, ".git", "hooks"), 0o755))
+	t.Setenv("HOME", home)
+	r := sandboxShell(t, home, []string{"--bind", "wr:" + home}, `
+		mv proj proj.orig 2>/dev/null && echo moved-repo
+		mv proj/.git proj/git.orig 2>/dev/null && echo moved-git
+		rm -rf proj 2>/dev/null; test -d proj/.git/hooks || echo repo-removed
+		mkdir -p proj/.git/hooks 2>/dev/null; echo evil > proj/.git/hooks/post-checkout 2>/dev/null && echo hook-written
+		mv .aws aws.old 2>/dev/null && echo moved-aws
+		mkdir -p .aws 2>/dev/null; echo EVIL > .aws/credentials 2>/dev/null && echo credentials-written
+		echo done`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Equal(t, "done\n", r.stdout)
+	assert.NoFileExists(t, filepath.Join(repo, ".git", "hooks", "post-checkout"))
+	assert.DirExists(t, filepath.Join(repo, ".git", "hooks"))
+	assert.NoDirExists(t, filepath.Join(home, ".aws"), "the placeholder is gone after the sandbox")
+	assert.NoDirExists(t, filepath.Join(home, "proj.orig"))
+}
+
+// TestEscapeRefusedSetups checks the setups in which boxsh cannot keep its
+// promises and so refuses to start: a protected dotfile that is a symbolic
+// link in a writable bind (the link itself could be replaced), and a
+// writable bind over boxsh's own state directory (the sandbox could plant
+// state that a later start acts on).
+func TestEscapeRefusedSetups(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	home := t.TempDir()
+	require.NoError(t, os.Symlink("dotfiles/bashrc", filepath.Join(home, ".bashrc")))
+	r := runBoxshIn(t, ctx, home, "", []string{"HOME=" + home}, "--sandbox", "--bind", "wr:"+home, "-c", "echo ran")
+	assert.Equal(t, 1, r.code())
+	assert.NotContains(t, r.stdout, "ran")
+	assert.Contains(t, r.stderr, "symbolic link")
+
+	run := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.Mkdir(run, 0o700))
+	r = runBoxshIn(t, ctx, t.TempDir(), "", []string{"XDG_RUNTIME_DIR=" + run}, "--sandbox", "--bind", "wr:"+filepath.Dir(run), "-c", "echo ran")
+	assert.Equal(t, 1, r.code())
+	assert.NotContains(t, r.stdout, "ran")
+	assert.Contains(t, r.stderr, "state directory")
+}

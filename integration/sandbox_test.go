@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -211,4 +212,22 @@ func TestSandboxRestartKeepsCowWork(t *testing.T) {
 	assert.Equal(t, "work\n", out.Stdout, out.Stderr)
 	assert.NotEqual(t, init, findChild(t, s.pid(), "boxsh-init"))
 	assert.NoFileExists(t, filepath.Join(src, "done.txt"))
+}
+
+// TestSandboxTerminalStdinOnly checks a command typed at a terminal with
+// its output redirected (boxsh --sandbox -c CMD > file): stdin is a
+// terminal but not the sandbox's, and the command still runs.
+func TestSandboxTerminalStdinOnly(t *testing.T) {
+	requireRootless(t)
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	defer ptmx.Close()
+	defer tty.Close()
+	cmd := exec.CommandContext(testContext(t), boxshPath(), "--sandbox", "-c", "echo to-file; test -t 0 && echo stdin-tty")
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = tty
+	var out, errOut lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Run(), errOut.String())
+	assert.Equal(t, "to-file\nstdin-tty\n", out.String())
 }

@@ -101,6 +101,9 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
+	if err := stateHidden(cc.Sandbox, root); err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
 	sweepStale(root, log)
 	dir, lock, err := newContainerDir(root)
 	if err != nil {
@@ -115,7 +118,9 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 
 	t0 := time.Now()
 	host := GatherHostFacts()
-	ct.protect = GatherProtectedPaths(cc.Sandbox, cc.Home, cc.Cwd)
+	if ct.protect, err = GatherProtectedPaths(cc.Sandbox, cc.Home, cc.Cwd); err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
+	}
 	placeholders := filepath.Join(dir, "placeholders")
 	if err := PreparePlaceholders(placeholders); err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
@@ -297,10 +302,14 @@ func (ct *Container) Signal(sig os.Signal) error {
 func (ct *Container) Destroy() {
 	ct.destroyOnce.Do(func() {
 		if ct.proc != nil {
-			_ = ct.proc.Signal(unix.SIGKILL)
 			select {
 			case <-ct.exited:
-			case <-time.After(5 * time.Second):
+			default:
+				_ = ct.proc.Signal(unix.SIGKILL)
+				select {
+				case <-ct.exited:
+				case <-time.After(5 * time.Second):
+				}
 			}
 		}
 		if ct.c != nil {
@@ -355,6 +364,18 @@ func StateRoot() (string, error) {
 	return dir, nil
 }
 
+// stateHidden checks that no bind lets the sandbox write into the state
+// root (or replace it): it would then plant state that a later start acts
+// on, or undo the protection of the placeholders.
+func stateHidden(sb policy.Sandbox, root string) error {
+	for _, b := range sb.Binds {
+		if b.Mode != policy.ReadOnly && (isUnder(root, b.Dst) || isUnder(b.Dst, root)) {
+			return fmt.Errorf("--bind %s would let the sandbox write into boxsh's state directory %s: set XDG_RUNTIME_DIR (or TMPDIR) to a directory outside it", b, root)
+		}
+	}
+	return nil
+}
+
 // The files of a sandbox's state directory: lockName is locked by the
 // front for as long as the sandbox may run; protectName lists the
 // protected paths, whose placeholders are removed after the sandbox.
@@ -374,39 +395,55 @@ func writeJSON(p string, v any) error {
 
 // newContainerDir makes a new state directory under root and locks it.
 func newContainerDir(root string) (string, *os.File, error) {
-	dir, err := os.MkdirTemp(root, "sb-")
+	// Made and locked under another name, so that a sweep never sees an
+	// sb-* directory without its lock held.
+	tmp, err := os.MkdirTemp(root, "new-")
 	if err != nil {
 		return "", nil, err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o600)
+	lock, err := os.OpenFile(filepath.Join(tmp, lockName), os.O_CREATE|os.O_RDWR, 0o600)
 	if err == nil {
 		err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	}
+	dir := filepath.Join(root, "sb-"+strings.TrimPrefix(filepath.Base(tmp), "new-"))
+	if err == nil {
+		err = os.Rename(tmp, dir)
+	}
 	if err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("lock %s: %w", dir, err)
+		if lock != nil {
+			lock.Close()
+		}
+		os.RemoveAll(tmp)
+		return "", nil, fmt.Errorf("lock %s: %w", tmp, err)
 	}
 	return dir, lock, nil
 }
 
 // sweepStale removes the state directories of sandboxes whose front died
-// without cleaning up (SIGKILL): their lock is free. A directory without a
-// lock file is left alone for a minute, as it may be in the making.
+// without cleaning up (SIGKILL): their lock is free. A new-* directory is
+// left alone for a minute, as it may be in the making.
 func sweepStale(root string, log hclog.Logger) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "sb-") {
+		dir := filepath.Join(root, e.Name())
+		if !e.IsDir() {
 			continue
 		}
-		dir := filepath.Join(root, e.Name())
-		f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
-		if err != nil {
-			if fi, serr := e.Info(); os.IsNotExist(err) && serr == nil && time.Since(fi.ModTime()) > time.Minute {
+		if strings.HasPrefix(e.Name(), "new-") {
+			// One being made, or left by a front that died making it.
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
 				os.RemoveAll(dir)
 			}
+			continue
+		}
+		if !strings.HasPrefix(e.Name(), "sb-") {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
+		if err != nil {
 			continue
 		}
 		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
@@ -430,6 +467,9 @@ func killSandbox(dir string) {
 	c, err := libcontainer.Load(dir, "state")
 	if err != nil {
 		return
+	}
+	if len(c.Config().Hooks) > 0 {
+		return // not a state boxsh wrote: Destroy would run its hooks
 	}
 	_ = c.Signal(unix.SIGKILL)
 	for range 200 {

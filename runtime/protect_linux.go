@@ -14,9 +14,10 @@ import (
 // file over such an entry or removes it (an editor saving, a cleanup), the
 // kernel detaches the mount in the sandbox, and the path there becomes the
 // writable file of the wr bind. The sandbox itself cannot do this (a mount
-// point cannot be renamed or removed), so it watches, with inotify, the
-// directories that hold the protected entries (and the directories made
-// for placeholders) for a rename, removal or creation of those names.
+// point cannot be renamed or removed, and the directories above it up to
+// the writable bind are pinned, see HostPath.Pins), so the runtime
+// watches, with inotify, the directories that hold the protected entries
+// and the pinned ones, for a rename, removal or creation of those names.
 type protectionWatch struct {
 	mu    sync.Mutex
 	fd    int
@@ -53,15 +54,11 @@ func watchProtection(protect []HostPath) (*protectionWatch, error) {
 		return nil
 	}
 	for _, hp := range protect {
-		// The entry itself, and for a missing one each directory made
-		// for its placeholder.
-		for p := hp.Path; ; p = filepath.Dir(p) {
+		// The entry itself and the pinned directories above it.
+		for _, p := range append([]string{hp.Path}, hp.Pins...) {
 			if err := add(filepath.Dir(p), filepath.Base(p), hp.Path); err != nil {
 				w.close()
 				return nil, err
-			}
-			if !hp.Missing || p == hp.MissingFrom || p == filepath.Dir(p) {
-				break
 			}
 		}
 	}

@@ -17,7 +17,7 @@ func TestProtectionWatch(t *testing.T) {
 	require.NoError(t, os.WriteFile(at(".aws/credentials"), nil, 0o444))
 	protect := []HostPath{
 		{Path: at(".bashrc")},
-		{Path: at(".aws/credentials"), Missing: true, MissingFrom: at(".aws")},
+		{Path: at(".aws/credentials"), Missing: true, MissingFrom: at(".aws/credentials"), Pins: []string{at(".aws")}},
 	}
 	fresh := func(t *testing.T) *protectionWatch {
 		w, err := watchProtection(protect)
@@ -40,7 +40,7 @@ func TestProtectionWatch(t *testing.T) {
 		assert.Equal(t, at(".bashrc"), w.check())
 		assert.Equal(t, at(".bashrc"), w.check(), "it stays lost")
 	})
-	t.Run("placeholder directory removed", func(t *testing.T) {
+	t.Run("pinned directory removed", func(t *testing.T) {
 		w := fresh(t)
 		require.NoError(t, os.Remove(at(".aws/credentials")))
 		require.NoError(t, os.Remove(at(".aws")))

@@ -128,6 +128,12 @@ type HostPath struct {
 	// RemovePlaceholders removes it again.
 	Missing     bool
 	MissingFrom string
+	// Pins are the directories between the writable bind that holds a
+	// protected path and the path itself. They are bound onto themselves
+	// (writable, as before) so that the sandbox cannot rename or remove
+	// them: a directory that holds a mount point can be renamed, and with
+	// it the protection would go (mv ~/proj x; mkdir -p ~/proj/.git/hooks).
+	Pins []string `json:",omitempty"`
 }
 
 // HostFacts are the facts about the host that the spec depends on, so that
@@ -350,6 +356,23 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	mounts := systemMounts(host, cfg.InitPath)
 	for _, b := range binds {
 		mounts = append(mounts, bindMount(b))
+	}
+	// The pins first, outermost first: a bind of a directory made later
+	// would hide the protected mounts inside it.
+	var pins []string
+	for _, hp := range cfg.Protect {
+		for _, d := range hp.Pins {
+			if !slices.Contains(pins, d) {
+				pins = append(pins, d)
+			}
+		}
+	}
+	slices.SortStableFunc(pins, func(a, b string) int { return depth(a) - depth(b) })
+	for _, d := range pins {
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+			return nil, fmt.Errorf("spec: pinned directory %q is not a clean absolute path", d)
+		}
+		mounts = append(mounts, specs.Mount{Destination: d, Type: "bind", Source: d, Options: slices.Clone(bindRW)})
 	}
 	for _, hp := range cfg.Protect {
 		if !filepath.IsAbs(hp.Path) || filepath.Clean(hp.Path) != hp.Path {
@@ -781,44 +804,77 @@ const gitScanDepth = 2
 // created either: as in boxsh v3, the runtime binds an empty read-only
 // file or directory there, which makes an empty mount point on the host
 // for the time of the sandbox (see RemovePlaceholders).
-func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) []HostPath {
+func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, error) {
 	if !filepath.IsAbs(home) {
-		return nil
+		return nil, nil
 	}
 	home = filepath.Clean(home)
-	writable := func(p string) bool {
+	// root is the wr bind that p is writable through: the most specific
+	// bind that shows p must be a wr bind.
+	root := func(p string) (string, bool) {
+		best := ""
+		writable := false
 		for _, b := range sb.Binds {
-			if b.Mode == policy.ReadWrite && (isUnder(p, b.Dst) || isUnder(b.Dst, p)) {
+			if isUnder(p, b.Dst) && len(b.Dst) >= len(best) {
+				best, writable = b.Dst, b.Mode == policy.ReadWrite
+			}
+		}
+		return best, writable
+	}
+	// exposes tells whether a wr bind shows p or something in it.
+	exposes := func(p string) bool {
+		if _, ok := root(p); ok {
+			return true
+		}
+		for _, b := range sb.Binds {
+			if b.Mode == policy.ReadWrite && isUnder(b.Dst, p) {
 				return true
 			}
 		}
 		return false
 	}
-	if !writable(home) {
-		return nil
+	if !exposes(home) {
+		return nil, nil
 	}
 	var out []HostPath
+	var firstErr error
 	seen := map[string]bool{}
 	protect := func(p string, dir bool) {
-		if seen[p] || !writable(p) {
+		if seen[p] {
 			return
 		}
 		seen[p] = true
-		if hp, ok := lookupHostPath(p); ok {
-			out = append(out, hp)
+		r, ok := root(p)
+		if !ok {
 			return
 		}
-		if _, err := os.Lstat(p); !os.IsNotExist(err) {
-			return // a dangling symlink: it cannot be bound over
-		}
-		from := p
-		for d := filepath.Dir(p); d != filepath.Dir(d); d = filepath.Dir(d) {
-			if _, err := os.Lstat(d); !os.IsNotExist(err) {
-				break
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s is a symbolic link, which boxsh cannot keep read-only inside the writable bind %s (bind a directory that does not hold it, or use cow)", p, r)
 			}
-			from = d
+			return
 		}
-		out = append(out, HostPath{Path: p, Dir: dir, Missing: true, MissingFrom: from})
+		hp, ok := lookupHostPath(p)
+		if !ok {
+			// Missing: its first missing ancestor becomes a read-only
+			// placeholder, so that neither can be made.
+			from := p
+			for d := filepath.Dir(p); d != filepath.Dir(d); d = filepath.Dir(d) {
+				if _, err := os.Lstat(d); !os.IsNotExist(err) {
+					break
+				}
+				from = d
+			}
+			if from != p && seen[from] {
+				return
+			}
+			seen[from] = true
+			hp = HostPath{Path: from, Dir: dir || from != p, Missing: true, MissingFrom: from}
+		}
+		for d := filepath.Dir(hp.Path); d != r && isUnder(d, r); d = filepath.Dir(d) {
+			hp.Pins = append(hp.Pins, d)
+		}
+		out = append(out, hp)
 	}
 	for _, f := range protectedHomeFiles {
 		protect(filepath.Join(home, f), false)
@@ -828,7 +884,7 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) []HostPath {
 	}
 
 	var roots []string
-	if filepath.IsAbs(cwd) && isUnder(filepath.Clean(cwd), home) && writable(filepath.Clean(cwd)) {
+	if filepath.IsAbs(cwd) && isUnder(filepath.Clean(cwd), home) && exposes(filepath.Clean(cwd)) {
 		roots = append(roots, filepath.Clean(cwd))
 	}
 	for _, b := range sb.Binds {
@@ -882,7 +938,7 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) []HostPath {
 			}
 		}
 	}
-	return out
+	return out, firstErr
 }
 
 // placeholderName is the name in SpecConfig.Placeholders of the empty

@@ -541,6 +541,21 @@ func TestBuildSpecProtect(t *testing.T) {
 		{Destination: "/home/u/.ssh", Type: "bind", Source: "/home/u/.ssh", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}},
 	}, spec.Mounts[n-3:], "after the binds")
 
+	// Pins are bound onto themselves, outermost first, before the
+	// protected mounts.
+	cfg.Protect = []HostPath{
+		{Path: "/home/u/p/q/.git/hooks", Dir: true, Pins: []string{"/home/u/p/q/.git", "/home/u/p/q", "/home/u/p"}},
+		{Path: "/home/u/p/.git/hooks", Dir: true, Pins: []string{"/home/u/p/.git", "/home/u/p"}},
+	}
+	pinned := build(t, cfg).Mounts
+	var dsts []string
+	for _, m := range pinned[len(pinned)-6:] {
+		dsts = append(dsts, m.Destination)
+	}
+	assert.Equal(t, []string{"/home/u/p", "/home/u/p/q", "/home/u/p/.git", "/home/u/p/q/.git", "/home/u/p/q/.git/hooks", "/home/u/p/.git/hooks"}, dsts)
+	assert.Equal(t, []string{"rbind", "rw", "nosuid", "nodev"}, pinned[len(pinned)-6].Options)
+	assert.Equal(t, "/home/u/p", pinned[len(pinned)-6].Source)
+
 	// Missing paths get the placeholders, or nothing without them.
 	missing := []HostPath{
 		{Path: "/home/u/.profile", Missing: true, MissingFrom: "/home/u/.profile"},
@@ -611,6 +626,7 @@ func TestGatherProtectedPaths(t *testing.T) {
 	mk(".hidden/r/.git/hooks")     // in a hidden directory
 	mk("nohooks/.git")             // a repository without hooks
 	wr := func(p string) policy.Bind { return policy.Bind{Mode: policy.ReadWrite, Src: p, Dst: p} }
+	at := func(p string) string { return filepath.Join(home, p) }
 	// paths are the existing paths of hps, missing the missing ones.
 	list := func(hps []HostPath, missing bool) []string {
 		var out []string
@@ -623,47 +639,68 @@ func TestGatherProtectedPaths(t *testing.T) {
 		return out
 	}
 	paths := func(hps []HostPath) []string { return list(hps, false) }
+	gather := func(sb policy.Sandbox, home, cwd string) []HostPath {
+		t.Helper()
+		got, err := GatherProtectedPaths(sb, home, cwd)
+		require.NoError(t, err)
+		return got
+	}
 
 	t.Run("wr home", func(t *testing.T) {
-		got := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, home, "/")
+		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, home, "/")
 		assert.Equal(t, []string{".aws/credentials", ".bashrc", ".git/hooks", ".npmrc", ".ssh", "proj/.git/hooks", "proj/sub/.git/hooks"}, paths(got))
+		dirs := []string{".ssh", ".gnupg", ".cargo", ".pip", ".config"}
 		for _, hp := range got {
-			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || strings.HasSuffix(hp.Path, ".ssh") ||
-				strings.HasSuffix(hp.Path, ".gnupg") || strings.HasSuffix(hp.Path, "gcloud"), hp.Dir, hp.Path)
+			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || slices.Contains(dirs, filepath.Base(hp.Path)), hp.Dir, hp.Path)
 		}
 		// Missing ones are protected too, so that they cannot be created.
-		assert.Equal(t, []string{".bash_profile", ".cargo/credentials.toml", ".config/gcloud", ".gitconfig", ".gitmodules",
-			".gnupg", ".mcp.json", ".pip/pip.conf", ".profile", ".ripgreprc", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
+		// A missing file in a missing directory: the directory is
+		// protected (an empty read-only one), so neither can be made.
+		assert.Equal(t, []string{".bash_profile", ".cargo", ".config", ".gitconfig", ".gitmodules",
+			".gnupg", ".mcp.json", ".pip", ".profile", ".ripgreprc", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
 			list(got, true))
 		for _, hp := range got {
+			assert.Equal(t, hp.Missing, hp.MissingFrom == hp.Path && hp.Path != "", hp.Path)
+			// The directories between the bind and the entry are pinned.
 			switch strings.TrimPrefix(hp.Path, home+"/") {
-			case ".cargo/credentials.toml":
-				assert.Equal(t, filepath.Join(home, ".cargo"), hp.MissingFrom, "the first missing ancestor")
-			case ".profile":
-				assert.Equal(t, hp.Path, hp.MissingFrom)
+			case ".bashrc", ".cargo":
+				assert.Empty(t, hp.Pins, hp.Path)
+			case "proj/sub/.git/hooks":
+				assert.Equal(t, []string{at("proj/sub/.git"), at("proj/sub"), at("proj")}, hp.Pins)
 			}
 		}
 	})
+	t.Run("nested ro bind", func(t *testing.T) {
+		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(home), {Mode: policy.ReadOnly, Src: at(".aws"), Dst: at(".aws")}}}, home, "/")
+		assert.NotContains(t, paths(got), ".aws/credentials", "not writable: the ro bind is the more specific")
+	})
+	t.Run("symlinked", func(t *testing.T) {
+		other := t.TempDir()
+		link := filepath.Join(other, ".profile")
+		require.NoError(t, os.Symlink("dotfiles/profile", link))
+		_, err := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(other)}}, other, "/")
+		assert.ErrorContains(t, err, "symbolic link")
+	})
 	t.Run("wr parent of home", func(t *testing.T) {
-		got := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, "/")
+		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, "/")
 		assert.Contains(t, paths(got), ".bashrc")
 		assert.NotContains(t, paths(got), "proj/.git/hooks", "the scan starts at binds in home and cwd")
-		got = GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, filepath.Join(home, "proj"))
+		got = gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, filepath.Join(home, "proj"))
 		assert.Contains(t, paths(got), "proj/.git/hooks", "cwd in home, writable")
 		assert.Contains(t, paths(got), ".git/hooks", "and the repositories above it")
 	})
 	t.Run("wr project in home", func(t *testing.T) {
-		got := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Join(home, "proj"))}}, home, "/")
+		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Join(home, "proj"))}}, home, "/")
 		assert.Equal(t, []string{"proj/.git/hooks", "proj/sub/.git/hooks", "proj/sub/deep/.git/hooks"}, paths(got),
 			"two levels below the bind; the home files and home's own hooks are not writable, so not bound (not made visible)")
 		assert.Empty(t, list(got, true))
 	})
 	t.Run("not writable", func(t *testing.T) {
-		assert.Empty(t, GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{
+		assert.Empty(t, gather(policy.Sandbox{Binds: []policy.Bind{
 			{Mode: policy.ReadOnly, Src: home, Dst: home},
 			{Mode: policy.CopyOnWrite, Src: home, Dst: "/tmp/x"},
 		}}, home, home))
-		assert.Empty(t, GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, "", home), "no HOME")
+		assert.Empty(t, gather(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, "", home), "no HOME")
 	})
 }
 
@@ -755,7 +792,8 @@ func TestRuncRootless(t *testing.T) {
 	}}
 	require.NoError(t, sb.Validate())
 	require.NoError(t, PrepareCowDirs(sb.Binds))
-	protect := GatherProtectedPaths(sb, wrDir, src) // wrDir plays $HOME
+	protect, err := GatherProtectedPaths(sb, wrDir, src) // wrDir plays $HOME
+	require.NoError(t, err)
 	existing := slices.DeleteFunc(slices.Clone(protect), func(hp HostPath) bool { return hp.Missing })
 	require.Len(t, existing, 1, "only .bashrc exists; the missing ones need placeholders, which a printed spec leaves out")
 

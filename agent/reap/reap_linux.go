@@ -6,7 +6,8 @@
 // it until Reaper.Forget (after its own Wait). The reaper reaps only the
 // other children: the orphans the kernel reparented. Starting and reaping
 // exclude each other, so a child that exits at once is known before the
-// reaper can see it. The reaper costs one waitid per SIGCHLD.
+// reaper can see it. The reaper costs one waitid per SIGCHLD, and a listing
+// of the children when one of its own that has exited hides the others.
 package reap
 
 import (
@@ -19,6 +20,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // Reaper reaps the children that were not started through it. A nil
@@ -29,12 +32,12 @@ type Reaper struct {
 	starting sync.RWMutex
 
 	mu    sync.Mutex
-	known map[int]bool
+	known map[int]int // pid → children started with it not yet forgotten
 }
 
 // New returns a Reaper; Run makes it reap.
 func New() *Reaper {
-	return &Reaper{known: make(map[int]bool)}
+	return &Reaper{known: make(map[int]int)}
 }
 
 // Start starts a child with start (cmd.Start, or pty.Start and the like),
@@ -50,7 +53,7 @@ func (r *Reaper) Start(start func() (int, error)) error {
 	pid, err := start()
 	if err == nil {
 		r.mu.Lock()
-		r.known[pid] = true
+		r.known[pid]++
 		r.mu.Unlock()
 	}
 	return err
@@ -62,19 +65,26 @@ func (r *Reaper) Forget(pid int) {
 		return
 	}
 	r.mu.Lock()
-	delete(r.known, pid)
+	if r.known[pid]--; r.known[pid] <= 0 {
+		delete(r.known, pid)
+	}
 	r.mu.Unlock()
 }
 
 func (r *Reaper) isKnown(pid int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.known[pid]
+	return r.known[pid] > 0
 }
 
-// retryDelay is how soon the reaper looks again when a child of its own
-// that has exited (and that its Wait will take) hides the others.
-const retryDelay = 10 * time.Millisecond
+// retryDelay is how soon the reaper looks again, child by child, when an
+// exited child of its own (that its Wait will take) hides the others; it
+// doubles up to maxRetryDelay while a child stays so (a warm shell killed
+// while idle is waited for only when a call takes it).
+const (
+	retryDelay    = 10 * time.Millisecond
+	maxRetryDelay = time.Second
+)
 
 // Run reaps at every SIGCHLD until ctx ends.
 func (r *Reaper) Run(ctx context.Context) {
@@ -83,15 +93,35 @@ func (r *Reaper) Run(ctx context.Context) {
 	defer signal.Stop(sigs)
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
+	delay := retryDelay
+	blocked := false
 	for {
-		if _, blocked := r.reap(); blocked {
-			retry.Reset(retryDelay)
+		if _, blocked = r.reap(); blocked {
+			retry.Reset(delay)
+		} else {
+			delay = retryDelay
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-sigs:
 		case <-retry.C:
+			if blocked {
+				r.reapEach()
+				delay = min(2*delay, maxRetryDelay)
+			}
+		}
+	}
+}
+
+// reapEach reaps, one by one, the children (from /proc) that exited and
+// were not started through Start.
+func (r *Reaper) reapEach() {
+	r.starting.Lock()
+	defer r.starting.Unlock()
+	for _, pid := range proc.Children() {
+		if !r.isKnown(pid) {
+			reaped(pid)
 		}
 	}
 }

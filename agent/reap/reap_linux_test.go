@@ -2,6 +2,8 @@ package reap
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -14,29 +16,41 @@ import (
 	"github.com/boxsh/boxsh/internal/proc"
 )
 
+// runningReaper makes the test process inherit orphans (a child
+// subreaper, as PID 1 is) and runs a Reaper until the test ends.
+func runningReaper(t *testing.T) *Reaper {
+	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+	r := New()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go r.Run(ctx)
+	return r
+}
+
+// startCmd is the start function of cmd for Reaper.Start.
+func startCmd(cmd *exec.Cmd) func() (int, error) {
+	return func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	}
+}
+
 // TestReapOrphansKeepOwnStatus makes the test process inherit orphans (a
 // child subreaper, as PID 1 is), starts children that leave orphans behind
 // and exit at once, and checks that their own Wait still gets their exit
 // status while the reaper reaps the orphans.
 func TestReapOrphansKeepOwnStatus(t *testing.T) {
-	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
-	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
-	r := New()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go r.Run(ctx)
+	r := runningReaper(t)
 
 	const n = 20
 	cmds := make([]*exec.Cmd, n)
 	for i := range cmds {
 		// The orphan outlives its parent by a moment, then exits.
 		cmd := exec.Command("/bin/sh", "-c", "sleep 0.05 & exit "+strconv.Itoa(i%7+1))
-		require.NoError(t, r.Start(func() (int, error) {
-			if err := cmd.Start(); err != nil {
-				return 0, err
-			}
-			return cmd.Process.Pid, nil
-		}))
+		require.NoError(t, r.Start(startCmd(cmd)))
 		cmds[i] = cmd
 	}
 	for i, cmd := range cmds {
@@ -69,4 +83,31 @@ func TestSiginfoPid(t *testing.T) {
 	require.NoError(t, unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil))
 	assert.Equal(t, cmd.Process.Pid, siginfoPid(&info))
 	require.NoError(t, cmd.Wait())
+}
+
+// TestReapPastOwnZombie checks that an exited child of our own that is not
+// waited for yet (a warm shell killed while idle) does not keep the
+// orphans behind it from being reaped, and keeps its own status.
+func TestReapPastOwnZombie(t *testing.T) {
+	r := runningReaper(t)
+
+	cmd := exec.Command("/bin/sh", "-c", "sleep 0.1 & echo $!; exit 5")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, r.Start(startCmd(cmd)))
+	var orphan int
+	_, err = fmt.Fscan(out, &orphan)
+	require.NoError(t, err)
+	// Our child is not waited for yet; the orphan exits behind it and is
+	// reaped all the same (its /proc entry goes).
+	assert.Eventually(t, func() bool {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", orphan))
+		return os.IsNotExist(err)
+	}, 5*time.Second, 20*time.Millisecond, "the orphan %d behind our zombie is reaped", orphan)
+	_, err = os.Stat(fmt.Sprintf("/proc/%d", cmd.Process.Pid))
+	require.NoError(t, err, "our own child is left for its Wait")
+	var ee *exec.ExitError
+	require.ErrorAs(t, cmd.Wait(), &ee)
+	assert.Equal(t, 5, ee.ExitCode())
+	r.Forget(cmd.Process.Pid)
 }

@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
 )
 
 // runExec runs argv (boxsh-init --exec -- CMD ARGS...: the shell of shell
@@ -39,7 +38,10 @@ func runExec(args []string) int {
 	cmd.Args[0] = argv[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if term.IsTerminal(0) {
+	// The foreground of the terminal, when stdin is the controlling
+	// terminal (the sandbox's own one); a terminal passed through as
+	// stdin is not (boxsh --sandbox -c CMD > file typed at a terminal).
+	if _, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil {
 		cmd.SysProcAttr.Foreground = true
 		cmd.SysProcAttr.Ctty = 0
 	}
@@ -80,7 +82,9 @@ func supervise(cmd *exec.Cmd, what string) int {
 	child := cmd.Process.Pid
 	for sig := range sigs {
 		if sig != syscall.SIGCHLD {
-			_ = syscall.Kill(child, sig.(syscall.Signal))
+			// The command's process group: a shell's foreground job
+			// gets it too, as from a terminal.
+			_ = syscall.Kill(-child, sig.(syscall.Signal))
 			continue
 		}
 		for {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -109,6 +110,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 	}
 	home := os.Getenv("HOME")
 	sb := opts.sandbox
+	started := false
 	if sb.Try {
 		var changes string
 		if sb, changes, err = runtime.ResolveTry(sb, cwd, home); err != nil {
@@ -117,6 +119,11 @@ func serveRPC(opts options, log hclog.Logger) int {
 		}
 		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
 		defer runtime.RemoveCowWorkDirs(sb.Binds[len(sb.Binds)-1:]) // --try's own
+		defer func() {
+			if !started { // nothing ran: nothing to keep
+				os.RemoveAll(filepath.Dir(changes))
+			}
+		}()
 	}
 	if sb.Enabled {
 		if err := runtime.SandboxSupported(); err != nil {
@@ -149,6 +156,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
 		return 1
 	}
+	started = true
 	tools := <-registry
 	if tools.err != nil {
 		_ = sup.Close(time.Second)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -43,6 +44,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	home := os.Getenv("HOME")
 	sb := opts.sandbox
 	sb.Enabled = true
+	started := false
 	if sb.Try {
 		var changes string
 		if sb, changes, err = runtime.ResolveTry(sb, cwd, home); err != nil {
@@ -50,6 +52,11 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		}
 		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
 		defer runtime.RemoveCowWorkDirs(sb.Binds[len(sb.Binds)-1:]) // --try's own
+		defer func() {
+			if !started { // nothing ran: nothing to keep
+				os.RemoveAll(filepath.Dir(changes))
+			}
+		}()
 	}
 	initPath, err := runtime.FindInit()
 	if err != nil {
@@ -105,6 +112,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	if err != nil {
 		return fail(err)
 	}
+	started = true
 	defer ct.Destroy()
 
 	var relayed chan struct{}

@@ -97,6 +97,10 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 
+	protect, err := runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd)
+	if err != nil {
+		return fail(err)
+	}
 	cfg := runtime.SpecConfig{
 		Sandbox:  opts.sandbox,
 		Env:      specEnv(os.Environ()),
@@ -106,7 +110,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		GID:      uint32(os.Getgid()),
 		Rootfs:   so.rootfs,
 		Host:     specHost(),
-		Protect:  runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd),
+		Protect:  protect,
 		Version:  version,
 	}
 	initPath, initErr := specFindInit()
