@@ -231,3 +231,34 @@ func TestSandboxTerminalStdinOnly(t *testing.T) {
 	require.NoError(t, cmd.Run(), errOut.String())
 	assert.Equal(t, "to-file\nstdin-tty\n", out.String())
 }
+
+// TestSandboxesShareHome checks two sandboxes with the same writable home:
+// the second keeps the first's placeholders of missing dotfiles read-only,
+// the first ending does not unprotect (nor stop) the second, and the last
+// to end removes the placeholders.
+func TestSandboxesShareHome(t *testing.T) {
+	requireRootless(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	zshrc := filepath.Join(home, ".zshrc")
+	ctx := testContext(t)
+	a := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--bind", "wr:" + home}, dir: home})
+	a.requireServing()
+	b := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--bind", "wr:" + home}, dir: home})
+	b.requireServing()
+	initB := findChild(t, b.pid(), "boxsh-init")
+
+	out := b.bash("echo evil >> ~/.zshrc")
+	assert.NotEqual(t, 0, out.ExitCode, "the first sandbox's placeholder is read-only in the second too")
+	assert.Empty(t, a.drain()) // the first ends
+	a.requireExitZero()
+	assert.FileExists(t, zshrc, "still in use by the second sandbox")
+
+	time.Sleep(150 * time.Millisecond) // more than the guard's interval
+	out = b.bash("echo evil >> ~/.zshrc")
+	assert.NotEqual(t, 0, out.ExitCode, "still protected in the second sandbox")
+	assert.Equal(t, initB, findChild(t, b.pid(), "boxsh-init"), "the second sandbox was not stopped")
+	assert.Empty(t, b.drain())
+	b.requireExitZero()
+	assert.NoFileExists(t, zshrc, "the last sandbox removed the placeholder")
+}
