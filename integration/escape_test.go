@@ -1229,8 +1229,11 @@ func TestEscapeRenameAroundProtected(t *testing.T) {
 	home := t.TempDir()
 	repo := filepath.Join(home, "proj")
 	require.NoError(t, os.MkdirAll(filepath.Join(repo, ".git", "hooks"), 0o755))
+	docs := filepath.Join(repo, "docs") // a ro bind inside a pinned directory
+	require.NoError(t, os.Mkdir(docs, 0o755))
 	t.Setenv("HOME", home)
-	r := sandboxShell(t, home, []string{"--bind", "wr:" + home}, `
+	r := sandboxShell(t, home, []string{"--bind", "wr:" + home, "--bind", "ro:" + docs}, `
+		echo x > proj/docs/new 2>/dev/null && echo docs-written
 		mv proj proj.orig 2>/dev/null && echo moved-repo
 		mv proj/.git proj/git.orig 2>/dev/null && echo moved-git
 		rm -rf proj 2>/dev/null; test -d proj/.git/hooks || echo repo-removed
@@ -1244,6 +1247,7 @@ func TestEscapeRenameAroundProtected(t *testing.T) {
 	assert.DirExists(t, filepath.Join(repo, ".git", "hooks"))
 	assert.NoDirExists(t, filepath.Join(home, ".aws"), "the placeholder is gone after the sandbox")
 	assert.NoDirExists(t, filepath.Join(home, "proj.orig"))
+	assert.NoFileExists(t, filepath.Join(docs, "new"), "the ro bind inside the pinned directory stays read-only")
 }
 
 // TestEscapeRefusedSetups checks the setups in which boxsh cannot keep its

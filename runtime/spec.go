@@ -354,26 +354,28 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 		host.Whole = nil
 	}
 	mounts := systemMounts(host, cfg.InitPath)
-	for _, b := range binds {
-		mounts = append(mounts, bindMount(b))
-	}
-	// The pins first, outermost first: a bind of a directory made later
-	// would hide the protected mounts inside it.
+	// The binds and the pins, outermost first: a bind of a directory made
+	// later would hide the mounts inside it. Then the protected paths.
 	var pins []string
 	for _, hp := range cfg.Protect {
 		for _, d := range hp.Pins {
+			if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+				return nil, fmt.Errorf("spec: pinned directory %q is not a clean absolute path", d)
+			}
 			if !slices.Contains(pins, d) {
 				pins = append(pins, d)
 			}
 		}
 	}
-	slices.SortStableFunc(pins, func(a, b string) int { return depth(a) - depth(b) })
-	for _, d := range pins {
-		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
-			return nil, fmt.Errorf("spec: pinned directory %q is not a clean absolute path", d)
-		}
-		mounts = append(mounts, specs.Mount{Destination: d, Type: "bind", Source: d, Options: slices.Clone(bindRW)})
+	var tree []specs.Mount
+	for _, b := range binds {
+		tree = append(tree, bindMount(b))
 	}
+	for _, d := range pins {
+		tree = append(tree, specs.Mount{Destination: d, Type: "bind", Source: d, Options: slices.Clone(bindRW)})
+	}
+	slices.SortStableFunc(tree, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	mounts = append(mounts, tree...)
 	for _, hp := range cfg.Protect {
 		if !filepath.IsAbs(hp.Path) || filepath.Clean(hp.Path) != hp.Path {
 			return nil, fmt.Errorf("spec: protected path %q is not a clean absolute path", hp.Path)

@@ -556,6 +556,19 @@ func TestBuildSpecProtect(t *testing.T) {
 	assert.Equal(t, []string{"rbind", "rw", "nosuid", "nodev"}, pinned[len(pinned)-6].Options)
 	assert.Equal(t, "/home/u/p", pinned[len(pinned)-6].Source)
 
+	// A bind inside a pinned directory comes after the pin, so that the
+	// pin does not hide it.
+	cfg2 := testConfig(policy.Bind{Mode: policy.ReadWrite, Src: "/home/u", Dst: "/home/u"},
+		policy.Bind{Mode: policy.ReadOnly, Src: "/home/u/p/docs", Dst: "/home/u/p/docs"})
+	cfg2.Protect = []HostPath{{Path: "/home/u/p/.git/hooks", Dir: true, Pins: []string{"/home/u/p/.git", "/home/u/p"}}}
+	var order []string
+	for _, m := range build(t, cfg2).Mounts {
+		if strings.HasPrefix(m.Destination, "/home/u") {
+			order = append(order, m.Destination)
+		}
+	}
+	assert.Equal(t, []string{"/home/u", "/home/u/p", "/home/u/p/docs", "/home/u/p/.git", "/home/u/p/.git/hooks"}, order)
+
 	// Missing paths get the placeholders, or nothing without them.
 	missing := []HostPath{
 		{Path: "/home/u/.profile", Missing: true, MissingFrom: "/home/u/.profile"},
