@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,6 +64,7 @@ type Container struct {
 	lock    *os.File
 	console *os.File
 	protect []HostPath
+	held    []*os.File // shared locks on the placeholders
 	watch   *protectionWatch
 	log     hclog.Logger
 
@@ -122,13 +122,19 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if ct.protect, err = GatherProtectedPaths(cc.Sandbox, cc.Home, cc.Cwd); err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	// A placeholder of another running sandbox is a placeholder here too:
-	// whichever sandbox ends last removes it.
-	others := placeholdersInUse(root, dir)
+	// A placeholder another running sandbox holds is a placeholder here
+	// too: whichever sandbox ends last removes it.
 	for i, hp := range ct.protect {
-		if !hp.Missing && others[hp.Path] && isPlaceholder(hp.Path) {
-			ct.protect[i].Missing, ct.protect[i].MissingFrom = true, hp.Path
+		if !hp.Missing && isPlaceholder(hp.Path) {
+			if f, held := heldPlaceholder(hp.Path); held {
+				ct.protect[i].Missing, ct.protect[i].MissingFrom = true, hp.Path
+			} else if f != nil {
+				f.Close()
+			}
 		}
+	}
+	if err := MakePlaceholderDirs(ct.protect); err != nil {
+		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
 	placeholders := filepath.Join(dir, "placeholders")
 	if err := PreparePlaceholders(placeholders); err != nil {
@@ -237,8 +243,9 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 			return nil, fmt.Errorf("start sandbox: receive terminal: %w", err)
 		}
 	}
+	ct.held = HoldPlaceholders(ct.protect)
 	if ct.watch, err = watchProtection(ct.protect); err != nil {
-		log.Warn("cannot watch the protected paths for changes on the host", "error", err)
+		return nil, fmt.Errorf("start sandbox: watch the protected paths: %w", err)
 	} else if ct.watch != nil {
 		go ct.guard()
 	}
@@ -328,8 +335,10 @@ func (ct *Container) Destroy() {
 			ct.console.Close()
 		}
 		ct.watch.close()
-		others := placeholdersInUse(filepath.Dir(ct.dir), ct.dir)
-		RemovePlaceholders(slices.DeleteFunc(slices.Clone(ct.protect), func(hp HostPath) bool { return others[hp.Path] }))
+		for _, f := range ct.held {
+			f.Close()
+		}
+		RemovePlaceholders(ct.protect)
 		_ = os.RemoveAll(ct.dir)
 		if ct.lock != nil {
 			ct.lock.Close()
@@ -469,54 +478,6 @@ func sweepStale(root string, log hclog.Logger) {
 		}
 		f.Close()
 	}
-}
-
-// placeholdersInUse are the missing protected paths of the running
-// sandboxes under root (their lock is held) other than the one in self:
-// their placeholders must stay while those run.
-func placeholdersInUse(root, self string) map[string]bool {
-	inUse := map[string]bool{}
-	dirs, _ := filepath.Glob(filepath.Join(root, "sb-*"))
-	for _, dir := range dirs {
-		if dir == self {
-			continue
-		}
-		f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
-		if err != nil {
-			continue
-		}
-		free := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
-		f.Close() // also drops a lock just taken
-		if free {
-			continue
-		}
-		var protect []HostPath
-		if b, err := os.ReadFile(filepath.Join(dir, protectName)); err == nil && json.Unmarshal(b, &protect) == nil {
-			for _, hp := range protect {
-				if hp.Missing {
-					inUse[hp.Path] = true
-				}
-			}
-		}
-	}
-	return inUse
-}
-
-// isPlaceholder tells whether p looks like a placeholder mount point: an
-// empty regular file or an empty directory.
-func isPlaceholder(p string) bool {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return false
-	}
-	if fi.Mode().IsRegular() {
-		return fi.Size() == 0
-	}
-	if fi.IsDir() {
-		entries, err := os.ReadDir(p)
-		return err == nil && len(entries) == 0
-	}
-	return false
 }
 
 // killSandbox kills what still runs of the sandbox whose state directory

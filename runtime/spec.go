@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/policy"
 )
@@ -358,6 +360,9 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	// later would hide the mounts inside it. Then the protected paths.
 	var pins []string
 	for _, hp := range cfg.Protect {
+		if hp.Missing && cfg.Placeholders == "" {
+			continue // left out, and its missing directories with it
+		}
 		for _, d := range hp.Pins {
 			if !filepath.IsAbs(d) || filepath.Clean(d) != d {
 				return nil, fmt.Errorf("spec: pinned directory %q is not a clean absolute path", d)
@@ -850,16 +855,22 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, erro
 		if !ok {
 			return
 		}
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("%s is a symbolic link, which boxsh cannot keep read-only inside the writable bind %s (bind a directory that does not hold it, or use cow)", p, r)
+		// Neither p nor a directory between the bind and p may be a
+		// symbolic link: the link itself could be replaced, and a pin
+		// would follow it out of the bind.
+		for d := p; d != r && isUnder(d, r); d = filepath.Dir(d) {
+			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s is a symbolic link, which boxsh cannot keep read-only inside the writable bind %s (bind a directory that does not hold it, or use cow)", d, r)
+				}
+				return
 			}
-			return
 		}
 		hp, ok := lookupHostPath(p)
 		if !ok {
-			// Missing: its first missing ancestor becomes a read-only
-			// placeholder, so that neither can be made.
+			// Missing: a placeholder makes it, and the runtime makes the
+			// missing directories above it (MissingFrom is the first),
+			// which are pinned like the others.
 			from := p
 			for d := filepath.Dir(p); d != filepath.Dir(d); d = filepath.Dir(d) {
 				if _, err := os.Lstat(d); !os.IsNotExist(err) {
@@ -867,11 +878,7 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, erro
 				}
 				from = d
 			}
-			if from != p && seen[from] {
-				return
-			}
-			seen[from] = true
-			hp = HostPath{Path: from, Dir: dir || from != p, Missing: true, MissingFrom: from}
+			hp = HostPath{Path: p, Dir: dir, Missing: true, MissingFrom: from}
 		}
 		for d := filepath.Dir(hp.Path); d != r && isUnder(d, r); d = filepath.Dir(d) {
 			hp.Pins = append(hp.Pins, d)
@@ -943,6 +950,73 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, erro
 	return out, firstErr
 }
 
+// MakePlaceholderDirs makes the missing directories above the missing
+// protected paths (from their MissingFrom), so that they can be pinned.
+func MakePlaceholderDirs(protect []HostPath) error {
+	for _, hp := range protect {
+		if hp.Missing && hp.MissingFrom != hp.Path {
+			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// HoldPlaceholders takes a shared lock on each placeholder of protect
+// (present once the sandbox has started), which tells other sandboxes
+// that it is in use; closing the files releases it.
+func HoldPlaceholders(protect []HostPath) []*os.File {
+	var held []*os.File
+	for _, hp := range protect {
+		if !hp.Missing {
+			continue
+		}
+		f, err := os.OpenFile(hp.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
+			f.Close()
+			continue
+		}
+		held = append(held, f)
+	}
+	return held
+}
+
+// heldPlaceholder tells whether a running sandbox holds the placeholder
+// p; if not, it returns p open and locked, so that none takes it before
+// the caller has removed it.
+func heldPlaceholder(p string) (*os.File, bool) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, false
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, errors.Is(err, unix.EWOULDBLOCK)
+	}
+	return f, false
+}
+
+// isPlaceholder tells whether p looks like a placeholder mount point: an
+// empty regular file or an empty directory.
+func isPlaceholder(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if fi.Mode().IsRegular() {
+		return fi.Size() == 0
+	}
+	if fi.IsDir() {
+		entries, err := os.ReadDir(p)
+		return err == nil && len(entries) == 0
+	}
+	return false
+}
+
 // placeholderName is the name in SpecConfig.Placeholders of the empty
 // file or directory bound over a missing protected path.
 func placeholderName(dir bool) string {
@@ -967,15 +1041,20 @@ func PreparePlaceholders(dir string) error {
 // RemovePlaceholders removes the mount points that a sandbox left on the
 // host for the missing protected paths of protect, and the directories
 // made for them, as long as they are still empty (a file the user has
-// since written stays).
+// since written stays) and no running sandbox holds them (see
+// HoldPlaceholders).
 func RemovePlaceholders(protect []HostPath) {
 	for _, hp := range protect {
 		if !hp.Missing {
 			continue
 		}
-		fi, err := os.Lstat(hp.Path)
-		if err == nil && ((fi.Mode().IsRegular() && fi.Size() == 0) || fi.IsDir()) {
-			os.Remove(hp.Path) // fails on a directory that is not empty
+		if f, held := heldPlaceholder(hp.Path); held {
+			continue // another sandbox uses it
+		} else if f != nil {
+			if isPlaceholder(hp.Path) {
+				os.Remove(hp.Path) // under our lock
+			}
+			f.Close()
 		}
 		for d := filepath.Dir(hp.Path); isUnder(d, hp.MissingFrom); d = filepath.Dir(d) {
 			if os.Remove(d) != nil {

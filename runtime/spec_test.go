@@ -662,26 +662,32 @@ func TestGatherProtectedPaths(t *testing.T) {
 	t.Run("wr home", func(t *testing.T) {
 		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, home, "/")
 		assert.Equal(t, []string{".aws/credentials", ".bashrc", ".git/hooks", ".npmrc", ".ssh", "proj/.git/hooks", "proj/sub/.git/hooks"}, paths(got))
-		dirs := []string{".ssh", ".gnupg", ".cargo", ".pip", ".config"}
+		dirs := []string{".ssh", ".gnupg", "gcloud"}
 		for _, hp := range got {
 			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || slices.Contains(dirs, filepath.Base(hp.Path)), hp.Dir, hp.Path)
 		}
-		// Missing ones are protected too, so that they cannot be created.
-		// A missing file in a missing directory: the directory is
-		// protected (an empty read-only one), so neither can be made.
-		assert.Equal(t, []string{".bash_profile", ".cargo", ".config", ".gitconfig", ".gitmodules",
-			".gnupg", ".mcp.json", ".pip", ".profile", ".ripgreprc", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
+		// Missing ones are protected too, so that they cannot be created;
+		// the missing directories above them are made and pinned.
+		assert.Equal(t, []string{".bash_profile", ".cargo/credentials.toml", ".config/gcloud", ".gitconfig", ".gitmodules",
+			".gnupg", ".mcp.json", ".pip/pip.conf", ".profile", ".ripgreprc", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
 			list(got, true))
 		for _, hp := range got {
-			assert.Equal(t, hp.Missing, hp.MissingFrom == hp.Path && hp.Path != "", hp.Path)
-			// The directories between the bind and the entry are pinned.
 			switch strings.TrimPrefix(hp.Path, home+"/") {
-			case ".bashrc", ".cargo":
+			case ".bashrc", ".profile":
 				assert.Empty(t, hp.Pins, hp.Path)
+			case ".cargo/credentials.toml":
+				assert.Equal(t, at(".cargo"), hp.MissingFrom, "the first missing directory")
+				assert.Equal(t, []string{at(".cargo")}, hp.Pins)
 			case "proj/sub/.git/hooks":
 				assert.Equal(t, []string{at("proj/sub/.git"), at("proj/sub"), at("proj")}, hp.Pins)
 			}
 		}
+	})
+	t.Run("symlinked directory above", func(t *testing.T) {
+		other := t.TempDir()
+		require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(other, ".config")))
+		_, err := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(other)}}, other, "/")
+		assert.ErrorContains(t, err, ".config is a symbolic link")
 	})
 	t.Run("nested ro bind", func(t *testing.T) {
 		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(home), {Mode: policy.ReadOnly, Src: at(".aws"), Dst: at(".aws")}}}, home, "/")

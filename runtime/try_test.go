@@ -63,3 +63,18 @@ func TestRemoveCowWorkDirs(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(base, ".boxsh"))
 	assert.DirExists(t, b.Dst, "the changes stay")
 }
+
+// TestPlaceholdersHeld checks that a placeholder another sandbox holds is
+// left in place, and removed once it is released.
+func TestPlaceholdersHeld(t *testing.T) {
+	home := t.TempDir()
+	hp := HostPath{Path: filepath.Join(home, ".zshrc"), Missing: true, MissingFrom: filepath.Join(home, ".zshrc")}
+	require.NoError(t, os.WriteFile(hp.Path, nil, 0o644)) // the mount point the runtime left
+	held := HoldPlaceholders([]HostPath{hp})
+	require.Len(t, held, 1)
+	RemovePlaceholders([]HostPath{hp})
+	assert.FileExists(t, hp.Path, "in use by a running sandbox")
+	held[0].Close()
+	RemovePlaceholders([]HostPath{hp})
+	assert.NoFileExists(t, hp.Path)
+}
