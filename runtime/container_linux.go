@@ -228,6 +228,11 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		ct.proc.ConsoleSocket = child
 		ct.proc.Stdin, ct.proc.Stdout, ct.proc.Stderr = nil, nil, nil
 	}
+	// Watched from before the start, so that a change the host makes
+	// meanwhile is seen too.
+	if ct.watch, err = watchProtection(ct.protect); err != nil {
+		return nil, fmt.Errorf("start sandbox: watch the protected paths: %w", err)
+	}
 	if err := ct.c.Run(ct.proc); err != nil {
 		ct.proc = nil
 		return nil, explainStartError(err)
@@ -244,9 +249,7 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		}
 	}
 	ct.held = HoldPlaceholders(ct.protect)
-	if ct.watch, err = watchProtection(ct.protect); err != nil {
-		return nil, fmt.Errorf("start sandbox: watch the protected paths: %w", err)
-	} else if ct.watch != nil {
+	if ct.watch != nil {
 		go ct.guard()
 	}
 	return ct, nil

@@ -23,7 +23,10 @@ type protectionWatch struct {
 	fd    int
 	names map[int32]map[string]string // watch → entry name → protected path
 	dirs  map[int32]string            // watch → directory
-	lost  string
+	// expected are the placeholders the runtime is yet to make: their
+	// creation is no change.
+	expected map[string]bool
+	lost     string
 }
 
 // watchMask are the events that can undo a protection.
@@ -40,7 +43,7 @@ func watchProtection(protect []HostPath) (*protectionWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &protectionWatch{fd: fd, names: map[int32]map[string]string{}, dirs: map[int32]string{}}
+	w := &protectionWatch{fd: fd, names: map[int32]map[string]string{}, dirs: map[int32]string{}, expected: map[string]bool{}}
 	add := func(dir, name, path string) error {
 		wd, err := unix.InotifyAddWatch(fd, dir, watchMask)
 		if err != nil {
@@ -54,6 +57,9 @@ func watchProtection(protect []HostPath) (*protectionWatch, error) {
 		return nil
 	}
 	for _, hp := range protect {
+		if hp.Missing {
+			w.expected[hp.Path] = true
+		}
 		// The entry itself and the pinned directories above it.
 		for _, p := range append([]string{hp.Path}, hp.Pins...) {
 			if err := add(filepath.Dir(p), filepath.Base(p), hp.Path); err != nil {
@@ -94,9 +100,15 @@ func (w *protectionWatch) check() string {
 					w.lost = "(inotify queue overflow)"
 				}
 			case ev.Mask&(unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_MOVED_TO|unix.IN_CREATE) != 0:
-				if p, ok := w.names[ev.Wd][name]; ok && w.lost == "" {
-					w.lost = p
+				p, ok := w.names[ev.Wd][name]
+				if !ok || w.lost != "" {
+					break
 				}
+				if ev.Mask&unix.IN_CREATE != 0 && w.expected[p] && filepath.Join(w.dirs[ev.Wd], name) == p {
+					delete(w.expected, p) // the runtime making the placeholder
+					break
+				}
+				w.lost = p
 			}
 		}
 	}

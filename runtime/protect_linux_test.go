@@ -46,6 +46,16 @@ func TestProtectionWatch(t *testing.T) {
 		require.NoError(t, os.Remove(at(".aws")))
 		assert.Contains(t, w.check(), at(".aws"))
 	})
+	t.Run("placeholder made by the runtime", func(t *testing.T) {
+		ph := HostPath{Path: at(".zshrc"), Missing: true, MissingFrom: at(".zshrc")}
+		w, err := watchProtection([]HostPath{ph})
+		require.NoError(t, err)
+		defer w.close()
+		require.NoError(t, os.WriteFile(ph.Path, nil, 0o644)) // the mount point
+		assert.Empty(t, w.check(), "making the placeholder is no change")
+		require.NoError(t, os.Remove(ph.Path))
+		assert.Equal(t, ph.Path, w.check(), "removing it is")
+	})
 	t.Run("nil", func(t *testing.T) {
 		w, err := watchProtection(nil)
 		require.NoError(t, err)
