@@ -241,51 +241,31 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
 	switch name {
 	case tool.Read:
-		args, err := decode[tool.ReadArgs](name, raw)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return files.Read(ctx, args), nil
+		return with(name, raw, func(args tool.ReadArgs) (tool.Result, error) { return files.Read(ctx, args), nil })
 	case tool.Write:
-		args, err := decode[tool.WriteArgs](name, raw)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return files.Write(ctx, args), nil
+		return with(name, raw, func(args tool.WriteArgs) (tool.Result, error) { return files.Write(ctx, args), nil })
 	case tool.EditFile:
-		args, err := decode[tool.EditArgs](name, raw)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return files.Edit(ctx, args), nil
+		return with(name, raw, func(args tool.EditArgs) (tool.Result, error) { return files.Edit(ctx, args), nil })
 	case tool.RunInTerminal:
-		args, err := decode[tool.RunInTerminalArgs](name, raw)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return snapshot(a.terms.Run(ctx, args.Command, args.Cols, args.Rows))
+		return with(name, raw, func(args tool.RunInTerminalArgs) (tool.Result, error) {
+			return snapshot(a.terms.Run(ctx, args.Command, args.Cols, args.Rows))
+		})
 	case tool.SendToTerminal:
-		args, err := decode[tool.SendToTerminalArgs](name, raw)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return snapshot(a.terms.Send(ctx, args.ID, args.Command))
+		return with(name, raw, func(args tool.SendToTerminalArgs) (tool.Result, error) {
+			return snapshot(a.terms.Send(ctx, args.ID, args.Command))
+		})
 	case tool.GetTerminalOutput:
-		args, err := decode[tool.TerminalIDArgs](name, raw)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		return snapshot(a.terms.Output(ctx, args.ID))
+		return with(name, raw, func(args tool.TerminalIDArgs) (tool.Result, error) {
+			return snapshot(a.terms.Output(ctx, args.ID))
+		})
 	case tool.KillTerminal:
-		args, err := decode[tool.TerminalIDArgs](name, raw)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		snap, err := a.terms.Kill(ctx, args.ID)
-		if err != nil {
-			return tool.Errorf("%v", err), nil
-		}
-		return tool.StructuredResult(map[string]string{"output": snap.Output}), nil
+		return with(name, raw, func(args tool.TerminalIDArgs) (tool.Result, error) {
+			snap, err := a.terms.Kill(ctx, args.ID)
+			if err != nil {
+				return tool.Errorf("%v", err), nil
+			}
+			return tool.StructuredResult(map[string]string{"output": snap.Output}), nil
+		})
 	case tool.ListTerminals:
 		list := a.terms.List()
 		b, err := json.Marshal(list)
@@ -297,6 +277,15 @@ func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool
 		return r, nil
 	}
 	return tool.Result{}, &frame.Error{Code: -32602, Message: "unknown tool: " + name}
+}
+
+// with decodes a tool's arguments and runs fn on them.
+func with[T any](name string, raw json.RawMessage, fn func(T) (tool.Result, error)) (tool.Result, error) {
+	args, err := decode[T](name, raw)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	return fn(args)
 }
 
 // snapshot turns a terminal answer into a tool result; session errors are

@@ -1,3 +1,5 @@
+//go:build linux
+
 package integration
 
 import (
@@ -18,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	boxshruntime "github.com/boxsh/boxsh/runtime"
 )
 
 // Escape tests: each tries a way out of the sandbox (or a way to change
@@ -134,23 +138,6 @@ func requireNoArgv(t *testing.T, d time.Duration, argv ...string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// boxshStateRoot is where boxsh keeps the state of running sandboxes, as
-// runtime.StateRoot finds it: $XDG_RUNTIME_DIR/boxsh, else
-// $TMPDIR/boxsh-UID.
-func boxshStateRoot() string {
-	writable := func(d string) bool {
-		fi, err := os.Stat(d)
-		return err == nil && fi.IsDir() && syscall.Access(d, 2 /* W_OK */) == nil
-	}
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) && writable(x) {
-		return filepath.Join(x, "boxsh")
-	}
-	if writable("/dev/shm") {
-		return fmt.Sprintf("/dev/shm/boxsh-%d", os.Getuid())
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("boxsh-%d", os.Getuid()))
 }
 
 // sandboxStateDirs lists the sb-* state directories under root.
@@ -1151,7 +1138,8 @@ func TestEscapeNoSurvivorsRPC(t *testing.T) {
 // sandbox's start, which leaves none of its own.
 func TestEscapeNoSurvivorsFrontKilled(t *testing.T) {
 	requireRootless(t)
-	root := boxshStateRoot()
+	root, err := boxshruntime.StateRoot()
+	require.NoError(t, err)
 	before := sandboxStateDirs(root)
 	marker := sleepMarker(303)
 	killMarkedAtCleanup(t, marker)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // Deadlines. They only bound hangs; no test asserts how fast boxsh is.
@@ -541,22 +543,7 @@ func (s *server) requireExitZero() {
 // ---- processes ----
 
 // childPIDs lists the children of pid (every thread's).
-func childPIDs(pid int) []int {
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	var kids []int
-	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				kids = append(kids, n)
-			}
-		}
-	}
-	return kids
-}
+func childPIDs(pid int) []int { return proc.ChildrenOf(strconv.Itoa(pid)) }
 
 // descendants lists pid's children, their children, and so on.
 func descendants(pid int) []int {

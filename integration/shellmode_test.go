@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -28,22 +26,11 @@ type runResult struct {
 // code is the exit status (-1 when killed by a signal).
 func (r runResult) code() int { return r.state.ExitCode() }
 
-// runBoxsh runs boxsh with args and stdin to completion.
+// runBoxsh runs boxsh with args and stdin to completion, in a new
+// directory.
 func runBoxsh(t *testing.T, ctx context.Context, stdin string, args ...string) runResult {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, boxshPath(), args...)
-	cmd.Dir = t.TempDir()
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.Fatalf("run boxsh %q: %v", args, err)
-	}
-	require.NoError(t, ctx.Err(), "boxsh %q did not finish in time", args)
-	return runResult{stdout.String(), stderr.String(), cmd.ProcessState}
+	return runBoxshIn(t, ctx, t.TempDir(), stdin, nil, args...)
 }
 
 func TestShellDashC(t *testing.T) {

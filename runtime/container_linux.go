@@ -86,12 +86,20 @@ func SandboxSupported() error {
 }
 
 // StartContainer starts a sandbox and its process.
-func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retErr error) {
+func StartContainer(ctx context.Context, cc ContainerConfig) (*Container, error) {
 	if err := SandboxSupported(); err != nil {
 		return nil, err
 	}
+	ct, err := startContainer(ctx, cc)
+	if err != nil && !errors.Is(err, policy.ErrBind) {
+		err = fmt.Errorf("start sandbox: %w", err)
+	}
+	return ct, err
+}
+
+func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retErr error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	log := cc.Log
 	if log == nil {
@@ -100,15 +108,15 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	routeLibcontainerLog(log)
 	root, err := StateRoot()
 	if err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	if err := stateHidden(cc.Sandbox, root); err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	sweepStale(root, log)
 	dir, lock, err := newContainerDir(root)
 	if err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	ct := &Container{dir: dir, lock: lock, exited: make(chan struct{}), log: log}
 	defer func() {
@@ -120,35 +128,25 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	t0 := time.Now()
 	host := GatherHostFacts()
 	if ct.protect, err = GatherProtectedPaths(cc.Sandbox, cc.Home, cc.Cwd); err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
-	// A placeholder another running sandbox holds is a placeholder here
-	// too: whichever sandbox ends last removes it.
-	for i, hp := range ct.protect {
-		if !hp.Missing && isPlaceholder(hp.Path) {
-			if f, held := heldPlaceholder(hp.Path); held {
-				ct.protect[i].Missing, ct.protect[i].MissingFrom = true, hp.Path
-			} else if f != nil {
-				f.Close()
-			}
-		}
-	}
+	ShareHeldPlaceholders(ct.protect)
 	if err := MakePlaceholderDirs(ct.protect); err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	placeholders := filepath.Join(dir, "placeholders")
 	if err := PreparePlaceholders(placeholders); err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	if err := writeJSON(filepath.Join(dir, protectName), ct.protect); err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	rootfs := filepath.Join(dir, "rootfs")
 	if err := PrepareRootfs(rootfs, host); err != nil {
-		return nil, fmt.Errorf("start sandbox: prepare root: %w", err)
+		return nil, fmt.Errorf("prepare root: %w", err)
 	}
 	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	spec, err := BuildSpec(SpecConfig{
 		Sandbox:      cc.Sandbox,
@@ -177,7 +175,7 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		RootlessCgroups: rootless,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	// Without SPEC_ALLOW the kernel (in its default "seccomp" mode of the
 	// Spectre mitigations) forces speculative store bypass and indirect
@@ -202,7 +200,7 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	t2 := time.Now()
 	ct.c, err = libcontainer.Create(dir, "state", config)
 	if err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
+		return nil, err
 	}
 	t3 := time.Now()
 	p := spec.Process
@@ -220,7 +218,7 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if cc.Terminal {
 		parent, child, err := socketPair()
 		if err != nil {
-			return nil, fmt.Errorf("start sandbox: console socket: %w", err)
+			return nil, fmt.Errorf("console socket: %w", err)
 		}
 		defer child.Close()
 		consoleParent = parent
@@ -231,7 +229,7 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	// Watched from before the start, so that a change the host makes
 	// meanwhile is seen too.
 	if ct.watch, err = watchProtection(ct.protect); err != nil {
-		return nil, fmt.Errorf("start sandbox: watch the protected paths: %w", err)
+		return nil, fmt.Errorf("watch the protected paths: %w", err)
 	}
 	if err := ct.c.Run(ct.proc); err != nil {
 		ct.proc = nil
@@ -245,7 +243,7 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if consoleParent != nil {
 		ct.console, err = recvFile(consoleParent)
 		if err != nil {
-			return nil, fmt.Errorf("start sandbox: receive terminal: %w", err)
+			return nil, fmt.Errorf("receive terminal: %w", err)
 		}
 	}
 	ct.held = HoldPlaceholders(ct.protect)
@@ -535,12 +533,12 @@ func recvFile(sock *os.File) (*os.File, error) {
 // cause is the kernel's configuration.
 func explainStartError(err error) error {
 	if hint := userNSHint(); hint != "" {
-		return fmt.Errorf("start sandbox: %w (%s)", err, hint)
+		return fmt.Errorf("%w (%s)", err, hint)
 	}
 	if strings.Contains(err.Error(), "overlay") {
-		return fmt.Errorf("start sandbox: %w (--bind cow needs overlayfs in a user namespace: Linux 5.11 or later, with the overlay module)", err)
+		return fmt.Errorf("%w (--bind cow needs overlayfs in a user namespace: Linux 5.11 or later, with the overlay module)", err)
 	}
-	return fmt.Errorf("start sandbox: %w", err)
+	return err
 }
 
 // userNSHint names the kernel setting that keeps this user from making

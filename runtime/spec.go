@@ -963,6 +963,22 @@ func MakePlaceholderDirs(protect []HostPath) error {
 	return nil
 }
 
+// ShareHeldPlaceholders marks as missing the protected paths that are
+// placeholders another running sandbox holds: they are placeholders here
+// too, and whichever sandbox ends last removes them.
+func ShareHeldPlaceholders(protect []HostPath) {
+	for i, hp := range protect {
+		if hp.Missing || !isPlaceholder(hp.Path) {
+			continue
+		}
+		if f, held := heldPlaceholder(hp.Path); held {
+			protect[i].Missing, protect[i].MissingFrom = true, hp.Path
+		} else if f != nil {
+			f.Close()
+		}
+	}
+}
+
 // HoldPlaceholders takes a shared lock on each placeholder of protect
 // (present once the sandbox has started), which tells other sandboxes
 // that it is in use; closing the files releases it.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -45,12 +44,7 @@ func run(argv []string) int {
 		err = opts.sandbox.Validate()
 	}
 	if err != nil {
-		if errors.Is(err, policy.ErrUsage) {
-			fmt.Fprintf(os.Stderr, "boxsh: %s (see boxsh --help)\n", strings.TrimPrefix(err.Error(), "usage: "))
-			return 2
-		}
-		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	log := newLogger(opts.logLevel)
 	switch opts.mode {
@@ -66,6 +60,17 @@ func run(argv []string) int {
 		return runCommand(opts, log)
 	}
 	return runShell(opts, log)
+}
+
+// fail prints err as boxsh's one-line error and returns the exit status:
+// 2 for usage errors (which point to --help), 1 for the rest.
+func fail(err error) int {
+	if errors.Is(err, policy.ErrUsage) {
+		fmt.Fprintf(os.Stderr, "boxsh: %s (see boxsh --help)\n", strings.TrimPrefix(err.Error(), "usage: "))
+		return 2
+	}
+	fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+	return 1
 }
 
 // newLogger returns the stderr logger at the level of --log-level or
@@ -98,49 +103,25 @@ func serveRPC(opts options, log hclog.Logger) int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	adoptOrphans(log)
 
+	tools, err := tool.NewRegistry()
+	if err != nil {
+		return fail(err)
+	}
 	initPath, err := runtime.FindInit()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	home := os.Getenv("HOME")
-	sb := opts.sandbox
+	sb, done, err := prepareSandbox(opts.sandbox, cwd, home)
+	if err != nil {
+		return fail(err)
+	}
 	started := false
-	if sb.Try {
-		var changes string
-		if sb, changes, err = runtime.ResolveTry(sb, cwd, home); err != nil {
-			fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
-		defer runtime.RemoveCowWorkDirs(sb.Binds[len(sb.Binds)-1:]) // --try's own
-		defer func() {
-			if !started { // nothing ran: nothing to keep
-				os.RemoveAll(filepath.Dir(changes))
-			}
-		}()
-	}
-	if sb.Enabled {
-		if err := runtime.SandboxSupported(); err != nil {
-			fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
-			return 1
-		}
-	}
-	// The tools' schemas are generated while boxsh-init starts.
-	type built struct {
-		tools *tool.Registry
-		err   error
-	}
-	registry := make(chan built, 1)
-	go func() {
-		r, err := tool.NewRegistry()
-		registry <- built{r, err}
-	}()
+	defer func() { done(started) }()
 	sup, err := runtime.NewSupervisor(ctx, runtime.Config{
 		InitPath: initPath,
 		Workers:  opts.workers,
@@ -153,17 +134,10 @@ func serveRPC(opts options, log hclog.Logger) int {
 		Log:      log,
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	started = true
-	tools := <-registry
-	if tools.err != nil {
-		_ = sup.Close(time.Second)
-		log.Error("tool registry", "error", tools.err)
-		return 1
-	}
-	srv := &rpc.Server{Tools: tools.tools, Backend: sup, Name: "boxsh", Version: version, Log: log}
+	srv := &rpc.Server{Tools: tools, Backend: sup, Name: "boxsh", Version: version, Log: log}
 	log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
 	serveErr := srv.Serve(ctx, os.Stdin, os.Stdout)
 	if err := sup.Close(5 * time.Second); err != nil {

@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -16,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
 
-	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
 )
 
@@ -26,17 +21,6 @@ import (
 // boxsh relays. It returns the shell's exit status (128+N after a death
 // by signal N).
 func runSandboxedShell(opts options, log hclog.Logger) int {
-	fail := func(err error) int {
-		if errors.Is(err, policy.ErrUsage) {
-			fmt.Fprintf(os.Stderr, "boxsh: %s (see boxsh --help)\n", strings.TrimPrefix(err.Error(), "usage: "))
-			return 2
-		}
-		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
-		return 1
-	}
-	if err := runtime.SandboxSupported(); err != nil {
-		return fail(err)
-	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return fail(err)
@@ -44,20 +28,12 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	home := os.Getenv("HOME")
 	sb := opts.sandbox
 	sb.Enabled = true
-	started := false
-	if sb.Try {
-		var changes string
-		if sb, changes, err = runtime.ResolveTry(sb, cwd, home); err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
-		defer runtime.RemoveCowWorkDirs(sb.Binds[len(sb.Binds)-1:]) // --try's own
-		defer func() {
-			if !started { // nothing ran: nothing to keep
-				os.RemoveAll(filepath.Dir(changes))
-			}
-		}()
+	sb, done, err := prepareSandbox(sb, cwd, home)
+	if err != nil {
+		return fail(err)
 	}
+	started := false
+	defer func() { done(started) }()
 	initPath, err := runtime.FindInit()
 	if err != nil {
 		return fail(err)

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // treeMemory is the memory of a process tree.
@@ -77,24 +78,8 @@ func processTree(root int) ([]int, error) {
 	return tree, nil
 }
 
-// taskChildren reads the children of every thread of pid. A process that
-// vanished meanwhile has none.
-func taskChildren(pid int) []int {
-	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	var kids []int
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, field := range strings.Fields(string(b)) {
-			if c, err := strconv.Atoi(field); err == nil {
-				kids = append(kids, c)
-			}
-		}
-	}
-	return kids
-}
+// taskChildren reads the children of every thread of pid.
+func taskChildren(pid int) []int { return proc.ChildrenOf(strconv.Itoa(pid)) }
 
 // procStat is the part of /proc/PID/stat the bench uses.
 type procStat struct {

@@ -1,4 +1,5 @@
-// Package proc reads process information from /proc.
+// Package proc reads process information from /proc (Linux; elsewhere it
+// finds nothing).
 package proc
 
 import (
@@ -12,10 +13,17 @@ import (
 // threads), from /proc/self/task/*/children, or where the kernel lacks
 // those files, from the parent field of every /proc/PID/stat.
 func Children() []int {
-	files, _ := filepath.Glob("/proc/self/task/*/children")
-	if len(files) == 0 {
+	if files, _ := filepath.Glob("/proc/self/task/*/children"); len(files) == 0 {
 		return childrenByStat(os.Getpid())
 	}
+	return ChildrenOf("self")
+}
+
+// ChildrenOf lists the children of every thread of the process pid ("self"
+// or a number), from /proc/PID/task/*/children. A process that vanished
+// meanwhile has none.
+func ChildrenOf(pid string) []int {
+	files, _ := filepath.Glob("/proc/" + pid + "/task/*/children")
 	var pids []int
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -23,8 +31,8 @@ func Children() []int {
 			continue
 		}
 		for _, field := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(field); err == nil {
-				pids = append(pids, pid)
+			if n, err := strconv.Atoi(field); err == nil {
+				pids = append(pids, n)
 			}
 		}
 	}
