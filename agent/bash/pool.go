@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -75,6 +76,10 @@ type Pool struct {
 	// members (background processes); Close kills them.
 	lingering map[int]struct{}
 	workers   sync.WaitGroup // workers not yet retired by Close
+	all       []*worker      // every worker, for warmUp
+
+	warmUpOthers *time.Timer // runs warmUp if the first call takes long
+	warmUpOnce   sync.Once
 }
 
 // Ticket is a call's place in line for a worker.
@@ -97,7 +102,30 @@ const maxWarmCommand = 16 << 10
 // worker holds the shell prepared for its next call.
 type worker struct {
 	next chan *shell // buffered, capacity 1
+	// warm starts the worker's first warm shell, once: either ahead of
+	// its first call (Pool.warmUp) or, when that call comes first, not at
+	// all (the call starts a shell of its own).
+	warm sync.Once
 }
+
+// errNotWarmed marks a worker whose first call came before its first warm
+// shell: the call starts its own.
+var errNotWarmed = errors.New("no warm shell yet")
+
+// take returns the shell prepared for the worker's next call; a shell
+// with errNotWarmed if there is none and none is being prepared.
+func (w *worker) take() *shell {
+	var s *shell
+	w.warm.Do(func() { s = &shell{err: errNotWarmed} })
+	if s == nil {
+		s = <-w.next
+	}
+	return s
+}
+
+// warmUpDelay is how long after the pool starts the other workers' shells
+// are started even if the first call has not ended yet.
+const warmUpDelay = 20 * time.Millisecond
 
 // shell is a started shell with its pipes.
 type shell struct {
@@ -143,14 +171,30 @@ func NewPool(opts Options) (*Pool, error) {
 	for i := 0; i < opts.Workers; i++ {
 		w := &worker{next: make(chan *shell, 1)}
 		if i == 0 {
-			w.next <- first
-		} else {
-			go func() { w.next <- p.startShell(nil) }()
+			w.warm.Do(func() { w.next <- first })
 		}
 		p.free = append(p.free, w)
+		p.all = append(p.all, w)
 		p.workers.Add(1)
 	}
+	p.warmUpOthers = time.AfterFunc(warmUpDelay, p.warmUp)
 	return p, nil
+}
+
+// warmUp starts the warm shells of the workers that have none yet. The
+// pool calls it when its first call ends, or warmUpDelay after it started:
+// on a cold start the first call then does not compete with starting them
+// for the processor. A worker taken before is not held up: its call
+// starts a shell of its own.
+func (p *Pool) warmUp() {
+	p.warmUpOnce.Do(func() {
+		p.mu.Lock()
+		workers := slices.Clone(p.all)
+		p.mu.Unlock()
+		for _, w := range workers {
+			w.warm.Do(func() { go func() { w.next <- p.startShell(nil) }() })
+		}
+	})
 }
 
 // Reserve takes a place in line for a worker without waiting. Places are
@@ -176,7 +220,7 @@ func (p *Pool) release(w *worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		(<-w.next).discard()
+		w.take().discard()
 		p.workers.Done()
 		return
 	}
@@ -356,10 +400,13 @@ func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out 
 // runOn runs a call on worker w.
 func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.BashOutput, error) {
 	start := time.Now()
-	warm := <-w.next
+	warm := w.take()
 	// Prepare the worker's next shell once this call is done, off the path
-	// of its answer.
-	defer func() { go func() { w.next <- p.startShell(nil) }() }()
+	// of its answer; and the other workers' first ones.
+	defer func() {
+		go func() { w.next <- p.startShell(nil) }()
+		p.warmUp()
+	}()
 	s := warm
 	if args.Cwd != "" || len(args.Env) > 0 || len(args.Command) >= maxWarmCommand || warm.err != nil {
 		warm.discard()
@@ -529,8 +576,9 @@ func (p *Pool) Close() {
 	free := p.free
 	p.free = nil
 	p.mu.Unlock()
+	p.warmUpOthers.Stop()
 	for _, w := range free {
-		(<-w.next).discard()
+		w.take().discard()
 		p.workers.Done()
 	}
 	p.workers.Wait()

@@ -241,3 +241,55 @@ func TestCloseKillsBackgroundProcesses(t *testing.T) {
 	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH || zombie(pid) },
 		5*time.Second, 20*time.Millisecond, "background process %d survived Close", pid)
 }
+
+// The other workers' first shells are started once the first call ends;
+// calls that take a worker before then start a shell of their own and see
+// what a warm shell would show them.
+func TestWarmUpOfOtherWorkers(t *testing.T) {
+	p := newPool(t, Options{Workers: 3})
+
+	// Three calls at once: two (most likely) run on workers that were not
+	// warmed yet.
+	var wg sync.WaitGroup
+	outs := make([]tool.BashOutput, 3)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i] = run(t, p, tool.BashArgs{Command: `echo "$0:$#:${__boxsh_c-unset}"; sleep 0.2`})
+		}()
+	}
+	wg.Wait()
+	for _, out := range outs {
+		assert.Equal(t, "/bin/sh:0:unset\n", out.Stdout)
+	}
+
+	// Every worker ends up with a warm shell for its next call.
+	require.Eventually(t, func() bool {
+		for _, w := range p.all {
+			if len(w.next) != 1 {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 5*time.Millisecond)
+	for _, w := range p.all {
+		s := <-w.next
+		assert.NoError(t, s.err)
+		w.next <- s
+	}
+}
+
+// Closing a pool whose other workers were never warmed does not wait for
+// them.
+func TestCloseBeforeWarmUp(t *testing.T) {
+	p, err := NewPool(Options{Workers: 4})
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { p.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hung on a worker that was never warmed")
+	}
+}
