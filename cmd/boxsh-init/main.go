@@ -19,10 +19,13 @@ import (
 
 	"github.com/boxsh/boxsh/agent"
 	"github.com/boxsh/boxsh/agent/reap"
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 func main() {
 	harden()
+	// Goroutines blocked in waits: the reaper's, the command's (--exec).
+	proc.ReserveProcs(2)
 	if len(os.Args) > 1 && os.Args[1] == "--exec" {
 		os.Exit(runExec(os.Args[2:]))
 	}
@@ -56,6 +59,8 @@ func run() int {
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
+	// And one for each running command's wait.
+	proc.ReserveProcs(*workers)
 	log := hclog.New(&hclog.LoggerOptions{Name: "boxsh-init", Level: hclog.LevelFromString(*level), Output: os.Stderr})
 
 	f := os.NewFile(uintptr(*fd), "frames")

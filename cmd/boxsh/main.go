@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
@@ -25,6 +26,8 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
+	// Goroutines blocked reading stdin and waiting for the sandbox.
+	proc.ReserveProcs(2)
 	os.Exit(run(os.Args[1:]))
 }
 
