@@ -106,10 +106,16 @@ func serveRPC(opts options, log hclog.Logger) int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	adoptOrphans(log)
 
-	tools, err := tool.NewRegistry()
-	if err != nil {
-		return fail(err)
+	// The tool registry is read while the sandbox starts.
+	type registryResult struct {
+		tools *tool.Registry
+		err   error
 	}
+	registry := make(chan registryResult, 1)
+	go func() {
+		tools, err := tool.NewRegistry()
+		registry <- registryResult{tools, err}
+	}()
 	initPath, err := runtime.FindInit()
 	if err != nil {
 		return fail(err)
@@ -140,6 +146,12 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	started = true
+	reg := <-registry
+	if reg.err != nil {
+		_ = sup.Close(5 * time.Second)
+		return fail(reg.err)
+	}
+	tools := reg.tools
 	srv := &rpc.Server{Tools: tools, Backend: sup, Name: "boxsh", Version: version, Log: log}
 	log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
 	serveErr := srv.Serve(ctx, os.Stdin, os.Stdout)
