@@ -166,6 +166,8 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err != nil {
 		return nil, err
 	}
+	var copyEtc func() error
+	spec.Mounts, copyEtc = InlineEtc(spec.Mounts, rootfs, host)
 	t1 := time.Now()
 	rootless := os.Geteuid() != 0
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
@@ -231,15 +233,26 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if ct.watch, err = watchProtection(ct.protect); err != nil {
 		return nil, fmt.Errorf("watch the protected paths: %w", err)
 	}
-	if err := ct.c.Run(ct.proc); err != nil {
+	// The /etc copies are made while the runtime sets the sandbox up, and
+	// are complete before it starts the sandbox's first process (Exec).
+	copied := make(chan error, 1)
+	go func() { copied <- copyEtc() }()
+	if err := ct.c.Start(ct.proc); err != nil {
+		<-copied
 		ct.proc = nil
 		return nil, explainStartError(err)
 	}
-	log.Debug("sandbox started", "prepare", t1.Sub(t0), "convert", t2.Sub(t1), "create", t3.Sub(t2), "run", time.Since(t3))
 	go func() {
 		ct.state, ct.waitErr = ct.proc.Wait()
 		close(ct.exited)
 	}()
+	if err := <-copied; err != nil {
+		return nil, err
+	}
+	if err := ct.c.Exec(); err != nil {
+		return nil, explainStartError(err)
+	}
+	log.Debug("sandbox started", "prepare", t1.Sub(t0), "convert", t2.Sub(t1), "create", t3.Sub(t2), "run", time.Since(t3))
 	if consoleParent != nil {
 		ct.console, err = recvFile(consoleParent)
 		if err != nil {
