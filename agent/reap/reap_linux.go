@@ -33,11 +33,15 @@ type Reaper struct {
 
 	mu    sync.Mutex
 	known map[int]int // pid → children started with it not yet forgotten
+
+	// forgot wakes Run when a child is forgotten: a zombie of ours that
+	// hid others from waitid is gone.
+	forgot chan struct{}
 }
 
 // New returns a Reaper; Run makes it reap.
 func New() *Reaper {
-	return &Reaper{known: make(map[int]int)}
+	return &Reaper{known: make(map[int]int), forgot: make(chan struct{}, 1)}
 }
 
 // Start starts a child with start (cmd.Start, or pty.Start and the like),
@@ -69,6 +73,10 @@ func (r *Reaper) Forget(pid int) {
 		delete(r.known, pid)
 	}
 	r.mu.Unlock()
+	select {
+	case r.forgot <- struct{}{}:
+	default:
+	}
 }
 
 func (r *Reaper) isKnown(pid int) bool {
@@ -78,11 +86,15 @@ func (r *Reaper) isKnown(pid int) bool {
 }
 
 // retryDelay is how soon the reaper looks again, child by child, when an
-// exited child of its own (that its Wait will take) hides the others; it
-// doubles up to maxRetryDelay while a child stays so (a warm shell killed
-// while idle is waited for only when a call takes it).
+// exited child of its own (that its Wait will take) hides the others and
+// is not forgotten meanwhile; it doubles up to maxRetryDelay while a child
+// stays so (a warm shell killed while idle is waited for only when a call
+// takes it). Usually Forget wakes the reaper first: under a steady load of
+// calls some child of its own has always just exited, and the reaper
+// would otherwise look child by child (through /proc) every few
+// milliseconds.
 const (
-	retryDelay    = 10 * time.Millisecond
+	retryDelay    = 100 * time.Millisecond
 	maxRetryDelay = time.Second
 )
 
@@ -105,6 +117,7 @@ func (r *Reaper) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-sigs:
+		case <-r.forgot:
 		case <-retry.C:
 			if blocked {
 				r.reapEach()
