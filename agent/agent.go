@@ -35,6 +35,12 @@ type Config struct {
 	MaxOtherCalls int
 	// Env is the environment of commands (default os.Environ()).
 	Env []string
+	// TimeoutDefault is the timeout, in seconds, of bash calls that give
+	// none (0: none).
+	TimeoutDefault float64
+	// MaxOutput caps each output stream of a bash call (default
+	// bash.MaxStream).
+	MaxOutput int
 	// Log receives diagnostics.
 	Log hclog.Logger
 	// Reaper, when boxsh-init is PID 1, starts every child process, so
@@ -59,7 +65,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxOtherCalls <= 0 {
 		cfg.MaxOtherCalls = 16
 	}
-	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, Log: cfg.Log.Named("bash"), Reaper: cfg.Reaper})
+	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, MaxStream: cfg.MaxOutput, Log: cfg.Log.Named("bash"), Reaper: cfg.Reaper})
 	if err != nil {
 		return nil, fmt.Errorf("start worker pool: %w", err)
 	}
@@ -187,6 +193,9 @@ func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, raw json.RawMessa
 	if err != nil {
 		a.pool.Abandon(ticket)
 		return nil, func() {}, err
+	}
+	if args.Timeout <= 0 && a.cfg.TimeoutDefault > 0 {
+		args.Timeout = a.cfg.TimeoutDefault
 	}
 	out, release, err := a.pool.RunHold(ctx, ticket, args)
 	if err != nil {

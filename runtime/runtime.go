@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -43,6 +42,8 @@ type Config struct {
 	// Sandbox is the sandbox to start it in; Try must have been resolved
 	// (see ResolveTry).
 	Sandbox policy.Sandbox
+	// Policy is the merged policy (limits, environment, file rules).
+	Policy policy.Policy
 	// Cwd and Home are the caller's working and home directories on the
 	// host, which place boxsh-init inside the sandbox (see SandboxCwd
 	// and GatherProtectedPaths).
@@ -107,16 +108,15 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	return startProcess(cfg)
 }
 
-// initArgs are boxsh-init's arguments for cfg.
-func initArgs(cfg Config) []string {
-	args := []string{"--workers", strconv.Itoa(cfg.Workers)}
-	if cfg.Shell != "" {
-		args = append(args, "--shell", cfg.Shell)
+// initOptions are boxsh-init's options for cfg.
+func initOptions(cfg Config) InitOptions {
+	return InitOptions{
+		Workers:        cfg.Workers,
+		Shell:          cfg.Shell,
+		LogLevel:       cfg.LogLevel,
+		TimeoutDefault: cfg.Policy.TimeoutDefault.Value,
+		MaxOutput:      cfg.Policy.MaxOutput.Value,
 	}
-	if cfg.LogLevel != "" {
-		args = append(args, "--log-level", cfg.LogLevel)
-	}
-	return args
 }
 
 // startProcess starts boxsh-init as a plain child process.
@@ -126,7 +126,7 @@ func startProcess(cfg Config) (*Instance, error) {
 		return nil, err
 	}
 	defer back.Close()
-	cmd := exec.Command(cfg.InitPath, initArgs(cfg)...)
+	cmd := exec.Command(cfg.InitPath, initOptions(cfg).Args()...)
 	cmd.ExtraFiles = []*os.File{back}
 	cmd.Stdin = nil
 	cmd.Stdout = nil

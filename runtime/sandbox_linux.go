@@ -18,13 +18,9 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	level := cfg.LogLevel
-	if level == "" {
-		level = "warn"
-	}
 	ct, err := StartContainer(ctx, ContainerConfig{
 		Sandbox:    cfg.Sandbox,
-		Args:       InitArgs(cfg.Workers, cfg.Shell, level),
+		Args:       InitArgs(initOptions(cfg)),
 		Env:        os.Environ(),
 		Cwd:        cfg.Cwd,
 		Home:       cfg.Home,

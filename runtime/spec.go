@@ -252,9 +252,41 @@ type SpecConfig struct {
 	Version string
 }
 
+// InitOptions are boxsh-init's options.
+type InitOptions struct {
+	Workers  int
+	Shell    string
+	LogLevel string
+	// TimeoutDefault is the bash timeout of calls that give none, in
+	// seconds (0: none); MaxOutput caps each output stream (0: 10 MiB).
+	TimeoutDefault float64
+	MaxOutput      int64
+}
+
+// Args are the arguments of boxsh-init for o (after its path).
+func (o InitOptions) Args() []string {
+	args := []string{"--workers", strconv.Itoa(o.Workers)}
+	if o.Shell != "" {
+		args = append(args, "--shell", o.Shell)
+	}
+	if o.LogLevel != "" {
+		args = append(args, "--log-level", o.LogLevel)
+	}
+	if o.TimeoutDefault > 0 {
+		args = append(args, "--timeout-default", strconv.FormatFloat(o.TimeoutDefault, 'g', -1, 64))
+	}
+	if o.MaxOutput > 0 {
+		args = append(args, "--max-output", strconv.FormatInt(o.MaxOutput, 10))
+	}
+	return args
+}
+
 // InitArgs are the arguments of boxsh-init inside the sandbox.
-func InitArgs(workers int, shell, logLevel string) []string {
-	return []string{InitMountPath, "--workers", strconv.Itoa(workers), "--shell", shell, "--log-level", logLevel}
+func InitArgs(o InitOptions) []string {
+	if o.LogLevel == "" {
+		o.LogLevel = "warn"
+	}
+	return append([]string{InitMountPath}, o.Args()...)
 }
 
 // Mount options.

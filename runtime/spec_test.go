@@ -62,7 +62,7 @@ var splitHost = HostFacts{
 func testConfig(binds ...policy.Bind) SpecConfig {
 	return SpecConfig{
 		Sandbox:  policy.Sandbox{Enabled: true, Binds: binds},
-		Args:     InitArgs(4, "/bin/sh", "warn"),
+		Args:     InitArgs(InitOptions{Workers: 4, Shell: "/bin/sh"}),
 		Env:      []string{"HOME=/home/u", "TERM=xterm"},
 		Cwd:      "/home/u/proj",
 		UID:      1000,

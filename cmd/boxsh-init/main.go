@@ -56,6 +56,8 @@ func run() int {
 	shell := fs.String("shell", "/bin/sh", "shell that runs commands")
 	level := fs.String("log-level", "warn", "log level")
 	fd := fs.Int("fd", 3, "descriptor of the frame socket")
+	timeoutDefault := fs.Float64("timeout-default", 0, "bash timeout in seconds of calls that give none (0: none)")
+	maxOutput := fs.Int64("max-output", 0, "cap on each output stream of a bash call, in bytes (0: 10 MiB)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -83,7 +85,7 @@ func run() int {
 		reaper = reap.New()
 		go reaper.Run(ctx)
 	}
-	a, err := agent.New(agent.Config{Shell: *shell, Workers: *workers, Log: log, Reaper: reaper})
+	a, err := agent.New(agent.Config{Shell: *shell, Workers: *workers, Log: log, Reaper: reaper, TimeoutDefault: *timeoutDefault, MaxOutput: int(*maxOutput)})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1

@@ -27,6 +27,11 @@ type options struct {
 	logLevel    string
 	interactive bool
 	sandbox     policy.Sandbox
+	// policyFile is --policy; limits are the limit flags, as settings.
+	policyFile string
+	limits     []flagSetting
+	// policy is the merged policy (set by run).
+	policy policy.Policy
 	// args are the shell's arguments (modeShell) or the command
 	// (modeCommand).
 	args []string
@@ -110,6 +115,25 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			o.sandbox.Binds = append(o.sandbox.Binds, b)
 		case "--try":
 			o.sandbox.Try = true
+		case "--policy":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			if v == "" {
+				return o, fmt.Errorf("%w: --policy needs a file", policy.ErrUsage)
+			}
+			o.policyFile = v
+		case "--memory", "--pids", "--cpus", "--timeout-default", "--max-output":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			fs, err := parseLimitFlag(name, v)
+			if err != nil {
+				return o, err
+			}
+			o.limits = append(o.limits, fs)
 		case "--interactive", "-i":
 			o.interactive = true
 		case "--help", "-h":
@@ -166,4 +190,76 @@ Sandbox options:
   --bind wr:PATH       Expose PATH read-write.
   --bind cow:SRC:DST   Copy-on-write: SRC appears at DST; writes go to DST, SRC
                        never changes.
+
+Policy options (also in settings files: ~/.config/boxsh/policy.json, then
+./.boxsh/policy.json, then --policy FILE; flags win; see boxsh policy --help):
+  --policy FILE        A settings file merged after the global and project ones.
+  --timeout-default S  Timeout, in seconds, of bash calls that give none.
+  --max-output SIZE    Cap on each output stream of a bash call (default 10M).
+  --memory SIZE, --pids N, --cpus N
+                       Resource limits: parsed and shown by boxsh policy show;
+                       not enforced yet.
+
+Other commands:
+  boxsh spec [OPTIONS]           Print the sandbox as an OCI runtime spec.
+  boxsh policy init|show [...]   Write the default settings; show the policy.
 `
+
+// flagSetting is a setting given on the command line, with its flag.
+type flagSetting struct {
+	flag     string
+	settings policy.Settings
+}
+
+// parseLimitFlag parses one of the limit flags as settings.
+func parseLimitFlag(flag, v string) (flagSetting, error) {
+	fs := flagSetting{flag: flag}
+	l := &fs.settings.Limits
+	bad := func(want string) (flagSetting, error) {
+		return fs, fmt.Errorf("%w: %s %q: expected %s", policy.ErrUsage, flag, v, want)
+	}
+	switch flag {
+	case "--memory":
+		if _, err := policy.ParseSize(v); err != nil {
+			return bad("a size such as 512M or 2G")
+		}
+		l.Memory = v
+	case "--pids":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return bad("a positive number of processes")
+		}
+		l.Pids = n
+	case "--cpus":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			return bad("a positive number of cores, such as 1.5")
+		}
+		l.CPUs = f
+	case "--timeout-default":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			return bad("a positive number of seconds")
+		}
+		l.TimeoutDefault = f
+	case "--max-output":
+		n, err := policy.ParseSize(v)
+		if err != nil {
+			return bad("a size in bytes, such as 1048576 or 1M")
+		}
+		l.MaxOutput = n
+	}
+	return fs, nil
+}
+
+// loadPolicy merges the defaults, the settings files and the flags of o.
+func loadPolicy(o options, home, cwd string) (policy.Policy, error) {
+	m, err := policy.Load(home, cwd, o.policyFile)
+	if err != nil {
+		return policy.Policy{}, err
+	}
+	for _, fs := range o.limits {
+		m.Add(fs.settings, policy.Source(fs.flag))
+	}
+	return m.Policy(), nil
+}

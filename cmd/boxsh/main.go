@@ -42,9 +42,15 @@ func run(argv []string) int {
 	if len(argv) > 0 && argv[0] == "spec" {
 		return runSpec(argv[1:], cwd, os.Stdout, os.Stderr)
 	}
+	if len(argv) > 0 && argv[0] == "policy" {
+		return runPolicy(argv[1:], cwd, os.Getenv("HOME"), os.Stdout, os.Stderr)
+	}
 	opts, err := parseArgs(argv, cwd)
 	if err == nil {
 		err = opts.sandbox.Validate()
+	}
+	if err == nil && opts.mode != modeHelp && opts.mode != modeVersion {
+		opts.policy, err = loadPolicy(opts, os.Getenv("HOME"), cwd)
 	}
 	if err != nil {
 		return fail(err)
@@ -137,6 +143,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		Shell:    opts.shell,
 		LogLevel: log.GetLevel().String(),
 		Sandbox:  sb,
+		Policy:   opts.policy,
 		Cwd:      cwd,
 		Home:     home,
 		Version:  version,

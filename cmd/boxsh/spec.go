@@ -123,11 +123,12 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		if initErr != nil {
 			return fail(initErr)
 		}
-		level := opts.logLevel
-		if level == "" {
-			level = "warn"
+		pol, err := loadPolicy(opts, os.Getenv("HOME"), cwd)
+		if err != nil {
+			return fail(err)
 		}
-		cfg.Args = runtime.InitArgs(opts.workers, opts.shell, level)
+		cfg.Args = runtime.InitArgs(runtime.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel,
+			TimeoutDefault: pol.TimeoutDefault.Value, MaxOutput: pol.MaxOutput.Value})
 		cfg.InitPath = initPath
 	}
 	spec, err := runtime.BuildSpec(cfg)

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+const policyUsage = `Usage: boxsh policy init [--global] [--force]
+       boxsh policy show [--json] [OPTIONS]
+
+init writes the default settings to ./.boxsh/policy.json (the project's
+file), or with --global to ~/.config/boxsh/policy.json, for editing. An
+existing file is kept unless --force is given.
+
+show prints the policy boxsh would apply with OPTIONS (boxsh's own, such as
+--policy FILE, --memory 2G), each rule with where it came from: the
+defaults, the global file, the project file, --policy, or a flag.
+`
+
+// runPolicy runs boxsh policy with argv (the arguments after "policy") and
+// returns the exit status.
+func runPolicy(argv []string, cwd, home string, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "boxsh policy: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
+		if errors.Is(err, policy.ErrUsage) {
+			return 2
+		}
+		return 1
+	}
+	if len(argv) == 0 {
+		return fail(fmt.Errorf("%w: expected init or show (see boxsh policy --help)", policy.ErrUsage))
+	}
+	switch argv[0] {
+	case "--help", "-h":
+		fmt.Fprint(stdout, policyUsage)
+		return 0
+	case "init":
+		global, force := false, false
+		for _, a := range argv[1:] {
+			switch a {
+			case "--global":
+				global = true
+			case "--force":
+				force = true
+			default:
+				return fail(fmt.Errorf("%w: policy init: unknown option %s", policy.ErrUsage, a))
+			}
+		}
+		path := policy.ProjectSettingsPath(cwd)
+		if global {
+			if home == "" {
+				return fail(errors.New("policy init --global: HOME is not set"))
+			}
+			path = policy.GlobalSettingsPath(home)
+		}
+		if err := writeDefaultSettings(path, force); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+		return 0
+	case "show":
+		asJSON := false
+		var rest []string
+		for _, a := range argv[1:] {
+			if a == "--json" {
+				asJSON = true
+			} else {
+				rest = append(rest, a)
+			}
+		}
+		opts, err := parseArgs(rest, cwd)
+		if err != nil {
+			return fail(err)
+		}
+		p, err := loadPolicy(opts, home, cwd)
+		if err != nil {
+			return fail(err)
+		}
+		if asJSON {
+			b, err := json.MarshalIndent(p, "", "  ")
+			if err != nil {
+				return fail(err)
+			}
+			fmt.Fprintf(stdout, "%s\n", b)
+			return 0
+		}
+		printPolicy(stdout, p)
+		return 0
+	}
+	return fail(fmt.Errorf("%w: unknown policy command %q (expected init or show)", policy.ErrUsage, argv[0]))
+}
+
+// writeDefaultSettings writes the default settings to path, keeping an
+// existing file unless force.
+func writeDefaultSettings(path string, force bool) error {
+	b, err := policy.MarshalSettings(policy.DefaultSettings())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s exists (--force replaces it)", path)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// printPolicy prints p for people: each rule and setting with its source.
+func printPolicy(w io.Writer, p policy.Policy) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	files := "none"
+	if len(p.Files) > 0 {
+		files = strings.Join(p.Files, ", ")
+	}
+	fmt.Fprintf(tw, "settings files read:\t%s\n", files)
+	rules := func(key string, rs []policy.Rule) {
+		fmt.Fprintf(tw, "\n%s:\n", key)
+		if len(rs) == 0 {
+			fmt.Fprintf(tw, "  (none)\n")
+		}
+		for _, r := range rs {
+			fmt.Fprintf(tw, "  %s\t%s\n", r.Value, r.Source)
+		}
+	}
+	rules("filesystem.denyRead", p.DenyRead)
+	rules("filesystem.allowRead", p.AllowRead)
+	rules("filesystem.allowWrite", p.AllowWrite)
+	rules("filesystem.denyWrite", p.DenyWrite)
+	rules("environment.pass", p.EnvPass)
+	fmt.Fprintf(tw, "\nenvironment.set:\n")
+	if len(p.EnvSet) == 0 {
+		fmt.Fprintf(tw, "  (none)\n")
+	}
+	for _, k := range sortedKeys(p.EnvSet) {
+		fmt.Fprintf(tw, "  %s=%s\t%s\n", k, p.EnvSet[k].Value, p.EnvSet[k].Source)
+	}
+	fmt.Fprintf(tw, "\nlimits:\n")
+	limit := func(name string, set bool, value string, source policy.Source) {
+		if !set {
+			fmt.Fprintf(tw, "  %s\t(none)\t\n", name)
+			return
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, value, source)
+	}
+	limit("memory", p.Memory.Set(), fmt.Sprintf("%d bytes", p.Memory.Value), p.Memory.Source)
+	limit("pids", p.Pids.Set(), fmt.Sprint(p.Pids.Value), p.Pids.Source)
+	limit("cpus", p.CPUs.Set(), fmt.Sprint(p.CPUs.Value), p.CPUs.Source)
+	limit("timeoutDefault", p.TimeoutDefault.Set(), fmt.Sprintf("%gs", p.TimeoutDefault.Value), p.TimeoutDefault.Source)
+	limit("maxOutput", p.MaxOutput.Set(), fmt.Sprintf("%d bytes", p.MaxOutput.Value), p.MaxOutput.Source)
+	tw.Flush()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,121 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// policyEnv overrides HOME (and clears XDG_CONFIG_HOME), so that the
+// global settings file is home's.
+func policyEnv(home string) []string {
+	return []string{"HOME=" + home, "XDG_CONFIG_HOME="}
+}
+
+func TestPolicyInitAndShow(t *testing.T) {
+	ctx := testContext(t)
+	home, project := t.TempDir(), t.TempDir()
+	env := policyEnv(home)
+
+	r := runBoxshIn(t, ctx, project, "", env, "policy", "init")
+	require.Equal(t, 0, r.code(), r.stderr)
+	projectFile := filepath.Join(project, ".boxsh", "policy.json")
+	b, err := os.ReadFile(projectFile)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"~/.ssh"`)
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "init")
+	assert.Equal(t, 1, r.code(), "an existing file is kept")
+	assert.Contains(t, r.stderr, "exists (--force replaces it)")
+
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "init", "--global")
+	require.Equal(t, 0, r.code(), r.stderr)
+	globalFile := filepath.Join(home, ".config", "boxsh", "policy.json")
+	require.FileExists(t, globalFile)
+	require.NoError(t, os.WriteFile(globalFile, []byte(`{"limits": {"pids": 100, "memory": "1G"}, "filesystem": {"denyWrite": ["docs"]}}`), 0o644))
+	require.NoError(t, os.WriteFile(projectFile, []byte(`{"limits": {"memory": "2G"}}`), 0o644))
+
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "show", "--json", "--pids", "7")
+	require.Equal(t, 0, r.code(), r.stderr)
+	var p struct {
+		DenyRead  []struct{ Value, Source string }
+		DenyWrite []struct{ Value, Source string }
+		Memory    struct {
+			Value  int64
+			Source string
+		}
+		Pids struct {
+			Value  int
+			Source string
+		}
+		Files []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p), r.stdout)
+	assert.Equal(t, []string{globalFile, projectFile}, p.Files)
+	assert.Equal(t, int64(2<<30), p.Memory.Value, "the project's file wins over the global one")
+	assert.Equal(t, projectFile, p.Memory.Source)
+	assert.Equal(t, 7, p.Pids.Value, "flags win over files")
+	assert.Equal(t, "--pids", p.Pids.Source)
+	require.Len(t, p.DenyWrite, 1)
+	assert.Equal(t, globalFile, p.DenyWrite[0].Source)
+	assert.NotEmpty(t, p.DenyRead)
+
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "show")
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Regexp(t, `memory\s+2147483648 bytes\s+`+regexpQuote(projectFile), r.stdout)
+}
+
+func regexpQuote(s string) string {
+	return strings.NewReplacer(".", `\.`, "/", `/`).Replace(s)
+}
+
+// A broken settings file stops every mode with one line naming the file,
+// the key and what was expected.
+func TestPolicyFileErrors(t *testing.T) {
+	ctx := testContext(t)
+	home, project := t.TempDir(), t.TempDir()
+	env := policyEnv(home)
+	file := filepath.Join(project, ".boxsh", "policy.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+	require.NoError(t, os.WriteFile(file, []byte("{\n  \"limits\": {\"pids\": \"lots\"}\n}\n"), 0o644))
+	for _, args := range [][]string{{"-c", "true"}, {"--rpc"}, {"spec"}, {"policy", "show"}} {
+		r := runBoxshIn(t, ctx, project, "", env, args...)
+		assert.Equal(t, 1, r.code(), "%v: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, file+": line 2: limits.pids: expected a whole number, got string", "%v", args)
+		assert.Empty(t, r.stdout, "%v", args)
+	}
+	r := runBoxshIn(t, ctx, t.TempDir(), "", env, "--policy", "/nonexistent.json", "-c", "true")
+	assert.Equal(t, 1, r.code())
+	assert.Contains(t, r.stderr, "/nonexistent.json")
+	r = runBoxshIn(t, ctx, t.TempDir(), "", env, "--memory", "lots", "-c", "true")
+	assert.Equal(t, 2, r.code(), "a bad flag value is a usage error")
+	assert.Contains(t, r.stderr, `--memory "lots": expected a size such as 512M or 2G`)
+}
+
+// --timeout-default and --max-output, from a flag or a settings file, apply
+// to bash calls that do not say otherwise.
+func TestPolicyBashLimits(t *testing.T) {
+	ctx := testContext(t)
+	inBothModes(t, func(t *testing.T, sandbox []string) {
+		s := startServer(t, ctx, serverOptions{args: append([]string{"--timeout-default", "0.5", "--max-output", "1K"}, sandbox...)})
+		out := s.call("bash", map[string]any{"command": "sleep 5; echo late"}).bash(t)
+		assert.Equal(t, -1, out.ExitCode, "the default timeout applies")
+		assert.Equal(t, "timeout", out.Stderr)
+		out = s.call("bash", map[string]any{"command": "sleep 1; echo done", "timeout": 5}).bash(t)
+		assert.Equal(t, "done\n", out.Stdout, "a call's own timeout wins")
+		out = s.call("bash", map[string]any{"command": "head -c 5000 /dev/zero | tr '\\0' x"}).bash(t)
+		assert.Len(t, out.Stdout, 1024)
+		assert.True(t, out.StdoutTruncated)
+	})
+
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".boxsh"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".boxsh", "policy.json"), []byte(`{"limits": {"maxOutput": 10}}`), 0o644))
+	s := startServer(t, ctx, serverOptions{dir: dir})
+	out := s.call("bash", map[string]any{"command": "echo 0123456789abcdef"}).bash(t)
+	assert.Equal(t, "0123456789", out.Stdout, "the project's settings file applies")
+}

@@ -1,0 +1,398 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Settings is the content of a policy settings file (JSON). Every field is
+// optional; Load merges the files and the command line into a Policy.
+type Settings struct {
+	Filesystem  FilesystemSettings  `json:"filesystem,omitzero"`
+	Environment EnvironmentSettings `json:"environment,omitzero"`
+	Limits      LimitSettings       `json:"limits,omitzero"`
+}
+
+// FilesystemSettings are the file rules. A rule is an absolute path, a
+// path under the home directory ("~/.ssh"), a path relative to the
+// project directory ("config/secrets.yaml"), or a name pattern without a
+// slash that matches at any depth (".env", "*.pem").
+type FilesystemSettings struct {
+	// DenyRead are paths that cannot be read, even inside a bound
+	// directory.
+	DenyRead []string `json:"denyRead,omitempty"`
+	// AllowRead punches holes in DenyRead.
+	AllowRead []string `json:"allowRead,omitempty"`
+	// AllowWrite are the paths that become writable binds.
+	AllowWrite []string `json:"allowWrite,omitempty"`
+	// DenyWrite are paths that stay read-only inside a writable area.
+	DenyWrite []string `json:"denyWrite,omitempty"`
+}
+
+// EnvironmentSettings shape the environment commands get.
+type EnvironmentSettings struct {
+	// Pass names variables of boxsh's environment that commands get
+	// besides the base set (PATH, HOME, LANG, TERM, USER); a trailing "*"
+	// matches a prefix. Variables that look like secrets are passed only
+	// when named exactly.
+	Pass []string `json:"pass,omitempty"`
+	// Set are variables set for every command.
+	Set map[string]string `json:"set,omitempty"`
+}
+
+// LimitSettings are the resource limits of the sandbox.
+type LimitSettings struct {
+	// Memory is the memory limit, in bytes or with a K, M or G suffix.
+	Memory string `json:"memory,omitempty"`
+	// Pids is the most processes the sandbox may run at once.
+	Pids int `json:"pids,omitempty"`
+	// CPUs is the processor time the sandbox may use, in cores.
+	CPUs float64 `json:"cpus,omitempty"`
+	// TimeoutDefault is the bash tool's timeout, in seconds, when a call
+	// gives none.
+	TimeoutDefault float64 `json:"timeoutDefault,omitempty"`
+	// MaxOutput caps each output stream of a bash call, in bytes.
+	MaxOutput int64 `json:"maxOutput,omitempty"`
+}
+
+// Source names where a rule or setting came from: "default", a file's
+// path, or a command-line flag.
+type Source string
+
+// SourceDefault marks the built-in defaults.
+const SourceDefault Source = "default"
+
+// Rule is one file rule, or one passed variable, with its source.
+type Rule struct {
+	Value  string `json:"value"`
+	Source Source `json:"source"`
+}
+
+// Value is a setting with its source; Source is empty when it is not set.
+type Value[T any] struct {
+	Value  T      `json:"value"`
+	Source Source `json:"source,omitempty"`
+}
+
+// Set tells whether the value was set anywhere.
+func (v Value[T]) Set() bool { return v.Source != "" }
+
+// Policy is the merged policy: the defaults, the settings files and the
+// command line, each rule with its source.
+type Policy struct {
+	DenyRead   []Rule `json:"denyRead"`
+	AllowRead  []Rule `json:"allowRead"`
+	AllowWrite []Rule `json:"allowWrite"`
+	DenyWrite  []Rule `json:"denyWrite"`
+
+	EnvPass []Rule                   `json:"envPass"`
+	EnvSet  map[string]Value[string] `json:"envSet"`
+
+	Memory         Value[int64]   `json:"memory"`
+	Pids           Value[int]     `json:"pids"`
+	CPUs           Value[float64] `json:"cpus"`
+	TimeoutDefault Value[float64] `json:"timeoutDefault"`
+	MaxOutput      Value[int64]   `json:"maxOutput"`
+
+	// Files are the settings files that were read, in merge order.
+	Files []string `json:"files"`
+}
+
+// DefaultSettings are the settings `boxsh policy init` writes and every
+// policy starts from: reads of common secrets are denied.
+func DefaultSettings() Settings {
+	return Settings{Filesystem: FilesystemSettings{DenyRead: slices.Clone(defaultDenyRead)}}
+}
+
+var defaultDenyRead = []string{
+	".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa", "id_ed25519", "id_ecdsa",
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.azure", "~/.kube", "~/.docker/config.json",
+	"~/.config/gcloud", "~/.config/gh", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
+}
+
+// GlobalSettingsPath is the user's settings file: $XDG_CONFIG_HOME (or
+// ~/.config) /boxsh/policy.json.
+func GlobalSettingsPath(home string) string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "boxsh", "policy.json")
+}
+
+// ProjectSettingsPath is the project's settings file, under dir (the
+// working directory).
+func ProjectSettingsPath(dir string) string {
+	return filepath.Join(dir, ".boxsh", "policy.json")
+}
+
+// ReadSettings reads a settings file strictly: unknown keys and values of
+// the wrong type are errors that name the file, the key and what is
+// expected.
+func ReadSettings(path string) (Settings, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Settings{}, fmt.Errorf("policy %s: %w", path, err)
+	}
+	return ParseSettings(path, b)
+}
+
+// ParseSettings parses the settings file content b, read from name.
+func ParseSettings(name string, b []byte) (Settings, error) {
+	var s Settings
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Settings{}, fmt.Errorf("policy %s: %s", name, describeJSONError(b, err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Settings{}, fmt.Errorf("policy %s: unexpected content after the settings object", name)
+	}
+	if err := s.validate(); err != nil {
+		return Settings{}, fmt.Errorf("policy %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// describeJSONError turns a decoding error into a message that names the
+// key and what is expected, with the line.
+func describeJSONError(b []byte, err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("line %d: %s: expected %s, got %s", lineOf(b, typeErr.Offset), typeErr.Field, describeType(typeErr.Type.String()), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("line %d: invalid JSON: %v", lineOf(b, syntaxErr.Offset), syntaxErr)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		return fmt.Sprintf("unknown key %s (known: filesystem.denyRead, filesystem.allowRead, filesystem.allowWrite, filesystem.denyWrite, environment.pass, environment.set, limits.memory, limits.pids, limits.cpus, limits.timeoutDefault, limits.maxOutput)", key)
+	case errors.Is(err, io.EOF):
+		return "empty file: expected a JSON object"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("line %d: invalid JSON: unexpected end of file", lineOf(b, int64(len(b))))
+	}
+	return err.Error()
+}
+
+func describeType(t string) string {
+	switch t {
+	case "[]string":
+		return "a list of strings"
+	case "map[string]string":
+		return "an object of strings"
+	case "string":
+		return "a string"
+	case "int", "int64":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "policy.Settings", "policy.FilesystemSettings", "policy.EnvironmentSettings", "policy.LimitSettings":
+		return "an object"
+	}
+	return t
+}
+
+func lineOf(b []byte, offset int64) int {
+	offset = min(max(offset, 0), int64(len(b)))
+	return bytes.Count(b[:offset], []byte("\n")) + 1
+}
+
+// validate checks the values a JSON type does not.
+func (s Settings) validate() error {
+	fs := s.Filesystem
+	for key, rules := range map[string][]string{
+		"filesystem.denyRead": fs.DenyRead, "filesystem.allowRead": fs.AllowRead,
+		"filesystem.allowWrite": fs.AllowWrite, "filesystem.denyWrite": fs.DenyWrite,
+	} {
+		for _, r := range rules {
+			if err := validateRule(r); err != nil {
+				return fmt.Errorf("%s: %q: %w", key, r, err)
+			}
+		}
+	}
+	for _, name := range s.Environment.Pass {
+		if err := validateVarPattern(name); err != nil {
+			return fmt.Errorf("environment.pass: %q: %w", name, err)
+		}
+	}
+	for name := range s.Environment.Set {
+		if err := validateVarPattern(name); err != nil || strings.HasSuffix(name, "*") {
+			return fmt.Errorf("environment.set: %q: expected a variable name", name)
+		}
+	}
+	l := s.Limits
+	if l.Memory != "" {
+		if _, err := ParseSize(l.Memory); err != nil {
+			return fmt.Errorf("limits.memory: %w", err)
+		}
+	}
+	if l.Pids < 0 {
+		return fmt.Errorf("limits.pids: expected a positive number, got %d", l.Pids)
+	}
+	if l.CPUs < 0 {
+		return fmt.Errorf("limits.cpus: expected a positive number, got %g", l.CPUs)
+	}
+	if l.TimeoutDefault < 0 {
+		return fmt.Errorf("limits.timeoutDefault: expected a positive number of seconds, got %g", l.TimeoutDefault)
+	}
+	if l.MaxOutput < 0 {
+		return fmt.Errorf("limits.maxOutput: expected a positive number of bytes, got %d", l.MaxOutput)
+	}
+	return nil
+}
+
+func validateRule(r string) error {
+	switch {
+	case r == "":
+		return errors.New("empty path")
+	case strings.ContainsRune(r, 0):
+		return errors.New("NUL in path")
+	case r == "/" || r == "~" || r == "~/" || r == "*":
+		return errors.New("too broad: it would cover everything")
+	case strings.HasPrefix(r, "~") && !strings.HasPrefix(r, "~/"):
+		return errors.New(`only "~/" is expanded (to the home directory)`)
+	}
+	if _, err := filepath.Match(r, ""); err != nil {
+		return fmt.Errorf("bad pattern: %w", err)
+	}
+	return nil
+}
+
+func validateVarPattern(name string) error {
+	n := strings.TrimSuffix(name, "*")
+	if n == "" {
+		return errors.New("expected a variable name (a trailing * matches a prefix)")
+	}
+	for i, c := range n {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return errors.New("expected a variable name (a trailing * matches a prefix)")
+		}
+	}
+	return nil
+}
+
+// ParseSize parses a size in bytes, with an optional K, M, G or T suffix
+// (powers of 1024; a trailing "B" or "iB" is accepted).
+func ParseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		if i := strings.IndexByte("KMGT", t[n-1]); i >= 0 {
+			mult = 1 << (10 * (i + 1))
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("expected a size such as 512M or 2G, got %q", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// Merger builds a Policy from the defaults, settings files and flags, in
+// that order: lists accumulate, single values are replaced by later ones.
+type Merger struct {
+	p Policy
+}
+
+// NewMerger starts from the default settings.
+func NewMerger() *Merger {
+	m := &Merger{p: Policy{EnvSet: map[string]Value[string]{}}}
+	m.Add(DefaultSettings(), SourceDefault)
+	return m
+}
+
+// Add merges settings s from source.
+func (m *Merger) Add(s Settings, source Source) {
+	add := func(dst *[]Rule, values []string) {
+		for _, v := range values {
+			if !slices.ContainsFunc(*dst, func(r Rule) bool { return r.Value == v }) {
+				*dst = append(*dst, Rule{Value: v, Source: source})
+			}
+		}
+	}
+	fs := s.Filesystem
+	add(&m.p.DenyRead, fs.DenyRead)
+	add(&m.p.AllowRead, fs.AllowRead)
+	add(&m.p.AllowWrite, fs.AllowWrite)
+	add(&m.p.DenyWrite, fs.DenyWrite)
+	add(&m.p.EnvPass, s.Environment.Pass)
+	for k, v := range s.Environment.Set {
+		m.p.EnvSet[k] = Value[string]{v, source}
+	}
+	l := s.Limits
+	if l.Memory != "" {
+		n, _ := ParseSize(l.Memory) // validated
+		m.p.Memory = Value[int64]{n, source}
+	}
+	if l.Pids > 0 {
+		m.p.Pids = Value[int]{l.Pids, source}
+	}
+	if l.CPUs > 0 {
+		m.p.CPUs = Value[float64]{l.CPUs, source}
+	}
+	if l.TimeoutDefault > 0 {
+		m.p.TimeoutDefault = Value[float64]{l.TimeoutDefault, source}
+	}
+	if l.MaxOutput > 0 {
+		m.p.MaxOutput = Value[int64]{l.MaxOutput, source}
+	}
+}
+
+// AddFile reads and merges the settings file path; a missing file is
+// skipped when optional.
+func (m *Merger) AddFile(path string, optional bool) error {
+	s, err := ReadSettings(path)
+	if err != nil {
+		if optional && errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	m.Add(s, Source(path))
+	m.p.Files = append(m.p.Files, path)
+	return nil
+}
+
+// Policy returns the merged policy.
+func (m *Merger) Policy() Policy { return m.p }
+
+// Load merges the defaults, the global settings file, the project's (in
+// dir) and the --policy file (if any), in that order; flags are merged by
+// the caller afterwards.
+func Load(home, dir, policyFile string) (*Merger, error) {
+	m := NewMerger()
+	if home != "" {
+		if err := m.AddFile(GlobalSettingsPath(home), true); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.AddFile(ProjectSettingsPath(dir), true); err != nil {
+		return nil, err
+	}
+	if policyFile != "" {
+		if err := m.AddFile(policyFile, false); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// MarshalSettings encodes settings as an indented JSON file.
+func MarshalSettings(s Settings) ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

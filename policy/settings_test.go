@@ -1,0 +1,108 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseSettingsErrorsNameFileKeyAndExpectation(t *testing.T) {
+	for _, tc := range []struct {
+		name, json, want string
+	}{
+		{"unknown key", `{"filesystem": {"denyReads": []}}`, `policy p.json: unknown key "denyReads"`},
+		{"wrong type", "{\n\"limits\": {\"pids\": \"many\"}}", `policy p.json: line 2: limits.pids: expected a whole number, got string`},
+		{"list expected", `{"filesystem": {"denyRead": ".env"}}`, `filesystem.denyRead: expected a list of strings, got string`},
+		{"syntax", `{"filesystem": {`, `policy p.json: line 1: invalid JSON`},
+		{"empty", ``, `policy p.json: empty file: expected a JSON object`},
+		{"trailing", `{} {}`, `unexpected content after the settings object`},
+		{"bad size", `{"limits": {"memory": "lots"}}`, `limits.memory: expected a size such as 512M or 2G, got "lots"`},
+		{"negative", `{"limits": {"cpus": -1}}`, `limits.cpus: expected a positive number`},
+		{"too broad", `{"filesystem": {"allowWrite": ["/"]}}`, `filesystem.allowWrite: "/": too broad`},
+		{"tilde user", `{"filesystem": {"denyRead": ["~bob/.ssh"]}}`, `only "~/" is expanded`},
+		{"bad pattern", `{"filesystem": {"denyRead": ["[.env"]}}`, `bad pattern`},
+		{"bad variable", `{"environment": {"pass": ["MY-VAR"]}}`, `environment.pass: "MY-VAR": expected a variable name`},
+		{"set with star", `{"environment": {"set": {"A*": "x"}}}`, `environment.set: "A*": expected a variable name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSettings("p.json", []byte(tc.json))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"512": 512, "1K": 1024, "512M": 512 << 20, "2G": 2 << 30, "1.5G": 3 << 29, "2GiB": 2 << 30, "64mb": 64 << 20} {
+		got, err := ParseSize(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "G", "-1M", "0", "12X", "1e30T"} {
+		_, err := ParseSize(in)
+		assert.Error(t, err, in)
+	}
+}
+
+func writeSettings(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+func TestLoadMergesInOrderWithSources(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", "")
+	global := filepath.Join(home, ".config", "boxsh", "policy.json")
+	writeSettings(t, global, `{"filesystem": {"denyRead": ["*.secret", ".env"]}, "limits": {"memory": "1G", "pids": 100}, "environment": {"set": {"A": "global"}}}`)
+	proj := filepath.Join(project, ".boxsh", "policy.json")
+	writeSettings(t, proj, `{"filesystem": {"allowWrite": ["build"]}, "limits": {"memory": "2G"}, "environment": {"set": {"A": "project"}, "pass": ["GOPATH"]}}`)
+	extra := filepath.Join(t.TempDir(), "ci.json")
+	writeSettings(t, extra, `{"limits": {"pids": 50}}`)
+
+	m, err := Load(home, project, extra)
+	require.NoError(t, err)
+	m.Add(Settings{Limits: LimitSettings{Pids: 64}}, "--pids")
+	p := m.Policy()
+
+	assert.Equal(t, []string{global, proj, extra}, p.Files)
+	assert.Contains(t, p.DenyRead, Rule{"*.secret", Source(global)})
+	assert.Contains(t, p.DenyRead, Rule{".env", SourceDefault}, "a rule the defaults have keeps its first source")
+	assert.Contains(t, p.DenyRead, Rule{"~/.ssh", SourceDefault})
+	assert.Equal(t, []Rule{{"build", Source(proj)}}, p.AllowWrite)
+	assert.Equal(t, Value[int64]{2 << 30, Source(proj)}, p.Memory, "the project wins over the global file")
+	assert.Equal(t, Value[int]{64, "--pids"}, p.Pids, "flags win over files")
+	assert.Equal(t, Value[string]{"project", Source(proj)}, p.EnvSet["A"])
+	assert.Equal(t, []Rule{{"GOPATH", Source(proj)}}, p.EnvPass)
+	assert.False(t, p.CPUs.Set())
+}
+
+func TestLoadMissingFiles(t *testing.T) {
+	m, err := Load(t.TempDir(), t.TempDir(), "")
+	require.NoError(t, err, "global and project files are optional")
+	assert.Empty(t, m.Policy().Files)
+
+	_, err = Load(t.TempDir(), t.TempDir(), "/nonexistent/policy.json")
+	require.Error(t, err, "--policy must exist")
+	assert.Contains(t, err.Error(), "policy /nonexistent/policy.json")
+
+	project := t.TempDir()
+	writeSettings(t, filepath.Join(project, ".boxsh", "policy.json"), `{"nope": 1}`)
+	_, err = Load(t.TempDir(), project, "")
+	require.Error(t, err, "a broken project file is an error, not skipped")
+	assert.Contains(t, err.Error(), `unknown key "nope"`)
+}
+
+func TestDefaultSettingsRoundTrip(t *testing.T) {
+	s := DefaultSettings()
+	assert.Contains(t, s.Filesystem.DenyRead, "~/.ssh")
+	assert.Contains(t, s.Filesystem.DenyRead, ".env")
+	b, err := MarshalSettings(s)
+	require.NoError(t, err)
+	back, err := ParseSettings("defaults", b)
+	require.NoError(t, err)
+	assert.Equal(t, s, back)
+}
