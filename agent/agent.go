@@ -20,6 +20,7 @@ import (
 	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/agent/terminal"
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -41,6 +42,11 @@ type Config struct {
 	// MaxOutput caps each output stream of a bash call (default
 	// bash.MaxStream).
 	MaxOutput int
+	// Limits are applied to each command (bash calls, terminals) by
+	// running its shell through LimitsExe, boxsh-init itself (see
+	// proc.Limits.Wrap).
+	Limits    proc.Limits
+	LimitsExe string
 	// Log receives diagnostics.
 	Log hclog.Logger
 	// Reaper, when boxsh-init is PID 1, starts every child process, so
@@ -65,11 +71,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxOtherCalls <= 0 {
 		cfg.MaxOtherCalls = 16
 	}
-	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, MaxStream: cfg.MaxOutput, Log: cfg.Log.Named("bash"), Reaper: cfg.Reaper})
+	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, MaxStream: cfg.MaxOutput, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe, Log: cfg.Log.Named("bash"), Reaper: cfg.Reaper})
 	if err != nil {
 		return nil, fmt.Errorf("start worker pool: %w", err)
 	}
-	terms := terminal.NewManager(terminal.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("terminal"), Reaper: cfg.Reaper})
+	terms := terminal.NewManager(terminal.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("terminal"), Reaper: cfg.Reaper, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe})
 	return &Agent{cfg: cfg, pool: pool, terms: terms, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls)}, nil
 }
 

@@ -119,3 +119,77 @@ func TestPolicyBashLimits(t *testing.T) {
 	out := s.call("bash", map[string]any{"command": "echo 0123456789abcdef"}).bash(t)
 	assert.Equal(t, "0123456789", out.Stdout, "the project's settings file applies")
 }
+
+// Commands get a clean environment: the base variables, what the policy
+// passes or sets, and never a variable that looks like a secret unless a
+// rule names it exactly.
+func TestPolicyEnvironment(t *testing.T) {
+	ctx := testContext(t)
+	t.Setenv("BOXSH_TEST_TOKEN", "leaked-token")
+	t.Setenv("BOXSH_TEST_PLAIN", "plain-value")
+	t.Setenv("BOXSH_TEST_NAMED_SECRET", "named")
+	t.Setenv("EDITOR", "vim")
+	inBothModes(t, func(t *testing.T, sandbox []string) {
+		s := startServer(t, ctx, serverOptions{args: sandbox})
+		out := s.call("bash", map[string]any{"command": "env"}).bash(t)
+		assert.NotContains(t, out.Stdout, "leaked-token")
+		assert.NotContains(t, out.Stdout, "EDITOR=")
+		assert.NotContains(t, out.Stdout, "plain-value", "only what the policy passes")
+		assert.Contains(t, out.Stdout, "HOME=")
+		assert.Contains(t, out.Stdout, "PATH=")
+
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, ".boxsh"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".boxsh", "policy.json"), []byte(`{"environment": {
+			"pass": ["BOXSH_TEST_*", "BOXSH_TEST_NAMED_SECRET"], "set": {"CI": "true"}}}`), 0o644))
+		s = startServer(t, ctx, serverOptions{args: sandbox, dir: dir})
+		out = s.call("bash", map[string]any{"command": "env"}).bash(t)
+		assert.Contains(t, out.Stdout, "BOXSH_TEST_PLAIN=plain-value\n", "a prefix rule passes")
+		assert.NotContains(t, out.Stdout, "leaked-token", "a prefix rule never passes a secret")
+		assert.Contains(t, out.Stdout, "BOXSH_TEST_NAMED_SECRET=named\n", "an exact rule does")
+		assert.Contains(t, out.Stdout, "CI=true\n")
+
+		// Terminals get the same environment.
+		term := s.call("run_in_terminal", map[string]any{"command": "echo \"[$BOXSH_TEST_TOKEN|$CI]\""}).toolResult(t)
+		assert.Contains(t, term.text(), "[|true]")
+	})
+
+	// The sandboxed shell too; boxsh as a plain shell keeps its environment.
+	t.Run("shell", func(t *testing.T) {
+		r := runBoxsh(t, ctx, "", "-c", `echo "[$BOXSH_TEST_TOKEN]"`)
+		assert.Equal(t, "[leaked-token]\n", r.stdout, "unsandboxed, boxsh is the user's shell")
+		requireRootless(t)
+		r = runBoxsh(t, ctx, "", "--sandbox", "-c", `echo "[$BOXSH_TEST_TOKEN|$HOME]"`)
+		assert.Equal(t, "[|"+os.Getenv("HOME")+"]\n", r.stdout, r.stderr)
+	})
+}
+
+// A memory hog fails under --memory, and the next call works; so does a
+// fork bomb under --pids in the sandbox, where the limit counts only the
+// sandbox's processes.
+func TestPolicyResourceLimits(t *testing.T) {
+	ctx := testContext(t)
+	// dd allocates its whole 200 MiB buffer at once.
+	hog := `dd if=/dev/zero bs=200M count=1 of=/dev/null`
+	inBothModes(t, func(t *testing.T, sandbox []string) {
+		s := startServer(t, ctx, serverOptions{args: append([]string{"--memory", "64M"}, sandbox...)})
+		out := s.call("bash", map[string]any{"command": hog, "timeout": 30}).bash(t)
+		assert.NotEqual(t, 0, out.ExitCode, "the hog fails: %+v", out)
+		assert.Contains(t, out.Stderr, "memory exhausted")
+		out = s.call("bash", map[string]any{"command": "grep 'Max data' /proc/self/limits; echo next"}).bash(t)
+		assert.Contains(t, out.Stdout, "67108864")
+		assert.Contains(t, out.Stdout, "next\n")
+		term := s.call("run_in_terminal", map[string]any{"command": "grep 'Max data' /proc/self/limits"}).toolResult(t)
+		assert.Contains(t, term.text(), "67108864", "terminals are limited too")
+	})
+	t.Run("fork bomb", func(t *testing.T) {
+		requireRootless(t)
+		s := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--pids", "48"}})
+		out := s.call("bash", map[string]any{"command": "bomb() { bomb | bomb & }; bomb; sleep 2", "timeout": 4}).bash(t)
+		assert.Contains(t, strings.ToLower(out.Stderr), "fork", "the bomb's forks fail: %+v", out)
+		out = s.call("bash", map[string]any{"command": "echo next works"}).bash(t)
+		assert.Equal(t, "next works\n", out.Stdout, "the next call works once the bomb's call is over: %+v", out)
+		out = s.call("bash", map[string]any{"command": "grep 'Max processes' /proc/self/limits"}).bash(t)
+		assert.Contains(t, out.Stdout, " 48 ")
+	})
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/seccomp"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -28,6 +29,8 @@ import (
 type ContainerConfig struct {
 	// Sandbox is the policy; Try must have been resolved (see ResolveTry).
 	Sandbox policy.Sandbox
+	// Limits are the resource limits of the sandbox's processes.
+	Limits Limits
 	// Args and Env are the process's, inside the sandbox.
 	Args []string
 	Env  []string
@@ -150,6 +153,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	spec, err := BuildSpec(SpecConfig{
 		Sandbox:      cc.Sandbox,
+		Limits:       cc.Limits,
 		Args:         cc.Args,
 		Env:          cc.Env,
 		Terminal:     cc.Terminal,
@@ -216,6 +220,13 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		ExtraFiles: cc.ExtraFiles,
 		Init:       true,
 	}
+	for _, r := range p.Rlimits {
+		typ, ok := rlimitTypes[r.Type]
+		if !ok {
+			return nil, fmt.Errorf("unknown rlimit %s", r.Type)
+		}
+		ct.proc.Rlimits = append(ct.proc.Rlimits, configs.Rlimit{Type: typ, Hard: r.Hard, Soft: r.Soft})
+	}
 	var consoleParent *os.File
 	if cc.Terminal {
 		parent, child, err := socketPair()
@@ -264,6 +275,13 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		go ct.guard()
 	}
 	return ct, nil
+}
+
+// rlimitTypes are the rlimits BuildSpec sets (libcontainer takes a
+// process's rlimits by number).
+var rlimitTypes = map[string]int{
+	"RLIMIT_DATA":  unix.RLIMIT_DATA,
+	"RLIMIT_NPROC": unix.RLIMIT_NPROC,
 }
 
 // guardInterval is how often a running sandbox checks its protection.

@@ -44,6 +44,9 @@ type Config struct {
 	Sandbox policy.Sandbox
 	// Policy is the merged policy (limits, environment, file rules).
 	Policy policy.Policy
+	// Env is the environment of boxsh-init and the commands it runs
+	// (nil: boxsh's own).
+	Env []string
 	// Cwd and Home are the caller's working and home directories on the
 	// host, which place boxsh-init inside the sandbox (see SandboxCwd
 	// and GatherProtectedPaths).
@@ -110,13 +113,20 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 
 // initOptions are boxsh-init's options for cfg.
 func initOptions(cfg Config) InitOptions {
-	return InitOptions{
+	o := InitOptions{
 		Workers:        cfg.Workers,
 		Shell:          cfg.Shell,
 		LogLevel:       cfg.LogLevel,
 		TimeoutDefault: cfg.Policy.TimeoutDefault.Value,
 		MaxOutput:      cfg.Policy.MaxOutput.Value,
+		Memory:         cfg.Policy.Memory.Value,
 	}
+	// RLIMIT_NPROC counts the tasks of the user: only in a sandbox's user
+	// namespace are those the sandbox's alone.
+	if cfg.Sandbox.Enabled {
+		o.Pids = cfg.Policy.Pids.Value
+	}
+	return o
 }
 
 // startProcess starts boxsh-init as a plain child process.
@@ -128,6 +138,7 @@ func startProcess(cfg Config) (*Instance, error) {
 	defer back.Close()
 	cmd := exec.Command(cfg.InitPath, initOptions(cfg).Args()...)
 	cmd.ExtraFiles = []*os.File{back}
+	cmd.Env = cfg.Env
 	cmd.Stdin = nil
 	cmd.Stdout = nil
 	cmd.Stderr = cfg.Stderr

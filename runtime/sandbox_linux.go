@@ -20,8 +20,9 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	ct, err := StartContainer(ctx, ContainerConfig{
 		Sandbox:    cfg.Sandbox,
+		Limits:     LimitsOf(cfg.Policy, true),
 		Args:       InitArgs(initOptions(cfg)),
-		Env:        os.Environ(),
+		Env:        cfg.Env,
 		Cwd:        cfg.Cwd,
 		Home:       cfg.Home,
 		InitPath:   cfg.InitPath,

@@ -218,6 +218,8 @@ type SpecConfig struct {
 	// Sandbox is the policy. Try must have been turned into its cow bind
 	// by the caller (it needs a new directory).
 	Sandbox policy.Sandbox
+	// Limits are the resource limits of the sandbox's processes.
+	Limits Limits
 	// Args, Env and Terminal describe the process; Env gets a PATH when
 	// it has none. See InitArgs for boxsh-init's arguments.
 	Args     []string
@@ -252,6 +254,68 @@ type SpecConfig struct {
 	Version string
 }
 
+// Limits are the resource limits a sandbox's spec sets as rlimits, which
+// every process of the sandbox inherits (a rootless runtime has no cgroup
+// to use). They are for a shell or command run with --exec; with --rpc,
+// boxsh-init applies the limits to each command it starts instead
+// (InitOptions), so that they do not bind boxsh-init itself: a fork bomb
+// that takes every process slot must not keep it from making a thread.
+type Limits struct {
+	// Memory caps each process's data (heap and private mappings,
+	// RLIMIT_DATA), in bytes; 0 is no limit.
+	Memory int64
+	// Pids caps the processes of the sandbox (RLIMIT_NPROC, which the
+	// kernel counts per user namespace, so only the sandbox's own count:
+	// boxsh-init and the warm shells of its workers among them); 0 is no
+	// limit.
+	Pids int
+}
+
+// LimitsOf are the limits of the policy p that a sandbox's spec sets: all
+// of them for a shell or command, none for boxsh-init (see Limits).
+func LimitsOf(p policy.Policy, forInit bool) Limits {
+	if forInit {
+		return Limits{}
+	}
+	return Limits{Memory: p.Memory.Value, Pids: p.Pids.Value}
+}
+
+// Enforcement says, for each limit p sets, whether and how it is
+// enforced, for boxsh policy show and the start-up log.
+func Enforcement(p policy.Policy, sandbox bool) map[string]string {
+	how := map[string]string{}
+	if p.TimeoutDefault.Set() {
+		how["timeoutDefault"] = "enforced: bash calls that give no timeout"
+	}
+	if p.MaxOutput.Set() {
+		how["maxOutput"] = "enforced: each output stream of a bash call"
+	}
+	if p.Memory.Set() {
+		how["memory"] = "enforced per process of each command: rlimit RLIMIT_DATA (no cgroup for a rootless sandbox)"
+	}
+	if p.Pids.Set() {
+		how["pids"] = "not enforced without --sandbox (the kernel would count all of the user's processes)"
+		if sandbox {
+			how["pids"] = "enforced on each command: rlimit RLIMIT_NPROC, counted in the sandbox's user namespace"
+		}
+	}
+	if p.CPUs.Set() {
+		how["cpus"] = "not enforced: needs a cgroup, which a rootless sandbox does not have"
+	}
+	return how
+}
+
+func (l Limits) rlimits() []specs.POSIXRlimit {
+	var rs []specs.POSIXRlimit
+	if l.Memory > 0 {
+		rs = append(rs, specs.POSIXRlimit{Type: "RLIMIT_DATA", Hard: uint64(l.Memory), Soft: uint64(l.Memory)})
+	}
+	if l.Pids > 0 {
+		rs = append(rs, specs.POSIXRlimit{Type: "RLIMIT_NPROC", Hard: uint64(l.Pids), Soft: uint64(l.Pids)})
+	}
+	return rs
+}
+
 // InitOptions are boxsh-init's options.
 type InitOptions struct {
 	Workers  int
@@ -261,6 +325,10 @@ type InitOptions struct {
 	// seconds (0: none); MaxOutput caps each output stream (0: 10 MiB).
 	TimeoutDefault float64
 	MaxOutput      int64
+	// Memory caps the data of each command's processes, and Pids the
+	// sandbox's tasks for commands (0: none; see proc.Limits).
+	Memory int64
+	Pids   int
 }
 
 // Args are the arguments of boxsh-init for o (after its path).
@@ -277,6 +345,12 @@ func (o InitOptions) Args() []string {
 	}
 	if o.MaxOutput > 0 {
 		args = append(args, "--max-output", strconv.FormatInt(o.MaxOutput, 10))
+	}
+	if o.Memory > 0 {
+		args = append(args, "--memory", strconv.FormatInt(o.Memory, 10))
+	}
+	if o.Pids > 0 {
+		args = append(args, "--pids", strconv.Itoa(o.Pids))
 	}
 	return args
 }
@@ -456,6 +530,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 				Permitted: slices.Clone(dockerCaps),
 			},
 			NoNewPrivileges: true,
+			Rlimits:         cfg.Limits.rlimits(),
 		},
 		Root:     &specs.Root{Path: cfg.Rootfs, Readonly: true},
 		Hostname: hostname,

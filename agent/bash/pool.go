@@ -31,6 +31,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/agent/reap"
+	"github.com/boxsh/boxsh/internal/proc"
 
 	"github.com/boxsh/boxsh/tool"
 )
@@ -55,6 +56,10 @@ type Options struct {
 	Dir string
 	// MaxStream caps each output stream (default MaxStream).
 	MaxStream int
+	// Limits are applied to every shell and what it runs, by running the
+	// shell through LimitsExe (see proc.Limits.Wrap).
+	Limits    proc.Limits
+	LimitsExe string
 	// Log receives diagnostics.
 	Log hclog.Logger
 	// Reaper, when boxsh-init is PID 1, starts the shells so that it
@@ -299,10 +304,14 @@ func (p *Pool) startShell(c *coldStart) *shell {
 		s.err = fmt.Errorf("start shell: %w", s.err)
 		return s
 	}
-	cmd := exec.Command(p.opts.Shell, "-c", bootstrap)
+	script := bootstrap
+	if c != nil {
+		script = c.command
+	}
+	argv := p.opts.Limits.Wrap(p.opts.LimitsExe, []string{p.opts.Shell, "-c", script})
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir = p.opts.Env, p.opts.Dir
 	if c != nil {
-		cmd.Args[2] = c.command
 		if c.env != nil {
 			cmd.Env = c.env
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/agent/reap"
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // Defaults and limits of a Manager.
@@ -125,6 +126,10 @@ type Options struct {
 	// Reaper, when boxsh-init is PID 1, starts the sessions' processes so
 	// that it leaves their exit status to the session (nil: not PID 1).
 	Reaper *reap.Reaper
+	// Limits are applied to each session's shell and what it runs, by
+	// running the shell through LimitsExe (see proc.Limits.Wrap).
+	Limits    proc.Limits
+	LimitsExe string
 }
 
 // Manager holds the terminal sessions. Its methods are safe for concurrent
@@ -135,6 +140,9 @@ type Manager struct {
 	log    hclog.Logger
 	max    int
 	reaper *reap.Reaper
+	// limits and limitsExe run each session's shell under limits.
+	limits    proc.Limits
+	limitsExe string
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -146,12 +154,14 @@ type Manager struct {
 // NewManager returns a Manager configured by opts.
 func NewManager(opts Options) *Manager {
 	m := &Manager{
-		shell:    cmp.Or(opts.Shell, DefaultShell),
-		env:      opts.Env,
-		log:      opts.Log,
-		max:      opts.MaxSessions,
-		reaper:   opts.Reaper,
-		sessions: make(map[string]*session),
+		shell:     cmp.Or(opts.Shell, DefaultShell),
+		env:       opts.Env,
+		log:       opts.Log,
+		max:       opts.MaxSessions,
+		reaper:    opts.Reaper,
+		limits:    opts.Limits,
+		limitsExe: opts.LimitsExe,
+		sessions:  make(map[string]*session),
 	}
 	if m.log == nil {
 		m.log = hclog.NewNullLogger()
@@ -260,7 +270,8 @@ func (m *Manager) start(command string, cols, rows int) (*session, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd := exec.Command(m.shell, "-c", command)
+	argv := m.limits.Wrap(m.limitsExe, []string{m.shell, "-c", command})
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(slices.Clip(env), "TERM=xterm-256color")
 	var f *os.File
 	err := m.reaper.Start(func() (int, error) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -23,6 +24,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == proc.LimitsFlag {
+		os.Exit(runLimited(os.Args[2:]))
+	}
 	harden()
 	// Goroutines blocked in waits: the reaper's, the command's (--exec).
 	proc.ReserveProcs(2)
@@ -58,6 +62,8 @@ func run() int {
 	fd := fs.Int("fd", 3, "descriptor of the frame socket")
 	timeoutDefault := fs.Float64("timeout-default", 0, "bash timeout in seconds of calls that give none (0: none)")
 	maxOutput := fs.Int64("max-output", 0, "cap on each output stream of a bash call, in bytes (0: 10 MiB)")
+	memory := fs.Int64("memory", 0, "cap on the data of each command's processes, in bytes (0: none)")
+	pids := fs.Int("pids", 0, "cap on the tasks of the sandbox's user, for commands (0: none)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -85,7 +91,8 @@ func run() int {
 		reaper = reap.New()
 		go reaper.Run(ctx)
 	}
-	a, err := agent.New(agent.Config{Shell: *shell, Workers: *workers, Log: log, Reaper: reaper, TimeoutDefault: *timeoutDefault, MaxOutput: int(*maxOutput)})
+	a, err := agent.New(agent.Config{Shell: *shell, Workers: *workers, Log: log, Reaper: reaper, TimeoutDefault: *timeoutDefault, MaxOutput: int(*maxOutput),
+		Limits: proc.Limits{Data: *memory, Procs: *pids}, LimitsExe: "/proc/self/exe"})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1
@@ -101,4 +108,28 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// runLimited is boxsh-init --limits SPEC -- COMMAND ARGS...: it sets the
+// limits on itself and executes COMMAND, which inherits them (see
+// proc.Limits.Wrap). It returns only on failure.
+func runLimited(args []string) int {
+	if len(args) < 3 || args[1] != "--" {
+		fmt.Fprintln(os.Stderr, "boxsh-init: usage: boxsh-init --limits SPEC -- COMMAND ARGS...")
+		return 2
+	}
+	l, err := proc.ParseLimits(args[0])
+	if err == nil {
+		err = l.Apply()
+	}
+	argv := args[2:]
+	path := argv[0]
+	if err == nil {
+		path, err = exec.LookPath(argv[0])
+	}
+	if err == nil {
+		err = syscall.Exec(path, argv, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "boxsh-init: %s: %v\n", argv[0], err)
+	return 126
 }

@@ -196,9 +196,9 @@ Policy options (also in settings files: ~/.config/boxsh/policy.json, then
   --policy FILE        A settings file merged after the global and project ones.
   --timeout-default S  Timeout, in seconds, of bash calls that give none.
   --max-output SIZE    Cap on each output stream of a bash call (default 10M).
-  --memory SIZE, --pids N, --cpus N
-                       Resource limits: parsed and shown by boxsh policy show;
-                       not enforced yet.
+  --memory SIZE        Cap on the data of each command's processes (512M, 2G).
+  --pids N             Most processes in the sandbox at once (with --sandbox).
+  --cpus N             Shown by boxsh policy show; not enforced (needs a cgroup).
 
 Other commands:
   boxsh spec [OPTIONS]           Print the sandbox as an OCI runtime spec.

@@ -144,6 +144,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		LogLevel: log.GetLevel().String(),
 		Sandbox:  sb,
 		Policy:   opts.policy,
+		Env:      policy.CommandEnv(opts.policy, os.Environ()),
 		Cwd:      cwd,
 		Home:     home,
 		Version:  version,
@@ -160,6 +161,9 @@ func serveRPC(opts options, log hclog.Logger) int {
 	}
 	tools := reg.tools
 	srv := &rpc.Server{Tools: tools, Backend: sup, Name: "boxsh", Version: version, Log: log}
+	for name, how := range runtime.Enforcement(opts.policy, opts.sandbox.Enabled || opts.sandbox.Try) {
+		log.Info("limit", "name", name, "how", how)
+	}
 	log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
 	serveErr := srv.Serve(ctx, os.Stdin, os.Stdout)
 	if err := sup.Close(5 * time.Second); err != nil {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime"
 )
 
 const policyUsage = `Usage: boxsh policy init [--global] [--force]
@@ -93,7 +94,7 @@ func runPolicy(argv []string, cwd, home string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s\n", b)
 			return 0
 		}
-		printPolicy(stdout, p)
+		printPolicy(stdout, p, runtime.Enforcement(p, opts.sandbox.Enabled || opts.sandbox.Try))
 		return 0
 	}
 	return fail(fmt.Errorf("%w: unknown policy command %q (expected init or show)", policy.ErrUsage, argv[0]))
@@ -127,8 +128,9 @@ func writeDefaultSettings(path string, force bool) error {
 	return err
 }
 
-// printPolicy prints p for people: each rule and setting with its source.
-func printPolicy(w io.Writer, p policy.Policy) {
+// printPolicy prints p for people: each rule and setting with its source,
+// and for the limits, how they are enforced.
+func printPolicy(w io.Writer, p policy.Policy, enforced map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	files := "none"
 	if len(p.Files) > 0 {
@@ -159,10 +161,10 @@ func printPolicy(w io.Writer, p policy.Policy) {
 	fmt.Fprintf(tw, "\nlimits:\n")
 	limit := func(name string, set bool, value string, source policy.Source) {
 		if !set {
-			fmt.Fprintf(tw, "  %s\t(none)\t\n", name)
+			fmt.Fprintf(tw, "  %s\t(none)\t\t\n", name)
 			return
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, value, source)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, value, source, enforced[name])
 	}
 	limit("memory", p.Memory.Set(), fmt.Sprintf("%d bytes", p.Memory.Value), p.Memory.Source)
 	limit("pids", p.Pids.Set(), fmt.Sprint(p.Pids.Value), p.Pids.Source)

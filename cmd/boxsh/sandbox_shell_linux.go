@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
 
+	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
 )
 
@@ -40,7 +41,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	}
 
 	tty := term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
-	env := os.Environ()
+	env := policy.CommandEnv(opts.policy, os.Environ())
 	var argv []string
 	if opts.mode == modeCommand {
 		argv = opts.args
@@ -71,6 +72,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	defer keep.Close()
 	ct, err := runtime.StartContainer(ctx, runtime.ContainerConfig{
 		Sandbox:    sb,
+		Limits:     runtime.LimitsOf(opts.policy, false),
 		Args:       append([]string{runtime.InitMountPath, "--exec", "--lifeline", "3", "--"}, argv...),
 		ExtraFiles: []*os.File{lifeline},
 		Env:        env,

@@ -101,8 +101,13 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	pol, err := loadPolicy(opts, os.Getenv("HOME"), cwd)
+	if err != nil {
+		return fail(err)
+	}
 	cfg := runtime.SpecConfig{
 		Sandbox:  opts.sandbox,
+		Limits:   runtime.LimitsOf(pol, opts.mode != modeCommand),
 		Env:      specEnv(os.Environ()),
 		Terminal: opts.interactive,
 		Cwd:      cwd,
@@ -123,12 +128,8 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		if initErr != nil {
 			return fail(initErr)
 		}
-		pol, err := loadPolicy(opts, os.Getenv("HOME"), cwd)
-		if err != nil {
-			return fail(err)
-		}
 		cfg.Args = runtime.InitArgs(runtime.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel,
-			TimeoutDefault: pol.TimeoutDefault.Value, MaxOutput: pol.MaxOutput.Value})
+			TimeoutDefault: pol.TimeoutDefault.Value, MaxOutput: pol.MaxOutput.Value, Memory: pol.Memory.Value, Pids: pol.Pids.Value})
 		cfg.InitPath = initPath
 	}
 	spec, err := runtime.BuildSpec(cfg)

@@ -1,0 +1,100 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+)
+
+// BaseEnv are the variables commands always get from boxsh's environment
+// (a trailing "*" matches a prefix).
+var BaseEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TERM", "TZ", "USER", "LOGNAME"}
+
+// secretPatterns are the name patterns of variables that look like
+// secrets: they are passed only when a rule names them exactly. "*" matches
+// any run of characters; names are compared in upper case.
+var secretPatterns = []string{
+	"*TOKEN*", "*SECRET*", "*KEY*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*PRIVATE*", "*SESSION*",
+	"*_AUTH", "*_AUTH_*", "*COOKIE*", // SSH_AUTH_SOCK too: the ssh agent is a credential
+	"AWS_*", "AZURE_*", "GOOGLE_APPLICATION_CREDENTIALS", "GCP_*", "CLOUDSDK_*", "DIGITALOCEAN_*",
+	"GITHUB_*", "GH_*", "GITLAB_*", "NPM_CONFIG__AUTH*", "DOCKER_AUTH_CONFIG", "VAULT_*", "OP_*",
+}
+
+// IsSecretName tells whether the variable name looks like a secret.
+func IsSecretName(name string) bool {
+	upper := strings.ToUpper(name)
+	return slices.ContainsFunc(secretPatterns, func(p string) bool { return matchStars(p, upper) })
+}
+
+// matchStars matches s against pattern, where "*" matches any run of
+// characters (including none) and everything else itself.
+func matchStars(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, part := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, part)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(part):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
+}
+
+// CommandEnv is the environment commands get under p, from boxsh's own
+// environment environ: the BaseEnv variables and those p passes, minus the
+// ones that look like secrets unless a rule (or BaseEnv) names them
+// exactly, plus the variables p sets.
+func CommandEnv(p Policy, environ []string) []string {
+	var exact, prefixes []string
+	for _, r := range append(ruleValues(p.EnvPass), BaseEnv...) {
+		if prefix, ok := strings.CutSuffix(r, "*"); ok {
+			prefixes = append(prefixes, prefix)
+		} else {
+			exact = append(exact, r)
+		}
+	}
+	var env []string
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		if _, set := p.EnvSet[name]; set {
+			continue
+		}
+		switch {
+		case slices.Contains(exact, name):
+		case slices.ContainsFunc(prefixes, func(prefix string) bool { return strings.HasPrefix(name, prefix) }) && !IsSecretName(name):
+		default:
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, name := range sortedNames(p.EnvSet) {
+		env = append(env, name+"="+p.EnvSet[name].Value)
+	}
+	return env
+}
+
+func ruleValues(rs []Rule) []string {
+	vs := make([]string, len(rs))
+	for i, r := range rs {
+		vs[i] = r.Value
+	}
+	return vs
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
