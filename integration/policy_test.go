@@ -193,3 +193,62 @@ func TestPolicyResourceLimits(t *testing.T) {
 		assert.Contains(t, out.Stdout, " 48 ")
 	})
 }
+
+// The file rules are enforced by the kernel in the sandbox: through
+// commands and through the file tools alike.
+func TestPolicyFileRules(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	project := t.TempDir()
+	for name, content := range map[string]string{
+		".env": "SECRET=1\n", ".env.example": "SECRET=\n", "certs/server.pem": "PEM\n",
+		"keys/id": "key\n", "docs/guide.md": "guide\n", "build/out.txt": "old\n", "src/main.go": "package main\n",
+	} {
+		p := filepath.Join(project, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	require.NoError(t, os.Symlink(".env", filepath.Join(project, "innocent.txt")))
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".boxsh"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".boxsh", "policy.json"), []byte(`{"filesystem": {
+		"denyRead": ["keys"], "allowRead": [".env.example"], "denyWrite": ["docs"], "allowWrite": ["build"]}}`), 0o644))
+
+	// The project is bound read-only; allowWrite makes build writable.
+	s := startServer(t, ctx, serverOptions{dir: project, args: []string{"--sandbox", "--bind", "ro:" + project}})
+	sh := func(cmd string) bashOutput { return s.call("bash", map[string]any{"command": cmd}).bash(t) }
+
+	for _, denied := range []string{".env", "certs/server.pem", "innocent.txt"} {
+		out := sh("cat " + denied)
+		assert.NotEqual(t, 0, out.ExitCode, denied)
+		assert.Contains(t, out.Stderr, "Permission denied", "%s (a default rule, or a symlink to one)", denied)
+		assert.NotContains(t, out.Stdout, "SECRET=1")
+		requireToolFailure(t, s.call("read", map[string]any{"path": filepath.Join(project, denied)}), "permission denied")
+	}
+	out := sh("ls keys")
+	assert.Contains(t, out.Stderr, "Permission denied", "a denied directory")
+	requireToolFailure(t, s.call("read", map[string]any{"path": filepath.Join(project, "keys", "id")}), "permission denied")
+	assert.Equal(t, "SECRET=\n", sh("cat .env.example").Stdout, "allowRead punches a hole")
+	assert.Equal(t, "guide\n", sh("cat docs/guide.md").Stdout, "denyWrite leaves reading alone")
+
+	// allowWrite: build is writable, the rest of the project is not.
+	out = sh("echo new > build/out.txt && cat build/out.txt")
+	assert.Equal(t, "new\n", out.Stdout, out.Stderr)
+	res := s.call("write", map[string]any{"path": filepath.Join(project, "build", "tool.txt"), "content": "x"}).toolResult(t)
+	assert.False(t, res.IsError, res.text())
+	b, err := os.ReadFile(filepath.Join(project, "build", "out.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", string(b), "the write reached the host")
+
+	// denyWrite inside a writable area: through a wr bind of the project.
+	s = startServer(t, ctx, serverOptions{dir: project, args: []string{"--sandbox", "--bind", "wr:" + project}})
+	out = s.call("bash", map[string]any{"command": "echo x > docs/guide.md"}).bash(t)
+	assert.Contains(t, out.Stderr, "Read-only file system")
+	requireToolFailure(t, s.call("write", map[string]any{"path": filepath.Join(project, "docs", "new.md"), "content": "x"}), "read-only file system")
+	out = s.call("bash", map[string]any{"command": "echo ok > src/other.go && echo wrote"}).bash(t)
+	assert.Equal(t, "wrote\n", out.Stdout, "the rest stays writable")
+	out = s.call("bash", map[string]any{"command": "mv .env moved.txt; cat moved.txt; rm -f .env; cat .env"}).bash(t)
+	assert.NotContains(t, out.Stdout, "SECRET=1", "a denied file cannot be moved or removed to get at it")
+	b, err = os.ReadFile(filepath.Join(project, ".env"))
+	require.NoError(t, err)
+	assert.Equal(t, "SECRET=1\n", string(b))
+}

@@ -31,6 +31,8 @@ type ContainerConfig struct {
 	Sandbox policy.Sandbox
 	// Limits are the resource limits of the sandbox's processes.
 	Limits Limits
+	// Policy holds the file rules (see ResolveFileRules).
+	Policy policy.Policy
 	// Args and Env are the process's, inside the sandbox.
 	Args []string
 	Env  []string
@@ -133,6 +135,13 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if ct.protect, err = GatherProtectedPaths(cc.Sandbox, cc.Home, cc.Cwd); err != nil {
 		return nil, err
 	}
+	rules, err := ResolveFileRules(cc.Sandbox, cc.Policy, cc.Home, cc.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	if rules.Incomplete != "" {
+		log.Warn("file rules: " + rules.Incomplete)
+	}
 	ShareHeldPlaceholders(ct.protect)
 	if err := MakePlaceholderDirs(ct.protect); err != nil {
 		return nil, err
@@ -154,6 +163,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	spec, err := BuildSpec(SpecConfig{
 		Sandbox:      cc.Sandbox,
 		Limits:       cc.Limits,
+		Rules:        rules,
 		Args:         cc.Args,
 		Env:          cc.Env,
 		Terminal:     cc.Terminal,

@@ -21,6 +21,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	ct, err := StartContainer(ctx, ContainerConfig{
 		Sandbox:    cfg.Sandbox,
 		Limits:     LimitsOf(cfg.Policy, true),
+		Policy:     cfg.Policy,
 		Args:       InitArgs(initOptions(cfg)),
 		Env:        cfg.Env,
 		Cwd:        cfg.Cwd,

@@ -246,8 +246,11 @@ type SpecConfig struct {
 	// directory from Placeholders, or are left out when it is empty.
 	Protect []HostPath
 	// Placeholders is a host directory with an empty file "file" and an
-	// empty directory "dir" (see PreparePlaceholders).
+	// empty directory "dir", and an unreadable empty file "denied" (see
+	// PreparePlaceholders).
 	Placeholders string
+	// Rules are the policy's file rules, resolved (see ResolveFileRules).
+	Rules FileRules
 	// Seccomp is the seccomp filter (default DefaultSeccomp()).
 	Seccomp *specs.LinuxSeccomp
 	// Version goes into the VersionAnnotation.
@@ -375,14 +378,15 @@ var (
 	bindRW = []string{"rbind", "rw", "nosuid", "nodev"}
 )
 
-// dockerCaps are Docker's default capabilities. They are the capabilities
-// of root in the sandbox's user namespace: they let root own, chmod and
-// read every file of the mapped user and bind low ports, and give nothing
-// over the rest of the host.
+// dockerCaps are Docker's default capabilities but CAP_DAC_OVERRIDE. They
+// are the capabilities of root in the sandbox's user namespace: they let
+// root own and chmod every file of the mapped user and bind low ports, and
+// give nothing over the rest of the host. Without CAP_DAC_OVERRIDE, root
+// obeys file modes as the user does outside, so that what a denyRead rule
+// covers (a mode-0 placeholder) answers "Permission denied".
 var dockerCaps = []string{
 	"CAP_AUDIT_WRITE",
 	"CAP_CHOWN",
-	"CAP_DAC_OVERRIDE",
 	"CAP_FOWNER",
 	"CAP_FSETID",
 	"CAP_KILL",
@@ -504,6 +508,11 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 		}
 		mounts = append(mounts, specs.Mount{Destination: hp.Path, Type: "bind", Source: src, Options: opts})
 	}
+	ruleMounts, err := fileRuleMounts(cfg.Rules, cfg.Placeholders)
+	if err != nil {
+		return nil, err
+	}
+	mounts = append(mounts, ruleMounts...)
 
 	namespaces := []specs.LinuxNamespace{
 		{Type: specs.PIDNamespace},
@@ -1142,6 +1151,46 @@ func isPlaceholder(p string) bool {
 
 // placeholderName is the name in SpecConfig.Placeholders of the empty
 // file or directory bound over a missing protected path.
+// deniedName is the name in SpecConfig.Placeholders of the empty file,
+// mode 0, bound over the files that denyRead rules cover.
+const deniedName = "denied"
+
+// fileRuleMounts are the mounts of the file rules, after every bind (they
+// cover paths inside them), outermost first: denyWrite paths bound
+// read-only onto themselves; denyRead directories covered by an empty
+// read-only tmpfs of mode 0, denyRead files by the empty placeholder of
+// mode 0 (or, without placeholders, /dev/null). Root in the sandbox has no
+// CAP_DAC_OVERRIDE, so both answer "Permission denied", and neither can be
+// changed (read-only, and mount is refused).
+func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
+	var ms []specs.Mount
+	for _, rp := range fr.DenyWrite {
+		if !filepath.IsAbs(rp.Path) || filepath.Clean(rp.Path) != rp.Path {
+			return nil, fmt.Errorf("spec: denyWrite path %q is not a clean absolute path", rp.Path)
+		}
+		opts := []string{"bind", "ro", "nosuid", "nodev"}
+		if rp.Dir {
+			opts = slices.Clone(bindRO)
+		}
+		ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: rp.Path, Options: opts})
+	}
+	for _, rp := range fr.DenyRead {
+		if !filepath.IsAbs(rp.Path) || filepath.Clean(rp.Path) != rp.Path {
+			return nil, fmt.Errorf("spec: denyRead path %q is not a clean absolute path", rp.Path)
+		}
+		switch {
+		case rp.Dir:
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=000", "size=4k"}})
+		case placeholders != "":
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: filepath.Join(placeholders, deniedName), Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+		default:
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro", "nosuid", "noexec"}})
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	return ms, nil
+}
+
 func placeholderName(dir bool) string {
 	if dir {
 		return "dir"
@@ -1156,6 +1205,9 @@ func PreparePlaceholders(dir string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o444); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, deniedName), nil, 0); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
 		return err
 	}
 	return os.Chmod(filepath.Join(dir, "dir"), 0o555)

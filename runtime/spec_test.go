@@ -328,7 +328,7 @@ func TestBuildSpecProcess(t *testing.T) {
 	assert.False(t, p.Terminal)
 	assert.Nil(t, p.Rlimits, "resource limits are inherited")
 	assert.Equal(t, "/", p.Cwd, "/home/u/proj is not in the sandbox")
-	caps := []string{"CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_MKNOD",
+	caps := []string{"CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_MKNOD",
 		"CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT"}
 	assert.Equal(t, &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps}, p.Capabilities, "no inheritable or ambient capabilities")
 	assert.NotContains(t, caps, "CAP_SYS_ADMIN")

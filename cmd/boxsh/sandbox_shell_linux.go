@@ -73,6 +73,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	ct, err := runtime.StartContainer(ctx, runtime.ContainerConfig{
 		Sandbox:    sb,
 		Limits:     runtime.LimitsOf(opts.policy, false),
+		Policy:     opts.policy,
 		Args:       append([]string{runtime.InitMountPath, "--exec", "--lifeline", "3", "--"}, argv...),
 		ExtraFiles: []*os.File{lifeline},
 		Env:        env,

@@ -11,6 +11,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/boxsh/boxsh/darwin"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
 )
@@ -29,7 +30,8 @@ Options:
   --rootfs DIR         The root directory in the spec (default: rootfs,
                        relative to the bundle). An empty directory that
                        boxsh spec --bundle prepares.
-  --format oci         The output format (only oci).
+  --format oci|sbpl    The output format: the OCI spec (default), or the
+                       macOS Seatbelt profile of the same sandbox and policy.
   --interactive, -i    The process gets a terminal.
   --workers N, --shell PATH, --log-level LEVEL
                        boxsh-init's arguments, as for boxsh --rpc.
@@ -97,17 +99,44 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 
-	protect, err := runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd)
+	pol, err := loadPolicy(opts, os.Getenv("HOME"), cwd)
 	if err != nil {
 		return fail(err)
 	}
-	pol, err := loadPolicy(opts, os.Getenv("HOME"), cwd)
+	if so.format == "sbpl" {
+		if so.bundle != "" {
+			return fail(fmt.Errorf("%w: --bundle is for --format oci", policy.ErrUsage))
+		}
+		profile, err := darwin.Generate(darwin.ProfileConfig{
+			Sandbox: opts.sandbox, Policy: pol, Home: os.Getenv("HOME"), Cwd: cwd,
+			TmpDir: os.Getenv("TMPDIR"), HardDenied: policy.HardDeniedWrites,
+		})
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprint(stdout, profile)
+		return 0
+	}
+	extra, err := runtime.AllowWriteBinds(opts.sandbox, pol, os.Getenv("HOME"), cwd)
+	if err != nil {
+		return fail(err)
+	}
+	opts.sandbox.Binds = append(opts.sandbox.Binds, extra...)
+	rules, err := runtime.ResolveFileRules(opts.sandbox, pol, os.Getenv("HOME"), cwd)
+	if err != nil {
+		return fail(err)
+	}
+	if rules.Incomplete != "" {
+		fmt.Fprintf(stderr, "boxsh spec: warning: %s\n", rules.Incomplete)
+	}
+	protect, err := runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd)
 	if err != nil {
 		return fail(err)
 	}
 	cfg := runtime.SpecConfig{
 		Sandbox:  opts.sandbox,
 		Limits:   runtime.LimitsOf(pol, opts.mode != modeCommand),
+		Rules:    rules,
 		Env:      specEnv(os.Environ()),
 		Terminal: opts.interactive,
 		Cwd:      cwd,
@@ -189,8 +218,8 @@ func parseSpecArgs(argv []string) (specOptions, []string, error) {
 		}
 		*dst = value
 	}
-	if so.format != "oci" {
-		return so, nil, fmt.Errorf("%w: --format %q: the only format is oci", policy.ErrUsage, so.format)
+	if so.format != "oci" && so.format != "sbpl" {
+		return so, nil, fmt.Errorf("%w: --format %q: expected oci or sbpl", policy.ErrUsage, so.format)
 	}
 	return so, rest, nil
 }

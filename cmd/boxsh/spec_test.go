@@ -139,7 +139,7 @@ func TestSpecErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"format", "/i", []string{"--format", "json"}, 2, `--format "json": the only format is oci`},
+		{"format", "/i", []string{"--format", "json"}, 2, `--format "json": expected oci or sbpl`},
 		{"format value", "/i", []string{"--format"}, 2, "--format needs a value"},
 		{"bundle value", "/i", []string{"--bundle="}, 2, "--bundle needs a value"},
 		{"shell args", "/i", []string{"-c", "echo"}, 2, `unexpected argument "-c"`},
@@ -174,4 +174,20 @@ func TestSpecHelp(t *testing.T) {
 func TestRunDispatchesSpec(t *testing.T) {
 	stubSpecHost(t, "/i")
 	assert.Equal(t, 2, run([]string{"spec", "--format", "yaml"}), "spec is a subcommand, not a shell argument")
+}
+
+func TestSpecFormatSBPL(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	code, out, errOut := spec(t, dir, "--format", "sbpl", "--bind", "wr:"+dir, "--new-net-ns")
+	require.Equal(t, 0, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "(version 1)\n"), out)
+	assert.Contains(t, out, "(deny default)")
+	assert.Contains(t, out, `(allow file-read* file-write* (subpath "/private`+dir+`"))`, "macOS's /tmp is /private/tmp")
+	assert.Contains(t, out, `; denyRead .env (from default)`, "the policy's rules are in the profile with their sources")
+	assert.Contains(t, out, `.git/hooks`, "the hard-denied paths too")
+
+	code, _, errOut = spec(t, dir, "--format", "sbpl", "--bundle", dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--bundle is for --format oci")
 }

@@ -1,0 +1,217 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+// FileRules are the policy's file rules resolved against the host: the
+// paths, as the sandbox sees them, that BuildSpec covers.
+type FileRules struct {
+	// DenyRead are hidden behind an unreadable placeholder.
+	DenyRead []RuledPath
+	// DenyWrite stay read-only inside a writable area.
+	DenyWrite []RuledPath
+	// Incomplete says, when the binds held more files than the walk for
+	// name patterns looks through, which rules may miss matches; the
+	// caller warns.
+	Incomplete string
+}
+
+// RuledPath is a path a rule applies to.
+type RuledPath struct {
+	Path string
+	Dir  bool
+	// Rule is the rule and its source, for messages.
+	Rule string
+}
+
+// ruleWalkBudget bounds the entries ResolveFileRules looks at to find the
+// paths name patterns (".env", "*.pem") match, across all binds.
+const ruleWalkBudget = 200_000
+
+// ruleWalkSkip are directories whose content name patterns do not look
+// into: dependency trees and version control data, large and not secret.
+var ruleWalkSkip = []string{"node_modules", ".git", "vendor", ".venv", "__pycache__", "target"}
+
+// ruleWalkSkipPaths are the kernel's file systems, which a bind of / would
+// otherwise walk into.
+var ruleWalkSkipPaths = []string{"/proc", "/sys", "/dev"}
+
+// AllowWriteBinds turns the policy's allowWrite rules into wr binds, for
+// the paths that no bind exposes yet (a plain name is a path in cwd). A
+// path that does not exist, or a name pattern, is an error naming the
+// rule.
+func AllowWriteBinds(sb policy.Sandbox, p policy.Policy, home, cwd string) ([]policy.Bind, error) {
+	var binds []policy.Bind
+	for _, r := range p.AllowWrite {
+		path, pattern := rulePath(r.Value, home, cwd)
+		if pattern {
+			if strings.ContainsAny(r.Value, `*?[\`) {
+				return nil, fmt.Errorf("filesystem.allowWrite %q (%s): a writable path must be a path, not a name pattern", r.Value, r.Source)
+			}
+			path = filepath.Join(cwd, r.Value) // a plain name: in the project
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("filesystem.allowWrite %q (%s): %w", r.Value, r.Source, err)
+		}
+		if slices.ContainsFunc(sb.Binds, func(b policy.Bind) bool { return b.Dst == path }) {
+			continue
+		}
+		binds = append(binds, policy.Bind{Mode: policy.ReadWrite, Src: path, Dst: path})
+	}
+	return binds, nil
+}
+
+// ResolveFileRules finds the paths the policy's denyRead and denyWrite
+// rules cover among what the sandbox's binds expose: paths (absolute,
+// "~/", or relative to cwd) that exist under a bind, and every entry whose
+// name a name pattern matches, found by walking the binds (within a
+// budget; dependency and VCS directories are not looked into). allowRead
+// rules exempt what they match from denyRead. Symlinks are left alone:
+// the sandbox resolves them to their targets, which the rules cover where
+// they match. Paths that other mounts replace (system directories) are not
+// looked at.
+func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (FileRules, error) {
+	var fr FileRules
+	budget := ruleWalkBudget
+	allowed := func(path string) bool {
+		for _, r := range p.AllowRead {
+			rp, pattern := rulePath(r.Value, home, cwd)
+			if pattern && matchName(r.Value, filepath.Base(path)) || !pattern && isUnder(path, rp) {
+				return true
+			}
+		}
+		return false
+	}
+	deny := func(rules []policy.Rule, writable bool, out *[]RuledPath) error {
+		for _, r := range rules {
+			label := fmt.Sprintf("%s (%s)", r.Value, r.Source)
+			path, pattern := rulePath(r.Value, home, cwd)
+			for _, b := range sb.Binds {
+				if writable && b.Mode == policy.ReadOnly {
+					continue
+				}
+				var found []RuledPath
+				if pattern {
+					var err error
+					found, err = walkMatches(b, r.Value, label, &budget)
+					if errors.Is(err, errRuleBudget) {
+						fr.Incomplete = fmt.Sprintf("the binds hold more than %d files: name patterns (such as %s) cover only those looked at; bind less, or write rules as paths", ruleWalkBudget, label)
+						err = nil
+					}
+					if err != nil {
+						return err
+					}
+				} else if isUnder(path, b.Dst) {
+					if fi, err := os.Lstat(hostPathIn(b, path)); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+						found = append(found, RuledPath{Path: path, Dir: fi.IsDir(), Rule: label})
+					}
+				}
+				for _, f := range found {
+					if !writable && allowed(f.Path) {
+						continue
+					}
+					if !slices.ContainsFunc(*out, func(o RuledPath) bool { return o.Path == f.Path }) {
+						*out = append(*out, f)
+					}
+				}
+			}
+		}
+		return nil
+	}
+	if err := deny(p.DenyRead, false, &fr.DenyRead); err != nil {
+		return fr, err
+	}
+	if err := deny(p.DenyWrite, true, &fr.DenyWrite); err != nil {
+		return fr, err
+	}
+	return fr, nil
+}
+
+// rulePath resolves a rule: its path, or that it is a name pattern.
+func rulePath(rule, home, cwd string) (path string, pattern bool) {
+	switch {
+	case strings.HasPrefix(rule, "~/"):
+		return filepath.Join(home, rule[2:]), false
+	case filepath.IsAbs(rule):
+		return filepath.Clean(rule), false
+	case !strings.Contains(rule, "/"):
+		return "", true
+	}
+	return filepath.Join(cwd, rule), false
+}
+
+// matchName matches a name pattern against a file name.
+func matchName(pattern, name string) bool {
+	ok, _ := filepath.Match(pattern, name)
+	return ok
+}
+
+// hostPathIn is where the host has the sandbox path p under bind b: for a
+// cow bind, in SRC when DST does not have it.
+func hostPathIn(b policy.Bind, p string) string {
+	if b.Mode != policy.CopyOnWrite {
+		return p
+	}
+	if _, err := os.Lstat(p); err == nil {
+		return p
+	}
+	rel, err := filepath.Rel(b.Dst, p)
+	if err != nil {
+		return p
+	}
+	return filepath.Join(b.Src, rel)
+}
+
+// errRuleBudget stops a walk that looked at too many entries.
+var errRuleBudget = errors.New("too many files")
+
+// walkMatches lists the entries under bind b whose name matches pattern,
+// as sandbox paths.
+func walkMatches(b policy.Bind, pattern, label string, budget *int) ([]RuledPath, error) {
+	var found []RuledPath
+	roots := []string{b.Dst}
+	if b.Mode == policy.CopyOnWrite {
+		roots = []string{b.Src, b.Dst}
+	}
+	for _, root := range roots {
+		if slices.ContainsFunc(ruleWalkSkipPaths, func(k string) bool { return isUnder(root, k) }) {
+			continue
+		}
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable: the sandbox cannot read it either
+			}
+			if *budget--; *budget < 0 {
+				return errRuleBudget
+			}
+			if p != root && d.IsDir() && (slices.Contains(ruleWalkSkip, d.Name()) || slices.Contains(ruleWalkSkipPaths, p)) {
+				return fs.SkipDir
+			}
+			if p == root || d.Type()&fs.ModeSymlink != 0 || !matchName(pattern, d.Name()) {
+				return nil
+			}
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			found = append(found, RuledPath{Path: filepath.Join(b.Dst, rel), Dir: d.IsDir(), Rule: label})
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		})
+		if err != nil {
+			return found, err
+		}
+	}
+	return found, nil
+}
