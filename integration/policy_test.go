@@ -252,3 +252,37 @@ func TestPolicyFileRules(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "SECRET=1\n", string(b))
 }
+
+// The hard-denied paths stay read-only in a writable project, and the
+// missing ones at its root cannot be created.
+func TestPolicyHardDenied(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	project := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".git", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".git", "config"), []byte("[core]\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(project, "web", ".vscode"), 0o755))
+	s := startServer(t, ctx, serverOptions{dir: project, args: []string{"--sandbox", "--bind", "wr:" + project}})
+	for _, cmd := range []string{
+		"echo evil > .git/config",
+		"echo evil > .git/hooks/pre-commit",
+		"echo '{}' > .mcp.json",
+		"mkdir -p .vscode && echo x > .vscode/tasks.json",
+		"echo x > web/.vscode/tasks.json",
+		"mkdir -p .claude/commands && echo x > .claude/commands/run.md",
+	} {
+		out := s.call("bash", map[string]any{"command": cmd}).bash(t)
+		assert.NotEqual(t, 0, out.ExitCode, "%s: %+v", cmd, out)
+	}
+	requireToolFailure(t, s.call("write", map[string]any{"path": filepath.Join(project, ".mcp.json"), "content": "{}"}))
+	out := s.call("bash", map[string]any{"command": "echo fine > notes.txt && cat notes.txt"}).bash(t)
+	assert.Equal(t, "fine\n", out.Stdout, "the rest of the project is writable")
+	s.stop()
+	b, err := os.ReadFile(filepath.Join(project, ".git", "config"))
+	require.NoError(t, err)
+	assert.Equal(t, "[core]\n", string(b))
+	for _, p := range []string{".mcp.json", ".vscode", ".claude", "web/.vscode/tasks.json", ".git/hooks/pre-commit"} {
+		assert.NoFileExists(t, filepath.Join(project, p), "%s: nothing planted, no placeholder left", p)
+		assert.NoDirExists(t, filepath.Join(project, p), p)
+	}
+}

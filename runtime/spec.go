@@ -909,6 +909,13 @@ var (
 		".cargo/credentials.toml",
 	}
 	protectedHomeDirs = []string{".ssh", ".gnupg", ".config/gcloud"}
+
+	// workspaceFiles and workspaceDirs are the configuration of editors,
+	// agents and git in a project, kept read-only in every writable
+	// directory (see policy.HardDeniedWrites): at the root of each one even
+	// when missing, below it where they exist.
+	workspaceFiles = []string{".mcp.json", ".gitmodules"}
+	workspaceDirs  = []string{".vscode", ".idea", ".claude/commands", ".claude/agents"}
 )
 
 // gitScanDepth is how deep below a writable directory in $HOME
@@ -956,9 +963,6 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, erro
 		}
 		return false
 	}
-	if !exposes(home) {
-		return nil, nil
-	}
 	var out []HostPath
 	var firstErr error
 	seen := map[string]bool{}
@@ -1001,20 +1005,32 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, erro
 		}
 		out = append(out, hp)
 	}
-	for _, f := range protectedHomeFiles {
-		protect(filepath.Join(home, f), false)
-	}
-	for _, d := range protectedHomeDirs {
-		protect(filepath.Join(home, d), true)
+	if exposes(home) {
+		for _, f := range protectedHomeFiles {
+			protect(filepath.Join(home, f), false)
+		}
+		for _, d := range protectedHomeDirs {
+			protect(filepath.Join(home, d), true)
+		}
 	}
 
 	var roots []string
-	if filepath.IsAbs(cwd) && isUnder(filepath.Clean(cwd), home) && exposes(filepath.Clean(cwd)) {
-		roots = append(roots, filepath.Clean(cwd))
+	if filepath.IsAbs(cwd) && exposes(filepath.Clean(cwd)) {
+		if _, ok := root(filepath.Clean(cwd)); ok {
+			roots = append(roots, filepath.Clean(cwd))
+		}
 	}
 	for _, b := range sb.Binds {
-		if b.Mode == policy.ReadWrite && isUnder(b.Dst, home) {
+		if b.Mode == policy.ReadWrite {
 			roots = append(roots, b.Dst)
+		}
+	}
+	for _, r := range roots {
+		for _, f := range workspaceFiles {
+			protect(filepath.Join(r, f), false)
+		}
+		for _, d := range workspaceDirs {
+			protect(filepath.Join(r, d), true)
 		}
 	}
 	repoDone := map[string]bool{}
@@ -1025,6 +1041,20 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, erro
 		repoDone[dir] = true
 		if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
 			protect(filepath.Join(dir, ".git", "hooks"), true)
+			if _, err := os.Lstat(filepath.Join(dir, ".git", "config")); err == nil {
+				protect(filepath.Join(dir, ".git", "config"), false)
+			}
+		}
+		// Below the roots, the configuration that exists.
+		for _, f := range workspaceFiles {
+			if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+				protect(filepath.Join(dir, f), false)
+			}
+		}
+		for _, d := range workspaceDirs {
+			if _, err := os.Lstat(filepath.Join(dir, d)); err == nil {
+				protect(filepath.Join(dir, d), true)
+			}
 		}
 	}
 	type entry struct {
@@ -1033,11 +1063,11 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, erro
 	}
 	visited := map[string]bool{}
 	for _, root := range roots {
-		for dir := root; isUnder(dir, home); dir = filepath.Dir(dir) {
+		// The repositories at the root and above it up to home.
+		repo(root)
+		for dir := root; isUnder(dir, home) && dir != home; {
+			dir = filepath.Dir(dir)
 			repo(dir)
-			if dir == home {
-				break
-			}
 		}
 		stack := []entry{{root, 0}}
 		for len(stack) > 0 {

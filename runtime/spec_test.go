@@ -662,15 +662,15 @@ func TestGatherProtectedPaths(t *testing.T) {
 	t.Run("wr home", func(t *testing.T) {
 		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, home, "/")
 		assert.Equal(t, []string{".aws/credentials", ".bashrc", ".git/hooks", ".npmrc", ".ssh", "proj/.git/hooks", "proj/sub/.git/hooks"}, paths(got))
-		dirs := []string{".ssh", ".gnupg", "gcloud"}
+		dirs := []string{".ssh", ".gnupg", "gcloud", ".vscode", ".idea", "commands", "agents"}
 		for _, hp := range got {
 			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || slices.Contains(dirs, filepath.Base(hp.Path)), hp.Dir, hp.Path)
 		}
 		// Missing ones are protected too, so that they cannot be created;
 		// the missing directories above them are made and pinned.
-		assert.Equal(t, []string{".bash_profile", ".cargo/credentials.toml", ".config/gcloud", ".gitconfig", ".gitmodules",
-			".gnupg", ".mcp.json", ".pip/pip.conf", ".profile", ".ripgreprc", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
-			list(got, true))
+		assert.Equal(t, []string{".bash_profile", ".cargo/credentials.toml", ".claude/agents", ".claude/commands", ".config/gcloud", ".gitconfig", ".gitmodules",
+			".gnupg", ".idea", ".mcp.json", ".pip/pip.conf", ".profile", ".ripgreprc", ".vscode", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
+			list(got, true), "the editors' and agents' configuration at the root of the writable directory too")
 		for _, hp := range got {
 			switch strings.TrimPrefix(hp.Path, home+"/") {
 			case ".bashrc", ".profile":
@@ -703,7 +703,8 @@ func TestGatherProtectedPaths(t *testing.T) {
 	t.Run("wr parent of home", func(t *testing.T) {
 		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, "/")
 		assert.Contains(t, paths(got), ".bashrc")
-		assert.NotContains(t, paths(got), "proj/.git/hooks", "the scan starts at binds in home and cwd")
+		assert.Contains(t, paths(got), "proj/.git/hooks", "the scan starts at every wr bind, two levels deep")
+		assert.NotContains(t, paths(got), "proj/sub/.git/hooks", "three levels below the bind")
 		got = gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, filepath.Join(home, "proj"))
 		assert.Contains(t, paths(got), "proj/.git/hooks", "cwd in home, writable")
 		assert.Contains(t, paths(got), ".git/hooks", "and the repositories above it")
@@ -712,7 +713,25 @@ func TestGatherProtectedPaths(t *testing.T) {
 		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Join(home, "proj"))}}, home, "/")
 		assert.Equal(t, []string{"proj/.git/hooks", "proj/sub/.git/hooks", "proj/sub/deep/.git/hooks"}, paths(got),
 			"two levels below the bind; the home files and home's own hooks are not writable, so not bound (not made visible)")
-		assert.Empty(t, list(got, true))
+		assert.Equal(t, []string{"proj/.claude/agents", "proj/.claude/commands", "proj/.gitmodules", "proj/.idea", "proj/.mcp.json", "proj/.vscode"},
+			list(got, true), "missing at the bind's root: kept from being created")
+	})
+	t.Run("wr project outside home", func(t *testing.T) {
+		proj := t.TempDir()
+		for _, d := range []string{".git/hooks", "app/.vscode", "app/.claude/commands"} {
+			require.NoError(t, os.MkdirAll(filepath.Join(proj, d), 0o755))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(proj, ".git", "config"), nil, 0o644))
+		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(proj)}}, home, proj)
+		var existing []string
+		for _, hp := range got {
+			if !hp.Missing {
+				existing = append(existing, strings.TrimPrefix(hp.Path, proj+"/"))
+			}
+		}
+		slices.Sort(existing)
+		assert.Equal(t, []string{".git/config", ".git/hooks", "app/.claude/commands", "app/.vscode"}, existing,
+			"git's config and hooks, and the existing editor and agent configuration below the root")
 	})
 	t.Run("not writable", func(t *testing.T) {
 		assert.Empty(t, gather(policy.Sandbox{Binds: []policy.Bind{
