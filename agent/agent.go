@@ -47,6 +47,9 @@ type Config struct {
 	// proc.Limits.Wrap).
 	Limits    proc.Limits
 	LimitsExe string
+	// Rules are the paths the sandbox's policy covers, for the file
+	// tools' messages.
+	Rules []PolicyRule
 	// Log receives diagnostics.
 	Log hclog.Logger
 	// Reaper, when boxsh-init is PID 1, starts every child process, so
@@ -256,11 +259,17 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
 	switch name {
 	case tool.Read:
-		return with(name, raw, func(args tool.ReadArgs) (tool.Result, error) { return files.Read(ctx, args), nil })
+		return with(name, raw, func(args tool.ReadArgs) (tool.Result, error) {
+			return a.explain(files.Read(ctx, args), args.Path, false), nil
+		})
 	case tool.Write:
-		return with(name, raw, func(args tool.WriteArgs) (tool.Result, error) { return files.Write(ctx, args), nil })
+		return with(name, raw, func(args tool.WriteArgs) (tool.Result, error) {
+			return a.explain(files.Write(ctx, args), args.Path, true), nil
+		})
 	case tool.EditFile:
-		return with(name, raw, func(args tool.EditArgs) (tool.Result, error) { return files.Edit(ctx, args), nil })
+		return with(name, raw, func(args tool.EditArgs) (tool.Result, error) {
+			return a.explain(files.Edit(ctx, args), args.Path, true), nil
+		})
 	case tool.RunInTerminal:
 		return with(name, raw, func(args tool.RunInTerminalArgs) (tool.Result, error) {
 			return snapshot(a.terms.Run(ctx, args.Command, args.Cols, args.Rows))

@@ -228,6 +228,7 @@ func TestPolicyFileRules(t *testing.T) {
 	assert.Contains(t, out.Stderr, "Permission denied", "a denied directory")
 	requireToolFailure(t, s.call("read", map[string]any{"path": filepath.Join(project, "keys", "id")}), "permission denied")
 	assert.Equal(t, "SECRET=\n", sh("cat .env.example").Stdout, "allowRead punches a hole")
+	requireToolFailure(t, s.call("read", map[string]any{"path": filepath.Join(project, ".env")}), "refused by the sandbox's policy: denyRead .env (default)")
 	assert.Equal(t, "guide\n", sh("cat docs/guide.md").Stdout, "denyWrite leaves reading alone")
 
 	// allowWrite: build is writable, the rest of the project is not.
@@ -243,7 +244,8 @@ func TestPolicyFileRules(t *testing.T) {
 	s = startServer(t, ctx, serverOptions{dir: project, args: []string{"--sandbox", "--bind", "wr:" + project}})
 	out = s.call("bash", map[string]any{"command": "echo x > docs/guide.md"}).bash(t)
 	assert.Contains(t, out.Stderr, "Read-only file system")
-	requireToolFailure(t, s.call("write", map[string]any{"path": filepath.Join(project, "docs", "new.md"), "content": "x"}), "read-only file system")
+	requireToolFailure(t, s.call("write", map[string]any{"path": filepath.Join(project, "docs", "new.md"), "content": "x"}), "read-only file system",
+		"refused by the sandbox's policy: denyWrite docs ("+filepath.Join(project, ".boxsh", "policy.json")+")")
 	out = s.call("bash", map[string]any{"command": "echo ok > src/other.go && echo wrote"}).bash(t)
 	assert.Equal(t, "wrote\n", out.Stdout, "the rest stays writable")
 	out = s.call("bash", map[string]any{"command": "mv .env moved.txt; cat moved.txt; rm -f .env; cat .env"}).bash(t)
@@ -274,7 +276,7 @@ func TestPolicyHardDenied(t *testing.T) {
 		out := s.call("bash", map[string]any{"command": cmd}).bash(t)
 		assert.NotEqual(t, 0, out.ExitCode, "%s: %+v", cmd, out)
 	}
-	requireToolFailure(t, s.call("write", map[string]any{"path": filepath.Join(project, ".mcp.json"), "content": "{}"}))
+	requireToolFailure(t, s.call("write", map[string]any{"path": filepath.Join(project, ".mcp.json"), "content": "{}"}), "hard-denied .mcp.json")
 	out := s.call("bash", map[string]any{"command": "echo fine > notes.txt && cat notes.txt"}).bash(t)
 	assert.Equal(t, "fine\n", out.Stdout, "the rest of the project is writable")
 	s.stop()

@@ -160,6 +160,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
 		return nil, err
 	}
+	if err := WriteRulesFile(rootfs, rules, ct.protect); err != nil {
+		return nil, fmt.Errorf("prepare root: %w", err)
+	}
 	spec, err := BuildSpec(SpecConfig{
 		Sandbox:      cc.Sandbox,
 		Limits:       cc.Limits,

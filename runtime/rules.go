@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -214,4 +215,36 @@ func walkMatches(b policy.Bind, pattern, label string, budget *int) ([]RuledPath
 		}
 	}
 	return found, nil
+}
+
+// RulesPath is where the sandbox finds the list of the paths its policy
+// covers (in its read-only root).
+const RulesPath = "/.boxsh/rules.json"
+
+// ruleEntry is one entry of the rules file: agent.PolicyRule's shape.
+type ruleEntry struct {
+	Path  string `json:"path"`
+	Rule  string `json:"rule"`
+	Write bool   `json:"write"`
+}
+
+// WriteRulesFile writes, at RulesPath under rootfs, the paths fr and the
+// protected paths cover, with the rule of each, for boxsh-init's file
+// tools to name the rule that refused an access.
+func WriteRulesFile(rootfs string, fr FileRules, protect []HostPath) error {
+	entries := []ruleEntry{}
+	for _, rp := range fr.DenyRead {
+		entries = append(entries, ruleEntry{rp.Path, "denyRead " + rp.Rule, false})
+	}
+	for _, rp := range fr.DenyWrite {
+		entries = append(entries, ruleEntry{rp.Path, "denyWrite " + rp.Rule, true})
+	}
+	for _, hp := range protect {
+		entries = append(entries, ruleEntry{hp.Path, "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable)", true})
+	}
+	b, err := json.Marshal(entries)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(rootfs, RulesPath), b, 0o644)
 }

@@ -22,7 +22,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		Sandbox:    cfg.Sandbox,
 		Limits:     LimitsOf(cfg.Policy, true),
 		Policy:     cfg.Policy,
-		Args:       InitArgs(initOptions(cfg)),
+		Args:       InitArgs(sandboxInitOptions(cfg)),
 		Env:        cfg.Env,
 		Cwd:        cfg.Cwd,
 		Home:       cfg.Home,
@@ -48,4 +48,12 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		in.protectionLost = ct.ProtectionLost
 	}
 	return in, err
+}
+
+// sandboxInitOptions are boxsh-init's options in a sandbox: those of cfg,
+// and the rules file the runtime writes into the root.
+func sandboxInitOptions(cfg Config) InitOptions {
+	o := initOptions(cfg)
+	o.RulesFile = RulesPath
+	return o
 }

@@ -332,6 +332,9 @@ type InitOptions struct {
 	// sandbox's tasks for commands (0: none; see proc.Limits).
 	Memory int64
 	Pids   int
+	// RulesFile is the list of the policy's covered paths (see
+	// WriteRulesFile), for the file tools' messages.
+	RulesFile string
 }
 
 // Args are the arguments of boxsh-init for o (after its path).
@@ -354,6 +357,9 @@ func (o InitOptions) Args() []string {
 	}
 	if o.Pids > 0 {
 		args = append(args, "--pids", strconv.Itoa(o.Pids))
+	}
+	if o.RulesFile != "" {
+		args = append(args, "--rules", o.RulesFile)
 	}
 	return args
 }

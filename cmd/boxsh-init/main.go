@@ -64,6 +64,7 @@ func run() int {
 	maxOutput := fs.Int64("max-output", 0, "cap on each output stream of a bash call, in bytes (0: 10 MiB)")
 	memory := fs.Int64("memory", 0, "cap on the data of each command's processes, in bytes (0: none)")
 	pids := fs.Int("pids", 0, "cap on the tasks of the sandbox's user, for commands (0: none)")
+	rulesFile := fs.String("rules", "", "the policy's rules, for the file tools' messages (JSON)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -91,7 +92,14 @@ func run() int {
 		reaper = reap.New()
 		go reaper.Run(ctx)
 	}
-	a, err := agent.New(agent.Config{Shell: *shell, Workers: *workers, Log: log, Reaper: reaper, TimeoutDefault: *timeoutDefault, MaxOutput: int(*maxOutput),
+	var rules []agent.PolicyRule
+	if *rulesFile != "" {
+		var err error
+		if rules, err = agent.LoadPolicyRules(*rulesFile); err != nil {
+			log.Warn("policy rules", "error", err)
+		}
+	}
+	a, err := agent.New(agent.Config{Rules: rules, Shell: *shell, Workers: *workers, Log: log, Reaper: reaper, TimeoutDefault: *timeoutDefault, MaxOutput: int(*maxOutput),
 		Limits: proc.Limits{Data: *memory, Procs: *pids}, LimitsExe: "/proc/self/exe"})
 	if err != nil {
 		log.Error("start", "error", err)

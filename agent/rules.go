@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/boxsh/boxsh/tool"
+)
+
+// PolicyRule is a path a rule of the sandbox's policy covers, as the
+// runtime lists them for boxsh-init (see LoadPolicyRules), so that the
+// file tools can name the rule that refused an access.
+type PolicyRule struct {
+	Path string `json:"path"`
+	// Rule names the rule and its source ("denyRead .env (default)").
+	Rule string `json:"rule"`
+	// Write tells a rule against writes from one against reads (which
+	// refuses writes too).
+	Write bool `json:"write"`
+}
+
+// LoadPolicyRules reads the rules file the runtime wrote.
+func LoadPolicyRules(path string) ([]PolicyRule, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy rules: %w", err)
+	}
+	var rules []PolicyRule
+	if err := json.Unmarshal(b, &rules); err != nil {
+		return nil, fmt.Errorf("policy rules %s: %w", path, err)
+	}
+	return rules, nil
+}
+
+// explain adds to a file tool's failure on path the policy rule that
+// refused it, when the kernel's answer was a refusal and a rule covers
+// the path (the most specific one).
+func (a *Agent) explain(r tool.Result, path string, write bool) tool.Result {
+	if !r.IsError || len(a.cfg.Rules) == 0 || len(r.Content) == 0 {
+		return r
+	}
+	text := strings.ToLower(r.Content[0].Text)
+	// EBUSY: replacing (renaming over) a covered path, a mount point.
+	if !strings.Contains(text, "permission denied") && !strings.Contains(text, "read-only file system") && !strings.Contains(text, "device or resource busy") {
+		return r
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	var best *PolicyRule
+	for i, rule := range a.cfg.Rules {
+		if rule.Write && !write {
+			continue
+		}
+		if (path == rule.Path || strings.HasPrefix(path, rule.Path+"/")) && (best == nil || len(rule.Path) > len(best.Path)) {
+			best = &a.cfg.Rules[i]
+		}
+	}
+	if best != nil {
+		r.Content[0].Text += " (refused by the sandbox's policy: " + best.Rule + ")"
+	}
+	return r
+}
