@@ -822,6 +822,8 @@ func TestRuncRootless(t *testing.T) {
 	write(filepath.Join(wrDir, ".bashrc"), "# rc\n")
 	secret := filepath.Join(base, "secret.txt")
 	write(secret, "SECRET\n")
+	write(filepath.Join(roDir, "api.key"), "KEY\n")
+	locked := mk("wr", "locked")
 
 	sb := policy.Sandbox{Enabled: true, NewNetNS: true, Binds: []policy.Bind{
 		{Mode: policy.ReadOnly, Src: roDir, Dst: roDir},
@@ -834,6 +836,16 @@ func TestRuncRootless(t *testing.T) {
 	require.NoError(t, err)
 	existing := slices.DeleteFunc(slices.Clone(protect), func(hp HostPath) bool { return hp.Missing })
 	require.Len(t, existing, 1, "only .bashrc exists; the missing ones need placeholders, which a printed spec leaves out")
+	rules, err := ResolveFileRules(sb, policy.Policy{
+		DenyRead:  []policy.Rule{{Value: "*.key", Source: "test"}},
+		DenyWrite: []policy.Rule{{Value: locked, Source: "test"}},
+	}, wrDir, src)
+	require.NoError(t, err)
+	require.Len(t, rules.DenyRead, 1)
+	require.Len(t, rules.DenyWrite, 1)
+	placeholders := mk("placeholders")
+	require.NoError(t, PreparePlaceholders(placeholders))
+	protect = existing
 
 	script := fmt.Sprintf(`
 echo "out:hello"
@@ -850,7 +862,9 @@ if test -e %[4]s; then echo "secret:visible"; else echo "secret:hidden"; fi
 echo "netdevs:$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
 if unshare -U true 2>/dev/null; then echo "userns:allowed"; else echo "userns:denied"; fi
 echo "pid1:$(cat /proc/1/comm)"
-`, roDir, wrDir, dst, secret)
+if cat %[1]s/api.key 2>/tmp/err; then echo "deny-read:readable"; else echo "deny-read:$(cat /tmp/err)"; fi
+if { echo x > %[5]s/f; } 2>/tmp/err; then echo "deny-write:writable"; else echo "deny-write:$(cat /tmp/err)"; fi
+`, roDir, wrDir, dst, secret, locked)
 
 	bundle := mk("bundle")
 	spec, err := BuildSpec(SpecConfig{
@@ -863,7 +877,11 @@ echo "pid1:$(cat /proc/1/comm)"
 		Rootfs:  "rootfs",
 		Host:    GatherHostFacts(),
 		Protect: protect,
-		Version: "test",
+		Rules:   rules,
+		// Only the denied placeholder is used: the missing protected
+		// paths stay out (their host mount points are the runtime's job).
+		Placeholders: placeholders,
+		Version:      "test",
 	})
 	require.NoError(t, err)
 	config, err := json.MarshalIndent(spec, "", "\t")
@@ -912,6 +930,8 @@ echo "pid1:$(cat /proc/1/comm)"
 	assert.Equal(t, "lo", got["netdevs"], "--new-net-ns: loopback only")
 	assert.Equal(t, "denied", got["userns"], "seccomp: no new user namespace")
 	assert.Equal(t, "sh", got["pid1"], "own PID namespace")
+	assert.Contains(t, got["deny-read"], "Permission denied", "a denyRead rule: the mode-0 placeholder, and no CAP_DAC_OVERRIDE")
+	assert.Contains(t, got["deny-write"], "Read-only file system", "a denyWrite rule inside a wr bind")
 
 	// The cow writes are in DST on the host, SRC is unchanged.
 	b, err = os.ReadFile(filepath.Join(dst, "base.txt"))
