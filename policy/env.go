@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -76,7 +77,7 @@ func CommandEnv(p Policy, environ []string) []string {
 		}
 		env = append(env, kv)
 	}
-	for _, name := range sortedNames(p.EnvSet) {
+	for _, name := range slices.Sorted(maps.Keys(p.EnvSet)) {
 		env = append(env, name+"="+p.EnvSet[name].Value)
 	}
 	return env
@@ -88,13 +89,4 @@ func ruleValues(rs []Rule) []string {
 		vs[i] = r.Value
 	}
 	return vs
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }

@@ -498,13 +498,10 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	slices.SortStableFunc(tree, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
 	mounts = append(mounts, tree...)
 	for _, hp := range cfg.Protect {
-		if !filepath.IsAbs(hp.Path) || filepath.Clean(hp.Path) != hp.Path {
-			return nil, fmt.Errorf("spec: protected path %q is not a clean absolute path", hp.Path)
+		if err := checkCleanAbs("protected", hp.Path); err != nil {
+			return nil, err
 		}
-		opts := []string{"bind", "ro", "nosuid", "nodev"}
-		if hp.Dir {
-			opts = slices.Clone(bindRO)
-		}
+		opts := roBind(hp.Dir)
 		src := hp.Path
 		if hp.Missing {
 			if cfg.Placeholders == "" {
@@ -587,11 +584,7 @@ func systemMounts(host HostFacts, initPath string) []specs.Mount {
 		if etcSymlink(hp) {
 			continue
 		}
-		opts := []string{"bind", "ro", "nosuid", "nodev"}
-		if hp.Dir {
-			opts = slices.Clone(bindRO)
-		}
-		ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: opts})
+		ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: roBind(hp.Dir)})
 	}
 	ms = append(ms, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
 	if initPath != "" {
@@ -1187,6 +1180,24 @@ func isPlaceholder(p string) bool {
 
 // placeholderName is the name in SpecConfig.Placeholders of the empty
 // file or directory bound over a missing protected path.
+// roBind are the options of a read-only bind: of a file, or recursively
+// of a directory.
+func roBind(dir bool) []string {
+	if dir {
+		return slices.Clone(bindRO)
+	}
+	return []string{"bind", "ro", "nosuid", "nodev"}
+}
+
+// checkCleanAbs tells, as an error, that the path p of a kind of mount is
+// not a clean absolute path.
+func checkCleanAbs(kind, p string) error {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("spec: %s path %q is not a clean absolute path", kind, p)
+	}
+	return nil
+}
+
 // deniedName is the name in SpecConfig.Placeholders of the empty file,
 // mode 0, bound over the files that denyRead rules cover.
 const deniedName = "denied"
@@ -1201,18 +1212,14 @@ const deniedName = "denied"
 func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
 	var ms []specs.Mount
 	for _, rp := range fr.DenyWrite {
-		if !filepath.IsAbs(rp.Path) || filepath.Clean(rp.Path) != rp.Path {
-			return nil, fmt.Errorf("spec: denyWrite path %q is not a clean absolute path", rp.Path)
+		if err := checkCleanAbs("denyWrite", rp.Path); err != nil {
+			return nil, err
 		}
-		opts := []string{"bind", "ro", "nosuid", "nodev"}
-		if rp.Dir {
-			opts = slices.Clone(bindRO)
-		}
-		ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: rp.Path, Options: opts})
+		ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: rp.Path, Options: roBind(rp.Dir)})
 	}
 	for _, rp := range fr.DenyRead {
-		if !filepath.IsAbs(rp.Path) || filepath.Clean(rp.Path) != rp.Path {
-			return nil, fmt.Errorf("spec: denyRead path %q is not a clean absolute path", rp.Path)
+		if err := checkCleanAbs("denyRead", rp.Path); err != nil {
+			return nil, err
 		}
 		switch {
 		case rp.Dir:

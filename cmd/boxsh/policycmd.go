@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,7 +156,7 @@ func printPolicy(w io.Writer, p policy.Policy, enforced map[string]string) {
 	if len(p.EnvSet) == 0 {
 		fmt.Fprintf(tw, "  (none)\n")
 	}
-	for _, k := range sortedKeys(p.EnvSet) {
+	for _, k := range slices.Sorted(maps.Keys(p.EnvSet)) {
 		fmt.Fprintf(tw, "  %s=%s\t%s\n", k, p.EnvSet[k].Value, p.EnvSet[k].Source)
 	}
 	fmt.Fprintf(tw, "\nlimits:\n")
@@ -172,13 +173,4 @@ func printPolicy(w io.Writer, p policy.Policy, enforced map[string]string) {
 	limit("timeoutDefault", p.TimeoutDefault.Set(), fmt.Sprintf("%gs", p.TimeoutDefault.Value), p.TimeoutDefault.Source)
 	limit("maxOutput", p.MaxOutput.Set(), fmt.Sprintf("%d bytes", p.MaxOutput.Value), p.MaxOutput.Source)
 	tw.Flush()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
