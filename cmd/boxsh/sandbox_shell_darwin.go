@@ -1,0 +1,54 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime"
+)
+
+// runSandboxedShell runs the shell (or the command after --) under the
+// Seatbelt profile of the sandbox and policy, with stdio passed through,
+// and returns its exit status.
+func runSandboxedShell(opts options, log hclog.Logger) int {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fail(err)
+	}
+	home := os.Getenv("HOME")
+	sb, done, err := prepareSandbox(opts.sandbox, cwd, home)
+	if err != nil {
+		return fail(err)
+	}
+	started := false
+	defer func() { done(started) }()
+	argv := opts.args
+	if opts.mode != modeCommand {
+		argv = append([]string{opts.shell}, opts.args...)
+	}
+	cmd, err := runtime.SandboxCommand(sb, opts.policy, home, cwd, argv)
+	if err != nil {
+		return fail(err)
+	}
+	cmd.Env = policy.CommandEnv(opts.policy, os.Environ())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	started = true
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	log.Debug("sandbox", "error", err)
+	return fail(err)
+}
