@@ -163,9 +163,15 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err := WriteRulesFile(rootfs, rules, ct.protect); err != nil {
 		return nil, fmt.Errorf("prepare root: %w", err)
 	}
+	// The sandbox's own cgroup, when the system gives one.
+	limits := cc.Limits
+	cgroupParent, haveCgroup := SandboxCgroup()
+	if !haveCgroup {
+		limits.Cgroup = nil
+	}
 	spec, err := BuildSpec(SpecConfig{
 		Sandbox:      cc.Sandbox,
-		Limits:       cc.Limits,
+		Limits:       limits,
 		Rules:        rules,
 		Args:         cc.Args,
 		Env:          cc.Env,
@@ -182,6 +188,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	})
 	if err != nil {
 		return nil, err
+	}
+	if limits.Cgroup != nil {
+		spec.Linux.CgroupsPath = filepath.Join(cgroupParent, filepath.Base(dir))
 	}
 	var copyEtc func() error
 	spec.Mounts, copyEtc = InlineEtc(spec.Mounts, rootfs, host)

@@ -272,20 +272,63 @@ type Limits struct {
 	// boxsh-init and the warm shells of its workers among them); 0 is no
 	// limit.
 	Pids int
+	// Cgroup, when the runtime can have a cgroup (root, or a delegated
+	// cgroup v2 subtree), caps the whole sandbox too: Cgroup.Memory bytes
+	// (memory.max), Cgroup.Pids tasks (pids.max) and Cgroup.CPUs cores
+	// (cpu.max).
+	Cgroup *CgroupLimits
+}
+
+// CgroupLimits are the limits of a sandbox's cgroup (see Limits.Cgroup).
+type CgroupLimits struct {
+	Memory int64
+	Pids   int
+	CPUs   float64
+}
+
+// cpuPeriod is the period of the sandbox's CPU quota, in microseconds.
+const cpuPeriod = 100_000
+
+// resources are the cgroup limits of l, or nil.
+func (l Limits) resources() *specs.LinuxResources {
+	c := l.Cgroup
+	if c == nil || c.Memory <= 0 && c.Pids <= 0 && c.CPUs <= 0 {
+		return nil
+	}
+	r := &specs.LinuxResources{}
+	if c.Memory > 0 {
+		m := c.Memory
+		r.Memory = &specs.LinuxMemory{Limit: &m}
+	}
+	if c.Pids > 0 {
+		pids := int64(c.Pids)
+		r.Pids = &specs.LinuxPids{Limit: &pids}
+	}
+	if c.CPUs > 0 {
+		quota, period := int64(c.CPUs*cpuPeriod), uint64(cpuPeriod)
+		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+	}
+	return r
 }
 
 // LimitsOf are the limits of the policy p that a sandbox's spec sets: all
 // of them for a shell or command, none for boxsh-init (see Limits).
 func LimitsOf(p policy.Policy, forInit bool) Limits {
-	if forInit {
-		return Limits{}
+	var l Limits
+	if !forInit {
+		l = Limits{Memory: p.Memory.Value, Pids: p.Pids.Value}
 	}
-	return Limits{Memory: p.Memory.Value, Pids: p.Pids.Value}
+	if p.Memory.Set() || p.Pids.Set() || p.CPUs.Set() {
+		l.Cgroup = &CgroupLimits{Memory: p.Memory.Value, Pids: p.Pids.Value, CPUs: p.CPUs.Value}
+	}
+	return l
 }
 
 // Enforcement says, for each limit p sets, whether and how it is
 // enforced, for boxsh policy show and the start-up log.
 func Enforcement(p policy.Policy, sandbox bool) map[string]string {
+	_, cgroup := SandboxCgroup()
+	cgroup = cgroup && sandbox
 	how := map[string]string{}
 	if p.TimeoutDefault.Set() {
 		how["timeoutDefault"] = "enforced: bash calls that give no timeout"
@@ -303,7 +346,18 @@ func Enforcement(p policy.Policy, sandbox bool) map[string]string {
 		}
 	}
 	if p.CPUs.Set() {
-		how["cpus"] = "not enforced: needs a cgroup, which a rootless sandbox does not have"
+		how["cpus"] = "not enforced: needs the sandbox's own cgroup, which only a sandbox of root gets"
+	}
+	if cgroup {
+		if p.CPUs.Set() {
+			how["cpus"] = "enforced: the sandbox's cgroup (cpu.max)"
+		}
+		if p.Memory.Set() {
+			how["memory"] += "; and for the whole sandbox: its cgroup (memory.max)"
+		}
+		if p.Pids.Set() {
+			how["pids"] += "; and its cgroup (pids.max)"
+		}
 	}
 	return how
 }
@@ -554,6 +608,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 			Seccomp:       seccomp,
 			MaskedPaths:   slices.Clone(maskedPaths),
 			ReadonlyPaths: slices.Clone(readonlyPaths),
+			Resources:     cfg.Limits.resources(),
 		},
 	}
 	if cfg.Version != "" {

@@ -198,7 +198,8 @@ Policy options (also in settings files: ~/.config/boxsh/policy.json, then
   --max-output SIZE    Cap on each output stream of a bash call (default 10M).
   --memory SIZE        Cap on the data of each command's processes (512M, 2G).
   --pids N             Most processes in the sandbox at once (with --sandbox).
-  --cpus N             Shown by boxsh policy show; not enforced (needs a cgroup).
+  --cpus N             Processor cores for a sandbox started by root (cgroup);
+                       not enforced rootless.
 
 Other commands:
   boxsh spec [OPTIONS]           Print the sandbox as an OCI runtime spec.

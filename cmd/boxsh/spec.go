@@ -135,7 +135,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	}
 	cfg := runtime.SpecConfig{
 		Sandbox:  opts.sandbox,
-		Limits:   runtime.LimitsOf(pol, opts.mode != modeCommand),
+		Limits:   specLimits(pol, opts.mode != modeCommand),
 		Rules:    rules,
 		Env:      specEnv(os.Environ()),
 		Terminal: opts.interactive,
@@ -258,4 +258,13 @@ func writeBundle(bundle string, spec *specs.Spec, cfg runtime.SpecConfig, config
 		return err
 	}
 	return os.WriteFile(filepath.Join(bundle, "config.json"), config, 0o644)
+}
+
+// specLimits are the limits of a printed spec: rlimits only, since
+// whether the runtime that runs it can give the container a cgroup is not
+// known here.
+func specLimits(p policy.Policy, forInit bool) runtime.Limits {
+	l := runtime.LimitsOf(p, forInit)
+	l.Cgroup = nil
+	return l
 }
