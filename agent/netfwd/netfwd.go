@@ -1,0 +1,64 @@
+// Package netfwd exposes boxsh's network proxy inside a sandbox: it
+// accepts TCP connections on the sandbox's loopback and carries each, both
+// ways, over a stream of a yamux session on the socket the front passed
+// down (the sandbox cannot open Unix sockets, and has no other way out).
+// The front serves those streams with package proxy.
+package netfwd
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+)
+
+// Forward accepts connections on l until ctx ends or l fails, and copies
+// each to a new stream that open returns. It closes l when ctx ends.
+func Forward(ctx context.Context, l net.Listener, open func() (net.Conn, error)) error {
+	go func() {
+		<-ctx.Done()
+		l.Close()
+	}()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			s, err := open()
+			if err != nil {
+				return // the front is gone: the client sees the connection close
+			}
+			defer s.Close()
+			Pipe(c, s)
+		}()
+	}
+}
+
+// Pipe copies a to b and b to a until both directions end, passing on
+// each end of stream as a half-close where the connection allows it.
+func Pipe(a, b net.Conn) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	half := func(dst, src net.Conn) {
+		defer wg.Done()
+		_, _ = io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			_ = dst.Close()
+		}
+	}
+	go half(a, b)
+	go half(b, a)
+	wg.Wait()
+}

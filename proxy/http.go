@@ -1,0 +1,232 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// serveHTTP serves an HTTP proxy request on c, whose bytes br reads.
+func (srv *server) serveHTTP(ctx context.Context, c *conn, br *bufio.Reader, busy bool) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		switch {
+		case c.limit == 0 || errors.Is(err, errHeaderTooLarge):
+			srv.httpError(c, http.StatusRequestHeaderFieldsTooLarge, "boxsh: request header too large (the proxy takes at most 64 KiB).")
+		case isTimeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed):
+			// Gone or too slow: nothing to say.
+		default:
+			srv.httpError(c, http.StatusBadRequest, "boxsh: malformed HTTP proxy request.")
+		}
+		return
+	}
+	c.limit = -1
+	switch {
+	case busy:
+		srv.httpError(c, http.StatusServiceUnavailable,
+			fmt.Sprintf("boxsh: the network proxy is busy (%d connections at once); try again later.", srv.MaxConns))
+	case req.Method == http.MethodConnect:
+		srv.connect(ctx, c, br, req)
+	default:
+		srv.forward(ctx, c, br, req)
+	}
+}
+
+// connect serves CONNECT host:port: a tunnel.
+func (srv *server) connect(ctx context.Context, c *conn, br *bufio.Reader, req *http.Request) {
+	host, portText, err := net.SplitHostPort(req.URL.Host)
+	port, perr := parsePort(portText)
+	if err != nil || perr != nil || host == "" || req.URL.Path != "" {
+		srv.httpError(c, http.StatusBadRequest, "boxsh: CONNECT takes host:port.")
+		return
+	}
+	d := srv.decide(host, port, "connect")
+	if !d.allowed {
+		srv.httpError(c, http.StatusForbidden, srv.refusal(d))
+		return
+	}
+	up, closeUp, err := srv.dial(ctx, d, "connect")
+	if err != nil {
+		srv.httpError(c, gatewayStatus(err), "boxsh: cannot "+err.Error()+".")
+		return
+	}
+	defer closeUp()
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(srv.HeaderTimeout))
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	// Bytes the client sent ahead of the reply (a TLS hello) go first.
+	pending, _ := br.Peek(br.Buffered())
+	tunnel(c, up, pending, srv.IdleTimeout)
+}
+
+// forward serves a plain HTTP request in absolute form: it sends it to
+// the origin with "Connection: close", and the response back.
+func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *http.Request) {
+	u := req.URL
+	if !u.IsAbs() || u.Host == "" {
+		srv.httpError(c, http.StatusBadRequest, "boxsh: this is a proxy: it takes requests for absolute URLs (GET http://host/path) and CONNECT host:port.")
+		return
+	}
+	if u.Scheme != "http" {
+		srv.httpError(c, http.StatusBadRequest, fmt.Sprintf("boxsh: the proxy forwards only http:// URLs, not %s://; use CONNECT for https.", u.Scheme))
+		return
+	}
+	port := 80
+	if p := u.Port(); p != "" {
+		var err error
+		if port, err = parsePort(p); err != nil {
+			srv.httpError(c, http.StatusBadRequest, "boxsh: "+err.Error()+".")
+			return
+		}
+	}
+	d := srv.decide(u.Hostname(), port, "http")
+	if !d.allowed {
+		srv.httpError(c, http.StatusForbidden, srv.refusal(d))
+		return
+	}
+	up, closeUp, err := srv.dial(ctx, d, "http")
+	if err != nil {
+		srv.httpError(c, gatewayStatus(err), "boxsh: cannot "+err.Error()+".")
+		return
+	}
+	defer closeUp()
+
+	removeHopByHop(req.Header)
+	if _, ok := req.Header["User-Agent"]; !ok {
+		req.Header["User-Agent"] = []string{""} // add none of Go's
+	}
+	req.Close = true
+	last := new(atomic.Int64)
+	c.keepAlive(srv.IdleTimeout, last)
+	up.keepAlive(srv.IdleTimeout, last)
+
+	sent := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriter(up)
+		err := req.Write(w)
+		if err == nil {
+			err = w.Flush()
+		}
+		sent <- err
+	}()
+	// The request went out: wait for it before closing c, which
+	// req.Body reads, and give its sender little time if unfinished.
+	defer func() {
+		closeUp() // a sender still busy fails at its next write
+		select {
+		case <-sent:
+			closeGracefully(c)
+		case <-time.After(lingerTimeout):
+			c.Close()
+			<-sent
+		}
+	}()
+
+	up.limit = maxHeaderBytes
+	resp, err := srv.readResponse(c, bufio.NewReader(up), req)
+	if err != nil {
+		srv.Log.Debug("no response upstream", "host", d.host, "port", d.port, "error", err)
+		msg := fmt.Sprintf("boxsh: no valid response from %s: %v.", u.Host, err)
+		if up.limit == 0 {
+			msg = fmt.Sprintf("boxsh: the response header of %s is too large.", u.Host)
+		}
+		srv.writeError(c, gatewayStatus(err), msg)
+		return
+	}
+	up.limit = -1
+	defer resp.Body.Close()
+	removeHopByHop(resp.Header)
+	resp.Close = true
+	w := bufio.NewWriter(c)
+	err = resp.Write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		srv.Log.Debug("forwarding the response failed", "host", d.host, "port", d.port, "error", err)
+		c.Close()
+	}
+}
+
+// readResponse reads the response to req from r, and passes interim
+// (1xx) responses on to c.
+func (srv *server) readResponse(c *conn, r *bufio.Reader, req *http.Request) (*http.Response, error) {
+	for {
+		resp, err := http.ReadResponse(r, req)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case resp.StatusCode == http.StatusSwitchingProtocols:
+			return nil, errors.New("a protocol switch, which the proxy does not forward")
+		case resp.StatusCode >= 200:
+			return resp, nil
+		}
+		removeHopByHop(resp.Header)
+		w := bufio.NewWriter(c)
+		fmt.Fprintf(w, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
+		_ = resp.Header.Write(w)
+		_, _ = io.WriteString(w, "\r\n")
+		if err := w.Flush(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// hopHeaders are the hop-by-hop headers (RFC 9110, 7.6.1) the proxy
+// does not pass on, besides those Connection names and Proxy-*.
+var hopHeaders = []string{
+	"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+func removeHopByHop(h http.Header) {
+	for _, v := range h["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = textproto.TrimString(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopHeaders {
+		h.Del(name)
+	}
+	for name := range h {
+		if strings.HasPrefix(name, "Proxy-") {
+			delete(h, name)
+		}
+	}
+}
+
+// httpError answers the request on c with status code and the text msg,
+// and closes c.
+func (srv *server) httpError(c *conn, code int, msg string) {
+	srv.writeError(c, code, msg)
+	closeGracefully(c)
+}
+
+// writeError answers the request on c with status code and the text msg.
+func (srv *server) writeError(c *conn, code int, msg string) {
+	body := msg + "\n"
+	if c.idle == 0 { // else Write sets its own deadline
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(srv.HeaderTimeout))
+	}
+	_, _ = fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body)
+}
+
+// gatewayStatus is the status for an upstream failure err.
+func gatewayStatus(err error) int {
+	if classify(err) == failTimeout {
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}

@@ -1,0 +1,272 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Defaults of the Server fields.
+const (
+	DefaultMaxConns      = 256
+	DefaultIdleTimeout   = 5 * time.Minute
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultSetting       = "network.allowedDomains"
+)
+
+const (
+	// dialTimeout bounds connecting upstream.
+	dialTimeout = 10 * time.Second
+	// maxHeaderBytes bounds a request or response header.
+	maxHeaderBytes = 64 << 10
+	// busySlots is how many connections beyond MaxConns get a refusal
+	// rather than being closed at once.
+	busySlots = 64
+	// busyTimeout bounds the handshake of such a connection.
+	busyTimeout = time.Second
+)
+
+// Server serves proxy connections: HTTP proxy requests and SOCKS5 on the
+// same listener. Its fields must not change once Serve has been called;
+// the limits hold for each call of Serve.
+type Server struct {
+	// Rules decide which destinations are allowed; nil refuses all.
+	Rules *Rules
+	// Dial connects upstream (default: a net.Dialer with a 10 s timeout).
+	// It gets "tcp" and the host name (or IP address) and port that Rules
+	// allowed, joined by net.JoinHostPort. Tests replace it to map names
+	// to local test servers.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Log gets a line per decision at Info, and upstream failures
+	// (default: a null logger).
+	Log hclog.Logger
+	// MaxConns bounds the client connections served at once (default
+	// 256). Beyond it, a connection is refused as soon as its request is
+	// read (HTTP 503, SOCKS5 general failure), or, beyond 64 more, closed
+	// at once; none waits for a slot.
+	MaxConns int
+	// IdleTimeout closes a tunnel or forwarded request that had no
+	// traffic either way for this long (default 5 min).
+	IdleTimeout time.Duration
+	// HeaderTimeout bounds the time to read a request header or SOCKS5
+	// handshake (default 10 s), so that slow clients cannot hold
+	// connections for ever.
+	HeaderTimeout time.Duration
+	// Setting is how the user allows a domain, for refusal messages
+	// (default "network.allowedDomains").
+	Setting string
+}
+
+// server is a Server with its defaults filled in.
+type server struct {
+	Server
+	slots chan struct{} // a token per connection served
+	busy  chan struct{} // a token per connection refused politely
+}
+
+func (s *Server) withDefaults() *server {
+	srv := &server{Server: *s}
+	if srv.Dial == nil {
+		d := &net.Dialer{Timeout: dialTimeout}
+		srv.Dial = d.DialContext
+	}
+	if srv.Log == nil {
+		srv.Log = hclog.NewNullLogger()
+	}
+	if srv.MaxConns <= 0 {
+		srv.MaxConns = DefaultMaxConns
+	}
+	if srv.IdleTimeout <= 0 {
+		srv.IdleTimeout = DefaultIdleTimeout
+	}
+	if srv.HeaderTimeout <= 0 {
+		srv.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if srv.Setting == "" {
+		srv.Setting = DefaultSetting
+	}
+	srv.slots = make(chan struct{}, srv.MaxConns)
+	srv.busy = make(chan struct{}, busySlots)
+	return srv
+}
+
+// Serve accepts connections on l until ctx ends or l fails, and serves
+// each, sniffing its protocol. It closes l and every connection it serves
+// before it returns. It returns nil when ctx ended, and the listener's
+// error otherwise.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := s.withDefaults()
+	ctx, cancel := context.WithCancel(ctx)
+	context.AfterFunc(ctx, func() { l.Close() }) // wakes Accept
+	var wg sync.WaitGroup
+	err := srv.accept(ctx, l, &wg)
+	cancel() // closes every connection
+	l.Close()
+	wg.Wait()
+	return err
+}
+
+func (srv *server) accept(ctx context.Context, l net.Listener, wg *sync.WaitGroup) error {
+	var backoff time.Duration
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
+				// Out of descriptors, say: wait for some to be freed.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				srv.Log.Warn("accept failed; retrying", "error", err, "delay", backoff)
+				select {
+				case <-time.After(backoff):
+					continue
+				case <-ctx.Done():
+					return nil
+				}
+			}
+			return fmt.Errorf("proxy: accept: %w", err)
+		}
+		backoff = 0
+		var tokens chan struct{}
+		select {
+		case srv.slots <- struct{}{}:
+			tokens = srv.slots
+		default:
+			select {
+			case srv.busy <- struct{}{}:
+				tokens = srv.busy
+			default:
+				c.Close()
+				continue
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-tokens }()
+			srv.serveConn(ctx, c, tokens == srv.busy)
+		}()
+	}
+}
+
+// serveConn serves c, or refuses it when busy.
+func (srv *server) serveConn(ctx context.Context, nc net.Conn, busy bool) {
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+	defer nc.Close()
+	timeout := srv.HeaderTimeout
+	if busy {
+		timeout = min(timeout, busyTimeout)
+	}
+	_ = nc.SetDeadline(time.Now().Add(timeout))
+	c := newConn(nc)
+	c.limit = maxHeaderBytes
+	var first [1]byte
+	if _, err := io.ReadFull(c, first[:]); err != nil {
+		return
+	}
+	r := io.MultiReader(bytes.NewReader(first[:]), c)
+	switch first[0] {
+	case socks5Version:
+		srv.serveSOCKS(ctx, c, r, busy)
+	case 0x04:
+		// SOCKS4: "request rejected", and no more.
+		_, _ = c.Write([]byte{0, 0x5b, 0, 0, 0, 0, 0, 0})
+		closeGracefully(c)
+	default:
+		srv.serveHTTP(ctx, c, bufio.NewReader(r), busy)
+	}
+}
+
+// decide decides on host:port and logs the decision.
+func (srv *server) decide(host string, port int, protocol string) decision {
+	d := srv.Rules.decide(host, port)
+	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule)
+	return d
+}
+
+// dial connects to the destination d allowed; ctx ending closes the
+// connection.
+func (srv *server) dial(ctx context.Context, d decision, protocol string) (*conn, func(), error) {
+	addr := net.JoinHostPort(d.host, strconv.Itoa(d.port))
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := srv.Dial(dctx, "tcp", addr)
+	if err != nil {
+		srv.Log.Warn("cannot connect upstream", "host", d.host, "port", d.port, "protocol", protocol, "error", err)
+		return nil, nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	return newConn(c), func() { stop(); c.Close() }, nil
+}
+
+// refusal explains to a client why d is refused.
+func (srv *server) refusal(d decision) string {
+	dest := net.JoinHostPort(d.host, strconv.Itoa(d.port))
+	switch {
+	case d.invalid:
+		return fmt.Sprintf("boxsh: access to %s is not allowed: not a valid host name.", d.host)
+	case d.denied:
+		return fmt.Sprintf("boxsh: access to %s is refused by %s rule %q.", dest, deniedSetting(srv.Setting), d.rule)
+	case d.ip:
+		name := d.host
+		if ip := net.ParseIP(name); ip != nil && ip.To4() == nil {
+			name = "[" + name + "]"
+		}
+		return fmt.Sprintf("boxsh: access to %s is not allowed by the sandbox's network policy: raw IP addresses are refused unless allowed exactly. Use the host name, or add %q to %s (or run with --allow-domain %s).", dest, name, srv.Setting, name)
+	default:
+		return fmt.Sprintf("boxsh: access to %s is not allowed by the sandbox's network policy. To allow it, add %q to %s (or run with --allow-domain %s).", dest, d.host, srv.Setting, d.host)
+	}
+}
+
+// deniedSetting names the setting of denied domains after the one of
+// allowed domains.
+func deniedSetting(allowed string) string {
+	const a, d = "allowedDomains", "deniedDomains"
+	if len(allowed) >= len(a) && allowed[len(allowed)-len(a):] == a {
+		return allowed[:len(allowed)-len(a)] + d
+	}
+	return "the denied domains"
+}
+
+// dialFailure classifies an upstream connection error.
+type dialFailure int
+
+const (
+	failOther dialFailure = iota
+	failTimeout
+	failRefused
+	failUnreachable // no such host, or no route
+	failNetwork     // network unreachable
+)
+
+func classify(err error) dialFailure {
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsTimeout {
+			return failTimeout
+		}
+		return failUnreachable
+	case isTimeout(err), errors.Is(err, context.DeadlineExceeded):
+		return failTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return failRefused
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return failUnreachable
+	case errors.Is(err, syscall.ENETUNREACH):
+		return failNetwork
+	}
+	return failOther
+}
