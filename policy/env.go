@@ -53,7 +53,7 @@ func matchStars(pattern, s string) bool {
 // exactly, plus the variables p sets.
 func CommandEnv(p Policy, environ []string) []string {
 	var exact, prefixes []string
-	for _, r := range append(ruleValues(p.EnvPass), BaseEnv...) {
+	for _, r := range append(Values(p.EnvPass), BaseEnv...) {
 		if prefix, ok := strings.CutSuffix(r, "*"); ok {
 			prefixes = append(prefixes, prefix)
 		} else {
@@ -83,7 +83,8 @@ func CommandEnv(p Policy, environ []string) []string {
 	return env
 }
 
-func ruleValues(rs []Rule) []string {
+// Values are the values of rules rs.
+func Values(rs []Rule) []string {
 	vs := make([]string, len(rs))
 	for i, r := range rs {
 		vs[i] = r.Value

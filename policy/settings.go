@@ -19,6 +19,29 @@ type Settings struct {
 	Filesystem  FilesystemSettings  `json:"filesystem,omitzero"`
 	Environment EnvironmentSettings `json:"environment,omitzero"`
 	Limits      LimitSettings       `json:"limits,omitzero"`
+	Network     NetworkSettings     `json:"network,omitzero"`
+}
+
+// The network modes.
+const (
+	// NetworkDisabled: a network namespace with only loopback.
+	NetworkDisabled = "disabled"
+	// NetworkAllowAll: the host's network.
+	NetworkAllowAll = "allow_all"
+	// NetworkAllowlist: only loopback, and the allowed domains through
+	// boxsh's proxy.
+	NetworkAllowlist = "allowlist"
+)
+
+// NetworkSettings are the network rules of a sandbox.
+type NetworkSettings struct {
+	// Mode is disabled, allow_all or allowlist.
+	Mode string `json:"mode,omitempty"`
+	// AllowedDomains are what allowlist mode lets commands reach: exact
+	// names and "*.example.com" wildcards, with an optional ":port".
+	AllowedDomains []string `json:"allowedDomains,omitempty"`
+	// DeniedDomains win over AllowedDomains.
+	DeniedDomains []string `json:"deniedDomains,omitempty"`
 }
 
 // FilesystemSettings are the file rules. A rule is an absolute path, a
@@ -102,6 +125,10 @@ type Policy struct {
 	TimeoutDefault Value[float64] `json:"timeoutDefault"`
 	MaxOutput      Value[int64]   `json:"maxOutput"`
 
+	NetworkMode    Value[string] `json:"networkMode"`
+	AllowedDomains []Rule        `json:"allowedDomains"`
+	DeniedDomains  []Rule        `json:"deniedDomains"`
+
 	// Files are the settings files that were read, in merge order.
 	Files []string `json:"files"`
 }
@@ -174,7 +201,7 @@ func describeJSONError(b []byte, err error) string {
 		return fmt.Sprintf("line %d: invalid JSON: %v", lineOf(b, syntaxErr.Offset), syntaxErr)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Sprintf("unknown key %s (known: filesystem.denyRead, filesystem.allowRead, filesystem.allowWrite, filesystem.denyWrite, environment.pass, environment.set, limits.memory, limits.pids, limits.cpus, limits.timeoutDefault, limits.maxOutput)", key)
+		return fmt.Sprintf("unknown key %s (known: filesystem.denyRead, filesystem.allowRead, filesystem.allowWrite, filesystem.denyWrite, environment.pass, environment.set, limits.memory, limits.pids, limits.cpus, limits.timeoutDefault, limits.maxOutput, network.mode, network.allowedDomains, network.deniedDomains)", key)
 	case errors.Is(err, io.EOF):
 		return "empty file: expected a JSON object"
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -195,7 +222,7 @@ func describeType(t string) string {
 		return "a whole number"
 	case "float64":
 		return "a number"
-	case "policy.Settings", "policy.FilesystemSettings", "policy.EnvironmentSettings", "policy.LimitSettings":
+	case "policy.Settings", "policy.FilesystemSettings", "policy.EnvironmentSettings", "policy.LimitSettings", "policy.NetworkSettings":
 		return "an object"
 	}
 	return t
@@ -227,6 +254,18 @@ func (s Settings) validate() error {
 	for name := range s.Environment.Set {
 		if err := validateVarPattern(name); err != nil || strings.HasSuffix(name, "*") {
 			return fmt.Errorf("environment.set: %q: expected a variable name", name)
+		}
+	}
+	switch s.Network.Mode {
+	case "", NetworkDisabled, NetworkAllowAll, NetworkAllowlist:
+	default:
+		return fmt.Errorf("network.mode: expected disabled, allow_all or allowlist, got %q", s.Network.Mode)
+	}
+	for key, domains := range map[string][]string{"network.allowedDomains": s.Network.AllowedDomains, "network.deniedDomains": s.Network.DeniedDomains} {
+		for _, d := range domains {
+			if d == "" || strings.ContainsAny(d, " /\t") {
+				return fmt.Errorf("%s: %q: expected a domain name such as registry.npmjs.org or *.example.com, with an optional :port", key, d)
+			}
 		}
 	}
 	l := s.Limits
@@ -327,6 +366,11 @@ func (m *Merger) Add(s Settings, source Source) {
 	add(&m.p.AllowWrite, fs.AllowWrite)
 	add(&m.p.DenyWrite, fs.DenyWrite)
 	add(&m.p.EnvPass, s.Environment.Pass)
+	add(&m.p.AllowedDomains, s.Network.AllowedDomains)
+	add(&m.p.DeniedDomains, s.Network.DeniedDomains)
+	if s.Network.Mode != "" {
+		m.p.NetworkMode = Value[string]{s.Network.Mode, source}
+	}
 	for k, v := range s.Environment.Set {
 		m.p.EnvSet[k] = Value[string]{v, source}
 	}
@@ -395,4 +439,14 @@ func MarshalSettings(s Settings) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// Network is the network mode of p (allow_all when none is set), and
+// whether a sandbox needs a network namespace of its own for it.
+func (p Policy) Network() (mode string, ownNamespace bool) {
+	mode = p.NetworkMode.Value
+	if mode == "" {
+		mode = NetworkAllowAll
+	}
+	return mode, mode != NetworkAllowAll
 }

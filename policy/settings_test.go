@@ -106,3 +106,26 @@ func TestDefaultSettingsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, s, back)
 }
+
+func TestNetworkSettings(t *testing.T) {
+	s, err := ParseSettings("n.json", []byte(`{"network": {"mode": "allowlist", "allowedDomains": ["registry.npmjs.org", "*.github.com:443"], "deniedDomains": ["ads.github.com"]}}`))
+	require.NoError(t, err)
+	m := NewMerger()
+	m.Add(s, "n.json")
+	m.Add(Settings{Network: NetworkSettings{AllowedDomains: []string{"pypi.org"}}}, "--allow-domain")
+	p := m.Policy()
+	mode, own := p.Network()
+	assert.Equal(t, NetworkAllowlist, mode)
+	assert.True(t, own)
+	assert.Equal(t, []Rule{{"registry.npmjs.org", "n.json"}, {"*.github.com:443", "n.json"}, {"pypi.org", "--allow-domain"}}, p.AllowedDomains)
+	assert.Equal(t, []Rule{{"ads.github.com", "n.json"}}, p.DeniedDomains)
+
+	mode, own = Policy{}.Network()
+	assert.Equal(t, NetworkAllowAll, mode, "the default")
+	assert.False(t, own)
+
+	_, err = ParseSettings("n.json", []byte(`{"network": {"mode": "some"}}`))
+	assert.ErrorContains(t, err, `network.mode: expected disabled, allow_all or allowlist, got "some"`)
+	_, err = ParseSettings("n.json", []byte(`{"network": {"allowedDomains": ["http://x.org/"]}}`))
+	assert.ErrorContains(t, err, `network.allowedDomains: "http://x.org/": expected a domain name`)
+}

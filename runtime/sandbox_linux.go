@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/boxsh/boxsh/policy"
 )
 
 // startSandboxed starts boxsh-init as the first process of a new sandbox,
@@ -18,21 +20,40 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
+	opts := sandboxInitOptions(cfg)
+	extra := []*os.File{back}
+	env := cfg.Env
+	// Allowlist: the proxy runs here, and boxsh-init exposes it inside
+	// through a yamux session on a second socket.
+	stopProxy := func() {}
+	if mode, _ := cfg.Policy.Network(); mode == policy.NetworkAllowlist {
+		child, stop, err := StartProxy(cfg.Policy, cfg.Log.Named("proxy"))
+		if err != nil {
+			front.Close()
+			return nil, err
+		}
+		defer child.Close()
+		stopProxy = stop
+		extra = append(extra, child)
+		opts.ProxyFD = proxyFD
+		env = WithProxyEnv(env)
+	}
 	ct, err := StartContainer(ctx, ContainerConfig{
 		Sandbox:    cfg.Sandbox,
 		Limits:     LimitsOf(cfg.Policy, true),
 		Policy:     cfg.Policy,
-		Args:       InitArgs(sandboxInitOptions(cfg)),
-		Env:        cfg.Env,
+		Args:       InitArgs(opts),
+		Env:        env,
 		Cwd:        cfg.Cwd,
 		Home:       cfg.Home,
 		InitPath:   cfg.InitPath,
 		Stderr:     stderr,
-		ExtraFiles: []*os.File{back},
+		ExtraFiles: extra,
 		Version:    cfg.Version,
 		Log:        cfg.Log,
 	})
 	if err != nil {
+		stopProxy()
 		front.Close()
 		return nil, err
 	}
@@ -43,7 +64,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		}
 		return err
 	}
-	in, err := newInstance(front, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
+	in, err := newInstance(front, func() { _ = ct.Signal(os.Kill) }, wait, func() { ct.Destroy(); stopProxy() })
 	if in != nil {
 		in.protectionLost = ct.ProtectionLost
 	}

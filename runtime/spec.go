@@ -389,6 +389,9 @@ type InitOptions struct {
 	// RulesFile is the list of the policy's covered paths (see
 	// WriteRulesFile), for the file tools' messages.
 	RulesFile string
+	// ProxyFD is the descriptor of the socket to the front's network
+	// proxy, which boxsh-init exposes on ProxyListen (0: none).
+	ProxyFD int
 }
 
 // Args are the arguments of boxsh-init for o (after its path).
@@ -414,6 +417,9 @@ func (o InitOptions) Args() []string {
 	}
 	if o.RulesFile != "" {
 		args = append(args, "--rules", o.RulesFile)
+	}
+	if o.ProxyFD > 0 {
+		args = append(args, ProxyArgs(o.ProxyFD)...)
 	}
 	return args
 }

@@ -13,6 +13,8 @@ dpkg -s libseccomp-dev >/dev/null 2>&1 || need_apt+=(libseccomp-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 # runc runs the OCI bundles `boxsh spec` writes, in the tests.
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || need_apt+=(runc)
+# curl goes through the network proxy in the network tests.
+command -v curl >/dev/null || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then echo "deps: run as root to install: ${need_apt[*]}" >&2; exit 1; fi
   apt-get update -qq

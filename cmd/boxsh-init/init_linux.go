@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -21,13 +22,19 @@ import (
 // front holds: when it reads end of file, the front is gone, however it
 // ended, and runExec exits at once, which (as PID 1) ends the sandbox.
 func runExec(args []string) int {
-	lifeline, argv, err := execArgs(args)
+	o, argv, err := execArgs(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2
 	}
-	if lifeline > 0 {
-		watchLifeline(lifeline)
+	if o.lifeline > 0 {
+		watchLifeline(o.lifeline)
+	}
+	if o.proxyFD > 0 {
+		if err := serveProxy(context.Background(), o.proxyFD, o.proxyListen); err != nil {
+			fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
+			return 1
+		}
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -17,8 +18,10 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/yamux"
 
 	"github.com/boxsh/boxsh/agent"
+	"github.com/boxsh/boxsh/agent/netfwd"
 	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/internal/proc"
 )
@@ -36,12 +39,32 @@ func main() {
 	os.Exit(run())
 }
 
+// execOptions are the options of boxsh-init --exec.
+type execOptions struct {
+	// lifeline is the descriptor of the lifeline pipe (0: none).
+	lifeline int
+	// proxyFD and proxyListen expose the front's network proxy (see
+	// serveProxy; 0: none).
+	proxyFD     int
+	proxyListen string
+}
+
 // execArgs parses the arguments of boxsh-init --exec: [--lifeline FD]
-// [--] CMD ARGS... It returns the lifeline descriptor (0 for none).
-func execArgs(argv []string) (lifeline int, cmd []string, err error) {
-	if len(argv) > 1 && argv[0] == "--lifeline" {
-		if lifeline, err = strconv.Atoi(argv[1]); err != nil || lifeline < 3 {
-			return 0, nil, fmt.Errorf("--lifeline %q: expected a descriptor number", argv[1])
+// [--proxy-fd FD --proxy-listen ADDR] [--] CMD ARGS...
+func execArgs(argv []string) (o execOptions, cmd []string, err error) {
+	for len(argv) > 1 && (argv[0] == "--lifeline" || argv[0] == "--proxy-fd" || argv[0] == "--proxy-listen") {
+		if argv[0] == "--proxy-listen" {
+			o.proxyListen = argv[1]
+		} else {
+			fd, err := strconv.Atoi(argv[1])
+			if err != nil || fd < 3 {
+				return o, nil, fmt.Errorf("%s %q: expected a descriptor number", argv[0], argv[1])
+			}
+			if argv[0] == "--lifeline" {
+				o.lifeline = fd
+			} else {
+				o.proxyFD = fd
+			}
 		}
 		argv = argv[2:]
 	}
@@ -49,9 +72,9 @@ func execArgs(argv []string) (lifeline int, cmd []string, err error) {
 		argv = argv[1:]
 	}
 	if len(argv) == 0 {
-		return 0, nil, errors.New("--exec needs a command")
+		return o, nil, errors.New("--exec needs a command")
 	}
-	return lifeline, argv, nil
+	return o, argv, nil
 }
 
 func run() int {
@@ -65,6 +88,8 @@ func run() int {
 	memory := fs.Int64("memory", 0, "cap on the data of each command's processes, in bytes (0: none)")
 	pids := fs.Int("pids", 0, "cap on the tasks of the sandbox's user, for commands (0: none)")
 	rulesFile := fs.String("rules", "", "the policy's rules, for the file tools' messages (JSON)")
+	proxyFD := fs.Int("proxy-fd", 0, "descriptor of the socket to the front's network proxy (0: none)")
+	proxyAddr := fs.String("proxy-listen", "127.0.0.1:3128", "where commands reach the proxy")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -106,6 +131,12 @@ func run() int {
 		return 1
 	}
 	defer a.Close()
+	if *proxyFD > 0 {
+		if err := serveProxy(ctx, *proxyFD, *proxyAddr); err != nil {
+			log.Error("proxy", "error", err)
+			return 1
+		}
+	}
 	go func() {
 		// Unblock Serve when a signal arrives.
 		<-ctx.Done()
@@ -140,4 +171,31 @@ func runLimited(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "boxsh-init: %s: %v\n", argv[0], err)
 	return 126
+}
+
+// serveProxy exposes the front's network proxy on addr: each connection
+// goes over a new stream of a yamux session on the socket fd.
+func serveProxy(ctx context.Context, fd int, addr string) error {
+	f := os.NewFile(uintptr(fd), "proxy")
+	conn, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("fd %d is not the proxy socket: %w", fd, err)
+	}
+	cfg := yamux.DefaultConfig()
+	cfg.LogOutput = io.Discard
+	session, err := yamux.Client(conn, cfg)
+	if err != nil {
+		return fmt.Errorf("proxy session: %w", err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		session.Close()
+		return fmt.Errorf("proxy: %w", err)
+	}
+	go func() {
+		_ = netfwd.Forward(ctx, l, func() (net.Conn, error) { return session.Open() })
+		session.Close()
+	}()
+	return nil
 }

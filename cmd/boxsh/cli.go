@@ -27,9 +27,10 @@ type options struct {
 	logLevel    string
 	interactive bool
 	sandbox     policy.Sandbox
-	// policyFile is --policy; limits are the limit flags, as settings.
+	// policyFile is --policy.
 	policyFile string
-	limits     []flagSetting
+	// flagSettings are the policy flags (limits, network), as settings.
+	flagSettings []flagSetting
 	// policy is the merged policy (set by run).
 	policy policy.Policy
 	// args are the shell's arguments (modeShell) or the command
@@ -103,6 +104,27 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			o.sandbox.Enabled = true
 		case "--new-net-ns":
 			o.sandbox.NewNetNS = true
+			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--new-net-ns", settings: policy.Settings{Network: policy.NetworkSettings{Mode: policy.NetworkDisabled}}})
+		case "--network":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			switch v {
+			case policy.NetworkDisabled, policy.NetworkAllowAll, policy.NetworkAllowlist:
+			default:
+				return o, fmt.Errorf("%w: --network %q: expected disabled, allow_all or allowlist", policy.ErrUsage, v)
+			}
+			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--network", settings: policy.Settings{Network: policy.NetworkSettings{Mode: v}}})
+		case "--allow-domain":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			if v == "" || strings.ContainsAny(v, " /") {
+				return o, fmt.Errorf("%w: --allow-domain %q: expected a domain name such as registry.npmjs.org or *.example.com", policy.ErrUsage, v)
+			}
+			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--allow-domain", settings: policy.Settings{Network: policy.NetworkSettings{AllowedDomains: []string{v}}}})
 		case "--bind":
 			v, err := needValue()
 			if err != nil {
@@ -133,7 +155,7 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			if err != nil {
 				return o, err
 			}
-			o.limits = append(o.limits, fs)
+			o.flagSettings = append(o.flagSettings, fs)
 		case "--interactive", "-i":
 			o.interactive = true
 		case "--help", "-h":
@@ -185,7 +207,12 @@ Options:
 Sandbox options:
   --sandbox            Enable the sandbox: only system directories are visible;
                        expose project paths with --bind.
-  --new-net-ns         A network namespace of its own (loopback only).
+  --new-net-ns         A network namespace of its own (loopback only); the same
+                       as --network disabled.
+  --network MODE       disabled, allow_all (default), or allowlist: only the
+                       allowed domains, through boxsh's proxy.
+  --allow-domain NAME  Allow NAME (registry.npmjs.org, *.example.com, name:443)
+                       in allowlist mode.
   --bind ro:PATH       Expose PATH read-only.
   --bind wr:PATH       Expose PATH read-write.
   --bind cow:SRC:DST   Copy-on-write: SRC appears at DST; writes go to DST, SRC
@@ -259,7 +286,7 @@ func loadPolicy(o options, home, cwd string) (policy.Policy, error) {
 	if err != nil {
 		return policy.Policy{}, err
 	}
-	for _, fs := range o.limits {
+	for _, fs := range o.flagSettings {
 		m.Add(fs.settings, policy.Source(fs.flag))
 	}
 	return m.Policy(), nil

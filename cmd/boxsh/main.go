@@ -52,6 +52,7 @@ func run(argv []string) int {
 	if err == nil && opts.mode != modeHelp && opts.mode != modeVersion {
 		opts.policy, err = loadPolicy(opts, os.Getenv("HOME"), cwd)
 		if err == nil && (opts.sandbox.Enabled || opts.sandbox.Try) {
+			_, opts.sandbox.NewNetNS = opts.policy.Network()
 			var extra []policy.Bind
 			extra, err = runtime.AllowWriteBinds(opts.sandbox, opts.policy, os.Getenv("HOME"), cwd)
 			opts.sandbox.Binds = append(opts.sandbox.Binds, extra...)

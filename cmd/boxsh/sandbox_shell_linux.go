@@ -70,12 +70,25 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer keep.Close()
+	initArgs := []string{runtime.InitMountPath, "--exec", "--lifeline", "3"}
+	extra := []*os.File{lifeline}
+	if mode, _ := opts.policy.Network(); mode == policy.NetworkAllowlist {
+		child, stop, err := runtime.StartProxy(opts.policy, log.Named("proxy"))
+		if err != nil {
+			return fail(err)
+		}
+		defer stop()
+		defer child.Close()
+		extra = append(extra, child)
+		initArgs = append(initArgs, runtime.ProxyArgs(4)...)
+		env = runtime.WithProxyEnv(env)
+	}
 	ct, err := runtime.StartContainer(ctx, runtime.ContainerConfig{
 		Sandbox:    sb,
 		Limits:     runtime.LimitsOf(opts.policy, false),
 		Policy:     opts.policy,
-		Args:       append([]string{runtime.InitMountPath, "--exec", "--lifeline", "3", "--"}, argv...),
-		ExtraFiles: []*os.File{lifeline},
+		Args:       append(append(initArgs, "--"), argv...),
+		ExtraFiles: extra,
 		Env:        env,
 		Cwd:        cwd,
 		Home:       home,

@@ -117,6 +117,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, profile)
 		return 0
 	}
+	_, opts.sandbox.NewNetNS = pol.Network()
 	extra, err := runtime.AllowWriteBinds(opts.sandbox, pol, os.Getenv("HOME"), cwd)
 	if err != nil {
 		return fail(err)

@@ -191,3 +191,28 @@ func TestSpecFormatSBPL(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--bundle is for --format oci")
 }
+
+func TestSpecNetworkModes(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	hasNetNS := func(args ...string) bool {
+		t.Helper()
+		stubSpecHost(t, "/usr/bin/boxsh-init")
+		code, out, errOut := spec(t, t.TempDir(), args...)
+		require.Equal(t, 0, code, errOut)
+		for _, ns := range decodeSpec(t, out).Linux.Namespaces {
+			if ns.Type == "network" {
+				return true
+			}
+		}
+		return false
+	}
+	assert.False(t, hasNetNS(), "allow_all by default")
+	assert.True(t, hasNetNS("--network", "disabled"))
+	assert.True(t, hasNetNS("--new-net-ns"))
+	assert.True(t, hasNetNS("--network", "allowlist", "--allow-domain", "registry.npmjs.org"))
+	assert.False(t, hasNetNS("--new-net-ns", "--network", "allow_all"), "the later flag wins")
+
+	code, _, errOut := spec(t, t.TempDir(), "--network", "some")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `--network "some": expected disabled, allow_all or allowlist`)
+}

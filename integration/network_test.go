@@ -1,0 +1,124 @@
+//go:build linux
+
+package integration
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// fakeInternet starts HTTP servers on the loopback that stand for the
+// outside world (this machine has no other), and maps their names for the
+// proxy through BOXSH_PROXY_HOSTS.
+func fakeInternet(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	addrs := map[string]string{}
+	var hosts []string
+	for _, name := range names {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "hello from %s %s", name, r.URL.Path)
+		}))
+		t.Cleanup(srv.Close)
+		addr := strings.TrimPrefix(srv.URL, "http://")
+		addrs[name] = addr
+		hosts = append(hosts, name+"="+addr)
+	}
+	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
+	return addrs
+}
+
+func TestNetworkAllowlist(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs := fakeInternet(t, "registry.npmjs.org", "api.github.com", "evil.example.org", "ads.github.com")
+	_, port, _ := net.SplitHostPort(addrs["registry.npmjs.org"])
+	s := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--network", "allowlist",
+		"--allow-domain", "registry.npmjs.org", "--allow-domain", "*.github.com"}})
+	sh := func(cmd string) bashOutput {
+		return s.call("bash", map[string]any{"command": cmd, "timeout": 20}).bash(t)
+	}
+	curl := func(url string, extra ...string) bashOutput {
+		return sh("curl -sS --max-time 10 " + strings.Join(extra, " ") + " -o - -w '|%{http_code}' " + url)
+	}
+
+	out := curl("http://registry.npmjs.org:" + port + "/left-pad")
+	assert.Equal(t, "hello from registry.npmjs.org /left-pad|200", out.Stdout, "an allowed name, plain HTTP through the proxy: %+v", out)
+	out = curl("http://api.github.com:" + port + "/repos")
+	assert.Equal(t, "hello from api.github.com /repos|200", out.Stdout, "a wildcard rule: %+v", out)
+
+	out = curl("http://evil.example.org:" + port + "/steal")
+	assert.Contains(t, out.Stdout, "|403", "a refused name: %+v", out)
+	assert.Contains(t, out.Stdout, "evil.example.org", "the refusal names the domain")
+	assert.Contains(t, out.Stdout, "allowedDomains", "and the setting that would allow it")
+
+	// CONNECT (as for TLS): the tunnel is made for an allowed name only.
+	out = curl("http://registry.npmjs.org:"+port+"/tunnel", "--proxytunnel")
+	assert.Equal(t, "hello from registry.npmjs.org /tunnel|200", out.Stdout, "CONNECT to an allowed name: %+v", out)
+	out = curl("http://evil.example.org:"+port+"/tunnel", "--proxytunnel")
+	assert.NotContains(t, out.Stdout, "hello from", "CONNECT to a refused name: %+v", out)
+
+	// SOCKS5, names resolved by the proxy.
+	out = curl("http://registry.npmjs.org:"+port+"/socks", "--proxy", "socks5h://127.0.0.1:3128")
+	assert.Equal(t, "hello from registry.npmjs.org /socks|200", out.Stdout, "SOCKS5: %+v", out)
+
+	// A raw IP address is refused; going around the proxy is impossible.
+	out = curl("http://" + addrs["registry.npmjs.org"] + "/raw")
+	assert.NotContains(t, out.Stdout, "hello from", "raw IP: %+v", out)
+	out = curl("http://"+addrs["registry.npmjs.org"]+"/direct", "--noproxy", "'*'")
+	assert.NotEqual(t, 0, out.ExitCode, "no way out but the proxy: %+v", out)
+	assert.NotContains(t, out.Stdout, "hello from")
+	out = sh("cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '")
+	assert.Equal(t, "lo\n", out.Stdout, "only loopback in the sandbox")
+}
+
+func TestNetworkDeniedWinsAndPorts(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs := fakeInternet(t, "api.github.com", "ads.github.com", "git.example.com")
+	_, port, _ := net.SplitHostPort(addrs["api.github.com"])
+	_, gitPort, _ := net.SplitHostPort(addrs["git.example.com"])
+	dir := t.TempDir()
+	writeHostFile(t, dir+"/.boxsh/policy.json", `{"network": {"mode": "allowlist",
+		"allowedDomains": ["*.github.com", "git.example.com:`+gitPort+`"],
+		"deniedDomains": ["ads.github.com"]}}`, 0o644)
+	s := startServer(t, ctx, serverOptions{dir: dir, args: []string{"--sandbox", "--log-level", "info"}})
+	get := func(url string) string {
+		return s.call("bash", map[string]any{"command": "curl -sS --max-time 10 -o - -w '|%{http_code}' " + url, "timeout": 20}).bash(t).Stdout
+	}
+	assert.Equal(t, "hello from api.github.com /|200", get("http://api.github.com:"+port+"/"))
+	denied := get("http://ads.github.com:" + port + "/")
+	assert.Contains(t, denied, "|403", "denied wins over allowed")
+	assert.Contains(t, denied, "deniedDomains")
+	assert.Equal(t, "hello from git.example.com /|200", get("http://git.example.com:"+gitPort+"/"), "the allowed port")
+	if port != gitPort {
+		assert.Contains(t, get("http://git.example.com:"+port+"/"), "|403", "another port")
+	}
+
+	// The decision log (hclog on stderr, at info).
+	s.stop()
+	log := s.stderr.String()
+	assert.Regexp(t, `ads\.github\.com`, log)
+	assert.Regexp(t, `allowed=false`, log)
+	assert.Regexp(t, `allowed=true`, log)
+}
+
+// Shell mode and -- CMD get the same proxy; --new-net-ns is "disabled".
+func TestNetworkShellMode(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs := fakeInternet(t, "registry.npmjs.org")
+	url := "http://registry.npmjs.org:" + strings.Split(addrs["registry.npmjs.org"], ":")[1] + "/pkg"
+	r := runBoxsh(t, ctx, "", "--sandbox", "--network", "allowlist", "--allow-domain", "registry.npmjs.org",
+		"-c", "curl -sS --max-time 10 "+url)
+	assert.Equal(t, "hello from registry.npmjs.org /pkg", r.stdout, r.stderr)
+
+	r = runBoxsh(t, ctx, "", "--sandbox", "--new-net-ns", "--", "sh", "-c", "curl -sS --max-time 5 "+url+"; echo rc=$?")
+	assert.NotContains(t, r.stdout, "hello from", "disabled: no proxy, no way out")
+	assert.Contains(t, r.stdout, "rc=")
+}
