@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
@@ -65,6 +68,8 @@ func NewProxy(p policy.Policy, log hclog.Logger) (*proxy.Server, error) {
 		return nil, fmt.Errorf("network policy: %w", err)
 	}
 	s := &proxy.Server{Rules: rules, Log: log}
+	outside := &net.Dialer{Timeout: 10 * time.Second, Control: refuseHostLocal}
+	s.Dial = outside.DialContext
 	if hosts := os.Getenv(ProxyHostsVar); hosts != "" {
 		m := map[string]string{}
 		for entry := range strings.SplitSeq(hosts, ",") {
@@ -138,4 +143,24 @@ func StartProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(),
 // descriptor fd.
 func ProxyArgs(fd int) []string {
 	return []string{"--proxy-fd", strconv.Itoa(fd), "--proxy-listen", ProxyListen}
+}
+
+// refuseHostLocal refuses upstream connections to the host's own
+// addresses (loopback, link-local such as a cloud's metadata service,
+// unspecified, multicast): the proxy runs outside the sandbox, and an
+// allowed name that resolves to one must not reach the host's services.
+func refuseHostLocal(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return err
+	}
+	ip = ip.Unmap()
+	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
+		return fmt.Errorf("refusing to connect to %s: an address of the host itself", ip)
+	}
+	return nil
 }
