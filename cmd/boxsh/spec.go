@@ -158,8 +158,16 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		if initErr != nil {
 			return fail(initErr)
 		}
-		cfg.Args = runtime.InitArgs(runtime.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel,
-			TimeoutDefault: pol.TimeoutDefault.Value, MaxOutput: pol.MaxOutput.Value, Memory: pol.Memory.Value, Pids: pol.Pids.Value})
+		initOpts := runtime.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel,
+			TimeoutDefault: pol.TimeoutDefault.Value, MaxOutput: pol.MaxOutput.Value, Memory: pol.Memory.Value, Pids: pol.Pids.Value}
+		// Allowlist: boxsh-init exposes the proxy that boxsh's front
+		// serves on fd 4 (without it, as under another runtime, there is
+		// no way out of the namespace).
+		if mode, _ := pol.Network(); mode == policy.NetworkAllowlist {
+			initOpts.ProxyFD = runtime.InitFD + 1
+			cfg.Env = runtime.WithProxyEnv(cfg.Env)
+		}
+		cfg.Args = runtime.InitArgs(initOpts)
 		cfg.InitPath = initPath
 	}
 	spec, err := runtime.BuildSpec(cfg)

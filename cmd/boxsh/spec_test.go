@@ -212,7 +212,14 @@ func TestSpecNetworkModes(t *testing.T) {
 	assert.True(t, hasNetNS("--network", "allowlist", "--allow-domain", "registry.npmjs.org"))
 	assert.False(t, hasNetNS("--new-net-ns", "--network", "allow_all"), "the later flag wins")
 
-	code, _, errOut := spec(t, t.TempDir(), "--network", "some")
+	stubSpecHost(t, "/usr/bin/boxsh-init")
+	code, out, errOut := spec(t, t.TempDir(), "--network", "allowlist", "--allow-domain", "registry.npmjs.org")
+	require.Equal(t, 0, code, errOut)
+	s := decodeSpec(t, out)
+	assert.Contains(t, strings.Join(s.Process.Args, " "), "--proxy-fd 4 --proxy-listen 127.0.0.1:3128", "boxsh-init exposes the proxy of fd 4")
+	assert.Contains(t, s.Process.Env, "HTTPS_PROXY=http://127.0.0.1:3128")
+
+	code, _, errOut = spec(t, t.TempDir(), "--network", "some")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `--network "some": expected disabled, allow_all or allowlist`)
 }
