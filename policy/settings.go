@@ -236,11 +236,15 @@ func lineOf(b []byte, offset int64) int {
 // validate checks the values a JSON type does not.
 func (s Settings) validate() error {
 	fs := s.Filesystem
-	for key, rules := range map[string][]string{
-		"filesystem.denyRead": fs.DenyRead, "filesystem.allowRead": fs.AllowRead,
-		"filesystem.allowWrite": fs.AllowWrite, "filesystem.denyWrite": fs.DenyWrite,
+	for _, list := range []struct {
+		key   string
+		rules []string
+	}{
+		{"filesystem.denyRead", fs.DenyRead}, {"filesystem.allowRead", fs.AllowRead},
+		{"filesystem.allowWrite", fs.AllowWrite}, {"filesystem.denyWrite", fs.DenyWrite},
 	} {
-		for _, r := range rules {
+		key := list.key
+		for _, r := range list.rules {
 			if err := validateRule(r); err != nil {
 				return fmt.Errorf("%s: %q: %w", key, r, err)
 			}
@@ -261,8 +265,12 @@ func (s Settings) validate() error {
 	default:
 		return fmt.Errorf("network.mode: expected disabled, allow_all or allowlist, got %q", s.Network.Mode)
 	}
-	for key, domains := range map[string][]string{"network.allowedDomains": s.Network.AllowedDomains, "network.deniedDomains": s.Network.DeniedDomains} {
-		for _, d := range domains {
+	for _, list := range []struct {
+		key     string
+		domains []string
+	}{{"network.allowedDomains", s.Network.AllowedDomains}, {"network.deniedDomains", s.Network.DeniedDomains}} {
+		key := list.key
+		for _, d := range list.domains {
 			if d == "" || strings.ContainsAny(d, " /\t") {
 				return fmt.Errorf("%s: %q: expected a domain name such as registry.npmjs.org or *.example.com, with an optional :port", key, d)
 			}

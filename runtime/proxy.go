@@ -23,9 +23,9 @@ import (
 // network proxy: boxsh-init's forwarder on the sandbox's loopback.
 const ProxyListen = "127.0.0.1:3128"
 
-// proxyFD is the descriptor of the proxy socket in boxsh-init (after the
-// frame socket).
-const proxyFD = InitFD + 1
+// ProxyFD is the descriptor of the proxy socket in boxsh-init, after the
+// frame socket (or, in shell mode, the lifeline pipe) at InitFD.
+const ProxyFD = InitFD + 1
 
 // ProxyEnv are the variables that point commands (curl, git, npm, pip,
 // go) at the proxy.

@@ -93,37 +93,46 @@ func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (Fil
 		return false
 	}
 	deny := func(rules []policy.Rule, writable bool, out *[]RuledPath) error {
+		add := func(f RuledPath) {
+			if (writable || !allowed(f.Path)) && !slices.ContainsFunc(*out, func(o RuledPath) bool { return o.Path == f.Path }) {
+				*out = append(*out, f)
+			}
+		}
+		var patterns []namePattern
 		for _, r := range rules {
 			label := fmt.Sprintf("%s (%s)", r.Value, r.Source)
 			path, pattern := rulePath(r.Value, home, cwd)
+			if pattern {
+				patterns = append(patterns, namePattern{r.Value, label})
+				continue
+			}
 			for _, b := range sb.Binds {
-				if writable && b.Mode == policy.ReadOnly {
+				if writable && b.Mode == policy.ReadOnly || !isUnder(path, b.Dst) {
 					continue
 				}
-				var found []RuledPath
-				if pattern {
-					var err error
-					found, err = walkMatches(b, r.Value, label, &budget)
-					if errors.Is(err, errRuleBudget) {
-						fr.Incomplete = fmt.Sprintf("the binds hold more than %d files: name patterns (such as %s) cover only those looked at; bind less, or write rules as paths", ruleWalkBudget, label)
-						err = nil
-					}
-					if err != nil {
-						return err
-					}
-				} else if isUnder(path, b.Dst) {
-					if fi, err := os.Lstat(hostPathIn(b, path)); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
-						found = append(found, RuledPath{Path: path, Dir: fi.IsDir(), Rule: label})
-					}
+				if fi, err := os.Lstat(hostPathIn(b, path)); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+					add(RuledPath{Path: path, Dir: fi.IsDir(), Rule: label})
 				}
-				for _, f := range found {
-					if !writable && allowed(f.Path) {
-						continue
-					}
-					if !slices.ContainsFunc(*out, func(o RuledPath) bool { return o.Path == f.Path }) {
-						*out = append(*out, f)
-					}
-				}
+			}
+		}
+		if len(patterns) == 0 {
+			return nil
+		}
+		// One walk of each bind for all the name patterns.
+		for _, b := range sb.Binds {
+			if writable && b.Mode == policy.ReadOnly {
+				continue
+			}
+			found, err := walkMatches(b, patterns, &budget)
+			if errors.Is(err, errRuleBudget) {
+				fr.Incomplete = fmt.Sprintf("the binds hold more than %d files: name patterns (such as %s) cover only those looked at; bind less, or write rules as paths", ruleWalkBudget, patterns[0].label)
+				err = nil
+			}
+			if err != nil {
+				return err
+			}
+			for _, f := range found {
+				add(f)
 			}
 		}
 		return nil
@@ -175,9 +184,15 @@ func hostPathIn(b policy.Bind, p string) string {
 // errRuleBudget stops a walk that looked at too many entries.
 var errRuleBudget = errors.New("too many files")
 
-// walkMatches lists the entries under bind b whose name matches pattern,
-// as sandbox paths.
-func walkMatches(b policy.Bind, pattern, label string, budget *int) ([]RuledPath, error) {
+// namePattern is a rule's name pattern and its label.
+type namePattern struct {
+	pattern, label string
+}
+
+// walkMatches lists the entries under bind b whose name a pattern matches
+// (labelled by the first one that does), as sandbox paths; it does not
+// look inside a matching directory.
+func walkMatches(b policy.Bind, patterns []namePattern, budget *int) ([]RuledPath, error) {
 	var found []RuledPath
 	roots := []string{b.Dst}
 	if b.Mode == policy.CopyOnWrite {
@@ -197,14 +212,18 @@ func walkMatches(b policy.Bind, pattern, label string, budget *int) ([]RuledPath
 			if p != root && d.IsDir() && (slices.Contains(ruleWalkSkip, d.Name()) || slices.Contains(ruleWalkSkipPaths, p)) {
 				return fs.SkipDir
 			}
-			if p == root || d.Type()&fs.ModeSymlink != 0 || !matchName(pattern, d.Name()) {
+			if p == root || d.Type()&fs.ModeSymlink != 0 {
+				return nil
+			}
+			i := slices.IndexFunc(patterns, func(np namePattern) bool { return matchName(np.pattern, d.Name()) })
+			if i < 0 {
 				return nil
 			}
 			rel, err := filepath.Rel(root, p)
 			if err != nil {
 				return err
 			}
-			found = append(found, RuledPath{Path: filepath.Join(b.Dst, rel), Dir: d.IsDir(), Rule: label})
+			found = append(found, RuledPath{Path: filepath.Join(b.Dst, rel), Dir: d.IsDir(), Rule: patterns[i].label})
 			if d.IsDir() {
 				return fs.SkipDir
 			}

@@ -35,7 +35,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		defer child.Close()
 		stopProxy = stop
 		extra = append(extra, child)
-		opts.ProxyFD = proxyFD
+		opts.ProxyFD = ProxyFD
 		env = WithProxyEnv(env)
 	}
 	ct, err := StartContainer(ctx, ContainerConfig{

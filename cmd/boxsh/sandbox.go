@@ -38,3 +38,23 @@ func prepareSandbox(sb policy.Sandbox, cwd, home string) (_ policy.Sandbox, done
 		}
 	}, nil
 }
+
+// sandboxedCommand is what shell mode runs in a sandbox: the shell with
+// its arguments (or the command after --), and its environment: the
+// policy's, and the boxsh prompt for an interactive shell on a terminal.
+func sandboxedCommand(opts options, tty bool) (argv, env []string) {
+	env = policy.CommandEnv(opts.policy, os.Environ())
+	if opts.mode == modeCommand {
+		return opts.args, env
+	}
+	argv = []string{opts.shell}
+	// As boxsh v3: -i is not forced on a shell without a terminal.
+	if opts.interactive && tty {
+		argv = append(argv, "-i")
+	}
+	argv = append(argv, opts.args...)
+	if (opts.interactive && tty) || (len(opts.args) == 0 && tty) {
+		env = append(env, "PS1="+prompt(opts.sandbox.Try))
+	}
+	return argv, env
+}

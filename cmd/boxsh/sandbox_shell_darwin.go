@@ -8,7 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/boxsh/boxsh/policy"
+	"golang.org/x/term"
+
 	"github.com/boxsh/boxsh/runtime"
 )
 
@@ -27,15 +28,12 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	}
 	started := false
 	defer func() { done(started) }()
-	argv := opts.args
-	if opts.mode != modeCommand {
-		argv = append([]string{opts.shell}, opts.args...)
-	}
+	argv, env := sandboxedCommand(opts, term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())))
 	cmd, err := runtime.SandboxCommand(sb, opts.policy, home, cwd, argv)
 	if err != nil {
 		return fail(err)
 	}
-	cmd.Env = policy.CommandEnv(opts.policy, os.Environ())
+	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	started = true
 	err = cmd.Run()

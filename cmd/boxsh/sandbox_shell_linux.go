@@ -41,21 +41,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	}
 
 	tty := term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
-	env := policy.CommandEnv(opts.policy, os.Environ())
-	var argv []string
-	if opts.mode == modeCommand {
-		argv = opts.args
-	} else {
-		argv = []string{opts.shell}
-		// As boxsh v3: -i is not forced on a shell without a terminal.
-		if opts.interactive && tty {
-			argv = append(argv, "-i")
-		}
-		argv = append(argv, opts.args...)
-		if (opts.interactive && tty) || (len(opts.args) == 0 && tty) {
-			env = append(env, "PS1="+prompt(opts.sandbox.Try))
-		}
-	}
+	argv, env := sandboxedCommand(opts, tty)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -80,7 +66,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		defer stop()
 		defer child.Close()
 		extra = append(extra, child)
-		initArgs = append(initArgs, runtime.ProxyArgs(4)...)
+		initArgs = append(initArgs, runtime.ProxyArgs(runtime.ProxyFD)...)
 		env = runtime.WithProxyEnv(env)
 	}
 	ct, err := runtime.StartContainer(ctx, runtime.ContainerConfig{

@@ -164,7 +164,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		// serves on fd 4 (without it, as under another runtime, there is
 		// no way out of the namespace).
 		if mode, _ := pol.Network(); mode == policy.NetworkAllowlist {
-			initOpts.ProxyFD = runtime.InitFD + 1
+			initOpts.ProxyFD = runtime.ProxyFD
 			cfg.Env = runtime.WithProxyEnv(cfg.Env)
 		}
 		cfg.Args = runtime.InitArgs(initOpts)
