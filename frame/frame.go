@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 )
 
@@ -75,13 +76,13 @@ func (fw *Writer) Write(payload []byte) error {
 	}
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(payload)))
+	// One writev for header and body where the stream supports it (a
+	// socket does): the reader then wakes once per frame, not twice.
+	bufs := net.Buffers{hdr[:], payload}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	if _, err := fw.w.Write(hdr[:]); err != nil {
-		return fmt.Errorf("write frame header: %w", err)
-	}
-	if _, err := fw.w.Write(payload); err != nil {
-		return fmt.Errorf("write frame body: %w", err)
+	if _, err := bufs.WriteTo(fw.w); err != nil {
+		return fmt.Errorf("write frame: %w", err)
 	}
 	return nil
 }

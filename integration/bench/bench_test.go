@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -70,5 +72,19 @@ func TestCheckBatch(t *testing.T) {
 	ty = tally{}
 	if n := checkBatch([][]byte{ok("2"), ok("2")}, 2, &ty); n != 1 || ty.failed != 1 {
 		t.Errorf("duplicate id: %d distinct, %d failed", n, ty.failed)
+	}
+}
+
+func TestLineReader(t *testing.T) {
+	long := strings.Repeat("A", 3*initialLineBuffer+17)
+	lr := newLineReader(strings.NewReader("a\r\n" + long + "\n\nlast"))
+	for _, want := range []string{"a", long, "", "last"} {
+		got, err := lr.next()
+		if err != nil || string(got) != want {
+			t.Fatalf("next = %.20q (%d bytes), %v; want %.20q (%d bytes)", got, len(got), err, want, len(want))
+		}
+	}
+	if _, err := lr.next(); !errors.Is(err, io.EOF) {
+		t.Errorf("after the last line: %v, want io.EOF", err)
 	}
 }

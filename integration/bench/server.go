@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ type server struct {
 	stdin  io.WriteCloser
 	w      *bufio.Writer
 	stdout *os.File // read end of the stdout pipe; closed once it exited
-	lines  *bufio.Scanner
+	lines  *lineReader
 	stderr *os.File // an unlinked temporary file holding its stderr
 	nextID int
 
@@ -82,8 +83,7 @@ func startServer(bin string, args []string, timeout time.Duration) (*server, err
 	}
 	s := &server{cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, timeout: timeout, nextID: 1}
 	s.w = bufio.NewWriterSize(stdin, 64<<10)
-	s.lines = bufio.NewScanner(stdout)
-	s.lines.Buffer(make([]byte, initialLineBuffer), maxLineBytes)
+	s.lines = newLineReader(stdout)
 	s.watchdog = time.AfterFunc(time.Hour, s.expire)
 	s.watchdog.Stop()
 	s.exited = make(chan struct{})
@@ -127,15 +127,11 @@ func (s *server) send(raw []byte) error {
 // until the next call. It fails once the timeout passes without a line.
 func (s *server) readLine() ([]byte, error) {
 	s.watchdog.Reset(s.timeout)
-	ok := s.lines.Scan()
+	line, err := s.lines.next()
 	s.arrived = time.Now()
 	s.watchdog.Stop()
-	if ok {
-		return s.lines.Bytes(), nil
-	}
-	err := s.lines.Err()
 	if err == nil {
-		err = io.EOF
+		return line, nil
 	}
 	if s.timedOut.Load() {
 		err = fmt.Errorf("no answer within %v", s.timeout)
@@ -336,4 +332,41 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// lineReader splits a stream into lines, looking at each byte once: a long
+// answer arrives in many reads, and rescanning what was buffered at each
+// (as bufio.Scanner does) would make the bench's own cost grow with the
+// square of the answer's size and be counted against the server.
+type lineReader struct {
+	r    *bufio.Reader
+	line []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, initialLineBuffer), line: make([]byte, 0, initialLineBuffer)}
+}
+
+// next returns the next line without its end (\n or \r\n), valid until
+// the following call. A last line without a newline is returned too; then
+// io.EOF.
+func (lr *lineReader) next() ([]byte, error) {
+	lr.line = lr.line[:0]
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		if len(lr.line)+len(chunk) > maxLineBytes {
+			return nil, fmt.Errorf("answer line longer than %d bytes", maxLineBytes)
+		}
+		lr.line = append(lr.line, chunk...)
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(bytes.TrimSuffix(lr.line, []byte("\n")), []byte("\r")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(lr.line) > 0:
+			return lr.line, nil
+		default:
+			return nil, err
+		}
+	}
 }
