@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -51,6 +52,10 @@ func Read(ctx context.Context, args tool.ReadArgs) tool.Result {
 			return readImage(f, ft.MIME, fi.Size())
 		}
 		return metadata(ft.MIME, fi.Size())
+	}
+	if n < len(head) {
+		// The head holds the whole file (most files read are small).
+		return readText(ctx, bytes.NewReader(head), ft.MIME, int64(n), args)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return tool.Errorf("read: %s: %s", args.Path, tool.ErrorText(err))
@@ -105,8 +110,15 @@ func readText(ctx context.Context, f io.Reader, mime string, size int64, args to
 	if limit <= 0 {
 		limit = DefaultMaxLines
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	// Buffers sized to the file, not to the largest one: a small file
+	// should not cost 64 KiB of allocation per read.
+	bufSize := int64(64 << 10)
+	if size >= 0 && size < bufSize {
+		bufSize = max(size+1, 16)
+	}
+	br := bufio.NewReaderSize(f, int(bufSize))
 	var out bytes.Buffer
+	out.Grow(int(min(bufSize, DefaultMaxBytes)))
 	lineNo, collected := 0, 0
 	truncated := false
 	for {
@@ -168,20 +180,22 @@ func readText(ctx context.Context, f io.Reader, mime string, size int64, args to
 }
 
 // readLine returns the next line with its newline, holding at most max+1
-// bytes of it (the rest of a longer line is left unread).
+// bytes of it (the rest of a longer line is left unread). The line is
+// valid until the next read from br.
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if err == bufio.ErrBufferFull {
-			if len(line) > max {
-				return line, nil
-			}
-			continue
-		}
-		return line, err
+	chunk, err := br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return chunk, err // the whole line, still in the reader's buffer
 	}
+	line := slices.Clone(chunk)
+	for err == bufio.ErrBufferFull && len(line) <= max {
+		chunk, err = br.ReadSlice('\n')
+		line = append(line, chunk...)
+	}
+	if err == bufio.ErrBufferFull {
+		err = nil
+	}
+	return line, err
 }
 
 // discardLine skips the rest of the current line.
