@@ -90,69 +90,97 @@ func (a *Agent) Close() {
 
 // Serve answers the calls read from conn until it ends or ctx is
 // cancelled, then waits for the calls still running.
+//
+// The goroutine that reads a call runs it, after handing the reading on to
+// a new goroutine: a call goes from the channel to its tool, and its reply
+// back, without a hand-over between goroutines.
 func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
-	r := frame.NewReader(conn)
-	w := frame.NewWriter(conn)
-	var (
-		mu      sync.Mutex
-		running = make(map[uint64]context.CancelFunc)
-		wg      sync.WaitGroup
-	)
-	defer wg.Wait()
+	s := &serving{a: a, r: frame.NewReader(conn), w: frame.NewWriter(conn),
+		running: make(map[uint64]context.CancelFunc), ended: make(chan error, 1)}
+	go s.read(ctx)
+	err := <-s.ended
+	s.calls.Wait()
+	return err
+}
+
+// serving is the state of one Serve.
+type serving struct {
+	a     *Agent
+	r     *frame.Reader
+	w     *frame.Writer
+	ended chan error // receives how reading ended
+	calls sync.WaitGroup
+
+	mu      sync.Mutex
+	running map[uint64]context.CancelFunc
+}
+
+// read reads frames until one is a call to run, then reads on in a new
+// goroutine and runs the call.
+func (s *serving) read(ctx context.Context) {
 	for {
-		payload, err := r.Read()
+		payload, err := s.r.Read()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil
+				err = nil
+			} else {
+				err = fmt.Errorf("read call: %w", err)
 			}
-			return fmt.Errorf("read call: %w", err)
+			s.ended <- err
+			return
 		}
 		var c frame.Call
 		if err := json.Unmarshal(payload, &c); err != nil {
-			return fmt.Errorf("decode call: %w", err)
+			s.ended <- fmt.Errorf("decode call: %w", err)
+			return
 		}
 		if c.Cancel {
-			mu.Lock()
-			if cancel, ok := running[c.ID]; ok {
+			s.mu.Lock()
+			if cancel, ok := s.running[c.ID]; ok {
 				cancel()
 			}
-			mu.Unlock()
+			s.mu.Unlock()
 			continue
 		}
 		var ticket *bash.Ticket
 		if c.Tool == tool.Bash {
-			ticket = a.pool.Reserve() // in arrival order
+			ticket = s.a.pool.Reserve() // in arrival order
 		}
 		callCtx, cancel := context.WithCancel(ctx)
-		mu.Lock()
-		running[c.ID] = cancel
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				mu.Lock()
-				delete(running, c.ID)
-				mu.Unlock()
-				cancel()
-			}()
-			reply, release := a.call(callCtx, ticket, c.ID, c.Tool, c.Args)
-			// The call's worker or slot is held until its reply is
-			// written: a client that stops reading stops the tools too,
-			// instead of their results piling up in memory.
-			defer release()
-			err := w.Write(reply)
-			if errors.Is(err, frame.ErrTooLarge) {
-				// Never leave a call unanswered.
-				b, _ := json.Marshal(tool.Errorf("%s: the result (%d bytes) exceeds the %d-byte limit", c.Tool, len(reply), frame.MaxSize))
-				err = w.Write(frame.EncodeReply(c.ID, b))
-			}
-			if err != nil {
-				a.log.Debug("write reply failed", "id", c.ID, "error", err)
-			}
-		}()
+		s.mu.Lock()
+		s.running[c.ID] = cancel
+		s.mu.Unlock()
+		s.calls.Add(1)
+		go s.read(ctx)
+		s.run(callCtx, cancel, ticket, c)
+		return
+	}
+}
+
+// run runs one call and writes its reply.
+func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *bash.Ticket, c frame.Call) {
+	defer s.calls.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, c.ID)
+		s.mu.Unlock()
+		cancel()
+	}()
+	reply, release := s.a.call(ctx, ticket, c.ID, c.Tool, c.Args)
+	// The call's worker or slot is held until its reply is written: a
+	// client that stops reading stops the tools too, instead of their
+	// results piling up in memory.
+	defer release()
+	err := s.w.Write(reply)
+	if errors.Is(err, frame.ErrTooLarge) {
+		// Never leave a call unanswered.
+		b, _ := json.Marshal(tool.Errorf("%s: the result (%d bytes) exceeds the %d-byte limit", c.Tool, len(reply), frame.MaxSize))
+		err = s.w.Write(frame.EncodeReply(c.ID, b))
+	}
+	if err != nil {
+		s.a.log.Debug("write reply failed", "id", c.ID, "error", err)
 	}
 }
 

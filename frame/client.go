@@ -7,53 +7,71 @@ import (
 	"fmt"
 	"io"
 	"sync"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // ErrClosed reports a call that cannot complete because the channel to
 // boxsh-init ended.
 var ErrClosed = errors.New("boxsh-init is gone")
 
-// DefaultBudget is the default memory budget of unreleased results.
-const DefaultBudget = 64 << 20
+// Done receives the outcome of a call: its encoded result, or an error (a
+// protocol fault as *Error).
+type Done func(result json.RawMessage, err error)
 
 // Client is the front's end of the channel: it sends Calls and matches the
 // Replies that come back, in any order.
 //
-// Results count against a memory budget from the moment they are read until
-// their Pending is released; while the budget is spent the Client reads no
-// more replies, so boxsh-init blocks instead of the front piling up results
-// that a stalled client does not read.
+// Each reply is handed to its call's Done on the goroutine that reads the
+// channel, with no hand-over to another goroutine on the way to the client.
+// While a Done runs no other reply is read: a Done that blocks (on a client
+// that stops reading) makes boxsh-init block too, instead of the front
+// piling up results in memory.
 type Client struct {
-	w    *Writer
-	held *semaphore.Weighted
-	max  int64
+	w *Writer
 
 	mu      sync.Mutex
 	nextID  uint64
-	pending map[uint64]*Pending
+	pending map[uint64]*call
 	err     error // set once the channel ended
 	done    chan struct{}
 }
 
-// NewClient starts reading replies from conn, holding at most budget bytes
-// of unreleased results (DefaultBudget if budget <= 0). Close conn (or let
-// the other side end it) to stop; pending calls then fail with ErrClosed.
-func NewClient(conn io.ReadWriter, budget int64) *Client {
-	if budget <= 0 {
-		budget = DefaultBudget
+// call is a call sent and not yet finished.
+type call struct {
+	done Done
+	stop func() bool // stops the call's context.AfterFunc; nil until set
+}
+
+// finish hands the outcome to the call's Done.
+func (p call) finish(result json.RawMessage, err error) {
+	if p.stop != nil {
+		p.stop()
 	}
-	c := &Client{
-		w: NewWriter(conn), held: semaphore.NewWeighted(budget), max: budget,
-		pending: make(map[uint64]*Pending), done: make(chan struct{}),
-	}
+	p.done(result, err)
+}
+
+// NewClient starts reading replies from conn. Close conn (or let the other
+// side end it) to stop; pending calls then finish with ErrClosed.
+func NewClient(conn io.ReadWriter) *Client {
+	c := &Client{w: NewWriter(conn), pending: make(map[uint64]*call), done: make(chan struct{})}
 	go c.readLoop(NewReader(conn))
 	return c
 }
 
 // Done is closed when the channel has ended.
 func (c *Client) Done() <-chan struct{} { return c.done }
+
+// take removes call id from the pending calls. Only the one who takes a
+// call finishes it.
+func (c *Client) take(id uint64) (call, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pending[id]
+	if !ok {
+		return call{}, false
+	}
+	delete(c.pending, id)
+	return *p, true
+}
 
 func (c *Client) readLoop(r *Reader) {
 	var err error
@@ -66,16 +84,15 @@ func (c *Client) readLoop(r *Reader) {
 		if rep, err = DecodeReply(payload); err != nil {
 			break
 		}
-		c.mu.Lock()
-		p, ok := c.pending[rep.ID]
-		delete(c.pending, rep.ID)
-		c.mu.Unlock()
+		p, ok := c.take(rep.ID)
 		if !ok {
-			continue // cancelled or released meanwhile
+			continue // cancelled meanwhile
 		}
-		rep.size = min(int64(len(payload)), c.max)
-		_ = c.held.Acquire(context.Background(), rep.size)
-		p.ch <- rep
+		if rep.Error != nil {
+			p.finish(nil, rep.Error)
+		} else {
+			p.finish(rep.Result, nil)
+		}
 	}
 	if errors.Is(err, io.EOF) {
 		err = ErrClosed
@@ -84,89 +101,58 @@ func (c *Client) readLoop(r *Reader) {
 	}
 	c.mu.Lock()
 	c.err = err
+	var left []call
 	for id, p := range c.pending {
+		left = append(left, *p)
 		delete(c.pending, id)
-		close(p.ch)
 	}
 	c.mu.Unlock()
+	// Done first: a client answered about a lost call may send the next at
+	// once, and it must find the channel ended (to start a new one).
 	close(c.done)
-}
-
-// Pending is a call sent to boxsh-init.
-type Pending struct {
-	c   *Client
-	ctx context.Context
-	id  uint64
-	ch  chan Reply // receives the reply once, or is closed
-
-	once sync.Once
-	got  bool  // Wait received the reply
-	size int64 // budget the received reply holds
+	for _, p := range left {
+		p.finish(nil, err)
+	}
 }
 
 // Start sends a call to boxsh-init without waiting for the reply: calls
-// reach boxsh-init in the order Start is called. Cancelling ctx before the
-// reply arrives asks boxsh-init to stop the call.
-func (c *Client) Start(ctx context.Context, name string, args json.RawMessage) (*Pending, error) {
+// reach boxsh-init in the order Start is called. done is called once: with
+// the reply, on the Client's reading goroutine (see Client); with ErrClosed
+// if the channel ends first; or, if ctx is cancelled first, with ctx.Err(),
+// after boxsh-init has been asked to stop the call (its reply, if one
+// comes, is dropped). When Start returns an error, done is not called.
+func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, done Done) error {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return nil, err
+		return err
 	}
 	c.nextID++
-	p := &Pending{c: c, ctx: ctx, id: c.nextID, ch: make(chan Reply, 1)}
-	c.pending[p.id] = p
+	id := c.nextID
+	p := &call{done: done}
+	c.pending[id] = p
 	c.mu.Unlock()
 
-	if err := c.w.WriteJSON(Call{ID: p.id, Tool: name, Args: args}); err != nil {
-		p.Release()
-		return nil, fmt.Errorf("send call: %w", err)
+	if err := c.w.WriteJSON(Call{ID: id, Tool: name, Args: args}); err != nil {
+		c.take(id)
+		return fmt.Errorf("send call: %w", err)
 	}
-	return p, nil
-}
-
-// Wait returns the call's encoded result. When the call's context is
-// cancelled first, Wait sends a cancel frame and returns ctx.Err(). A
-// protocol fault comes back as *Error.
-func (p *Pending) Wait() (json.RawMessage, error) {
-	select {
-	case rep, ok := <-p.ch:
-		if !ok {
-			p.c.mu.Lock()
-			err := p.c.err
-			p.c.mu.Unlock()
-			return nil, err
-		}
-		p.got, p.size = true, rep.size
-		if rep.Error != nil {
-			return nil, rep.Error
-		}
-		return rep.Result, nil
-	case <-p.ctx.Done():
-		_ = p.c.w.WriteJSON(Call{ID: p.id, Cancel: true})
-		return nil, p.ctx.Err()
-	}
-}
-
-// Release returns the reply's memory to the Client's budget once the result
-// has been used. It may be called more than once, and without Wait.
-func (p *Pending) Release() {
-	p.once.Do(func() {
-		if p.got {
-			p.c.held.Release(p.size)
-			return
-		}
-		p.c.mu.Lock()
-		_, waiting := p.c.pending[p.id]
-		delete(p.c.pending, p.id)
-		p.c.mu.Unlock()
-		if waiting {
-			return // the reply, if it comes, is dropped unread
-		}
-		// The reader has taken the reply and is handing it over.
-		if rep, ok := <-p.ch; ok {
-			p.c.held.Release(rep.size)
+	// Set up cancellation after the call is sent, so that a cancel frame
+	// never overtakes it.
+	stop := context.AfterFunc(ctx, func() {
+		if p, ok := c.take(id); ok {
+			_ = c.w.WriteJSON(Call{ID: id, Cancel: true})
+			p.done(nil, ctx.Err())
 		}
 	})
+	c.mu.Lock()
+	if _, ok := c.pending[id]; ok {
+		p.stop, stop = stop, nil
+	}
+	c.mu.Unlock()
+	if stop != nil {
+		stop() // the call finished meanwhile
+	}
+	return nil
 }

@@ -105,49 +105,83 @@ func TestReplyGenericForm(t *testing.T) {
 	assert.False(t, errors.Is(err, ErrTooLarge))
 }
 
-func TestClientBudgetStopsReading(t *testing.T) {
+// fakeInit answers every call on conn with a small result and reports each
+// cancel frame on cancels.
+func fakeInit(conn net.Conn, cancels chan<- uint64, answer func(Call) bool) {
+	r, w := NewReader(conn), NewWriter(conn)
+	for {
+		payload, err := r.Read()
+		if err != nil {
+			return
+		}
+		var call Call
+		_ = json.Unmarshal(payload, &call)
+		if call.Cancel {
+			cancels <- call.ID
+			continue
+		}
+		if answer(call) && w.Write(EncodeReply(call.ID, []byte(`"r`+strings.Repeat("r", 59)+`"`))) != nil {
+			return
+		}
+	}
+}
+
+type outcome struct {
+	result json.RawMessage
+	err    error
+}
+
+func TestClientBlockedDoneStopsReading(t *testing.T) {
 	front, back := net.Pipe()
 	defer front.Close()
 	defer back.Close()
-	c := NewClient(front, 100)
+	c := NewClient(front)
+	go fakeInit(back, make(chan uint64, 1), func(Call) bool { return true })
 
-	// The fake boxsh-init answers every call with an 80-byte result.
-	go func() {
-		r, w := NewReader(back), NewWriter(back)
-		for {
-			payload, err := r.Read()
-			if err != nil {
-				return
-			}
-			var call Call
-			_ = json.Unmarshal(payload, &call)
-			if call.Cancel {
-				continue
-			}
-			result := []byte(`"` + strings.Repeat("r", 60) + `"`)
-			if w.Write(EncodeReply(call.ID, result)) != nil {
-				return
-			}
-		}
-	}()
-
+	unblock := make(chan struct{})
+	first, second := make(chan outcome, 1), make(chan outcome, 1)
 	ctx := context.Background()
-	p1, err := c.Start(ctx, "bash", []byte(`{}`))
-	require.NoError(t, err)
-	p2, err := c.Start(ctx, "bash", []byte(`{}`))
-	require.NoError(t, err)
-	_, err = p1.Wait()
-	require.NoError(t, err)
+	require.NoError(t, c.Start(ctx, "bash", []byte(`{}`), func(r json.RawMessage, err error) {
+		first <- outcome{r, err}
+		<-unblock
+	}))
+	require.NoError(t, c.Start(ctx, "bash", []byte(`{}`), func(r json.RawMessage, err error) { second <- outcome{r, err} }))
+	o := <-first
+	require.NoError(t, o.err)
+	assert.Len(t, o.result, 62)
 	select {
-	case <-p2.ch:
-		t.Fatal("a second result was taken in while the first still holds the budget")
+	case <-second:
+		t.Fatal("a second reply was read while the first one's Done was still running")
 	case <-time.After(100 * time.Millisecond):
 	}
-	p1.Release()
-	res, err := p2.Wait()
-	require.NoError(t, err)
-	assert.Len(t, res, 62)
-	p2.Release()
-	p2.Release() // idempotent
-	assert.True(t, c.held.TryAcquire(100), "all budget is back")
+	close(unblock)
+	o = <-second
+	require.NoError(t, o.err)
+	assert.Len(t, o.result, 62)
+}
+
+func TestClientCancelAndClose(t *testing.T) {
+	front, back := net.Pipe()
+	defer front.Close()
+	c := NewClient(front)
+	cancels := make(chan uint64, 1)
+	go fakeInit(back, cancels, func(Call) bool { return false }) // never answers
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan outcome, 1)
+	require.NoError(t, c.Start(ctx, "bash", []byte(`{}`), func(r json.RawMessage, err error) { cancelled <- outcome{r, err} }))
+	orphan := make(chan outcome, 1)
+	require.NoError(t, c.Start(context.Background(), "bash", []byte(`{}`), func(r json.RawMessage, err error) { orphan <- outcome{r, err} }))
+	cancel()
+	o := <-cancelled
+	assert.ErrorIs(t, o.err, context.Canceled)
+	assert.Equal(t, uint64(1), <-cancels, "boxsh-init is asked to stop the call")
+
+	back.Close()
+	o = <-orphan
+	assert.ErrorIs(t, o.err, ErrClosed, "calls left when the channel ends fail")
+	<-c.Done()
+	assert.ErrorIs(t, c.Start(context.Background(), "bash", []byte(`{}`), func(json.RawMessage, error) {
+		t.Error("done called for a call that was not started")
+	}), ErrClosed)
 }

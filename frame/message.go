@@ -34,8 +34,6 @@ type Reply struct {
 	ID     uint64          `json:"id"`
 	Error  *Error          `json:"error,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
-
-	size int64 // budget the reply holds in a Client
 }
 
 // replyPrefix and replyInfix delimit the fast form of an encoded Reply:

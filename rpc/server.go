@@ -44,21 +44,13 @@ type Error = frame.Error
 type Backend interface {
 	// Start hands the named tool, with already validated arguments, to the
 	// backend without waiting for it to run: the server calls Start in the
-	// order requests arrive, so that calls queue in that order. Cancelling
-	// ctx asks the backend to stop the call.
-	Start(ctx context.Context, name string, args json.RawMessage) (Pending, error)
-}
-
-// Pending is a started call.
-type Pending interface {
-	// Wait returns the encoded MCP CallToolResult. An *Error is reported to
-	// the client as a JSON-RPC error; any other error as a failed tool
-	// result.
-	Wait() (json.RawMessage, error)
-	// Release tells the backend that the result has been written and its
-	// memory may count as free; backends use it to stop taking in results
-	// while the client is not reading them.
-	Release()
+	// order requests arrive, so that calls queue in that order. done is
+	// called once, on any goroutine, with the encoded MCP CallToolResult or
+	// an error: an *Error is reported to the client as a JSON-RPC error,
+	// any other error as a failed tool result. Cancelling ctx asks the
+	// backend to stop the call. When Start returns an error, done is not
+	// called.
+	Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error
 }
 
 // Server serves MCP over a pair of streams.
@@ -97,6 +89,11 @@ type session struct {
 	inflight map[string]context.CancelFunc // by raw id
 	wg       sync.WaitGroup
 	slots    chan struct{}
+
+	// handling is held while a message is handled; stopped, set under it
+	// when the loop ends early, keeps the reader from handling more.
+	handling sync.Mutex
+	stopped  bool
 }
 
 // Serve reads requests from in and writes responses to out until in ends
@@ -131,7 +128,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		cancel()
 	}
 	ss.wg.Wait()
-	if werr := ss.out.err; werr != nil {
+	if werr := ss.out.failed(); werr != nil {
 		return fmt.Errorf("write response: %w", werr)
 	}
 	if errors.Is(err, io.EOF) {
@@ -140,58 +137,63 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	return err
 }
 
-// message is what the input reader produced.
-type message struct {
-	data []byte
-	err  error
+func (ss *session) loop(ctx context.Context) error {
+	// Messages are read and handled on one goroutine, so that a request
+	// goes from stdin to boxsh-init without a hand-over. The loop itself
+	// only waits for it, or for ctx, which ends the session even while the
+	// input is silent (the reader, blocked in a read, then stops at its
+	// next message).
+	done := make(chan error, 1)
+	go func() { done <- ss.readAll(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		ss.handling.Lock()
+		ss.stopped = true
+		ss.handling.Unlock()
+		return ctx.Err()
+	}
 }
 
-func (ss *session) loop(ctx context.Context) error {
-	// Read in a goroutine, one message ahead, so that a cancelled context
-	// ends the loop even while the input is silent.
-	msgs := make(chan message)
-	go func() {
-		for {
-			data, err := ss.in.next()
-			select {
-			case msgs <- message{data, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil && !errors.Is(err, errTooLarge) && !errors.Is(err, errBadHeader) {
-				return
-			}
-		}
-	}()
+// readAll reads and handles messages until the input ends or fails, or the
+// output fails.
+func (ss *session) readAll(ctx context.Context) error {
 	for {
-		var m message
-		select {
-		case m = <-msgs:
-		case <-ctx.Done():
+		msg, err := ss.in.next()
+		ss.handling.Lock()
+		if ss.stopped {
+			ss.handling.Unlock()
 			return ctx.Err()
 		}
-		msg, err := m.data, m.err
-		switch {
-		case errors.Is(err, errTooLarge):
-			ss.log.Warn("request over the size limit skipped", "limit", MaxMessageSize)
-			ss.writeError(nil, CodeInvalidRequest, "parse_error: "+errTooLarge.Error())
-			continue
-		case errors.Is(err, errBadHeader):
-			ss.log.Warn("bad message header", "error", err)
-			ss.writeError(nil, CodeParseError, "parse_error: "+err.Error())
-			continue
-		case errors.Is(err, errTruncated):
-			ss.log.Warn("input ended inside a message", "error", err)
-			ss.writeError(nil, CodeParseError, "parse_error: "+err.Error())
-			return io.EOF
-		case err != nil:
+		err = ss.handleInput(ctx, msg, err)
+		ss.handling.Unlock()
+		if err != nil {
 			return err
 		}
-		ss.handle(ctx, msg)
-		if ss.out.err != nil {
-			return ss.out.err
-		}
 	}
+}
+
+// handleInput handles what one read of the input gave: a message or a
+// fault. It returns an error when the session must end.
+func (ss *session) handleInput(ctx context.Context, msg []byte, err error) error {
+	switch {
+	case errors.Is(err, errTooLarge):
+		ss.log.Warn("request over the size limit skipped", "limit", MaxMessageSize)
+		ss.writeError(nil, CodeInvalidRequest, "parse_error: "+errTooLarge.Error())
+	case errors.Is(err, errBadHeader):
+		ss.log.Warn("bad message header", "error", err)
+		ss.writeError(nil, CodeParseError, "parse_error: "+err.Error())
+	case errors.Is(err, errTruncated):
+		ss.log.Warn("input ended inside a message", "error", err)
+		ss.writeError(nil, CodeParseError, "parse_error: "+err.Error())
+		return io.EOF
+	case err != nil:
+		return err
+	default:
+		ss.handle(ctx, msg)
+	}
+	return ss.out.failed()
 }
 
 // handle answers one message, starting a goroutine for tool calls.
@@ -336,17 +338,11 @@ func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params jso
 		}
 		ss.mu.Unlock()
 	}
-	pending, err := ss.Backend.Start(callCtx, name, args)
 	ss.wg.Add(1)
-	go func() {
+	finish := func(result json.RawMessage, err error) {
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()
 		defer cancel()
-		var result json.RawMessage
-		if err == nil {
-			defer pending.Release()
-			result, err = pending.Wait()
-		}
 		if tracked {
 			ss.mu.Lock()
 			delete(ss.inflight, key)
@@ -366,7 +362,12 @@ func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params jso
 		default:
 			ss.writeResult(id, result)
 		}
-	}()
+	}
+	// The answer is written by whoever finishes the call (for boxsh-init,
+	// the goroutine reading its replies): no hand-over on the way out.
+	if err := ss.Backend.Start(callCtx, name, args, finish); err != nil {
+		finish(nil, err)
+	}
 }
 
 var (

@@ -23,25 +23,18 @@ import (
 // "bad" a protocol error.
 type fakeBackend struct{}
 
-type fakePending struct {
-	ctx  context.Context
-	name string
-	args json.RawMessage
+func (b *fakeBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	go func() { done(fakeRun(ctx, args)) }()
+	return nil
 }
 
-func (b *fakeBackend) Start(ctx context.Context, name string, args json.RawMessage) (Pending, error) {
-	return &fakePending{ctx, name, args}, nil
-}
-
-func (p *fakePending) Release() {}
-
-func (p *fakePending) Wait() (json.RawMessage, error) {
+func fakeRun(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	var a tool.BashArgs
-	_ = json.Unmarshal(p.args, &a)
+	_ = json.Unmarshal(args, &a)
 	switch a.Command {
 	case "block":
-		<-p.ctx.Done()
-		return nil, p.ctx.Err()
+		<-ctx.Done()
+		return nil, ctx.Err()
 	case "fail":
 		return nil, errors.New("backend broke")
 	case "bad":

@@ -180,6 +180,13 @@ func newWriter(w io.Writer, framed func() bool) *writer {
 	return &writer{w: bufio.NewWriterSize(w, 64<<10), framed: framed}
 }
 
+// failed returns the error that ended the output, if any.
+func (wr *writer) failed() error {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return wr.err
+}
+
 // write writes one message and flushes it. After a write error every later
 // write fails with the same error.
 func (wr *writer) write(parts ...[]byte) error {

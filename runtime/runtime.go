@@ -21,7 +21,6 @@ import (
 
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/rpc"
 )
 
 // InitName is the file name of the boxsh-init executable.
@@ -166,7 +165,7 @@ func newInstance(conn *os.File, kill func(), wait func() error, cleanup func()) 
 		}
 		return nil, fmt.Errorf("frame socket: %w", err)
 	}
-	in := &Instance{Client: frame.NewClient(c, 0), conn: c, kill: kill, exited: make(chan struct{}), cleanup: cleanup}
+	in := &Instance{Client: frame.NewClient(c), conn: c, kill: kill, exited: make(chan struct{}), cleanup: cleanup}
 	go func() {
 		in.waitErr = wait()
 		close(in.exited)
@@ -262,26 +261,16 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 }
 
 // Start forwards a tool call (rpc.Backend).
-func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage) (rpc.Pending, error) {
+func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	in, err := s.instance(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p, err := in.Client.Start(ctx, name, args)
-	if err != nil {
-		return nil, lost(err)
-	}
-	return pending{p}, nil
+	err = in.Client.Start(ctx, name, args, func(res json.RawMessage, err error) { done(res, lost(err)) })
+	return lost(err)
 }
 
-// pending explains the loss of boxsh-init to the client.
-type pending struct{ *frame.Pending }
-
-func (p pending) Wait() (json.RawMessage, error) {
-	res, err := p.Pending.Wait()
-	return res, lost(err)
-}
-
+// lost explains the loss of boxsh-init to the client.
 func lost(err error) error {
 	if errors.Is(err, frame.ErrClosed) {
 		return fmt.Errorf("boxsh-init exited while running the call: %w", err)
