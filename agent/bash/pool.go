@@ -4,18 +4,21 @@
 //
 // Starting a shell costs about a millisecond, more than the rest of a call.
 // So each worker keeps its next shell already started: a "warm" shell,
-// `<shell> -c BOOTSTRAP`, that blocks reading a command from fd 3, closes
-// fd 3 and evaluates the command. It is a new process used once, with the
-// pool's environment and directory, so a call sees what a fresh `sh -c
-// COMMAND` would see: $0 is the shell, $$ its own PID, no variables,
-// aliases, functions or directory changes of earlier calls. Calls that ask
-// for their own directory or environment, and very long commands, start a
-// shell the ordinary way instead.
+// `<shell> -c BOOTSTRAP`, that blocks reading a command from fd 3 up to an
+// end line, closes fd 3 and evaluates the command. It is a new process used
+// once, with the pool's environment and directory and /dev/null as stdin,
+// so a call sees what a fresh `sh -c COMMAND </dev/null` would see: $0 is
+// the shell, $$ its own PID, no variables, aliases, functions or directory
+// changes of earlier calls. Calls that ask for their own directory,
+// environment or stdin, and very long commands, start a shell the ordinary
+// way instead.
 package bash
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -71,6 +74,11 @@ type Options struct {
 type Pool struct {
 	opts Options
 	done chan struct{} // closed by Close
+	// end is the line that ends a command sent to a warm shell, and
+	// bootstrap the warm shells' program.
+	end, bootstrap string
+	// devNull is the stdin of commands given none.
+	devNull *os.File
 
 	mu      sync.Mutex
 	closed  bool
@@ -93,11 +101,25 @@ type Ticket struct {
 	abandoned bool         // guarded by Pool.mu
 }
 
-// bootstrap is the program of a warm shell: read the command from fd 3
-// (as lines; the pool ends it with a newline), close fd 3, forget its own
-// variables and evaluate the command.
-const bootstrap = `while IFS= read -r __boxsh_l <&3; do __boxsh_c="$__boxsh_c$__boxsh_l
-"; done; exec 3<&-; eval "unset __boxsh_c __boxsh_l;$__boxsh_c"`
+// bootstrap is the program of a warm shell, given the pool's end line:
+// read the command from fd 3 as lines up to the end line, close fd 3,
+// forget its own variables and evaluate the command. A command without its
+// end line (the pool died while writing it) is never run.
+//
+// The end line, not the end of the pipe, ends the command: a process the
+// pool is starting at the same moment holds a copy of the pipe's write end
+// until its exec, which would hold the call up by as long.
+func bootstrap(end string) string {
+	return `while IFS= read -r __boxsh_l <&3; do [ "$__boxsh_l" = ` + end + ` ] && break; __boxsh_c="$__boxsh_c$__boxsh_l
+"; done; [ "$__boxsh_l" = ` + end + ` ] || exit 125; exec 3<&-; eval "unset __boxsh_c __boxsh_l;$__boxsh_c"`
+}
+
+// newEndLine returns a line that no command contains by chance.
+func newEndLine() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "__boxsh_end_" + hex.EncodeToString(b[:])
+}
 
 // maxWarmCommand bounds the commands handed to a warm shell (shells read
 // them a byte at a time); longer ones start a shell with the command as
@@ -136,7 +158,7 @@ const warmUpDelay = 20 * time.Millisecond
 type shell struct {
 	cmd            *exec.Cmd
 	ctl            *os.File // command channel of a warm shell, write end
-	stdin          *os.File // write end
+	stdin          *os.File // write end; nil when stdin is /dev/null
 	stdout, stderr *os.File // read ends
 	err            error    // set when the shell could not be started
 	reaper         *reap.Reaper
@@ -168,9 +190,16 @@ func NewPool(opts Options) (*Pool, error) {
 	if opts.Log == nil {
 		opts.Log = hclog.NewNullLogger()
 	}
-	p := &Pool{opts: opts, done: make(chan struct{}), running: make(map[int]struct{}), lingering: make(map[int]struct{})}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, fmt.Errorf("bash: %w", err)
+	}
+	p := &Pool{opts: opts, done: make(chan struct{}), devNull: devNull, running: make(map[int]struct{}), lingering: make(map[int]struct{})}
+	p.end = newEndLine()
+	p.bootstrap = bootstrap(p.end)
 	first := p.startShell(nil)
 	if first.err != nil {
+		_ = devNull.Close()
 		return nil, first.err
 	}
 	for i := 0; i < opts.Workers; i++ {
@@ -277,8 +306,9 @@ func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 
 // startShell starts a shell. With no command it is a warm shell waiting for
 // one on fd 3; otherwise it runs `<shell> -c command` in dir (or the pool's
-// directory) with env (or the pool's environment). Failures are recorded in
-// the result.
+// directory) with env (or the pool's environment). Its stdin is a pipe
+// when the call gives stdin, else /dev/null. Failures are recorded in the
+// result.
 func (p *Pool) startShell(c *coldStart) *shell {
 	s := &shell{}
 	var files []*os.File
@@ -290,11 +320,12 @@ func (p *Pool) startShell(c *coldStart) *shell {
 		files = append(files, r, w)
 		return r, w
 	}
-	var ctlR, ctlW *os.File
+	var ctlR, ctlW, inR, inW *os.File
 	if c == nil {
 		ctlR, ctlW = pipe()
+	} else if c.stdin {
+		inR, inW = pipe()
 	}
-	inR, inW := pipe()
 	outR, outW := pipe()
 	errR, errW := pipe()
 	if s.err != nil {
@@ -304,7 +335,7 @@ func (p *Pool) startShell(c *coldStart) *shell {
 		s.err = fmt.Errorf("start shell: %w", s.err)
 		return s
 	}
-	script := bootstrap
+	script := p.bootstrap
 	if c != nil {
 		script = c.command
 	}
@@ -321,7 +352,10 @@ func (p *Pool) startShell(c *coldStart) *shell {
 	} else {
 		cmd.ExtraFiles = []*os.File{ctlR}
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.devNull, outW, errW
+	if inR != nil {
+		cmd.Stdin = inR
+	}
 	cmd.SysProcAttr = procAttr()
 	s.reaper = p.opts.Reaper
 	err := s.reaper.Start(func() (int, error) {
@@ -353,6 +387,7 @@ type coldStart struct {
 	command string
 	dir     string
 	env     []string
+	stdin   bool // give the shell a pipe as stdin
 }
 
 // discard stops an unused warm shell.
@@ -362,7 +397,6 @@ func (s *shell) discard() {
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	_ = s.ctl.Close()
-	_ = s.stdin.Close()
 	_ = s.stdout.Close()
 	_ = s.stderr.Close()
 	_ = s.wait()
@@ -401,7 +435,13 @@ func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out 
 	if err != nil {
 		return out, release, err
 	}
-	release = sync.OnceFunc(func() { p.release(w) })
+	release = sync.OnceFunc(func() {
+		// Prepare the worker's next shell once the answer is delivered,
+		// off its path; and the other workers' first ones.
+		go func() { w.next <- p.startShell(nil) }()
+		p.warmUp()
+		p.release(w)
+	})
 	out, err = p.runOn(ctx, w, args)
 	return out, release, err
 }
@@ -410,20 +450,15 @@ func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out 
 func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.BashOutput, error) {
 	start := time.Now()
 	warm := w.take()
-	// Prepare the worker's next shell once this call is done, off the path
-	// of its answer; and the other workers' first ones.
-	defer func() {
-		go func() { w.next <- p.startShell(nil) }()
-		p.warmUp()
-	}()
 	s := warm
-	if args.Cwd != "" || len(args.Env) > 0 || len(args.Command) >= maxWarmCommand || warm.err != nil {
+	if args.Cwd != "" || len(args.Env) > 0 || args.Stdin != "" || len(args.Command) >= maxWarmCommand ||
+		strings.Contains(args.Command, p.end) || warm.err != nil {
 		warm.discard()
-		s = p.startShell(&coldStart{command: args.Command, dir: args.Cwd, env: p.env(args.Env)})
+		s = p.startShell(&coldStart{command: args.Command, dir: args.Cwd, env: p.env(args.Env), stdin: args.Stdin != ""})
 		if s.err != nil {
 			return tool.BashOutput{}, s.err
 		}
-	} else if _, err := io.WriteString(s.ctl, args.Command+"\n"); err != nil {
+	} else if _, err := io.WriteString(s.ctl, args.Command+"\n"+p.end+"\n"); err != nil {
 		// The warm shell is gone (killed from outside): start one now.
 		warm.discard()
 		s = p.startShell(&coldStart{command: args.Command})
@@ -450,12 +485,12 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	p.mu.Unlock()
 	defer p.finished(pgid)
 
-	go func() {
-		if args.Stdin != "" {
+	if s.stdin != nil {
+		go func() {
 			_, _ = io.WriteString(s.stdin, args.Stdin)
-		}
-		_ = s.stdin.Close()
-	}()
+			_ = s.stdin.Close()
+		}()
+	}
 
 	stdout := &capped{max: p.opts.MaxStream}
 	stderr := &capped{max: p.opts.MaxStream}
@@ -591,6 +626,7 @@ func (p *Pool) Close() {
 		p.workers.Done()
 	}
 	p.workers.Wait()
+	_ = p.devNull.Close()
 }
 
 // capped collects a stream up to a limit, and drains the rest.
