@@ -3,6 +3,7 @@ package bash
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -79,6 +80,29 @@ func TestMultiLineAndSpecialCommands(t *testing.T) {
 	long := "echo " + strings.Repeat("y", maxWarmCommand)
 	out = run(t, p, tool.BashArgs{Command: long})
 	assert.Equal(t, strings.Repeat("y", maxWarmCommand)+"\n", out.Stdout)
+
+	// A command holding the warm shells' end line, even as a line of its
+	// own, runs whole.
+	out = run(t, p, tool.BashArgs{Command: "cat <<'EOF'\n" + p.end + "\nafter\nEOF"})
+	assert.Equal(t, p.end+"\nafter\n", out.Stdout)
+}
+
+// A warm shell whose command channel ends without the end line runs
+// nothing: a half-sent command is never run.
+func TestWarmShellWithoutEndLineRunsNothing(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	s := p.startShell(nil)
+	require.NoError(t, s.err)
+	_, err := io.WriteString(s.ctl, "echo ran\n")
+	require.NoError(t, err)
+	require.NoError(t, s.ctl.Close())
+	out, err := io.ReadAll(s.stdout)
+	require.NoError(t, err)
+	assert.Empty(t, string(out))
+	_ = s.wait()
+	assert.Equal(t, 125, s.cmd.ProcessState.ExitCode())
+	_ = s.stderr.Close()
+	_ = s.stdout.Close()
 }
 
 func TestCwdEnvStdin(t *testing.T) {
