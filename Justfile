@@ -27,7 +27,7 @@ lint:
 
 # Go benchmarks, then the protocol-level bench of bin/boxsh (BIN=... to measure another binary).
 bench BIN=(bin + "/boxsh"): build
-    go test -run '^$' -bench . -benchtime 2s ./agent/bash/ ./tool/ ./frame/
+    go test -run '^$' -bench . -benchtime 2s ./agent/bash/ ./agent/files/ ./tool/ ./frame/
     go run ./integration/bench -bin {{BIN}}
 
 # The boxsh v3.0.0 conformance suite, run as an unprivileged user.
