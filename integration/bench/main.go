@@ -35,6 +35,8 @@ func main() {
 	var c config
 	flag.IntVar(&c.Workers, "workers", 4, "value of the servers' --workers")
 	flag.IntVar(&c.RoundTrips, "n", 2000, "sequential round trips to time")
+	flag.IntVar(&c.Paused, "paused", 500, "round trips to time after a pause each")
+	flag.DurationVar(&c.Pause, "pause", 2*time.Millisecond, "idle time before each paused round trip")
 	flag.IntVar(&c.Warmup, "warmup", 50, "untimed calls before the round trips, reads and pipelined calls")
 	flag.IntVar(&c.ColdRuns, "cold", 30, "cold starts to time")
 	flag.IntVar(&c.Pipelined, "pipelined", 1500, "calls written at once for the throughput figure")
@@ -121,15 +123,15 @@ func shortName(path string) string {
 // validate rejects workloads too small to measure.
 func validate(c config) error {
 	for name, v := range map[string]int{
-		"-workers": c.Workers, "-n": c.RoundTrips, "-cold": c.ColdRuns,
+		"-workers": c.Workers, "-n": c.RoundTrips, "-paused": c.Paused, "-cold": c.ColdRuns,
 		"-pipelined": c.Pipelined, "-reads": c.Reads, "-big": c.BigRuns,
 	} {
 		if v < 1 {
 			return fmt.Errorf("%s must be at least 1", name)
 		}
 	}
-	if c.Warmup < 0 || c.Timeout <= 0 {
-		return errors.New("-warmup must not be negative and -timeout must be positive")
+	if c.Warmup < 0 || c.Pause < 0 || c.Timeout <= 0 {
+		return errors.New("-warmup and -pause must not be negative and -timeout must be positive")
 	}
 	return nil
 }

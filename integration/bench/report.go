@@ -24,6 +24,8 @@ var metricDefs = []metricDef{
 	{"rtt_median_ms", "round trip echo x, median", "ms", 3},
 	{"rtt_p90_ms", "round trip echo x, p90", "ms", 3},
 	{"rtt_p99_ms", "round trip echo x, p99", "ms", 3},
+	{"paused_rtt_median_ms", "round trip after a pause, median", "ms", 3},
+	{"paused_rtt_p90_ms", "round trip after a pause, p90", "ms", 3},
 	{"pipelined_total_ms", "pipelined true calls, total", "ms", 1},
 	{"pipelined_calls_per_s", "pipelined true calls, rate", "calls/s", 0},
 	{"pipelined_distinct_ids", "pipelined, distinct ids answered", "", 0},
@@ -55,8 +57,8 @@ func writeJSON(w io.Writer, r report) error {
 // target, plus a B/A ratio column when there are exactly two.
 func writeTable(w io.Writer, r report) {
 	c := r.Config
-	fmt.Fprintf(w, "boxsh protocol bench: --workers %d; %d cold starts; %d round trips and %d reads after %d warm-up calls; %d pipelined calls; %d × 8 MiB\n",
-		c.Workers, c.ColdRuns, c.RoundTrips, c.Reads, c.Warmup, c.Pipelined, c.BigRuns)
+	fmt.Fprintf(w, "boxsh protocol bench: --workers %d; %d cold starts; %d round trips, %d after a %v pause each, and %d reads after %d warm-up calls; %d pipelined calls; %d × 8 MiB\n",
+		c.Workers, c.ColdRuns, c.RoundTrips, c.Paused, c.Pause, c.Reads, c.Warmup, c.Pipelined, c.BigRuns)
 	fmt.Fprintf(w, "load average before: %s, after: %s\n", r.LoadBefore, r.LoadAfter)
 	for _, t := range r.Results {
 		fmt.Fprintf(w, "  %s = %s (%s)\n", t.Label, t.Bin, orDash(t.Server))

@@ -32,9 +32,13 @@ type config struct {
 	ColdRuns   int `json:"cold_runs"`
 	Warmup     int `json:"warmup"`
 	RoundTrips int `json:"round_trips"`
-	Pipelined  int `json:"pipelined"`
-	Reads      int `json:"reads"`
-	BigRuns    int `json:"big_runs"`
+	// Paused round trips each follow a pause, as a client's calls do
+	// while it thinks between them.
+	Paused    int           `json:"paused_round_trips"`
+	Pause     time.Duration `json:"pause_ns"`
+	Pipelined int           `json:"pipelined"`
+	Reads     int           `json:"reads"`
+	BigRuns   int           `json:"big_runs"`
 	// Sandbox runs the servers with --sandbox (the read bench binds its
 	// directory read-only).
 	Sandbox bool          `json:"sandbox"`
@@ -87,6 +91,7 @@ type measurement struct {
 var suite = []measurement{
 	{"cold start", measureColdStart},
 	{"round trip", measureRoundTrip},
+	{"paused round trip", measurePausedRoundTrip},
 	{"throughput", measureThroughput},
 	{"read", measureRead},
 	{"8 MiB output", measureBigOutput},
@@ -251,13 +256,27 @@ func coldStart(t *target, c config, answers, exitChecks *tally) (start, exit tim
 // measureRoundTrip times sequential bash `echo x` calls on one server, each
 // sent once the previous answer arrived.
 func measureRoundTrip(t *target, c config) error {
-	return session(t, c, "round trip", func(s *server) error {
+	return roundTrips(t, c, "round trip", c.RoundTrips, 0, "rtt")
+}
+
+// measurePausedRoundTrip times `echo x` calls each made c.Pause after the
+// previous answer: the machine goes idle between calls, as it does under a
+// client that thinks between them, and the processes must be woken again.
+func measurePausedRoundTrip(t *target, c config) error {
+	return roundTrips(t, c, "paused round trip", c.Paused, c.Pause, "paused_rtt")
+}
+
+// roundTrips times n sequential `echo x` calls, each after pause, and sets
+// the figures KEY_median_ms, KEY_p90_ms and KEY_p99_ms.
+func roundTrips(t *target, c config, name string, n int, pause time.Duration, key string) error {
+	return session(t, c, name, func(s *server) error {
 		var answers tally
 		if err := warmUp(s, c.Warmup, &answers); err != nil {
 			return err
 		}
-		lat := make(sample, 0, c.RoundTrips)
-		for range c.RoundTrips {
+		lat := make(sample, 0, n)
+		for range n {
+			time.Sleep(pause)
 			d, line, err := timedCall(s, "bash", bashArgs("echo x"))
 			if err != nil {
 				return err
@@ -265,10 +284,10 @@ func measureRoundTrip(t *target, c config) error {
 			lat = append(lat, d)
 			answers.check(checkBash(line, "x\n"))
 		}
-		answers.report(t, "round trip")
-		t.set("rtt_median_ms", ms(lat.median()))
-		t.set("rtt_p90_ms", ms(lat.percentile(90)))
-		t.set("rtt_p99_ms", ms(lat.percentile(99)))
+		answers.report(t, name)
+		t.set(key+"_median_ms", ms(lat.median()))
+		t.set(key+"_p90_ms", ms(lat.percentile(90)))
+		t.set(key+"_p99_ms", ms(lat.percentile(99)))
 		return nil
 	})
 }
