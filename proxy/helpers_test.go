@@ -169,6 +169,13 @@ func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 // startEcho starts a TCP server that echoes what it reads, until the
 // test ends.
 func startEcho(t *testing.T) string {
+	return startServer(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
+}
+
+// startServer starts a TCP server on loopback that runs serve on each
+// connection (and then closes it), until the test ends. It returns the
+// server's address.
+func startServer(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -186,11 +193,21 @@ func startEcho(t *testing.T) string {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				_, _ = io.Copy(c, c)
+				serve(c)
 			}()
 		}
 	}()
 	return l.Addr().String()
+}
+
+// closedAddr returns a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
 
 // echoes checks that c echoes a line.

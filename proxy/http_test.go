@@ -232,10 +232,7 @@ func TestBadRequests(t *testing.T) {
 
 // Upstream failures: 502, and the proxy goes on.
 func TestUpstreamFailure(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closed := l.Addr().String()
-	l.Close()
+	closed := closedAddr(t)
 	w := world{"down.example.com:80": closed, "down.example.com:443": closed}
 	p := startProxy(t, &Server{Dial: w.dial}, []string{"*.example.com"}, nil)
 	status, body := p.get(t, "http://down.example.com/")
@@ -249,33 +246,21 @@ func TestUpstreamFailure(t *testing.T) {
 
 // An origin's response header is bounded as a request's is.
 func TestUpstreamHugeHeader(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
+	huge := startServer(t, func(c net.Conn) {
+		// Read the request first: closing with it unread would reset the
+		// connection, losing the header in flight.
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+		line := "X-Big: " + strings.Repeat("x", 1000) + "\r\n"
+		for range 1 << 10 { // 1 MiB of header, if the proxy read it all
+			if _, err := io.WriteString(c, line); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				// Read the request first: closing with it unread would
-				// reset the connection, losing the header in flight.
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\n")
-				line := "X-Big: " + strings.Repeat("x", 1000) + "\r\n"
-				for range 1 << 10 { // 1 MiB of header, if the proxy read it all
-					if _, err := io.WriteString(c, line); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	w := world{"huge.example.com:80": l.Addr().String()}
+	})
+	w := world{"huge.example.com:80": huge}
 	p := startProxy(t, &Server{Dial: w.dial}, []string{"huge.example.com"}, nil)
 	status, body := p.get(t, "http://huge.example.com/")
 	assert.Equal(t, http.StatusBadGateway, status)

@@ -156,27 +156,15 @@ func TestSlowClientFlood(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	echo := startEcho(t)
 	// A server that sends a byte every 20 ms and reads nothing.
-	ticker, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ticker.Close()
-	go func() {
-		for {
-			c, err := ticker.Accept()
-			if err != nil {
+	ticker := startServer(t, func(c net.Conn) {
+		for range 25 {
+			if _, err := c.Write([]byte{'.'}); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				for range 25 {
-					if _, err := c.Write([]byte{'.'}); err != nil {
-						return
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-			}()
+			time.Sleep(20 * time.Millisecond)
 		}
-	}()
-	w := world{"echo.example.com:7": echo, "ticker.example.com:7": ticker.Addr().String()}
+	})
+	w := world{"echo.example.com:7": echo, "ticker.example.com:7": ticker}
 	p := startProxy(t, &Server{Dial: w.dial, IdleTimeout: 300 * time.Millisecond}, []string{"*.example.com"}, nil)
 
 	c, resp, _ := p.connect(t, "echo.example.com:7")

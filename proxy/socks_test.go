@@ -28,11 +28,7 @@ func socksDialer(t *testing.T, p *testProxy) xproxy.ContextDialer {
 func TestSOCKS5(t *testing.T) {
 	echo := startEcho(t)
 	_, echoPort, _ := net.SplitHostPort(echo)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closed := l.Addr().String()
-	l.Close()
-	w := world{"echo.example.com:7": echo, "down.example.com:7": closed}
+	w := world{"echo.example.com:7": echo, "down.example.com:7": closedAddr(t)}
 	p := startProxy(t, &Server{Dial: w.dial}, []string{"echo.example.com", "down.example.com", "127.0.0.1:" + echoPort}, nil)
 	d := socksDialer(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
