@@ -114,7 +114,7 @@ func readText(ctx context.Context, f io.Reader, mime string, size int64, args to
 	// should not cost 64 KiB of allocation per read.
 	bufSize := int64(64 << 10)
 	if size >= 0 && size < bufSize {
-		bufSize = max(size+1, 16)
+		bufSize = size + 1 // bufio.NewReaderSize makes it at least 16
 	}
 	br := bufio.NewReaderSize(f, int(bufSize))
 	var out bytes.Buffer
