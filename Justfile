@@ -4,10 +4,13 @@ bin := "bin"
 version := `git describe --tags --always --dirty 2>/dev/null || echo dev`
 ldflags := "-s -w -X main.version=" + version
 
-# Build bin/boxsh (cgo: libcontainer's nsenter and libseccomp) and bin/boxsh-init (static).
+# Build bin/boxsh (cgo: libcontainer's nsenter and libseccomp), bin/boxsh-init
+# (static) and, on Linux, bin/boxsh-zygote.so, the shell fork server boxsh-init
+# clones warm shells from (without it, shells start by exec).
 build:
     CGO_ENABLED=1 go build -trimpath -tags seccomp -ldflags '{{ldflags}}' -o {{bin}}/ ./cmd/boxsh
     CGO_ENABLED=0 go build -trimpath -ldflags '{{ldflags}}' -o {{bin}}/ ./cmd/boxsh-init
+    if [ "$(uname -s)" = Linux ]; then cc -O2 -Wall -Wextra -Werror -shared -fPIC -o {{bin}}/boxsh-zygote.so agent/bash/zygote/zygote.c; fi
 
 # Unit tests, then end-to-end tests against the built binaries.
 test: build

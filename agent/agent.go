@@ -47,6 +47,9 @@ type Config struct {
 	// proc.Limits.Wrap).
 	Limits    proc.Limits
 	LimitsExe string
+	// ForkServer is the fork-server library that bash calls' shells are
+	// cloned from (see bash.Options.ForkServer; "": started by exec).
+	ForkServer string
 	// Rules are the paths the sandbox's policy covers, for the file
 	// tools' messages.
 	Rules []PolicyRule
@@ -74,7 +77,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxOtherCalls <= 0 {
 		cfg.MaxOtherCalls = 16
 	}
-	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, MaxStream: cfg.MaxOutput, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe, Log: cfg.Log.Named("bash"), Reaper: cfg.Reaper})
+	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, MaxStream: cfg.MaxOutput, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe, Log: cfg.Log.Named("bash"), Reaper: cfg.Reaper, ForkServer: cfg.ForkServer})
 	if err != nil {
 		return nil, fmt.Errorf("start worker pool: %w", err)
 	}

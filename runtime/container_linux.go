@@ -40,6 +40,9 @@ type ContainerConfig struct {
 	Cwd string
 	// InitPath is the host's boxsh-init, bound at InitMountPath.
 	InitPath string
+	// ForkServer is the host's fork-server library, bound at
+	// ForkServerMountPath; empty for none.
+	ForkServer string
 	// Home is the caller's home directory, for GatherProtectedPaths.
 	Home string
 	// Terminal gives the process a terminal of the sandbox's own: the
@@ -181,6 +184,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		GID:          uint32(os.Getgid()),
 		Rootfs:       rootfs,
 		InitPath:     cc.InitPath,
+		ForkServer:   cc.ForkServer,
 		Host:         host,
 		Protect:      ct.protect,
 		Placeholders: placeholders,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -47,6 +48,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		Cwd:        cfg.Cwd,
 		Home:       cfg.Home,
 		InitPath:   cfg.InitPath,
+		ForkServer: proc.FindForkServer(cfg.InitPath),
 		Stderr:     stderr,
 		ExtraFiles: extra,
 		Version:    cfg.Version,

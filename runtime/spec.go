@@ -13,6 +13,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -63,6 +64,9 @@ import (
 const (
 	// InitMountPath is where boxsh-init appears inside the sandbox.
 	InitMountPath = "/.boxsh/boxsh-init"
+	// ForkServerMountPath is where the fork-server library appears
+	// inside the sandbox: beside boxsh-init, where it looks.
+	ForkServerMountPath = "/.boxsh/" + proc.ForkServerName
 	// DefaultHostname is the sandbox's host name.
 	DefaultHostname = "boxsh"
 	// DefaultPATH is the PATH of a process whose environment has none.
@@ -236,6 +240,9 @@ type SpecConfig struct {
 	// InitPath is the host's boxsh-init, bound at InitMountPath; empty
 	// for none.
 	InitPath string
+	// ForkServer is the host's fork-server library, bound at
+	// ForkServerMountPath; empty for none.
+	ForkServer string
 	// Hostname is the sandbox's host name (default DefaultHostname).
 	Hostname string
 	// Host are the host facts (see GatherHostFacts).
@@ -531,7 +538,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	} else {
 		host.Whole = nil
 	}
-	mounts := systemMounts(host, cfg.InitPath)
+	mounts := systemMounts(host, cfg.InitPath, cfg.ForkServer)
 	// The binds and the pins, outermost first: a bind of a directory made
 	// later would hide the mounts inside it. Then the protected paths.
 	var pins []string
@@ -624,7 +631,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 }
 
 // systemMounts are the mounts every sandbox has, before the binds.
-func systemMounts(host HostFacts, initPath string) []specs.Mount {
+func systemMounts(host HostFacts, initPath, forkServer string) []specs.Mount {
 	ms := []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
@@ -650,6 +657,9 @@ func systemMounts(host HostFacts, initPath string) []specs.Mount {
 	ms = append(ms, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
 	if initPath != "" {
 		ms = append(ms, specs.Mount{Destination: InitMountPath, Type: "bind", Source: initPath, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		if forkServer != "" {
+			ms = append(ms, specs.Mount{Destination: ForkServerMountPath, Type: "bind", Source: forkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		}
 	}
 	return ms
 }

@@ -175,7 +175,16 @@ func TestBuildSpecSystemMounts(t *testing.T) {
 	assert.Equal(t, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: "/etc/resolv.conf", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/resolv.conf"), "a symlink out of /usr and /proc is bound, which follows it")
 	assert.Equal(t, specs.Mount{Destination: InitMountPath, Type: "bind", Source: "/opt/boxsh/bin/boxsh-init", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, InitMountPath))
 
+	assert.NotContains(t, destinations(spec.Mounts), ForkServerMountPath, "no fork server without ForkServer")
+
 	cfg := testConfig()
+	cfg.ForkServer = "/opt/boxsh/lib/boxsh/boxsh-zygote.so"
+	spec = build(t, cfg)
+	assert.Equal(t, specs.Mount{Destination: ForkServerMountPath, Type: "bind", Source: cfg.ForkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, ForkServerMountPath),
+		"the fork server is bound beside boxsh-init, where it looks")
+	assert.Equal(t, filepath.Dir(InitMountPath), filepath.Dir(ForkServerMountPath))
+
+	cfg = testConfig()
 	cfg.InitPath = ""
 	cfg.Host = splitHost
 	spec = build(t, cfg)

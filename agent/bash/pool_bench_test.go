@@ -7,22 +7,37 @@ import (
 	"github.com/boxsh/boxsh/tool"
 )
 
+// inBothModesBench runs bench with warm shells cloned from a zygote (when
+// the fork-server library could be built) and started by exec.
+func inBothModesBench(b *testing.B, bench func(b *testing.B, p *Pool)) {
+	for _, mode := range []struct{ name, lib string }{{"zygote", forkServer}, {"exec", ""}} {
+		b.Run(mode.name, func(b *testing.B) {
+			if mode.name == "zygote" && forkServer == "" {
+				b.Skipf("no fork-server library on this platform: %v", forkServerErr)
+			}
+			p, err := NewPool(Options{Workers: 4, ForkServer: mode.lib})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			b.ResetTimer()
+			bench(b, p)
+		})
+	}
+}
+
 // benchmarkEcho runs `echo x` calls one after another through a pool of
 // four workers: the latency a client sees, less the protocol.
 func benchmarkEcho(b *testing.B, args tool.BashArgs) {
-	p, err := NewPool(Options{Workers: 4})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		out, err := p.Run(ctx, nil, args)
-		if err != nil || out.Stdout != "x\n" {
-			b.Fatalf("run: %v %+v", err, out)
+	inBothModesBench(b, func(b *testing.B, p *Pool) {
+		ctx := context.Background()
+		for i := 0; i < b.N; i++ {
+			out, err := p.Run(ctx, nil, args)
+			if err != nil || out.Stdout != "x\n" {
+				b.Fatalf("run: %v %+v", err, out)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkRunEcho uses the warm shells.
@@ -36,20 +51,16 @@ func BenchmarkRunColdEcho(b *testing.B) { benchmarkEcho(b, tool.BashArgs{Command
 // client that sends many calls at once does: the pool's throughput, less
 // the protocol.
 func BenchmarkRunTrueParallel(b *testing.B) {
-	p, err := NewPool(Options{Workers: 4})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
-	ctx := context.Background()
-	b.SetParallelism(4) // goroutines per GOMAXPROCS: more callers than workers
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if out, err := p.Run(ctx, nil, tool.BashArgs{Command: "true"}); err != nil || out.ExitCode != 0 {
-				b.Errorf("run: %v %+v", err, out)
-				return
+	inBothModesBench(b, func(b *testing.B, p *Pool) {
+		ctx := context.Background()
+		b.SetParallelism(4) // goroutines per GOMAXPROCS: more callers than workers
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if out, err := p.Run(ctx, nil, tool.BashArgs{Command: "true"}); err != nil || out.ExitCode != 0 {
+					b.Errorf("run: %v %+v", err, out)
+					return
+				}
 			}
-		}
+		})
 	})
 }

@@ -2,10 +2,13 @@ package bash
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,15 +19,80 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/tool"
 )
 
+// forkServer is the fork-server library the tests use: the one `just
+// build` put in BOXSH_BIN_DIR, or one built from zygote/zygote.c; empty
+// where none could be built (forkServerErr says why).
+var forkServer string
+var forkServerErr error
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "boxsh-bash-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	forkServer, forkServerErr = findForkServer(dir)
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func findForkServer(dir string) (string, error) {
+	if goruntime.GOOS != "linux" {
+		return "", errors.New("the fork server is Linux's")
+	}
+	if bin := os.Getenv("BOXSH_BIN_DIR"); bin != "" {
+		lib := filepath.Join(bin, proc.ForkServerName)
+		_, err := os.Stat(lib)
+		return lib, err
+	}
+	lib := filepath.Join(dir, proc.ForkServerName)
+	out, err := exec.Command("cc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", lib, "zygote/zygote.c").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("cc: %v: %s", err, out)
+	}
+	return lib, nil
+}
+
+// execMode in Options.ForkServer makes newPool start every shell by exec.
+const execMode = "(exec)"
+
+// newPool starts a pool for t, with the fork server unless opts ask for
+// execMode.
 func newPool(t *testing.T, opts Options) *Pool {
 	t.Helper()
+	switch opts.ForkServer {
+	case "":
+		requireForkServer(t)
+		opts.ForkServer = forkServer
+	case execMode:
+		opts.ForkServer = ""
+	}
 	p, err := NewPool(opts)
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
+	if opts.ForkServer != "" {
+		require.NotNil(t, p.zygote.Load(), "the pool runs a zygote")
+	}
 	return p
+}
+
+func requireForkServer(t *testing.T) {
+	t.Helper()
+	if forkServer == "" {
+		t.Skipf("no fork-server library on this platform: %v", forkServerErr)
+	}
+}
+
+// inBothModes runs test with warm shells cloned from a zygote and with warm
+// shells started by exec; test passes mode on as Options.ForkServer.
+func inBothModes(t *testing.T, test func(t *testing.T, mode string)) {
+	t.Run("zygote", func(t *testing.T) { requireForkServer(t); test(t, forkServer) })
+	t.Run("exec", func(t *testing.T) { test(t, execMode) })
 }
 
 func run(t *testing.T, p *Pool, args tool.BashArgs) tool.BashOutput {
@@ -36,8 +104,10 @@ func run(t *testing.T, p *Pool, args tool.BashArgs) tool.BashOutput {
 	return out
 }
 
-func TestOutputAndExitCodes(t *testing.T) {
-	p := newPool(t, Options{Workers: 2})
+func TestOutputAndExitCodes(t *testing.T) { inBothModes(t, testOutputAndExitCodes) }
+
+func testOutputAndExitCodes(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 2, ForkServer: mode})
 	out := run(t, p, tool.BashArgs{Command: "echo out; echo err >&2; exit 42"})
 	assert.Equal(t, "out\n", out.Stdout)
 	assert.Equal(t, "err\n", out.Stderr)
@@ -56,8 +126,10 @@ func TestOutputAndExitCodes(t *testing.T) {
 	assert.Contains(t, out.Stderr, "Syntax error")
 }
 
-func TestFreshShellPerCall(t *testing.T) {
-	p := newPool(t, Options{Workers: 1})
+func TestFreshShellPerCall(t *testing.T) { inBothModes(t, testFreshShellPerCall) }
+
+func testFreshShellPerCall(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 1, ForkServer: mode})
 	run(t, p, tool.BashArgs{Command: "LEAK=yes; f() { :; }; cd /tmp; alias x=echo"})
 	out := run(t, p, tool.BashArgs{Command: `echo "${LEAK:-unset} $(command -v f || echo nofunc) $(pwd) $0 $#"; alias x || true; set | grep -c __boxsh || true`})
 	wd, _ := os.Getwd()
@@ -90,7 +162,11 @@ func TestMultiLineAndSpecialCommands(t *testing.T) {
 // A warm shell whose command channel ends without the end line runs
 // nothing: a half-sent command is never run.
 func TestWarmShellWithoutEndLineRunsNothing(t *testing.T) {
-	p := newPool(t, Options{Workers: 1})
+	inBothModes(t, testWarmShellWithoutEndLineRunsNothing)
+}
+
+func testWarmShellWithoutEndLineRunsNothing(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 1, ForkServer: mode})
 	s := p.startShell(nil)
 	require.NoError(t, s.err)
 	_, err := io.WriteString(s.ctl, "echo ran\n")
@@ -100,7 +176,7 @@ func TestWarmShellWithoutEndLineRunsNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, string(out))
 	_ = s.wait()
-	assert.Equal(t, 125, s.cmd.ProcessState.ExitCode())
+	assert.Equal(t, 125, s.state.ExitCode())
 	_ = s.stderr.Close()
 	_ = s.stdout.Close()
 }
@@ -122,8 +198,10 @@ func TestCwdEnvStdin(t *testing.T) {
 	assert.Contains(t, err.Error(), "cwd "+filepath.Join(dir, "missing"))
 }
 
-func TestTimeoutKillsProcessGroup(t *testing.T) {
-	p := newPool(t, Options{Workers: 1})
+func TestTimeoutKillsProcessGroup(t *testing.T) { inBothModes(t, testTimeoutKillsProcessGroup) }
+
+func testTimeoutKillsProcessGroup(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 1, ForkServer: mode})
 	marker := filepath.Join(t.TempDir(), "pid")
 	out := run(t, p, tool.BashArgs{Command: "sleep 300 & echo $! > " + marker + "; wait", Timeout: 0.3})
 	assert.Equal(t, -1, out.ExitCode)
@@ -149,8 +227,10 @@ func zombie(pid int) bool {
 	return len(f) > 2 && f[2] == "Z"
 }
 
-func TestCancelKillsCommand(t *testing.T) {
-	p := newPool(t, Options{Workers: 1})
+func TestCancelKillsCommand(t *testing.T) { inBothModes(t, testCancelKillsCommand) }
+
+func testCancelKillsCommand(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 1, ForkServer: mode})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -229,9 +309,10 @@ func TestQueueIsFIFOAndBounded(t *testing.T) {
 	}
 }
 
-func TestCloseKillsRunningCommands(t *testing.T) {
-	p, err := NewPool(Options{Workers: 1})
-	require.NoError(t, err)
+func TestCloseKillsRunningCommands(t *testing.T) { inBothModes(t, testCloseKillsRunningCommands) }
+
+func testCloseKillsRunningCommands(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 1, ForkServer: mode})
 	done := make(chan tool.BashOutput, 1)
 	go func() {
 		out, _ := p.Run(context.Background(), nil, tool.BashArgs{Command: "sleep 300"})
@@ -245,13 +326,16 @@ func TestCloseKillsRunningCommands(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not kill the running command")
 	}
-	_, err = p.Run(context.Background(), nil, tool.BashArgs{Command: "true"})
+	_, err := p.Run(context.Background(), nil, tool.BashArgs{Command: "true"})
 	assert.Error(t, err, "a closed pool refuses calls")
 }
 
 func TestCloseKillsBackgroundProcesses(t *testing.T) {
-	p, err := NewPool(Options{Workers: 1})
-	require.NoError(t, err)
+	inBothModes(t, testCloseKillsBackgroundProcesses)
+}
+
+func testCloseKillsBackgroundProcesses(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 1, ForkServer: mode})
 	marker := filepath.Join(t.TempDir(), "pid")
 	out, err := p.Run(context.Background(), nil, tool.BashArgs{Command: "sleep 300 >/dev/null 2>&1 & echo $! > " + marker})
 	require.NoError(t, err)
@@ -269,8 +353,10 @@ func TestCloseKillsBackgroundProcesses(t *testing.T) {
 // The other workers' first shells are started once the first call ends;
 // calls that take a worker before then start a shell of their own and see
 // what a warm shell would show them.
-func TestWarmUpOfOtherWorkers(t *testing.T) {
-	p := newPool(t, Options{Workers: 3})
+func TestWarmUpOfOtherWorkers(t *testing.T) { inBothModes(t, testWarmUpOfOtherWorkers) }
+
+func testWarmUpOfOtherWorkers(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 3, ForkServer: mode})
 
 	// Three calls at once: two (most likely) run on workers that were not
 	// warmed yet.
@@ -306,9 +392,10 @@ func TestWarmUpOfOtherWorkers(t *testing.T) {
 
 // Closing a pool whose other workers were never warmed does not wait for
 // them.
-func TestCloseBeforeWarmUp(t *testing.T) {
-	p, err := NewPool(Options{Workers: 4})
-	require.NoError(t, err)
+func TestCloseBeforeWarmUp(t *testing.T) { inBothModes(t, testCloseBeforeWarmUp) }
+
+func testCloseBeforeWarmUp(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 4, ForkServer: mode})
 	done := make(chan struct{})
 	go func() { p.Close(); close(done) }()
 	select {

@@ -124,8 +124,14 @@ func run() int {
 			log.Warn("policy rules", "error", err)
 		}
 	}
+	// The fork-server library is installed beside boxsh-init (and bound
+	// beside it in a sandbox).
+	var forkServer string
+	if exe, err := os.Executable(); err == nil {
+		forkServer = proc.FindForkServer(exe)
+	}
 	a, err := agent.New(agent.Config{Rules: rules, Shell: *shell, Workers: *workers, Log: log, Reaper: reaper, TimeoutDefault: *timeoutDefault, MaxOutput: int(*maxOutput),
-		Limits: proc.Limits{Data: *memory, Procs: *pids}, LimitsExe: "/proc/self/exe"})
+		Limits: proc.Limits{Data: *memory, Procs: *pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1

@@ -12,6 +12,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/boxsh/boxsh/darwin"
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
 )
@@ -169,6 +170,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		}
 		cfg.Args = runtime.InitArgs(initOpts)
 		cfg.InitPath = initPath
+		cfg.ForkServer = proc.FindForkServer(initPath)
 	}
 	spec, err := runtime.BuildSpec(cfg)
 	if err != nil {

@@ -1,0 +1,156 @@
+package bash
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/agent/reap"
+)
+
+// A zygote is a shell started once with the fork-server library
+// (zygote/zygote.c) preloaded: instead of running, it makes new warm
+// shells on request by cloning itself, which costs about a third of what
+// starting one by exec costs. The shells it makes are boxsh-init's
+// children, each in its own process group, as shells started by exec are.
+type zygote struct {
+	cmd    *exec.Cmd
+	reaper *reap.Reaper
+
+	mu   sync.Mutex // one request at a time
+	conn *net.UnixConn
+}
+
+// Protocol of the fork-server library (zygote/zygote.c).
+const (
+	zygoteHello = 0x62787a31
+	// zygoteTimeout bounds the wait for the zygote's hello and for each
+	// answer: a zygote that does not answer in time (stopped, or a shell
+	// that ignores the library) is given up.
+	zygoteTimeout = 2 * time.Second
+)
+
+// zygoteUsable tells whether env lets a zygote work: the library takes
+// LD_PRELOAD over, so an environment that sets its own keeps every shell
+// started by exec.
+func zygoteUsable(env []string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "LD_PRELOAD=") {
+			return false
+		}
+	}
+	return true
+}
+
+// startZygote starts `argv` (the pool's warm-shell program, possibly
+// wrapped in limits) as a zygote with the library lib preloaded, with the
+// pool's environment and directory, and waits for it to serve.
+func startZygote(lib string, argv, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
+	if !zygoteUsable(env) {
+		return nil, errors.New("the environment sets LD_PRELOAD")
+	}
+	if _, err := os.Stat(lib); err != nil {
+		return nil, err
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "zygote"), os.NewFile(uintptr(fds[1]), "zygote")
+	defer func() { _ = theirs.Close() }()
+	c, err := net.FileConn(ours)
+	_ = ours.Close()
+	if err != nil {
+		return nil, fmt.Errorf("zygote socket: %w", err)
+	}
+	conn := c.(*net.UnixConn)
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(env[:len(env):len(env)], "LD_PRELOAD="+lib, zygoteFDEnv+"=3")
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devNull, devNull, devNull
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.SysProcAttr = procAttr()
+	z := &zygote{cmd: cmd, reaper: reaper, conn: conn}
+	if err := reaper.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	}); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	_ = theirs.Close()
+	if v, err := z.read(); err != nil || v != zygoteHello {
+		z.close()
+		if err == nil {
+			err = fmt.Errorf("unexpected hello %#x", v)
+		}
+		return nil, fmt.Errorf("%s does not serve as a zygote: %w", argv[len(argv)-3], err)
+	}
+	return z, nil
+}
+
+// read reads one answer of the zygote.
+func (z *zygote) read() (int32, error) {
+	var b [4]byte
+	_ = z.conn.SetReadDeadline(time.Now().Add(zygoteTimeout))
+	n, err := z.conn.Read(b[:])
+	if err == nil && n != len(b) {
+		err = fmt.Errorf("short answer (%d bytes)", n)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int32(binary.NativeEndian.Uint32(b[:])), nil
+}
+
+// spawn makes a new shell with the given stdin, stdout, stderr and
+// command pipe (fd 3) and returns its process, in its own process group.
+func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*os.Process, error) {
+	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()), int(ctl.Fd()))
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if _, _, err := z.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
+		return nil, fmt.Errorf("zygote: %w", err)
+	}
+	v, err := z.read()
+	if err != nil {
+		return nil, fmt.Errorf("zygote: %w", err)
+	}
+	if v <= 0 {
+		return nil, fmt.Errorf("zygote: clone: %w", syscall.Errno(-v))
+	}
+	pid := int(v)
+	// The shell makes itself a group leader too; whichever comes first,
+	// the group exists before anyone signals it.
+	_ = unix.Setpgid(pid, pid)
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return nil, fmt.Errorf("zygote: shell %d: %w", pid, err)
+	}
+	return proc, nil
+}
+
+// close stops the zygote and waits for it.
+func (z *zygote) close() {
+	_ = z.conn.Close()
+	_ = z.cmd.Process.Kill()
+	_ = z.cmd.Wait()
+	z.reaper.Forget(z.cmd.Process.Pid)
+}
+
+// String names the zygote in logs.
+func (z *zygote) String() string { return "zygote " + strconv.Itoa(z.cmd.Process.Pid) }

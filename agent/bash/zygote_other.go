@@ -1,0 +1,24 @@
+//go:build !linux
+
+package bash
+
+import (
+	"errors"
+	"os"
+
+	"github.com/boxsh/boxsh/agent/reap"
+)
+
+// zygote is Linux's fork server (zygote_linux.go); elsewhere shells start
+// by exec.
+type zygote struct{}
+
+func startZygote(lib string, argv, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*os.Process, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (z *zygote) close() {}
