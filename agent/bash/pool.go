@@ -3,26 +3,28 @@
 // number of workers wait in arrival order.
 //
 // Starting a shell costs about a millisecond, more than the rest of a call.
-// So each worker keeps its next shell already started: a "warm" shell,
-// `<shell> -c BOOTSTRAP`, that blocks reading a command from fd 3 up to an
-// end line, closes fd 3 and evaluates the command. It is a new process used
-// once, with the pool's environment and directory and /dev/null as stdin,
-// so a call sees what a fresh `sh -c COMMAND </dev/null` would see: $0 is
-// the shell, $$ its own PID, no variables, aliases, functions or directory
-// changes of earlier calls. Calls that ask for their own directory,
-// environment or stdin, and very long commands, start a shell the ordinary
-// way instead.
+// So each worker keeps its next shell already started: a "warm" shell, a
+// new process used once, with the pool's environment and directory and
+// /dev/null as stdin, waiting for its command. A call sees what a fresh
+// `sh -c COMMAND </dev/null` would see: $0 is the shell, $$ its own PID, no
+// variables, aliases, functions or directory changes of earlier calls.
+// Calls that ask for their own directory, environment or stdin start a
+// shell the ordinary way instead.
 //
 // On Linux, with the fork-server library (Options.ForkServer), warm shells
-// are not started by exec but cloned from a zygote: one shell started with
-// the library preloaded, which clones itself before its main runs (see
-// zygote/zygote.c). A clone costs about a third of an exec's CPU time.
+// are cloned from a zygote: one shell started with the library preloaded,
+// which clones itself before its main runs (see zygote/zygote.c). A clone
+// costs about a third of an exec's CPU time. The clone waits for its command
+// before the shell's main starts, then runs as `<shell> -c COMMAND`.
+// Without the library, a warm shell is `<shell> -c BOOTSTRAP`, which reads
+// the command from fd 3 up to an end line and evaluates it (see bootstrap).
 package bash
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -123,16 +125,21 @@ type Ticket struct {
 // pool is starting at the same moment holds a copy of the pipe's write end
 // until its exec, which would hold the call up by as long.
 //
-// A shell that did not become a zygote although asked to (one that ignores
-// LD_PRELOAD) finds the zygote's variable still set and exits.
+// (Shells cloned from a zygote do not run it: they read their command
+// before their main starts, see zygote/zygote.c.)
 func bootstrap(end string) string {
-	return `[ -z "$` + zygoteFDEnv + `" ] || exit 126; while IFS= read -r __boxsh_l <&3; do [ "$__boxsh_l" = ` + end + ` ] && break; __boxsh_c="$__boxsh_c$__boxsh_l
+	return `while IFS= read -r __boxsh_l <&3; do [ "$__boxsh_l" = ` + end + ` ] && break; __boxsh_c="$__boxsh_c$__boxsh_l
 "; done; [ "$__boxsh_l" = ` + end + ` ] || exit 125; exec 3<&-; eval "unset __boxsh_c __boxsh_l;$__boxsh_c"`
 }
 
 // zygoteFDEnv names the zygote's socket in its environment (see
 // zygote/zygote.c).
 const zygoteFDEnv = "BOXSH_ZYGOTE_FD"
+
+// zygoteScript is the zygote's `-c` argument. In the shells it clones the
+// command takes its place, and its bytes show what ps shows of the
+// command; a shell that does not load the library runs it and exits.
+var zygoteScript = "exit 126" + strings.Repeat(" ", 248)
 
 // newEndLine returns a line that no command contains by chance.
 func newEndLine() string {
@@ -141,9 +148,9 @@ func newEndLine() string {
 	return "__boxsh_end_" + hex.EncodeToString(b[:])
 }
 
-// maxWarmCommand bounds the commands handed to a warm shell (shells read
-// them a byte at a time); longer ones start a shell with the command as
-// argument.
+// maxWarmCommand bounds the commands handed to a warm shell started by exec
+// (it reads them a byte at a time); longer ones start a shell with the
+// command as argument. Cloned shells take commands of any length.
 const maxWarmCommand = 16 << 10
 
 // worker holds the shell prepared for its next call.
@@ -183,6 +190,9 @@ type shell struct {
 	stdout, stderr *os.File         // read ends
 	err            error            // set when the shell could not be started
 	reaper         *reap.Reaper
+	// cloned is set for a warm shell cloned from the zygote, which takes
+	// its command whole (see send).
+	cloned bool
 }
 
 // wait waits for the shell process and tells the reaper it is gone.
@@ -212,8 +222,8 @@ func NewPool(opts Options) (*Pool, error) {
 	if opts.Log == nil {
 		opts.Log = hclog.NewNullLogger()
 	}
-	// The zygote's variable is boxsh's own; inherited, it would make every
-	// warm shell exit (see bootstrap).
+	// The zygote's variable is boxsh's own; an inherited one would stand
+	// in its way.
 	opts.Env = slices.DeleteFunc(slices.Clone(opts.Env), func(kv string) bool { return strings.HasPrefix(kv, zygoteFDEnv+"=") })
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -371,7 +381,7 @@ func (p *Pool) startShell(c *coldStart) *shell {
 			if err != nil {
 				return 0, err
 			}
-			s.proc = proc
+			s.proc, s.cloned = proc, true
 			return proc.Pid, nil
 		})
 		if err != nil {
@@ -445,7 +455,7 @@ func (p *Pool) execShell(s *shell, c *coldStart, ctlR, inR, outW, errW *os.File)
 // startZygote starts the zygote from which warm shells are cloned. A
 // zygote that cannot start leaves the pool starting shells by exec.
 func (p *Pool) startZygote() {
-	z, err := startZygote(p.opts.ForkServer, p.shellArgv(p.bootstrap), p.opts.Env, p.opts.Dir, p.devNull, p.opts.Reaper)
+	z, err := startZygote(p.opts.ForkServer, p.shellArgv(zygoteScript), p.opts.Env, p.opts.Dir, p.devNull, p.opts.Reaper)
 	if err != nil {
 		p.opts.Log.Debug("no fork server; shells start by exec", "error", err)
 		return
@@ -558,14 +568,13 @@ func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.B
 	start := time.Now()
 	warm := w.take()
 	s := warm
-	if args.Cwd != "" || len(args.Env) > 0 || args.Stdin != "" || len(args.Command) >= maxWarmCommand ||
-		strings.Contains(args.Command, p.end) || warm.err != nil {
+	if args.Cwd != "" || len(args.Env) > 0 || args.Stdin != "" || !p.warmAccepts(warm, args.Command) {
 		warm.discard()
 		s = p.startShell(&coldStart{command: args.Command, dir: args.Cwd, env: p.env(args.Env), stdin: args.Stdin != ""})
 		if s.err != nil {
 			return tool.BashOutput{}, s.err
 		}
-	} else if _, err := io.WriteString(s.ctl, args.Command+"\n"+p.end+"\n"); err != nil {
+	} else if err := p.send(s, args.Command); err != nil {
 		// The warm shell is gone (killed from outside): start one now.
 		warm.discard()
 		s = p.startShell(&coldStart{command: args.Command})
@@ -577,6 +586,33 @@ func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.B
 		_ = s.ctl.Close()
 	}
 	return p.run(ctx, s, args, start)
+}
+
+// warmAccepts tells whether warm shell s can run command. A shell started
+// by exec reads its command a line at a time up to the end line: very long
+// commands, and ones that hold the end line, start their own shell. So do
+// commands with a NUL byte, which no shell argument can hold: exec refuses
+// them.
+func (p *Pool) warmAccepts(s *shell, command string) bool {
+	if s.err != nil || strings.IndexByte(command, 0) >= 0 {
+		return false
+	}
+	return s.cloned || len(command) < maxWarmCommand && !strings.Contains(command, p.end)
+}
+
+// send hands command to warm shell s: to a cloned one as its length (4
+// bytes, native order) and the command, to one started by exec as lines
+// up to the end line.
+func (p *Pool) send(s *shell, command string) error {
+	var b []byte
+	if s.cloned {
+		b = binary.NativeEndian.AppendUint32(make([]byte, 0, 4+len(command)), uint32(len(command)))
+		b = append(b, command...)
+	} else {
+		b = []byte(command + "\n" + p.end + "\n")
+	}
+	_, err := s.ctl.Write(b)
+	return err
 }
 
 func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time.Time) (tool.BashOutput, error) {

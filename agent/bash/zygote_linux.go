@@ -33,7 +33,7 @@ type zygote struct {
 
 // Protocol of the fork-server library (zygote/zygote.c).
 const (
-	zygoteHello = 0x62787a31
+	zygoteHello = 0x62787a32
 	// zygoteTimeout bounds the wait for the zygote's hello and for each
 	// answer: a zygote that does not answer in time (stopped, or a shell
 	// that ignores the library) is given up.

@@ -102,7 +102,7 @@ func TestZygoteNotServing(t *testing.T) {
 	devNull, err := os.Open(os.DevNull)
 	require.NoError(t, err)
 	defer devNull.Close()
-	_, err = startZygote(bogus, []string{"/bin/sh", "-c", bootstrap(newEndLine())}, os.Environ(), "", devNull, nil)
+	_, err = startZygote(bogus, []string{"/bin/sh", "-c", zygoteScript}, os.Environ(), "", devNull, nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, io.EOF, "the shell exited rather than waiting for the timeout")
 	assert.Contains(t, err.Error(), "/bin/sh does not serve as a zygote")
@@ -145,4 +145,35 @@ func TestZygoteWithBash(t *testing.T) {
 		out := run(t, p, tool.BashArgs{Command: `echo "$0 ${BASH_VERSION:+bash} ${BOXSH_ZYGOTE_FD-unset} ${LD_PRELOAD-unset}"; ` + clonedProbe})
 		assert.Equal(t, "/bin/bash bash unset unset\ncloned\n", out.Stdout, out.Stderr)
 	}
+}
+
+// A cloned shell runs its command as `sh -c COMMAND`, whatever its length
+// (beyond what exec allows one argument), and ps shows its beginning.
+func TestZygoteCommandAsArgument(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	out := run(t, p, tool.BashArgs{Command: `printf '%s|' "$0" "$#"; tr '\0' ' ' </proc/$$/cmdline`})
+	assert.Equal(t, "/bin/sh|0|/bin/sh -c printf '%s|' \"$0\" \"$#\"; tr '\\0' ' ' </proc/$$/cmdline", strings.TrimRight(out.Stdout, " "),
+		"the command's arguments, then the placeholder's NUL padding")
+
+	long := strings.Repeat("y", 300<<10)
+	out = run(t, p, tool.BashArgs{Command: "echo " + long + "; " + clonedProbe})
+	assert.Equal(t, long+"\ncloned\n", out.Stdout)
+}
+
+// A cloned shell whose command does not arrive whole runs nothing.
+func TestZygoteTruncatedCommandRunsNothing(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	s := p.startShell(nil)
+	require.NoError(t, s.err)
+	require.True(t, s.cloned)
+	_, err := s.ctl.Write([]byte{100, 0, 0, 0, 'e', 'c', 'h', 'o', ' ', 'x', '\n'})
+	require.NoError(t, err)
+	require.NoError(t, s.ctl.Close())
+	out, err := io.ReadAll(s.stdout)
+	require.NoError(t, err)
+	assert.Empty(t, string(out))
+	_ = s.wait()
+	assert.Equal(t, 125, s.state.ExitCode())
+	_ = s.stderr.Close()
+	_ = s.stdout.Close()
 }

@@ -4,19 +4,24 @@
  *
  * Starting a shell by exec costs most of a millisecond of CPU: loading and
  * linking the shell and its libraries, and the C library's start-up. The
- * pool starts the shell once, with this library in LD_PRELOAD and
- * BOXSH_ZYGOTE_FD naming a SOCK_SEQPACKET socket. The constructor below runs
- * before the shell's main and never lets the zygote reach it: it serves
- * requests on the socket until the socket closes, then exits. Each request
- * carries four descriptors (stdin, stdout, stderr and the command pipe);
- * the zygote clones itself (CLONE_PARENT: the new process is boxsh-init's
- * child, which waits for it) and answers the new process's PID, or -errno.
- * The new process takes the four descriptors as 0-3 and returns from the
- * constructor into the shell's main: it is a shell starting afresh, with
- * the zygote's arguments (the pool's warm-shell program) and environment,
- * as if it had just been executed, without the exec.
+ * pool starts the shell once, as `SHELL -c PLACEHOLDER`, with this library
+ * in LD_PRELOAD and BOXSH_ZYGOTE_FD naming a SOCK_SEQPACKET socket. The
+ * constructor below runs before the shell's main and never lets the zygote
+ * reach it: it serves requests on the socket until the socket closes, then
+ * exits. Each request carries four descriptors: stdin, stdout, stderr and
+ * a command pipe. The zygote clones itself (CLONE_PARENT: the new process
+ * is boxsh-init's child, which waits for it) and answers the new process's
+ * PID, or -errno.
  *
- * Outside a zygote (no BOXSH_ZYGOTE_FD) the library does nothing.
+ * The new process takes the first three descriptors as 0-2 and waits for
+ * its command on the pipe. Once the command is there, it becomes argv[2]
+ * and the process returns from the constructor into the shell's main: a
+ * shell starting afresh as `SHELL -c COMMAND`, with the zygote's
+ * environment, as if it had just been executed, without the exec.
+ *
+ * A shell that does not load the library (a static one) runs PLACEHOLDER,
+ * which exits at once; outside a zygote (no BOXSH_ZYGOTE_FD) the library
+ * does nothing.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,7 +38,9 @@
 #define ZYGOTE_FD_ENV "BOXSH_ZYGOTE_FD"
 #define ZYGOTE_NFDS 4
 /* ZYGOTE_HELLO is the zygote's first message: it is serving. */
-#define ZYGOTE_HELLO 0x62787a31 /* "bxz1" */
+#define ZYGOTE_HELLO 0x62787a32 /* "bxz2" */
+/* ZYGOTE_MAX_COMMAND bounds a command (boxsh's frames are smaller). */
+#define ZYGOTE_MAX_COMMAND (256u << 20)
 
 extern char **environ;
 
@@ -123,17 +130,80 @@ static int receive(int sock, int fds[ZYGOTE_NFDS]) {
 	}
 }
 
-__attribute__((constructor)) static void zygote(void) {
+/* read_full reads exactly n bytes; it returns 0 on success. */
+static int read_full(int fd, void *buf, size_t n) {
+	char *p = buf;
+	while (n > 0) {
+		ssize_t k = read(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* read_command reads the command the shell is to run from fd: its length
+ * (4 bytes, native order), then the command. It returns NULL when the
+ * command does not arrive whole (the pool died while writing it, or
+ * discarded the shell), so that part of one is never run. */
+static char *read_command(int fd) {
+	uint32_t n;
+	char *cmd;
+	if (read_full(fd, &n, sizeof n) < 0 || n > ZYGOTE_MAX_COMMAND)
+		return NULL;
+	cmd = malloc((size_t)n + 1);
+	if (!cmd || read_full(fd, cmd, n) < 0)
+		return NULL;
+	cmd[n] = 0;
+	return cmd;
+}
+
+/* become_shell makes the new process the shell for one command: the
+ * request's descriptors as stdin, stdout and stderr, the command (read
+ * from the fourth) as argv[2]. */
+static void become_shell(int fds[ZYGOTE_NFDS], char **argv) {
+	char *cmd;
+	size_t room, n;
+
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			_exit(126);
+	for (int i = 0; i < 3; i++)
+		if (fds[i] > 2)
+			close(fds[i]);
+	cmd = read_command(fds[3]);
+	close(fds[3]);
+	if (!cmd)
+		_exit(125);
+	/* What ps shows, from the zygote's argument memory: as much of the
+	 * command as the placeholder has room for. */
+	room = strlen(argv[2]);
+	n = strlen(cmd);
+	if (n > room)
+		n = room;
+	memcpy(argv[2], cmd, n);
+	memset(argv[2] + n, 0, room - n);
+	argv[2] = cmd;
+}
+
+__attribute__((constructor)) static void zygote(int argc, char **argv, char **envp) {
 	int sock = parse_fd(env_value(ZYGOTE_FD_ENV));
 	int fds[ZYGOTE_NFDS];
 	pid_t parent;
 
+	(void)envp;
 	if (sock < 0)
 		return;
 	/* The shells it makes must not load this library again, nor see its
 	 * variables. */
 	env_remove(ZYGOTE_FD_ENV);
 	env_remove("LD_PRELOAD");
+	/* `shell -c PLACEHOLDER`: the command replaces the placeholder. */
+	if (argc != 3 || strcmp(argv[1], "-c") != 0)
+		_exit(126);
 	parent = getppid();
 	if (reply(sock, ZYGOTE_HELLO) < 0)
 		_exit(1);
@@ -151,12 +221,7 @@ __attribute__((constructor)) static void zygote(void) {
 			if (getppid() != parent)
 				_exit(1);
 			close(sock);
-			for (int i = 0; i < ZYGOTE_NFDS; i++)
-				if (dup2(fds[i], i) < 0)
-					_exit(126);
-			for (int i = 0; i < ZYGOTE_NFDS; i++)
-				if (fds[i] >= ZYGOTE_NFDS)
-					close(fds[i]);
+			become_shell(fds, argv);
 			return; /* on into the shell's main */
 		}
 		int err = errno;
