@@ -351,22 +351,22 @@ func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 func (p *Pool) startShell(c *coldStart) *shell {
 	s := &shell{}
 	var files []*os.File
-	pipe := func() (r, w *os.File) {
+	pipe := func(pollRead bool) (r, w *os.File) {
 		if s.err != nil {
 			return nil, nil
 		}
-		r, w, s.err = os.Pipe()
+		r, w, s.err = newPipe(pollRead)
 		files = append(files, r, w)
 		return r, w
 	}
 	var ctlR, ctlW, inR, inW *os.File
 	if c == nil {
-		ctlR, ctlW = pipe()
+		ctlR, ctlW = pipe(false)
 	} else if c.stdin {
-		inR, inW = pipe()
+		inR, inW = pipe(false)
 	}
-	outR, outW := pipe()
-	errR, errW := pipe()
+	outR, outW := pipe(true)
+	errR, errW := pipe(true)
 	if s.err != nil {
 		for _, f := range files {
 			_ = f.Close()
