@@ -94,6 +94,8 @@ type Pool struct {
 	devNull *os.File
 	// zygote clones warm shells; nil while there is none.
 	zygote atomic.Pointer[zygote]
+	// zygoteRestart starts a new zygote after one failed (guarded by mu).
+	zygoteRestart *time.Timer
 
 	mu      sync.Mutex
 	closed  bool
@@ -188,8 +190,10 @@ type shell struct {
 	ctl            *os.File         // command channel of a warm shell, write end
 	stdin          *os.File         // write end; nil when stdin is /dev/null
 	stdout, stderr *os.File         // read ends
-	err            error            // set when the shell could not be started
-	reaper         *reap.Reaper
+	// The shell's ends of the pipes, until it has them.
+	ctlR, inR, outW, errW *os.File
+	err                   error // set when the shell could not be started
+	reaper                *reap.Reaper
 	// cloned is set for a warm shell cloned from the zygote, which takes
 	// its command whole (see send).
 	cloned bool
@@ -233,7 +237,11 @@ func NewPool(opts Options) (*Pool, error) {
 	p.end = newEndLine()
 	p.bootstrap = bootstrap(p.end)
 	if opts.ForkServer != "" {
-		p.startZygote()
+		// No zygote here is this system's lot (no library, a static
+		// shell, LD_PRELOAD set): the pool does without, for good.
+		if err := p.startZygote(); err != nil {
+			opts.Log.Debug("no fork server; shells start by exec", "error", err)
+		}
 	}
 	first := p.startShell(nil)
 	if first.err != nil {
@@ -349,65 +357,99 @@ func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 // pool's environment). Its stdin is a pipe when the call gives stdin, else
 // /dev/null. Failures are recorded in the result.
 func (p *Pool) startShell(c *coldStart) *shell {
-	s := &shell{}
-	var files []*os.File
+	if z := p.zygote.Load(); c == nil && z != nil {
+		s := p.cloneShell(z)
+		if s.err == nil {
+			return s
+		}
+		var refused *cloneError
+		if !errors.As(s.err, &refused) {
+			p.zygoteFailed(z, s.err)
+		}
+		// On fresh pipes: a clone made before the zygote failed to answer
+		// may hold the ones it was sent (it finds them closed, and exits).
+	}
+	s := &shell{reaper: p.opts.Reaper}
+	p.makePipes(s, c)
+	if s.err != nil {
+		return s
+	}
+	err := p.execShell(s, c)
+	s.closeShellEnds()
+	if err != nil {
+		s.closeOurEnds()
+		s.err = fmt.Errorf("start shell %s: %w", p.opts.Shell, err)
+	}
+	return s
+}
+
+// cloneShell makes a warm shell with zygote z.
+func (p *Pool) cloneShell(z *zygote) *shell {
+	s := &shell{reaper: p.opts.Reaper}
+	p.makePipes(s, nil)
+	if s.err != nil {
+		return s
+	}
+	err := s.reaper.Start(func() (int, error) {
+		proc, err := z.spawn(p.devNull, s.outW, s.errW, s.ctlR)
+		if err != nil {
+			return 0, err
+		}
+		s.proc, s.cloned = proc, true
+		return proc.Pid, nil
+	})
+	s.closeShellEnds()
+	if err != nil {
+		s.closeOurEnds()
+		s.err = err
+	}
+	return s
+}
+
+// makePipes makes the pipes of a shell for c (nil: a warm shell),
+// recording a failure in s.err.
+func (p *Pool) makePipes(s *shell, c *coldStart) {
 	pipe := func(pollRead bool) (r, w *os.File) {
 		if s.err != nil {
 			return nil, nil
 		}
 		r, w, s.err = newPipe(pollRead)
-		files = append(files, r, w)
 		return r, w
 	}
-	var ctlR, ctlW, inR, inW *os.File
 	if c == nil {
-		ctlR, ctlW = pipe(false)
+		s.ctlR, s.ctl = pipe(false)
 	} else if c.stdin {
-		inR, inW = pipe(false)
+		s.inR, s.stdin = pipe(false)
 	}
-	outR, outW := pipe(true)
-	errR, errW := pipe(true)
+	s.stdout, s.outW = pipe(true)
+	s.stderr, s.errW = pipe(true)
 	if s.err != nil {
-		for _, f := range files {
-			_ = f.Close()
-		}
+		s.closeShellEnds()
+		s.closeOurEnds()
 		s.err = fmt.Errorf("start shell: %w", s.err)
-		return s
 	}
-	s.reaper = p.opts.Reaper
-	if z := p.zygote.Load(); c == nil && z != nil {
-		err := s.reaper.Start(func() (int, error) {
-			proc, err := z.spawn(p.devNull, outW, errW, ctlR)
-			if err != nil {
-				return 0, err
-			}
-			s.proc, s.cloned = proc, true
-			return proc.Pid, nil
-		})
-		if err != nil {
-			p.zygoteFailed(z, err)
-		}
-	}
-	var err error
-	if s.proc == nil {
-		err = p.execShell(s, c, ctlR, inR, outW, errW)
-	}
-	for _, f := range []*os.File{ctlR, inR, outW, errW} {
+}
+
+// closeShellEnds closes the pipe ends the shell was given, once it has
+// them (or could not be started).
+func (s *shell) closeShellEnds() {
+	closeFiles(s.ctlR, s.inR, s.outW, s.errW)
+	s.ctlR, s.inR, s.outW, s.errW = nil, nil, nil, nil
+}
+
+// closeOurEnds closes the pool's ends of the pipes of a shell that could
+// not be started.
+func (s *shell) closeOurEnds() {
+	closeFiles(s.ctl, s.stdin, s.stdout, s.stderr)
+	s.ctl, s.stdin, s.stdout, s.stderr = nil, nil, nil, nil
+}
+
+func closeFiles(files ...*os.File) {
+	for _, f := range files {
 		if f != nil {
 			_ = f.Close()
 		}
 	}
-	if err != nil {
-		for _, f := range []*os.File{ctlW, inW, outR, errR} {
-			if f != nil {
-				_ = f.Close()
-			}
-		}
-		s.err = fmt.Errorf("start shell %s: %w", p.opts.Shell, err)
-		return s
-	}
-	s.ctl, s.stdin, s.stdout, s.stderr = ctlW, inW, outR, errR
-	return s
 }
 
 // shellArgv is the command line that runs script in the pool's shell,
@@ -416,9 +458,9 @@ func (p *Pool) shellArgv(script string) []string {
 	return p.opts.Limits.Wrap(p.opts.LimitsExe, []string{p.opts.Shell, "-c", script})
 }
 
-// execShell starts s by exec: a warm shell (c nil) reading its command from
-// ctlR, or the cold start c, with stdin inR (nil: /dev/null).
-func (p *Pool) execShell(s *shell, c *coldStart, ctlR, inR, outW, errW *os.File) error {
+// execShell starts s by exec: a warm shell (c nil) reading its command
+// from s.ctlR, or the cold start c, with stdin s.inR (nil: /dev/null).
+func (p *Pool) execShell(s *shell, c *coldStart) error {
 	script := p.bootstrap
 	if c != nil {
 		script = c.command
@@ -434,11 +476,11 @@ func (p *Pool) execShell(s *shell, c *coldStart, ctlR, inR, outW, errW *os.File)
 			cmd.Dir = c.dir
 		}
 	} else {
-		cmd.ExtraFiles = []*os.File{ctlR}
+		cmd.ExtraFiles = []*os.File{s.ctlR}
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.devNull, outW, errW
-	if inR != nil {
-		cmd.Stdin = inR
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.devNull, s.outW, s.errW
+	if s.inR != nil {
+		cmd.Stdin = s.inR
 	}
 	cmd.SysProcAttr = procAttr()
 	// The shell is waited for through its Process: with files for all its
@@ -454,11 +496,10 @@ func (p *Pool) execShell(s *shell, c *coldStart, ctlR, inR, outW, errW *os.File)
 
 // startZygote starts the zygote from which warm shells are cloned. A
 // zygote that cannot start leaves the pool starting shells by exec.
-func (p *Pool) startZygote() {
+func (p *Pool) startZygote() error {
 	z, err := startZygote(p.opts.ForkServer, p.shellArgv(zygoteScript), p.opts.Env, p.opts.Dir, p.devNull, p.opts.Reaper)
 	if err != nil {
-		p.opts.Log.Debug("no fork server; shells start by exec", "error", err)
-		return
+		return err
 	}
 	p.mu.Lock()
 	closed := p.closed
@@ -469,11 +510,15 @@ func (p *Pool) startZygote() {
 	if closed {
 		z.close()
 	}
+	return nil
 }
 
-// zygoteRestartDelay is how long after a zygote fails a new one is started;
-// meanwhile shells start by exec.
-const zygoteRestartDelay = time.Second
+// Delays before a new zygote is started after one failed, doubling while
+// starting fails; meanwhile shells start by exec.
+const (
+	zygoteRestartDelay    = time.Second
+	maxZygoteRestartDelay = time.Minute
+)
 
 // zygoteFailed gives up zygote z, which could not clone a shell (killed
 // by a command, say), and starts a new one a little later.
@@ -483,11 +528,22 @@ func (p *Pool) zygoteFailed(z *zygote, err error) {
 	}
 	p.opts.Log.Warn("fork server failed; restarting it", "error", err)
 	go z.close()
-	time.AfterFunc(zygoteRestartDelay, func() {
-		select {
-		case <-p.done:
-		default:
-			p.startZygote()
+	p.restartZygote(zygoteRestartDelay)
+}
+
+// restartZygote starts a new zygote after delay, and tries again, later
+// each time, while that fails.
+func (p *Pool) restartZygote(delay time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.zygoteRestart = time.AfterFunc(delay, func() {
+		if err := p.startZygote(); err != nil {
+			next := min(2*delay, maxZygoteRestartDelay)
+			p.opts.Log.Warn("fork server did not start; trying again", "error", err, "in", next)
+			p.restartZygote(next)
 		}
 	})
 }
@@ -568,25 +624,35 @@ func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.B
 	start := time.Now()
 	warm := w.take()
 	s := warm
+	// pending is a command longer than pipeAtomic, written once the call's
+	// timeout and cancellation hold: a stopped shell would block the write.
+	var pending []byte
 	if args.Cwd != "" || len(args.Env) > 0 || args.Stdin != "" || !p.warmAccepts(warm, args.Command) {
 		warm.discard()
 		s = p.startShell(&coldStart{command: args.Command, dir: args.Cwd, env: p.env(args.Env), stdin: args.Stdin != ""})
 		if s.err != nil {
 			return tool.BashOutput{}, s.err
 		}
-	} else if err := p.send(s, args.Command); err != nil {
-		// The warm shell is gone (killed from outside): start one now.
-		warm.discard()
-		s = p.startShell(&coldStart{command: args.Command})
-		if s.err != nil {
-			return tool.BashOutput{}, s.err
+	} else if pending = p.message(s, args.Command); len(pending) <= pipeAtomic {
+		_, err := s.ctl.Write(pending)
+		pending = nil
+		if err != nil {
+			// The warm shell is gone (killed from outside): start one now.
+			warm.discard()
+			s = p.startShell(&coldStart{command: args.Command})
+			if s.err != nil {
+				return tool.BashOutput{}, s.err
+			}
 		}
 	}
-	if s.ctl != nil {
+	if s.ctl != nil && pending == nil {
 		_ = s.ctl.Close()
 	}
-	return p.run(ctx, s, args, start)
+	return p.run(ctx, s, args, start, pending)
 }
+
+// pipeAtomic is what an empty pipe always takes without blocking.
+const pipeAtomic = 4096
 
 // warmAccepts tells whether warm shell s can run command. A shell started
 // by exec reads its command a line at a time up to the end line: very long
@@ -600,28 +666,30 @@ func (p *Pool) warmAccepts(s *shell, command string) bool {
 	return s.cloned || len(command) < maxWarmCommand && !strings.Contains(command, p.end)
 }
 
-// send hands command to warm shell s: to a cloned one as its length (4
-// bytes, native order) and the command, to one started by exec as lines
-// up to the end line.
-func (p *Pool) send(s *shell, command string) error {
-	var b []byte
+// message is what hands command to warm shell s: for a cloned one its
+// length (4 bytes, native order) and the command, for one started by exec
+// lines up to the end line.
+func (p *Pool) message(s *shell, command string) []byte {
 	if s.cloned {
-		b = binary.NativeEndian.AppendUint32(make([]byte, 0, 4+len(command)), uint32(len(command)))
-		b = append(b, command...)
-	} else {
-		b = []byte(command + "\n" + p.end + "\n")
+		b := binary.NativeEndian.AppendUint32(make([]byte, 0, 4+len(command)), uint32(len(command)))
+		return append(b, command...)
 	}
-	_, err := s.ctl.Write(b)
-	return err
+	return []byte(command + "\n" + p.end + "\n")
 }
 
-func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time.Time) (tool.BashOutput, error) {
+// run runs the call on started shell s and collects its output; pending,
+// if any, is the command still to be written to the shell's command pipe.
+func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time.Time, pending []byte) (tool.BashOutput, error) {
 	pgid := s.proc.Pid
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		_ = s.wait()
+		closeFiles(s.stdout, s.stderr, s.stdin)
+		if pending != nil {
+			_ = s.ctl.Close()
+		}
 		return tool.BashOutput{}, errors.New("bash: pool closed")
 	}
 	p.running[pgid] = struct{}{}
@@ -632,6 +700,13 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 		go func() {
 			_, _ = io.WriteString(s.stdin, args.Stdin)
 			_ = s.stdin.Close()
+		}()
+	}
+	if pending != nil {
+		// Killing the shell (timeout, cancellation, Close) ends the write.
+		go func() {
+			_, _ = s.ctl.Write(pending)
+			_ = s.ctl.Close()
 		}()
 	}
 
@@ -754,6 +829,9 @@ func (p *Pool) Close() {
 	}
 	p.closed = true
 	close(p.done)
+	if p.zygoteRestart != nil {
+		p.zygoteRestart.Stop()
+	}
 	for pgid := range p.running {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}

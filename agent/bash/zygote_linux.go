@@ -34,11 +34,12 @@ type zygote struct {
 // Protocol of the fork-server library (zygote/zygote.c).
 const (
 	zygoteHello = 0x62787a32
-	// zygoteTimeout bounds the wait for the zygote's hello and for each
-	// answer: a zygote that does not answer in time (stopped, or a shell
-	// that ignores the library) is given up.
-	zygoteTimeout = 2 * time.Second
 )
+
+// zygoteTimeout bounds the wait for the zygote's hello and for each
+// answer: a zygote that does not answer in time (stopped, or a shell that
+// ignores the library) is given up. (A variable for the tests.)
+var zygoteTimeout = 2 * time.Second
 
 // zygoteUsable tells whether env lets a zygote work: the library takes
 // LD_PRELOAD over, so an environment that sets its own keeps every shell
@@ -58,6 +59,10 @@ func zygoteUsable(env []string) bool {
 func startZygote(lib string, argv, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
 	if !zygoteUsable(env) {
 		return nil, errors.New("the environment sets LD_PRELOAD")
+	}
+	if strings.ContainsAny(lib, " :") {
+		// LD_PRELOAD would split the path there.
+		return nil, fmt.Errorf("%s: a space or colon in the path", lib)
 	}
 	if _, err := os.Stat(lib); err != nil {
 		return nil, err
@@ -116,21 +121,28 @@ func (z *zygote) read() (int32, error) {
 	return int32(binary.NativeEndian.Uint32(b[:])), nil
 }
 
+// cloneError is a clone the zygote answered it could not make (a limit
+// on processes reached, say): the zygote itself is fine.
+type cloneError struct{ errno syscall.Errno }
+
+func (e *cloneError) Error() string { return "zygote: clone: " + e.errno.Error() }
+func (e *cloneError) Unwrap() error { return e.errno }
+
 // spawn makes a new shell with the given stdin, stdout, stderr and
-// command pipe (fd 3) and returns its process, in its own process group.
+// command pipe and returns its process, in its own process group. After
+// any error but a cloneError the zygote is of no more use: a late answer
+// would be taken for the next request's.
 func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*os.Process, error) {
 	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()), int(ctl.Fd()))
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	if _, _, err := z.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
-		return nil, fmt.Errorf("zygote: %w", err)
-	}
-	v, err := z.read()
+	v, err := z.request(rights)
 	if err != nil {
+		_ = z.conn.Close()
 		return nil, fmt.Errorf("zygote: %w", err)
 	}
-	if v <= 0 {
-		return nil, fmt.Errorf("zygote: clone: %w", syscall.Errno(-v))
+	if v < 0 {
+		return nil, &cloneError{syscall.Errno(-v)}
 	}
 	pid := int(v)
 	// The shell makes itself a group leader too; whichever comes first,
@@ -139,9 +151,22 @@ func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*os.Process, error)
 	proc, err := os.FindProcess(pid)
 	if err != nil {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		return nil, fmt.Errorf("zygote: shell %d: %w", pid, err)
+		_, _ = syscall.Wait4(pid, nil, 0, nil)
+		return nil, &cloneError{syscall.ESRCH}
 	}
 	return proc, nil
+}
+
+// request sends one request and reads its answer: a PID, or -errno.
+func (z *zygote) request(rights []byte) (int32, error) {
+	if _, _, err := z.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
+		return 0, err
+	}
+	v, err := z.read()
+	if err == nil && v == 0 {
+		err = errors.New("answered PID 0")
+	}
+	return v, err
 }
 
 // close stops the zygote and waits for it.

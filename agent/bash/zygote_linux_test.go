@@ -2,17 +2,22 @@ package bash
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/tool"
@@ -177,3 +182,102 @@ func TestZygoteTruncatedCommandRunsNothing(t *testing.T) {
 	_ = s.stderr.Close()
 	_ = s.stdout.Close()
 }
+
+// A zygote that does not answer in time is given up, and the call runs on
+// a shell started by exec on fresh pipes, whole.
+func TestZygoteStopped(t *testing.T) {
+	defer func(d time.Duration) { zygoteTimeout = d }(zygoteTimeout)
+	zygoteTimeout = 200 * time.Millisecond
+	p := newPool(t, Options{Workers: 1})
+	z := p.zygote.Load()
+	require.NoError(t, z.cmd.Process.Signal(syscall.SIGSTOP))
+	run(t, p, tool.BashArgs{Command: "true"}) // its replacement is asked of the stopped zygote
+	out := run(t, p, tool.BashArgs{Command: "echo hello world; echo second line; " + clonedProbe})
+	assert.Equal(t, "hello world\nsecond line\nexec\n", out.Stdout, out.Stderr)
+	assert.Eventually(t, func() bool { n := p.zygote.Load(); return n != nil && n != z },
+		10*time.Second, 10*time.Millisecond, "a new zygote is started")
+}
+
+// A clone the zygote could not make (a process limit reached) falls back
+// to exec for that shell and keeps the zygote.
+func TestZygoteCloneRefused(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	real := p.zygote.Load()
+
+	// A stand-in zygote that refuses every clone with EAGAIN.
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	ours := os.NewFile(uintptr(fds[0]), "fake")
+	theirs := os.NewFile(uintptr(fds[1]), "fake")
+	defer theirs.Close()
+	c, err := net.FileConn(ours)
+	require.NoError(t, err)
+	_ = ours.Close()
+	sleeper := exec.Command("sleep", "60")
+	require.NoError(t, sleeper.Start())
+	fake := &zygote{cmd: sleeper, conn: c.(*net.UnixConn)}
+	go func() {
+		buf, oob := make([]byte, 1), make([]byte, 128)
+		for {
+			_, oobn, _, _, err := unix.Recvmsg(int(theirs.Fd()), buf, oob, 0)
+			if err != nil {
+				return
+			}
+			if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+				for _, m := range msgs {
+					if fds, err := unix.ParseUnixRights(&m); err == nil {
+						for _, fd := range fds {
+							_ = unix.Close(fd)
+						}
+					}
+				}
+			}
+			_, _ = theirs.Write(binary.NativeEndian.AppendUint32(nil, eagainAnswer))
+		}
+	}()
+	p.zygote.Store(fake)
+	defer fake.close()
+	defer p.zygote.Store(real)
+
+	s := p.startShell(nil)
+	require.NoError(t, s.err)
+	assert.False(t, s.cloned, "started by exec")
+	s.discard()
+	assert.Same(t, fake, p.zygote.Load(), "the zygote is kept")
+}
+
+// A long command to a cloned shell that is not reading its pipe (stopped)
+// still times out.
+func TestZygoteLongCommandToStoppedShell(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	run(t, p, tool.BashArgs{Command: "true"})
+	w := p.all[0]
+	var pid int
+	require.Eventually(t, func() bool {
+		select {
+		case s := <-w.next:
+			pid = s.proc.Pid
+			w.next <- s
+			return true
+		default:
+			return false
+		}
+	}, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	done := make(chan tool.BashOutput, 1)
+	go func() {
+		done <- run(t, p, tool.BashArgs{Command: "echo " + strings.Repeat("y", 200<<10), Timeout: 0.3})
+	}()
+	select {
+	case out := <-done:
+		assert.Equal(t, -1, out.ExitCode)
+		assert.Equal(t, "timeout", out.Stderr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call hung on writing its command")
+	}
+	out := run(t, p, tool.BashArgs{Command: "echo next"})
+	assert.Equal(t, "next\n", out.Stdout)
+}
+
+// eagainAnswer is the zygote's answer -EAGAIN, as the 32 bits it sends.
+var eagainAnswer = func() uint32 { v := -int32(syscall.EAGAIN); return uint32(v) }()

@@ -13,6 +13,9 @@ import (
 // by exec.
 type zygote struct{}
 
+// cloneError is Linux's (zygote_linux.go).
+type cloneError struct{ error }
+
 func startZygote(lib string, argv, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
 	return nil, errors.ErrUnsupported
 }

@@ -69,21 +69,24 @@ static void env_remove(const char *name) {
 	*w = NULL;
 }
 
+/* reply sends an answer; a closed socket is an error, not a SIGPIPE. */
 static int reply(int sock, int32_t v) {
-	return write(sock, &v, sizeof v) == (ssize_t)sizeof v ? 0 : -1;
+	return send(sock, &v, sizeof v, MSG_NOSIGNAL) == (ssize_t)sizeof v ? 0 : -1;
 }
 
-/* parse_fd reads a descriptor number of at least 3. */
+/* parse_fd reads a descriptor number of at least 3. (Not with strtol,
+ * which newer C libraries version: the library must load with the C
+ * library of whatever system the shell is on.) */
 static int parse_fd(const char *s) {
-	char *end;
-	long n;
+	int n = 0;
 	if (!s || !*s)
 		return -1;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || *end || n < 3 || n > 1 << 20)
-		return -1;
-	return (int)n;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || n > 1 << 20)
+			return -1;
+		n = n * 10 + (*s - '0');
+	}
+	return n >= 3 ? n : -1;
 }
 
 /* receive waits for a request and stores its descriptors in fds; it
