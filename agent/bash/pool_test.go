@@ -169,7 +169,14 @@ func testWarmShellWithoutEndLineRunsNothing(t *testing.T, mode string) {
 	p := newPool(t, Options{Workers: 1, ForkServer: mode})
 	s := p.startShell(nil)
 	require.NoError(t, s.err)
-	_, err := io.WriteString(s.ctl, "echo ran\n")
+	assertRunsNothing(t, s, []byte("echo ran\n"))
+}
+
+// assertRunsNothing sends warm shell s part of a command and checks that
+// it exits 125 without running any of it.
+func assertRunsNothing(t *testing.T, s *shell, part []byte) {
+	t.Helper()
+	_, err := s.ctl.Write(part)
 	require.NoError(t, err)
 	require.NoError(t, s.ctl.Close())
 	out, err := io.ReadAll(s.stdout)

@@ -171,16 +171,7 @@ func TestZygoteTruncatedCommandRunsNothing(t *testing.T) {
 	s := p.startShell(nil)
 	require.NoError(t, s.err)
 	require.True(t, s.cloned)
-	_, err := s.ctl.Write([]byte{100, 0, 0, 0, 'e', 'c', 'h', 'o', ' ', 'x', '\n'})
-	require.NoError(t, err)
-	require.NoError(t, s.ctl.Close())
-	out, err := io.ReadAll(s.stdout)
-	require.NoError(t, err)
-	assert.Empty(t, string(out))
-	_ = s.wait()
-	assert.Equal(t, 125, s.state.ExitCode())
-	_ = s.stderr.Close()
-	_ = s.stdout.Close()
+	assertRunsNothing(t, s, []byte{100, 0, 0, 0, 'e', 'c', 'h', 'o', ' ', 'x', '\n'})
 }
 
 // A zygote that does not answer in time is given up, and the call runs on
