@@ -195,7 +195,7 @@ type shell struct {
 	err                   error // set when the shell could not be started
 	reaper                *reap.Reaper
 	// cloned is set for a warm shell cloned from the zygote, which takes
-	// its command whole (see send).
+	// its command whole (see message).
 	cloned bool
 }
 
@@ -352,13 +352,16 @@ func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 }
 
 // startShell starts a shell. With no command it is a warm shell waiting for
-// one on fd 3, cloned from the zygote if there is one; otherwise it runs
+// one, cloned from the zygote if there is one; otherwise it runs
 // `<shell> -c command` in dir (or the pool's directory) with env (or the
 // pool's environment). Its stdin is a pipe when the call gives stdin, else
 // /dev/null. Failures are recorded in the result.
 func (p *Pool) startShell(c *coldStart) *shell {
 	if z := p.zygote.Load(); c == nil && z != nil {
-		s := p.cloneShell(z)
+		s := p.newShell(nil, func(s *shell) (*os.Process, error) {
+			s.cloned = true
+			return z.spawn(p.devNull, s.outW, s.errW, s.ctlR)
+		})
 		if s.err == nil {
 			return s
 		}
@@ -369,33 +372,30 @@ func (p *Pool) startShell(c *coldStart) *shell {
 		// On fresh pipes: a clone made before the zygote failed to answer
 		// may hold the ones it was sent (it finds them closed, and exits).
 	}
+	return p.newShell(c, func(s *shell) (*os.Process, error) {
+		proc, err := p.execShell(s, c)
+		if err != nil {
+			err = fmt.Errorf("start shell %s: %w", p.opts.Shell, err)
+		}
+		return proc, err
+	})
+}
+
+// newShell makes the pipes of a shell for c (nil: a warm shell) and starts
+// it with start, which hands the shell its ends of them, through the
+// reaper. Failures are recorded in the result.
+func (p *Pool) newShell(c *coldStart, start func(*shell) (*os.Process, error)) *shell {
 	s := &shell{reaper: p.opts.Reaper}
 	p.makePipes(s, c)
 	if s.err != nil {
 		return s
 	}
-	err := p.execShell(s, c)
-	s.closeShellEnds()
-	if err != nil {
-		s.closeOurEnds()
-		s.err = fmt.Errorf("start shell %s: %w", p.opts.Shell, err)
-	}
-	return s
-}
-
-// cloneShell makes a warm shell with zygote z.
-func (p *Pool) cloneShell(z *zygote) *shell {
-	s := &shell{reaper: p.opts.Reaper}
-	p.makePipes(s, nil)
-	if s.err != nil {
-		return s
-	}
 	err := s.reaper.Start(func() (int, error) {
-		proc, err := z.spawn(p.devNull, s.outW, s.errW, s.ctlR)
+		proc, err := start(s)
 		if err != nil {
 			return 0, err
 		}
-		s.proc, s.cloned = proc, true
+		s.proc = proc
 		return proc.Pid, nil
 	})
 	s.closeShellEnds()
@@ -460,7 +460,7 @@ func (p *Pool) shellArgv(script string) []string {
 
 // execShell starts s by exec: a warm shell (c nil) reading its command
 // from s.ctlR, or the cold start c, with stdin s.inR (nil: /dev/null).
-func (p *Pool) execShell(s *shell, c *coldStart) error {
+func (p *Pool) execShell(s *shell, c *coldStart) (*os.Process, error) {
 	script := p.bootstrap
 	if c != nil {
 		script = c.command
@@ -485,13 +485,10 @@ func (p *Pool) execShell(s *shell, c *coldStart) error {
 	cmd.SysProcAttr = procAttr()
 	// The shell is waited for through its Process: with files for all its
 	// streams, exec.Cmd's own Wait has nothing more to do.
-	return s.reaper.Start(func() (int, error) {
-		if err := cmd.Start(); err != nil {
-			return 0, err
-		}
-		s.proc = cmd.Process
-		return cmd.Process.Pid, nil
-	})
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd.Process, nil
 }
 
 // startZygote starts the zygote from which warm shells are cloned. A

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,23 +42,13 @@ const (
 // ignores the library) is given up. (A variable for the tests.)
 var zygoteTimeout = 2 * time.Second
 
-// zygoteUsable tells whether env lets a zygote work: the library takes
-// LD_PRELOAD over, so an environment that sets its own keeps every shell
-// started by exec.
-func zygoteUsable(env []string) bool {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "LD_PRELOAD=") {
-			return false
-		}
-	}
-	return true
-}
-
 // startZygote starts `argv` (the pool's warm-shell program, possibly
 // wrapped in limits) as a zygote with the library lib preloaded, with the
 // pool's environment and directory, and waits for it to serve.
 func startZygote(lib string, argv, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
-	if !zygoteUsable(env) {
+	// The library takes LD_PRELOAD over: an environment that sets its own
+	// keeps every shell started by exec.
+	if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "LD_PRELOAD=") }) {
 		return nil, errors.New("the environment sets LD_PRELOAD")
 	}
 	if strings.ContainsAny(lib, " :") {

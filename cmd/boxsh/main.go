@@ -132,12 +132,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 	if err != nil {
 		return fail(err)
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fail(err)
-	}
-	home := os.Getenv("HOME")
-	sb, done, err := prepareSandbox(opts.sandbox, cwd, home)
+	sb, cwd, home, done, err := prepareSandboxHere(opts.sandbox)
 	if err != nil {
 		return fail(err)
 	}

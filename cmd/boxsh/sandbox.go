@@ -39,6 +39,17 @@ func prepareSandbox(sb policy.Sandbox, cwd, home string) (_ policy.Sandbox, done
 	}, nil
 }
 
+// prepareSandboxHere is prepareSandbox for the caller's working directory
+// and home, which it returns too.
+func prepareSandboxHere(sb policy.Sandbox) (_ policy.Sandbox, cwd, home string, done func(started bool), err error) {
+	if cwd, err = os.Getwd(); err != nil {
+		return sb, "", "", func(bool) {}, err
+	}
+	home = os.Getenv("HOME")
+	sb, done, err = prepareSandbox(sb, cwd, home)
+	return sb, cwd, home, done, err
+}
+
 // sandboxedCommand is what shell mode runs in a sandbox: the shell with
 // its arguments (or the command after --), and its environment: the
 // policy's, and the boxsh prompt for an interactive shell on a terminal.

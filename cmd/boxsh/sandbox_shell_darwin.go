@@ -17,12 +17,7 @@ import (
 // Seatbelt profile of the sandbox and policy, with stdio passed through,
 // and returns its exit status.
 func runSandboxedShell(opts options, log hclog.Logger) int {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fail(err)
-	}
-	home := os.Getenv("HOME")
-	sb, done, err := prepareSandbox(opts.sandbox, cwd, home)
+	sb, cwd, home, done, err := prepareSandboxHere(opts.sandbox)
 	if err != nil {
 		return fail(err)
 	}

@@ -22,14 +22,9 @@ import (
 // boxsh relays. It returns the shell's exit status (128+N after a death
 // by signal N).
 func runSandboxedShell(opts options, log hclog.Logger) int {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fail(err)
-	}
-	home := os.Getenv("HOME")
 	sb := opts.sandbox
 	sb.Enabled = true
-	sb, done, err := prepareSandbox(sb, cwd, home)
+	sb, cwd, home, done, err := prepareSandboxHere(sb)
 	if err != nil {
 		return fail(err)
 	}
