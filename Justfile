@@ -20,13 +20,15 @@ test: build
 unit:
     go test -count=1 $(go list ./... | grep -v /integration)
 
-# gofmt, go vet, staticcheck, and the macOS build.
+# gofmt, go vet, staticcheck (a tool dependency in go.mod), the macOS build,
+# and no build output tracked by git.
 lint:
     test -z "$(gofmt -l $(git ls-files '*.go'))" || { gofmt -l $(git ls-files '*.go'); exit 1; }
     go vet ./...
-    $(go env GOPATH)/bin/staticcheck ./...
+    go tool staticcheck ./...
     GOOS=darwin go build ./...
     GOOS=darwin go vet ./...
+    bash scripts/check-tracked.sh
 
 # Go benchmarks, then the protocol-level bench of bin/boxsh (BIN=... to measure another binary).
 bench BIN=(bin + "/boxsh"): build
