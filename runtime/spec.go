@@ -56,8 +56,9 @@ import (
 // loopback only), with no new privileges, Docker's default capabilities
 // (which count only inside the namespace), the seccomp filter of
 // DefaultSeccomp and the runtime's default masked and read-only /proc
-// paths. Resource limits are inherited from the caller, as in boxsh v3;
-// no cgroup is asked for, so that a rootless runtime needs none. The
+// paths. The policy's limits are rlimits of every process (Limits); only a
+// sandbox started by root asks for a cgroup (Limits.Cgroup, SandboxCgroup),
+// so that a rootless runtime needs none. The
 // process starts in the caller's directory, moved into the cow DST when it
 // is in a cow SRC, or in / when the sandbox does not show it (SandboxCwd).
 
