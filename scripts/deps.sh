@@ -48,18 +48,21 @@ done
 dpkg -s libseccomp-dev >/dev/null 2>&1 || fail "libseccomp-dev is missing after installing it: apt-get install libseccomp-dev"
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || fail "runc is missing after installing it: apt-get install runc"
 
+# npm takes its global prefix from $PREFIX when that is set (install.sh's
+# PREFIX is where boxsh goes, not npm's packages): leave it out.
+npm_g() { env -u PREFIX npm "$@"; }
 just_ok() { command -v just >/dev/null && [ "$(just --version 2>/dev/null)" = "just $JUST_VERSION" ]; }
 if ! just_ok; then
   # just is not packaged for Debian 12; its npm package ships the binary.
-  [ "$(id -u)" = 0 ] || [ -w "$(npm prefix -g)" ] || fail "just $JUST_VERSION is missing: run as root, or install it by hand: npm install -g rust-just@$JUST_VERSION"
+  [ "$(id -u)" = 0 ] || [ -w "$(npm_g prefix -g)" ] || fail "just $JUST_VERSION is missing: run as root, or install it by hand: npm install -g rust-just@$JUST_VERSION"
   log=$(mktemp)
-  if ! npm install -g "rust-just@$JUST_VERSION" >"$log" 2>&1; then
+  if ! npm_g install -g "rust-just@$JUST_VERSION" >"$log" 2>&1; then
     cat "$log" >&2; rm -f "$log"
     fail "npm install -g rust-just@$JUST_VERSION failed (its output is above)"
   fi
   rm -f "$log"
   hash -r
-  just_ok || fail "just $JUST_VERSION is not on PATH after npm install -g rust-just@$JUST_VERSION (found: $(command -v just || echo none), $(just --version 2>/dev/null || true)); put $(npm prefix -g)/bin on PATH or install it by hand"
+  just_ok || fail "just $JUST_VERSION is not on PATH after npm install -g rust-just@$JUST_VERSION (found: $(command -v just || echo none), $(just --version 2>/dev/null || true)); put $(npm_g prefix -g)/bin on PATH or install it by hand"
 fi
 
 # The Go tool dependencies of go.mod: fetched and built once here, so that a
