@@ -209,7 +209,9 @@ func (s *shell) wait() error {
 
 // NewPool starts a warm shell for each worker: the first one before it
 // returns (so that a shell that cannot start is an error here), the others
-// in the background, so that the first call need not wait for them.
+// in the background, so that the first call need not wait for them. It
+// marks the descriptors the process inherited close-on-exec (see
+// proc.CloseInheritedOnExec).
 func NewPool(opts Options) (*Pool, error) {
 	if opts.Shell == "" {
 		opts.Shell = "/bin/sh"
@@ -226,6 +228,9 @@ func NewPool(opts Options) (*Pool, error) {
 	if opts.Log == nil {
 		opts.Log = hclog.NewNullLogger()
 	}
+	// Commands get the descriptors the pool hands them, never one this
+	// process inherited without close-on-exec.
+	proc.CloseInheritedOnExec()
 	// The zygote's variable is boxsh's own; an inherited one would stand
 	// in its way.
 	opts.Env = slices.DeleteFunc(slices.Clone(opts.Env), func(kv string) bool { return strings.HasPrefix(kv, zygoteFDEnv+"=") })

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package proc
+
+import "errors"
+
+func closeRangeOnExec(uint) error { return errors.ErrUnsupported }
