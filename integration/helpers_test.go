@@ -208,6 +208,8 @@ type serverOptions struct {
 	manualRead bool
 	// dir is the working directory (default: a fresh temporary directory).
 	dir string
+	// env are added to boxsh's environment.
+	env []string
 }
 
 // server is a running `boxsh --rpc` driven over its stdio.
@@ -246,6 +248,9 @@ func startServer(t *testing.T, ctx context.Context, opts serverOptions) *server 
 	require.NoError(t, err)
 	cmd := exec.CommandContext(ctx, boxshPath(), append([]string{"--rpc"}, opts.args...)...)
 	cmd.Dir = dir
+	if opts.env != nil {
+		cmd.Env = append(os.Environ(), opts.env...)
+	}
 	cmd.Stdin, cmd.Stdout = inR, outW
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr

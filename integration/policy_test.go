@@ -56,17 +56,54 @@ func TestPolicyInitAndShow(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p), r.stdout)
 	assert.Equal(t, []string{globalFile, projectFile}, p.Files)
-	assert.Equal(t, int64(2<<30), p.Memory.Value, "the project's file wins over the global one")
-	assert.Equal(t, projectFile, p.Memory.Source)
+	assert.Equal(t, int64(1<<30), p.Memory.Value, "an untrusted project file cannot raise the user's limit")
+	assert.Equal(t, globalFile, p.Memory.Source)
 	assert.Equal(t, 7, p.Pids.Value, "flags win over files")
 	assert.Equal(t, "--pids", p.Pids.Source)
 	require.Len(t, p.DenyWrite, 1)
 	assert.Equal(t, globalFile, p.DenyWrite[0].Source)
 	assert.NotEmpty(t, p.DenyRead)
+	assert.Equal(t, "boxsh: warning: settings file "+projectFile+` is not trusted, so it can only narrow your policy: ignored limits.memory "2G" (after reviewing it, `+"`boxsh policy trust "+projectFile+"`"+` lets it widen the policy)`+"\n", r.stderr)
 
 	r = runBoxshIn(t, ctx, project, "", env, "policy", "show")
 	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Regexp(t, `not trusted \(narrows only\):\s+`+regexpQuote(projectFile)+` \(ignored: limits.memory "2G"\)`, r.stdout)
+
+	// Once trusted, the project's file merges after the global one.
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "trust")
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, "trusted "+projectFile)
+	fi, err := os.Stat(filepath.Join(home, ".config", "boxsh", "trusted.json"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "show", "--json")
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Empty(t, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p), r.stdout)
+	assert.Equal(t, int64(2<<30), p.Memory.Value, "a trusted project file wins over the global one")
+	assert.Equal(t, projectFile, p.Memory.Source)
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "show")
+	require.Equal(t, 0, r.code(), r.stderr)
 	assert.Regexp(t, `memory\s+2147483648 bytes\s+`+regexpQuote(projectFile), r.stdout)
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "trusted")
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Regexp(t, regexpQuote(projectFile)+`\s+sha256 [0-9a-f]{16}\s+\S+\s+trusted\n`, r.stdout)
+
+	// A change makes it untrusted again; untrust forgets it.
+	require.NoError(t, os.WriteFile(projectFile, []byte(`{"limits": {"memory": "3G"}}`), 0o644))
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "trusted")
+	assert.Contains(t, r.stdout, "changed since trusted: not trusted")
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "show", "--json")
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p), r.stdout)
+	assert.Equal(t, int64(1<<30), p.Memory.Value)
+	assert.Contains(t, r.stderr, `ignored limits.memory "3G"`)
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "untrust")
+	require.Equal(t, 0, r.code(), r.stderr)
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "trusted")
+	assert.Equal(t, "no trusted settings files\n", r.stdout)
+	r = runBoxshIn(t, ctx, project, "", env, "policy", "untrust")
+	assert.Equal(t, 1, r.code())
+	assert.Contains(t, r.stderr, "is not trusted")
 }
 
 func regexpQuote(s string) string {
@@ -142,7 +179,17 @@ func TestPolicyEnvironment(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, ".boxsh"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, ".boxsh", "policy.json"), []byte(`{"environment": {
 			"pass": ["BOXSH_TEST_*", "BOXSH_TEST_NAMED_SECRET"], "set": {"CI": "true"}}}`), 0o644))
-		s = startServer(t, ctx, serverOptions{args: sandbox, dir: dir})
+		home := t.TempDir()
+		s = startServer(t, ctx, serverOptions{args: sandbox, dir: dir, env: policyEnv(home)})
+		out = s.call("bash", map[string]any{"command": "env"}).bash(t)
+		assert.NotContains(t, out.Stdout, "BOXSH_TEST_PLAIN", "an untrusted project file passes nothing")
+		assert.NotContains(t, out.Stdout, "BOXSH_TEST_NAMED_SECRET")
+		assert.Contains(t, out.Stdout, "CI=true\n", "but may set new variables")
+		s.stop()
+		assert.Contains(t, s.stderr.String(), `ignored environment.pass ["BOXSH_TEST_*","BOXSH_TEST_NAMED_SECRET"]`)
+		r := runBoxshIn(t, ctx, dir, "", policyEnv(home), "policy", "trust")
+		require.Equal(t, 0, r.code(), r.stderr)
+		s = startServer(t, ctx, serverOptions{args: sandbox, dir: dir, env: policyEnv(home)})
 		out = s.call("bash", map[string]any{"command": "env"}).bash(t)
 		assert.Contains(t, out.Stdout, "BOXSH_TEST_PLAIN=plain-value\n", "a prefix rule passes")
 		assert.NotContains(t, out.Stdout, "leaked-token", "a prefix rule never passes a secret")
@@ -212,9 +259,12 @@ func TestPolicyFileRules(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(project, ".boxsh"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(project, ".boxsh", "policy.json"), []byte(`{"filesystem": {
 		"denyRead": ["keys"], "allowRead": [".env.example"], "denyWrite": ["docs"], "allowWrite": ["build"]}}`), 0o644))
+	env := policyEnv(t.TempDir())
+	r := runBoxshIn(t, ctx, project, "", env, "policy", "trust")
+	require.Equal(t, 0, r.code(), r.stderr)
 
 	// The project is bound read-only; allowWrite makes build writable.
-	s := startServer(t, ctx, serverOptions{dir: project, args: []string{"--sandbox", "--bind", "ro:" + project}})
+	s := startServer(t, ctx, serverOptions{dir: project, env: env, args: []string{"--sandbox", "--bind", "ro:" + project}})
 	sh := func(cmd string) bashOutput { return s.call("bash", map[string]any{"command": cmd}).bash(t) }
 
 	for _, denied := range []string{".env", "certs/server.pem", "innocent.txt"} {
@@ -241,7 +291,7 @@ func TestPolicyFileRules(t *testing.T) {
 	assert.Equal(t, "new\n", string(b), "the write reached the host")
 
 	// denyWrite inside a writable area: through a wr bind of the project.
-	s = startServer(t, ctx, serverOptions{dir: project, args: []string{"--sandbox", "--bind", "wr:" + project}})
+	s = startServer(t, ctx, serverOptions{dir: project, env: env, args: []string{"--sandbox", "--bind", "wr:" + project}})
 	out = s.call("bash", map[string]any{"command": "echo x > docs/guide.md"}).bash(t)
 	assert.Contains(t, out.Stderr, "Read-only file system")
 	requireToolFailure(t, s.call("write", map[string]any{"path": filepath.Join(project, "docs", "new.md"), "content": "x"}), "read-only file system",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,6 +132,22 @@ type Policy struct {
 
 	// Files are the settings files that were read, in merge order.
 	Files []string `json:"files"`
+	// Untrusted are the settings files that could only narrow the policy,
+	// and what of theirs was ignored.
+	Untrusted []UntrustedFile `json:"untrusted,omitempty"`
+}
+
+// UntrustedFile is a settings file a sandbox could have written (the
+// project's, or a --policy file in a writable bind) that the user has not
+// trusted: it could only narrow the policy.
+type UntrustedFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// Ignored are its settings that would have widened the policy, each
+	// as "key value".
+	Ignored []string `json:"ignored,omitempty"`
+	// Untrustable says why it cannot be trusted (a symbolic link).
+	Untrustable string `json:"untrustable,omitempty"`
 }
 
 // DefaultSettings are the settings `boxsh policy init` writes and every
@@ -145,14 +162,10 @@ var defaultDenyRead = []string{
 	"~/.config/gcloud", "~/.config/gh", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
 }
 
-// GlobalSettingsPath is the user's settings file: $XDG_CONFIG_HOME (or
-// ~/.config) /boxsh/policy.json.
+// GlobalSettingsPath is the user's settings file: policy.json in
+// ConfigDir.
 func GlobalSettingsPath(home string) string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "boxsh", "policy.json")
+	return filepath.Join(ConfigDir(home), "policy.json")
 }
 
 // ProjectSettingsPath is the project's settings file, under dir (the
@@ -419,25 +432,120 @@ func (m *Merger) AddFile(path string, optional bool) error {
 // Policy returns the merged policy.
 func (m *Merger) Policy() Policy { return m.p }
 
-// Load merges the defaults, the global settings file, the project's (in
-// dir) and the --policy file (if any), in that order; flags are merged by
-// the caller afterwards.
-func Load(home, dir, policyFile string) (*Merger, error) {
+// FlagSettings are settings given on the command line by one flag.
+type FlagSettings struct {
+	Flag     string
+	Settings Settings
+}
+
+// LoadConfig says where Load finds the settings.
+type LoadConfig struct {
+	// Home is the user's home directory (for the global file and the
+	// trust store; empty: neither).
+	Home string
+	// Dir is the working directory, whose ./.boxsh/policy.json is the
+	// project's file.
+	Dir string
+	// PolicyFile is --policy (empty: none).
+	PolicyFile string
+	// Flags are the policy flags, in order.
+	Flags []FlagSettings
+	// Writable tells whether a sandbox could write the host path (a wr
+	// bind or a cow destination shows it); nil: none can. A --policy
+	// file it could write is treated as the project's file is.
+	Writable func(path string) bool
+}
+
+// Load merges the user's settings (the defaults, the global settings
+// file, the --policy file and the flags, in that order) and the settings
+// a sandbox could have written: the project's file, and a --policy file
+// inside a writable bind. Those only narrow the user's policy (see
+// Merger.AddNarrowing), unless the trust store names them with their
+// current content, and then merge in the order above (project after the
+// global file). The Policy's Untrusted lists what they could not change.
+func Load(cfg LoadConfig) (Policy, error) {
 	m := NewMerger()
-	if home != "" {
-		if err := m.AddFile(GlobalSettingsPath(home), true); err != nil {
-			return nil, err
+	var store *TrustStore
+	trusted := func(sf SettingsFile) (bool, error) {
+		if sf.Key == "" || cfg.Home == "" {
+			return false, nil
+		}
+		if store == nil {
+			t, err := LoadTrustStore(TrustStorePath(cfg.Home))
+			if err != nil {
+				return false, err
+			}
+			store = &t
+		}
+		return store.Trusts(sf.Key, sf.SHA256), nil
+	}
+	type file struct {
+		sf SettingsFile
+		s  Settings
+	}
+	var later []file
+	// read reads path; with mustTrust, one that is not trusted is kept for
+	// later. It reports whether the file exists.
+	read := func(path string, optional, mustTrust bool) error {
+		sf, err := ReadSettingsFile(path)
+		if err != nil {
+			if optional && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		s, err := ParseSettings(path, sf.Content)
+		if err != nil {
+			return err
+		}
+		if mustTrust {
+			ok, err := trusted(sf)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				later = append(later, file{sf, s})
+				return nil
+			}
+		}
+		m.Add(s, Source(path))
+		m.p.Files = append(m.p.Files, path)
+		return nil
+	}
+	if cfg.Home != "" {
+		if err := read(GlobalSettingsPath(cfg.Home), true, false); err != nil {
+			return Policy{}, err
 		}
 	}
-	if err := m.AddFile(ProjectSettingsPath(dir), true); err != nil {
-		return nil, err
+	if err := read(ProjectSettingsPath(cfg.Dir), true, true); err != nil {
+		return Policy{}, err
 	}
-	if policyFile != "" {
-		if err := m.AddFile(policyFile, false); err != nil {
-			return nil, err
+	if cfg.PolicyFile != "" {
+		exposed := false
+		if cfg.Writable != nil {
+			abs, err := filepath.Abs(cfg.PolicyFile)
+			if err != nil {
+				return Policy{}, err
+			}
+			exposed = cfg.Writable(abs)
+			if real, err := filepath.EvalSymlinks(abs); err == nil && !exposed {
+				exposed = cfg.Writable(real)
+			}
+		}
+		if err := read(cfg.PolicyFile, false, exposed); err != nil {
+			return Policy{}, err
 		}
 	}
-	return m, nil
+	for _, f := range cfg.Flags {
+		m.Add(f.Settings, Source(f.Flag))
+	}
+	for _, f := range later {
+		ignored := m.AddNarrowing(f.s, Source(f.sf.Path))
+		m.p.Files = append(m.p.Files, f.sf.Path)
+		u := UntrustedFile{Path: f.sf.Path, SHA256: f.sf.SHA256, Ignored: ignored, Untrustable: f.sf.Untrustable}
+		m.p.Untrusted = append(m.p.Untrusted, u)
+	}
+	return m.p, nil
 }
 
 // MarshalSettings encodes settings as an indented JSON file.

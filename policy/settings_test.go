@@ -63,10 +63,10 @@ func TestLoadMergesInOrderWithSources(t *testing.T) {
 	extra := filepath.Join(t.TempDir(), "ci.json")
 	writeSettings(t, extra, `{"limits": {"pids": 50}}`)
 
-	m, err := Load(home, project, extra)
+	_, err := Trust(TrustStorePath(home), proj)
+	require.NoError(t, err, "a trusted project file merges like the user's")
+	p, err := Load(LoadConfig{Home: home, Dir: project, PolicyFile: extra, Flags: []FlagSettings{{"--pids", Settings{Limits: LimitSettings{Pids: 64}}}}})
 	require.NoError(t, err)
-	m.Add(Settings{Limits: LimitSettings{Pids: 64}}, "--pids")
-	p := m.Policy()
 
 	assert.Equal(t, []string{global, proj, extra}, p.Files)
 	assert.Contains(t, p.DenyRead, Rule{"*.secret", Source(global)})
@@ -78,20 +78,21 @@ func TestLoadMergesInOrderWithSources(t *testing.T) {
 	assert.Equal(t, Value[string]{"project", Source(proj)}, p.EnvSet["A"])
 	assert.Equal(t, []Rule{{"GOPATH", Source(proj)}}, p.EnvPass)
 	assert.False(t, p.CPUs.Set())
+	assert.Empty(t, p.Untrusted)
 }
 
 func TestLoadMissingFiles(t *testing.T) {
-	m, err := Load(t.TempDir(), t.TempDir(), "")
+	p, err := Load(LoadConfig{Home: t.TempDir(), Dir: t.TempDir()})
 	require.NoError(t, err, "global and project files are optional")
-	assert.Empty(t, m.Policy().Files)
+	assert.Empty(t, p.Files)
 
-	_, err = Load(t.TempDir(), t.TempDir(), "/nonexistent/policy.json")
+	_, err = Load(LoadConfig{Home: t.TempDir(), Dir: t.TempDir(), PolicyFile: "/nonexistent/policy.json"})
 	require.Error(t, err, "--policy must exist")
 	assert.Contains(t, err.Error(), "policy /nonexistent/policy.json")
 
 	project := t.TempDir()
 	writeSettings(t, filepath.Join(project, ".boxsh", "policy.json"), `{"nope": 1}`)
-	_, err = Load(t.TempDir(), project, "")
+	_, err = Load(LoadConfig{Home: t.TempDir(), Dir: project})
 	require.Error(t, err, "a broken project file is an error, not skipped")
 	assert.Contains(t, err.Error(), `unknown key "nope"`)
 }

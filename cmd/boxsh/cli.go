@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -231,6 +232,8 @@ Policy options (also in settings files: ~/.config/boxsh/policy.json, then
 Other commands:
   boxsh spec [OPTIONS]           Print the sandbox as an OCI runtime spec.
   boxsh policy init|show [...]   Write the default settings; show the policy.
+  boxsh policy trust [PATH]      Let a project's settings file widen the policy
+                                 (it can only narrow it until then).
 `
 
 // flagSetting is a setting given on the command line, with its flag.
@@ -280,14 +283,39 @@ func parseLimitFlag(flag, v string) (flagSetting, error) {
 	return fs, nil
 }
 
-// loadPolicy merges the defaults, the settings files and the flags of o.
+// loadPolicy merges the defaults, the settings files and the flags of o
+// (see policy.Load).
 func loadPolicy(o options, home, cwd string) (policy.Policy, error) {
-	m, err := policy.Load(home, cwd, o.policyFile)
-	if err != nil {
-		return policy.Policy{}, err
-	}
+	cfg := policy.LoadConfig{Home: home, Dir: cwd, PolicyFile: o.policyFile, Writable: writableBy(o.sandbox)}
 	for _, fs := range o.flagSettings {
-		m.Add(fs.settings, policy.Source(fs.flag))
+		cfg.Flags = append(cfg.Flags, policy.FlagSettings{Flag: fs.flag, Settings: fs.settings})
 	}
-	return m.Policy(), nil
+	return policy.Load(cfg)
+}
+
+// writableBy tells which host paths the sandbox sb could write: those a
+// wr bind or a cow destination shows (nil without a sandbox, where
+// commands can write anything the user can anyway).
+func writableBy(sb policy.Sandbox) func(string) bool {
+	if !sb.Enabled && !sb.Try {
+		return nil
+	}
+	return func(p string) bool {
+		for _, b := range sb.Binds {
+			if b.Mode != policy.ReadOnly && (p == b.Dst || strings.HasPrefix(p, strings.TrimSuffix(b.Dst, "/")+"/")) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// warnUntrusted prints one line on stderr for each untrusted settings file
+// of p that had settings ignored.
+func warnUntrusted(w io.Writer, p policy.Policy) {
+	for _, u := range p.Untrusted {
+		if line := policy.UntrustedWarning(u); line != "" {
+			fmt.Fprintf(w, "boxsh: warning: %s\n", line)
+		}
+	}
 }

@@ -51,6 +51,9 @@ func run(argv []string) int {
 	}
 	if err == nil && opts.mode != modeHelp && opts.mode != modeVersion {
 		opts.policy, err = loadPolicy(opts, os.Getenv("HOME"), cwd)
+		if err == nil {
+			warnUntrusted(os.Stderr, opts.policy)
+		}
 		if err == nil && (opts.sandbox.Enabled || opts.sandbox.Try) {
 			_, opts.sandbox.NewNetNS = opts.policy.Network()
 			var extra []policy.Bind

@@ -104,6 +104,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	warnUntrusted(stderr, pol)
 	if so.format == "sbpl" {
 		if so.bundle != "" {
 			return fail(fmt.Errorf("%w: --bundle is for --format oci", policy.ErrUsage))
