@@ -138,6 +138,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if ct.protect, err = GatherProtectedPaths(cc.Sandbox, cc.Home, cc.Cwd); err != nil {
 		return nil, err
 	}
+	if err := checkConfigHidden(cc.Sandbox, ct.protect, cc.Home); err != nil {
+		return nil, err
+	}
 	rules, err := ResolveFileRules(cc.Sandbox, cc.Policy, cc.Home, cc.Cwd)
 	if err != nil {
 		return nil, err

@@ -979,7 +979,7 @@ var (
 		".aws/credentials", ".pip/pip.conf",
 		".cargo/credentials.toml",
 	}
-	protectedHomeDirs = []string{".ssh", ".gnupg", ".config/gcloud"}
+	protectedHomeDirs = []string{".ssh", ".gnupg", ".config/gcloud", ".config/boxsh"}
 
 	// workspaceFiles and workspaceDirs are the configuration of editors,
 	// agents and git in a project, kept read-only in every writable

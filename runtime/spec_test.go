@@ -671,13 +671,13 @@ func TestGatherProtectedPaths(t *testing.T) {
 	t.Run("wr home", func(t *testing.T) {
 		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, home, "/")
 		assert.Equal(t, []string{".aws/credentials", ".bashrc", ".git/hooks", ".npmrc", ".ssh", "proj/.git/hooks", "proj/sub/.git/hooks"}, paths(got))
-		dirs := []string{".ssh", ".gnupg", "gcloud", ".vscode", ".idea", "commands", "agents"}
+		dirs := []string{".ssh", ".gnupg", "gcloud", "boxsh", ".vscode", ".idea", "commands", "agents"}
 		for _, hp := range got {
 			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || slices.Contains(dirs, filepath.Base(hp.Path)), hp.Dir, hp.Path)
 		}
 		// Missing ones are protected too, so that they cannot be created;
 		// the missing directories above them are made and pinned.
-		assert.Equal(t, []string{".bash_profile", ".cargo/credentials.toml", ".claude/agents", ".claude/commands", ".config/gcloud", ".gitconfig", ".gitmodules",
+		assert.Equal(t, []string{".bash_profile", ".cargo/credentials.toml", ".claude/agents", ".claude/commands", ".config/boxsh", ".config/gcloud", ".gitconfig", ".gitmodules",
 			".gnupg", ".idea", ".mcp.json", ".pip/pip.conf", ".profile", ".ripgreprc", ".vscode", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
 			list(got, true), "the editors' and agents' configuration at the root of the writable directory too")
 		for _, hp := range got {
