@@ -145,9 +145,6 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err != nil {
 		return nil, err
 	}
-	if rules.Incomplete != "" {
-		log.Warn("file rules: " + rules.Incomplete)
-	}
 	ShareHeldPlaceholders(ct.protect)
 	if err := MakePlaceholderDirs(ct.protect); err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/boxsh/boxsh/policy"
 )
@@ -20,10 +22,6 @@ type FileRules struct {
 	DenyRead []RuledPath
 	// DenyWrite stay read-only inside a writable area.
 	DenyWrite []RuledPath
-	// Incomplete says, when the binds held more files than the walk for
-	// name patterns looks through, which rules may miss matches; the
-	// caller warns.
-	Incomplete string
 }
 
 // RuledPath is a path a rule applies to.
@@ -32,11 +30,33 @@ type RuledPath struct {
 	Dir  bool
 	// Rule is the rule and its source, for messages.
 	Rule string
+	// Pins are the directories between the wr bind that shows a denyRead
+	// path and the path, bound onto themselves so that the sandbox cannot
+	// rename them: a directory that holds a mount point can be renamed,
+	// and a later start would then look for the covered file elsewhere
+	// (in a directory the walk skips, such as node_modules).
+	Pins []string `json:",omitempty"`
 }
 
-// ruleWalkBudget bounds the entries ResolveFileRules looks at to find the
-// paths name patterns (".env", "*.pem") match, across all binds.
-const ruleWalkBudget = 200_000
+// ruleWalkLimit bounds the entries ResolveFileRules looks at to find the
+// paths name patterns (".env", "*.pem") match, across all binds, and
+// ruleWalkTimeout the time it takes. A walk that cannot finish fails: the
+// sandbox does not start rather than leave a match uncovered. (A variable
+// for the tests, which lower it; nothing else sets it.)
+var (
+	ruleWalkLimit   = 200_000
+	ruleWalkTimeout = 20 * time.Second
+)
+
+// ErrFileRules marks a failure to resolve the file rules: the sandbox
+// cannot be started with its policy enforced.
+var ErrFileRules = errors.New("file rules")
+
+// fileRulesError is an error that is ErrFileRules.
+type fileRulesError struct{ msg string }
+
+func (e fileRulesError) Error() string        { return "file rules: " + e.msg }
+func (e fileRulesError) Is(target error) bool { return target == ErrFileRules }
 
 // ruleWalkSkip are directories whose content name patterns do not look
 // into: dependency trees and version control data, large and not secret.
@@ -82,7 +102,7 @@ func AllowWriteBinds(sb policy.Sandbox, p policy.Policy, home, cwd string) ([]po
 // looked at.
 func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (FileRules, error) {
 	var fr FileRules
-	budget := ruleWalkBudget
+	w := &ruleWalk{left: ruleWalkLimit, deadline: time.Now().Add(ruleWalkTimeout), uid: os.Geteuid()}
 	allowed := func(path string) bool {
 		for _, r := range p.AllowRead {
 			rp, pattern := rulePath(r.Value, home, cwd)
@@ -123,13 +143,9 @@ func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (Fil
 			if writable && b.Mode == policy.ReadOnly {
 				continue
 			}
-			found, err := walkMatches(b, patterns, &budget)
-			if errors.Is(err, errRuleBudget) {
-				fr.Incomplete = fmt.Sprintf("the binds hold more than %d files: name patterns (such as %s) cover only those looked at; bind less, or write rules as paths", ruleWalkBudget, patterns[0].label)
-				err = nil
-			}
+			found, err := w.matches(b, patterns)
 			if err != nil {
-				return err
+				return w.explain(b, patterns, err)
 			}
 			for _, f := range found {
 				add(f)
@@ -143,7 +159,33 @@ func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (Fil
 	if err := deny(p.DenyWrite, true, &fr.DenyWrite); err != nil {
 		return fr, err
 	}
+	for _, list := range [][]RuledPath{fr.DenyRead, fr.DenyWrite} {
+		for i := range list {
+			list[i].Pins = pinsFor(sb, list[i].Path)
+		}
+	}
 	return fr, nil
+}
+
+// pinsFor are the directories to pin above path: those strictly between
+// it and the most specific bind that shows it, when that is a wr bind.
+// (In a ro bind nothing can be renamed; in a cow bind the overlay refuses
+// to rename a directory of SRC, EXDEV.)
+func pinsFor(sb policy.Sandbox, path string) []string {
+	var via *policy.Bind
+	for i, b := range sb.Binds {
+		if isUnder(path, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
+			via = &sb.Binds[i]
+		}
+	}
+	if via == nil || via.Mode != policy.ReadWrite {
+		return nil
+	}
+	var pins []string
+	for d := filepath.Dir(path); d != via.Dst && isUnder(d, via.Dst); d = filepath.Dir(d) {
+		pins = append(pins, d)
+	}
+	return pins
 }
 
 // rulePath resolves a rule: its path, or that it is a name pattern.
@@ -181,18 +223,45 @@ func hostPathIn(b policy.Bind, p string) string {
 	return filepath.Join(b.Src, rel)
 }
 
-// errRuleBudget stops a walk that looked at too many entries.
-var errRuleBudget = errors.New("too many files")
-
 // namePattern is a rule's name pattern and its label.
 type namePattern struct {
 	pattern, label string
 }
 
-// walkMatches lists the entries under bind b whose name a pattern matches
+// ruleWalk is the walk of the binds for name patterns, within its limits.
+type ruleWalk struct {
+	// left is how many more entries it may look at.
+	left     int
+	deadline time.Time
+	// uid is the caller's: a directory of the caller's that the walk
+	// cannot read, the sandbox could make readable (chmod).
+	uid int
+}
+
+// Why a walk stopped.
+var (
+	errWalkLimit = errors.New("too many files")
+	errWalkTime  = errors.New("too slow")
+)
+
+// explain turns the failure err of the walk of bind b into the one line
+// that names the bind, the count, and how to narrow the rules or the bind.
+func (w *ruleWalk) explain(b policy.Bind, patterns []namePattern, err error) error {
+	how := fmt.Sprintf("bind a smaller directory, or write the rules as paths (%q rather than %q)", "config/"+patterns[0].pattern, patterns[0].pattern)
+	switch {
+	case errors.Is(err, errWalkLimit):
+		return fileRulesError{fmt.Sprintf("--bind %s: the binds hold more than %d files, too many to find every match of the denyRead name patterns (such as %s): %s", b, ruleWalkLimit, patterns[0].label, how)}
+	case errors.Is(err, errWalkTime):
+		return fileRulesError{fmt.Sprintf("--bind %s: looking for the denyRead name patterns (such as %s) took more than %s, with %d files looked at: %s", b, patterns[0].label, ruleWalkTimeout, ruleWalkLimit-w.left, how)}
+	}
+	return fileRulesError{fmt.Sprintf("--bind %s: cannot look for the denyRead name patterns (such as %s): %v (make it readable, or %s)", b, patterns[0].label, err, how)}
+}
+
+// matches lists the entries under bind b whose name a pattern matches
 // (labelled by the first one that does), as sandbox paths; it does not
-// look inside a matching directory.
-func walkMatches(b policy.Bind, patterns []namePattern, budget *int) ([]RuledPath, error) {
+// look inside a matching directory. It fails when it runs out of entries
+// or time, and on a directory of the caller's it cannot read.
+func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, error) {
 	var found []RuledPath
 	roots := []string{b.Dst}
 	if b.Mode == policy.CopyOnWrite {
@@ -204,10 +273,13 @@ func walkMatches(b policy.Bind, patterns []namePattern, budget *int) ([]RuledPat
 		}
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return nil // unreadable: the sandbox cannot read it either
+				return w.unreadable(p, err)
 			}
-			if *budget--; *budget < 0 {
-				return errRuleBudget
+			if w.left--; w.left < 0 {
+				return errWalkLimit
+			}
+			if w.left%4096 == 0 && time.Now().After(w.deadline) {
+				return errWalkTime
 			}
 			if p != root && d.IsDir() && (slices.Contains(ruleWalkSkip, d.Name()) || slices.Contains(ruleWalkSkipPaths, p)) {
 				return fs.SkipDir
@@ -234,6 +306,29 @@ func walkMatches(b policy.Bind, patterns []namePattern, budget *int) ([]RuledPat
 		}
 	}
 	return found, nil
+}
+
+// unreadable decides about an entry p the walk could not read (err): one
+// that went away, or that is not the caller's (which the sandbox, with the
+// caller's uid and no CAP_DAC_OVERRIDE, cannot read either), is passed
+// over; one of the caller's is an error, since a command could have made
+// it unreadable to hide what it holds from this walk and make it readable
+// again inside.
+func (w *ruleWalk) unreadable(p string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	fi, lerr := os.Lstat(p)
+	if lerr != nil {
+		if errors.Is(lerr, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != w.uid && w.uid != 0 {
+		return nil
+	}
+	return err
 }
 
 // RulesPath is where the sandbox finds the list of the paths its policy

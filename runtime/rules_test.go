@@ -1,9 +1,12 @@
 package runtime
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,4 +123,97 @@ func TestFileRuleMounts(t *testing.T) {
 
 	_, err = fileRuleMounts(FileRules{DenyRead: []RuledPath{{Path: "p/../x"}}}, "")
 	assert.Error(t, err)
+}
+
+// lowerWalkLimit sets the walk's limits for one test (the seam exists only
+// in tests: the variables are not set anywhere else).
+func lowerWalkLimit(t *testing.T, limit int, timeout time.Duration) {
+	t.Helper()
+	oldLimit, oldTimeout := ruleWalkLimit, ruleWalkTimeout
+	ruleWalkLimit, ruleWalkTimeout = limit, timeout
+	t.Cleanup(func() { ruleWalkLimit, ruleWalkTimeout = oldLimit, oldTimeout })
+}
+
+func TestResolveFileRulesFailsClosed(t *testing.T) {
+	project := t.TempDir()
+	ruleTree(t, project, ".env", "a/b", "a/c", "a/d", "a/e")
+	sb := policy.Sandbox{Enabled: true, Binds: []policy.Bind{{Mode: policy.ReadWrite, Src: project, Dst: project}}}
+	p := policy.Policy{DenyRead: rules(".env")}
+
+	lowerWalkLimit(t, 5, time.Minute)
+	_, err := ResolveFileRules(sb, p, t.TempDir(), project)
+	require.ErrorIs(t, err, ErrFileRules, "too many files: the sandbox must not start")
+	assert.Equal(t, `file rules: --bind wr:`+project+`: the binds hold more than 5 files, too many to find every match of the denyRead name patterns (such as .env (test)): bind a smaller directory, or write the rules as paths ("config/.env" rather than ".env")`, err.Error())
+
+	lowerWalkLimit(t, 100, time.Minute)
+	fr, err := ResolveFileRules(sb, p, t.TempDir(), project)
+	require.NoError(t, err, "the normal case")
+	assert.Equal(t, []string{filepath.Join(project, ".env")}, paths(fr.DenyRead))
+
+	lowerWalkLimit(t, 100, -time.Second)
+	ruleTree(t, project, bigTree(5000)...)
+	lowerWalkLimit(t, 100_000, -time.Second)
+	_, err = ResolveFileRules(sb, p, t.TempDir(), project)
+	require.ErrorIs(t, err, ErrFileRules, "out of time")
+	assert.Contains(t, err.Error(), "took more than")
+
+	// Path rules need no walk.
+	lowerWalkLimit(t, 0, time.Minute)
+	fr, err = ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env/x", "a/b")}, t.TempDir(), project)
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(project, "a/b")}, paths(fr.DenyRead))
+}
+
+func bigTree(n int) []string {
+	var files []string
+	for i := range n {
+		files = append(files, fmt.Sprintf("big/%d/f", i))
+	}
+	return files
+}
+
+func TestResolveFileRulesUnreadableDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any directory")
+	}
+	project := t.TempDir()
+	ruleTree(t, project, "hidden/.env")
+	require.NoError(t, os.Chmod(filepath.Join(project, "hidden"), 0))
+	t.Cleanup(func() { os.Chmod(filepath.Join(project, "hidden"), 0o755) })
+	sb := policy.Sandbox{Enabled: true, Binds: []policy.Bind{{Mode: policy.ReadWrite, Src: project, Dst: project}}}
+	_, err := ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env")}, t.TempDir(), project)
+	require.ErrorIs(t, err, ErrFileRules, "a command could chmod 0 a directory before a restart and chmod it back inside")
+	assert.Contains(t, err.Error(), filepath.Join(project, "hidden"))
+	assert.Contains(t, err.Error(), "permission denied")
+}
+
+func TestResolveFileRulesPins(t *testing.T) {
+	project := t.TempDir()
+	ruleTree(t, project, "a/b/.env", "docs/x/.env", ".env")
+	sb := policy.Sandbox{Enabled: true, Binds: []policy.Bind{
+		{Mode: policy.ReadWrite, Src: project, Dst: project},
+		{Mode: policy.ReadOnly, Src: filepath.Join(project, "docs"), Dst: filepath.Join(project, "docs")},
+	}}
+	fr, err := ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env"), DenyWrite: rules("a/b")}, t.TempDir(), project)
+	require.NoError(t, err)
+	pins := map[string][]string{}
+	for _, rp := range fr.DenyRead {
+		pins[rp.Path] = rp.Pins
+	}
+	at := func(p string) string { return filepath.Join(project, p) }
+	assert.Equal(t, []string{at("a/b"), at("a")}, pins[at("a/b/.env")], "the directories up to the wr bind")
+	assert.Empty(t, pins[at(".env")])
+	assert.Empty(t, pins[at("docs/x/.env")], "never a pin inside a ro bind: it would be writable")
+	require.Len(t, fr.DenyWrite, 1)
+	assert.Equal(t, []string{at("a")}, fr.DenyWrite[0].Pins)
+
+	spec, err := BuildSpec(SpecConfig{Sandbox: sb, Rules: fr, Rootfs: t.TempDir(), InitPath: "/bin/true", Args: []string{"/bin/true"}})
+	require.NoError(t, err)
+	var pinMounts []string
+	for _, m := range spec.Mounts {
+		if m.Type == "bind" && m.Source == m.Destination && !slices.Contains(m.Options, "ro") && m.Destination != project {
+			pinMounts = append(pinMounts, m.Destination)
+		}
+	}
+	assert.ElementsMatch(t, []string{at("a"), at("a/b")}, pinMounts)
 }

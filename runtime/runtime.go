@@ -216,6 +216,10 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	current *Instance
+	// fatal is why no boxsh-init can be started any more (a restart that
+	// could not enforce the file rules); failed is closed then.
+	fatal  error
+	failed chan struct{}
 }
 
 // NewSupervisor starts the first boxsh-init.
@@ -227,13 +231,29 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Supervisor{cfg: cfg, current: in}, nil
+	return &Supervisor{cfg: cfg, current: in, failed: make(chan struct{})}, nil
+}
+
+// Failed is closed when the supervisor cannot start boxsh-init any more:
+// a restart found that the sandbox's file rules can no longer be enforced
+// (see ErrFileRules), which the session must not go on without. Err says
+// why.
+func (s *Supervisor) Failed() <-chan struct{} { return s.failed }
+
+// Err is why the supervisor failed, or nil.
+func (s *Supervisor) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fatal
 }
 
 // instance returns the running boxsh-init, starting a new one if it died.
 func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.fatal != nil {
+		return nil, s.fatal
+	}
 	if s.current != nil {
 		lost := ""
 		if s.current.protectionLost != nil {
@@ -254,7 +274,12 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 	}
 	in, err := Start(ctx, s.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("restart boxsh-init: %w", err)
+		err = fmt.Errorf("restart boxsh-init: %w", err)
+		if errors.Is(err, ErrFileRules) {
+			s.fatal = err
+			close(s.failed)
+		}
+		return nil, err
 	}
 	s.current = in
 	return in, nil

@@ -556,6 +556,17 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 			}
 		}
 	}
+	// The directories above the paths the file rules cover in wr binds.
+	for _, rp := range slices.Concat(cfg.Rules.DenyRead, cfg.Rules.DenyWrite) {
+		for _, d := range rp.Pins {
+			if err := checkCleanAbs("pinned", d); err != nil {
+				return nil, err
+			}
+			if !slices.Contains(pins, d) {
+				pins = append(pins, d)
+			}
+		}
+	}
 	var tree []specs.Mount
 	for _, b := range binds {
 		tree = append(tree, bindMount(b))

@@ -168,10 +168,21 @@ func serveRPC(opts options, log hclog.Logger) int {
 	for name, how := range runtime.Enforcement(opts.policy, opts.sandbox.Enabled || opts.sandbox.Try) {
 		log.Info("limit", "name", name, "how", how)
 	}
+	// A restart that cannot enforce the file rules ends the session.
+	go func() {
+		select {
+		case <-sup.Failed():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
 	serveErr := srv.Serve(ctx, os.Stdin, os.Stdout)
 	if err := sup.Close(5 * time.Second); err != nil {
 		log.Debug("boxsh-init exit", "error", err)
+	}
+	if err := sup.Err(); err != nil {
+		return fail(err)
 	}
 	if errors.Is(serveErr, context.Canceled) && stopSignal != 0 {
 		return 128 + int(stopSignal)

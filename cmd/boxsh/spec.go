@@ -129,9 +129,6 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if rules.Incomplete != "" {
-		fmt.Fprintf(stderr, "boxsh spec: warning: %s\n", rules.Incomplete)
-	}
 	protect, err := runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd)
 	if err != nil {
 		return fail(err)
