@@ -287,6 +287,15 @@ func TestPolicyFileInWritableBindNarrowsUnlessTrusted(t *testing.T) {
 	require.NoError(t, err)
 	requireNarrowed(t, p, file)
 
+	// Writable through the user's own allowWrite.
+	writeSettings(t, GlobalSettingsPath(home), `{"network": {"mode": "allowlist"}, "filesystem": {"allowWrite": ["`+work+`"]}}`)
+	p, err = Load(LoadConfig{Home: home, Dir: t.TempDir(), PolicyFile: file, Writable: func(string) bool { return false }})
+	require.NoError(t, err)
+	require.Len(t, p.Untrusted, 1)
+	assert.Equal(t, file, p.Untrusted[0].Path)
+	assert.NotContains(t, Values(p.AllowRead), ".env")
+	writeSettings(t, GlobalSettingsPath(home), `{"network": {"mode": "allowlist"}}`)
+
 	_, err = Trust(TrustStorePath(home), file)
 	require.NoError(t, err)
 	p, err = Load(LoadConfig{Home: home, Dir: t.TempDir(), PolicyFile: file, Writable: writable})

@@ -527,10 +527,15 @@ func Load(cfg LoadConfig) (Policy, error) {
 			if err != nil {
 				return Policy{}, err
 			}
-			exposed = cfg.Writable(abs)
-			if real, err := filepath.EvalSymlinks(abs); err == nil && !exposed {
-				exposed = cfg.Writable(real)
+			real, err := filepath.EvalSymlinks(abs)
+			if err != nil {
+				real = abs
 			}
+			exposed = cfg.Writable(abs) || cfg.Writable(real) ||
+				slices.ContainsFunc(m.p.AllowWrite, func(r Rule) bool {
+					w := allowWritePath(r.Value, cfg.Home, cfg.Dir)
+					return isUnderPath(abs, w) || isUnderPath(real, w)
+				})
 		}
 		if err := read(cfg.PolicyFile, false, exposed); err != nil {
 			return Policy{}, err
@@ -546,6 +551,23 @@ func Load(cfg LoadConfig) (Policy, error) {
 		m.p.Untrusted = append(m.p.Untrusted, u)
 	}
 	return m.p, nil
+}
+
+// allowWritePath is the host path an allowWrite rule makes writable
+// (runtime.AllowWriteBinds resolves it the same way).
+func allowWritePath(rule, home, dir string) string {
+	switch {
+	case strings.HasPrefix(rule, "~/"):
+		return filepath.Join(home, rule[2:])
+	case filepath.IsAbs(rule):
+		return filepath.Clean(rule)
+	}
+	return filepath.Join(dir, rule)
+}
+
+// isUnderPath tells whether p is dir or inside it.
+func isUnderPath(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // MarshalSettings encodes settings as an indented JSON file.

@@ -93,11 +93,12 @@ func (t TrustStore) Save(path string) error {
 		return fmt.Errorf("trust store: %w", err)
 	}
 	defer os.Remove(f.Name()) // after the rename: nothing
-	if err := f.Chmod(0o600); err == nil {
+	err = f.Chmod(0o600)      // CreateTemp's 0600, whatever the umask
+	if err == nil {
 		_, err = f.Write(append(b, '\n'))
-		if err == nil {
-			err = f.Sync()
-		}
+	}
+	if err == nil {
+		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
