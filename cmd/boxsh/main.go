@@ -51,7 +51,8 @@ func run(argv []string) int {
 	}
 	if err == nil && opts.mode != modeHelp && opts.mode != modeVersion {
 		opts.policy, err = loadPolicy(opts, os.Getenv("HOME"), cwd)
-		if err == nil {
+		// Without a sandbox, only --rpc applies a policy (the environment).
+		if err == nil && (opts.mode == modeRPC || opts.sandbox.Enabled || opts.sandbox.Try) {
 			warnUntrusted(os.Stderr, opts.policy)
 		}
 		if err == nil && (opts.sandbox.Enabled || opts.sandbox.Try) {
