@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -18,7 +19,11 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	code := runTests(m)
+	if seamDir != "" {
+		os.RemoveAll(seamDir)
+	}
+	os.Exit(code)
 }
 
 func runTests(m *testing.M) int {
@@ -84,5 +89,75 @@ func checkBinaries(dir string) error {
 	return nil
 }
 
-// boxshPath is the boxsh executable under test.
-func boxshPath() string { return filepath.Join(binDir, "boxsh") }
+// boxshPath is the boxsh executable under test: the one in binDir, or
+// while a test uses it, the test-seam build (useTestSeamFront).
+func boxshPath() string {
+	if frontOverride != "" {
+		return frontOverride
+	}
+	return filepath.Join(binDir, "boxsh")
+}
+
+// frontOverride, when set, is the boxsh that boxshPath names.
+var frontOverride string
+
+// seamFront is the test-seam build of boxsh, made once.
+var seamFront struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// useTestSeamFront makes the current test run a boxsh built with the
+// boxsh_testseam tag (in which BOXSH_PROXY_HOSTS maps names for the
+// proxy) with binDir's boxsh-init and fork server. The build is separate
+// from binDir, which holds the binaries users run and has no test seam.
+func useTestSeamFront(t *testing.T) {
+	t.Helper()
+	seamFront.once.Do(func() {
+		seamFront.path, seamFront.err = buildTestSeamFront()
+	})
+	if seamFront.err != nil {
+		t.Fatalf("test-seam build of boxsh: %v", seamFront.err)
+	}
+	frontOverride = seamFront.path
+	t.Cleanup(func() { frontOverride = "" })
+}
+
+// seamDir holds the test-seam build; TestMain removes it.
+var seamDir string
+
+// buildTestSeamFront builds boxsh with the boxsh_testseam tag into a
+// temporary directory, beside copies of binDir's other binaries (boxsh
+// finds boxsh-init and the fork server next to itself).
+func buildTestSeamFront() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "boxsh-integration-seam-")
+	if err != nil {
+		return "", err
+	}
+	seamDir = dir
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "seccomp,boxsh_testseam", "-o", dir+string(filepath.Separator), "./cmd/boxsh")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	for _, name := range []string{"boxsh-init", "boxsh-zygote.so"} {
+		data, err := os.ReadFile(filepath.Join(binDir, name))
+		if os.IsNotExist(err) && name == "boxsh-zygote.so" {
+			continue // optional: shells then start by exec
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "boxsh"), nil
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,8 +16,19 @@ import (
 
 // fakeInternet starts HTTP servers on the loopback that stand for the
 // outside world (this machine has no other), and maps their names for the
-// proxy through BOXSH_PROXY_HOSTS.
+// proxy through BOXSH_PROXY_HOSTS, which only the test-seam build of boxsh
+// reads: the current test runs that build (useTestSeamFront).
 func fakeInternet(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	useTestSeamFront(t)
+	addrs, hosts := loopbackServers(t, names...)
+	t.Setenv("BOXSH_PROXY_HOSTS", hosts)
+	return addrs
+}
+
+// loopbackServers starts an HTTP server on the loopback for each name, and
+// returns their addresses by name and as BOXSH_PROXY_HOSTS's value.
+func loopbackServers(t *testing.T, names ...string) (map[string]string, string) {
 	t.Helper()
 	addrs := map[string]string{}
 	var hosts []string
@@ -29,8 +41,32 @@ func fakeInternet(t *testing.T, names ...string) map[string]string {
 		addrs[name] = addr
 		hosts = append(hosts, name+"="+addr)
 	}
-	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
-	return addrs
+	return addrs, strings.Join(hosts, ",")
+}
+
+// The boxsh users run has no test seam: with BOXSH_PROXY_HOSTS mapping an
+// allowed name to a loopback server, the proxy still refuses to connect
+// there (issue 12).
+func TestNetworkReleaseIgnoresTestHosts(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "hello from the host's loopback")
+	}))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	_, port, _ := net.SplitHostPort(addr)
+	t.Setenv("BOXSH_PROXY_HOSTS", "registry.npmjs.org="+addr+",example.org=127.0.0.1")
+	r := runBoxsh(t, ctx, "", "--sandbox", "--network", "allowlist",
+		"--allow-domain", "registry.npmjs.org", "--allow-domain", "example.org", "-c",
+		"for u in http://registry.npmjs.org:"+port+"/x http://example.org:"+port+"/y; do "+
+			"curl -sS --max-time 10 -o - -w ' |%{http_code}\n' $u; "+
+			"curl -sS --max-time 10 --proxytunnel -o - -w ' |%{http_code}\n' $u; "+
+			"curl -sS --max-time 10 --proxy socks5h://127.0.0.1:3128 -o - -w ' |%{http_code}\n' $u; done")
+	assert.NotContains(t, r.stdout, "hello from", "%s\n%s", r.stdout, r.stderr)
+	assert.Zero(t, hits.Load(), "the loopback server was reached")
 }
 
 func TestNetworkAllowlist(t *testing.T) {

@@ -55,11 +55,6 @@ func WithProxyEnv(env []string) []string {
 	return append(out, ProxyEnv()...)
 }
 
-// ProxyHostsVar names the variable that maps host names to addresses for
-// the proxy's upstream connections ("name=host:port,..."): for tests,
-// whose stand-ins for the outside world listen on the loopback.
-const ProxyHostsVar = "BOXSH_PROXY_HOSTS"
-
 // NewProxy is the network proxy of policy p, logging its decisions to
 // log.
 func NewProxy(p policy.Policy, log hclog.Logger) (*proxy.Server, error) {
@@ -68,32 +63,26 @@ func NewProxy(p policy.Policy, log hclog.Logger) (*proxy.Server, error) {
 		return nil, fmt.Errorf("network policy: %w", err)
 	}
 	s := &proxy.Server{Rules: rules, Log: log}
-	outside := &net.Dialer{Timeout: 10 * time.Second, Control: refuseHostLocal}
-	s.Dial = outside.DialContext
-	if hosts := os.Getenv(ProxyHostsVar); hosts != "" {
-		m := map[string]string{}
-		for entry := range strings.SplitSeq(hosts, ",") {
-			if name, addr, ok := strings.Cut(entry, "="); ok {
-				m[name] = addr
-			}
-		}
-		var d net.Dialer
-		s.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if to, ok := m[addr]; ok {
-				addr = to
-			} else if host, port, err := net.SplitHostPort(addr); err == nil {
-				if to, ok := m[host]; ok {
-					if _, _, err := net.SplitHostPort(to); err == nil {
-						addr = to // a name mapped to host:port
-					} else {
-						addr = net.JoinHostPort(to, port)
-					}
-				}
-			}
-			return d.DialContext(ctx, network, addr)
-		}
+	s.Dial = outsideDialer(net.DefaultResolver).DialContext
+	if testDial != nil {
+		s.Dial = testDial(s.Dial)
 	}
 	return s, nil
+}
+
+// testDial, when set, wraps the proxy's upstream dialer. Only a build with
+// the boxsh_testseam tag sets it (proxy_seam.go), for the integration tests'
+// stand-ins of the outside world on the loopback; a released build has no
+// way to change where the proxy connects.
+var testDial func(outside dialFunc) dialFunc
+
+// dialFunc connects to addr ("host:port") on network.
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// outsideDialer is the proxy's upstream dialer: names resolve through r, and
+// every address it then tries is checked by refuseHostLocal first.
+func outsideDialer(r *net.Resolver) *net.Dialer {
+	return &net.Dialer{Timeout: 10 * time.Second, Resolver: r, Control: refuseHostLocal}
 }
 
 // serveProxy serves the yamux streams on conn (boxsh-init's forwarder
@@ -145,10 +134,15 @@ func ProxyArgs(fd int) []string {
 	return []string{"--proxy-fd", strconv.Itoa(fd), "--proxy-listen", ProxyListen}
 }
 
-// refuseHostLocal refuses upstream connections to the host's own
-// addresses (loopback, link-local such as a cloud's metadata service,
-// unspecified, multicast): the proxy runs outside the sandbox, and an
-// allowed name that resolves to one must not reach the host's services.
+// refuseHostLocal refuses upstream connections to the host itself: its
+// loopback, the addresses of any of its interfaces (IPv4 and IPv6, read at
+// each connection, so that an address added since is covered), link-local
+// addresses (such as a cloud's metadata service), unspecified, broadcast
+// and multicast addresses. The proxy runs outside the sandbox, and an
+// allowed name that resolves to one of these must not reach the host's own
+// services (one listening on 0.0.0.0 answers on every interface address).
+// It runs as the dialer's Control, on the address the socket is about to
+// connect to, after any name resolution.
 func refuseHostLocal(network, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
@@ -158,9 +152,53 @@ func refuseHostLocal(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return err
 	}
-	ip = ip.Unmap()
-	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
+	ip = ip.Unmap().WithZone("")
+	if isSpecialAddr(ip) {
 		return fmt.Errorf("refusing to connect to %s: an address of the host itself", ip)
 	}
+	own, err := hostAddrs()
+	if err != nil {
+		return fmt.Errorf("refusing to connect to %s: cannot list the host's addresses: %w", ip, err)
+	}
+	if own[ip] {
+		return fmt.Errorf("refusing to connect to %s: an address of the host itself (one of its interfaces)", ip)
+	}
 	return nil
+}
+
+// isSpecialAddr reports whether ip (unmapped, without zone) is a loopback,
+// link-local, unspecified ("this network", 0.0.0.0/8), broadcast or
+// multicast address: never a server of the outside world.
+func isSpecialAddr(ip netip.Addr) bool {
+	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
+		return true
+	}
+	if ip.Is4() {
+		b := ip.As4()
+		return b[0] == 0 || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255})
+	}
+	return false
+}
+
+// hostAddrs is the set of the addresses of the host's network interfaces
+// (unmapped, without zone), read now. A variable for tests.
+var hostAddrs = func() (map[netip.Addr]bool, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	own := make(map[netip.Addr]bool, len(addrs))
+	for _, a := range addrs {
+		var ip net.IP
+		switch a := a.(type) {
+		case *net.IPNet:
+			ip = a.IP
+		case *net.IPAddr:
+			ip = a.IP
+		}
+		if addr, ok := netip.AddrFromSlice(ip); ok {
+			own[addr.Unmap()] = true
+		}
+	}
+	return own, nil
 }
