@@ -24,6 +24,10 @@ const (
 	// (and so into the shell that owns it, outside the sandbox).
 	tiocsti   uint64 = 0x5412
 	tioclinux uint64 = 0x541C
+	// modeSetUID and modeSetGID are S_ISUID and S_ISGID, the mode bits
+	// that make an executable run as its owner or group.
+	modeSetUID uint64 = 0o4000
+	modeSetGID uint64 = 0o2000
 	// lowWordMask keeps the 32 bits of an int argument (a socket family,
 	// an ioctl request) that the kernel looks at, so that setting the high
 	// bits does not slip past a rule.
@@ -65,6 +69,29 @@ var deniedSyscalls = []string{
 	"userfaultfd",
 }
 
+// modeArgs are the system calls that set a file's mode, with the index of
+// their mode argument: a command must not make a set-user-ID or
+// set-group-ID file in a bind, which would run as the user (or the user's
+// group) when another user of the host executes it. mkdir and mkdirat are
+// not among them: the kernel drops those bits from mkdir's mode (a new
+// directory gets S_ISGID only from a set-group-ID parent, which gives no
+// privilege). open and openat take a mode only with O_CREAT or O_TMPFILE,
+// and libc passes 0 otherwise; the rule does not look at the flags.
+var modeArgs = []struct {
+	name  string
+	index uint
+}{
+	{"chmod", 1},
+	{"fchmod", 1},
+	{"fchmodat", 2},
+	{"fchmodat2", 2},
+	{"creat", 1},
+	{"open", 2},
+	{"openat", 3},
+	{"mknod", 1},
+	{"mknodat", 2},
+}
+
 // seccompArches are the architectures a filter covers, by GOARCH: the
 // native one and the 32-bit one its kernel also runs (x86 binaries on
 // amd64, arm binaries on arm64), so that those run under the same rules.
@@ -92,6 +119,10 @@ func DefaultSeccomp() *specs.LinuxSeccomp {
 //   - clone3 (ENOSYS): its flags are in memory that seccomp cannot read, so
 //     it is refused as if the kernel were too old, and libc falls back to
 //     clone, whose flags the filter does see;
+//   - the calls of modeArgs with S_ISUID or S_ISGID in their mode (EPERM),
+//     so that no set-user-ID or set-group-ID file can be made;
+//   - openat2 (ENOSYS), whose mode is in memory too: programs that use it
+//     fall back to openat (glibc's open never uses it);
 //   - socket(AF_UNIX, ...) (EPERM), as boxsh v3 does; socketpair stays
 //     allowed, so pipes between processes still work;
 //   - ioctl TIOCSTI and TIOCLINUX (EPERM).
@@ -111,7 +142,7 @@ func SeccompFor(goarch string) *specs.LinuxSeccomp {
 			ErrnoRet: &eperm,
 		},
 		specs.LinuxSyscall{
-			Names:    []string{"clone3"},
+			Names:    []string{"clone3", "openat2"},
 			Action:   specs.ActErrno,
 			ErrnoRet: &enosys,
 		},
@@ -122,6 +153,11 @@ func SeccompFor(goarch string) *specs.LinuxSeccomp {
 		sc.Syscalls = append(sc.Syscalls, maskedRule(name, 0, cloneNewUser, cloneNewUser, &eperm))
 	}
 	sc.Syscalls = append(sc.Syscalls, maskedRule("socket", 0, lowWordMask, afUnix, &eperm))
+	for _, m := range modeArgs {
+		for _, bit := range []uint64{modeSetUID, modeSetGID} {
+			sc.Syscalls = append(sc.Syscalls, maskedRule(m.name, m.index, bit, bit, &eperm))
+		}
+	}
 	for _, req := range []uint64{tiocsti, tioclinux} {
 		sc.Syscalls = append(sc.Syscalls, maskedRule("ioctl", 1, lowWordMask, req, &eperm))
 	}

@@ -98,10 +98,12 @@ func TestSeccompRuleStructure(t *testing.T) {
 		}
 		return out
 	}
-	clone3 := find("clone3")
-	require.Len(t, clone3, 1)
-	assert.Equal(t, uint(38), *clone3[0].ErrnoRet, "clone3 is ENOSYS so that libc falls back to clone")
-	assert.Empty(t, clone3[0].Args)
+	for _, name := range []string{"clone3", "openat2"} {
+		rules := find(name)
+		require.Len(t, rules, 1, name)
+		assert.Equal(t, uint(38), *rules[0].ErrnoRet, "%s is ENOSYS so that libc falls back to clone or openat", name)
+		assert.Empty(t, rules[0].Args)
+	}
 
 	for _, name := range []string{"unshare", "clone"} {
 		rules := find(name)
@@ -153,6 +155,28 @@ func TestSeccompVerdicts(t *testing.T) {
 		{"socket AF_UNIX", "socket", []uint64{1, 1, 0}, true, eperm},
 		{"socket AF_UNIX high bits", "socket", []uint64{1<<32 | 1, 1, 0}, true, eperm},
 		{"socketpair AF_UNIX", "socketpair", []uint64{1, 1, 0}, false, 0},
+		{"openat2", "openat2", []uint64{0, 0, 0, 24}, true, enosys},
+		{"chmod 0755", "chmod", []uint64{0, 0o755}, false, 0},
+		{"chmod 4755", "chmod", []uint64{0, 0o4755}, true, eperm},
+		{"chmod 2755", "chmod", []uint64{0, 0o2755}, true, eperm},
+		{"chmod 1777", "chmod", []uint64{0, 0o1777}, false, 0},
+		{"fchmod 6755", "fchmod", []uint64{3, 0o6755}, true, eperm},
+		{"fchmod 0644", "fchmod", []uint64{3, 0o644}, false, 0},
+		{"fchmodat 4755", "fchmodat", []uint64{3, 0, 0o4755}, true, eperm},
+		{"fchmodat 0755", "fchmodat", []uint64{3, 0, 0o755}, false, 0},
+		{"fchmodat2 2755", "fchmodat2", []uint64{3, 0, 0o2755, 0x100}, true, eperm},
+		{"fchmodat2 0700", "fchmodat2", []uint64{3, 0, 0o700, 0x100}, false, 0},
+		{"creat 4755", "creat", []uint64{0, 0o4755}, true, eperm},
+		{"open O_CREAT 0644", "open", []uint64{0, 0o101, 0o644}, false, 0},
+		{"open O_CREAT 4755", "open", []uint64{0, 0o101, 0o4755}, true, eperm},
+		{"openat O_CREAT 0666", "openat", []uint64{0, 0, 0o101, 0o666}, false, 0},
+		{"openat O_CREAT 2777", "openat", []uint64{0, 0, 0o101, 0o2777}, true, eperm},
+		{"openat O_TMPFILE 4700", "openat", []uint64{0, 0, 0o20200002, 0o4700}, true, eperm},
+		{"openat mode high bits", "openat", []uint64{0, 0, 0o101, 0xffff0000_00000000 | 0o644}, false, 0},
+		{"mknod 4755", "mknod", []uint64{0, 0o100000 | 0o4755, 0}, true, eperm},
+		{"mknodat fifo 0600", "mknodat", []uint64{0, 0, 0o10000 | 0o600, 0}, false, 0},
+		{"mknodat 2755", "mknodat", []uint64{0, 0, 0o100000 | 0o2755, 0}, true, eperm},
+		{"mkdir 2775 (the kernel drops the bit)", "mkdir", []uint64{0, 0o2775}, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			action, errno := seccompVerdict(sc, tc.syscall, tc.args...)
