@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	boxshruntime "github.com/boxsh/boxsh/runtime"
 )
 
 // setIDScript tries every common way to make a set-user-ID or set-group-ID
@@ -112,4 +114,30 @@ func TestEscapeSetIDFiles(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(src, "pre-setuid"), 0o755))
 	requireNoSetID(t, dst, 15)
 	requireNoSetID(t, src, 3)
+}
+
+// TestEscapeCowDstOpenToOthers checks that a command's chmod at the root
+// of its cow mount cannot open DST to the host's other users (issue 14,
+// finding 8): DST is the overlay's upper layer, so `chmod 777 .` there
+// changes DST on the host, and other users could then plant files in any
+// directory the command opened up, for a later apply to carry into SRC.
+// DST stays without group and other bits, during the session (the front
+// takes them off again at once) and after it.
+func TestEscapeCowDstOpenToOthers(t *testing.T) {
+	requireRootless(t)
+	base := t.TempDir()
+	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
+	writeHostFile(t, filepath.Join(src, "f"), "src\n", 0o644)
+	r := sandboxShell(t, src, []string{"--bind", "cow:" + src + ":" + dst}, "cd "+shq(dst)+`
+		chmod 777 . && mkdir sub && chmod 777 sub && echo opened
+		sleep 0.3; stat -c 'root=%a' .
+		chmod a+rwx . ; chmod 755 .`)
+	assert.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, "opened\nroot=700\n", "the front closed DST again while the command ran: %s", r.stderr)
+	fi, err := os.Stat(dst)
+	require.NoError(t, err)
+	assert.Zero(t, fi.Mode().Perm()&0o077, "DST on the host: %v", fi.Mode())
+	foreign, err := boxshruntime.CowForeignFiles(dst)
+	require.NoError(t, err)
+	assert.Empty(t, foreign, "everything in DST is the user's")
 }

@@ -74,6 +74,7 @@ type Container struct {
 	protect []HostPath
 	held    []*os.File // shared locks on the placeholders
 	watch   *protectionWatch
+	cow     *cowGuard
 	log     hclog.Logger
 
 	exited  chan struct{}
@@ -161,6 +162,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		return nil, fmt.Errorf("prepare root: %w", err)
 	}
 	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
+		return nil, err
+	}
+	if ct.cow, err = guardCowDsts(cc.Sandbox.Binds, log); err != nil {
 		return nil, err
 	}
 	if err := WriteRulesFile(rootfs, rules, ct.protect); err != nil {
@@ -393,6 +397,7 @@ func (ct *Container) Destroy() {
 			ct.console.Close()
 		}
 		ct.watch.close()
+		ct.cow.close()
 		for _, f := range ct.held {
 			f.Close()
 		}

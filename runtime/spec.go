@@ -749,10 +749,33 @@ func PrepareCowDirs(binds []policy.Bind) error {
 		}
 		upper, work := CowDirs(b)
 		for _, d := range []string{upper, work} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+			if err := mkdirPrivate(d); err != nil {
 				return fmt.Errorf("--bind %s: %w", b, err)
 			}
 		}
+	}
+	return nil
+}
+
+// mkdirPrivate makes directory d, and its parents as MkdirAll does, and
+// takes the group and other permission bits off d: the host's other users
+// must not enter a cow bind's DST (see cowGuard) nor its work directory.
+func mkdirPrivate(d string) error {
+	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	fi, err := os.Stat(d)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", d)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(d, fi.Mode()&^0o077)
 	}
 	return nil
 }
