@@ -91,7 +91,7 @@ func SandboxSupported() error {
 	if !seccomp.Enabled {
 		return errors.New("--sandbox needs a boxsh built with seccomp support (cgo, libseccomp-dev and -tags seccomp; `just build` does this)")
 	}
-	return nil
+	return checkSeccompCovered(libseccompKnows)
 }
 
 // StartContainer starts a sandbox and its process.
