@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,6 +143,50 @@ func TestNetworkDeniedWinsAndPorts(t *testing.T) {
 	assert.Regexp(t, `ads\.github\.com`, log)
 	assert.Regexp(t, `allowed=false`, log)
 	assert.Regexp(t, `allowed=true`, log)
+}
+
+// The proxy never connects to the host's own interface addresses (issue
+// 14, finding 7), even when the policy allows the address exactly: a
+// service bound to 0.0.0.0 on the host would answer there. No server is
+// needed: the refusal comes before the connection, and the proxy's log
+// says why (before the fix: "connection refused", a dial that went out).
+// Runs the release build (no test seam).
+func TestNetworkRefusesHostInterfaces(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--sandbox", "--network", "allowlist", "--log-level", "info"}
+	var urls []string
+	for _, a := range addrs {
+		ipnet, ok := a.(*net.IPNet)
+		if !ok || ipnet.IP.IsLoopback() || ipnet.IP.IsLinkLocalUnicast() {
+			continue // covered by class, and by TestNewProxyDial
+		}
+		host := ipnet.IP.String()
+		if ipnet.IP.To4() == nil {
+			host = "[" + host + "]"
+		}
+		args = append(args, "--allow-domain", host)
+		urls = append(urls, "http://"+host+":9/")
+	}
+	// The loopback too, allowed exactly.
+	args = append(args, "--allow-domain", "127.0.0.1")
+	urls = append(urls, "http://127.0.0.1:9/")
+	script := ""
+	for _, u := range urls {
+		script += "curl -sS --max-time 10 -o /dev/null -w '%{http_code}\n' --noproxy '' --proxy http://127.0.0.1:3128 " + u + "; "
+	}
+	r := runBoxsh(t, ctx, "", append(args, "-c", script)...)
+	assert.NotContains(t, r.stdout, "200")
+	t.Logf("interface addresses tried: %v", urls)
+	for _, u := range urls {
+		host := strings.Trim(strings.TrimSuffix(strings.TrimPrefix(u, "http://"), ":9/"), "[]")
+		assert.Regexp(t, `refusing to connect to `+regexp.QuoteMeta(host)+`: an address of the host itself`, r.stderr, u)
+	}
+	assert.NotContains(t, r.stderr, "connection refused", "no connection was tried")
 }
 
 // Shell mode and -- CMD get the same proxy; --new-net-ns is "disabled".
