@@ -129,7 +129,9 @@ var seamDir string
 
 // buildTestSeamFront builds boxsh with the boxsh_testseam tag into a
 // temporary directory, beside copies of binDir's other binaries (boxsh
-// finds boxsh-init and the fork server next to itself).
+// finds boxsh-init and the fork server next to itself). -trimpath as in
+// `just build`, so that only the packages the tag changes are compiled
+// again.
 func buildTestSeamFront() (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -142,7 +144,7 @@ func buildTestSeamFront() (string, error) {
 	seamDir = dir
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "seccomp,boxsh_testseam", "-o", dir+string(filepath.Separator), "./cmd/boxsh")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "seccomp,boxsh_testseam", "-o", dir+string(filepath.Separator), "./cmd/boxsh")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
