@@ -64,6 +64,10 @@ func guardCowDsts(binds []policy.Bind, log hclog.Logger) (*cowGuard, error) {
 			f.Close()
 			return fail(fmt.Errorf("cow DST %s: watch: %w", dst, err))
 		}
+		if g.dsts[wd] != nil { // the same directory as another DST
+			f.Close()
+			continue
+		}
 		g.dsts[wd] = f
 		if err := closeToOthers(f); err != nil {
 			return fail(fmt.Errorf("cow DST %s: %w", dst, err))
