@@ -59,6 +59,12 @@ type FilesystemSettings struct {
 	AllowWrite []string `json:"allowWrite,omitempty"`
 	// DenyWrite are paths that stay read-only inside a writable area.
 	DenyWrite []string `json:"denyWrite,omitempty"`
+	// Protect are entries added to the protected list (names or relative
+	// paths matched at any depth, directories when they end in "/"; see
+	// IsProtected): kept read-only in every writable area, and at the
+	// root of each writable bind not creatable either. The built-in list
+	// cannot be shortened.
+	Protect []string `json:"protect,omitempty"`
 }
 
 // EnvironmentSettings shape the environment commands get.
@@ -116,6 +122,7 @@ type Policy struct {
 	AllowRead  []Rule `json:"allowRead"`
 	AllowWrite []Rule `json:"allowWrite"`
 	DenyWrite  []Rule `json:"denyWrite"`
+	Protect    []Rule `json:"protect,omitempty"`
 
 	EnvPass []Rule                   `json:"envPass"`
 	EnvSet  map[string]Value[string] `json:"envSet"`
@@ -214,7 +221,7 @@ func describeJSONError(b []byte, err error) string {
 		return fmt.Sprintf("line %d: invalid JSON: %v", lineOf(b, syntaxErr.Offset), syntaxErr)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Sprintf("unknown key %s (known: filesystem.denyRead, filesystem.allowRead, filesystem.allowWrite, filesystem.denyWrite, environment.pass, environment.set, limits.memory, limits.pids, limits.cpus, limits.timeoutDefault, limits.maxOutput, network.mode, network.allowedDomains, network.deniedDomains)", key)
+		return fmt.Sprintf("unknown key %s (known: filesystem.denyRead, filesystem.allowRead, filesystem.allowWrite, filesystem.denyWrite, filesystem.protect, environment.pass, environment.set, limits.memory, limits.pids, limits.cpus, limits.timeoutDefault, limits.maxOutput, network.mode, network.allowedDomains, network.deniedDomains)", key)
 	case errors.Is(err, io.EOF):
 		return "empty file: expected a JSON object"
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -261,6 +268,11 @@ func (s Settings) validate() error {
 			if err := validateRule(r); err != nil {
 				return fmt.Errorf("%s: %q: %w", key, r, err)
 			}
+		}
+	}
+	for _, e := range fs.Protect {
+		if err := validateProtect(e); err != nil {
+			return fmt.Errorf("filesystem.protect: %q: %w", e, err)
 		}
 	}
 	for _, name := range s.Environment.Pass {
@@ -327,6 +339,23 @@ func validateRule(r string) error {
 	return nil
 }
 
+// validateProtect checks an entry of filesystem.protect: a name or a
+// relative path without empty, "." or ".." components.
+func validateProtect(e string) error {
+	if strings.ContainsRune(e, 0) || strings.ContainsAny(e, "*?[\\") {
+		return errors.New("expected a name or a relative path (no patterns)")
+	}
+	if strings.HasPrefix(e, "/") || strings.HasPrefix(e, "~") {
+		return errors.New("expected a name or a relative path, matched at any depth (for an absolute path use denyWrite)")
+	}
+	for _, c := range strings.Split(strings.TrimSuffix(e, "/"), "/") {
+		if c == "" || c == "." || c == ".." {
+			return errors.New("expected a name or a relative path without empty, . or .. components")
+		}
+	}
+	return nil
+}
+
 func validateVarPattern(name string) error {
 	n := strings.TrimSuffix(name, "*")
 	if n == "" {
@@ -386,6 +415,7 @@ func (m *Merger) Add(s Settings, source Source) {
 	add(&m.p.AllowRead, fs.AllowRead)
 	add(&m.p.AllowWrite, fs.AllowWrite)
 	add(&m.p.DenyWrite, fs.DenyWrite)
+	add(&m.p.Protect, fs.Protect)
 	add(&m.p.EnvPass, s.Environment.Pass)
 	add(&m.p.AllowedDomains, s.Network.AllowedDomains)
 	add(&m.p.DeniedDomains, s.Network.DeniedDomains)

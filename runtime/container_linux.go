@@ -73,9 +73,14 @@ type Container struct {
 	console *os.File
 	protect []HostPath
 	held    []*os.File // shared locks on the placeholders
-	watch   *protectionWatch
-	cow     *cowGuard
-	log     hclog.Logger
+	// repos are the repositories in the writable binds at the start;
+	// binds and home what to look through for new ones at the end.
+	repos []string
+	binds policy.Sandbox
+	home  string
+	watch *protectionWatch
+	cow   *cowGuard
+	log   hclog.Logger
 
 	exited  chan struct{}
 	state   *os.ProcessState
@@ -136,9 +141,11 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 
 	t0 := time.Now()
 	host := GatherHostFacts()
-	if ct.protect, err = GatherProtectedPaths(cc.Sandbox, cc.Home, cc.Cwd); err != nil {
+	protection, err := GatherProtection(cc.Sandbox, cc.Home, cc.Cwd, ProtectEntries(cc.Policy)...)
+	if err != nil {
 		return nil, err
 	}
+	ct.protect, ct.repos, ct.binds, ct.home = protection.Paths, protection.Repos, cc.Sandbox, cc.Home
 	if err := checkConfigHidden(cc.Sandbox, ct.protect, cc.Home); err != nil {
 		return nil, err
 	}
@@ -402,6 +409,9 @@ func (ct *Container) Destroy() {
 			f.Close()
 		}
 		RemovePlaceholders(ct.protect)
+		if ct.c != nil {
+			warnNewRepositories(ct.log, ct.binds, ct.home, ct.repos)
+		}
 		_ = os.RemoveAll(ct.dir)
 		if ct.lock != nil {
 			ct.lock.Close()

@@ -354,7 +354,11 @@ func WriteRulesFile(rootfs string, fr FileRules, protect []HostPath) error {
 		entries = append(entries, ruleEntry{rp.Path, "denyWrite " + rp.Rule, true})
 	}
 	for _, hp := range protect {
-		entries = append(entries, ruleEntry{hp.Path, "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable)", true})
+		rule := "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable)"
+		if hp.Reason != "" {
+			rule = "protected " + filepath.Base(hp.Path) + ": " + hp.Reason
+		}
+		entries = append(entries, ruleEntry{hp.Path, rule, true})
 	}
 	b, err := json.Marshal(entries)
 	if err != nil {

@@ -141,6 +141,19 @@ type HostPath struct {
 	// them: a directory that holds a mount point can be renamed, and with
 	// it the protection would go (mv ~/proj x; mkdir -p ~/proj/.git/hooks).
 	Pins []string `json:",omitempty"`
+	// Content is what the placeholder of a Missing file holds (a
+	// missing .git/commondir gets ".", which git reads as none).
+	Content string `json:",omitempty"`
+	// Reason is why the path is protected, for messages.
+	Reason string `json:",omitempty"`
+	// Tree marks a directory bound read-only over itself in depth order
+	// with the binds (a writable home, see GatherProtection), so that
+	// the binds inside it and Rebind come after it.
+	Tree bool `json:",omitempty"`
+	// Rebind are the directories in a Tree path that stay writable: bound
+	// onto themselves, writable, like Pins (but not watched: a change on
+	// the host there only makes them read-only).
+	Rebind []string `json:",omitempty"`
 }
 
 // HostFacts are the facts about the host that the spec depends on, so that
@@ -543,11 +556,18 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	// The binds and the pins, outermost first: a bind of a directory made
 	// later would hide the mounts inside it. Then the protected paths.
 	var pins []string
+	var trees []specs.Mount
 	for _, hp := range cfg.Protect {
 		if hp.Missing && cfg.Placeholders == "" {
 			continue // left out, and its missing directories with it
 		}
-		for _, d := range hp.Pins {
+		if hp.Tree {
+			if err := checkCleanAbs("protected", hp.Path); err != nil {
+				return nil, err
+			}
+			trees = append(trees, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: roBind(true)})
+		}
+		for _, d := range slices.Concat(hp.Pins, hp.Rebind) {
 			if !filepath.IsAbs(d) || filepath.Clean(d) != d {
 				return nil, fmt.Errorf("spec: pinned directory %q is not a clean absolute path", d)
 			}
@@ -571,14 +591,19 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	for _, b := range binds {
 		tree = append(tree, bindMount(b))
 	}
+	tree = append(tree, trees...) // after the bind that shows them
 	for _, d := range pins {
 		tree = append(tree, specs.Mount{Destination: d, Type: "bind", Source: d, Options: slices.Clone(bindRW)})
 	}
 	slices.SortStableFunc(tree, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
 	mounts = append(mounts, tree...)
+	var protected []specs.Mount
 	for _, hp := range cfg.Protect {
 		if err := checkCleanAbs("protected", hp.Path); err != nil {
 			return nil, err
+		}
+		if hp.Tree {
+			continue
 		}
 		opts := roBind(hp.Dir)
 		src := hp.Path
@@ -586,10 +611,12 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 			if cfg.Placeholders == "" {
 				continue
 			}
-			src = filepath.Join(cfg.Placeholders, placeholderName(hp.Dir))
+			src = filepath.Join(cfg.Placeholders, placeholderName(hp))
 		}
-		mounts = append(mounts, specs.Mount{Destination: hp.Path, Type: "bind", Source: src, Options: opts})
+		protected = append(protected, specs.Mount{Destination: hp.Path, Type: "bind", Source: src, Options: opts})
 	}
+	slices.SortStableFunc(protected, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	mounts = append(mounts, protected...)
 	ruleMounts, err := fileRuleMounts(cfg.Rules, cfg.Placeholders)
 	if err != nil {
 		return nil, err
@@ -1000,213 +1027,26 @@ func PrepareRootfs(dir string, host HostFacts) error {
 	return nil
 }
 
-// The paths under $HOME that stay read-only even when a wr bind exposes
-// them, as in boxsh v3: start-up files of shells and tools, credentials,
-// and (see GatherProtectedPaths) the hooks of git repositories, where a
-// sandboxed process could leave a backdoor that runs outside the sandbox.
-var (
-	protectedHomeFiles = []string{
-		".bashrc", ".bash_profile", ".profile",
-		".zshrc", ".zprofile",
-		".gitconfig", ".gitmodules", ".ripgreprc",
-		".mcp.json", ".npmrc",
-		".aws/credentials", ".pip/pip.conf",
-		".cargo/credentials.toml",
-	}
-	protectedHomeDirs = []string{".ssh", ".gnupg", ".config/gcloud", ".config/boxsh"}
-
-	// workspaceFiles and workspaceDirs are the configuration of editors,
-	// agents and git in a project, kept read-only in every writable
-	// directory (see policy.HardDeniedWrites): at the root of each one even
-	// when missing, below it where they exist.
-	workspaceFiles = []string{".mcp.json", ".gitmodules"}
-	workspaceDirs  = []string{".vscode", ".idea", ".claude/commands", ".claude/agents"}
-)
-
-// gitScanDepth is how deep below a writable directory in $HOME
-// GatherProtectedPaths looks for git repositories (as boxsh v3).
-const gitScanDepth = 2
-
-// GatherProtectedPaths finds the existing host paths under home that the
-// wr binds of sb expose and that must stay read-only (for
-// SpecConfig.Protect), as boxsh v3 does: the protected start-up and
-// credential files and directories of home, and the .git/hooks
-// directories of the repositories at and above the writable directories
-// in home (the binds' and cwd, when a wr bind exposes it) and up to two
-// levels below them (not looking into hidden directories).
-//
-// Paths that do not exist are returned as Missing, so that they cannot be
-// created either: as in boxsh v3, the runtime binds an empty read-only
-// file or directory there, which makes an empty mount point on the host
-// for the time of the sandbox (see RemovePlaceholders).
-func GatherProtectedPaths(sb policy.Sandbox, home, cwd string) ([]HostPath, error) {
-	if !filepath.IsAbs(home) {
-		return nil, nil
-	}
-	home = filepath.Clean(home)
-	// root is the wr bind that p is writable through: the most specific
-	// bind that shows p must be a wr bind.
-	root := func(p string) (string, bool) {
-		best := ""
-		writable := false
-		for _, b := range sb.Binds {
-			if isUnder(p, b.Dst) && len(b.Dst) >= len(best) {
-				best, writable = b.Dst, b.Mode == policy.ReadWrite
-			}
-		}
-		return best, writable
-	}
-	// exposes tells whether a wr bind shows p or something in it.
-	exposes := func(p string) bool {
-		if _, ok := root(p); ok {
-			return true
-		}
-		for _, b := range sb.Binds {
-			if b.Mode == policy.ReadWrite && isUnder(b.Dst, p) {
-				return true
-			}
-		}
-		return false
-	}
-	var out []HostPath
-	var firstErr error
-	seen := map[string]bool{}
-	protect := func(p string, dir bool) {
-		if seen[p] {
-			return
-		}
-		seen[p] = true
-		r, ok := root(p)
-		if !ok {
-			return
-		}
-		// Neither p nor a directory between the bind and p may be a
-		// symbolic link: the link itself could be replaced, and a pin
-		// would follow it out of the bind.
-		for d := p; d != r && isUnder(d, r); d = filepath.Dir(d) {
-			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("%s is a symbolic link, which boxsh cannot keep read-only inside the writable bind %s (bind a directory that does not hold it, or use cow)", d, r)
-				}
-				return
-			}
-		}
-		hp, ok := lookupHostPath(p)
-		if !ok {
-			// Missing: a placeholder makes it, and the runtime makes the
-			// missing directories above it (MissingFrom is the first),
-			// which are pinned like the others.
-			from := p
-			for d := filepath.Dir(p); d != filepath.Dir(d); d = filepath.Dir(d) {
-				if _, err := os.Lstat(d); !os.IsNotExist(err) {
-					break
-				}
-				from = d
-			}
-			hp = HostPath{Path: p, Dir: dir, Missing: true, MissingFrom: from}
-		}
-		for d := filepath.Dir(hp.Path); d != r && isUnder(d, r); d = filepath.Dir(d) {
-			hp.Pins = append(hp.Pins, d)
-		}
-		out = append(out, hp)
-	}
-	if exposes(home) {
-		for _, f := range protectedHomeFiles {
-			protect(filepath.Join(home, f), false)
-		}
-		for _, d := range protectedHomeDirs {
-			protect(filepath.Join(home, d), true)
-		}
-	}
-
-	var roots []string
-	if filepath.IsAbs(cwd) && exposes(filepath.Clean(cwd)) {
-		if _, ok := root(filepath.Clean(cwd)); ok {
-			roots = append(roots, filepath.Clean(cwd))
-		}
-	}
-	for _, b := range sb.Binds {
-		if b.Mode == policy.ReadWrite {
-			roots = append(roots, b.Dst)
-		}
-	}
-	for _, r := range roots {
-		for _, f := range workspaceFiles {
-			protect(filepath.Join(r, f), false)
-		}
-		for _, d := range workspaceDirs {
-			protect(filepath.Join(r, d), true)
-		}
-	}
-	repoDone := map[string]bool{}
-	repo := func(dir string) {
-		if repoDone[dir] {
-			return
-		}
-		repoDone[dir] = true
-		if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
-			protect(filepath.Join(dir, ".git", "hooks"), true)
-			if _, err := os.Lstat(filepath.Join(dir, ".git", "config")); err == nil {
-				protect(filepath.Join(dir, ".git", "config"), false)
-			}
-		}
-		// Below the roots, the configuration that exists.
-		for _, f := range workspaceFiles {
-			if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-				protect(filepath.Join(dir, f), false)
-			}
-		}
-		for _, d := range workspaceDirs {
-			if _, err := os.Lstat(filepath.Join(dir, d)); err == nil {
-				protect(filepath.Join(dir, d), true)
-			}
-		}
-	}
-	type entry struct {
-		dir   string
-		depth int
-	}
-	visited := map[string]bool{}
-	for _, root := range roots {
-		// The repositories at the root and above it up to home.
-		repo(root)
-		for dir := root; isUnder(dir, home) && dir != home; {
-			dir = filepath.Dir(dir)
-			repo(dir)
-		}
-		stack := []entry{{root, 0}}
-		for len(stack) > 0 {
-			e := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if visited[e.dir] {
-				continue
-			}
-			visited[e.dir] = true
-			repo(e.dir)
-			if e.depth >= gitScanDepth {
-				continue
-			}
-			entries, err := os.ReadDir(e.dir)
-			if err != nil {
-				continue
-			}
-			for _, de := range entries {
-				if !de.IsDir() || (strings.HasPrefix(de.Name(), ".") && de.Name() != ".git") {
-					continue
-				}
-				stack = append(stack, entry{filepath.Join(e.dir, de.Name()), e.depth + 1})
-			}
-		}
-	}
-	return out, firstErr
-}
-
 // MakePlaceholderDirs makes the missing directories above the missing
 // protected paths (from their MissingFrom), so that they can be pinned.
 func MakePlaceholderDirs(protect []HostPath) error {
 	for _, hp := range protect {
 		if hp.Missing && hp.MissingFrom != hp.Path {
 			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
+				return err
+			}
+		}
+		// A placeholder with content is made with it here, so that the
+		// host's git, which reads the mount point, never sees it empty.
+		if hp.Missing && hp.Content != "" && !hp.Dir {
+			f, err := os.OpenFile(hp.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
+			if err == nil {
+				_, err = f.WriteString(hp.Content)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil && !os.IsExist(err) {
 				return err
 			}
 		}
@@ -1275,6 +1115,10 @@ func isPlaceholder(p string) bool {
 		return false
 	}
 	if fi.Mode().IsRegular() {
+		if fi.Size() == int64(len(commondirContent)) && filepath.Base(p) == "commondir" {
+			b, err := os.ReadFile(p)
+			return err == nil && string(b) == commondirContent
+		}
 		return fi.Size() == 0
 	}
 	if fi.IsDir() {
@@ -1340,12 +1184,20 @@ func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
 	return ms, nil
 }
 
-func placeholderName(dir bool) string {
-	if dir {
+func placeholderName(hp HostPath) string {
+	switch {
+	case hp.Dir:
 		return "dir"
+	case hp.Content == commondirContent:
+		return "commondir"
 	}
 	return "file"
 }
+
+// commondirContent is what the placeholder of a missing .git/commondir
+// holds: git reads "." as the git directory itself (no redirection),
+// where an empty file would make it fail.
+const commondirContent = "."
 
 // PreparePlaceholders makes the empty read-only file and directory of
 // SpecConfig.Placeholders in dir.
@@ -1357,6 +1209,9 @@ func PreparePlaceholders(dir string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, deniedName), nil, 0); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "commondir"), []byte(commondirContent), 0o444); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
 		return err
 	}
 	return os.Chmod(filepath.Join(dir, "dir"), 0o555)

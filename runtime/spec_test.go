@@ -561,7 +561,7 @@ func TestBuildSpecProtect(t *testing.T) {
 	for _, m := range pinned[len(pinned)-6:] {
 		dsts = append(dsts, m.Destination)
 	}
-	assert.Equal(t, []string{"/home/u/p", "/home/u/p/q", "/home/u/p/.git", "/home/u/p/q/.git", "/home/u/p/q/.git/hooks", "/home/u/p/.git/hooks"}, dsts)
+	assert.Equal(t, []string{"/home/u/p", "/home/u/p/q", "/home/u/p/.git", "/home/u/p/q/.git", "/home/u/p/.git/hooks", "/home/u/p/q/.git/hooks"}, dsts, "protected paths outermost first")
 	assert.Equal(t, []string{"rbind", "rw", "nosuid", "nodev"}, pinned[len(pinned)-6].Options)
 	assert.Equal(t, "/home/u/p", pinned[len(pinned)-6].Source)
 
@@ -577,6 +577,26 @@ func TestBuildSpecProtect(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"/home/u", "/home/u/p", "/home/u/p/docs", "/home/u/p/.git", "/home/u/p/.git/hooks"}, order)
+
+	// A writable home: read-only right after its bind, then the
+	// directories that stay writable, then what is inside them.
+	cfg3 := testConfig(policy.Bind{Mode: policy.ReadWrite, Src: "/home/u", Dst: "/home/u"},
+		policy.Bind{Mode: policy.ReadOnly, Src: "/home/u/p/docs", Dst: "/home/u/p/docs"})
+	cfg3.Protect = []HostPath{
+		{Path: "/home/u", Dir: true, Tree: true, Rebind: []string{"/home/u/p", "/home/u/.cache"}},
+		{Path: "/home/u/p/.git/hooks", Dir: true, Pins: []string{"/home/u/p/.git", "/home/u/p"}},
+	}
+	var home []specs.Mount
+	for _, m := range build(t, cfg3).Mounts {
+		if strings.HasPrefix(m.Destination, "/home/u") {
+			home = append(home, m)
+		}
+	}
+	order = nil
+	for _, m := range home {
+		order = append(order, m.Destination+" "+m.Options[1])
+	}
+	assert.Equal(t, []string{"/home/u rw", "/home/u ro", "/home/u/p rw", "/home/u/.cache rw", "/home/u/p/docs ro", "/home/u/p/.git rw", "/home/u/p/.git/hooks ro"}, order)
 
 	// Missing paths get the placeholders, or nothing without them.
 	missing := []HostPath{
@@ -626,129 +646,6 @@ func TestRemovePlaceholders(t *testing.T) {
 	assert.NoDirExists(t, at(".ssh"))
 	assert.FileExists(t, at(".zshrc"), "written by the user meanwhile")
 	assert.FileExists(t, at(".bashrc"))
-}
-
-func TestGatherProtectedPaths(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	mk := func(p string) {
-		require.NoError(t, os.MkdirAll(filepath.Join(home, p), 0o755))
-	}
-	touch := func(p string) {
-		mk(filepath.Dir(p))
-		require.NoError(t, os.WriteFile(filepath.Join(home, p), nil, 0o644))
-	}
-	touch(".bashrc")
-	touch(".npmrc")
-	touch(".aws/credentials")
-	mk(".ssh")
-	mk(".git/hooks")               // home is a repository
-	mk("proj/.git/hooks")          // depth 1
-	mk("proj/sub/.git/hooks")      // depth 2
-	mk("proj/sub/deep/.git/hooks") // depth 3 from home: too deep
-	mk(".hidden/r/.git/hooks")     // in a hidden directory
-	mk("nohooks/.git")             // a repository without hooks
-	wr := func(p string) policy.Bind { return policy.Bind{Mode: policy.ReadWrite, Src: p, Dst: p} }
-	at := func(p string) string { return filepath.Join(home, p) }
-	// paths are the existing paths of hps, missing the missing ones.
-	list := func(hps []HostPath, missing bool) []string {
-		var out []string
-		for _, hp := range hps {
-			if hp.Missing == missing {
-				out = append(out, strings.TrimPrefix(hp.Path, home+"/"))
-			}
-		}
-		slices.Sort(out)
-		return out
-	}
-	paths := func(hps []HostPath) []string { return list(hps, false) }
-	gather := func(sb policy.Sandbox, home, cwd string) []HostPath {
-		t.Helper()
-		got, err := GatherProtectedPaths(sb, home, cwd)
-		require.NoError(t, err)
-		return got
-	}
-
-	t.Run("wr home", func(t *testing.T) {
-		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, home, "/")
-		assert.Equal(t, []string{".aws/credentials", ".bashrc", ".git/hooks", ".npmrc", ".ssh", "proj/.git/hooks", "proj/sub/.git/hooks"}, paths(got))
-		dirs := []string{".ssh", ".gnupg", "gcloud", "boxsh", ".vscode", ".idea", "commands", "agents"}
-		for _, hp := range got {
-			assert.Equal(t, strings.HasSuffix(hp.Path, "hooks") || slices.Contains(dirs, filepath.Base(hp.Path)), hp.Dir, hp.Path)
-		}
-		// Missing ones are protected too, so that they cannot be created;
-		// the missing directories above them are made and pinned.
-		assert.Equal(t, []string{".bash_profile", ".cargo/credentials.toml", ".claude/agents", ".claude/commands", ".config/boxsh", ".config/gcloud", ".gitconfig", ".gitmodules",
-			".gnupg", ".idea", ".mcp.json", ".pip/pip.conf", ".profile", ".ripgreprc", ".vscode", ".zprofile", ".zshrc", "nohooks/.git/hooks"},
-			list(got, true), "the editors' and agents' configuration at the root of the writable directory too")
-		for _, hp := range got {
-			switch strings.TrimPrefix(hp.Path, home+"/") {
-			case ".bashrc", ".profile":
-				assert.Empty(t, hp.Pins, hp.Path)
-			case ".cargo/credentials.toml":
-				assert.Equal(t, at(".cargo"), hp.MissingFrom, "the first missing directory")
-				assert.Equal(t, []string{at(".cargo")}, hp.Pins)
-			case "proj/sub/.git/hooks":
-				assert.Equal(t, []string{at("proj/sub/.git"), at("proj/sub"), at("proj")}, hp.Pins)
-			}
-		}
-	})
-	t.Run("symlinked directory above", func(t *testing.T) {
-		other := t.TempDir()
-		require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(other, ".config")))
-		_, err := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(other)}}, other, "/")
-		assert.ErrorContains(t, err, ".config is a symbolic link")
-	})
-	t.Run("nested ro bind", func(t *testing.T) {
-		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(home), {Mode: policy.ReadOnly, Src: at(".aws"), Dst: at(".aws")}}}, home, "/")
-		assert.NotContains(t, paths(got), ".aws/credentials", "not writable: the ro bind is the more specific")
-	})
-	t.Run("symlinked", func(t *testing.T) {
-		other := t.TempDir()
-		link := filepath.Join(other, ".profile")
-		require.NoError(t, os.Symlink("dotfiles/profile", link))
-		_, err := GatherProtectedPaths(policy.Sandbox{Binds: []policy.Bind{wr(other)}}, other, "/")
-		assert.ErrorContains(t, err, "symbolic link")
-	})
-	t.Run("wr parent of home", func(t *testing.T) {
-		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, "/")
-		assert.Contains(t, paths(got), ".bashrc")
-		assert.Contains(t, paths(got), "proj/.git/hooks", "the scan starts at every wr bind, two levels deep")
-		assert.NotContains(t, paths(got), "proj/sub/.git/hooks", "three levels below the bind")
-		got = gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Dir(home))}}, home, filepath.Join(home, "proj"))
-		assert.Contains(t, paths(got), "proj/.git/hooks", "cwd in home, writable")
-		assert.Contains(t, paths(got), ".git/hooks", "and the repositories above it")
-	})
-	t.Run("wr project in home", func(t *testing.T) {
-		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(filepath.Join(home, "proj"))}}, home, "/")
-		assert.Equal(t, []string{"proj/.git/hooks", "proj/sub/.git/hooks", "proj/sub/deep/.git/hooks"}, paths(got),
-			"two levels below the bind; the home files and home's own hooks are not writable, so not bound (not made visible)")
-		assert.Equal(t, []string{"proj/.claude/agents", "proj/.claude/commands", "proj/.gitmodules", "proj/.idea", "proj/.mcp.json", "proj/.vscode"},
-			list(got, true), "missing at the bind's root: kept from being created")
-	})
-	t.Run("wr project outside home", func(t *testing.T) {
-		proj := t.TempDir()
-		for _, d := range []string{".git/hooks", "app/.vscode", "app/.claude/commands"} {
-			require.NoError(t, os.MkdirAll(filepath.Join(proj, d), 0o755))
-		}
-		require.NoError(t, os.WriteFile(filepath.Join(proj, ".git", "config"), nil, 0o644))
-		got := gather(policy.Sandbox{Binds: []policy.Bind{wr(proj)}}, home, proj)
-		var existing []string
-		for _, hp := range got {
-			if !hp.Missing {
-				existing = append(existing, strings.TrimPrefix(hp.Path, proj+"/"))
-			}
-		}
-		slices.Sort(existing)
-		assert.Equal(t, []string{".git/config", ".git/hooks", "app/.claude/commands", "app/.vscode"}, existing,
-			"git's config and hooks, and the existing editor and agent configuration below the root")
-	})
-	t.Run("not writable", func(t *testing.T) {
-		assert.Empty(t, gather(policy.Sandbox{Binds: []policy.Bind{
-			{Mode: policy.ReadOnly, Src: home, Dst: home},
-			{Mode: policy.CopyOnWrite, Src: home, Dst: "/tmp/x"},
-		}}, home, home))
-		assert.Empty(t, gather(policy.Sandbox{Binds: []policy.Bind{wr(home)}}, "", home), "no HOME")
-	})
 }
 
 // TestBuildSpecGolden compares the spec of a representative policy with

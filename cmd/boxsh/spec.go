@@ -129,7 +129,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	protect, err := runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd)
+	protect, err := runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd, runtime.ProtectEntries(pol)...)
 	if err != nil {
 		return fail(err)
 	}
