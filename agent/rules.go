@@ -43,8 +43,10 @@ func (a *Agent) explain(r tool.Result, path string, write bool) tool.Result {
 		return r
 	}
 	text := strings.ToLower(r.Content[0].Text)
-	// EBUSY: replacing (renaming over) a covered path, a mount point.
-	if !strings.Contains(text, "permission denied") && !strings.Contains(text, "read-only file system") && !strings.Contains(text, "device or resource busy") {
+	// EBUSY: replacing (renaming over) a covered path, a mount point;
+	// EISDIR: writing a missing protected file, whose placeholder is a
+	// directory.
+	if !strings.Contains(text, "permission denied") && !strings.Contains(text, "read-only file system") && !strings.Contains(text, "device or resource busy") && !strings.Contains(text, "is a directory") {
 		return r
 	}
 	if abs, err := filepath.Abs(path); err == nil {

@@ -926,24 +926,29 @@ func TestEscapeCowSourceNotWritable(t *testing.T) {
 
 // ---- protected start-up files ----
 
-// TestEscapeProtectedFileReplacedOnHost checks that the start-up files a
-// wr bind of $HOME exposes stay read-only for the whole life of a
-// sandbox, also when the host changes them meanwhile the usual ways: an
-// existing ~/.bashrc replaced by renaming a new file over it (as editors,
-// sed -i and dotfile managers save), and the empty placeholder of a
-// missing ~/.zshrc (which the sandbox leaves in $HOME) deleted. In both
-// cases a write from inside must still fail and the host file must not
-// get the sandbox's bytes. (The protection is a read-only mount on the
-// host's directory entry; a rename or unlink of that entry on the host
-// detaches the mount in the sandbox.)
+// TestEscapeProtectedFileReplacedOnHost checks that the protected paths
+// stay read-only for the whole life of a sandbox, also when the host
+// changes them meanwhile the usual ways: an existing ~/.bashrc in a
+// writable home replaced by renaming a new file over it (as editors, sed
+// -i and dotfile managers save; the home is read-only but for its
+// projects and caches, so the new file is read-only too), a missing
+// ~/.zshrc (which cannot be made at all), and the empty placeholder of a
+// missing .mcp.json at the root of a writable project, deleted on the
+// host (the protection is a read-only mount on the host's directory
+// entry; removing that entry detaches the mount in the sandbox, so boxsh
+// stops the sandbox and the next call gets a new one). In every case a
+// write from inside fails and the host file does not get the sandbox's
+// bytes.
 func TestEscapeProtectedFileReplacedOnHost(t *testing.T) {
 	requireRootless(t)
 	home := t.TempDir()
 	bashrc, zshrc := filepath.Join(home, ".bashrc"), filepath.Join(home, ".zshrc")
 	writeHostFile(t, bashrc, "original\n", 0o644)
 	t.Setenv("HOME", home) // boxsh protects the start-up files of $HOME
+	proj := t.TempDir()
+	mcp := filepath.Join(proj, ".mcp.json")
 
-	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--bind", "wr:" + home}, dir: t.TempDir()})
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--bind", "wr:" + home, "--bind", "wr:" + proj}, dir: t.TempDir()})
 	inject := func(path string) bashOutput {
 		t.Helper()
 		return s.bash("echo injected-by-sandbox >> " + shq(path))
@@ -953,23 +958,28 @@ func TestEscapeProtectedFileReplacedOnHost(t *testing.T) {
 	assert.Contains(t, out.Stderr, "Read-only file system")
 	out = inject(zshrc)
 	assert.NotEqual(t, 0, out.ExitCode, "a missing ~/.zshrc cannot be made at first")
-	fi, err := os.Lstat(zshrc)
-	require.NoError(t, err, "the placeholder of the missing ~/.zshrc is on the host while the sandbox runs")
-	require.True(t, fi.Mode().IsRegular() && fi.Size() == 0, "placeholder: %v", fi.Mode())
+	out = inject(mcp)
+	assert.NotEqual(t, 0, out.ExitCode, "a missing .mcp.json cannot be made at first")
+	fi, err := os.Lstat(mcp)
+	require.NoError(t, err, "the placeholder of the missing .mcp.json is on the host while the sandbox runs")
+	require.True(t, fi.IsDir(), "placeholder: %v", fi.Mode())
 
 	// The host saves a new ~/.bashrc by renaming it over the old one, and
-	// deletes the stray empty ~/.zshrc.
+	// deletes the stray empty .mcp.json.
 	writeHostFile(t, bashrc+".new", "edited on the host\n", 0o644)
 	require.NoError(t, os.Rename(bashrc+".new", bashrc))
-	require.NoError(t, os.Remove(zshrc))
+	require.NoError(t, os.Remove(mcp))
 
 	out = inject(bashrc)
 	assert.NotEqual(t, 0, out.ExitCode, "~/.bashrc writable from the sandbox after the host replaced it: stderr %q", out.Stderr)
 	requireHostFile(t, bashrc, "edited on the host\n")
 	out = inject(zshrc)
-	assert.NotEqual(t, 0, out.ExitCode, "~/.zshrc creatable from the sandbox after the host removed its placeholder: stderr %q", out.Stderr)
-	if got, err := os.ReadFile(zshrc); err == nil {
-		assert.NotContains(t, string(got), "injected-by-sandbox", "the host's ~/.zshrc holds the sandbox's bytes")
+	assert.NotEqual(t, 0, out.ExitCode, "~/.zshrc creatable from the sandbox: stderr %q", out.Stderr)
+	requireHostAbsent(t, zshrc)
+	out = inject(mcp)
+	assert.NotEqual(t, 0, out.ExitCode, ".mcp.json creatable from the sandbox after the host removed its placeholder: stderr %q", out.Stderr)
+	if got, err := os.ReadFile(mcp); err == nil {
+		assert.NotContains(t, string(got), "injected-by-sandbox", "the host's .mcp.json holds the sandbox's bytes")
 	}
 }
 
@@ -1239,7 +1249,7 @@ func TestEscapeRenameAroundProtected(t *testing.T) {
 }
 
 // TestEscapeRefusedSetups checks the setups in which boxsh cannot keep its
-// promises and so refuses to start: a protected dotfile that is a symbolic
+// promises and so refuses to start: a protected path that is a symbolic
 // link in a writable bind (the link itself could be replaced), and a
 // writable bind over boxsh's own state directory (the sandbox could plant
 // state that a later start acts on).
@@ -1247,8 +1257,8 @@ func TestEscapeRefusedSetups(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
 	home := t.TempDir()
-	require.NoError(t, os.Symlink("dotfiles/bashrc", filepath.Join(home, ".bashrc")))
-	r := runBoxshIn(t, ctx, home, "", []string{"HOME=" + home}, "--sandbox", "--bind", "wr:"+home, "-c", "echo ran")
+	require.NoError(t, os.Symlink("dotfiles/vscode", filepath.Join(home, ".vscode")))
+	r := runBoxshIn(t, ctx, home, "", []string{"HOME=" + t.TempDir()}, "--sandbox", "--bind", "wr:"+home, "-c", "echo ran")
 	assert.Equal(t, 1, r.code())
 	assert.NotContains(t, r.stdout, "ran")
 	assert.Contains(t, r.stderr, "symbolic link")

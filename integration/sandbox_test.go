@@ -240,25 +240,29 @@ func TestSandboxesShareHome(t *testing.T) {
 	requireRootless(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	zshrc := filepath.Join(home, ".zshrc")
+	// The placeholder of a missing .mcp.json at the root of a writable
+	// project (a writable home's dot entries need none: it is read-only).
+	mcp := filepath.Join(home, "proj", ".mcp.json")
+	require.NoError(t, os.Mkdir(filepath.Dir(mcp), 0o755))
 	ctx := testContext(t)
-	a := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--bind", "wr:" + home}, dir: home})
+	args := []string{"--sandbox", "--bind", "wr:" + home, "--bind", "wr:" + filepath.Dir(mcp)}
+	a := startServer(t, ctx, serverOptions{args: args, dir: home})
 	a.requireServing()
-	b := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--bind", "wr:" + home}, dir: home})
+	b := startServer(t, ctx, serverOptions{args: args, dir: home})
 	b.requireServing()
 	initB := findChild(t, b.pid(), "boxsh-init")
 
-	out := b.bash("echo evil >> ~/.zshrc")
+	out := b.bash("echo evil > ~/proj/.mcp.json")
 	assert.NotEqual(t, 0, out.ExitCode, "the first sandbox's placeholder is read-only in the second too")
 	assert.Empty(t, a.drain()) // the first ends
 	a.requireExitZero()
-	assert.FileExists(t, zshrc, "still in use by the second sandbox")
+	assert.DirExists(t, mcp, "still in use by the second sandbox")
 
 	time.Sleep(150 * time.Millisecond) // more than the guard's interval
-	out = b.bash("echo evil >> ~/.zshrc")
+	out = b.bash("echo evil > ~/proj/.mcp.json")
 	assert.NotEqual(t, 0, out.ExitCode, "still protected in the second sandbox")
 	assert.Equal(t, initB, findChild(t, b.pid(), "boxsh-init"), "the second sandbox was not stopped")
 	assert.Empty(t, b.drain())
 	b.requireExitZero()
-	assert.NoFileExists(t, zshrc, "the last sandbox removed the placeholder")
+	assert.NoDirExists(t, mcp, "the last sandbox removed the placeholder")
 }

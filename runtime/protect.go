@@ -83,11 +83,11 @@ func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Pro
 			continue
 		}
 		if err := g.walk(b.Dst); err != nil {
-			return Protection{}, err
+			return Protection{Repos: g.repos}, err
 		}
 	}
 	if g.err != nil {
-		return Protection{}, g.err
+		return Protection{Repos: g.repos}, g.err
 	}
 	return Protection{Paths: g.finish(), Repos: g.repos}, nil
 }
@@ -555,7 +555,7 @@ func ruleValues(rules []policy.Rule) []string {
 // being given a configuration or hooks that run programs when the user
 // runs git there. Each comes with what in it runs programs, if anything.
 func NewRepositories(sb policy.Sandbox, home string, before []string) []string {
-	p, _ := GatherProtection(sb, home, "")
+	p, _ := GatherProtection(sb, home, "") // the repositories found, also when it fails
 	var out []string
 	for _, r := range p.Repos {
 		if slices.Contains(before, r) {

@@ -356,7 +356,7 @@ func WriteRulesFile(rootfs string, fr FileRules, protect []HostPath) error {
 	for _, hp := range protect {
 		rule := "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable)"
 		if hp.Reason != "" {
-			rule = "protected " + filepath.Base(hp.Path) + ": " + hp.Reason
+			rule = "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable: " + hp.Reason + ")"
 		}
 		entries = append(entries, ruleEntry{hp.Path, rule, true})
 	}

@@ -1,0 +1,337 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Protected paths (issue 14, findings 1, 4, 5 and the planted symlink of
+// 8): what a command in a writable bind can do to make the host run code
+// later, through git, editors, agents and shell start-up files.
+
+// hostGit runs git in dir on the host, with a fixed identity and no
+// user or system configuration, and returns its output.
+func hostGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// newHostRepo makes a git repository with one commit at dir.
+func newHostRepo(t *testing.T, dir string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	hostGit(t, dir, "init", "-q", "-b", "main")
+	writeHostFile(t, filepath.Join(dir, "README"), "hello\n", 0o644)
+	hostGit(t, dir, "add", "README")
+	hostGit(t, dir, "commit", "-q", "-m", "first")
+}
+
+// sandboxGit is the git command line for scripts in the sandbox: no
+// user configuration, a fixed identity.
+const sandboxGit = `g() { GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t git "$@"; }
+`
+
+// TestProtectGitRedirects tries, from inside, every way of making the
+// host's git run a program through an existing repository at the root of
+// a wr bind and five levels below it: a commondir redirect to a copy with
+// an fsmonitor (the red team's finding), config and the file it includes,
+// config.worktree where extensions.worktreeConfig is on, hooks, info, an
+// existing worktree's files, a gitfile, and renaming or replacing .git.
+// Then the user's git on the host runs no bait, and git in the sandbox
+// still works.
+func TestProtectGitRedirects(t *testing.T) {
+	requireRootless(t)
+	proj := t.TempDir()
+	newHostRepo(t, proj)
+	deep := filepath.Join(proj, "a", "b", "c", "d", "e")
+	newHostRepo(t, deep)
+	hostGit(t, deep, "config", "extensions.worktreeConfig", "true")
+	hostGit(t, proj, "config", "include.path", "extra.inc")
+	writeHostFile(t, filepath.Join(proj, ".git", "extra.inc"), "[user]\n\tname = t\n", 0o644)
+	hostGit(t, proj, "worktree", "add", "-q", filepath.Join(proj, "wt"), "-b", "side")
+	gitfile := filepath.Join(proj, "wt", ".git")
+	gitfileContent, err := os.ReadFile(gitfile)
+	require.NoError(t, err)
+	config, err := os.ReadFile(filepath.Join(proj, ".git", "config"))
+	require.NoError(t, err)
+	bait := filepath.Join(t.TempDir(), "BAIT")
+	evil := `[core]
+	fsmonitor = "touch ` + bait + `; false"
+	hooksPath = /tmp
+`
+	r := sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, tryFunc+sandboxGit+`
+		g status --porcelain >/dev/null && echo git-ok
+		mkdir -p .e && cp -r .git/objects .git/refs .git/HEAD .e/ && mkdir -p .e/hooks && printf '%s' '`+evil+`' > .e/config
+		try commondir sh -c 'echo ../.e > .git/commondir'
+		try config sh -c 'printf "%s" "$1" >> .git/config' - '`+evil+`'
+		try include sh -c 'printf "%s" "$1" >> .git/extra.inc' - '`+evil+`'
+		try hook sh -c 'echo "touch `+bait+`" > .git/hooks/pre-commit'
+		try info sh -c 'echo "* filter=x" > .git/info/attributes'
+		try deep-commondir sh -c 'echo ../../../../../.e > a/b/c/d/e/.git/commondir'
+		try deep-config sh -c 'printf "%s" "$1" >> a/b/c/d/e/.git/config' - '`+evil+`'
+		try deep-worktree-config sh -c 'printf "%s" "$1" > a/b/c/d/e/.git/config.worktree' - '`+evil+`'
+		try deep-hook sh -c 'echo x > a/b/c/d/e/.git/hooks/post-checkout'
+		try worktree-config sh -c 'echo x > .git/worktrees/wt/config.worktree'
+		try worktree-commondir sh -c 'echo ../../../.e > .git/worktrees/wt/commondir'
+		try gitfile sh -c 'echo "gitdir: ../.e" > wt/.git'
+		try rename-git mv .git .git.orig
+		try replace-hooks rm -r .git/hooks
+		try rename-repo mv a a2
+		try git-config g config core.fsmonitor "touch `+bait+`"
+		echo done`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, "git-ok\n")
+	assert.Contains(t, r.stdout, "done\n")
+	requireRefused(t, r, "commondir", "config", "include", "hook", "info", "deep-commondir", "deep-config", "deep-worktree-config",
+		"deep-hook", "worktree-config", "worktree-commondir", "gitfile", "rename-git", "replace-hooks", "rename-repo", "git-config")
+
+	requireHostFile(t, filepath.Join(proj, ".git", "config"), string(config))
+	requireHostFile(t, gitfile, string(gitfileContent))
+	requireHostAbsent(t, filepath.Join(proj, ".git", "commondir"))
+	requireHostAbsent(t, filepath.Join(deep, ".git", "commondir"))
+	requireHostAbsent(t, filepath.Join(deep, ".git", "config.worktree"))
+	requireHostAbsent(t, filepath.Join(proj, ".git", "hooks", "pre-commit"))
+	// The user's git on the host.
+	hostGit(t, proj, "status")
+	hostGit(t, deep, "status")
+	hostGit(t, filepath.Join(proj, "wt"), "status")
+	requireHostAbsent(t, bait)
+}
+
+// TestProtectGitStillWorks runs the usual git commands in a protected
+// repository in the sandbox: they work, show nothing of the placeholders,
+// and the host sees the commit.
+func TestProtectGitStillWorks(t *testing.T) {
+	requireRootless(t)
+	proj := t.TempDir()
+	newHostRepo(t, proj)
+	r := sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, sandboxGit+`
+		set -e
+		echo "status:[$(g status --porcelain)]"
+		echo new > new.txt
+		g add -A
+		g commit -q -m second
+		g branch topic
+		g log --format=%s
+		g branch --format='%(refname:short)'
+		echo "status:[$(g status --porcelain)]"
+		g worktree list --porcelain | head -1`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Equal(t, "status:[]\nsecond\nfirst\nmain\ntopic\nstatus:[]\nworktree "+proj+"\n", r.stdout)
+	assert.Equal(t, "new.txt\nREADME\n", hostGit(t, proj, "show", "--format=", "--name-only", "HEAD")+hostGit(t, proj, "show", "--format=", "--name-only", "HEAD~1"),
+		"the commit holds only the new file")
+	assert.Empty(t, hostGit(t, proj, "status", "--porcelain"))
+	assert.Empty(t, hostGit(t, proj, "status", "--porcelain", "--ignored", "--untracked-files=all"), "nothing left on the host")
+	for _, p := range []string{".mcp.json", ".gitmodules", ".claude", ".git/commondir"} {
+		requireHostAbsent(t, filepath.Join(proj, p))
+	}
+}
+
+// TestProtectPlaceholdersInvisible is the red team's finding 5: an agent's
+// usual `git add -A && git commit` in a wr repository must not commit the
+// placeholders of missing protected files (.gitmodules, .mcp.json), and
+// the host's git status must not show them while the sandbox runs.
+func TestProtectPlaceholdersInvisible(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	proj := t.TempDir()
+	newHostRepo(t, proj)
+	s := startServer(t, ctx, serverOptions{dir: proj, args: []string{"--sandbox", "--bind", "wr:" + proj}})
+	out := s.bash(sandboxGit + `g status --porcelain --untracked-files=all; g add -A; g commit -q -m agent; echo "commit:$?"; ls -A`)
+	assert.Equal(t, 0, out.ExitCode, out.Stderr)
+	assert.NotContains(t, out.Stdout, "??", "placeholders in git status inside")
+	assert.Contains(t, out.Stdout, "commit:1", "nothing to commit")
+	assert.Contains(t, out.Stdout, ".mcp.json", "the placeholder is there")
+	assert.Empty(t, hostGit(t, proj, "status", "--porcelain", "--untracked-files=all"), "placeholders in the host's git status while the sandbox runs")
+	out = s.bash(`echo '{"mcpServers":{}}' > .mcp.json; echo x > .gitmodules/x`)
+	assert.NotEqual(t, 0, out.ExitCode, "the placeholders refuse writes")
+	s.stop()
+	assert.Equal(t, "first\n", hostGit(t, proj, "log", "--format=%s"))
+	for _, p := range []string{".mcp.json", ".gitmodules", ".vscode", ".idea", ".claude", ".cursor", ".devcontainer", ".boxsh", ".git/commondir"} {
+		requireHostAbsent(t, filepath.Join(proj, p))
+	}
+}
+
+// TestProtectAgentConfig is finding 4 in a project: the agents' and
+// editors' configuration the host runs, at the root (missing) and deeper
+// (existing), and boxsh's own project policy.
+func TestProtectAgentConfig(t *testing.T) {
+	requireRootless(t)
+	proj := t.TempDir()
+	writeHostFile(t, filepath.Join(proj, "sub", ".claude", "settings.json"), "{}\n", 0o644)
+	writeHostFile(t, filepath.Join(proj, "x", "y", "z", ".devcontainer", "devcontainer.json"), "{}\n", 0o644)
+	r := sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, tryFunc+`
+		try claude-settings sh -c 'mkdir -p .claude && echo "{\"hooks\":{}}" > .claude/settings.json'
+		try claude-local sh -c 'echo x > .claude/settings.local.json'
+		try claude-sub sh -c 'echo x > sub/.claude/settings.json'
+		try claude-sub-hooks sh -c 'mkdir -p sub/.claude/hooks && echo x > sub/.claude/hooks/h.sh'
+		try cursor sh -c 'mkdir -p .cursor && echo x > .cursor/mcp.json'
+		try devcontainer sh -c 'mkdir -p .devcontainer && echo x > .devcontainer/devcontainer.json'
+		try devcontainer-deep sh -c 'echo x > x/y/z/.devcontainer/devcontainer.json'
+		try boxsh-policy sh -c 'mkdir -p .boxsh && echo "{}" > .boxsh/policy.json'
+		try mcp sh -c 'echo "{}" > .mcp.json'
+		echo fine > notes.txt && echo notes-ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, "notes-ok\n")
+	requireRefused(t, r, "claude-settings", "claude-local", "claude-sub", "claude-sub-hooks", "cursor", "devcontainer", "devcontainer-deep", "boxsh-policy", "mcp")
+	requireHostFile(t, filepath.Join(proj, "sub", ".claude", "settings.json"), "{}\n")
+	for _, p := range []string{".claude", ".cursor", ".devcontainer", ".boxsh", ".mcp.json", ".gitmodules", "sub/.claude/hooks"} {
+		requireHostAbsent(t, filepath.Join(proj, p))
+	}
+}
+
+// TestProtectWritableHome is finding 4 with wr:$HOME: the dot entries at
+// the top of home and ~/.config, and ~/.local/bin, can be neither changed
+// nor created (start-up files, git and fish configuration, user services,
+// autostart, a git that shadows the real one, boxsh's own settings); the
+// caches and the projects stay writable.
+func TestProtectWritableHome(t *testing.T) {
+	requireRootless(t)
+	home := t.TempDir()
+	writeHostFile(t, filepath.Join(home, ".bashrc"), "# rc\n", 0o644)
+	writeHostFile(t, filepath.Join(home, ".config", "git", "config"), "[user]\n", 0o644)
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".local", "bin"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".cache"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "proj"), 0o755))
+	// A dotfiles manager's link: the link is read-only with the home, and
+	// its target, in a writable directory, is kept read-only too.
+	writeHostFile(t, filepath.Join(home, "dotfiles", "zshrc"), "# zsh\n", 0o644)
+	require.NoError(t, os.Symlink("dotfiles/zshrc", filepath.Join(home, ".zshrc")))
+	t.Setenv("HOME", home)
+	r := sandboxShell(t, filepath.Join(home, "proj"), []string{"--bind", "wr:" + home}, tryFunc+`
+		cd "$HOME"
+		try bashrc sh -c 'echo evil >> .bashrc'
+		for f in .bash_login .bash_logout .bash_aliases .zshenv .zlogin .profile .newdot; do
+			try "$f" sh -c "echo evil > $f"
+		done
+		try git-config sh -c 'echo evil >> .config/git/config'
+		try fish sh -c 'mkdir -p .config/fish && echo evil > .config/fish/config.fish'
+		try systemd sh -c 'mkdir -p .config/systemd/user && echo evil > .config/systemd/user/x.service'
+		try autostart sh -c 'mkdir -p .config/autostart && echo evil > .config/autostart/x.desktop'
+		try local-bin sh -c 'echo evil > .local/bin/git'
+		try boxsh-config sh -c 'mkdir -p .config/boxsh && echo "{}" > .config/boxsh/policy.json'
+		try new-config sh -c 'mkdir .config/new'
+		try zshrc-target sh -c 'echo evil >> dotfiles/zshrc'
+		try zshrc-link sh -c 'ln -sf /tmp/x .zshrc'
+		echo c > .cache/c && echo cache-ok
+		echo p > proj/p && mkdir proj/d && echo proj-ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	requireRefused(t, r, "bashrc", ".bash_login", ".bash_logout", ".bash_aliases", ".zshenv", ".zlogin", ".profile", ".newdot",
+		"git-config", "fish", "systemd", "autostart", "local-bin", "boxsh-config", "new-config", "zshrc-target", "zshrc-link")
+	assert.Contains(t, r.stdout, "cache-ok\n")
+	assert.Contains(t, r.stdout, "proj-ok\n")
+	requireHostFile(t, filepath.Join(home, ".bashrc"), "# rc\n")
+	requireHostFile(t, filepath.Join(home, ".config", "git", "config"), "[user]\n")
+	for _, p := range []string{".bash_login", ".zshenv", ".newdot", ".config/fish", ".config/systemd", ".config/autostart", ".local/bin/git", ".config/boxsh", ".mcp.json"} {
+		requireHostAbsent(t, filepath.Join(home, p))
+	}
+	requireHostFile(t, filepath.Join(home, "proj", "p"), "p\n")
+	requireHostFile(t, filepath.Join(home, "dotfiles", "zshrc"), "# zsh\n")
+}
+
+// TestProtectPlantedSymlink is the planted symlink of finding 8: a link
+// at a protected path (ln -s / sub/.vscode) made by one session keeps the
+// next from starting (boxsh cannot keep a link read-only), with one clear
+// message naming the link and the fix; after the fix it starts again.
+func TestProtectPlantedSymlink(t *testing.T) {
+	requireRootless(t)
+	proj := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(proj, "sub"), 0o755))
+	r := sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, `ln -s / sub/.vscode && echo planted`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	require.Equal(t, "planted\n", r.stdout)
+
+	link := filepath.Join(proj, "sub", ".vscode")
+	r = sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, `echo ran`)
+	assert.NotEqual(t, 0, r.code())
+	assert.NotContains(t, r.stdout, "ran")
+	assert.Contains(t, r.stderr, link+" is a symbolic link (to /)")
+	assert.Contains(t, r.stderr, "rm "+link)
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
+
+	require.NoError(t, os.Remove(link))
+	r = sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, `echo ran`)
+	assert.Equal(t, "ran\n", r.stdout, r.stderr)
+}
+
+// TestProtectNewRepositoryNamed checks that a repository a command makes
+// in a writable bind, which boxsh cannot protect, is named on stderr when
+// the sandbox ends, with what in it runs programs.
+func TestProtectNewRepositoryNamed(t *testing.T) {
+	requireRootless(t)
+	proj := t.TempDir()
+	newHostRepo(t, proj)
+	r := sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, sandboxGit+`
+		g init -q nested && g -C nested config core.fsmonitor "touch /tmp/x" && echo ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stderr, filepath.Join(proj, "nested", ".git"))
+	assert.Contains(t, r.stderr, "fsmonitor")
+	r = sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, `true`)
+	assert.NotContains(t, r.stderr, "nested", "named once, by the session that made it")
+}
+
+// TestProtectPolicyAddsEntries checks filesystem.protect: the user's own
+// entries are protected like the built-in ones.
+func TestProtectPolicyAddsEntries(t *testing.T) {
+	requireRootless(t)
+	proj := t.TempDir()
+	writeHostFile(t, filepath.Join(proj, ".boxsh", "policy.json"), `{"filesystem": {"protect": [".envrc", "deploy/"]}}`, 0o644)
+	writeHostFile(t, filepath.Join(proj, "svc", ".envrc"), "use nix\n", 0o644)
+	writeHostFile(t, filepath.Join(proj, "svc", "deploy", "run.sh"), "true\n", 0o644)
+	r := sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, tryFunc+`
+		try envrc sh -c 'echo evil >> svc/.envrc'
+		try envrc-root sh -c 'echo evil > .envrc'
+		try deploy sh -c 'echo evil >> svc/deploy/run.sh'
+		echo ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	requireRefused(t, r, "envrc", "envrc-root", "deploy")
+	requireHostFile(t, filepath.Join(proj, "svc", ".envrc"), "use nix\n")
+	requireHostAbsent(t, filepath.Join(proj, ".envrc"))
+}
+
+// TestProtectPlaceholdersAfterKill checks that the placeholders a sandbox
+// leaves in the user's directory when its front is killed (SIGKILL, no
+// clean-up) are removed by the next start of a sandbox of the same user,
+// in any directory.
+func TestProtectPlaceholdersAfterKill(t *testing.T) {
+	requireRootless(t)
+	proj := t.TempDir()
+	newHostRepo(t, proj)
+	marker := sleepMarker(314)
+	killMarkedAtCleanup(t, marker)
+	cmd := exec.CommandContext(testContext(t), boxshPath(), "--sandbox", "--bind", "wr:"+proj, "-c", "sleep "+marker)
+	cmd.Dir = proj
+	cmd.WaitDelay = 5 * time.Second
+	require.NoError(t, cmd.Start())
+	waitForArgv(t, "sleep", marker)
+	for _, p := range []string{".mcp.json", ".claude", ".git/commondir"} {
+		_, err := os.Lstat(filepath.Join(proj, p))
+		require.NoError(t, err, "%s: the placeholder is on the host while the sandbox runs", p)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	requireNoArgv(t, 5*time.Second, "sleep", marker)
+
+	r := sandboxShell(t, t.TempDir(), nil, "true")
+	require.Equal(t, 0, r.code(), r.stderr)
+	for _, p := range []string{".mcp.json", ".gitmodules", ".claude", ".vscode", ".git/commondir"} {
+		requireHostAbsent(t, filepath.Join(proj, p))
+	}
+	assert.Empty(t, hostGit(t, proj, "status", "--porcelain", "--untracked-files=all"))
+}
