@@ -73,14 +73,15 @@ type Container struct {
 	console *os.File
 	protect []HostPath
 	held    []*os.File // shared locks on the placeholders
-	// repos are the repositories in the writable binds at the start;
-	// binds and home what to look through for new ones at the end.
-	repos []string
-	binds policy.Sandbox
-	home  string
-	watch *protectionWatch
-	cow   *cowGuard
-	log   hclog.Logger
+	// found is what GatherProtection found at the start (the repositories
+	// among it), started when; binds and home where to look for new ones.
+	found   Protection
+	started time.Time
+	binds   policy.Sandbox
+	home    string
+	watch   *protectionWatch
+	cow     *cowGuard
+	log     hclog.Logger
 
 	exited  chan struct{}
 	state   *os.ProcessState
@@ -145,7 +146,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err != nil {
 		return nil, err
 	}
-	ct.protect, ct.repos, ct.binds, ct.home = protection.Paths, protection.Repos, cc.Sandbox, cc.Home
+	ct.protect, ct.found, ct.started, ct.binds, ct.home = protection.Paths, protection, time.Now(), cc.Sandbox, cc.Home
 	if err := checkConfigHidden(cc.Sandbox, ct.protect, cc.Home); err != nil {
 		return nil, err
 	}
@@ -397,6 +398,13 @@ func (ct *Container) Destroy() {
 				}
 			}
 		}
+		// The repositories the sandbox made, looked for meanwhile.
+		newRepos := make(chan func(), 1)
+		if ct.c != nil {
+			go func() { newRepos <- newRepositoriesWarning(ct.log, ct.binds, ct.home, ct.found, ct.started) }()
+		} else {
+			newRepos <- func() {}
+		}
 		if ct.c != nil {
 			_ = ct.c.Destroy()
 		}
@@ -409,10 +417,8 @@ func (ct *Container) Destroy() {
 			f.Close()
 		}
 		RemovePlaceholders(ct.protect)
-		if ct.c != nil {
-			warnNewRepositories(ct.log, ct.binds, ct.home, ct.repos)
-		}
 		_ = os.RemoveAll(ct.dir)
+		(<-newRepos)()
 		if ct.lock != nil {
 			ct.lock.Close()
 		}

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/policy"
 )
@@ -39,6 +42,8 @@ type Protection struct {
 	// Repos are the .git entries (directories and gitfiles) found in the
 	// writable binds, for telling the user about new ones at exit.
 	Repos []string
+	// Dirs are the directories looked through, for NewRepositories.
+	Dirs []string
 }
 
 // GatherProtectedPaths is GatherProtection's Paths.
@@ -89,7 +94,7 @@ func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Pro
 	if g.err != nil {
 		return Protection{Repos: g.repos}, g.err
 	}
-	return Protection{Paths: g.finish(), Repos: g.repos}, nil
+	return Protection{Paths: g.finish(), Repos: g.repos, Dirs: g.dirs}, nil
 }
 
 // gatherer is the state of GatherProtection.
@@ -99,6 +104,7 @@ type gatherer struct {
 	out     []HostPath
 	seen    map[string]bool
 	repos   []string
+	dirs    []string // the directories walked
 	budget  int
 	err     error
 	// home, when a wr bind exposes it, is read-only but for rebind.
@@ -278,9 +284,13 @@ func (g *gatherer) walk(root string) error {
 		g.gitDir(root)
 		return nil
 	}
+	fi, err := os.Stat(root)
 	if reason, ok := policy.IsProtected(rel, g.extra()...); ok {
-		g.protect(root, true, reason)
+		g.protect(root, err == nil && fi.IsDir(), reason)
 		return nil
+	}
+	if err != nil || !fi.IsDir() {
+		return nil // a file: nothing below it
 	}
 	// Entries of several components that the bind starts inside
 	// (--bind wr:~/.config: git/ is .config/git/).
@@ -308,6 +318,7 @@ func (g *gatherer) walk(root string) error {
 		if g.budget--; g.budget < 0 {
 			return fmt.Errorf("the writable bind %s holds more than %d directories, more than boxsh looks through to keep git repositories and tool configuration in it read-only: bind a smaller directory, or use cow:", root, protectWalkBudget)
 		}
+		g.dirs = append(g.dirs, dir)
 		des, err := os.ReadDir(dir)
 		if err != nil {
 			continue // unreadable: the sandbox cannot change it either
@@ -550,15 +561,38 @@ func ruleValues(rules []policy.Rule) []string {
 }
 
 // NewRepositories lists the repositories (.git directories and gitfiles)
-// in the writable binds of sb that are not among before, the ones found
-// at the start: repositories a command made, which boxsh cannot keep from
-// being given a configuration or hooks that run programs when the user
-// runs git there. Each comes with what in it runs programs, if anything.
-func NewRepositories(sb policy.Sandbox, home string, before []string) []string {
-	p, _ := GatherProtection(sb, home, "") // the repositories found, also when it fails
+// in the writable binds of sb that are not among start.Repos, the ones
+// found at the start: repositories a command made, which boxsh cannot keep
+// from being given a configuration or hooks that run programs when the
+// user runs git there. Each comes with what in it runs programs, if
+// anything. Of the directories GatherProtection looked through (start.Dirs)
+// it reads again only those changed (status change time) since a second
+// before since, and the directories new in them: a new entry changes its
+// directory, and a command cannot set a change time back.
+func NewRepositories(sb policy.Sandbox, home string, start Protection, since time.Time) []string {
+	g := &gatherer{sb: sb, seen: map[string]bool{}, budget: protectWalkBudget}
+	if filepath.IsAbs(home) {
+		g.homeDefaultDeny(filepath.Clean(home))
+	}
+	var found []string
+	if start.Dirs == nil {
+		found = g.findRepos(g.writableRoots(), nil)
+	} else {
+		known := make(map[string]bool, len(start.Dirs))
+		var changed []string
+		limit := since.Add(-time.Second).UnixNano()
+		for _, d := range start.Dirs {
+			known[d] = true
+			var st unix.Stat_t
+			if unix.Lstat(d, &st) == nil && st.Ctim.Nano() >= limit {
+				changed = append(changed, d)
+			}
+		}
+		found = g.findRepos(changed, known)
+	}
 	var out []string
-	for _, r := range p.Repos {
-		if slices.Contains(before, r) {
+	for _, r := range found {
+		if slices.Contains(start.Repos, r) {
 			continue
 		}
 		if what := gitRunsPrograms(r); what != "" {
@@ -573,13 +607,14 @@ func NewRepositories(sb policy.Sandbox, home string, before []string) []string {
 // makes git run a program: hooks, and configuration keys that do.
 func gitRunsPrograms(p string) string {
 	gd := p
+	var found []string
 	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
 		gd = readGitfile(p)
 		if gd == "" {
 			return "a gitfile"
 		}
+		found = append(found, "a gitfile naming "+gd)
 	}
-	var found []string
 	if des, err := os.ReadDir(filepath.Join(gd, "hooks")); err == nil {
 		for _, de := range des {
 			if !strings.HasSuffix(de.Name(), ".sample") {
@@ -604,4 +639,43 @@ func gitRunsPrograms(p string) string {
 		}
 	}
 	return strings.Join(found, ", ")
+}
+
+// writableRoots are the destinations of the wr binds.
+func (g *gatherer) writableRoots() []string {
+	var roots []string
+	for _, b := range g.sb.Binds {
+		if b.Mode == policy.ReadWrite && !g.readOnly(b.Dst) {
+			roots = append(roots, b.Dst)
+		}
+	}
+	return roots
+}
+
+// findRepos lists the .git entries in the directories dirs and below
+// them, looking where GatherProtection looks (within the budget), but at
+// nothing else; it does not go down into the directories of known (read
+// on their own when they changed).
+func (g *gatherer) findRepos(dirs []string, known map[string]bool) []string {
+	var repos []string
+	queue := dirs
+	for len(queue) > 0 && g.budget > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		g.budget--
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, de := range des {
+			p := filepath.Join(dir, de.Name())
+			switch {
+			case de.Name() == ".git":
+				repos = append(repos, p)
+			case de.IsDir() && !known[p] && !slices.Contains(protectWalkSkip, de.Name()) && !g.readOnly(p):
+				queue = append(queue, p)
+			}
+		}
+	}
+	return repos
 }

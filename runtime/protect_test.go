@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,6 +106,16 @@ func TestGatherProtectionProject(t *testing.T) {
 	}
 }
 
+func TestGatherProtectionFileBind(t *testing.T) {
+	f := newProtectFixture(t)
+	f.write("notes.txt", "")
+	f.write("p/.bashrc", "")
+	p, err := GatherProtection(policy.Sandbox{Binds: []policy.Bind{wrBind(f.at("notes.txt")), wrBind(f.at("p/.bashrc"))}}, "", "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"p/.bashrc"}, f.rel(p.Paths, false), "a bind of a protected file is read-only")
+	assert.Empty(t, f.rel(p.Paths, true), "no placeholders below a file")
+}
+
 func TestGatherProtectionSymlink(t *testing.T) {
 	f := newProtectFixture(t)
 	f.mkdir("sub")
@@ -154,4 +165,30 @@ func TestGatherProtectionHome(t *testing.T) {
 	p, err := GatherProtection(policy.Sandbox{Binds: []policy.Bind{wrBind(home), wrBind(f.at("home/.config"))}}, home, home)
 	require.NoError(t, err)
 	assert.Contains(t, f.rel(p.Paths, false), "home/.config/git", "the list's entries in it, .config/git/ for one")
+}
+
+func TestNewRepositories(t *testing.T) {
+	f := newProtectFixture(t)
+	f.mkdir(".git/hooks", "a/b/c", "quiet/x")
+	sb := policy.Sandbox{Binds: []policy.Bind{wrBind(f.base)}}
+	start, err := GatherProtection(sb, "", "")
+	require.NoError(t, err)
+	since := time.Now()
+	assert.Empty(t, NewRepositories(sb, "", start, since))
+
+	f.mkdir("a/b/c/new/.git/hooks", "fresh/deeper/.git")
+	f.write("a/b/c/new/.git/hooks/pre-commit", "")
+	f.write("a/b/c/new/.git/config", "[core]\n\tfsmonitor = x\n")
+	f.write("quiet/x/.git", "gitdir: /elsewhere\n")
+	// Setting the directory's times back does not hide it: its change
+	// time cannot be set.
+	old := time.Unix(1e9, 0)
+	require.NoError(t, os.Chtimes(f.at("quiet/x"), old, old))
+	got := NewRepositories(sb, "", start, since)
+	assert.ElementsMatch(t, []string{
+		f.at("a/b/c/new/.git") + " (hooks/pre-commit, config: fsmonitor)",
+		f.at("fresh/deeper/.git"),
+		f.at("quiet/x/.git") + " (a gitfile naming /elsewhere)",
+	}, got)
+	assert.ElementsMatch(t, got, NewRepositories(sb, "", Protection{Repos: start.Repos}, since), "the same by a full walk")
 }
