@@ -238,6 +238,9 @@ func printPolicy(w io.Writer, p policy.Policy, enforced map[string]string) {
 	rules("filesystem.allowRead", p.AllowRead)
 	rules("filesystem.allowWrite", p.AllowWrite)
 	rules("filesystem.denyWrite", p.DenyWrite)
+	if len(p.Protect) > 0 {
+		rules("filesystem.protect", p.Protect)
+	}
 	rules("environment.pass", p.EnvPass)
 	fmt.Fprintf(tw, "\nenvironment.set:\n")
 	if len(p.EnvSet) == 0 {
