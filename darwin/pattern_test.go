@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/policy"
 )
 
 func TestRegexQuoting(t *testing.T) {
@@ -219,4 +221,13 @@ func nameRegex(name string) (string, error) {
 		return "", err
 	}
 	return m.regex(), nil
+}
+
+// TestParseHardDeniedList checks that every entry of the protected list
+// boxsh passes parses.
+func TestParseHardDeniedList(t *testing.T) {
+	for _, e := range policy.HardDeniedWrites {
+		_, err := parseHardDenied(e, "/Users/u")
+		assert.NoError(t, err, e)
+	}
 }
