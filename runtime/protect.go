@@ -238,7 +238,7 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			if g.err == nil {
 				target, _ := os.Readlink(d)
-				g.err = fmt.Errorf("%s is a symbolic link (to %s) at a path boxsh keeps read-only in the writable bind %s (%s), and boxsh cannot keep a link read-only: if you did not make it, remove it (rm %s); else bind a directory that does not hold it, or use cow:",
+				g.err = fmt.Errorf("%s is a symbolic link (to %s) at a path boxsh keeps read-only in the writable bind %s (%s), and boxsh cannot keep a link read-only: if you did not make it, remove it (rm %s); else bind a directory that does not hold it, or use a cow bind",
 					d, target, r, reason, d)
 			}
 			return
@@ -316,7 +316,7 @@ func (g *gatherer) walk(root string) error {
 		dir := queue[0]
 		queue = queue[1:]
 		if g.budget--; g.budget < 0 {
-			return fmt.Errorf("the writable bind %s holds more than %d directories, more than boxsh looks through to keep git repositories and tool configuration in it read-only: bind a smaller directory, or use cow:", root, protectWalkBudget)
+			return fmt.Errorf("the writable bind %s holds more than %d directories, more than boxsh looks through to keep git repositories and tool configuration in it read-only: bind a smaller directory, or use a cow bind", root, protectWalkBudget)
 		}
 		g.dirs = append(g.dirs, dir)
 		des, err := os.ReadDir(dir)
