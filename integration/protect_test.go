@@ -271,17 +271,20 @@ func TestProtectPlantedSymlink(t *testing.T) {
 }
 
 // TestProtectNewRepositoryNamed checks that a repository a command makes
-// in a writable bind, which boxsh cannot protect, is named on stderr when
-// the sandbox ends, with what in it runs programs.
+// in a writable bind, and a new entry of the protected list below its
+// root, which boxsh cannot protect, are named on stderr when the sandbox
+// ends, with what in them runs programs.
 func TestProtectNewRepositoryNamed(t *testing.T) {
 	requireRootless(t)
 	proj := t.TempDir()
 	newHostRepo(t, proj)
 	r := sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, sandboxGit+`
-		g init -q nested && g -C nested config core.fsmonitor "touch /tmp/x" && echo ok`)
+		g init -q nested && g -C nested config core.fsmonitor "touch /tmp/x" && echo ok
+		mkdir -p sub/.claude && echo '{"hooks":{}}' > sub/.claude/settings.json`)
 	require.Equal(t, 0, r.code(), r.stderr)
 	assert.Contains(t, r.stderr, filepath.Join(proj, "nested", ".git"))
 	assert.Contains(t, r.stderr, "fsmonitor")
+	assert.Contains(t, r.stderr, filepath.Join(proj, "sub", ".claude")+" (Claude Code settings", "a new entry of the list below the root")
 	r = sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, `true`)
 	assert.NotContains(t, r.stderr, "nested", "named once, by the session that made it")
 }

@@ -71,15 +71,7 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) 
 // in no git status and cannot be committed. A protected path that is a
 // symbolic link, or is under one, is an error naming it and what to do.
 func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Protection, error) {
-	g := &gatherer{sb: sb, seen: map[string]bool{}, budget: protectWalkBudget}
-	for _, e := range policy.ProtectedPaths {
-		if !strings.HasPrefix(e.Path, ".git/") {
-			g.entries = append(g.entries, e)
-		}
-	}
-	for _, e := range extra {
-		g.entries = append(g.entries, policy.ProtectedEntry{Path: e, Reason: "protected by the policy (filesystem.protect)", AtRoot: true})
-	}
+	g := newGatherer(sb, extra)
 	if filepath.IsAbs(home) {
 		g.homeDefaultDeny(filepath.Clean(home))
 	}
@@ -95,6 +87,20 @@ func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Pro
 		return Protection{Repos: g.repos}, g.err
 	}
 	return Protection{Paths: g.finish(), Repos: g.repos, Dirs: g.dirs}, nil
+}
+
+// newGatherer starts a GatherProtection of sb with the list and extra.
+func newGatherer(sb policy.Sandbox, extra []string) *gatherer {
+	g := &gatherer{sb: sb, seen: map[string]bool{}, budget: protectWalkBudget}
+	for _, e := range policy.ProtectedPaths {
+		if !strings.HasPrefix(e.Path, ".git/") {
+			g.entries = append(g.entries, e)
+		}
+	}
+	for _, e := range extra {
+		g.entries = append(g.entries, policy.ProtectedEntry{Path: e, Reason: "protected by the policy (filesystem.protect)", AtRoot: true})
+	}
+	return g
 }
 
 // gatherer is the state of GatherProtection.
@@ -560,47 +566,51 @@ func ruleValues(rules []policy.Rule) []string {
 	return out
 }
 
-// NewRepositories lists the repositories (.git directories and gitfiles)
-// in the writable binds of sb that are not among start.Repos, the ones
-// found at the start: repositories a command made, which boxsh cannot keep
-// from being given a configuration or hooks that run programs when the
-// user runs git there. Each comes with what in it runs programs, if
-// anything. Of the directories GatherProtection looked through (start.Dirs)
-// it reads again only those changed (status change time) since a second
-// before since, and the directories new in them: a new entry changes its
-// directory, and a command cannot set a change time back.
-func NewRepositories(sb policy.Sandbox, home string, start Protection, since time.Time) []string {
-	g := &gatherer{sb: sb, seen: map[string]bool{}, budget: protectWalkBudget}
+// NewRepositories lists what a command made in the writable binds of sb
+// that boxsh cannot keep read-only: repositories (.git directories and
+// gitfiles) that are not among start.Repos, the ones found at the start,
+// which a command can give a configuration or hooks that run programs
+// when the user runs git there (each with what in it does, if anything);
+// and entries of the protected list that were not there at the start
+// (a new sub/.claude/settings.json), with the reason of each. Of the
+// directories GatherProtection looked through (start.Dirs) it reads again
+// only those changed (status change time) since a second before since,
+// and the directories new in them: a new entry changes its directory,
+// and a command cannot set a change time back.
+func NewRepositories(sb policy.Sandbox, home string, start Protection, since time.Time) (repos, entries []string) {
+	g := newGatherer(sb, nil)
 	if filepath.IsAbs(home) {
 		g.homeDefaultDeny(filepath.Clean(home))
 	}
-	var found []string
+	old := make(map[string]bool, len(start.Paths)+len(start.Dirs))
+	for _, hp := range start.Paths {
+		old[hp.Path] = true
+	}
+	var foundRepos, foundEntries []string
 	if start.Dirs == nil {
-		found = g.findRepos(g.writableRoots(), nil)
+		foundRepos, foundEntries = g.findNew(g.writableRoots(), old)
 	} else {
-		known := make(map[string]bool, len(start.Dirs))
 		var changed []string
 		limit := since.Add(-time.Second).UnixNano()
 		for _, d := range start.Dirs {
-			known[d] = true
+			old[d] = true
 			var st unix.Stat_t
 			if unix.Lstat(d, &st) == nil && st.Ctim.Nano() >= limit {
 				changed = append(changed, d)
 			}
 		}
-		found = g.findRepos(changed, known)
+		foundRepos, foundEntries = g.findNew(changed, old)
 	}
-	var out []string
-	for _, r := range found {
+	for _, r := range foundRepos {
 		if slices.Contains(start.Repos, r) {
 			continue
 		}
 		if what := gitRunsPrograms(r); what != "" {
 			r += " (" + what + ")"
 		}
-		out = append(out, r)
+		repos = append(repos, r)
 	}
-	return out
+	return repos, foundEntries
 }
 
 // gitRunsPrograms names what in the repository whose .git entry is p
@@ -652,12 +662,12 @@ func (g *gatherer) writableRoots() []string {
 	return roots
 }
 
-// findRepos lists the .git entries in the directories dirs and below
-// them, looking where GatherProtection looks (within the budget), but at
-// nothing else; it does not go down into the directories of known (read
-// on their own when they changed).
-func (g *gatherer) findRepos(dirs []string, known map[string]bool) []string {
-	var repos []string
+// findNew lists the .git entries in the directories dirs and below them,
+// and the entries of the list there that are not in old (with their
+// reason), looking where GatherProtection looks (within the budget); it
+// does not go down into the directories of old (read on their own when
+// they changed).
+func (g *gatherer) findNew(dirs []string, old map[string]bool) (repos, entries []string) {
 	queue := dirs
 	for len(queue) > 0 && g.budget > 0 {
 		dir := queue[0]
@@ -668,14 +678,26 @@ func (g *gatherer) findRepos(dirs []string, known map[string]bool) []string {
 			continue
 		}
 		for _, de := range des {
-			p := filepath.Join(dir, de.Name())
-			switch {
-			case de.Name() == ".git":
+			name := de.Name()
+			p := filepath.Join(dir, name)
+			if name == ".git" {
 				repos = append(repos, p)
-			case de.IsDir() && !known[p] && !slices.Contains(protectWalkSkip, de.Name()) && !g.readOnly(p):
+				continue
+			}
+			for _, e := range g.entries {
+				first, rest, _ := strings.Cut(strings.Trim(e.Path, "/"), "/")
+				if first != name {
+					continue
+				}
+				q := filepath.Join(p, filepath.FromSlash(rest))
+				if _, err := os.Lstat(q); err == nil && !old[q] && !g.readOnly(q) {
+					entries = append(entries, q+" ("+e.Reason+")")
+				}
+			}
+			if de.IsDir() && !old[p] && !slices.Contains(protectWalkSkip, name) && !g.readOnly(p) {
 				queue = append(queue, p)
 			}
 		}
 	}
-	return repos
+	return repos, entries
 }

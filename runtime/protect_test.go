@@ -174,7 +174,9 @@ func TestNewRepositories(t *testing.T) {
 	start, err := GatherProtection(sb, "", "")
 	require.NoError(t, err)
 	since := time.Now()
-	assert.Empty(t, NewRepositories(sb, "", start, since))
+	repos, entries := NewRepositories(sb, "", start, since)
+	assert.Empty(t, repos)
+	assert.Empty(t, entries)
 
 	f.mkdir("a/b/c/new/.git/hooks", "fresh/deeper/.git")
 	f.write("a/b/c/new/.git/hooks/pre-commit", "")
@@ -184,11 +186,19 @@ func TestNewRepositories(t *testing.T) {
 	// time cannot be set.
 	old := time.Unix(1e9, 0)
 	require.NoError(t, os.Chtimes(f.at("quiet/x"), old, old))
-	got := NewRepositories(sb, "", start, since)
+	f.write("a/b/.claude/settings.json", "{}")
+	f.write("fresh/.config/git/config", "")
+	got, entries := NewRepositories(sb, "", start, since)
+	assert.Equal(t, []string{
+		f.at("a/b/.claude") + " (Claude Code settings (hooks are shell commands run on the host), commands and agents)",
+		f.at("fresh/.config/git") + " (the user's git configuration (config, attributes): core.fsmonitor, core.hooksPath, aliases run programs)",
+	}, entries, "new entries of the list; not the placeholders or protected paths of the start")
 	assert.ElementsMatch(t, []string{
 		f.at("a/b/c/new/.git") + " (hooks/pre-commit, config: fsmonitor)",
 		f.at("fresh/deeper/.git"),
 		f.at("quiet/x/.git") + " (a gitfile naming /elsewhere)",
 	}, got)
-	assert.ElementsMatch(t, got, NewRepositories(sb, "", Protection{Repos: start.Repos}, since), "the same by a full walk")
+	full, fullEntries := NewRepositories(sb, "", Protection{Repos: start.Repos, Paths: start.Paths}, since)
+	assert.ElementsMatch(t, got, full, "the same by a full walk")
+	assert.ElementsMatch(t, entries, fullEntries, "the same by a full walk")
 }

@@ -9,16 +9,18 @@ import (
 	"github.com/boxsh/boxsh/policy"
 )
 
-// newRepositoriesWarning looks for the repositories a command made in the
-// writable binds (see NewRepositories) and returns what tells the user
-// about them on stderr: boxsh cannot keep their configuration read-only,
-// so the user must look before running git in them.
+// newRepositoriesWarning looks for what a command made in the writable
+// binds that boxsh cannot keep read-only (see NewRepositories) and
+// returns what tells the user about it on stderr, so that the user looks
+// before running git or the tools there.
 func newRepositoriesWarning(log hclog.Logger, sb policy.Sandbox, home string, start Protection, since time.Time) func() {
-	repos := NewRepositories(sb, home, start, since)
-	if len(repos) == 0 {
-		return func() {}
-	}
+	repos, entries := NewRepositories(sb, home, start, since)
 	return func() {
-		log.Warn("the sandbox made git repositories in a writable bind; their configuration and hooks can run programs when you run git there, so check them before: " + strings.Join(repos, "; "))
+		if len(repos) > 0 {
+			log.Warn("the sandbox made git repositories in a writable bind; their configuration and hooks can run programs when you run git there, so check them before: " + strings.Join(repos, "; "))
+		}
+		if len(entries) > 0 {
+			log.Warn("the sandbox made files that tools on this host run programs from; check them before using those tools there: " + strings.Join(entries, "; "))
+		}
 	}
 }
