@@ -738,7 +738,7 @@ func TestRuncRootless(t *testing.T) {
 	}}
 	require.NoError(t, sb.Validate())
 	require.NoError(t, PrepareCowDirs(sb.Binds))
-	protect, err := GatherProtectedPaths(sb, wrDir, src) // wrDir plays $HOME
+	protect, err := GatherProtectedPaths(sb, filepath.Join(base, "home"), src) // .bashrc is on the list at any depth
 	require.NoError(t, err)
 	existing := slices.DeleteFunc(slices.Clone(protect), func(hp HostPath) bool { return hp.Missing })
 	require.Len(t, existing, 1, "only .bashrc exists; the missing ones need placeholders, which a printed spec leaves out")
