@@ -338,3 +338,23 @@ func TestProtectPlaceholdersAfterKill(t *testing.T) {
 	}
 	assert.Empty(t, hostGit(t, proj, "status", "--porcelain", "--untracked-files=all"))
 }
+
+// TestProtectCowChangesNamed checks that in a cow session the changes to
+// protected paths, which stay in DST, are named on stderr at exit (they
+// are not to be applied to SRC, and DST is not to be used on the host
+// before they are checked), and that SRC does not change.
+func TestProtectCowChangesNamed(t *testing.T) {
+	requireRootless(t)
+	base := t.TempDir()
+	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
+	newHostRepo(t, src)
+	r := sandboxShell(t, base, []string{"--bind", "cow:" + src + ":" + dst}, `cd `+shq(dst)+` &&
+		echo 'touch /tmp/bait' > .git/hooks/pre-commit && mkdir -p .vscode && echo '{}' > .vscode/tasks.json && echo x > notes.txt && echo ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Equal(t, "ok\n", r.stdout)
+	assert.Contains(t, r.stderr, filepath.Join(dst, ".git", "hooks", "pre-commit"))
+	assert.Contains(t, r.stderr, filepath.Join(dst, ".vscode", "tasks.json"))
+	assert.NotContains(t, r.stderr, "notes.txt")
+	requireHostAbsent(t, filepath.Join(src, ".git", "hooks", "pre-commit"))
+	requireHostAbsent(t, filepath.Join(src, ".vscode"))
+}

@@ -701,3 +701,50 @@ func (g *gatherer) findNew(dirs []string, old map[string]bool) (repos, entries [
 	}
 	return repos, entries
 }
+
+// CowProtectedChanges lists what a sandbox changed in the cow bind b that
+// the protected list covers (policy.IsProtected; extra are the user's
+// entries): the entries of b's upper directory (DST on the host, which
+// holds only what the sandbox changed) that are protected paths, and
+// .git entries SRC does not have (new repositories). Such changes are
+// not to be applied to SRC, and the host's tools must not be run in DST
+// before they are checked. Directories that only hold changes (copied up)
+// are not listed themselves.
+func CowProtectedChanges(b policy.Bind, extra ...string) []string {
+	if b.Mode != policy.CopyOnWrite {
+		return nil
+	}
+	var out []string
+	budget := protectWalkBudget
+	queue := []string{b.Dst}
+	for len(queue) > 0 && budget > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		budget--
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, de := range des {
+			p := filepath.Join(dir, de.Name())
+			rel, err := filepath.Rel(b.Dst, p)
+			if err != nil {
+				continue
+			}
+			if de.IsDir() {
+				if de.Name() == ".git" {
+					if _, err := os.Lstat(filepath.Join(b.Src, rel)); err != nil {
+						out = append(out, p+" (a new repository)")
+						continue
+					}
+				}
+				queue = append(queue, p)
+				continue
+			}
+			if reason, ok := policy.IsProtected(filepath.ToSlash(rel), extra...); ok {
+				out = append(out, p+" ("+reason+")")
+			}
+		}
+	}
+	return out
+}

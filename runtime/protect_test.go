@@ -202,3 +202,24 @@ func TestNewRepositories(t *testing.T) {
 	assert.ElementsMatch(t, got, full, "the same by a full walk")
 	assert.ElementsMatch(t, entries, fullEntries, "the same by a full walk")
 }
+
+func TestCowProtectedChanges(t *testing.T) {
+	f := newProtectFixture(t)
+	f.mkdir("src/.git/hooks", "src/lib")
+	f.write("dst/.git/index", "")
+	f.write("dst/.git/hooks/pre-commit", "")
+	f.write("dst/.git/objects/ab/cdef", "")
+	f.write("dst/lib/.vscode/tasks.json", "")
+	f.write("dst/lib/main.go", "")
+	f.write("dst/.claude/settings.json", "")
+	f.mkdir("dst/new/.git")
+	b := policy.Bind{Mode: policy.CopyOnWrite, Src: f.at("src"), Dst: f.at("dst")}
+	got := CowProtectedChanges(b)
+	var paths []string
+	for _, g := range got {
+		p, _, _ := strings.Cut(g, " (")
+		paths = append(paths, strings.TrimPrefix(p, f.at("dst")+"/"))
+	}
+	assert.ElementsMatch(t, []string{".git/hooks/pre-commit", "lib/.vscode/tasks.json", ".claude/settings.json", "new/.git"}, paths)
+	assert.Empty(t, CowProtectedChanges(wrBind(f.at("dst"))), "only cow binds")
+}

@@ -15,7 +15,14 @@ import (
 // before running git or the tools there.
 func newRepositoriesWarning(log hclog.Logger, sb policy.Sandbox, home string, start Protection, since time.Time) func() {
 	repos, entries := NewRepositories(sb, home, start, since)
+	var cow []string
+	for _, b := range sb.Binds {
+		cow = append(cow, CowProtectedChanges(b)...)
+	}
 	return func() {
+		if len(cow) > 0 {
+			log.Warn("the sandbox changed protected paths in a cow DST (not to be applied to SRC; do not run git or the tools there before checking them): " + strings.Join(cow, "; "))
+		}
 		if len(repos) > 0 {
 			log.Warn("the sandbox made git repositories in a writable bind; their configuration and hooks can run programs when you run git there, so check them before: " + strings.Join(repos, "; "))
 		}
