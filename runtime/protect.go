@@ -709,7 +709,8 @@ func (g *gatherer) findNew(dirs []string, old map[string]bool) (repos, entries [
 // .git entries SRC does not have (new repositories). Such changes are
 // not to be applied to SRC, and the host's tools must not be run in DST
 // before they are checked. Directories that only hold changes (copied up)
-// are not listed themselves.
+// are not listed themselves; dependency trees (node_modules, ...) are not
+// looked into.
 func CowProtectedChanges(b policy.Bind, extra ...string) []string {
 	if b.Mode != policy.CopyOnWrite {
 		return nil
@@ -738,7 +739,9 @@ func CowProtectedChanges(b policy.Bind, extra ...string) []string {
 						continue
 					}
 				}
-				queue = append(queue, p)
+				if !slices.Contains(protectWalkSkip, de.Name()) {
+					queue = append(queue, p)
+				}
 				continue
 			}
 			if reason, ok := policy.IsProtected(filepath.ToSlash(rel), extra...); ok {
