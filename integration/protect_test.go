@@ -63,6 +63,7 @@ func TestProtectGitRedirects(t *testing.T) {
 	newHostRepo(t, deep)
 	hostGit(t, deep, "config", "extensions.worktreeConfig", "true")
 	hostGit(t, proj, "config", "include.path", "extra.inc")
+	hostGit(t, proj, "config", "--add", "include.path", "missing.inc")
 	writeHostFile(t, filepath.Join(proj, ".git", "extra.inc"), "[user]\n\tname = t\n", 0o644)
 	hostGit(t, proj, "worktree", "add", "-q", filepath.Join(proj, "wt"), "-b", "side")
 	gitfile := filepath.Join(proj, "wt", ".git")
@@ -81,6 +82,7 @@ func TestProtectGitRedirects(t *testing.T) {
 		try commondir sh -c 'echo ../.e > .git/commondir'
 		try config sh -c 'printf "%s" "$1" >> .git/config' - '`+evil+`'
 		try include sh -c 'printf "%s" "$1" >> .git/extra.inc' - '`+evil+`'
+		try missing-include sh -c 'printf "%s" "$1" > .git/missing.inc' - '`+evil+`'
 		try hook sh -c 'echo "touch `+bait+`" > .git/hooks/pre-commit'
 		try info sh -c 'echo "* filter=x" > .git/info/attributes'
 		try deep-commondir sh -c 'echo ../../../../../.e > a/b/c/d/e/.git/commondir'
@@ -98,12 +100,13 @@ func TestProtectGitRedirects(t *testing.T) {
 	require.Equal(t, 0, r.code(), r.stderr)
 	assert.Contains(t, r.stdout, "git-ok\n")
 	assert.Contains(t, r.stdout, "done\n")
-	requireRefused(t, r, "commondir", "config", "include", "hook", "info", "deep-commondir", "deep-config", "deep-worktree-config",
+	requireRefused(t, r, "commondir", "config", "include", "missing-include", "hook", "info", "deep-commondir", "deep-config", "deep-worktree-config",
 		"deep-hook", "worktree-config", "worktree-commondir", "gitfile", "rename-git", "replace-hooks", "rename-repo", "git-config")
 
 	requireHostFile(t, filepath.Join(proj, ".git", "config"), string(config))
 	requireHostFile(t, gitfile, string(gitfileContent))
 	requireHostAbsent(t, filepath.Join(proj, ".git", "commondir"))
+	requireHostAbsent(t, filepath.Join(proj, ".git", "missing.inc"))
 	requireHostAbsent(t, filepath.Join(deep, ".git", "commondir"))
 	requireHostAbsent(t, filepath.Join(deep, ".git", "config.worktree"))
 	requireHostAbsent(t, filepath.Join(proj, ".git", "hooks", "pre-commit"))

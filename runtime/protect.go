@@ -83,6 +83,16 @@ func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Pro
 			return Protection{Repos: g.repos}, err
 		}
 	}
+	// The working directory is a project's root too (a project in a
+	// writable home, a subdirectory of a bind).
+	if filepath.IsAbs(cwd) {
+		cwd = filepath.Clean(cwd)
+		if _, inGit := policy.IsProtected(cwd + "/.git/x"); !inGit && !strings.Contains(cwd+"/", "/.git/") {
+			if fi, err := os.Lstat(cwd); err == nil && fi.IsDir() {
+				g.atRoot(cwd)
+			}
+		}
+	}
 	if g.err != nil {
 		return Protection{Repos: g.repos}, g.err
 	}
@@ -310,13 +320,7 @@ func (g *gatherer) walk(root string) error {
 			}
 		}
 	}
-	// The entries kept at the root even when missing.
-	for _, e := range g.entries {
-		if e.AtRoot && !strings.Contains(strings.Trim(e.Path, "/"), "/") {
-			// A missing file gets a directory placeholder: git ignores it.
-			g.add(filepath.Join(root, strings.Trim(e.Path, "/")), true, e.Reason, true, "")
-		}
-	}
+	g.atRoot(root)
 	queue := []string{root}
 	for len(queue) > 0 {
 		dir := queue[0]
@@ -343,6 +347,17 @@ func (g *gatherer) walk(root string) error {
 		}
 	}
 	return nil
+}
+
+// atRoot protects the entries the list keeps at the root of a bind even
+// when missing, at dir. A missing file gets a directory placeholder: git
+// ignores empty directories.
+func (g *gatherer) atRoot(dir string) {
+	for _, e := range g.entries {
+		if e.AtRoot && !strings.Contains(strings.Trim(e.Path, "/"), "/") {
+			g.add(filepath.Join(dir, strings.Trim(e.Path, "/")), true, e.Reason, true, "")
+		}
+	}
 }
 
 // extra are the user's entries of the list.
@@ -447,7 +462,7 @@ func (g *gatherer) gitDir(gd string) {
 		g.protect(at("config.worktree"), false, reasons["config.worktree"])
 	}
 	g.protect(at("worktrees"), true, reasons["worktrees"])
-	g.protect(at("info"), true, reasons["info"])
+	g.add(at("info"), true, reasons["info"], true, "")
 	g.includes(at("config"), 0)
 	g.includes(at("config.worktree"), 0)
 	// Submodules' git directories (nested ones under their own modules).
@@ -522,8 +537,9 @@ func (g *gatherer) includes(p string, depth int) {
 			v = filepath.Join(filepath.Dir(p), v)
 		}
 		v = filepath.Clean(v)
-		if fi, err := os.Stat(v); err == nil && !fi.IsDir() {
-			g.protect(v, false, "a file the git configuration "+p+" includes")
+		// A missing one gets an empty file, so that it cannot be made.
+		if fi, err := os.Stat(v); err != nil || !fi.IsDir() {
+			g.add(v, false, "a file the git configuration "+p+" includes", err != nil, "")
 			g.includes(v, depth+1)
 		}
 	}

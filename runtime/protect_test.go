@@ -69,7 +69,7 @@ func TestGatherProtectionProject(t *testing.T) {
 	f.write(".git/more.inc", "")
 	f.write(".git/modules/lib/HEAD", "ref: refs/heads/main\n")
 	f.write(".git/modules/lib/config", "")
-	f.write("a/b/c/d/e/.git/config", "[extensions]\n\tworktreeConfig = true\n")
+	f.write("a/b/c/d/e/.git/config", "[extensions]\n\tworktreeConfig = true\n[include]\n\tpath = missing.inc\n")
 	f.write("lib/.git", "gitdir: ../.git/modules/lib\n")
 	f.write("web/.claude/settings.json", "{}")
 	f.write("a/.bashrc", "")
@@ -77,7 +77,7 @@ func TestGatherProtectionProject(t *testing.T) {
 	f.write("a/.local/bin/git", "")
 	f.write("secret.env", "")
 
-	p, err := GatherProtection(policy.Sandbox{Binds: []policy.Bind{wrBind(f.base)}}, "/nonexistent-home", f.base, "secret.env", "wt/")
+	p, err := GatherProtection(policy.Sandbox{Binds: []policy.Bind{wrBind(f.base)}}, "/nonexistent-home", f.at("web"), "secret.env", "wt/")
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		".git/config", ".git/extra.inc", ".git/hooks", ".git/info", ".git/modules/lib/config", ".git/modules/lib/hooks", ".git/modules/lib/info", ".git/more.inc",
@@ -87,8 +87,9 @@ func TestGatherProtectionProject(t *testing.T) {
 	}, f.rel(p.Paths, false), "at any depth; not in node_modules; not inside .claude (protected whole)")
 	assert.Equal(t, []string{
 		".boxsh", ".claude", ".cursor", ".devcontainer", ".git/commondir", ".git/modules/lib/commondir", ".gitmodules", ".idea", ".mcp.json", ".vscode",
-		"a/b/c/d/e/.git/commondir", "a/b/c/d/e/.git/config.worktree",
-	}, f.rel(p.Paths, true), "the root's entries, the git directories' commondir, config.worktree with extensions.worktreeConfig")
+		"a/b/c/d/e/.git/commondir", "a/b/c/d/e/.git/config.worktree", "a/b/c/d/e/.git/info", "a/b/c/d/e/.git/missing.inc",
+		"web/.boxsh", "web/.cursor", "web/.devcontainer", "web/.gitmodules", "web/.idea", "web/.mcp.json", "web/secret.env", "web/wt",
+	}, f.rel(p.Paths, true), "the root's entries and cwd's, the git directories' commondir, info, config.worktree with extensions.worktreeConfig, a missing include")
 	assert.ElementsMatch(t, []string{f.at(".git"), f.at("a/b/c/d/e/.git"), f.at("lib/.git")}, p.Repos)
 
 	for _, hp := range p.Paths {
