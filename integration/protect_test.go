@@ -361,3 +361,29 @@ func TestProtectCowChangesNamed(t *testing.T) {
 	requireHostAbsent(t, filepath.Join(src, ".git", "hooks", "pre-commit"))
 	requireHostAbsent(t, filepath.Join(src, ".vscode"))
 }
+
+// TestProtectPlaceholdersAfterErrors checks that nothing boxsh made is
+// left in the project when the command fails, is killed by a signal, or
+// the sandbox cannot start.
+func TestProtectPlaceholdersAfterErrors(t *testing.T) {
+	requireRootless(t)
+	proj := t.TempDir()
+	newHostRepo(t, proj)
+	left := func(what string) {
+		t.Helper()
+		for _, p := range []string{".mcp.json", ".gitmodules", ".claude", ".vscode", ".boxsh", ".git/commondir"} {
+			_, err := os.Lstat(filepath.Join(proj, p))
+			assert.True(t, os.IsNotExist(err), "%s: %s left on the host", what, p)
+		}
+		assert.Empty(t, hostGit(t, proj, "status", "--porcelain", "--untracked-files=all"), what)
+	}
+	r := sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, "exit 3")
+	assert.Equal(t, 3, r.code(), r.stderr)
+	left("exit 3")
+	r = sandboxShell(t, proj, []string{"--bind", "wr:" + proj}, "kill -KILL $$")
+	assert.NotEqual(t, 0, r.code(), r.stderr)
+	left("killed")
+	r = sandboxShell(t, proj, []string{"--bind", "wr:" + proj, "--bind", "ro:" + filepath.Join(proj, "nonexistent")}, "true")
+	assert.NotEqual(t, 0, r.code(), "a bind of a missing path fails")
+	left("failed start")
+}
