@@ -35,6 +35,10 @@ const protectWalkBudget = 100_000
 // tools automatically.
 var protectWalkSkip = []string{"node_modules", ".venv", "__pycache__"}
 
+// protectWalkSkipPaths are the kernel's file systems, which a bind of /
+// would otherwise walk into.
+var protectWalkSkipPaths = []string{"/proc", "/sys", "/dev"}
+
 // Protection is what GatherProtection found.
 type Protection struct {
 	// Paths are the protected host paths (SpecConfig.Protect).
@@ -84,10 +88,11 @@ func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Pro
 		}
 	}
 	// The working directory is a project's root too (a project in a
-	// writable home, a subdirectory of a bind).
+	// writable home, a subdirectory of a bind), unless it is in a
+	// protected path or a git directory.
 	if filepath.IsAbs(cwd) {
 		cwd = filepath.Clean(cwd)
-		if _, inGit := policy.IsProtected(cwd + "/.git/x"); !inGit && !strings.Contains(cwd+"/", "/.git/") {
+		if _, covered := policy.IsProtected(cwd); !covered && !strings.Contains(cwd+"/", "/.git/") {
 			if fi, err := os.Lstat(cwd); err == nil && fi.IsDir() {
 				g.atRoot(cwd)
 			}
@@ -340,7 +345,7 @@ func (g *gatherer) walk(root string) error {
 				g.repo(p, de)
 				continue
 			}
-			if g.matchEntry(p, name) || !de.IsDir() || slices.Contains(protectWalkSkip, name) || g.readOnly(p) {
+			if g.matchEntry(p, name) || !de.IsDir() || slices.Contains(protectWalkSkip, name) || slices.Contains(protectWalkSkipPaths, p) || g.readOnly(p) {
 				continue
 			}
 			queue = append(queue, p)
