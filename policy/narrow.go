@@ -14,6 +14,7 @@ import (
 var narrowing = map[string]string{
 	"filesystem.denyRead":    "added",
 	"filesystem.denyWrite":   "added",
+	"filesystem.protect":     "added",
 	"filesystem.allowRead":   "ignored: it would exempt paths from denyRead",
 	"filesystem.allowWrite":  "ignored: it would make paths writable",
 	"environment.pass":       "ignored: it would pass the user's variables (tokens) to commands",
