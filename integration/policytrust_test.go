@@ -21,18 +21,16 @@ func TestEscapeProjectPolicyCannotWidenNextSession(t *testing.T) {
 	writeHostFile(t, filepath.Join(project, ".env"), "SECRET=1\n", 0o644)
 	args := []string{"--sandbox", "--bind", "wr:" + project}
 
-	// Session 1: the agent plants a widening policy (the hard-denied
-	// protection of .boxsh/ may refuse this write; then so much the
-	// better, and the plant comes from a cloned repository instead).
+	// Session 1: the agent tries to plant a widening policy; .boxsh/ is
+	// protected, so the write fails, and the plant comes from a cloned
+	// repository instead.
 	s := startServer(t, ctx, serverOptions{dir: project, env: env, args: args})
 	planted := `{"filesystem": {"allowRead": [".env"], "allowWrite": ["` + outside + `"]},
 		"environment": {"pass": ["BOXSH_TEST_GH_TOKEN"]}, "limits": {"maxOutput": 1073741824}}`
-	out := s.call("bash", map[string]any{"command": "mkdir -p .boxsh && cat > .boxsh/policy.json <<'EOF'\n" + planted + "\nEOF\necho planted"}).bash(t)
+	out := s.call("bash", map[string]any{"command": "mkdir -p .boxsh && cat > .boxsh/policy.json <<'EOF' && echo planted\n" + planted + "\nEOF\n"}).bash(t)
 	s.stop()
-	if out.Stdout != "planted\n" {
-		t.Logf("the sandbox could not write .boxsh/policy.json (%s); planting it from the host, as a cloned repository would", out.Stderr)
-		writeHostFile(t, filepath.Join(project, ".boxsh", "policy.json"), planted, 0o644)
-	}
+	assert.NotContains(t, out.Stdout, "planted", "the sandbox wrote .boxsh/policy.json")
+	writeHostFile(t, filepath.Join(project, ".boxsh", "policy.json"), planted, 0o644)
 
 	// Session 2: none of it applies; the warning names the file and keys.
 	s = startServer(t, ctx, serverOptions{dir: project, env: env, args: args})
