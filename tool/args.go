@@ -1,8 +1,12 @@
 package tool
 
 // BashArgs are the arguments of the bash tool.
+//
+// Exactly one of Command and Args is given (see Spec.Validate): Command is
+// run by the shell, Args is run as an argv without one.
 type BashArgs struct {
-	Command string            `json:"command" doc:"Shell command to execute (run as <shell> -c COMMAND in a fresh shell)"`
+	Command string            `json:"command,omitempty" doc:"Shell command to execute (run as <shell> -c COMMAND in a fresh shell). Exactly one of command and args is required."`
+	Args    []string          `json:"args,omitempty" nullable:"false" minItems:"1" doc:"Program and arguments to run without a shell (args[0] is looked up in PATH; no expansion, quoting or redirection). Exactly one of command and args is required."`
 	Timeout float64           `json:"timeout,omitempty" doc:"Timeout in seconds (optional; 0 or absent means no timeout). On expiry the whole process group is killed and exit_code is -1."`
 	Cwd     string            `json:"cwd,omitempty" doc:"Working directory of the command (optional)"`
 	Env     map[string]string `json:"env,omitempty" doc:"Extra environment variables for the command (optional)"`
@@ -91,3 +95,78 @@ type TerminalIDArgs struct {
 
 // NoArgs are the (absent) arguments of list_terminals.
 type NoArgs struct{}
+
+// ListArgs are the arguments of the list tool.
+type ListArgs struct {
+	Path  string `json:"path" doc:"Directory to list (relative or absolute)"`
+	Depth int    `json:"depth,omitempty" minimum:"0" doc:"Levels to descend: 1 (default; 0 means 1) lists the directory's own entries, 2 adds those of its subdirectories, and so on. Symbolic links are not followed."`
+	Limit int    `json:"limit,omitempty" minimum:"0" doc:"Maximum number of entries returned (default 1000; larger values are lowered to 10000). truncated tells when entries were left out."`
+}
+
+// FileInfo describes one file system object, as list and stat report it.
+type FileInfo struct {
+	// Type is one of the FileType* constants.
+	Type  string `json:"type" enum:"file,dir,symlink,fifo,socket,char_device,block_device" doc:"Object type (symbolic links are not followed)"`
+	Size  int64  `json:"size" doc:"Size in bytes (of the link itself for a symbolic link)"`
+	Mode  string `json:"mode" doc:"Permission bits in octal, with the set-user-ID, set-group-ID and sticky bits (e.g. \"0644\", \"4755\")"`
+	Mtime string `json:"mtime" doc:"Modification time, RFC 3339 with nanoseconds, UTC"`
+	// Target is the target of a symbolic link.
+	Target string `json:"target,omitempty" required:"false" doc:"Target of a symbolic link, as stored in the link"`
+	// DeniedBy names the sandbox policy rule that refuses reading the
+	// object; the other fields then describe the placeholder the sandbox
+	// shows in its place (empty, mode 0000), as its shell sees it.
+	DeniedBy string `json:"denied_by,omitempty" required:"false" doc:"The sandbox policy rule that refuses reading it (e.g. \"denyRead .env (default)\"); the other fields then describe the empty, mode 0000 placeholder the sandbox shows instead"`
+}
+
+// The values of FileInfo.Type.
+const (
+	FileTypeFile        = "file"
+	FileTypeDir         = "dir"
+	FileTypeSymlink     = "symlink"
+	FileTypeFIFO        = "fifo"
+	FileTypeSocket      = "socket"
+	FileTypeCharDevice  = "char_device"
+	FileTypeBlockDevice = "block_device"
+)
+
+// ListEntry is one entry of a list result.
+type ListEntry struct {
+	// Name is the entry's path relative to the listed directory, with "/"
+	// between levels.
+	Name string `json:"name" doc:"Path relative to the listed directory (\"sub/file\" below depth 1)"`
+	FileInfo
+	// Error tells why a directory's entries are missing from a listing
+	// that should have descended into it.
+	Error string `json:"error,omitempty" required:"false" doc:"Why this directory's entries could not be listed (depth > 1)"`
+}
+
+// ListOutput is the structured result of the list tool.
+type ListOutput struct {
+	Path      string      `json:"path" doc:"Absolute path of the listed directory"`
+	Entries   []ListEntry `json:"entries" nullable:"false" doc:"Entries in lexical order, each directory followed by its own entries (depth first)"`
+	Truncated bool        `json:"truncated" doc:"Whether entries were left out because limit was reached"`
+}
+
+// StatArgs are the arguments of the stat tool.
+type StatArgs struct {
+	Path string `json:"path" doc:"Path to describe (relative or absolute); a symbolic link is described, not followed"`
+}
+
+// StatOutput is the structured result of the stat tool. When Exists is
+// false, only Path is set.
+type StatOutput struct {
+	Path     string `json:"path" doc:"Absolute path described"`
+	Exists   bool   `json:"exists" doc:"Whether the path exists (a dangling symbolic link exists); the other fields are set only when it does"`
+	Type     string `json:"type,omitempty" required:"false" enum:"file,dir,symlink,fifo,socket,char_device,block_device" doc:"Object type (symbolic links are not followed)"`
+	Size     *int64 `json:"size,omitempty" required:"false" doc:"Size in bytes (of the link itself for a symbolic link)"`
+	Mode     string `json:"mode,omitempty" required:"false" doc:"Permission bits in octal, with the set-user-ID, set-group-ID and sticky bits (e.g. \"0644\", \"4755\")"`
+	Mtime    string `json:"mtime,omitempty" required:"false" doc:"Modification time, RFC 3339 with nanoseconds, UTC"`
+	Target   string `json:"target,omitempty" required:"false" doc:"Target of a symbolic link, as stored in the link"`
+	DeniedBy string `json:"denied_by,omitempty" required:"false" doc:"The sandbox policy rule that refuses reading it; the other fields then describe the empty, mode 0000 placeholder the sandbox shows instead"`
+}
+
+// StatOf is the stat result of an existing object.
+func StatOf(path string, fi FileInfo) StatOutput {
+	size := fi.Size
+	return StatOutput{Path: path, Exists: true, Type: fi.Type, Size: &size, Mode: fi.Mode, Mtime: fi.Mtime, Target: fi.Target, DeniedBy: fi.DeniedBy}
+}

@@ -24,7 +24,7 @@ type schemas struct {
 	Output json.RawMessage `json:"outputSchema,omitempty"`
 }
 
-// The names of the nine tools.
+// The names of the tools: the nine of boxsh v3, then list and stat.
 const (
 	Bash              = "bash"
 	Read              = "read"
@@ -35,6 +35,8 @@ const (
 	GetTerminalOutput = "get_terminal_output"
 	KillTerminal      = "kill_terminal"
 	ListTerminals     = "list_terminals"
+	List              = "list"
+	Stat              = "stat"
 )
 
 // Annotations are the MCP tool annotations.
@@ -56,6 +58,8 @@ type Spec struct {
 	UsesWorker bool `json:"-"`
 	// input is the schema in decoded form, for Validate.
 	input map[string]any
+	// oneOf are members of which exactly one is required.
+	oneOf []string
 }
 
 // def is the Go-typed definition a Spec is generated from.
@@ -64,33 +68,44 @@ type def struct {
 	in, out           any
 	ann               Annotations
 	worker            bool
+	// beyondV3 marks the tools boxsh v3 does not have, which the v3 list
+	// leaves out (see Registry.V3Specs).
+	beyondV3 bool
+	// oneOf are members of which exactly one is required; v3Required is
+	// what the v3 list shows as required instead.
+	oneOf, v3Required []string
 }
 
 var defs = []def{
-	{Bash, "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream.",
-		BashArgs{}, BashOutput{}, Annotations{"Bash", false, true}, true},
-	{Read, "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
-		ReadArgs{}, ReadOutput{}, Annotations{"Read File", true, false}, false},
-	{Write, "Create or overwrite a file with the given content. Parent directories are created automatically if needed.",
-		WriteArgs{}, nil, Annotations{"Write File", false, true}, false},
-	{EditFile, "Edit a file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file.",
-		EditArgs{}, EditOutput{}, Annotations{"Edit File", false, false}, false},
-	{RunInTerminal, "Start a persistent PTY session running the given command (e.g. \"bash\"). Returns a session id, initial screen output, exit status, and exit code. Use get_terminal_output to poll for further output, send_to_terminal to write to stdin, kill_terminal to terminate and free resources.",
-		RunInTerminalArgs{}, nil, Annotations{"Run in Terminal", false, false}, false},
-	{SendToTerminal, "Send text to an existing terminal session's PTY stdin, then wait up to 500ms for new output. Returns the updated screen snapshot, exit status, and exit code. Append \\n to execute as a shell command.",
-		SendToTerminalArgs{}, nil, Annotations{"Send to Terminal", false, false}, false},
-	{GetTerminalOutput, "Wait up to 500ms for new output from a terminal session, then return the current screen snapshot together with exit status and exit code. Use this to poll long-running commands until exited is true.",
-		TerminalIDArgs{}, nil, Annotations{"Get Terminal Output", true, false}, false},
-	{KillTerminal, "Kill a terminal session and free its resources. Returns the final screen snapshot.",
-		TerminalIDArgs{}, nil, Annotations{"Kill Terminal", false, true}, false},
-	{ListTerminals, "List all active terminal sessions.",
-		NoArgs{}, nil, Annotations{"List Terminals", true, false}, false},
+	{name: Bash, description: "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream. Give the command as command (a shell command line) or as args (an argv run without a shell), not both.",
+		in: BashArgs{}, out: BashOutput{}, ann: Annotations{"Bash", false, true}, worker: true,
+		oneOf: []string{"command", "args"}, v3Required: []string{"command"}},
+	{name: Read, description: "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
+		in: ReadArgs{}, out: ReadOutput{}, ann: Annotations{"Read File", true, false}},
+	{name: Write, description: "Create or overwrite a file with the given content. Parent directories are created automatically if needed.",
+		in: WriteArgs{}, ann: Annotations{"Write File", false, true}},
+	{name: EditFile, description: "Edit a file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file.",
+		in: EditArgs{}, out: EditOutput{}, ann: Annotations{"Edit File", false, false}},
+	{name: RunInTerminal, description: "Start a persistent PTY session running the given command (e.g. \"bash\"). Returns a session id, initial screen output, exit status, and exit code. Use get_terminal_output to poll for further output, send_to_terminal to write to stdin, kill_terminal to terminate and free resources.",
+		in: RunInTerminalArgs{}, ann: Annotations{"Run in Terminal", false, false}},
+	{name: SendToTerminal, description: "Send text to an existing terminal session's PTY stdin, then wait up to 500ms for new output. Returns the updated screen snapshot, exit status, and exit code. Append \\n to execute as a shell command.",
+		in: SendToTerminalArgs{}, ann: Annotations{"Send to Terminal", false, false}},
+	{name: GetTerminalOutput, description: "Wait up to 500ms for new output from a terminal session, then return the current screen snapshot together with exit status and exit code. Use this to poll long-running commands until exited is true.",
+		in: TerminalIDArgs{}, ann: Annotations{"Get Terminal Output", true, false}},
+	{name: KillTerminal, description: "Kill a terminal session and free its resources. Returns the final screen snapshot.",
+		in: TerminalIDArgs{}, ann: Annotations{"Kill Terminal", false, true}},
+	{name: ListTerminals, description: "List all active terminal sessions.",
+		in: NoArgs{}, ann: Annotations{"List Terminals", true, false}},
+	{name: List, description: "List a directory: each entry's name, type, size, mode, modification time and symbolic link target, optionally descending depth levels, at most limit entries (truncated tells when entries were left out). Entries that the sandbox's policy refuses to read are listed as the sandbox shows them, marked with denied_by.",
+		in: ListArgs{}, out: ListOutput{}, ann: Annotations{"List Directory", true, false}, beyondV3: true},
+	{name: Stat, description: "Describe a path without reading it: whether it exists, its type, size, mode, modification time and symbolic link target (links are not followed).",
+		in: StatArgs{}, out: StatOutput{}, ann: Annotations{"Stat Path", true, false}, beyondV3: true},
 }
 
 // Registry holds the specs of all tools, generated once from the Go types.
 type Registry struct {
-	specs  []*Spec
-	byName map[string]*Spec
+	specs, v3 []*Spec
+	byName    map[string]*Spec
 }
 
 // NewRegistry makes the tool specs, with the schemas of schemas.json.
@@ -106,18 +121,51 @@ func NewRegistry() (*Registry, error) {
 			return nil, fmt.Errorf("tool schemas: no input schema of %s", d.name)
 		}
 		s := &Spec{Name: d.name, Description: d.description, Annotations: d.ann, UsesWorker: d.worker,
-			InputSchema: sc.Input, OutputSchema: sc.Output}
+			InputSchema: sc.Input, OutputSchema: sc.Output, oneOf: d.oneOf}
 		if err := json.Unmarshal(sc.Input, &s.input); err != nil {
 			return nil, fmt.Errorf("tool schemas: %s: %w", d.name, err)
 		}
 		r.specs = append(r.specs, s)
 		r.byName[s.Name] = s
+		if d.beyondV3 {
+			continue
+		}
+		v3, err := s.withRequired(d.v3Required)
+		if err != nil {
+			return nil, fmt.Errorf("tool schemas: %s: %w", d.name, err)
+		}
+		r.v3 = append(r.v3, v3)
 	}
 	return r, nil
 }
 
-// Specs returns every tool, in the order tools/list shows them.
-func (r *Registry) Specs() []*Spec { return r.specs }
+// withRequired returns s, or when required is set, a copy of s whose input
+// schema requires those members.
+func (s *Spec) withRequired(required []string) (*Spec, error) {
+	if required == nil {
+		return s, nil
+	}
+	var in map[string]any
+	if err := json.Unmarshal(s.InputSchema, &in); err != nil {
+		return nil, err
+	}
+	in["required"] = required
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	c := *s
+	c.InputSchema = b
+	return &c, nil
+}
+
+// AllSpecs returns every tool, in the order tools/list shows them.
+func (r *Registry) AllSpecs() []*Spec { return r.specs }
+
+// Specs returns the nine tools of boxsh v3, as v3 listed them, for the
+// clients that speak v3's protocol version: a v3 client may count the
+// tools, and require bash's command. The others can still be called.
+func (r *Registry) Specs() []*Spec { return r.v3 }
 
 // Lookup returns the named tool's spec.
 func (r *Registry) Lookup(name string) (*Spec, bool) {
@@ -140,7 +188,41 @@ func (s *Spec) Validate(args json.RawMessage) error {
 	if !ok {
 		return fmt.Errorf("%s tool: arguments must be an object, got %s", s.Name, jsonType(v))
 	}
-	return validateObject(s.Name+" tool", "", s.input, obj)
+	if err := validateObject(s.Name+" tool", "", s.input, obj); err != nil {
+		return err
+	}
+	return s.validateOneOf(obj)
+}
+
+// validateOneOf checks that exactly one of the members of s.oneOf is given.
+func (s *Spec) validateOneOf(obj map[string]any) error {
+	if len(s.oneOf) == 0 {
+		return nil
+	}
+	var given []string
+	for _, name := range s.oneOf {
+		if _, ok := obj[name]; ok {
+			given = append(given, name)
+		}
+	}
+	switch {
+	case len(given) == 0:
+		var alts []string
+		for _, name := range s.oneOf[1:] {
+			alts = append(alts, fmt.Sprintf("%s field: %s", schemaType(s.property(name)), name))
+		}
+		return fmt.Errorf("%s tool missing %s field: %s (or %s)", s.Name, schemaType(s.property(s.oneOf[0])), s.oneOf[0], strings.Join(alts, ", or "))
+	case len(given) > 1:
+		return fmt.Errorf("%s tool: fields %s are exclusive: give only one", s.Name, strings.Join(given, " and "))
+	}
+	return nil
+}
+
+// property is the schema of the named member of s's arguments.
+func (s *Spec) property(name string) map[string]any {
+	props, _ := s.input["properties"].(map[string]any)
+	p, _ := props[name].(map[string]any)
+	return p
 }
 
 func validateObject(who, path string, schema map[string]any, obj map[string]any) error {
@@ -180,6 +262,9 @@ func validateValue(who, path string, schema map[string]any, val any) error {
 	case want == "number" && got == "integer":
 	default:
 		return fmt.Errorf("%s: field %s must be %s %s, got %s", who, path, article(want), want, got)
+	}
+	if min, ok := schema["minimum"].(float64); ok && (got == "integer" || got == "number") && val.(float64) < min {
+		return fmt.Errorf("%s: field %s must be at least %v, got %v", who, path, min, val)
 	}
 	if enum, ok := schema["enum"].([]any); ok {
 		found := false
