@@ -301,6 +301,14 @@ func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool
 		return with(name, raw, func(args tool.EditArgs) (tool.Result, error) {
 			return a.explain(files.Edit(ctx, args), args.Path, true), nil
 		})
+	case tool.List:
+		return with(name, raw, func(args tool.ListArgs) (tool.Result, error) {
+			return a.explain(files.List(ctx, args, a.deniedBy), args.Path, false), nil
+		})
+	case tool.Stat:
+		return with(name, raw, func(args tool.StatArgs) (tool.Result, error) {
+			return a.explain(files.Stat(ctx, args, a.deniedBy), args.Path, false), nil
+		})
 	case tool.RunInTerminal:
 		return with(name, raw, func(args tool.RunInTerminalArgs) (tool.Result, error) {
 			return snapshot(a.terms.Run(ctx, args.Command, args.Cols, args.Rows))

@@ -52,6 +52,15 @@ func (a *Agent) explain(r tool.Result, path string, write bool) tool.Result {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
+	if best := a.rule(path, write); best != nil {
+		r.Content[0].Text += " (refused by the sandbox's policy: " + best.Rule + ")"
+	}
+	return r
+}
+
+// rule returns the most specific rule that covers the absolute path:
+// rules against reads, and when write is set rules against writes too.
+func (a *Agent) rule(path string, write bool) *PolicyRule {
 	var best *PolicyRule
 	for i, rule := range a.cfg.Rules {
 		if rule.Write && !write {
@@ -61,8 +70,14 @@ func (a *Agent) explain(r tool.Result, path string, write bool) tool.Result {
 			best = &a.cfg.Rules[i]
 		}
 	}
-	if best != nil {
-		r.Content[0].Text += " (refused by the sandbox's policy: " + best.Rule + ")"
+	return best
+}
+
+// deniedBy names the rule that refuses reading the object at the
+// absolute path, for list and stat (files.DeniedBy).
+func (a *Agent) deniedBy(path string) string {
+	if r := a.rule(path, false); r != nil {
+		return r.Rule
 	}
-	return r
+	return ""
 }

@@ -37,7 +37,8 @@ func requireInitializeResult(t *testing.T, m message, wantVersion string) {
 	assert.NotEmpty(t, r.ServerInfo.Version)
 }
 
-// requireToolsList checks a tools/list answer names the nine tools.
+// requireToolsList checks a tools/list answer to a client of a protocol
+// version after 2024-11-05: v3's nine tools, list and stat.
 func requireToolsList(t *testing.T, m message) {
 	t.Helper()
 	require.Nil(t, m.Error, "tools/list failed: %s", m.Raw)
@@ -51,13 +52,19 @@ func requireToolsList(t *testing.T, m message) {
 	for _, tl := range r.Tools {
 		names = append(names, tl.Name)
 	}
-	assert.ElementsMatch(t, allToolNames, names)
+	assert.ElementsMatch(t, allToolNamesNow, names)
 }
 
-var allToolNames = []string{
-	"bash", "read", "write", "edit",
-	"run_in_terminal", "send_to_terminal", "get_terminal_output", "kill_terminal", "list_terminals",
-}
+// allToolNames are the nine tools of boxsh v3, which tools/list shows
+// clients of protocol version 2024-11-05; allToolNamesNow are all tools,
+// which later clients see.
+var (
+	allToolNames = []string{
+		"bash", "read", "write", "edit",
+		"run_in_terminal", "send_to_terminal", "get_terminal_output", "kill_terminal", "list_terminals",
+	}
+	allToolNamesNow = append([]string{"list", "stat"}, allToolNames...)
+)
 
 // A session in each framing: initialize, the initialized notification (no
 // answer), ping, tools/list and a tool call, each answered in the framing

@@ -13,6 +13,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -67,7 +68,10 @@ type Server struct {
 	// beyond it the server stops reading input (default 256).
 	MaxInFlight int
 
-	toolsList []byte
+	// toolsList and allToolsList are the tools/list answers to clients of
+	// protocol version 2024-11-05 (boxsh v3's nine tools) and of later
+	// versions (every tool).
+	toolsList, allToolsList []byte
 }
 
 // request is an incoming JSON-RPC message.
@@ -90,6 +94,10 @@ type session struct {
 	wg       sync.WaitGroup
 	slots    chan struct{}
 
+	// allTools is set when the client's protocol version is after
+	// 2024-11-05: tools/list then shows the tools beyond v3's nine.
+	allTools atomic.Bool
+
 	// handling is held while a message is handled; stopped, set under it
 	// when the loop ends early, keeps the reader from handling more.
 	handling sync.Mutex
@@ -107,11 +115,13 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		s.MaxInFlight = 256
 	}
 	if s.toolsList == nil {
-		b, err := json.Marshal(map[string]any{"tools": s.Tools.Specs()})
-		if err != nil {
+		var err error
+		if s.toolsList, err = json.Marshal(map[string]any{"tools": s.Tools.Specs()}); err != nil {
 			return fmt.Errorf("encode tools list: %w", err)
 		}
-		s.toolsList = b
+		if s.allToolsList, err = json.Marshal(map[string]any{"tools": s.Tools.AllSpecs()}); err != nil {
+			return fmt.Errorf("encode tools list: %w", err)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -239,7 +249,11 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 	case "ping":
 		ss.writeResult(id, []byte("{}"))
 	case "tools/list":
-		ss.writeResult(id, ss.toolsList)
+		if ss.allTools.Load() {
+			ss.writeResult(id, ss.allToolsList)
+		} else {
+			ss.writeResult(id, ss.toolsList)
+		}
 	case "tools/call":
 		ss.toolsCall(ctx, id, req.Params)
 	default:
@@ -263,6 +277,7 @@ func (ss *session) initialize(id json.RawMessage, params json.RawMessage) {
 	case p.ProtocolVersion != "":
 		version = ProtocolVersions[len(ProtocolVersions)-1]
 	}
+	ss.allTools.Store(version != ProtocolVersions[0])
 	ss.log.Debug("initialize", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
 		"requested", p.ProtocolVersion, "protocol", version)
 	b, _ := json.Marshal(map[string]any{

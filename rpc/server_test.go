@@ -194,6 +194,32 @@ func TestToolsList(t *testing.T) {
 	}
 }
 
+// TestToolsListByProtocolVersion checks that clients of boxsh v3's
+// protocol version see its nine tools, and later clients list and stat.
+func TestToolsListByProtocolVersion(t *testing.T) {
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
+	for init, want := range map[string]int{
+		"": 9,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n":                               9,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}` + "\n": 9,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n": 11,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}` + "\n": 11,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01"}}` + "\n": 11,
+	} {
+		resps := serve(t, init+list)
+		var r struct{ Tools []struct{ Name string } }
+		require.NoError(t, json.Unmarshal(resps[len(resps)-1].Result, &r))
+		var names []string
+		for _, tl := range r.Tools {
+			names = append(names, tl.Name)
+		}
+		assert.Len(t, names, want, "after %s", init)
+		if want == 11 {
+			assert.Subset(t, names, []string{"list", "stat"})
+		}
+	}
+}
+
 func TestCancelledCallGetsNoAnswer(t *testing.T) {
 	tools, err := tool.NewRegistry()
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-// Package files implements the read, write and edit tools.
+// Package files implements the read, write, edit, list and stat tools.
 package files
 
 import (
