@@ -230,6 +230,9 @@ func (a *Agent) errorReply(id uint64, err error) []byte {
 // megabytes, and this is the one hot path of large results.
 func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, raw json.RawMessage) ([]byte, func(), error) {
 	args, err := decode[tool.BashArgs](tool.Bash, raw)
+	if err == nil && args.Args != nil {
+		err = checkArgv(args)
+	}
 	if err != nil {
 		a.pool.Abandon(ticket)
 		return nil, func() {}, err
@@ -275,6 +278,19 @@ func cutUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// checkArgv refuses, as invalid parameters, a bash call's args that cannot
+// be run, or that come with a command.
+func checkArgv(args tool.BashArgs) error {
+	err := bash.CheckArgv(args.Args)
+	if err == nil && args.Command != "" {
+		err = errors.New("fields command and args are exclusive: give only one")
+	}
+	if err != nil {
+		return &frame.Error{Code: -32602, Message: "bash tool: " + err.Error()}
+	}
+	return nil
 }
 
 // decode unmarshals a tool's arguments, as an invalid-params error.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -31,4 +32,19 @@ func TestCutUTF8(t *testing.T) {
 	assert.Equal(t, "a", cutUTF8("aé", 2), "never splits a character")
 	assert.Equal(t, "aé", cutUTF8("aé", 3))
 	assert.Equal(t, "", cutUTF8("é", 1))
+}
+
+func TestCheckArgv(t *testing.T) {
+	assert.NoError(t, checkArgv(tool.BashArgs{Args: []string{"ls", "-l"}}))
+	for args, want := range map[*tool.BashArgs]string{
+		{Command: "ls", Args: []string{"ls"}}: "bash tool: fields command and args are exclusive: give only one",
+		{Args: []string{}}:                    "bash tool: args must name a program",
+		{Args: []string{"-rf"}}:               `bash tool: args[0] must name a program, got "-rf", which begins with -`,
+	} {
+		err := checkArgv(*args)
+		var fe *frame.Error
+		require.ErrorAs(t, err, &fe)
+		assert.Equal(t, -32602, fe.Code)
+		assert.Equal(t, want, fe.Message)
+	}
 }

@@ -596,6 +596,12 @@ func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out 
 	if t == nil {
 		t = p.Reserve()
 	}
+	if args.Args != nil {
+		if args.Command, err = argvCommand(args.Args); err != nil {
+			p.abandon(t)
+			return out, release, err
+		}
+	}
 	if args.Cwd != "" {
 		fi, err := os.Stat(args.Cwd)
 		if err == nil && !fi.IsDir() {
