@@ -74,10 +74,15 @@ func (a *Agent) rule(path string, write bool) *PolicyRule {
 }
 
 // deniedBy names the rule that refuses reading the object at the
-// absolute path, for list and stat (files.DeniedBy).
+// absolute path, for list and stat (files.DeniedBy): the rule of that very
+// path, which the sandbox covers with its placeholder. (What lies below a
+// denied directory cannot be seen, except through an allowRead hole, which
+// is readable.)
 func (a *Agent) deniedBy(path string) string {
-	if r := a.rule(path, false); r != nil {
-		return r.Rule
+	for _, rule := range a.cfg.Rules {
+		if !rule.Write && rule.Path == path {
+			return rule.Rule
+		}
 	}
 	return ""
 }

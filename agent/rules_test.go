@@ -30,6 +30,17 @@ func TestExplainNamesTheRule(t *testing.T) {
 		a.explain(tool.Errorf("read /q: permission denied"), "/q", false).Content[0].Text, "no rule covers it")
 }
 
+func TestDeniedByNamesTheRuleOfThePath(t *testing.T) {
+	a := &Agent{cfg: Config{Rules: []PolicyRule{
+		{Path: "/p/keys", Rule: "denyRead keys (f)"},
+		{Path: "/p/docs", Rule: "denyWrite docs (f)", Write: true},
+	}}}
+	assert.Equal(t, "denyRead keys (f)", a.deniedBy("/p/keys"))
+	assert.Empty(t, a.deniedBy("/p/keys/public"), "below a denied directory: only an allowRead hole is seen, and it is readable")
+	assert.Empty(t, a.deniedBy("/p/docs"), "write rules do not refuse reading")
+	assert.Empty(t, a.deniedBy("/p"))
+}
+
 func TestLoadPolicyRules(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "rules.json")
 	require.NoError(t, os.WriteFile(p, []byte(`[{"path":"/p/.env","rule":"denyRead .env (default)","write":false}]`), 0o644))
