@@ -149,7 +149,7 @@ func TestInvalidParams(t *testing.T) {
 		{"read offset as string", "tools/call", callParams("read", map[string]any{"path": "f", "offset": "1"}),
 			-32602, "read tool: field offset must be an integer, got string"},
 		{"write bad encoding", "tools/call", callParams("write", map[string]any{"path": "f", "content": "x", "encoding": "latin1"}),
-			-32602, "write tool: field encoding must be one of [utf8 base64], got latin1"},
+			-32602, "write tool: field encoding must be one of [utf8 text base64], got latin1"},
 		{"arguments not an object", "tools/call", callParams("bash", "echo hi"),
 			-32602, "bash tool: arguments must be an object, got string"},
 		{"missing command", "tools/call", callParams("bash", map[string]any{}),

@@ -52,7 +52,7 @@ type ReadOutput struct {
 type WriteArgs struct {
 	Path     string `json:"path" doc:"Path to the file to write (relative or absolute)"`
 	Content  string `json:"content" doc:"Content to write to the file"`
-	Encoding string `json:"encoding,omitempty" enum:"utf8,base64" doc:"Encoding of content: \"utf8\" (default) or \"base64\" for binary data"`
+	Encoding string `json:"encoding,omitempty" enum:"utf8,text,base64" doc:"Encoding of content: \"utf8\" (default; \"text\" is the same) or \"base64\" for binary data"`
 }
 
 // Edit is one replacement of the edit tool.

@@ -75,3 +75,14 @@ func TestValidateMinimum(t *testing.T) {
 	stat, _ := r.Lookup(Stat)
 	assert.EqualError(t, stat.Validate(json.RawMessage(`{"path":3}`)), "stat tool: field path must be a string, got integer")
 }
+
+func TestValidateWriteEncoding(t *testing.T) {
+	r, err := NewRegistry()
+	require.NoError(t, err)
+	write, _ := r.Lookup(Write)
+	for _, enc := range []string{"utf8", "text", "base64"} {
+		assert.NoError(t, write.Validate(json.RawMessage(`{"path":"p","content":"c","encoding":"`+enc+`"}`)), enc)
+	}
+	assert.EqualError(t, write.Validate(json.RawMessage(`{"path":"p","content":"c","encoding":"hex"}`)),
+		"write tool: field encoding must be one of [utf8 text base64], got hex")
+}

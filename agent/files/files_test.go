@@ -187,6 +187,11 @@ func TestWrite(t *testing.T) {
 	assert.True(t, r.IsError)
 	assert.Contains(t, r.Content[0].Text, "not valid base64")
 
+	r = Write(ctx, tool.WriteArgs{Path: p, Content: "QUJD\n", Encoding: "text"})
+	require.False(t, r.IsError, "%+v", r.Content)
+	b, _ = os.ReadFile(p)
+	assert.Equal(t, "QUJD\n", string(b), `encoding "text" writes the content as it is, as "utf8" does`)
+
 	r = Write(ctx, tool.WriteArgs{Path: "/proc/boxsh-no/file", Content: "x"})
 	assert.True(t, r.IsError)
 	assert.True(t, strings.HasPrefix(r.Content[0].Text, "write: "))
