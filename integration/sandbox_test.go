@@ -73,16 +73,53 @@ func TestSandboxView(t *testing.T) {
 		test -e `+home+` && echo home-visible
 		test -e `+dir+`/host-file && echo cwd-visible
 		test -e /root && echo root-visible
+		ls -A | grep -q . && echo cwd-not-empty
 		pwd`)
 	require.Equal(t, 0, r.code(), r.stderr)
 	assert.Contains(t, r.stdout, "id=0:0\n")
 	assert.Contains(t, r.stdout, "pid1=/.boxsh/boxsh-init --exec --lifeline 3 -- /bin/sh\n")
 	assert.Contains(t, r.stdout, "host=boxsh\n")
 	assert.Contains(t, r.stdout, "tmp-writable\n")
-	for _, leak := range []string{"usr-writable", "home-visible", "cwd-visible", "root-visible"} {
+	for _, leak := range []string{"usr-writable", "home-visible", "cwd-visible", "root-visible", "cwd-not-empty"} {
 		assert.NotContains(t, r.stdout, leak)
 	}
-	assert.True(t, strings.HasSuffix(r.stdout, "/\n"), "an unbound cwd starts in /: %q", r.stdout)
+	assert.True(t, strings.HasSuffix(r.stdout, "\n"+dir+"\n"), "an unbound cwd keeps its path (as in boxsh v4), without its files: %q", r.stdout)
+}
+
+// TestSandboxUnboundCwd checks where a sandbox started from a directory
+// it does not show starts. In /tmp, which is the sandbox's own, at the
+// same path, as boxsh v4 does (its suite's "CWD is preserved inside
+// sandbox", shell and RPC mode), in an empty directory: the path is all
+// it gets, and writes stay in the sandbox. Elsewhere (here in the home
+// directory) in /, the directory absent, as boxsh v3 and v4 require
+// ("sandbox without any bind — CWD is not auto-bound").
+func TestSandboxUnboundCwd(t *testing.T) {
+	requireRootless(t)
+	home, err := os.UserHomeDir()
+	require.NoError(t, err)
+	inHome, err := os.MkdirTemp(home, "boxsh-cwd-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(inHome) })
+	for dir, want := range map[string]string{t.TempDir(): "", inHome: "/"} {
+		if want == "" {
+			want = dir
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "host-file"), []byte("x"), 0o644))
+		r := sandboxShell(t, dir, nil, `pwd; [ "$PWD" = / ] || ls -A; cat host-file `+dir+`/host-file 2>/dev/null; ls `+dir+` >/dev/null 2>&1 && echo dir-exists; echo new 2>/dev/null > `+dir+`/new-file`)
+		expect := want + "\n"
+		if want == dir {
+			expect += "dir-exists\n" // the empty directory
+		}
+		assert.Equal(t, expect, r.stdout, "only the path, in /tmp: %s", r.stderr)
+		_, err := os.Stat(filepath.Join(dir, "new-file"))
+		assert.ErrorIs(t, err, os.ErrNotExist, "no write reaches the host")
+
+		s := startServer(t, testContext(t), serverOptions{dir: dir, args: []string{"--sandbox", "--workers", "1"}})
+		out := s.bash(`pwd; [ "$PWD" = / ] || ls -A`)
+		assert.Equal(t, want+"\n", out.Stdout, "RPC mode: %s", out.Stderr)
+		st := s.call("stat", map[string]any{"path": filepath.Join(dir, "host-file")}).toolResult(t)
+		assert.JSONEq(t, fmt.Sprintf(`{"path":%q,"exists":false}`, filepath.Join(dir, "host-file")), st.text())
+	}
 }
 
 // TestSandboxBinds checks ro, wr and cow binds from a command: a write to a

@@ -906,11 +906,15 @@ func isUnder(path, prefix string) bool {
 }
 
 // SandboxCwd is where a process started from the host directory cwd
-// starts inside the sandbox, as in boxsh v3: in a cow bind's SRC, the same
-// place under its DST (the first such bind in flag order), so that
-// relative writes go through the overlay; else cwd itself when the sandbox
-// shows it (it is in a bound directory, or is a directory that the mounts
-// need, such as a parent of a bind); else "/".
+// starts inside the sandbox: in a cow bind's SRC, the same place under its
+// DST (the first such bind in flag order), so that relative writes go
+// through the overlay; else cwd itself when the sandbox shows it (it is in
+// a bound directory, or is a directory that the mounts need, such as a
+// parent of a bind), or when it is in /tmp: the sandbox's /tmp is its own,
+// and runc makes the directory there, empty, so that the process keeps its
+// path (as boxsh v4 does) without seeing anything of the host's; else "/"
+// (the v3 and v4 suites require that no other unbound directory appear
+// inside, even empty).
 func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 	if !filepath.IsAbs(cwd) {
 		return "/"
@@ -957,6 +961,9 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 		if isUnder(p, cwd) {
 			return cwd
 		}
+	}
+	if isUnder(cwd, "/tmp") {
+		return cwd
 	}
 	return "/"
 }

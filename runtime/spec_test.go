@@ -386,7 +386,7 @@ func TestSandboxCwd(t *testing.T) {
 		{"/srv", "/srv"},                            // the parent of a bind exists inside
 		{"/tmp/s/work/a", "/tmp/s/work/a"},          // inside a cow DST
 		{"/tmp/s", "/tmp/s"},                        // parent of cow DSTs
-		{"/tmp/other", "/"},                         // /tmp is a new tmpfs
+		{"/tmp/other", "/tmp/other"},                // /tmp is the sandbox's own: runc makes it there, empty
 		{"/var/lib", "/"},                           // not in the sandbox
 		{"/usr/share", "/usr/share"},                // system directory
 		{"/etc/ssl/certs", "/etc/ssl/certs"},        // bound /etc directory
