@@ -4,11 +4,12 @@
 //
 // Usage:
 //
-//	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-json]
+//	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-json]
 //
 // It spawns `PATH --rpc --workers N`, speaks newline-delimited JSON-RPC 2.0
 // on its stdio (initialize first, then full tools/call requests) and
-// measures cold start, sequential round trips, pipelined throughput, read
+// measures cold start, sequential round trips (back to back, and 100 each
+// after 20 ms idle), pipelined throughput, read
 // tool latency, an 8 MiB bash output and idle memory. Every answer is
 // checked; what fails is listed as a correctness problem and makes the exit
 // status 1. With -compare both binaries take turns per measurement and the
@@ -35,8 +36,10 @@ func main() {
 	var c config
 	flag.IntVar(&c.Workers, "workers", 4, "value of the servers' --workers")
 	flag.IntVar(&c.RoundTrips, "n", 2000, "sequential round trips to time")
-	flag.IntVar(&c.Paused, "paused", 500, "round trips to time after a pause each")
-	flag.DurationVar(&c.Pause, "pause", 2*time.Millisecond, "idle time before each paused round trip")
+	// An agent thinks between its calls: the machine idles, and the
+	// server's processes must be woken again.
+	flag.IntVar(&c.Paused, "paused", 100, "round trips to time after a pause each")
+	flag.DurationVar(&c.Pause, "pause", 20*time.Millisecond, "idle time before each paused round trip")
 	flag.IntVar(&c.Warmup, "warmup", 50, "untimed calls before the round trips, reads and pipelined calls")
 	flag.IntVar(&c.ColdRuns, "cold", 30, "cold starts to time")
 	flag.IntVar(&c.Pipelined, "pipelined", 1500, "calls written at once for the throughput figure")

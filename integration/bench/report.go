@@ -26,6 +26,7 @@ var metricDefs = []metricDef{
 	{"rtt_p99_ms", "round trip echo x, p99", "ms", 3},
 	{"paused_rtt_median_ms", "round trip after a pause, median", "ms", 3},
 	{"paused_rtt_p90_ms", "round trip after a pause, p90", "ms", 3},
+	{"paused_rtt_p99_ms", "round trip after a pause, p99", "ms", 3},
 	{"pipelined_total_ms", "pipelined true calls, total", "ms", 1},
 	{"pipelined_calls_per_s", "pipelined true calls, rate", "calls/s", 0},
 	{"pipelined_distinct_ids", "pipelined, distinct ids answered", "", 0},
