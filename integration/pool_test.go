@@ -255,3 +255,50 @@ func TestLongCommand(t *testing.T) {
 	assert.Equal(t, 0, out.ExitCode, out.Stderr)
 	assert.Equal(t, "0 2999\n", out.Stdout)
 }
+
+// waitingProbe is a command that looks for the processes boxsh-init keeps
+// waiting beside it (the fork server, warm shells: boxsh-init's other
+// children) and tries to open each one's memory for reading and for
+// writing. It prints "open PID MODE" for each open that succeeds and
+// "waiting=N" for the processes it found. Through /proc/PID/mem a
+// command could plant code in the shell of a later call.
+const waitingProbe = `me=$$; parent=$PPID; n=0
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}; [ "$p" = "$me" ] && continue
+  pp=; while read -r k v; do [ "$k" = PPid: ] && pp=$v; done < "$d/status" 2>/dev/null
+  [ "$pp" = "$parent" ] || continue
+  n=$((n+1))
+  (exec 5<"$d/mem") 2>/dev/null && echo "open $p read"
+  (exec 5<>"$d/mem") 2>/dev/null && echo "open $p write"
+done
+echo "waiting=$n"`
+
+// No command can read or write the memory of a process the pool keeps
+// waiting for a later call (the fork server, warm shells), in plain and
+// sandbox mode; while the command's own processes stay open to it (what
+// relies on being dumpable: /proc/self, /proc/$$/fd, a background job's
+// /proc files).
+func TestWaitingProcessesClosedToCommands(t *testing.T) {
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "3")})
+		for range 3 { // every worker's warm shell started
+			s.requireServing()
+		}
+		time.Sleep(200 * time.Millisecond)
+		out := s.bash(waitingProbe)
+		require.Equal(t, 0, out.ExitCode, out.Stderr)
+		assert.NotContains(t, out.Stdout, "open ", "a command opened a waiting process's memory")
+		assert.NotContains(t, out.Stdout, "waiting=0\n", "the probe found the fork server and warm shells")
+		t.Logf("probe: %s", out.Stdout)
+
+		out = s.bash(`(exec 5<>/proc/$$/mem) && echo own-mem
+grep -q '^Pid:' /proc/self/status && echo self-status
+ls -l /proc/$$/fd >/dev/null && echo own-fd
+sleep 5 & bg=$!
+tr '\0' ' ' </proc/$bg/cmdline; echo
+(exec 5<>/proc/$bg/mem) && echo bg-mem
+ls /proc/$bg/fd >/dev/null && echo bg-fd
+kill $bg`)
+		assert.Equal(t, "own-mem\nself-status\nown-fd\nsleep 5 \nbg-mem\nbg-fd\n", out.Stdout, out.Stderr)
+	})
+}

@@ -2,30 +2,30 @@
 // own process group, on one of a bounded number of workers. Calls beyond the
 // number of workers wait in arrival order.
 //
-// Starting a shell costs about a millisecond, more than the rest of a call.
-// So each worker keeps its next shell already started: a "warm" shell, a
-// new process used once, with the pool's environment and directory and
-// /dev/null as stdin, waiting for its command. A call sees what a fresh
-// `sh -c COMMAND </dev/null` would see: $0 is the shell, $$ its own PID, no
-// variables, aliases, functions or directory changes of earlier calls.
-// Calls that ask for their own directory, environment or stdin start a
-// shell the ordinary way instead.
+// Starting a shell by exec costs about a millisecond, more than the rest of
+// a call. So on Linux, with the fork-server library (Options.ForkServer),
+// each worker keeps its next shell already made: a "warm" shell, cloned
+// from a zygote (one shell started with the library preloaded, which clones
+// itself before its main runs, see zygote/zygote.c), a new process used
+// once, with the pool's environment and directory and /dev/null as stdin,
+// waiting for its command before the shell's main starts; then it runs as
+// `<shell> -c COMMAND`. A call sees what a fresh `sh -c COMMAND </dev/null`
+// would see: $0 is the shell, $$ its own PID, no variables, aliases,
+// functions or directory changes of earlier calls. Calls that ask for their
+// own directory, environment or stdin, and every call where there is no
+// zygote, start a shell by exec instead.
 //
-// On Linux, with the fork-server library (Options.ForkServer), warm shells
-// are cloned from a zygote: one shell started with the library preloaded,
-// which clones itself before its main runs (see zygote/zygote.c). A clone
-// costs about a third of an exec's CPU time. The clone waits for its command
-// before the shell's main starts, then runs as `<shell> -c COMMAND`.
-// Without the library, a warm shell is `<shell> -c BOOTSTRAP`, which reads
-// the command from fd 3 up to an end line and evaluates it (see bootstrap).
+// The zygote and the warm shells are not dumpable until a warm shell has
+// its command: no command can read or write their memory (/proc/PID/mem)
+// and plant code in a later call's shell. A shell started by exec cannot
+// be kept that way while it waits (exec makes it dumpable, and a shell
+// cannot turn that off), so no shell is started by exec ahead of its call.
 package bash
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -87,9 +87,6 @@ type Options struct {
 type Pool struct {
 	opts Options
 	done chan struct{} // closed by Close
-	// end is the line that ends a command sent to a warm shell, and
-	// bootstrap the warm shells' program.
-	end, bootstrap string
 	// devNull is the stdin of commands given none.
 	devNull *os.File
 	// zygote clones warm shells; nil while there is none.
@@ -118,42 +115,9 @@ type Ticket struct {
 	abandoned bool         // guarded by Pool.mu
 }
 
-// bootstrap is the program of a warm shell, given the pool's end line:
-// read the command from fd 3 as lines up to the end line, close fd 3,
-// forget its own variables and evaluate the command. A command without its
-// end line (the pool died while writing it) is never run.
-//
-// The end line, not the end of the pipe, ends the command: a process the
-// pool is starting at the same moment holds a copy of the pipe's write end
-// until its exec, which would hold the call up by as long.
-//
-// (Shells cloned from a zygote do not run it: they read their command
-// before their main starts, see zygote/zygote.c.)
-func bootstrap(end string) string {
-	return `while IFS= read -r __boxsh_l <&3; do [ "$__boxsh_l" = ` + end + ` ] && break; __boxsh_c="$__boxsh_c$__boxsh_l
-"; done; [ "$__boxsh_l" = ` + end + ` ] || exit 125; exec 3<&-; eval "unset __boxsh_c __boxsh_l;$__boxsh_c"`
-}
-
 // zygoteFDEnv names the zygote's socket in its environment (see
 // zygote/zygote.c).
 const zygoteFDEnv = "BOXSH_ZYGOTE_FD"
-
-// zygoteScript is the zygote's `-c` argument. In the shells it clones the
-// command takes its place, and its bytes show what ps shows of the
-// command; a shell that does not load the library runs it and exits.
-var zygoteScript = "exit 126" + strings.Repeat(" ", 248)
-
-// newEndLine returns a line that no command contains by chance.
-func newEndLine() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "__boxsh_end_" + hex.EncodeToString(b[:])
-}
-
-// maxWarmCommand bounds the commands handed to a warm shell started by exec
-// (it reads them a byte at a time); longer ones start a shell with the
-// command as argument. Cloned shells take commands of any length.
-const maxWarmCommand = 16 << 10
 
 // worker holds the shell prepared for its next call.
 type worker struct {
@@ -167,6 +131,10 @@ type worker struct {
 // errNotWarmed marks a worker whose first call came before its first warm
 // shell: the call starts its own.
 var errNotWarmed = errors.New("no warm shell yet")
+
+// errNoZygote stands for the warm shell of a worker while there is no
+// zygote: the call starts a shell by exec.
+var errNoZygote = errors.New("no fork server")
 
 // take returns the shell prepared for the worker's next call; a shell
 // with errNotWarmed if there is none and none is being prepared.
@@ -194,9 +162,6 @@ type shell struct {
 	ctlR, inR, outW, errW *os.File
 	err                   error // set when the shell could not be started
 	reaper                *reap.Reaper
-	// cloned is set for a warm shell cloned from the zygote, which takes
-	// its command whole (see message).
-	cloned bool
 }
 
 // wait waits for the shell process and tells the reaper it is gone.
@@ -239,8 +204,6 @@ func NewPool(opts Options) (*Pool, error) {
 		return nil, fmt.Errorf("bash: %w", err)
 	}
 	p := &Pool{opts: opts, done: make(chan struct{}), devNull: devNull, running: make(map[int]struct{}), lingering: make(map[int]struct{})}
-	p.end = newEndLine()
-	p.bootstrap = bootstrap(p.end)
 	if opts.ForkServer != "" {
 		// No zygote here is this system's lot (no library, a static
 		// shell, LD_PRELOAD set): the pool does without, for good.
@@ -250,9 +213,15 @@ func NewPool(opts Options) (*Pool, error) {
 	}
 	first := p.startShell(nil)
 	if first.err != nil {
-		p.stopZygote()
-		_ = devNull.Close()
-		return nil, first.err
+		// No warm shell (no zygote, or it could not clone): check that the
+		// shell starts at all.
+		c := p.startShell(&coldStart{command: "exit 0"})
+		if c.err != nil {
+			p.stopZygote()
+			_ = devNull.Close()
+			return nil, c.err
+		}
+		c.discard()
 	}
 	for i := 0; i < opts.Workers; i++ {
 		w := &worker{next: make(chan *shell, 1)}
@@ -357,25 +326,27 @@ func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 }
 
 // startShell starts a shell. With no command it is a warm shell waiting for
-// one, cloned from the zygote if there is one; otherwise it runs
-// `<shell> -c command` in dir (or the pool's directory) with env (or the
-// pool's environment). Its stdin is a pipe when the call gives stdin, else
-// /dev/null. Failures are recorded in the result.
+// one, cloned from the zygote (a shell with errNoZygote if there is none);
+// otherwise it runs `<shell> -c command` in dir (or the pool's directory)
+// with env (or the pool's environment). Its stdin is a pipe when the call
+// gives stdin, else /dev/null. Failures are recorded in the result.
 func (p *Pool) startShell(c *coldStart) *shell {
-	if z := p.zygote.Load(); c == nil && z != nil {
+	if c == nil {
+		z := p.zygote.Load()
+		if z == nil {
+			return &shell{err: errNoZygote}
+		}
 		s := p.newShell(nil, func(s *shell) (*os.Process, error) {
-			s.cloned = true
 			return z.spawn(p.devNull, s.outW, s.errW, s.ctlR)
 		})
-		if s.err == nil {
-			return s
-		}
 		var refused *cloneError
-		if !errors.As(s.err, &refused) {
+		if s.err != nil && !errors.As(s.err, &refused) {
 			p.zygoteFailed(z, s.err)
 		}
-		// On fresh pipes: a clone made before the zygote failed to answer
-		// may hold the ones it was sent (it finds them closed, and exits).
+		// On failure the call starts its shell by exec, on fresh pipes: a
+		// clone made before the zygote failed to answer may hold the ones
+		// it was sent (it finds them closed, and exits).
+		return s
 	}
 	return p.newShell(c, func(s *shell) (*os.Process, error) {
 		proc, err := p.execShell(s, c)
@@ -463,25 +434,17 @@ func (p *Pool) shellArgv(script string) []string {
 	return p.opts.Limits.Wrap(p.opts.LimitsExe, []string{p.opts.Shell, "-c", script})
 }
 
-// execShell starts s by exec: a warm shell (c nil) reading its command
-// from s.ctlR, or the cold start c, with stdin s.inR (nil: /dev/null).
+// execShell starts the cold start c by exec, with stdin s.inR (nil:
+// /dev/null).
 func (p *Pool) execShell(s *shell, c *coldStart) (*os.Process, error) {
-	script := p.bootstrap
-	if c != nil {
-		script = c.command
-	}
-	argv := p.shellArgv(script)
+	argv := p.shellArgv(c.command)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir = p.opts.Env, p.opts.Dir
-	if c != nil {
-		if c.env != nil {
-			cmd.Env = c.env
-		}
-		if c.dir != "" {
-			cmd.Dir = c.dir
-		}
-	} else {
-		cmd.ExtraFiles = []*os.File{s.ctlR}
+	if c.env != nil {
+		cmd.Env = c.env
+	}
+	if c.dir != "" {
+		cmd.Dir = c.dir
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.devNull, s.outW, s.errW
 	if s.inR != nil {
@@ -499,7 +462,7 @@ func (p *Pool) execShell(s *shell, c *coldStart) (*os.Process, error) {
 // startZygote starts the zygote from which warm shells are cloned. A
 // zygote that cannot start leaves the pool starting shells by exec.
 func (p *Pool) startZygote() error {
-	z, err := startZygote(p.opts.ForkServer, p.shellArgv(zygoteScript), p.opts.Env, p.opts.Dir, p.devNull, p.opts.Reaper)
+	z, err := startZygote(p.opts.ForkServer, p.opts.Shell, p.opts.Limits, p.opts.Env, p.opts.Dir, p.devNull, p.opts.Reaper)
 	if err != nil {
 		return err
 	}
@@ -641,7 +604,7 @@ func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.B
 		if s.err != nil {
 			return tool.BashOutput{}, s.err
 		}
-	} else if pending = p.message(s, args.Command); len(pending) <= pipeAtomic {
+	} else if pending = p.message(args.Command); len(pending) <= pipeAtomic {
 		_, err := s.ctl.Write(pending)
 		pending = nil
 		if err != nil {
@@ -662,27 +625,19 @@ func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.B
 // pipeAtomic is what an empty pipe always takes without blocking.
 const pipeAtomic = 4096
 
-// warmAccepts tells whether warm shell s can run command. A shell started
-// by exec reads its command a line at a time up to the end line: very long
-// commands, and ones that hold the end line, start their own shell. So do
-// commands with a NUL byte, which no shell argument can hold: exec refuses
-// them.
+// warmAccepts tells whether warm shell s can run command: not when it
+// could not be made, nor for commands with a NUL byte, which no shell
+// argument can hold (exec refuses them: so does the shell started for
+// them).
 func (p *Pool) warmAccepts(s *shell, command string) bool {
-	if s.err != nil || strings.IndexByte(command, 0) >= 0 {
-		return false
-	}
-	return s.cloned || len(command) < maxWarmCommand && !strings.Contains(command, p.end)
+	return s.err == nil && strings.IndexByte(command, 0) < 0
 }
 
-// message is what hands command to warm shell s: for a cloned one its
-// length (4 bytes, native order) and the command, for one started by exec
-// lines up to the end line.
-func (p *Pool) message(s *shell, command string) []byte {
-	if s.cloned {
-		b := binary.NativeEndian.AppendUint32(make([]byte, 0, 4+len(command)), uint32(len(command)))
-		return append(b, command...)
-	}
-	return []byte(command + "\n" + p.end + "\n")
+// message is what hands command to a warm shell: its length (4 bytes,
+// native order) and the command.
+func (p *Pool) message(command string) []byte {
+	b := binary.NativeEndian.AppendUint32(make([]byte, 0, 4+len(command)), uint32(len(command)))
+	return append(b, command...)
 }
 
 // run runs the call on started shell s and collects its output; pending,

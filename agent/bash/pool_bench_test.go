@@ -3,12 +3,14 @@ package bash
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/boxsh/boxsh/tool"
 )
 
 // inBothModesBench runs bench with warm shells cloned from a zygote (when
-// the fork-server library could be built) and started by exec.
+// the fork-server library could be built) and with every shell started by
+// exec for its call (no fork server).
 func inBothModesBench(b *testing.B, bench func(b *testing.B, p *Pool)) {
 	for _, mode := range []struct{ name, lib string }{{"zygote", forkServer}, {"exec", ""}} {
 		b.Run(mode.name, func(b *testing.B) {
@@ -42,6 +44,24 @@ func benchmarkEcho(b *testing.B, args tool.BashArgs) {
 
 // BenchmarkRunEcho uses the warm shells.
 func BenchmarkRunEcho(b *testing.B) { benchmarkEcho(b, tool.BashArgs{Command: "echo x"}) }
+
+// BenchmarkRunEchoPaused is BenchmarkRunEcho with 20 ms idle (not timed)
+// before each call, as an agent that thinks between calls sends them: the
+// processes must be woken again.
+func BenchmarkRunEchoPaused(b *testing.B) {
+	inBothModesBench(b, func(b *testing.B, p *Pool) {
+		ctx := context.Background()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			time.Sleep(20 * time.Millisecond)
+			b.StartTimer()
+			out, err := p.Run(ctx, nil, tool.BashArgs{Command: "echo x"})
+			if err != nil || out.Stdout != "x\n" {
+				b.Fatalf("run: %v %+v", err, out)
+			}
+		}
+	})
+}
 
 // BenchmarkRunColdEcho starts a shell per call (a call with its own working
 // directory does), for comparison.

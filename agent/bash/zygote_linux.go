@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/agent/reap"
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // A zygote is a shell started once with the fork-server library
@@ -42,10 +44,29 @@ const (
 // ignores the library) is given up. (A variable for the tests.)
 var zygoteTimeout = 2 * time.Second
 
-// startZygote starts `argv` (the pool's warm-shell program, possibly
-// wrapped in limits) as a zygote with the library lib preloaded, with the
-// pool's environment and directory, and waits for it to serve.
-func startZygote(lib string, argv, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
+// zygotePlaceholder is the zygote's `-c` argument. In the shells it
+// clones the command takes its place, and its bytes show what ps shows of
+// the command; a shell that does not load the library runs it and exits.
+var zygotePlaceholder = "exit 126" + strings.Repeat(" ", 248)
+
+// maxShellSize bounds the shell binary copied for the zygote.
+const maxShellSize = 64 << 20
+
+// startZygote starts shell as a zygote with the library lib preloaded,
+// with the pool's environment, directory and limits, and waits for it to
+// serve.
+//
+// No command may ever read or write the zygote's memory (a command of an
+// earlier call may kill the zygote and watch for the next one). A process
+// is dumpable from its exec until it turns that off, and a /proc/PID/mem
+// opened meanwhile stays usable. So the zygote is not dumpable from its
+// exec on: the kernel keeps a process that executes a program it cannot
+// read non-dumpable, and the zygote is started from a copy of the shell
+// it cannot read (see execOnlyCopy). Nor is it started through
+// boxsh-init --limits, which would be dumpable until it executes the
+// shell: the pool sets the limits on the zygote (prlimit) before its
+// first clone, which inherit them.
+func startZygote(lib, shell string, limits proc.Limits, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
 	// The library takes LD_PRELOAD over: an environment that sets its own
 	// keeps every shell started by exec.
 	if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "LD_PRELOAD=") }) {
@@ -58,6 +79,11 @@ func startZygote(lib string, argv, env []string, dir string, devNull *os.File, r
 	if _, err := os.Stat(lib); err != nil {
 		return nil, err
 	}
+	exe, err := execOnlyCopy(shell)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = exe.Close() }()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socketpair: %w", err)
@@ -71,11 +97,16 @@ func startZygote(lib string, argv, env []string, dir string, devNull *os.File, r
 	}
 	conn := c.(*net.UnixConn)
 
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(env[:len(env):len(env)], "LD_PRELOAD="+lib, zygoteFDEnv+"=3")
-	cmd.Dir = dir
+	// The socket is fd 3 and the shell's copy fd 4 (the library closes
+	// it).
+	cmd := &exec.Cmd{
+		Path: "/proc/self/fd/4",
+		Args: []string{shell, "-c", zygotePlaceholder},
+		Env:  append(env[:len(env):len(env)], "LD_PRELOAD="+lib, zygoteFDEnv+"=3"),
+		Dir:  dir,
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devNull, devNull, devNull
-	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.ExtraFiles = []*os.File{theirs, exe}
 	cmd.SysProcAttr = procAttr()
 	z := &zygote{cmd: cmd, reaper: reaper, conn: conn}
 	if err := reaper.Start(func() (int, error) {
@@ -85,7 +116,7 @@ func startZygote(lib string, argv, env []string, dir string, devNull *os.File, r
 		return cmd.Process.Pid, nil
 	}); err != nil {
 		_ = conn.Close()
-		return nil, err
+		return nil, fmt.Errorf("start zygote %s: %w", shell, err)
 	}
 	_ = theirs.Close()
 	if v, err := z.read(); err != nil || v != zygoteHello {
@@ -93,9 +124,73 @@ func startZygote(lib string, argv, env []string, dir string, devNull *os.File, r
 		if err == nil {
 			err = fmt.Errorf("unexpected hello %#x", v)
 		}
-		return nil, fmt.Errorf("%s does not serve as a zygote: %w", argv[len(argv)-3], err)
+		return nil, fmt.Errorf("%s does not serve as a zygote: %w", shell, err)
+	}
+	if err := setLimits(cmd.Process.Pid, limits); err != nil {
+		z.close()
+		return nil, fmt.Errorf("zygote limits: %w", err)
 	}
 	return z, nil
+}
+
+// execOnlyCopy copies the executable file path (following links) into an
+// anonymous file of mode 0111 and returns that open by path only (a
+// descriptor open for writing would make its exec fail). A process that
+// executes a program it cannot read is not dumpable; its own user gets no
+// read access to mode 0111 without CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH
+// (which the sandbox's root does not have). (An execute-only script would
+// not do: the kernel judges by the interpreter it runs.)
+func execOnlyCopy(path string) (*os.File, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = src.Close() }()
+	if fi, err := src.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 || fi.Size() > maxShellSize {
+		return nil, fmt.Errorf("%s: not an executable file of at most %d MiB", path, maxShellSize>>20)
+	}
+	fd, err := unix.MemfdCreate("boxsh-zygote", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
+	if errors.Is(err, unix.EINVAL) { // before Linux 6.3
+		fd, err = unix.MemfdCreate("boxsh-zygote", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "boxsh-zygote")
+	defer func() { _ = f.Close() }()
+	if _, err := io.Copy(f, src); err != nil {
+		return nil, fmt.Errorf("copy %s: %w", path, err)
+	}
+	if err := f.Chmod(0o111); err != nil {
+		return nil, fmt.Errorf("copy %s: %w", path, err)
+	}
+	// Every clone runs this copy, and a command can reach its own
+	// shell's (/proc/$$/exe, and chmod it): sealed, nobody can change it,
+	// whether or not the kernel refuses writes to a running program.
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		return nil, fmt.Errorf("seal the copy of %s: %w", path, err)
+	}
+	pfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("copy %s: %w", path, err)
+	}
+	return os.NewFile(uintptr(pfd), "boxsh-zygote"), nil
+}
+
+// setLimits sets limits on process pid, soft and hard alike.
+func setLimits(pid int, l proc.Limits) error {
+	set := func(resource int, v int64) error {
+		if v <= 0 {
+			return nil
+		}
+		return unix.Prlimit(pid, resource, &unix.Rlimit{Cur: uint64(v), Max: uint64(v)}, nil)
+	}
+	if err := set(unix.RLIMIT_DATA, l.Data); err != nil {
+		return err
+	}
+	return set(unix.RLIMIT_NPROC, int64(l.Procs))
 }
 
 // read reads one answer of the zygote.

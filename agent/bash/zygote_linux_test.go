@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/agent/reap"
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -107,7 +108,7 @@ func TestZygoteNotServing(t *testing.T) {
 	devNull, err := os.Open(os.DevNull)
 	require.NoError(t, err)
 	defer devNull.Close()
-	_, err = startZygote(bogus, []string{"/bin/sh", "-c", zygoteScript}, os.Environ(), "", devNull, nil)
+	_, err = startZygote(bogus, "/bin/sh", proc.Limits{}, os.Environ(), "", devNull, nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, io.EOF, "the shell exited rather than waiting for the timeout")
 	assert.Contains(t, err.Error(), "/bin/sh does not serve as a zygote")
@@ -159,6 +160,8 @@ func TestZygoteCommandAsArgument(t *testing.T) {
 	out := run(t, p, tool.BashArgs{Command: `printf '%s|' "$0" "$#"; tr '\0' ' ' </proc/$$/cmdline`})
 	assert.Equal(t, "/bin/sh|0|/bin/sh -c printf '%s|' \"$0\" \"$#\"; tr '\\0' ' ' </proc/$$/cmdline", strings.TrimRight(out.Stdout, " "),
 		"the command's arguments, then the placeholder's NUL padding")
+	out = run(t, p, tool.BashArgs{Command: `cat /proc/$$/comm`})
+	assert.Equal(t, "sh\n", out.Stdout, "ps shows the shell's name, as for sh started by exec")
 
 	long := strings.Repeat("y", 300<<10)
 	out = run(t, p, tool.BashArgs{Command: "echo " + long + "; " + clonedProbe})
@@ -170,7 +173,6 @@ func TestZygoteTruncatedCommandRunsNothing(t *testing.T) {
 	p := newPool(t, Options{Workers: 1})
 	s := p.startShell(nil)
 	require.NoError(t, s.err)
-	require.True(t, s.cloned)
 	assertRunsNothing(t, s, []byte{100, 0, 0, 0, 'e', 'c', 'h', 'o', ' ', 'x', '\n'})
 }
 
@@ -230,10 +232,8 @@ func TestZygoteCloneRefused(t *testing.T) {
 	defer fake.close()
 	defer p.zygote.Store(real)
 
-	s := p.startShell(nil)
-	require.NoError(t, s.err)
-	assert.False(t, s.cloned, "started by exec")
-	s.discard()
+	var refused *cloneError
+	require.ErrorAs(t, p.startShell(nil).err, &refused)
 	assert.Same(t, fake, p.zygote.Load(), "the zygote is kept")
 }
 
@@ -272,3 +272,98 @@ func TestZygoteLongCommandToStoppedShell(t *testing.T) {
 
 // eagainAnswer is the zygote's answer -EAGAIN, as the 32 bits it sends.
 var eagainAnswer = func() uint32 { v := -int32(syscall.EAGAIN); return uint32(v) }()
+
+// memOpens tells whether a process of the test's user without
+// CAP_SYS_PTRACE (as a command is) can open process pid's memory for
+// reading and writing. (Run as root, a refusal proves less: the kernel
+// also refuses a process with fewer capabilities than its target. The
+// tests are meant to run as an ordinary user.)
+func memOpens(t *testing.T, pid int) bool {
+	t.Helper()
+	argv := []string{"sh", "-c", "exec 5<>/proc/" + strconv.Itoa(pid) + "/mem"}
+	if os.Geteuid() == 0 {
+		// Root opens any process's memory with CAP_SYS_PTRACE: the probe
+		// runs without it.
+		argv = append([]string{"setpriv", "--bounding-set", "-sys_ptrace"}, argv...)
+	}
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%s", out)
+	}
+	return err == nil
+}
+
+// No command can open the memory of a process the pool keeps waiting (the
+// zygote, a warm shell): code planted there would run in later calls.
+// Once a warm shell has its command it is open to that command, as any
+// process of the user's is.
+func TestWaitingProcessesNotDumpable(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	w := p.all[0]
+	s := <-w.next
+	require.NoError(t, s.err)
+	assert.False(t, memOpens(t, p.zygote.Load().cmd.Process.Pid), "the zygote's memory opens")
+	assert.False(t, memOpens(t, s.proc.Pid), "a warm shell's memory opens")
+	w.next <- s
+
+	// (As root, the control runs with the probe's capabilities: the
+	// kernel lets none open the memory of a process with more.)
+	sleep := []string{"sleep", "60"}
+	if os.Geteuid() == 0 {
+		sleep = append([]string{"setpriv", "--bounding-set", "-sys_ptrace"}, sleep...)
+	}
+	sleeper := exec.Command(sleep[0], sleep[1:]...)
+	require.NoError(t, sleeper.Start())
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	require.Eventually(t, func() bool { return memOpens(t, sleeper.Process.Pid) }, 5*time.Second, 10*time.Millisecond,
+		"the probe opens a process's memory")
+
+	out := run(t, p, tool.BashArgs{Command: `(exec 5<>/proc/$$/mem) && echo own-mem; ls /proc/$$/fd >/dev/null && echo own-fd; ` + clonedProbe})
+	assert.Equal(t, "own-mem\nown-fd\ncloned\n", out.Stdout, out.Stderr)
+}
+
+// The pool's limits bind the zygote's clones (set on the zygote after its
+// start, not by starting it through the limits executable).
+func TestZygoteLimits(t *testing.T) {
+	p := newPool(t, Options{Workers: 1, Limits: proc.Limits{Data: 1 << 30, Procs: 5000}})
+	out := run(t, p, tool.BashArgs{Command: `ulimit -d; ulimit -H -d; ulimit -u 2>/dev/null || ulimit -p; ` + clonedProbe})
+	assert.Equal(t, "1048576\n1048576\n5000\ncloned\n", out.Stdout, out.Stderr)
+}
+
+// The zygote is not dumpable from its exec on, before the library runs:
+// a process started from an execute-only copy of its program (here tail
+// -F, which keeps waiting for a file that does not exist) cannot have its
+// memory opened.
+func TestExecOnlyCopyNotDumpable(t *testing.T) {
+	tail, err := exec.LookPath("tail")
+	if err != nil {
+		t.Skip("no tail on this machine")
+	}
+	exe, err := execOnlyCopy(tail)
+	require.NoError(t, err)
+	defer exe.Close()
+	missing := filepath.Join(t.TempDir(), "missing")
+	cmd := &exec.Cmd{Path: "/proc/self/fd/3", Args: []string{"tail", "-F", missing}, ExtraFiles: []*os.File{exe}}
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	time.Sleep(50 * time.Millisecond)
+	assert.False(t, memOpens(t, cmd.Process.Pid), "the copy's process is dumpable")
+	state, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+	require.NoError(t, err)
+	assert.NotContains(t, string(state), ") Z ", "the copy's process still runs")
+}
+
+// The copy of the shell that the zygote and every clone run cannot be
+// changed by a command (its own shell's /proc/$$/exe is that copy): code
+// written there would run in later calls.
+func TestZygoteCopyCannotBeChanged(t *testing.T) {
+	p := newPool(t, Options{Workers: 1})
+	out := run(t, p, tool.BashArgs{Command: `readlink /proc/$$/exe; chmod 0777 /proc/$$/exe; printf x >>/proc/$$/exe && echo appended; printf x 1<>/proc/$$/exe && echo overwritten; : >/proc/$$/exe && echo truncated`})
+	assert.Contains(t, out.Stdout, "memfd:boxsh-zygote", out.Stderr)
+	assert.NotContains(t, out.Stdout, "appended")
+	assert.NotContains(t, out.Stdout, "overwritten")
+	assert.NotContains(t, out.Stdout, "truncated")
+	out = run(t, p, tool.BashArgs{Command: "echo still; " + clonedProbe})
+	assert.Equal(t, "still\ncloned\n", out.Stdout, out.Stderr)
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/boxsh/boxsh/agent/reap"
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // zygote is Linux's fork server (zygote_linux.go); elsewhere shells start
@@ -16,7 +17,7 @@ type zygote struct{}
 // cloneError is Linux's (zygote_linux.go).
 type cloneError struct{ error }
 
-func startZygote(lib string, argv, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
+func startZygote(lib, shell string, limits proc.Limits, env []string, dir string, devNull *os.File, reaper *reap.Reaper) (*zygote, error) {
 	return nil, errors.ErrUnsupported
 }
 

@@ -4,13 +4,13 @@
  *
  * Starting a shell by exec costs most of a millisecond of CPU: loading and
  * linking the shell and its libraries, and the C library's start-up. The
- * pool starts the shell once, as `SHELL -c PLACEHOLDER`, with this library
- * in LD_PRELOAD and BOXSH_ZYGOTE_FD naming a SOCK_SEQPACKET socket. The
- * constructor below runs before the shell's main and never lets the zygote
- * reach it: it serves requests on the socket until the socket closes, then
- * exits. Each request carries four descriptors: stdin, stdout, stderr and
- * a command pipe. The zygote clones itself (CLONE_PARENT: the new process
- * is boxsh-init's child, which waits for it) and answers the new process's
+ * pool starts the shell once, with this library in LD_PRELOAD and
+ * BOXSH_ZYGOTE_FD naming a SOCK_SEQPACKET socket. The constructor below
+ * runs before the shell's main and never lets the zygote reach it: it
+ * serves requests on the socket until the socket closes, then exits. Each
+ * request carries four descriptors: stdin, stdout, stderr and a command
+ * pipe. The zygote clones itself (CLONE_PARENT: the new process is
+ * boxsh-init's child, which waits for it) and answers the new process's
  * PID, or -errno.
  *
  * The new process takes the first three descriptors as 0-2 and waits for
@@ -18,6 +18,14 @@
  * and the process returns from the constructor into the shell's main: a
  * shell starting afresh as `SHELL -c COMMAND`, with the zygote's
  * environment, as if it had just been executed, without the exec.
+ *
+ * No command may read or write the memory of the zygote or of a clone
+ * waiting for its command (through /proc/PID/mem, say: same user): code
+ * planted there would run in later calls' shells. So they are not
+ * dumpable until the clone has its command. The pool starts the zygote
+ * non-dumpable from its exec on (from an execute-only copy of the shell,
+ * the descriptor after the socket: see zygote_linux.go); the constructor
+ * makes sure of it, and the clones inherit it.
  *
  * A shell that does not load the library (a static one) runs PLACEHOLDER,
  * which exits at once; outside a zygote (no BOXSH_ZYGOTE_FD) the library
@@ -181,6 +189,9 @@ static void become_shell(int fds[ZYGOTE_NFDS], char **argv) {
 	close(fds[3]);
 	if (!cmd)
 		_exit(125);
+	/* Its own command from here on: open to it, as any process of the
+	 * user's (/proc/$$/fd, a debugger). */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	/* What ps shows, from the zygote's argument memory: as much of the
 	 * command as the placeholder has room for. */
 	room = strlen(argv[2]);
@@ -200,6 +211,13 @@ __attribute__((constructor)) static void zygote(int argc, char **argv, char **en
 	(void)envp;
 	if (sock < 0)
 		return;
+	/* Nothing of the zygote's, nor of the clones it makes, is open to the
+	 * commands. (Started as the pool starts it, it already is not.) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		_exit(126);
+	/* The copy of the shell it was started from (the descriptor after the
+	 * socket). */
+	close(sock + 1);
 	/* The shells it makes must not load this library again, nor see its
 	 * variables. */
 	env_remove(ZYGOTE_FD_ENV);
@@ -207,6 +225,9 @@ __attribute__((constructor)) static void zygote(int argc, char **argv, char **en
 	/* `shell -c PLACEHOLDER`: the command replaces the placeholder. */
 	if (argc != 3 || strcmp(argv[1], "-c") != 0)
 		_exit(126);
+	/* The name ps shows, which the exec took from the copy's path. */
+	const char *name = strrchr(argv[0], '/');
+	prctl(PR_SET_NAME, name ? name + 1 : argv[0], 0, 0, 0);
 	parent = getppid();
 	if (reply(sock, ZYGOTE_HELLO) < 0)
 		_exit(1);
