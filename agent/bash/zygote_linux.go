@@ -79,7 +79,12 @@ func startZygote(lib, shell string, limits proc.Limits, env []string, dir string
 	if _, err := os.Stat(lib); err != nil {
 		return nil, err
 	}
-	exe, err := execOnlyCopy(shell)
+	// Found as exec would find it; $0 stays as given.
+	path, err := exec.LookPath(shell)
+	if err != nil {
+		return nil, err
+	}
+	exe, err := execOnlyCopy(path)
 	if err != nil {
 		return nil, err
 	}

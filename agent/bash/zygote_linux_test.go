@@ -95,6 +95,7 @@ func TestZygoteKilled(t *testing.T) {
 		n := p.zygote.Load()
 		return n != nil && n != z
 	}, 10*time.Second, 10*time.Millisecond, "a new zygote is started")
+	assert.False(t, memOpens(t, p.zygote.Load().cmd.Process.Pid), "the new zygote's memory opens")
 	run(t, p, tool.BashArgs{Command: "true"}) // takes the last shell made by exec
 	out = run(t, p, tool.BashArgs{Command: clonedProbe})
 	assert.Equal(t, "cloned\n", out.Stdout, "shells are cloned again")
@@ -151,6 +152,14 @@ func TestZygoteWithBash(t *testing.T) {
 		out := run(t, p, tool.BashArgs{Command: `echo "$0 ${BASH_VERSION:+bash} ${BOXSH_ZYGOTE_FD-unset} ${LD_PRELOAD-unset}"; ` + clonedProbe})
 		assert.Equal(t, "/bin/bash bash unset unset\ncloned\n", out.Stdout, out.Stderr)
 	}
+}
+
+// A shell named without its directory is found on PATH, and keeps its
+// name as $0, as a shell started by exec does.
+func TestZygoteShellOnPath(t *testing.T) {
+	p := newPool(t, Options{Workers: 1, Shell: "sh"})
+	out := run(t, p, tool.BashArgs{Command: `echo "$0"; cat /proc/$$/comm; ` + clonedProbe})
+	assert.Equal(t, "sh\nsh\ncloned\n", out.Stdout, out.Stderr)
 }
 
 // A cloned shell runs its command as `sh -c COMMAND`, whatever its length
