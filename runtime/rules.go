@@ -259,8 +259,11 @@ func (w *ruleWalk) explain(b policy.Bind, patterns []namePattern, err error) err
 
 // matches lists the entries under bind b whose name a pattern matches
 // (labelled by the first one that does), as sandbox paths; it does not
-// look inside a matching directory. It fails when it runs out of entries
-// or time, and on a directory of the caller's it cannot read.
+// look inside a matching directory. A directory of the caller's that it
+// cannot read is listed too, whole: the sandbox could read it (a command
+// may have made it unreadable to hide what it holds from this walk, and
+// overlayfs makes its work directories so). It fails when it runs out of
+// entries or time, and when the bind itself cannot be read.
 func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, error) {
 	var found []RuledPath
 	roots := []string{b.Dst}
@@ -273,7 +276,19 @@ func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, 
 		}
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return w.unreadable(p, err)
+				err = w.unreadable(p, err)
+				if err == nil || p == root || d == nil || !d.IsDir() {
+					return err
+				}
+				// A directory of the caller's that the walk cannot read,
+				// the sandbox can (its root may override the caller's
+				// modes): whatever it holds, it is covered whole.
+				rel, rerr := filepath.Rel(root, p)
+				if rerr != nil {
+					return rerr
+				}
+				found = append(found, RuledPath{Path: filepath.Join(b.Dst, rel), Dir: true, Rule: patterns[0].label + ", covering a directory boxsh cannot read"})
+				return fs.SkipDir
 			}
 			if w.left--; w.left < 0 {
 				return errWalkLimit
@@ -311,9 +326,7 @@ func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, 
 // unreadable decides about an entry p the walk could not read (err): one
 // that went away, or that is not the caller's (which the sandbox, with the
 // caller's uid and no CAP_DAC_OVERRIDE, cannot read either), is passed
-// over; one of the caller's is an error, since a command could have made
-// it unreadable to hide what it holds from this walk and make it readable
-// again inside.
+// over (nil); for one of the caller's it returns err (see matches).
 func (w *ruleWalk) unreadable(p string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -181,9 +181,18 @@ func TestResolveFileRulesUnreadableDirectory(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(project, "hidden"), 0))
 	t.Cleanup(func() { os.Chmod(filepath.Join(project, "hidden"), 0o755) })
 	sb := policy.Sandbox{Enabled: true, Binds: []policy.Bind{{Mode: policy.ReadWrite, Src: project, Dst: project}}}
-	_, err := ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env")}, t.TempDir(), project)
-	require.ErrorIs(t, err, ErrFileRules, "a command could chmod 0 a directory before a restart and chmod it back inside")
-	assert.Contains(t, err.Error(), filepath.Join(project, "hidden"))
+	fr, err := ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env")}, t.TempDir(), project)
+	require.NoError(t, err)
+	require.Len(t, fr.DenyRead, 1, "a command could chmod 0 a directory before a restart and chmod it back inside: it is covered whole")
+	assert.Equal(t, filepath.Join(project, "hidden"), fr.DenyRead[0].Path)
+	assert.True(t, fr.DenyRead[0].Dir)
+	assert.Contains(t, fr.DenyRead[0].Rule, "a directory boxsh cannot read")
+
+	// The bind itself unreadable: nothing to cover it with but a refusal.
+	require.NoError(t, os.Chmod(project, 0))
+	t.Cleanup(func() { os.Chmod(project, 0o755) })
+	_, err = ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env")}, t.TempDir(), project)
+	require.ErrorIs(t, err, ErrFileRules)
 	assert.Contains(t, err.Error(), "permission denied")
 }
 
