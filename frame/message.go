@@ -24,6 +24,8 @@ type Call struct {
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	// Data is the optional data member of a JSON-RPC error.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

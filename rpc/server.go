@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -72,6 +73,7 @@ type Server struct {
 	// protocol version 2024-11-05 (boxsh v3's nine tools) and of later
 	// versions (every tool).
 	toolsList, allToolsList []byte
+	modern                  *modernResults
 }
 
 // request is an incoming JSON-RPC message.
@@ -86,12 +88,14 @@ type request struct {
 type session struct {
 	*Server
 	in  *reader
-	out *writer
+	out output
 	log hclog.Logger
 
-	mu       sync.Mutex
+	// mu guards inflight; both, like wg and slots, may be shared by the
+	// sessions of one transport (see http.go).
+	mu       *sync.Mutex
 	inflight map[string]context.CancelFunc // by raw id
-	wg       sync.WaitGroup
+	wg       *sync.WaitGroup
 	slots    chan struct{}
 
 	// allTools is set when the client's protocol version is after
@@ -108,20 +112,8 @@ type session struct {
 // and every accepted call has been answered, or ctx is cancelled, or out
 // fails. It returns nil at the end of input.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	if s.Log == nil {
-		s.Log = hclog.NewNullLogger()
-	}
-	if s.MaxInFlight <= 0 {
-		s.MaxInFlight = 256
-	}
-	if s.toolsList == nil {
-		var err error
-		if s.toolsList, err = json.Marshal(map[string]any{"tools": s.Tools.Specs()}); err != nil {
-			return fmt.Errorf("encode tools list: %w", err)
-		}
-		if s.allToolsList, err = json.Marshal(map[string]any{"tools": s.Tools.AllSpecs()}); err != nil {
-			return fmt.Errorf("encode tools list: %w", err)
-		}
+	if err := s.prepare(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -129,7 +121,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		Server:   s,
 		in:       newReader(in, MaxMessageSize),
 		log:      s.Log,
+		mu:       new(sync.Mutex),
 		inflight: make(map[string]context.CancelFunc),
+		wg:       new(sync.WaitGroup),
 		slots:    make(chan struct{}, s.MaxInFlight),
 	}
 	ss.out = newWriter(out, func() bool { return ss.in.framed })
@@ -145,6 +139,33 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// prepare sets the defaults and encodes the fixed results.
+func (s *Server) prepare() error {
+	if s.Log == nil {
+		s.Log = hclog.NewNullLogger()
+	}
+	if s.MaxInFlight <= 0 {
+		s.MaxInFlight = 256
+	}
+	if s.toolsList == nil {
+		var err error
+		if s.toolsList, err = json.Marshal(map[string]any{"tools": s.Tools.Specs()}); err != nil {
+			return fmt.Errorf("encode tools list: %w", err)
+		}
+		if s.allToolsList, err = json.Marshal(map[string]any{"tools": s.Tools.AllSpecs()}); err != nil {
+			return fmt.Errorf("encode tools list: %w", err)
+		}
+	}
+	if s.modern == nil {
+		m, err := newModernResults(s)
+		if err != nil {
+			return fmt.Errorf("encode modern results: %w", err)
+		}
+		s.modern = m
+	}
+	return nil
 }
 
 func (ss *session) loop(ctx context.Context) error {
@@ -213,14 +234,20 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 		ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
 		return
 	}
+	badMethod := false
 	if err := json.Unmarshal(msg, &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) || (len(bytes.TrimSpace(msg)) > 0 && json.Valid(msg)) {
+		switch {
+		case errors.As(err, &typeErr) && typeErr.Field == "method":
+			// The rest of the object was decoded: answer with its id.
+			badMethod = true
+		case errors.As(err, &typeErr) || (len(bytes.TrimSpace(msg)) > 0 && json.Valid(msg)):
 			ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
 			return
+		default:
+			ss.writeError(nil, CodeParseError, "parse_error: invalid JSON: "+err.Error())
+			return
 		}
-		ss.writeError(nil, CodeParseError, "parse_error: invalid JSON: "+err.Error())
-		return
 	}
 	id := req.ID
 	if len(id) == 0 {
@@ -234,13 +261,34 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 		_ = json.Unmarshal(id, &s)
 		id, _ = json.Marshal(s)
 	}
-	if req.Method == nil {
+	if req.Method == nil || badMethod {
 		ss.writeError(id, CodeInvalidRequest, "parse_error: missing or non-string field: method")
 		return
 	}
 	method := *req.Method
 	if len(method) > len("notifications/") && method[:len("notifications/")] == "notifications/" {
+		if id != nil && string(id) != "null" {
+			// A notification with an id is neither: say so rather than
+			// leave the client waiting for an answer.
+			ss.writeError(id, CodeInvalidRequest, method+" is a notification: send it without an id")
+			return
+		}
 		ss.notification(method, req.Params)
+		return
+	}
+	if meta, modern, rpcErr := requestEra(req.Params); modern {
+		switch {
+		case req.JSONRPC != "2.0":
+			ss.writeError(id, CodeInvalidRequest, `jsonrpc must be "2.0"`)
+		case id == nil:
+			ss.log.Debug("modern request without id ignored as a notification", "method", method)
+		case string(id) == "null":
+			ss.writeError(nil, CodeInvalidRequest, "id must be a string or an integer, not null")
+		case rpcErr != nil:
+			ss.writeErr(id, rpcErr)
+		default:
+			ss.handleModern(ctx, &req, id, method, meta)
+		}
 		return
 	}
 	switch method {
@@ -255,7 +303,9 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 			ss.writeResult(id, ss.toolsList)
 		}
 	case "tools/call":
-		ss.toolsCall(ctx, id, req.Params)
+		ss.toolsCall(ctx, id, req.Params, false)
+	case "server/discover":
+		ss.writeError(id, CodeInvalidParams, "server/discover needs _meta."+metaProtocolVersion+" (one of "+strings.Join(ModernVersions, ", ")+")")
 	default:
 		ss.writeError(id, CodeMethodNotFound, "unknown method: "+method)
 	}
@@ -308,7 +358,9 @@ func (ss *session) notification(method string, params json.RawMessage) {
 	}
 }
 
-func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params json.RawMessage) {
+// toolsCall validates a tools/call and hands it to the backend; modern
+// results get the fields of 2026-07-28.
+func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params json.RawMessage, modern bool) {
 	var p struct {
 		Name      any             `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -373,7 +425,12 @@ func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params jso
 		case err != nil:
 			ss.log.Error("tool call failed", "tool", name, "error", err)
 			b, _ := json.Marshal(tool.Errorf("%s: %v", name, err))
+			if modern {
+				b = ss.modern.wrap(b)
+			}
 			ss.writeResult(id, b)
+		case modern:
+			ss.writeResult(id, ss.modern.wrap(result))
 		default:
 			ss.writeResult(id, result)
 		}
@@ -402,15 +459,36 @@ func (ss *session) writeResult(id json.RawMessage, result []byte) {
 }
 
 func (ss *session) writeError(id json.RawMessage, code int, message string) {
+	ss.writeErr(id, &Error{Code: code, Message: message})
+}
+
+// writeErr writes an error response carrying e (with its data, if any).
+func (ss *session) writeErr(id json.RawMessage, e *Error) {
 	if id == nil {
 		id = nullID
+	}
+	if n, ok := ss.out.(errorNoter); ok {
+		n.noteError(e.Code)
 	}
 	b, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Error   Error           `json:"error"`
-	}{"2.0", id, Error{Code: code, Message: message}})
+		Error   *Error          `json:"error"`
+	}{"2.0", id, e})
 	if err := ss.out.write(b); err != nil {
 		ss.log.Debug("write response failed", "error", err)
 	}
 }
+
+// output is where a session writes its responses: the stdio writer, or one
+// HTTP exchange.
+type output interface {
+	// write writes one message made of parts.
+	write(parts ...[]byte) error
+	// failed returns the error that ended the output, if any.
+	failed() error
+}
+
+// errorNoter is an output that wants the code of an error response before
+// it is written (HTTP maps some codes to a status).
+type errorNoter interface{ noteError(code int) }

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
@@ -682,7 +683,7 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 
 	var timeout <-chan time.Time
 	if args.Timeout > 0 {
-		t := time.NewTimer(time.Duration(args.Timeout * float64(time.Second)))
+		t := time.NewTimer(secondsDuration(args.Timeout))
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -830,4 +831,16 @@ func (c *capped) readFrom(r io.Reader) {
 			c.truncated = true
 		}
 	}
+}
+
+// secondsDuration converts a timeout in seconds to a Duration, clamping
+// what a Duration cannot hold (1e10 s and more: about 292 years) to the
+// longest Duration rather than letting the conversion overflow into a
+// timeout that fires at once.
+func secondsDuration(s float64) time.Duration {
+	const max = float64(math.MaxInt64) / float64(time.Second)
+	if s >= max || math.IsNaN(s) {
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
 }

@@ -1,0 +1,191 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+)
+
+// The modern MCP revisions (2026-07-28 on) have no initialize handshake:
+// every request names its protocol version and the client's capabilities in
+// params._meta, and the server answers each request on its own. A request
+// whose _meta carries no protocol version is served by the legacy rules
+// (initialize, v3's leniencies), so one server speaks both eras on the same
+// stream (the "dual-era" server of the 2026-07-28 versioning page).
+
+// ModernVersions are the stateless MCP revisions the server speaks, newest
+// first.
+var ModernVersions = []string{"2026-07-28"}
+
+// Error codes of MCP 2026-07-28 (basic/index, "Error Codes").
+const (
+	CodeHeaderMismatch                  = -32020
+	CodeMissingRequiredClientCapability = -32021
+	CodeUnsupportedProtocolVersion      = -32022
+)
+
+// The _meta keys of MCP 2026-07-28.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// listTTL is the ttlMs of the cacheable results (tools/list,
+// server/discover): the tools of a server never change while it runs, but
+// an upgrade restarts it, so clients re-check after a few minutes.
+const listTTL = 300000
+
+// supportedVersions lists every version the server speaks, modern ones
+// first, newest first: the supported list of server/discover and of the
+// unsupported-version error.
+func supportedVersions() []string {
+	v := slices.Clone(ModernVersions)
+	for i := len(ProtocolVersions) - 1; i >= 0; i-- {
+		v = append(v, ProtocolVersions[i])
+	}
+	return v
+}
+
+var protocolVersionKey = []byte(`"` + metaProtocolVersion + `"`)
+
+// modernMeta is what a modern request's _meta says.
+type modernMeta struct {
+	version string
+	client  string
+}
+
+// requestEra reads the per-request protocol fields of params. It returns
+// ok=false for a legacy request: one whose params._meta names no protocol
+// version, or names a legacy (initialize-era) version, as the official Go
+// SDK server does. A modern request whose fields are malformed or whose
+// version the server does not speak gets the error to answer with.
+func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
+	// Legacy clients never send the key: one scan keeps their requests
+	// off any extra decoding.
+	if !bytes.Contains(params, protocolVersionKey) {
+		return m, false, nil
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return m, false, nil // not an object: the method reports it
+	}
+	raw, present := p.Meta[metaProtocolVersion]
+	if !present {
+		return m, false, nil // the key was elsewhere, e.g. in arguments
+	}
+	if err := json.Unmarshal(raw, &m.version); err != nil {
+		return m, true, &Error{Code: CodeInvalidParams, Message: "_meta." + metaProtocolVersion + " must be a string"}
+	}
+	if slices.Contains(ProtocolVersions, m.version) {
+		return m, false, nil
+	}
+	if !slices.Contains(ModernVersions, m.version) {
+		data, _ := json.Marshal(map[string]any{"supported": supportedVersions(), "requested": m.version})
+		return m, true, &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
+	}
+	if caps := p.Meta[metaClientCapabilities]; len(caps) == 0 || caps[0] != '{' {
+		return m, true, &Error{Code: CodeInvalidParams, Message: "missing or invalid _meta field " + metaClientCapabilities + " (an object)"}
+	}
+	if info, present := p.Meta[metaClientInfo]; present {
+		var ci struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(info, &ci); err != nil {
+			return m, true, &Error{Code: CodeInvalidParams, Message: "invalid _meta field " + metaClientInfo + ": " + err.Error()}
+		}
+		m.client = ci.Name + " " + ci.Version
+	}
+	return m, true, nil
+}
+
+// modernResults holds the encoded parts of modern results.
+type modernResults struct {
+	// head opens every modern result object: resultType and the server's
+	// identity in _meta, followed by a comma or the closing brace.
+	head []byte
+	// toolsList and discover are the whole tools/list and server/discover
+	// results.
+	toolsList, discover []byte
+}
+
+func newModernResults(s *Server) (*modernResults, error) {
+	serverInfo := map[string]string{"name": s.Name, "version": s.Version}
+	meta, err := json.Marshal(map[string]any{metaServerInfo: serverInfo})
+	if err != nil {
+		return nil, err
+	}
+	head := append([]byte(`{"resultType":"complete","_meta":`), meta...)
+	r := &modernResults{head: head}
+	r.toolsList, err = json.Marshal(map[string]any{
+		"resultType": "complete", "_meta": json.RawMessage(meta),
+		"tools": s.Tools.AllSpecs(), "ttlMs": listTTL, "cacheScope": "private",
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.discover, err = json.Marshal(map[string]any{
+		"resultType": "complete", "_meta": json.RawMessage(meta),
+		"supportedVersions": supportedVersions(),
+		"capabilities":      map[string]any{"tools": map[string]any{}},
+		"ttlMs":             listTTL, "cacheScope": "private",
+	})
+	return r, err
+}
+
+// wrap turns an encoded result object into a modern one, adding resultType
+// and _meta (unless the object already has a _meta of its own).
+func (r *modernResults) wrap(result []byte) []byte {
+	body := bytes.TrimSpace(result)
+	if len(body) < 2 || body[0] != '{' {
+		return result
+	}
+	inner := bytes.TrimSpace(body[1 : len(body)-1])
+	head := r.head
+	if bytes.Contains(body, []byte(`"_meta"`)) || bytes.Contains(body, []byte(`"resultType"`)) {
+		// Rare: decode to merge rather than emit a duplicate member.
+		var m map[string]json.RawMessage
+		if json.Unmarshal(body, &m) != nil {
+			return result
+		}
+		if _, ok := m["resultType"]; !ok {
+			m["resultType"] = json.RawMessage(`"complete"`)
+		}
+		if _, ok := m["_meta"]; !ok {
+			m["_meta"] = r.head[len(`{"resultType":"complete","_meta":`):]
+		}
+		b, _ := json.Marshal(m)
+		return b
+	}
+	out := make([]byte, 0, len(head)+len(inner)+2)
+	out = append(out, head...)
+	if len(inner) > 0 {
+		out = append(out, ',')
+		out = append(out, inner...)
+	}
+	return append(out, '}')
+}
+
+// handleModern answers a request of the modern era. The message has been
+// checked to be a request with a valid id and a string method.
+func (ss *session) handleModern(ctx context.Context, req *request, id json.RawMessage, method string, meta modernMeta) {
+	switch method {
+	case "server/discover":
+		ss.writeResult(id, ss.modern.discover)
+	case "tools/list":
+		ss.writeResult(id, ss.modern.toolsList)
+	case "tools/call":
+		ss.toolsCall(ctx, id, req.Params, true)
+	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		// Removed by 2026-07-28 (SEP-2575).
+		ss.writeError(id, CodeMethodNotFound, strconv.Quote(method)+" is not part of protocol version "+meta.version)
+	default:
+		ss.writeError(id, CodeMethodNotFound, "unknown method: "+method)
+	}
+}
