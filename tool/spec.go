@@ -13,7 +13,8 @@ import (
 // generated from the Go types of args.go with huma's schema registry by
 // TestSchemasGenerated (go generate ./tool), which also fails when the
 // file no longer matches the types. Generating them at build time keeps
-// huma, and the HTTP stack it brings, out of the binaries.
+// huma out of boxsh-init and off the path of every start; only the front's
+// REST twin (rpc/rest.go) links it, to serve them as OpenAPI.
 //
 //go:embed schemas.json
 var schemasJSON []byte

@@ -34,6 +34,11 @@ type options struct {
 	flagSettings []flagSetting
 	// policy is the merged policy (set by run).
 	policy policy.Policy
+	// listen is --listen: serve MCP over streamable HTTP on this address
+	// instead of stdio; tokenFile is --token-file and noAuth --no-auth.
+	listen    string
+	tokenFile string
+	noAuth    bool
 	// args are the shell's arguments (modeShell) or the command
 	// (modeCommand).
 	args []string
@@ -76,6 +81,28 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			return o, nil
 		case "--rpc":
 			rpc = true
+		case "--listen":
+			// The address is optional: 127.0.0.1:0 (a free port).
+			v := "127.0.0.1:0"
+			switch {
+			case hasValue:
+				v = value
+			case i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-"):
+				i++
+				v = argv[i]
+			}
+			if !strings.Contains(v, ":") {
+				v = "127.0.0.1:" + v // a bare port
+			}
+			o.listen = v
+		case "--token-file":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			o.tokenFile = v
+		case "--no-auth":
+			o.noAuth = true
 		case "--workers":
 			v, err := needValue()
 			if err != nil {
@@ -171,6 +198,12 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			i = len(argv)
 		}
 	}
+	if !rpc && (o.listen != "" || o.tokenFile != "" || o.noAuth) {
+		return o, fmt.Errorf("%w: --listen, --token-file and --no-auth go with --rpc", policy.ErrUsage)
+	}
+	if o.noAuth && o.tokenFile != "" {
+		return o, fmt.Errorf("%w: --no-auth and --token-file exclude each other", policy.ErrUsage)
+	}
 	if rpc {
 		o.mode = modeRPC
 		if len(o.args) > 0 {
@@ -191,6 +224,15 @@ Modes:
                        boxsh, boxsh -c 'CMD' [NAME ARGS...], boxsh script.sh ARGS...
   --rpc                MCP server: JSON-RPC 2.0 on stdin/stdout (Content-Length
                        framed or newline-delimited, detected from the first bytes).
+  --rpc --listen [ADDR]
+                       MCP over streamable HTTP at http://ADDR/mcp instead of
+                       stdio (default 127.0.0.1:0: a free port, printed on
+                       stderr), plus the REST twin (/v1/tools/NAME,
+                       /openapi.json). Requests need the bearer token written
+                       to the file printed on stderr.
+  --token-file PATH    The HTTP bearer token: read from PATH, or made and
+                       written there (mode 0600) when PATH does not exist.
+  --no-auth            No token (only on a loopback address).
   -- COMMAND ARGS...   Run COMMAND (for example a stdio MCP server) with stdio
                        passed through, inside the sandbox when --sandbox is given.
   --try                A sandboxed shell on the current directory; writes land in

@@ -136,6 +136,13 @@ func serveRPC(opts options, log hclog.Logger) int {
 	if err != nil {
 		return fail(err)
 	}
+	var web *httpListener
+	if opts.listen != "" {
+		if web, err = listenHTTP(opts); err != nil {
+			return fail(err)
+		}
+		defer web.close()
+	}
 	sb, cwd, home, done, err := prepareSandboxHere(opts.sandbox)
 	if err != nil {
 		return fail(err)
@@ -177,8 +184,13 @@ func serveRPC(opts options, log hclog.Logger) int {
 		case <-ctx.Done():
 		}
 	}()
-	log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
-	serveErr := srv.Serve(ctx, os.Stdin, os.Stdout)
+	var serveErr error
+	if web != nil {
+		serveErr = web.serve(ctx, srv, log)
+	} else {
+		log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
+		serveErr = srv.Serve(ctx, os.Stdin, os.Stdout)
+	}
 	if err := sup.Close(5 * time.Second); err != nil {
 		log.Debug("boxsh-init exit", "error", err)
 	}

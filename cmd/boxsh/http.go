@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/rpc"
+)
+
+// httpListener is the listener of --listen, opened before the sandbox
+// starts so that a bad address fails at once.
+type httpListener struct {
+	ln   net.Listener
+	opts rpc.HTTPOptions
+	// tokenPath is the token file boxsh made (removed at exit), if any.
+	tokenPath string
+}
+
+// listenHTTP reads or makes the bearer token and opens the listener.
+func listenHTTP(opts options) (*httpListener, error) {
+	h := &httpListener{}
+	if !opts.noAuth {
+		path := opts.tokenFile
+		if path == "" {
+			p, err := rpc.DefaultTokenPath()
+			if err != nil {
+				return nil, err
+			}
+			path = p
+		}
+		token, created, err := rpc.LoadOrCreateToken(path)
+		if err != nil {
+			return nil, err
+		}
+		h.opts.Token = token
+		if created && opts.tokenFile == "" {
+			h.tokenPath = path
+		}
+		fmt.Fprintf(os.Stderr, "boxsh: bearer token in %s\n", path)
+	}
+	ln, err := rpc.Listen(opts.listen, h.opts)
+	if err != nil {
+		h.close()
+		return nil, err
+	}
+	h.ln = ln
+	return h, nil
+}
+
+// close removes the token file boxsh made.
+func (h *httpListener) close() {
+	if h.tokenPath != "" {
+		_ = os.Remove(h.tokenPath)
+	}
+}
+
+// serve serves MCP (and the REST twin) over HTTP until ctx ends.
+func (h *httpListener) serve(ctx context.Context, srv *rpc.Server, log hclog.Logger) error {
+	defer h.close()
+	rest, err := rpc.RESTHandler(srv)
+	if err != nil {
+		return err
+	}
+	h.opts.Extra = rest
+	fmt.Fprintf(os.Stderr, "boxsh: MCP on http://%s/mcp\n", h.ln.Addr())
+	log.Info("serving MCP over streamable HTTP", "addr", h.ln.Addr().String(), "auth", h.opts.Token != "")
+	return srv.ServeStreamable(ctx, h.ln, h.opts)
+}

@@ -1,0 +1,561 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MCP's streamable HTTP transport (2025-03-26 on, as 2026-07-28 revised
+// it): one endpoint, /mcp, taking one JSON-RPC message per POST and
+// answering it with one JSON object or an SSE stream. Modern requests are
+// stateless; legacy clients get a session (Mcp-Session-Id) from initialize,
+// which only scopes their notifications/cancelled. Every client shares the
+// server's backend, so one sandbox and one worker pool serve them all.
+
+// HTTPOptions configure the HTTP transport.
+type HTTPOptions struct {
+	// Token is the bearer token every request must carry
+	// (Authorization: Bearer TOKEN). Empty disables the check, which
+	// Listen allows on loopback addresses only.
+	Token string
+	// AllowedOrigins are the Origin header values accepted besides those
+	// of loopback hosts (http://localhost:PORT and the like).
+	AllowedOrigins []string
+	// MaxBodyBytes bounds a request body (default MaxMessageSize).
+	MaxBodyBytes int64
+	// MaxStreams bounds the requests handled at once; more are refused
+	// with 503 (default 128).
+	MaxStreams int
+	// MaxSessions bounds the legacy sessions kept; the least recently
+	// used goes when a new one would exceed it (default 1024).
+	MaxSessions int
+	// SessionIdle ends legacy sessions unused for this long (default 1h).
+	SessionIdle time.Duration
+	// HeaderTimeout bounds the time to read a request's headers, and
+	// BodyTimeout its body (defaults 10s and 60s).
+	HeaderTimeout, BodyTimeout time.Duration
+	// ShutdownGrace is how long calls in flight may run on after the
+	// context of ServeStreamable ends before they are cancelled (default 5s).
+	ShutdownGrace time.Duration
+	// Extra, when set, serves the requests for paths other than /mcp,
+	// behind the same Origin and token checks (the REST twin).
+	Extra http.Handler
+}
+
+func (o *HTTPOptions) defaults() {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = MaxMessageSize
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 128
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 1024
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = time.Hour
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 10 * time.Second
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 60 * time.Second
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = 5 * time.Second
+	}
+}
+
+// ErrNeedToken refuses to serve a non-loopback address without a token.
+var ErrNeedToken = errors.New("refusing to listen on a non-loopback address without a bearer token")
+
+// IsLoopback reports whether a listen address (host:port) is on loopback.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Listen opens the listener of the HTTP transport, refusing a non-loopback
+// address when opts has no token.
+func Listen(addr string, opts HTTPOptions) (net.Listener, error) {
+	if opts.Token == "" && !IsLoopback(addr) {
+		return nil, fmt.Errorf("%w: %s", ErrNeedToken, addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return ln, nil
+}
+
+// httpTransport is the state of one ServeHTTP.
+type httpTransport struct {
+	s    *Server
+	opts HTTPOptions
+	// base ends the calls in flight (after the shutdown grace).
+	base context.Context
+	// wg and slots are shared by every request, as one stdio session's.
+	wg      sync.WaitGroup
+	slots   chan struct{}
+	streams chan struct{}
+
+	mu       sync.Mutex
+	sessions map[string]*legacySession
+}
+
+// legacySession is a 2025-era client's session: the scope of its ids.
+type legacySession struct {
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc
+	last     time.Time
+	cancel   context.CancelFunc // ends the session's calls
+	ctx      context.Context
+}
+
+// ServeStreamable serves the streamable HTTP transport on ln until ctx ends,
+// then stops accepting, lets the calls in flight run for
+// opts.ShutdownGrace, cancels those left (they are answered with their
+// cancelled result) and returns once every handler has.
+func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
+	if err := s.prepare(); err != nil {
+		return err
+	}
+	opts.defaults()
+	base, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelCalls()
+	t := &httpTransport{
+		s: s, opts: opts, base: base,
+		slots:    make(chan struct{}, s.MaxInFlight),
+		streams:  make(chan struct{}, opts.MaxStreams),
+		sessions: make(map[string]*legacySession),
+	}
+	srv := &http.Server{
+		Handler:           t,
+		ReadHeaderTimeout: opts.HeaderTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	s.Log.Info("HTTP transport stopping", "grace", opts.ShutdownGrace)
+	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		// Calls still running: cancel them, and give their answers a
+		// moment to go out.
+		cancelCalls()
+		last, cancelLast := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancelLast()
+		if err := srv.Shutdown(last); err != nil {
+			_ = srv.Close()
+		}
+	}
+	cancelCalls()
+	t.wg.Wait()
+	<-served
+	return nil
+}
+
+// ServeHTTP handles one HTTP request.
+func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !t.originAllowed(r) {
+		t.s.Log.Warn("HTTP request refused: origin", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
+		writeHTTPError(w, http.StatusForbidden, nil, CodeInvalidRequest, "forbidden origin")
+		return
+	}
+	if !t.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="boxsh"`)
+		writeHTTPError(w, http.StatusUnauthorized, nil, CodeInvalidRequest, "missing or wrong bearer token")
+		return
+	}
+	select {
+	case t.streams <- struct{}{}:
+		defer func() { <-t.streams }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeHTTPError(w, http.StatusServiceUnavailable, nil, CodeInternalError, "too many concurrent requests")
+		return
+	}
+	if r.URL.Path != "/mcp" {
+		if t.opts.Extra != nil {
+			t.opts.Extra.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		t.post(w, r)
+	case http.MethodDelete:
+		t.deleteSession(w, r)
+	default:
+		// No GET stream: 2026-07-28 removed it, and 2025 allows 405.
+		w.Header().Set("Allow", "POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// originAllowed is the DNS-rebinding check: a browser's Origin must be a
+// loopback one or listed; the Host must be too when no token guards the
+// server (a rebound name reaches loopback with a foreign Host).
+func (t *httpTransport) originAllowed(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" {
+		if slices.Contains(t.opts.AllowedOrigins, o) {
+			return true
+		}
+		u, err := url.Parse(o)
+		if err != nil || !loopbackHost(u.Hostname()) {
+			return false
+		}
+	}
+	if t.opts.Token == "" {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		return loopbackHost(strings.Trim(host, "[]"))
+	}
+	return true
+}
+
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (t *httpTransport) authorized(r *http.Request) bool {
+	if t.opts.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(t.opts.Token)) == 1
+}
+
+// envelope is what the transport reads of a message before the session
+// handles it.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(t.opts.BodyTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, t.opts.MaxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, nil, CodeInvalidRequest, fmt.Sprintf("request body over %d bytes", t.opts.MaxBodyBytes))
+			return
+		}
+		writeHTTPError(w, http.StatusBadRequest, nil, CodeParseError, "reading the body: "+err.Error())
+		return
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		writeHTTPError(w, http.StatusBadRequest, nil, CodeInvalidRequest, "JSON-RPC batches are not supported")
+		return
+	}
+	var env envelope
+	_ = json.Unmarshal(body, &env) // the session reports what is wrong
+	var method string
+	_ = json.Unmarshal(env.Method, &method)
+	if len(env.ID) > 0 && (env.ID[0] == '{' || env.ID[0] == '[') {
+		env.ID = nil
+	}
+	hasID := len(env.ID) > 0 && string(env.ID) != "null"
+
+	meta, modern, _ := requestEra(env.Params)
+	scope := &legacySession{inflight: make(map[string]context.CancelFunc)}
+	ctx := r.Context()
+	var newSession string
+	if modern {
+		if msg := checkModernHeaders(r.Header, method, meta.version, env.Params); msg != "" {
+			writeHTTPError(w, http.StatusBadRequest, env.ID, CodeHeaderMismatch, msg)
+			return
+		}
+	} else {
+		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(ProtocolVersions, v) && !slices.Contains(ModernVersions, v) {
+			writeHTTPError(w, http.StatusBadRequest, env.ID, CodeInvalidRequest, "unsupported MCP-Protocol-Version: "+v)
+			return
+		}
+		switch sid := r.Header.Get("Mcp-Session-Id"); {
+		case sid != "":
+			sess := t.session(sid)
+			if sess == nil {
+				http.Error(w, "unknown or expired Mcp-Session-Id", http.StatusNotFound)
+				return
+			}
+			scope = sess
+			var stop func() bool
+			ctx, stop = mergeCancel(ctx, sess.ctx)
+			defer stop()
+		case method == "initialize":
+			newSession, scope = t.newSession()
+		}
+	}
+	isNotification := !hasID && (strings.HasPrefix(method, "notifications/") || modern)
+	out := newHTTPOut()
+	ss := &session{
+		Server: t.s, out: out, log: t.s.Log,
+		mu: &scope.mu, inflight: scope.inflight,
+		wg: &t.wg, slots: t.slots,
+	}
+	ctx, stop := mergeCancel(ctx, t.base)
+	defer stop()
+	ss.handle(ctx, body)
+	if isNotification {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var resp []byte
+	select {
+	case resp = <-out.ch:
+	case <-ctx.Done():
+		// The client went away (its cancellation, on HTTP) or the
+		// server is stopping without an answer to give.
+		select {
+		case resp = <-out.ch:
+		case <-time.After(time.Second):
+			return
+		}
+	}
+	if newSession != "" {
+		w.Header().Set("Mcp-Session-Id", newSession)
+	}
+	status := http.StatusOK
+	if modern {
+		status = modernStatus(out.code)
+	}
+	if wantsSSE(r.Header.Get("Accept")) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Accel-Buffering", "no")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, "event: message\ndata: ")
+		_, _ = w.Write(resp)
+		_, _ = io.WriteString(w, "\n\n")
+		_ = rc.Flush()
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(resp)
+}
+
+// modernStatus is the HTTP status of a modern answer with JSON-RPC error
+// code (0: a result), per the 2026-07-28 streamable HTTP page.
+func modernStatus(code int) int {
+	switch code {
+	case CodeInvalidRequest, CodeInvalidParams, CodeParseError, CodeHeaderMismatch,
+		CodeMissingRequiredClientCapability, CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	case CodeMethodNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusOK
+}
+
+// wantsSSE reports whether the client accepts only an event stream.
+func wantsSSE(accept string) bool {
+	return strings.Contains(accept, "text/event-stream") && !strings.Contains(accept, "application/json") && !strings.Contains(accept, "*/*")
+}
+
+// checkModernHeaders checks the standard headers of a modern POST against
+// its body (2026-07-28 streamable HTTP, "Server Validation"), returning
+// what is wrong.
+func checkModernHeaders(h http.Header, method, version string, params json.RawMessage) string {
+	switch v := h.Get("MCP-Protocol-Version"); {
+	case v == "":
+		return "Header mismatch: missing MCP-Protocol-Version header"
+	case v != version:
+		return fmt.Sprintf("Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'", v, version)
+	}
+	switch m := h.Get("Mcp-Method"); {
+	case m == "":
+		return "Header mismatch: missing Mcp-Method header"
+	case m != method:
+		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", m, method)
+	}
+	if method != "tools/call" {
+		return ""
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(params, &p)
+	raw := h.Get("Mcp-Name")
+	if raw == "" {
+		return "Header mismatch: missing Mcp-Name header"
+	}
+	name, ok := decodeHeaderValue(raw)
+	if !ok {
+		return "Header mismatch: Mcp-Name header is not valid base64"
+	}
+	if name != p.Name {
+		return fmt.Sprintf("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", name, p.Name)
+	}
+	return ""
+}
+
+// decodeHeaderValue undoes the =?base64?…?= sentinel encoding of header
+// values.
+func decodeHeaderValue(v string) (string, bool) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, true
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	return string(b), err == nil
+}
+
+// newSession starts a legacy session, making room for it.
+func (t *httpTransport) newSession() (string, *legacySession) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	ctx, cancel := context.WithCancel(t.base)
+	sess := &legacySession{inflight: make(map[string]context.CancelFunc), last: time.Now(), ctx: ctx, cancel: cancel}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	for k, s := range t.sessions {
+		if now.Sub(s.last) > t.opts.SessionIdle {
+			s.cancel()
+			delete(t.sessions, k)
+		}
+	}
+	for len(t.sessions) >= t.opts.MaxSessions {
+		oldest := ""
+		for k, s := range t.sessions {
+			if oldest == "" || s.last.Before(t.sessions[oldest].last) {
+				oldest = k
+			}
+		}
+		t.sessions[oldest].cancel()
+		delete(t.sessions, oldest)
+	}
+	t.sessions[id] = sess
+	return id, sess
+}
+
+// session returns the live legacy session id, or nil.
+func (t *httpTransport) session(id string) *legacySession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.sessions[id]
+	if !ok {
+		return nil
+	}
+	if time.Since(s.last) > t.opts.SessionIdle {
+		s.cancel()
+		delete(t.sessions, id)
+		return nil
+	}
+	s.last = time.Now()
+	return s
+}
+
+func (t *httpTransport) deleteSession(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	t.mu.Lock()
+	s, ok := t.sessions[id]
+	delete(t.sessions, id)
+	t.mu.Unlock()
+	if !ok {
+		http.Error(w, "unknown Mcp-Session-Id", http.StatusNotFound)
+		return
+	}
+	s.cancel()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// mergeCancel returns a context of parent that also ends when other does.
+func mergeCancel(parent, other context.Context) (context.Context, func() bool) {
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(other, cancel)
+	return ctx, func() bool { cancel(); return stop() }
+}
+
+// httpOut takes the one answer of an HTTP exchange.
+type httpOut struct {
+	ch   chan []byte
+	code int
+}
+
+func newHTTPOut() *httpOut { return &httpOut{ch: make(chan []byte, 1)} }
+
+func (o *httpOut) noteError(code int) { o.code = code }
+
+func (o *httpOut) write(parts ...[]byte) error {
+	var b []byte
+	if len(parts) == 1 {
+		b = parts[0]
+	} else {
+		n := 0
+		for _, p := range parts {
+			n += len(p)
+		}
+		b = make([]byte, 0, n)
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+	}
+	select {
+	case o.ch <- b:
+	default: // a second answer (never for one request): dropped
+	}
+	return nil
+}
+
+func (o *httpOut) failed() error { return nil }
+
+// writeHTTPError answers with status and a JSON-RPC error.
+func writeHTTPError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Error   Error           `json:"error"`
+	}{"2.0", id, Error{Code: code, Message: msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
