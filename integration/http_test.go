@@ -316,3 +316,15 @@ func TestHTTPRESTTwin(t *testing.T) {
 		assert.Contains(t, doc.Paths, "/v1/tools/"+name)
 	}
 }
+
+// The HTTP front serves a sandboxed backend as it does stdio.
+func TestHTTPSandboxed(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	h := startHTTP(t, ctx, "--sandbox")
+	s := h.sdkHTTP(t, ctx, "")
+	res := sdkCall(t, ctx, s, "bash", map[string]any{"command": "cat /proc/1/comm"})
+	var out bashOutput
+	sdkStructured(t, res, &out)
+	assert.Equal(t, "boxsh-init\n", out.Stdout, "the call ran in the sandbox")
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,4 +60,25 @@ func TestParseArgsErrors(t *testing.T) {
 	// As boxsh v3, a bad --bind value exits with 1, not 2.
 	_, err := parseArgs([]string{"--bind", "bogus:/x"}, "/")
 	assert.ErrorIs(t, err, policy.ErrBind)
+}
+
+func TestParseListen(t *testing.T) {
+	for argv, want := range map[string]string{
+		"--rpc --listen":                   "127.0.0.1:0",
+		"--rpc --listen --workers 2":       "127.0.0.1:0",
+		"--rpc --listen 8080":              "127.0.0.1:8080",
+		"--rpc --listen=0.0.0.0:9000":      "0.0.0.0:9000",
+		"--rpc --listen [::1]:0 --no-auth": "[::1]:0",
+	} {
+		o, err := parseArgs(strings.Fields(argv), "/")
+		require.NoError(t, err, argv)
+		assert.Equal(t, want, o.listen, argv)
+	}
+	o, err := parseArgs([]string{"--rpc", "--listen", "--token-file", "/t"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, "/t", o.tokenFile)
+	for _, argv := range []string{"--listen", "--token-file /t", "--rpc --no-auth --token-file /t"} {
+		_, err := parseArgs(strings.Fields(argv), "/")
+		assert.ErrorIs(t, err, policy.ErrUsage, argv)
+	}
 }
