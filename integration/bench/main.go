@@ -4,13 +4,15 @@
 //
 // Usage:
 //
-//	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-json]
+//	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-http] [-json]
 //
 // It spawns `PATH --rpc --workers N`, speaks newline-delimited JSON-RPC 2.0
 // on its stdio (initialize first, then full tools/call requests) and
 // measures cold start, sequential round trips (back to back, and 100 each
 // after 20 ms idle), pipelined throughput, read
-// tool latency, an 8 MiB bash output and idle memory. Every answer is
+// tool latency, an 8 MiB bash output and idle memory; with -http also the
+// HTTP transport (--listen): round trip, 50 concurrent clients, and the
+// memory of an idle legacy session. Every answer is
 // checked; what fails is listed as a correctness problem and makes the exit
 // status 1. With -compare both binaries take turns per measurement and the
 // table shows them side by side.
@@ -46,6 +48,7 @@ func main() {
 	flag.IntVar(&c.Reads, "reads", 1000, "read-tool calls to time")
 	flag.IntVar(&c.BigRuns, "big", 10, "8 MiB outputs to time")
 	flag.BoolVar(&c.Sandbox, "sandbox", false, "run the servers with --sandbox")
+	flag.BoolVar(&c.HTTP, "http", false, "also measure the HTTP transport (--listen; boxsh 0.2 on)")
 	flag.DurationVar(&c.Timeout, "timeout", time.Minute, "longest wait for any one answer")
 	flag.Parse()
 

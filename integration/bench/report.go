@@ -37,6 +37,11 @@ var metricDefs = []metricDef{
 	{"idle_rss_mb", "idle VmRSS, sum over tree", "MiB", 1},
 	{"idle_pss_mb", "idle PSS, sum over tree", "MiB", 1},
 	{"idle_procs", "idle processes in tree", "", 0},
+	{"http_rtt_median_ms", "HTTP round trip echo x, median", "ms", 3},
+	{"http_rtt_p90_ms", "HTTP round trip echo x, p90", "ms", 3},
+	{"http_rtt_p99_ms", "HTTP round trip echo x, p99", "ms", 3},
+	{"http_concurrent_calls_per_s", "HTTP 50 clients, true calls rate", "calls/s", 0},
+	{"http_session_kib", "HTTP idle legacy session, front RSS", "KiB", 1},
 }
 
 // report is everything one bench run produced.

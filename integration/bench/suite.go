@@ -41,7 +41,9 @@ type config struct {
 	BigRuns   int           `json:"big_runs"`
 	// Sandbox runs the servers with --sandbox (the read bench binds its
 	// directory read-only).
-	Sandbox bool          `json:"sandbox"`
+	Sandbox bool `json:"sandbox"`
+	// HTTP adds the measurements of the HTTP transport.
+	HTTP    bool          `json:"http"`
 	Timeout time.Duration `json:"-"`
 }
 
@@ -101,7 +103,11 @@ var suite = []measurement{
 // runSuite runs every measurement on every target. Targets take turns per
 // measurement so that a change in machine load affects them alike.
 func runSuite(targets []*target, c config, progress io.Writer) {
-	for _, m := range suite {
+	all := suite
+	if c.HTTP {
+		all = append(append([]measurement{}, suite...), httpSuite...)
+	}
+	for _, m := range all {
 		for _, t := range targets {
 			fmt.Fprintf(progress, "bench: %s: %s\n", t.Label, m.name)
 			if err := m.run(t, c); err != nil {

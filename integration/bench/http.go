@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The HTTP measurements (-http) run `--rpc --listen` servers: a sequential
+// round trip of `echo x` over loopback (a modern, stateless POST on a
+// kept-alive connection, to set beside the stdio figure), the throughput of
+// 50 concurrent clients, and the memory one idle legacy session costs.
+
+const (
+	// httpClients is how many clients the concurrent figure runs.
+	httpClients = 50
+	// httpSessions is how many legacy sessions the memory figure opens.
+	httpSessions = 1000
+)
+
+// httpSuite lists the HTTP measurements.
+var httpSuite = []measurement{
+	{"HTTP round trip", measureHTTPRoundTrip},
+	{"HTTP 50 clients", measureHTTPConcurrent},
+	{"HTTP idle sessions", measureHTTPSessions},
+}
+
+// httpServer is a running `--rpc --listen` server.
+type httpServer struct {
+	cmd    *exec.Cmd
+	url    string
+	token  string
+	client *http.Client
+	nextID int
+	mu     sync.Mutex
+}
+
+var listenRE = regexp.MustCompile(`MCP on (http://\S+/mcp)`)
+
+// startHTTPServer starts bin listening on a free loopback port with a token
+// in a temporary file.
+func startHTTPServer(bin string, c config) (*httpServer, error) {
+	dir, err := os.MkdirTemp("", "boxsh-bench-http")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	tokenFile := filepath.Join(dir, "token")
+	args := append(c.serverArgs(), "--listen", "127.0.0.1:0", "--token-file", tokenFile)
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	s := &httpServer{cmd: cmd, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * httpClients}}}
+	select {
+	case s.url = <-found:
+	case <-time.After(c.Timeout):
+		s.stop()
+		return nil, errors.New("no listen address on stderr")
+	}
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.token = strings.TrimSpace(string(b))
+	return s, nil
+}
+
+// stop sends SIGTERM and waits for the server.
+func (s *httpServer) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(exitLimit):
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// post sends one JSON-RPC message and returns the answer body.
+func (s *httpServer) post(ctx context.Context, body []byte, hdr map[string]string) ([]byte, http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := s.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("HTTP %d: %s", res.StatusCode, b)
+	}
+	return b, res.Header, nil
+}
+
+// modernCall makes one stateless 2026-07-28 tools/call of bash.
+func (s *httpServer) modernCall(ctx context.Context, command string) ([]byte, error) {
+	s.mu.Lock()
+	s.nextID++
+	id := s.nextID
+	s.mu.Unlock()
+	body := encode(request{ID: &id, Method: "tools/call", Params: map[string]any{
+		"name": "bash", "arguments": bashArgs(command),
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		},
+	}})
+	b, _, err := s.post(ctx, body, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "bash"})
+	return b, err
+}
+
+// httpSession runs fn on a fresh HTTP server.
+func httpSession(t *target, c config, what string, fn func(s *httpServer) error) error {
+	s, err := startHTTPServer(t.Bin, c)
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	return fn(s)
+}
+
+// measureHTTPRoundTrip times sequential `echo x` calls over HTTP.
+func measureHTTPRoundTrip(t *target, c config) error {
+	return httpSession(t, c, "HTTP round trip", func(s *httpServer) error {
+		ctx, cancel := context.WithTimeout(context.Background(), c.Timeout*10)
+		defer cancel()
+		var answers tally
+		for range c.Warmup {
+			b, err := s.modernCall(ctx, "echo x")
+			if err != nil {
+				return err
+			}
+			answers.check(checkBash(b, "x\n"))
+		}
+		lat := make(sample, 0, c.RoundTrips)
+		for range c.RoundTrips {
+			start := time.Now()
+			b, err := s.modernCall(ctx, "echo x")
+			if err != nil {
+				return err
+			}
+			lat = append(lat, time.Since(start))
+			answers.check(checkBash(b, "x\n"))
+		}
+		answers.report(t, "HTTP round trip")
+		t.set("http_rtt_median_ms", ms(lat.median()))
+		t.set("http_rtt_p90_ms", ms(lat.percentile(90)))
+		t.set("http_rtt_p99_ms", ms(lat.percentile(99)))
+		return nil
+	})
+}
+
+// measureHTTPConcurrent runs httpClients clients at once, each making
+// sequential `true` calls, and reports the total rate.
+func measureHTTPConcurrent(t *target, c config) error {
+	return httpSession(t, c, "HTTP 50 clients", func(s *httpServer) error {
+		ctx, cancel := context.WithTimeout(context.Background(), c.Timeout*10)
+		defer cancel()
+		per := max(1, c.Pipelined/httpClients)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var answers tally
+		var firstErr error
+		start := time.Now()
+		for range httpClients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range per {
+					b, err := s.modernCall(ctx, "true")
+					mu.Lock()
+					if err != nil && firstErr == nil {
+						firstErr = err
+					}
+					if err == nil {
+						answers.check(checkBash(b, ""))
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		total := time.Since(start)
+		if firstErr != nil {
+			return firstErr
+		}
+		answers.report(t, "HTTP 50 clients")
+		t.set("http_concurrent_calls_per_s", float64(httpClients*per)/total.Seconds())
+		return nil
+	})
+}
+
+// measureHTTPSessions opens httpSessions legacy sessions and reports the
+// front's RSS growth per session.
+func measureHTTPSessions(t *target, c config) error {
+	return httpSession(t, c, "HTTP idle sessions", func(s *httpServer) error {
+		ctx, cancel := context.WithTimeout(context.Background(), c.Timeout*10)
+		defer cancel()
+		init := func() error {
+			id := 1
+			body := encode(request{ID: &id, Method: "initialize", Params: map[string]any{
+				"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+				"clientInfo": map[string]any{"name": "boxsh-bench", "version": "1"},
+			}})
+			_, hdr, err := s.post(ctx, body, nil)
+			if err == nil && hdr.Get("Mcp-Session-Id") == "" {
+				err = errors.New("initialize answered without Mcp-Session-Id")
+			}
+			return err
+		}
+		for range 20 {
+			if err := init(); err != nil {
+				return err
+			}
+		}
+		time.Sleep(idlePause)
+		before, err := statusField(s.cmd.Process.Pid, "VmRSS")
+		if err != nil {
+			return err
+		}
+		for range httpSessions {
+			if err := init(); err != nil {
+				return err
+			}
+		}
+		time.Sleep(idlePause)
+		after, err := statusField(s.cmd.Process.Pid, "VmRSS")
+		if err != nil {
+			return err
+		}
+		t.set("http_session_kib", float64(after-before)/httpSessions)
+		return nil
+	})
+}
