@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -263,14 +264,6 @@ func (t *httpTransport) authorized(r *http.Request) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(t.opts.Token)) == 1
 }
 
-// envelope is what the transport reads of a message before the session
-// handles it.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method json.RawMessage `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(t.opts.BodyTimeout))
@@ -290,27 +283,30 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, nil, CodeInvalidRequest, "JSON-RPC batches are not supported")
 		return
 	}
-	var env envelope
-	_ = json.Unmarshal(body, &env) // the session reports what is wrong
-	var method string
-	_ = json.Unmarshal(env.Method, &method)
-	if len(env.ID) > 0 && (env.ID[0] == '{' || env.ID[0] == '[') {
-		env.ID = nil
+	out := &httpOut{t: t, w: w, r: r, modern: true, done: make(chan struct{})}
+	defer out.close()
+	ss := &session{
+		Server: t.s, out: out, log: t.s.Log,
+		wg: &t.wg, slots: t.slots,
 	}
-	hasID := len(env.ID) > 0 && string(env.ID) != "null"
-
-	meta, modern, _ := requestEra(env.Params)
+	p, ok := ss.parse(body)
+	if !ok {
+		return // malformed: parse answered
+	}
+	method := p.method
+	hasID := p.id != nil && string(p.id) != "null"
+	e := eraOf(p)
 	scope := &legacySession{inflight: make(map[string]context.CancelFunc)}
 	ctx := r.Context()
 	var newSession string
-	if modern {
-		if msg := checkModernHeaders(r.Header, method, meta.version, env.Params); msg != "" {
-			writeHTTPError(w, http.StatusBadRequest, env.ID, CodeHeaderMismatch, msg)
+	if e.modern {
+		if msg := checkModernHeaders(r.Header, method, e.meta.version, p.req.Params); msg != "" && e.err == nil {
+			writeHTTPError(w, http.StatusBadRequest, p.id, CodeHeaderMismatch, msg)
 			return
 		}
 	} else {
 		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(ProtocolVersions, v) && !slices.Contains(ModernVersions, v) {
-			writeHTTPError(w, http.StatusBadRequest, env.ID, CodeInvalidRequest, "unsupported MCP-Protocol-Version: "+v)
+			writeHTTPError(w, http.StatusBadRequest, p.id, CodeInvalidRequest, "unsupported MCP-Protocol-Version: "+v)
 			return
 		}
 		switch sid := r.Header.Get("Mcp-Session-Id"); {
@@ -328,53 +324,24 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 			newSession, scope = t.newSession()
 		}
 	}
-	isNotification := !hasID && (strings.HasPrefix(method, "notifications/") || modern)
-	out := newHTTPOut()
-	ss := &session{
-		Server: t.s, out: out, log: t.s.Log,
-		mu: &scope.mu, inflight: scope.inflight,
-		wg: &t.wg, slots: t.slots,
-	}
-	ctx, stop := mergeCancel(ctx, t.base)
-	defer stop()
-	ss.handle(ctx, body)
+	isNotification := !hasID && (strings.HasPrefix(method, "notifications/") || e.modern)
+	ss.mu, ss.inflight = &scope.mu, scope.inflight
+	out.modern, out.session = e.modern, newSession
+	ss.dispatch(ctx, p, e)
 	if isNotification {
-		w.WriteHeader(http.StatusAccepted)
+		out.accepted()
 		return
 	}
-	var resp []byte
 	select {
-	case resp = <-out.ch:
+	case <-out.done:
 	case <-ctx.Done():
 		// The client went away (its cancellation, on HTTP) or the
-		// server is stopping without an answer to give.
+		// server is stopping: give a cancelled call a moment to answer.
 		select {
-		case resp = <-out.ch:
+		case <-out.done:
 		case <-time.After(time.Second):
-			return
 		}
 	}
-	if newSession != "" {
-		w.Header().Set("Mcp-Session-Id", newSession)
-	}
-	status := http.StatusOK
-	if modern {
-		status = modernStatus(out.code)
-	}
-	if wantsSSE(r.Header.Get("Accept")) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Accel-Buffering", "no")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, "event: message\ndata: ")
-		_, _ = w.Write(resp)
-		_, _ = io.WriteString(w, "\n\n")
-		_ = rc.Flush()
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(resp)
 }
 
 // modernStatus is the HTTP status of a modern answer with JSON-RPC error
@@ -515,35 +482,89 @@ func mergeCancel(parent, other context.Context) (context.Context, func() bool) {
 	return ctx, func() bool { cancel(); return stop() }
 }
 
-// httpOut takes the one answer of an HTTP exchange.
+// httpOut is the one answer of an HTTP exchange. Whoever finishes the call
+// (for boxsh-init, the goroutine reading its replies) writes it straight
+// to the connection, as on stdio, while the handler waits for done: no
+// hand-over on the way out.
 type httpOut struct {
-	ch   chan []byte
-	code int
-}
+	t       *httpTransport
+	w       http.ResponseWriter
+	r       *http.Request
+	modern  bool   // map error codes to statuses
+	session string // a new legacy session's id
+	code    int    // the error code noted, 0 for a result
+	done    chan struct{}
 
-func newHTTPOut() *httpOut { return &httpOut{ch: make(chan []byte, 1)} }
+	mu      sync.Mutex
+	written bool // the answer went out, or the handler has returned
+}
 
 func (o *httpOut) noteError(code int) { o.code = code }
 
 func (o *httpOut) write(parts ...[]byte) error {
-	var b []byte
-	if len(parts) == 1 {
-		b = parts[0]
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.written {
+		return nil // too late, or a second answer (never for one request)
+	}
+	o.written = true
+	defer close(o.done)
+	w := o.w
+	if o.session != "" {
+		w.Header().Set("Mcp-Session-Id", o.session)
+	}
+	status := http.StatusOK
+	if o.modern {
+		status = modernStatus(o.code)
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	sse := wantsSSE(o.r.Header.Get("Accept"))
+	if sse {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Accel-Buffering", "no")
+		n += len(ssePrefix) + len(sseSuffix)
 	} else {
-		n := 0
-		for _, p := range parts {
-			n += len(p)
-		}
-		b = make([]byte, 0, n)
-		for _, p := range parts {
-			b = append(b, p...)
-		}
+		w.Header().Set("Content-Type", "application/json")
 	}
-	select {
-	case o.ch <- b:
-	default: // a second answer (never for one request): dropped
+	w.Header().Set("Content-Length", strconv.Itoa(n))
+	w.WriteHeader(status)
+	if sse {
+		_, _ = io.WriteString(w, ssePrefix)
 	}
+	for _, p := range parts {
+		_, _ = w.Write(p)
+	}
+	if sse {
+		_, _ = io.WriteString(w, sseSuffix)
+	}
+	_ = http.NewResponseController(w).Flush()
 	return nil
+}
+
+const (
+	ssePrefix = "event: message\ndata: "
+	sseSuffix = "\n\n"
+)
+
+// accepted answers a notification: 202, no body.
+func (o *httpOut) accepted() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.written {
+		o.written = true
+		o.w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// close ends the exchange: later answers are dropped.
+func (o *httpOut) close() {
+	o.mu.Lock()
+	o.written = true
+	o.mu.Unlock()
 }
 
 func (o *httpOut) failed() error { return nil }

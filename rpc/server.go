@@ -229,10 +229,38 @@ func (ss *session) handleInput(ctx context.Context, msg []byte, err error) error
 
 // handle answers one message, starting a goroutine for tool calls.
 func (ss *session) handle(ctx context.Context, msg []byte) {
+	p, ok := ss.parse(msg)
+	if !ok {
+		return
+	}
+	ss.dispatch(ctx, p, eraOf(p))
+}
+
+// parsed is a message that is an object with a usable id and a method.
+type parsed struct {
+	req    request
+	id     json.RawMessage // nil when absent
+	method string
+}
+
+// era is which protocol era a request is of (see requestEra).
+type era struct {
+	meta   modernMeta
+	modern bool
+	err    *Error
+}
+
+func eraOf(p *parsed) era {
+	m, modern, err := requestEra(p.req.Params)
+	return era{m, modern, err}
+}
+
+// parse decodes a message, answering those that cannot be dispatched.
+func (ss *session) parse(msg []byte) (*parsed, bool) {
 	var req request
 	if bytes.Equal(bytes.TrimSpace(msg), []byte("null")) {
 		ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
-		return
+		return nil, false
 	}
 	badMethod := false
 	if err := json.Unmarshal(msg, &req); err != nil {
@@ -243,10 +271,10 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 			badMethod = true
 		case errors.As(err, &typeErr) || (len(bytes.TrimSpace(msg)) > 0 && json.Valid(msg)):
 			ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
-			return
+			return nil, false
 		default:
 			ss.writeError(nil, CodeParseError, "parse_error: invalid JSON: "+err.Error())
-			return
+			return nil, false
 		}
 	}
 	id := req.ID
@@ -254,7 +282,7 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 		id = nil
 	} else if c := id[0]; c == '{' || c == '[' || c == 't' || c == 'f' {
 		ss.writeError(nil, CodeInvalidRequest, "parse_error: id must be a string, a number or null")
-		return
+		return nil, false
 	} else if !utf8.Valid(id) {
 		// Echo the id as valid JSON text: invalid bytes become U+FFFD.
 		var s string
@@ -263,9 +291,14 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 	}
 	if req.Method == nil || badMethod {
 		ss.writeError(id, CodeInvalidRequest, "parse_error: missing or non-string field: method")
-		return
+		return nil, false
 	}
-	method := *req.Method
+	return &parsed{req: req, id: id, method: *req.Method}, true
+}
+
+// dispatch answers a parsed message of era e.
+func (ss *session) dispatch(ctx context.Context, p *parsed, e era) {
+	req, id, method := &p.req, p.id, p.method
 	if len(method) > len("notifications/") && method[:len("notifications/")] == "notifications/" {
 		if id != nil && string(id) != "null" {
 			// A notification with an id is neither: say so rather than
@@ -276,7 +309,7 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 		ss.notification(method, req.Params)
 		return
 	}
-	if meta, modern, rpcErr := requestEra(req.Params); modern {
+	if e.modern {
 		switch {
 		case req.JSONRPC != "2.0":
 			ss.writeError(id, CodeInvalidRequest, `jsonrpc must be "2.0"`)
@@ -284,10 +317,10 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 			ss.log.Debug("modern request without id ignored as a notification", "method", method)
 		case string(id) == "null":
 			ss.writeError(nil, CodeInvalidRequest, "id must be a string or an integer, not null")
-		case rpcErr != nil:
-			ss.writeErr(id, rpcErr)
+		case e.err != nil:
+			ss.writeErr(id, e.err)
 		default:
-			ss.handleModern(ctx, &req, id, method, meta)
+			ss.handleModern(ctx, req, id, method, e.meta)
 		}
 		return
 	}

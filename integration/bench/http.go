@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,14 +165,69 @@ func httpSession(t *target, c config, what string, fn func(s *httpServer) error)
 	return fn(s)
 }
 
+// rawConn is a minimal HTTP/1.1 keep-alive client on one connection, as
+// the stdio figures use a raw pipe: the figure is the server's, without
+// net/http's client goroutines.
+type rawConn struct {
+	s    *httpServer
+	conn net.Conn
+	br   *bufio.Reader
+	id   int
+}
+
+func (s *httpServer) dialRaw() (*rawConn, error) {
+	u, err := url.Parse(s.url)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	return &rawConn{s: s, conn: conn, br: bufio.NewReader(conn)}, nil
+}
+
+// call makes one modern tools/call of bash and returns the answer body.
+func (rc *rawConn) call(command string) ([]byte, error) {
+	rc.id++
+	id := rc.id
+	body := encode(request{ID: &id, Method: "tools/call", Params: map[string]any{
+		"name": "bash", "arguments": bashArgs(command),
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		},
+	}})
+	u, _ := url.Parse(rc.s.url)
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: bash\r\nContent-Length: %d\r\n\r\n",
+		u.Path, u.Host, rc.s.token, len(body))
+	if _, err := rc.conn.Write(append([]byte(head), body...)); err != nil {
+		return nil, err
+	}
+	res, err := http.ReadResponse(rc.br, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err == nil && res.StatusCode != http.StatusOK {
+		err = fmt.Errorf("HTTP %d: %s", res.StatusCode, b)
+	}
+	return b, err
+}
+
 // measureHTTPRoundTrip times sequential `echo x` calls over HTTP.
 func measureHTTPRoundTrip(t *target, c config) error {
 	return httpSession(t, c, "HTTP round trip", func(s *httpServer) error {
-		ctx, cancel := context.WithTimeout(context.Background(), c.Timeout*10)
-		defer cancel()
+		rc, err := s.dialRaw()
+		if err != nil {
+			return err
+		}
+		defer rc.conn.Close()
 		var answers tally
 		for range c.Warmup {
-			b, err := s.modernCall(ctx, "echo x")
+			b, err := rc.call("echo x")
 			if err != nil {
 				return err
 			}
@@ -179,7 +236,7 @@ func measureHTTPRoundTrip(t *target, c config) error {
 		lat := make(sample, 0, c.RoundTrips)
 		for range c.RoundTrips {
 			start := time.Now()
-			b, err := s.modernCall(ctx, "echo x")
+			b, err := rc.call("echo x")
 			if err != nil {
 				return err
 			}
@@ -258,7 +315,7 @@ func measureHTTPSessions(t *target, c config) error {
 			}
 		}
 		time.Sleep(idlePause)
-		before, err := statusField(s.cmd.Process.Pid, "VmRSS")
+		before, err := statusField(s.cmd.Process.Pid, "VmRSS:")
 		if err != nil {
 			return err
 		}
@@ -268,7 +325,7 @@ func measureHTTPSessions(t *target, c config) error {
 			}
 		}
 		time.Sleep(idlePause)
-		after, err := statusField(s.cmd.Process.Pid, "VmRSS")
+		after, err := statusField(s.cmd.Process.Pid, "VmRSS:")
 		if err != nil {
 			return err
 		}
