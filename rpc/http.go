@@ -286,7 +286,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	out := &httpOut{t: t, w: w, r: r, modern: true, done: make(chan struct{})}
 	defer out.close()
 	ss := &session{
-		Server: t.s, out: out, log: t.s.Log,
+		Server: t.s, out: out, log: t.s.Log, life: t.base,
 		wg: &t.wg, slots: t.slots,
 	}
 	p, ok := ss.parse(body)
@@ -378,13 +378,22 @@ func checkModernHeaders(h http.Header, method, version string, params json.RawMe
 	case m != method:
 		return fmt.Sprintf("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", m, method)
 	}
-	if method != "tools/call" {
+	var p struct {
+		Name   string `json:"name"`
+		TaskID string `json:"taskId"`
+	}
+	switch method {
+	case "tools/call":
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The Tasks extension routes on the task id (SEP-2663).
+		_ = json.Unmarshal(params, &p)
+		p.Name = p.TaskID
+	default:
 		return ""
 	}
-	var p struct {
-		Name string `json:"name"`
+	if method == "tools/call" {
+		_ = json.Unmarshal(params, &p)
 	}
-	_ = json.Unmarshal(params, &p)
 	raw := h.Get("Mcp-Name")
 	if raw == "" {
 		return "Header mismatch: missing Mcp-Name header"

@@ -317,3 +317,32 @@ func TestRESTTwin(t *testing.T) {
 	}
 	assert.Contains(t, string(b), `"exit_code"`, "bash's output schema")
 }
+
+// A task made over HTTP outlives the exchange that returned its handle,
+// and any later exchange can poll it.
+func TestHTTPTask(t *testing.T) {
+	setTaskTiming(t, 50*time.Millisecond, time.Minute)
+	url, _ := httpServer(t, HTTPOptions{Token: testToken})
+	r := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+taskParams(`"name":"bash","arguments":{"command":"sleep:300"}`)+`}`, modernHeaders("tools/call", "bash"))
+	require.Equal(t, 200, r.status, "%s", r.body)
+	v := decodeTask(t, r.resp)
+	require.Equal(t, "task", v.ResultType)
+
+	hdr := modernHeaders("tasks/get", v.TaskID)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r = post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":`+taskParams(`"taskId":"`+v.TaskID+`"`)+`}`, hdr)
+		require.Equal(t, 200, r.status, "%s", r.body)
+		if decodeTask(t, r.resp).Status != taskWorking || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	done := decodeTask(t, r.resp)
+	assert.Equal(t, taskCompleted, done.Status, "the call was not cancelled when its exchange ended")
+	assert.Contains(t, string(done.Result), "sleep:300")
+
+	// Mcp-Name must name the task.
+	r = post(t, url, `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":`+taskParams(`"taskId":"`+v.TaskID+`"`)+`}`, modernHeaders("tasks/get", "other"))
+	assert.Equal(t, 400, r.status)
+}

@@ -56,6 +56,9 @@ var protocolVersionKey = []byte(`"` + metaProtocolVersion + `"`)
 type modernMeta struct {
 	version string
 	client  string
+	// tasks tells that the client takes task handles (the Tasks
+	// extension in its capabilities).
+	tasks bool
 }
 
 // requestEra reads the per-request protocol fields of params. It returns
@@ -89,8 +92,16 @@ func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
 		data, _ := json.Marshal(map[string]any{"supported": supportedVersions(), "requested": m.version})
 		return m, true, &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
 	}
-	if caps := p.Meta[metaClientCapabilities]; len(caps) == 0 || caps[0] != '{' {
+	caps := p.Meta[metaClientCapabilities]
+	if len(caps) == 0 || caps[0] != '{' {
 		return m, true, &Error{Code: CodeInvalidParams, Message: "missing or invalid _meta field " + metaClientCapabilities + " (an object)"}
+	}
+	if bytes.Contains(caps, []byte(extTasks)) {
+		var c struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		}
+		_ = json.Unmarshal(caps, &c)
+		_, m.tasks = c.Extensions[extTasks]
 	}
 	if info, present := p.Meta[metaClientInfo]; present {
 		var ci struct {
@@ -133,10 +144,27 @@ func newModernResults(s *Server) (*modernResults, error) {
 	r.discover, err = json.Marshal(map[string]any{
 		"resultType": "complete", "_meta": json.RawMessage(meta),
 		"supportedVersions": supportedVersions(),
-		"capabilities":      map[string]any{"tools": map[string]any{}},
-		"ttlMs":             listTTL, "cacheScope": "private",
+		"capabilities": map[string]any{"tools": map[string]any{},
+			"extensions": map[string]any{extTasks: map[string]any{}}},
+		"ttlMs": listTTL, "cacheScope": "private",
 	})
 	return r, err
+}
+
+// wrapAs splices resultType rt and the server's _meta into an object the
+// server encoded itself (so without either member).
+func (r *modernResults) wrapAs(rt string, obj []byte) []byte {
+	meta := r.head[len(`{"resultType":"complete","_meta":`):]
+	out := make([]byte, 0, len(obj)+len(meta)+len(rt)+32)
+	out = append(out, `{"resultType":"`...)
+	out = append(out, rt...)
+	out = append(out, `","_meta":`...)
+	out = append(out, meta...)
+	if inner := bytes.TrimSpace(obj[1 : len(obj)-1]); len(inner) > 0 {
+		out = append(out, ',')
+		out = append(out, inner...)
+	}
+	return append(out, '}')
 }
 
 // wrap turns an encoded result object into a modern one, adding resultType
@@ -181,7 +209,13 @@ func (ss *session) handleModern(ctx context.Context, req *request, id json.RawMe
 	case "tools/list":
 		ss.writeResult(id, ss.modern.toolsList)
 	case "tools/call":
+		if meta.tasks {
+			ss.toolsCallTask(ctx, id, req.Params)
+			return
+		}
 		ss.toolsCall(ctx, id, req.Params, true)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		ss.taskMethod(id, method, req.Params)
 	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
 		// Removed by 2026-07-28 (SEP-2575).
 		ss.writeError(id, CodeMethodNotFound, strconv.Quote(method)+" is not part of protocol version "+meta.version)

@@ -74,6 +74,7 @@ type Server struct {
 	// versions (every tool).
 	toolsList, allToolsList []byte
 	modern                  *modernResults
+	tasks                   *taskStore
 }
 
 // request is an incoming JSON-RPC message.
@@ -90,6 +91,9 @@ type session struct {
 	in  *reader
 	out output
 	log hclog.Logger
+	// life ends with the session or transport (not with one HTTP
+	// request): the context of calls that outlive their request (tasks).
+	life context.Context
 
 	// mu guards inflight; both, like wg and slots, may be shared by the
 	// sessions of one transport (see http.go).
@@ -121,6 +125,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		Server:   s,
 		in:       newReader(in, MaxMessageSize),
 		log:      s.Log,
+		life:     ctx,
 		mu:       new(sync.Mutex),
 		inflight: make(map[string]context.CancelFunc),
 		wg:       new(sync.WaitGroup),
@@ -157,6 +162,9 @@ func (s *Server) prepare() error {
 		if s.allToolsList, err = json.Marshal(map[string]any{"tools": s.Tools.AllSpecs()}); err != nil {
 			return fmt.Errorf("encode tools list: %w", err)
 		}
+	}
+	if s.tasks == nil {
+		s.tasks = newTaskStore()
 	}
 	if s.modern == nil {
 		m, err := newModernResults(s)
@@ -394,33 +402,47 @@ func (ss *session) notification(method string, params json.RawMessage) {
 // toolsCall validates a tools/call and hands it to the backend; modern
 // results get the fields of 2026-07-28.
 func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params json.RawMessage, modern bool) {
+	name, args, ok := ss.callArgs(id, params)
+	if !ok {
+		return
+	}
+	ss.startCall(ctx, id, name, args, modern)
+}
+
+// callArgs reads and validates the tool and arguments of a tools/call,
+// answering when they are wrong.
+func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (string, json.RawMessage, bool) {
 	var p struct {
 		Name      any             `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil && len(params) > 0 && string(params) != "null" {
 		ss.writeError(id, CodeInvalidParams, "tools/call params must be an object")
-		return
+		return "", nil, false
 	}
 	name, ok := p.Name.(string)
 	if !ok {
 		ss.writeError(id, CodeInvalidParams, "tools/call missing string field: params.name")
-		return
+		return "", nil, false
 	}
 	spec, ok := ss.Tools.Lookup(name)
 	if !ok {
 		ss.writeError(id, CodeInvalidParams, "unknown tool: "+name)
-		return
+		return "", nil, false
 	}
 	if err := spec.Validate(p.Arguments); err != nil {
 		ss.writeError(id, CodeInvalidParams, err.Error())
-		return
+		return "", nil, false
 	}
 	args := p.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	return name, args, true
+}
 
+// startCall hands a validated call to the backend.
+func (ss *session) startCall(ctx context.Context, id json.RawMessage, name string, args json.RawMessage, modern bool) {
 	select {
 	case ss.slots <- struct{}{}:
 	case <-ctx.Done():

@@ -40,6 +40,14 @@ func fakeRun(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 	case "bad":
 		return nil, &frame.Error{Code: CodeInvalidParams, Message: "bad thing"}
 	}
+	if ms, ok := strings.CutPrefix(a.Command, "sleep:"); ok {
+		d, _ := time.ParseDuration(ms + "ms")
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	return json.Marshal(tool.StructuredResult(tool.BashOutput{Stdout: a.Command}))
 }
 

@@ -1,0 +1,107 @@
+package integration
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// taskParams are params of a 2026-07-28 client that takes task handles.
+func taskParams(params map[string]any) map[string]any {
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion": modernVersion,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{
+			"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+		},
+	}
+	return params
+}
+
+type taskState struct {
+	ResultType string          `json:"resultType"`
+	TaskID     string          `json:"taskId"`
+	Status     string          `json:"status"`
+	Result     json.RawMessage `json:"result"`
+}
+
+func decodeTaskMsg(t *testing.T, m message) taskState {
+	t.Helper()
+	require.Nil(t, m.Error, "%s", m.Raw)
+	var ts taskState
+	require.NoError(t, json.Unmarshal(m.Result, &ts), "%s", m.Raw)
+	return ts
+}
+
+// pollTask calls tasks/get until the task is no longer working.
+func pollTask(t *testing.T, get func() message) taskState {
+	t.Helper()
+	deadline := time.Now().Add(replyTimeout)
+	for {
+		ts := decodeTaskMsg(t, get())
+		if ts.Status != "working" {
+			return ts
+		}
+		require.True(t, time.Now().Before(deadline), "task still working")
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Long bash calls of a client that opts in become tasks: poll to the
+// result, or cancel them, which kills the command.
+func TestTasksStdio(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ctx, serverOptions{})
+
+	m := s.roundTrip("tools/call", taskParams(callParams("bash", map[string]any{"command": "echo quick"})))
+	assert.Equal(t, "quick\n", m.bash(t).Stdout, "a quick call is answered directly")
+
+	m = s.roundTrip("tools/call", taskParams(callParams("bash", map[string]any{"command": "sleep 1.5; echo finished"})))
+	ts := decodeTaskMsg(t, m)
+	require.Equal(t, "task", ts.ResultType, "%s", m.Raw)
+	s.requireServing() // the server goes on meanwhile
+	done := pollTask(t, func() message {
+		return s.roundTrip("tasks/get", taskParams(map[string]any{"taskId": ts.TaskID}))
+	})
+	require.Equal(t, "completed", done.Status)
+	var res toolResult
+	require.NoError(t, json.Unmarshal(done.Result, &res))
+	var out bashOutput
+	require.NoError(t, json.Unmarshal(res.StructuredContent, &out))
+	assert.Equal(t, "finished\n", out.Stdout)
+
+	marker := sleepMarker(120)
+	killMarkedAtCleanup(t, marker)
+	m = s.roundTrip("tools/call", taskParams(callParams("bash", map[string]any{"command": "sleep " + marker})))
+	ts = decodeTaskMsg(t, m)
+	require.Equal(t, "task", ts.ResultType, "%s", m.Raw)
+	waitForProcess(t, marker)
+	m = s.roundTrip("tasks/cancel", taskParams(map[string]any{"taskId": ts.TaskID}))
+	require.Nil(t, m.Error, "%s", m.Raw)
+	assert.Equal(t, "cancelled", pollTask(t, func() message {
+		return s.roundTrip("tasks/get", taskParams(map[string]any{"taskId": ts.TaskID}))
+	}).Status)
+	requireNoProcess(t, 5*time.Second, marker)
+}
+
+// A task made over HTTP is polled by later exchanges.
+func TestTasksHTTP(t *testing.T) {
+	ctx := testContext(t)
+	h := startHTTP(t, ctx)
+	status, m := h.rawPost(t, "tools/call", taskParams(callParams("bash", map[string]any{"command": "sleep 1.3; echo over-http"})), nil)
+	require.Equal(t, 200, status, "%s", m.Raw)
+	ts := decodeTaskMsg(t, m)
+	require.Equal(t, "task", ts.ResultType)
+	done := pollTask(t, func() message {
+		st, m := h.rawPost(t, "tasks/get", taskParams(map[string]any{"taskId": ts.TaskID}), map[string]string{"Mcp-Name": ts.TaskID})
+		require.Equal(t, 200, st, "%s", m.Raw)
+		return m
+	})
+	require.Equal(t, "completed", done.Status)
+	assert.Contains(t, string(done.Result), "over-http")
+}
