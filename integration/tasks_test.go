@@ -105,3 +105,39 @@ func TestTasksHTTP(t *testing.T) {
 	require.Equal(t, "completed", done.Status)
 	assert.Contains(t, string(done.Result), "over-http")
 }
+
+// A call whose request carries a progressToken gets notifications/progress
+// while it runs, then its answer.
+func TestProgressStdio(t *testing.T) {
+	ctx := testContext(t)
+	s := startServer(t, ctx, serverOptions{})
+	params := modernParams(callParams("bash", map[string]any{"command": "sleep 2.5; echo progressed"}))
+	params["_meta"].(map[string]any)["progressToken"] = "tok-1"
+	s.request("p1", "tools/call", params)
+	var progress []float64
+	for {
+		m := s.next()
+		if len(m.ID) > 0 {
+			require.Equal(t, `"p1"`, string(m.ID))
+			assert.Equal(t, "progressed\n", m.bash(t).Stdout)
+			break
+		}
+		var n struct {
+			Method string `json:"method"`
+			Params struct {
+				ProgressToken string  `json:"progressToken"`
+				Progress      float64 `json:"progress"`
+			} `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal(m.Raw, &n))
+		require.Equal(t, "notifications/progress", n.Method, "%s", m.Raw)
+		assert.Equal(t, "tok-1", n.Params.ProgressToken)
+		progress = append(progress, n.Params.Progress)
+	}
+	require.GreaterOrEqual(t, len(progress), 2, "one a second, at most")
+	assert.LessOrEqual(t, len(progress), 3)
+	for i := 1; i < len(progress); i++ {
+		assert.Greater(t, progress[i], progress[i-1])
+	}
+	s.requireServing()
+}

@@ -504,8 +504,35 @@ type httpOut struct {
 	code    int    // the error code noted, 0 for a result
 	done    chan struct{}
 
-	mu      sync.Mutex
-	written bool // the answer went out, or the handler has returned
+	mu        sync.Mutex
+	written   bool // the answer went out, or the handler has returned
+	streaming bool // an SSE stream was started for notifications
+}
+
+// notify sends a notification about the request ahead of its answer, which
+// makes the answer an SSE stream; dropped for a client that takes only
+// JSON.
+func (o *httpOut) notify(msg []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.written || !strings.Contains(o.r.Header.Get("Accept"), "text/event-stream") {
+		return nil
+	}
+	w := o.w
+	if !o.streaming {
+		o.streaming = true
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Accel-Buffering", "no")
+		if o.session != "" {
+			w.Header().Set("Mcp-Session-Id", o.session)
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	_, _ = io.WriteString(w, ssePrefix)
+	_, _ = w.Write(msg)
+	_, _ = io.WriteString(w, sseSuffix)
+	return http.NewResponseController(w).Flush()
 }
 
 func (o *httpOut) noteError(code int) { o.code = code }
@@ -519,6 +546,15 @@ func (o *httpOut) write(parts ...[]byte) error {
 	o.written = true
 	defer close(o.done)
 	w := o.w
+	if o.streaming {
+		_, _ = io.WriteString(w, ssePrefix)
+		for _, p := range parts {
+			_, _ = w.Write(p)
+		}
+		_, _ = io.WriteString(w, sseSuffix)
+		_ = http.NewResponseController(w).Flush()
+		return nil
+	}
 	if o.session != "" {
 		w.Header().Set("Mcp-Session-Id", o.session)
 	}

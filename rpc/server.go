@@ -406,7 +406,7 @@ func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params jso
 	if !ok {
 		return
 	}
-	ss.startCall(ctx, id, name, args, modern)
+	ss.startCall(ctx, id, name, args, modern, progressToken(params))
 }
 
 // callArgs reads and validates the tool and arguments of a tools/call,
@@ -442,7 +442,7 @@ func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (string,
 }
 
 // startCall hands a validated call to the backend.
-func (ss *session) startCall(ctx context.Context, id json.RawMessage, name string, args json.RawMessage, modern bool) {
+func (ss *session) startCall(ctx context.Context, id json.RawMessage, name string, args json.RawMessage, modern bool, progress json.RawMessage) {
 	select {
 	case ss.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -461,10 +461,12 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 		ss.mu.Unlock()
 	}
 	ss.wg.Add(1)
+	stopProgress := ss.startProgress(callCtx, progress)
 	finish := func(result json.RawMessage, err error) {
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()
 		defer cancel()
+		stopProgress()
 		if tracked {
 			ss.mu.Lock()
 			delete(ss.inflight, key)
@@ -538,8 +540,10 @@ func (ss *session) writeErr(id json.RawMessage, e *Error) {
 // output is where a session writes its responses: the stdio writer, or one
 // HTTP exchange.
 type output interface {
-	// write writes one message made of parts.
+	// write writes one message made of parts: the answer.
 	write(parts ...[]byte) error
+	// notify writes a notification about the request being answered.
+	notify(msg []byte) error
 	// failed returns the error that ended the output, if any.
 	failed() error
 }

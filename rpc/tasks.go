@@ -163,7 +163,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 		return
 	}
 	if name != tool.Bash {
-		ss.startCall(ctx, id, name, args, true)
+		ss.startCall(ctx, id, name, args, true, progressToken(params))
 		return
 	}
 	select {
@@ -197,6 +197,9 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 	}
 	ss.mu.Unlock()
 	ss.wg.Add(1)
+	// Progress goes to the request until it becomes a task (the extension
+	// has no progress on tasks).
+	stopProgress := ss.startProgress(callCtx, progressToken(params))
 	timer := time.AfterFunc(taskAfter, func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -204,6 +207,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 			return
 		}
 		answered = true
+		stopProgress()
 		tk = ss.tasks.create(cancel)
 		ss.log.Debug("bash call became a task", "id", key, "task", tk.id)
 		ss.writeResult(id, ss.modern.wrapAs("task", ss.tasks.encode(tk)))
@@ -212,6 +216,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()
 		defer cancel()
+		stopProgress()
 		stopReq()
 		timer.Stop()
 		if !dup {

@@ -187,6 +187,9 @@ func (wr *writer) failed() error {
 	return wr.err
 }
 
+// notify writes a notification: on stdio, a message like any other.
+func (wr *writer) notify(msg []byte) error { return wr.write(msg) }
+
 // write writes one message and flushes it. After a write error every later
 // write fails with the same error.
 func (wr *writer) write(parts ...[]byte) error {
