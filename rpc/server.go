@@ -94,6 +94,8 @@ type session struct {
 	// life ends with the session or transport (not with one HTTP
 	// request): the context of calls that outlive their request (tasks).
 	life context.Context
+	// own are the running tasks a stdio session made (nil on HTTP).
+	own *ownTasks
 
 	// mu guards inflight; both, like wg and slots, may be shared by the
 	// sessions of one transport (see http.go).
@@ -126,6 +128,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		in:       newReader(in, MaxMessageSize),
 		log:      s.Log,
 		life:     ctx,
+		own:      &ownTasks{cancel: map[*task]context.CancelFunc{}},
 		mu:       new(sync.Mutex),
 		inflight: make(map[string]context.CancelFunc),
 		wg:       new(sync.WaitGroup),
@@ -136,6 +139,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil && !errors.Is(err, io.EOF) {
 		cancel()
 	}
+	// Nobody can poll this session's tasks any more.
+	ss.cancelTasks()
 	ss.wg.Wait()
 	if werr := ss.out.failed(); werr != nil {
 		return fmt.Errorf("write response: %w", werr)

@@ -154,6 +154,43 @@ func (ts *taskStore) encode(t *task) []byte {
 	return append(b, '}')
 }
 
+// ownTasks are the running tasks of a stdio session, cancelled when its
+// input ends: no one could poll them afterwards, and a stdio server
+// should exit promptly at the end of its input.
+type ownTasks struct {
+	mu     sync.Mutex
+	cancel map[*task]context.CancelFunc
+}
+
+func (o *ownTasks) add(t *task, cancel context.CancelFunc) {
+	if o != nil {
+		o.mu.Lock()
+		o.cancel[t] = cancel
+		o.mu.Unlock()
+	}
+}
+
+func (o *ownTasks) remove(t *task) {
+	if o != nil {
+		o.mu.Lock()
+		delete(o.cancel, t)
+		o.mu.Unlock()
+	}
+}
+
+// cancelTasks cancels the running tasks the session made.
+func (ss *session) cancelTasks() {
+	if ss.own == nil {
+		return
+	}
+	ss.own.mu.Lock()
+	defer ss.own.mu.Unlock()
+	for t, cancel := range ss.own.cancel {
+		ss.log.Debug("input ended: cancelling task", "task", t.id)
+		cancel()
+	}
+}
+
 // toolsCallTask runs a tools/call of a client that takes task handles:
 // bash calls that outlast taskAfter are answered with a task; others as
 // toolsCall answers them.
@@ -209,6 +246,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 		answered = true
 		stopProgress()
 		tk = ss.tasks.create(cancel)
+		ss.own.add(tk, cancel)
 		ss.log.Debug("bash call became a task", "id", key, "task", tk.id)
 		ss.writeResult(id, ss.modern.wrapAs("task", ss.tasks.encode(tk)))
 	})
@@ -238,6 +276,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 		mu.Unlock()
 		switch {
 		case t != nil:
+			ss.own.remove(t)
 			ss.tasks.finish(t, result, rpcErr)
 		case already:
 		case callCtx.Err() != nil && ctx.Err() == nil:

@@ -194,3 +194,27 @@ func TestDiscoverAdvertisesTasks(t *testing.T) {
 	r := l.rt("server/discover", modernParams("2026-07-28", ""))
 	assert.Contains(t, string(r.Result), `"io.modelcontextprotocol/tasks":{}`)
 }
+
+// The end of a stdio session's input cancels its tasks: Serve returns
+// without waiting for them.
+func TestTasksEndWithStdin(t *testing.T) {
+	setTaskTiming(t, 20*time.Millisecond, time.Minute)
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	s := &Server{Tools: tools, Backend: &fakeBackend{}, Name: "boxsh", Version: "test"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), inR, outW); outW.Close() }()
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	_, err = fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+taskParams(`"name":"bash","arguments":{"command":"block"}`)+`}`)
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond) // it becomes a task
+	inW.Close()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve waited for a task after the end of input")
+	}
+}
