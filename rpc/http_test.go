@@ -346,3 +346,26 @@ func TestHTTPTask(t *testing.T) {
 	r = post(t, url, `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":`+taskParams(`"taskId":"`+v.TaskID+`"`)+`}`, modernHeaders("tasks/get", "other"))
 	assert.Equal(t, 400, r.status)
 }
+
+func TestCreateTokenReplacesPlanted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tok")
+	require.NoError(t, os.WriteFile(path, []byte("planted\n"), 0o644))
+	tok, err := CreateToken(path)
+	require.NoError(t, err)
+	assert.NotEqual(t, "planted", tok)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, tok+"\n", string(b))
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	// A symlink planted in its place is replaced, not followed.
+	target := filepath.Join(t.TempDir(), "target")
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Symlink(target, path))
+	_, err = CreateToken(path)
+	require.NoError(t, err)
+	_, err = os.Stat(target)
+	assert.True(t, os.IsNotExist(err), "the symlink's target was not written")
+}

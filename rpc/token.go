@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // LoadOrCreateToken returns the bearer token kept in path: the file's
@@ -26,23 +27,34 @@ func LoadOrCreateToken(path string) (token string, created bool, err error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", false, fmt.Errorf("token file: %w", err)
 	}
+	token, err = CreateToken(path)
+	return token, err == nil, err
+}
+
+// CreateToken makes a new random token and writes it to path, readable by
+// the user only, replacing a file left there (by a process of the same id
+// that died, or planted: its token is never used).
+func CreateToken(path string) (string, error) {
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return "", false, fmt.Errorf("token: %w", err)
+		return "", fmt.Errorf("token: %w", err)
 	}
-	token = hex.EncodeToString(raw[:])
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	token := hex.EncodeToString(raw[:])
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return "", false, fmt.Errorf("token file: %w", err)
+		return "", fmt.Errorf("token file: %w", err)
 	}
 	if _, err := f.WriteString(token + "\n"); err != nil {
 		f.Close()
-		return "", false, fmt.Errorf("token file %s: %w", path, err)
+		return "", fmt.Errorf("token file %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return "", false, fmt.Errorf("token file %s: %w", path, err)
+		return "", fmt.Errorf("token file %s: %w", path, err)
 	}
-	return token, true, nil
+	return token, nil
 }
 
 // DefaultTokenPath is where the HTTP transport keeps the token it makes

@@ -25,21 +25,21 @@ func listenHTTP(opts options) (*httpListener, error) {
 	h := &httpListener{}
 	if !opts.noAuth {
 		path := opts.tokenFile
+		var token string
+		var err error
 		if path == "" {
-			p, err := rpc.DefaultTokenPath()
-			if err != nil {
-				return nil, err
+			// A token of its own, never one found in the file.
+			if path, err = rpc.DefaultTokenPath(); err == nil {
+				token, err = rpc.CreateToken(path)
+				h.tokenPath = path
 			}
-			path = p
+		} else {
+			token, _, err = rpc.LoadOrCreateToken(path)
 		}
-		token, created, err := rpc.LoadOrCreateToken(path)
 		if err != nil {
 			return nil, err
 		}
 		h.opts.Token = token
-		if created && opts.tokenFile == "" {
-			h.tokenPath = path
-		}
 		fmt.Fprintf(os.Stderr, "boxsh: bearer token in %s\n", path)
 	}
 	ln, err := rpc.Listen(opts.listen, h.opts)
