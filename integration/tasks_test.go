@@ -1,7 +1,11 @@
 package integration
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,4 +144,54 @@ func TestProgressStdio(t *testing.T) {
 		assert.Greater(t, progress[i], progress[i-1])
 	}
 	s.requireServing()
+}
+
+// subscriptions/listen over HTTP streams the task's notification (SSE),
+// then ends.
+func TestTaskNotificationsHTTP(t *testing.T) {
+	ctx := testContext(t)
+	h := startHTTP(t, ctx)
+	status, m := h.rawPost(t, "tools/call", taskParams(callParams("bash", map[string]any{"command": "sleep 1.3; echo notified"})), nil)
+	require.Equal(t, 200, status, "%s", m.Raw)
+	ts := decodeTaskMsg(t, m)
+	require.Equal(t, "task", ts.ResultType)
+
+	body := requestJSON("L1", "subscriptions/listen", taskParams(map[string]any{"notifications": map[string]any{"taskIds": []string{ts.TaskID}}}))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Authorization": "Bearer " + h.token, "MCP-Protocol-Version": modernVersion, "Mcp-Method": "subscriptions/listen"} {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+	var methods []string
+	var final string
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &ev), data)
+		if ev.Method != "" {
+			methods = append(methods, ev.Method)
+			if ev.Method == "notifications/tasks" {
+				assert.Contains(t, data, `"status":"completed"`)
+				assert.Contains(t, data, "notified")
+			}
+		} else {
+			final = data
+		}
+	}
+	assert.Equal(t, []string{"notifications/subscriptions/acknowledged", "notifications/tasks"}, methods)
+	assert.Contains(t, final, `"io.modelcontextprotocol/subscriptionId":"L1"`)
 }

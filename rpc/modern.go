@@ -216,6 +216,8 @@ func (ss *session) handleModern(ctx context.Context, req *request, id json.RawMe
 		ss.toolsCall(ctx, id, req.Params, true)
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		ss.taskMethod(id, method, req.Params)
+	case "subscriptions/listen":
+		ss.listen(ctx, id, req.Params, meta)
 	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
 		// Removed by 2026-07-28 (SEP-2575).
 		ss.writeError(id, CodeMethodNotFound, strconv.Quote(method)+" is not part of protocol version "+meta.version)

@@ -65,9 +65,41 @@ type taskStore struct {
 	tasks map[string]*task
 	done  []*task // finished, oldest first
 	bytes int
+	// watchers are called once when the task finishes.
+	watchers map[*task]map[*watcher]struct{}
 }
 
-func newTaskStore() *taskStore { return &taskStore{tasks: make(map[string]*task)} }
+// watcher is a subscriptions/listen stream's interest in a task.
+type watcher struct{ fn func(*task) }
+
+func newTaskStore() *taskStore {
+	return &taskStore{tasks: make(map[string]*task), watchers: make(map[*task]map[*watcher]struct{})}
+}
+
+// watch calls w.fn once t has finished (at once when it has); unwatch
+// undoes it.
+func (ts *taskStore) watch(t *task, w *watcher) {
+	ts.mu.Lock()
+	if t.finished.IsZero() {
+		if ts.watchers[t] == nil {
+			ts.watchers[t] = make(map[*watcher]struct{})
+		}
+		ts.watchers[t][w] = struct{}{}
+		ts.mu.Unlock()
+		return
+	}
+	ts.mu.Unlock()
+	w.fn(t)
+}
+
+func (ts *taskStore) unwatch(t *task, w *watcher) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	delete(ts.watchers[t], w)
+	if len(ts.watchers[t]) == 0 {
+		delete(ts.watchers, t)
+	}
+}
 
 // create registers a working task whose call cancel stops.
 func (ts *taskStore) create(cancel context.CancelFunc) *task {
@@ -81,10 +113,19 @@ func (ts *taskStore) create(cancel context.CancelFunc) *task {
 	return t
 }
 
-// finish records the outcome of t's call.
+// finish records the outcome of t's call and tells its watchers.
 func (ts *taskStore) finish(t *task, result json.RawMessage, err *Error) {
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	ws := ts.watchers[t]
+	delete(ts.watchers, t)
+	ts.record(t, result, err)
+	ts.mu.Unlock()
+	for w := range ws {
+		w.fn(t)
+	}
+}
+
+func (ts *taskStore) record(t *task, result json.RawMessage, err *Error) {
 	now := time.Now()
 	t.finished, t.update = now, now
 	switch {

@@ -218,3 +218,79 @@ func TestTasksEndWithStdin(t *testing.T) {
 		t.Fatal("Serve waited for a task after the end of input")
 	}
 }
+
+// subscriptions/listen with taskIds: acknowledged, then notifications/tasks
+// when each task finishes, then the stream's result.
+func TestTaskNotifications(t *testing.T) {
+	setTaskTiming(t, 30*time.Millisecond, time.Minute)
+	l := startLive(t)
+	a := decodeTask(t, l.rt("tools/call", taskParams(`"name":"bash","arguments":{"command":"sleep:300"}`)))
+	b := decodeTask(t, l.rt("tools/call", taskParams(`"name":"bash","arguments":{"command":"sleep:100"}`)))
+	require.Equal(t, "task", a.ResultType)
+	require.Equal(t, "task", b.ResultType)
+
+	_, err := fmt.Fprintf(l.in, `{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":%s}`+"\n",
+		taskParams(`"notifications":{"taskIds":["`+a.TaskID+`","`+b.TaskID+`","nope"],"toolsListChanged":true}`))
+	require.NoError(t, err)
+	type msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta          map[string]json.RawMessage `json:"_meta"`
+			Notifications map[string]json.RawMessage `json:"notifications"`
+			TaskID        string                     `json:"taskId"`
+			Status        string                     `json:"status"`
+			Result        json.RawMessage            `json:"result"`
+		} `json:"params"`
+		Result json.RawMessage `json:"result"`
+	}
+	var got []msg
+	for {
+		line, err := l.out.ReadBytes('\n')
+		require.NoError(t, err)
+		var m msg
+		require.NoError(t, json.Unmarshal(line, &m), "%s", line)
+		got = append(got, m)
+		if len(m.ID) > 0 {
+			break
+		}
+	}
+	require.Len(t, got, 4, "ack, two task notifications, result")
+	assert.Equal(t, "notifications/subscriptions/acknowledged", got[0].Method)
+	assert.JSONEq(t, `["`+a.TaskID+`","`+b.TaskID+`"]`, string(got[0].Params.Notifications["taskIds"]))
+	assert.NotContains(t, got[0].Params.Notifications, "toolsListChanged")
+	assert.Equal(t, `"L1"`, string(got[0].Params.Meta[metaSubscriptionID]))
+	for i, want := range []string{b.TaskID, a.TaskID} { // b finishes first
+		m := got[1+i]
+		assert.Equal(t, "notifications/tasks", m.Method)
+		assert.Equal(t, want, m.Params.TaskID)
+		assert.Equal(t, taskCompleted, m.Params.Status)
+		assert.Contains(t, string(m.Params.Result), "sleep:")
+		assert.Equal(t, `"L1"`, string(m.Params.Meta[metaSubscriptionID]))
+	}
+	assert.Equal(t, `"L1"`, string(got[3].ID))
+	assert.Contains(t, string(got[3].Result), metaSubscriptionID)
+
+	// Without the extension, task notifications are refused.
+	r := l.rt("subscriptions/listen", modernParams("2026-07-28", `"notifications":{"taskIds":["`+a.TaskID+`"]}`))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, CodeMissingRequiredClientCapability, r.Error.Code)
+}
+
+// A listen the client cancels gets nothing more.
+func TestTaskListenCancelled(t *testing.T) {
+	setTaskTiming(t, 30*time.Millisecond, time.Minute)
+	l := startLive(t)
+	a := decodeTask(t, l.rt("tools/call", taskParams(`"name":"bash","arguments":{"command":"sleep:300"}`)))
+	_, err := fmt.Fprintf(l.in, `{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":%s}`+"\n",
+		taskParams(`"notifications":{"taskIds":["`+a.TaskID+`"]}`))
+	require.NoError(t, err)
+	line, err := l.out.ReadBytes('\n')
+	require.NoError(t, err)
+	assert.Contains(t, string(line), "notifications/subscriptions/acknowledged")
+	_, err = fmt.Fprintln(l.in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L2"}}`)
+	require.NoError(t, err)
+	time.Sleep(500 * time.Millisecond) // the task finishes meanwhile
+	r := l.rt("tasks/get", taskParams(`"taskId":"`+a.TaskID+`"`))
+	assert.Equal(t, taskCompleted, decodeTask(t, r).Status, "the next message answers tasks/get: nothing came for L2")
+}
