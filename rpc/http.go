@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -128,6 +129,8 @@ type httpTransport struct {
 
 // legacySession is a 2025-era client's session: the scope of its ids.
 type legacySession struct {
+	// allTools is the session's tools/list choice (see session.allTools).
+	allTools atomic.Bool
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc
 	last     time.Time
@@ -326,6 +329,16 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	}
 	isNotification := !hasID && (strings.HasPrefix(method, "notifications/") || e.modern)
 	ss.mu, ss.inflight = &scope.mu, scope.inflight
+	// tools/list shows every tool after 2024-11-05: the session's
+	// version, or for a request without session its MCP-Protocol-Version.
+	if v := r.Header.Get("MCP-Protocol-Version"); scope.ctx == nil {
+		ss.allTools.Store(v != "" && v != ProtocolVersions[0])
+	} else {
+		ss.allTools.Store(scope.allTools.Load())
+	}
+	if newSession != "" {
+		defer func() { scope.allTools.Store(ss.allTools.Load()) }()
+	}
 	out.modern, out.session = e.modern, newSession
 	ss.dispatch(ctx, p, e)
 	if isNotification {

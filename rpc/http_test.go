@@ -312,7 +312,7 @@ func TestRESTTwin(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b, &doc))
 	assert.Equal(t, "3.1.0", doc.OpenAPI)
-	for _, sp := range tools.Specs() {
+	for _, sp := range tools.AllSpecs() {
 		assert.Contains(t, doc.Paths, "/v1/tools/"+sp.Name, "every tool of the registry")
 	}
 	assert.Contains(t, string(b), `"exit_code"`, "bash's output schema")
@@ -368,4 +368,28 @@ func TestCreateTokenReplacesPlanted(t *testing.T) {
 	require.NoError(t, err)
 	_, err = os.Stat(target)
 	assert.True(t, os.IsNotExist(err), "the symlink's target was not written")
+}
+
+// tools/list over HTTP shows every tool after 2024-11-05, as on stdio:
+// per legacy session, per request header, and to modern requests.
+func TestHTTPToolsListVersions(t *testing.T) {
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	nine, all := len(tools.Specs()), len(tools.AllSpecs())
+	url, _ := httpServer(t, HTTPOptions{Token: testToken})
+	count := func(r httpReply) int {
+		var l struct{ Tools []struct{ Name string } }
+		require.NoError(t, json.Unmarshal(r.resp.Result, &l), "%s", r.body)
+		return len(l.Tools)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	for version, want := range map[string]int{"2024-11-05": nine, "2025-06-18": all} {
+		r := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`"}}`, nil)
+		sid := r.header.Get("Mcp-Session-Id")
+		require.NotEmpty(t, sid)
+		assert.Equal(t, want, count(post(t, url, list, map[string]string{"Mcp-Session-Id": sid})), version)
+	}
+	assert.Equal(t, all, count(post(t, url, list, map[string]string{"MCP-Protocol-Version": "2025-11-25"})))
+	assert.Equal(t, nine, count(post(t, url, list, nil)))
+	assert.Equal(t, all, count(post(t, url, modernReq("3", "tools/list", ""), modernHeaders("tools/list", ""))))
 }

@@ -48,7 +48,7 @@ func RESTHandler(s *Server) (http.Handler, error) {
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
 	api := humago.New(mux, cfg)
-	for _, spec := range s.Tools.Specs() {
+	for _, spec := range s.Tools.AllSpecs() {
 		if err := registerTool(api, s, spec); err != nil {
 			return nil, err
 		}
