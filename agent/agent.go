@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -85,14 +86,24 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{cfg: cfg, pool: pool, terms: terms, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls)}, nil
 }
 
-// Close kills every running command and terminal session.
+// Close kills every running command and terminal session, and waits for
+// them to end.
 func (a *Agent) Close() {
 	a.pool.Close()
 	a.terms.Close()
 }
 
-// Serve answers the calls read from conn until it ends or ctx is
-// cancelled, then waits for the calls still running.
+// StopWait bounds how long Serve waits, once the channel has ended, for the
+// commands it killed to be reaped.
+const StopWait = 500 * time.Millisecond
+
+// Serve answers the calls read from conn until it ends or fails, then
+// stops everything (see Stop) and returns without waiting for the calls
+// still running: the front closes the channel only when it expects no
+// more answers (it has had those it waits for, or it is dead), so a call
+// still running has no one to answer, and a call waiting for a worker must
+// never start. The caller exits next, which ends calls blocked in the
+// kernel (a FIFO's open, say) that no kill reaches.
 //
 // The goroutine that reads a call runs it, after handing the reading on to
 // a new goroutine: a call goes from the channel to its tool, and its reply
@@ -104,8 +115,29 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 		running: make(map[uint64]context.CancelFunc), ended: make(chan error, 1)}
 	go s.read(ctx)
 	err := <-s.ended
-	s.calls.Wait()
+	// The pool is closed before the calls are cancelled: a cancelled call
+	// hands its worker on, and only a closed pool keeps it from the next
+	// call in line.
+	a.Stop(StopWait)
 	return err
+}
+
+// Stop kills every command, the queued calls' included (none starts
+// after Stop), and every terminal session at once, and waits up to wait
+// for them to be reaped. What the agent's calls do besides commands is not
+// waited for.
+func (a *Agent) Stop(wait time.Duration) {
+	var wg sync.WaitGroup
+	// Concurrently: each kills at once, then waits for what it killed.
+	wg.Go(a.pool.Close)
+	wg.Go(a.terms.Close)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		a.log.Debug("commands not reaped in time; exiting anyway", "wait", wait)
+	}
 }
 
 // serving is the state of one Serve.
@@ -114,7 +146,6 @@ type serving struct {
 	r     *frame.Reader
 	w     *frame.Writer
 	ended chan error // receives how reading ended
-	calls sync.WaitGroup
 
 	mu      sync.Mutex
 	running map[uint64]context.CancelFunc
@@ -155,7 +186,6 @@ func (s *serving) read(ctx context.Context) {
 		s.mu.Lock()
 		s.running[c.ID] = cancel
 		s.mu.Unlock()
-		s.calls.Add(1)
 		go s.read(ctx)
 		s.run(callCtx, cancel, ticket, c)
 		return
@@ -164,7 +194,6 @@ func (s *serving) read(ctx context.Context) {
 
 // run runs one call and writes its reply.
 func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *bash.Ticket, c frame.Call) {
-	defer s.calls.Done()
 	defer func() {
 		s.mu.Lock()
 		delete(s.running, c.ID)

@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,3 +259,133 @@ func inBothModes(t *testing.T, test func(t *testing.T, args []string)) {
 		test(t, []string{"--sandbox"})
 	})
 }
+
+// inBothModesIn is inBothModes with a fresh working directory for boxsh,
+// bound wr: in the sandbox.
+func inBothModesIn(t *testing.T, test func(t *testing.T, args []string, dir string)) {
+	t.Run("plain", func(t *testing.T) { test(t, nil, t.TempDir()) })
+	t.Run("sandbox", func(t *testing.T) {
+		requireRootless(t)
+		dir := t.TempDir()
+		test(t, []string{"--sandbox", "--bind", "wr:" + dir}, dir)
+	})
+}
+
+// killFront kills boxsh with SIGKILL, as a crash or an impatient client
+// would, and returns when. It waits for the process to die, not for the
+// end of its output, which its children may hold.
+func killFront(t *testing.T, s *server) time.Time {
+	t.Helper()
+	at := time.Now()
+	require.NoError(t, s.cmd.Process.Kill())
+	require.Eventually(t, func() bool { return isZombie(s.pid()) }, 5*time.Second, time.Millisecond)
+	return at
+}
+
+// requireAllGoneBy requires that boxsh-init (pid init) and every process
+// with one of the markers are gone by the deadline. Survivors are killed.
+func requireAllGoneBy(t *testing.T, deadline time.Time, init int, markers ...string) {
+	t.Helper()
+	gone := func() bool {
+		if procComm(init) == "boxsh-init" && !isZombie(init) {
+			return false
+		}
+		for _, m := range markers {
+			if len(pidsWithArg(m)) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for !gone() {
+		if time.Now().After(deadline) {
+			if procComm(init) == "boxsh-init" {
+				_ = syscall.Kill(init, syscall.SIGKILL)
+				t.Errorf("boxsh-init (pid %d) outlived the front by more than the deadline", init)
+			}
+			requireNoProcess(t, 0, markers...)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// After kill -9 of the front, boxsh-init and the commands it runs are gone
+// within a second, and a call still waiting for a worker never runs.
+func TestFrontKilledEndsCalls(t *testing.T) {
+	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
+		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "1"), dir: dir})
+		s.requireServing()
+		init := findChild(t, s.pid(), "boxsh-init")
+		marker := sleepMarker(3)
+		killMarkedAtCleanup(t, marker)
+		s.callTool("running", "bash", map[string]any{"command": "sleep " + marker + "; touch A"})
+		waitForProcess(t, marker)
+		s.callTool("queued", "bash", map[string]any{"command": "touch B"})
+		time.Sleep(100 * time.Millisecond) // the queued call reaches boxsh-init
+
+		killed := killFront(t, s)
+		requireAllGoneBy(t, killed.Add(time.Second), init, marker)
+		time.Sleep(time.Until(killed.Add(4 * time.Second)))
+		assert.NoFileExists(t, filepath.Join(dir, "A"), "the running command finished after the front died")
+		assert.NoFileExists(t, filepath.Join(dir, "B"), "the queued call ran after the front died")
+	})
+}
+
+// Calls blocked in the kernel (opening a FIFO nobody writes, writing one
+// nobody reads) do not keep boxsh-init alive after kill -9 of the front.
+func TestFrontKilledDuringBlockedFileCalls(t *testing.T) {
+	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
+		notes, out := filepath.Join(dir, "notes.md"), filepath.Join(dir, "out.md")
+		require.NoError(t, syscall.Mkfifo(notes, 0o644))
+		require.NoError(t, syscall.Mkfifo(out, 0o644))
+		s := startServer(t, testContext(t), serverOptions{args: args, dir: dir})
+		s.requireServing()
+		init := findChild(t, s.pid(), "boxsh-init")
+		marker := sleepMarker(30)
+		killMarkedAtCleanup(t, marker)
+		s.callTool("read", "read", map[string]any{"path": notes})
+		s.callTool("write", "write", map[string]any{"path": out, "content": "stuck"})
+		s.callTool("sleep", "bash", map[string]any{"command": "sleep " + marker})
+		waitForProcess(t, marker)
+		time.Sleep(200 * time.Millisecond) // the file calls block in open
+
+		killed := killFront(t, s)
+		requireAllGoneBy(t, killed.Add(time.Second), init, marker)
+	})
+}
+
+// At the end of input, calls that finish are answered (as boxsh v3 does),
+// a file call blocked on a FIFO is cancelled and answered with an error
+// after EndOfInputGrace, and boxsh exits with nothing left running.
+func TestEndOfInputWithBlockedCall(t *testing.T) {
+	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
+		notes := filepath.Join(dir, "notes.md")
+		require.NoError(t, syscall.Mkfifo(notes, 0o644))
+		s := startServer(t, testContext(t), serverOptions{args: args, dir: dir})
+		s.requireServing()
+		init := findChild(t, s.pid(), "boxsh-init")
+		s.callTool("read", "read", map[string]any{"path": notes})
+		s.callTool("slow", "bash", map[string]any{"command": "sleep 1; echo done"})
+		time.Sleep(100 * time.Millisecond)
+
+		closed := time.Now()
+		rest := s.drain()
+		byID := map[string]message{}
+		for _, m := range rest {
+			byID[m.idString()] = m
+		}
+		require.Len(t, byID, 2, "every call answered once: %v", rest)
+		assert.Equal(t, "done\n", byID[`"slow"`].bash(t).Stdout)
+		r := byID[`"read"`].toolResult(t)
+		assert.True(t, r.IsError, "the blocked read is answered as failed: %s", byID[`"read"`].Raw)
+		assert.Contains(t, r.text(), "end of input")
+		s.requireExitZero()
+		assert.Less(t, time.Since(closed), endOfInputGrace+2*time.Second, "boxsh exits promptly after the end of its input")
+		requireAllGoneBy(t, time.Now().Add(time.Second), init)
+	})
+}
+
+// endOfInputGrace is how long boxsh lets calls other than bash run after the
+// end of its input (rpc.EndOfInputGrace).
+const endOfInputGrace = 5 * time.Second

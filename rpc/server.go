@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -68,6 +69,9 @@ type Server struct {
 	// MaxInFlight bounds the tool calls accepted but not yet answered;
 	// beyond it the server stops reading input (default 256).
 	MaxInFlight int
+	// EndOfInputGrace is how long, after the end of input, calls of tools
+	// other than bash may still run (default DefaultEndOfInputGrace).
+	EndOfInputGrace time.Duration
 
 	// toolsList and allToolsList are the tools/list answers to clients of
 	// protocol version 2024-11-05 (boxsh v3's nine tools) and of later
@@ -97,12 +101,16 @@ type session struct {
 	// own are the running tasks a stdio session made (nil on HTTP).
 	own *ownTasks
 
-	// mu guards inflight; both, like wg and slots, may be shared by the
-	// sessions of one transport (see http.go).
+	// mu guards inflight and others; inflight, like wg and slots, may be
+	// shared by the sessions of one transport (see http.go).
 	mu       *sync.Mutex
 	inflight map[string]context.CancelFunc // by raw id
-	wg       *sync.WaitGroup
-	slots    chan struct{}
+	// others are the calls of tools other than bash, on stdio (nil on
+	// HTTP): those still running EndOfInputGrace after the end of input
+	// are cancelled.
+	others map[*context.CancelCauseFunc]bool
+	wg     *sync.WaitGroup
+	slots  chan struct{}
 
 	// allTools is set when the client's protocol version is after
 	// 2024-11-05: tools/list then shows the tools beyond v3's nine.
@@ -131,6 +139,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		own:      &ownTasks{cancel: map[*task]context.CancelFunc{}},
 		mu:       new(sync.Mutex),
 		inflight: make(map[string]context.CancelFunc),
+		others:   make(map[*context.CancelCauseFunc]bool),
 		wg:       new(sync.WaitGroup),
 		slots:    make(chan struct{}, s.MaxInFlight),
 	}
@@ -138,6 +147,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	err := ss.loop(ctx)
 	if err != nil && !errors.Is(err, io.EOF) {
 		cancel()
+	}
+	if errors.Is(err, io.EOF) {
+		stop := time.AfterFunc(s.EndOfInputGrace, ss.cancelOthers)
+		defer stop.Stop()
 	}
 	// Nobody can poll this session's tasks any more.
 	ss.cancelTasks()
@@ -159,6 +172,9 @@ func (s *Server) prepare() error {
 	if s.MaxInFlight <= 0 {
 		s.MaxInFlight = 256
 	}
+	if s.EndOfInputGrace <= 0 {
+		s.EndOfInputGrace = DefaultEndOfInputGrace
+	}
 	if s.toolsList == nil {
 		var err error
 		if s.toolsList, err = json.Marshal(map[string]any{"tools": s.Tools.Specs()}); err != nil {
@@ -179,6 +195,29 @@ func (s *Server) prepare() error {
 		s.modern = m
 	}
 	return nil
+}
+
+// DefaultEndOfInputGrace is how long, after the end of input, calls of
+// tools other than bash may still run: those still running then are
+// cancelled and answered with an error (errEndOfInput). Such calls finish
+// in far less unless they are blocked, on a FIFO say, which would keep
+// boxsh from exiting. Bash calls are waited for, as boxsh v3 does: a
+// client may pipe in a long command and close its input; their timeout
+// bounds them.
+const DefaultEndOfInputGrace = 5 * time.Second
+
+// errEndOfInput is the cause of the cancellation of a call still running
+// EndOfInputGrace after the end of input.
+var errEndOfInput = errors.New("end of input")
+
+// cancelOthers cancels the calls of tools other than bash (see
+// EndOfInputGrace).
+func (ss *session) cancelOthers() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for cancel := range ss.others {
+		(*cancel)(errEndOfInput)
+	}
 }
 
 func (ss *session) loop(ctx context.Context) error {
@@ -453,32 +492,42 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	case <-ctx.Done():
 		return
 	}
-	callCtx, cancel := context.WithCancel(ctx)
+	callCtx, cancel := context.WithCancelCause(ctx)
 	key := string(id)
 	tracked := id != nil
+	other := name != tool.Bash
+	ss.mu.Lock()
 	if tracked {
-		ss.mu.Lock()
 		if _, dup := ss.inflight[key]; dup {
 			tracked = false // a duplicate id cannot be cancelled separately
 		} else {
-			ss.inflight[key] = cancel
+			ss.inflight[key] = func() { cancel(nil) }
 		}
-		ss.mu.Unlock()
 	}
+	if other && ss.others != nil {
+		ss.others[&cancel] = true
+	}
+	ss.mu.Unlock()
 	ss.wg.Add(1)
 	stopProgress := ss.startProgress(callCtx, progress)
 	finish := func(result json.RawMessage, err error) {
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()
-		defer cancel()
+		defer cancel(nil)
 		stopProgress()
-		if tracked {
+		if tracked || other {
 			ss.mu.Lock()
-			delete(ss.inflight, key)
+			if tracked {
+				delete(ss.inflight, key)
+			}
+			delete(ss.others, &cancel)
 			ss.mu.Unlock()
 		}
 		if callCtx.Err() != nil && ctx.Err() == nil {
-			return // cancelled by the client: no answer is sent
+			if cause := context.Cause(callCtx); cause != errEndOfInput {
+				return // cancelled by the client: no answer is sent
+			}
+			result, err = nil, fmt.Errorf("cancelled: still running %v after the end of input", ss.EndOfInputGrace)
 		}
 		var rpcErr *Error
 		switch {

@@ -20,10 +20,23 @@ import (
 
 // fakeBackend answers bash calls with the command as stdout; a command
 // "block" waits until its context ends, "fail" returns a plain error and
-// "bad" a protocol error.
+// "bad" a protocol error. A read blocks, as a read of a FIFO would; the
+// other tools answer an empty result.
 type fakeBackend struct{}
 
 func (b *fakeBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	switch name {
+	case tool.Read:
+		go func() {
+			<-ctx.Done()
+			done(nil, ctx.Err())
+		}()
+		return nil
+	case tool.Bash:
+	default:
+		go done(json.RawMessage(`{"content":[]}`), nil)
+		return nil
+	}
 	go func() { done(fakeRun(ctx, args)) }()
 	return nil
 }
@@ -283,4 +296,32 @@ func TestCancelledContextEndsServeWhileInputIsOpen(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after its context was cancelled")
 	}
+}
+
+// At the end of input a bash call is answered, and a call of another tool
+// that still runs after EndOfInputGrace is cancelled and answered with an
+// error saying so; Serve then returns.
+func TestEndOfInputCancelsBlockedCalls(t *testing.T) {
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	s := &Server{Tools: tools, Backend: &fakeBackend{}, Name: "boxsh", Version: "test", EndOfInputGrace: 50 * time.Millisecond}
+	input := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"fifo"}}}` + "\n" + call("2", "quick") + "\n"
+	var out strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, s.Serve(ctx, strings.NewReader(input), &out))
+	assert.Less(t, time.Since(start), 5*time.Second)
+	byID := map[string]response{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var r response
+		require.NoError(t, json.Unmarshal([]byte(line), &r), line)
+		byID[string(r.ID)] = r
+	}
+	require.Len(t, byID, 2, out.String())
+	assert.Contains(t, string(byID["2"].Result), "quick")
+	var r tool.Result
+	require.NoError(t, json.Unmarshal(byID["1"].Result, &r), out.String())
+	assert.True(t, r.IsError)
+	assert.Contains(t, string(byID["1"].Result), "end of input")
 }

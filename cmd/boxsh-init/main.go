@@ -136,7 +136,6 @@ func run() int {
 		log.Error("start", "error", err)
 		return 1
 	}
-	defer a.Close()
 	if *proxyFD > 0 {
 		// Without the proxy (a spec run by another runtime), commands
 		// have no way out: the network namespace holds only loopback.
@@ -149,6 +148,9 @@ func run() int {
 		<-ctx.Done()
 		conn.Close()
 	}()
+	// Serve returns when the front is gone (or has closed the channel),
+	// having killed every command; boxsh-init then exits at once, without
+	// waiting for calls that may be blocked in the kernel.
 	if err := a.Serve(ctx, conn); err != nil && ctx.Err() == nil {
 		log.Error("serve", "error", err)
 		return 1
