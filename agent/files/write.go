@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/boxsh/boxsh/tool"
 )
@@ -32,10 +34,14 @@ func Write(ctx context.Context, args tool.WriteArgs) tool.Result {
 }
 
 // replaceFile replaces the contents of path atomically: the data goes to a
-// temporary file in the same directory that is then renamed over path, so a
-// crash never leaves a half-written file. A symbolic link is followed (its
-// target is replaced, the link kept), an existing file keeps its mode, and
-// targets that are not regular files (devices, FIFOs) are written in place.
+// new file in the same directory that then takes path's place, so a crash
+// never leaves a half-written file. The new file is unnamed (O_TMPFILE)
+// until it is complete where the file system allows it, so that an
+// interrupted write leaves nothing behind; elsewhere it is a temporary
+// .NAME.boxsh-* file, removed on failure (not if boxsh-init is killed). A
+// symbolic link is followed (its target is replaced, the link kept), an
+// existing file keeps its mode, and targets that are not regular files
+// (devices, FIFOs) are written in place.
 func replaceFile(path string, data []byte, mkdirs bool) error {
 	target := path
 	mode := fs.FileMode(0o644)
@@ -50,6 +56,7 @@ func replaceFile(path string, data []byte, mkdirs bool) error {
 			target = dest
 		}
 	}
+	exists := false
 	if fi, err := os.Stat(target); err == nil {
 		if fi.IsDir() {
 			return &fs.PathError{Op: "write", Path: path, Err: errors.New("is a directory")}
@@ -58,6 +65,7 @@ func replaceFile(path string, data []byte, mkdirs bool) error {
 			return os.WriteFile(target, data, 0)
 		}
 		mode = fi.Mode().Perm()
+		exists = true
 	}
 	dir := filepath.Dir(target)
 	if mkdirs {
@@ -65,38 +73,82 @@ func replaceFile(path string, data []byte, mkdirs bool) error {
 			return err
 		}
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".boxsh-*")
+	tmp, err := createUnnamed(dir)
+	unnamed := err == nil
+	if errors.Is(err, errors.ErrUnsupported) {
+		tmp, err = os.CreateTemp(dir, tempPrefix(target)+"*")
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
+		if errors.Is(err, fs.ErrPermission) && exists {
 			// The directory is closed to new files but the file itself
 			// may still be writable: write it in place.
-			if _, serr := os.Stat(target); serr == nil {
-				return os.WriteFile(target, data, 0)
-			}
+			return os.WriteFile(target, data, 0)
 		}
 		return err
 	}
+	if unnamed {
+		defer tmp.Close()
+		if err := fill(tmp, data, mode); err != nil {
+			return err
+		}
+		return publish(tmp, target, exists)
+	}
 	name := tmp.Name()
-	cleanup := func(err error) error {
-		_ = tmp.Close()
+	err = fill(tmp, data, mode)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, target)
+	}
+	if err != nil {
 		_ = os.Remove(name)
+	}
+	return err
+}
+
+// tempPrefix starts the names of temporary files for target.
+func tempPrefix(target string) string {
+	return filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".boxsh-")
+}
+
+// fill writes data to the new file f, sets its mode and syncs it.
+func fill(f *os.File, data []byte, mode fs.FileMode) error {
+	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return cleanup(err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return cleanup(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return cleanup(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return cleanup(err)
-	}
-	if err := os.Rename(name, target); err != nil {
-		_ = os.Remove(name)
+	if err := f.Chmod(mode); err != nil {
 		return err
 	}
-	return nil
+	return f.Sync()
+}
+
+// publish puts the complete unnamed file f at target. A new target is
+// linked at once; an existing one is replaced by rename, which needs a
+// name: f is linked at a temporary name for the two system calls until
+// the rename (the only moment an interrupted write could leave it).
+func publish(f *os.File, target string, exists bool) error {
+	if !exists {
+		err := linkUnnamed(f, target)
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		// Made meanwhile: replace it.
+	}
+	for range 10 {
+		tmp := tempPrefix(target) + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		err := linkUnnamed(f, tmp)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, target); err != nil {
+			_ = os.Remove(tmp)
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("no free temporary name for %s", target)
 }
