@@ -13,6 +13,11 @@ import (
 // boxsh-init ended.
 var ErrClosed = errors.New("boxsh-init is gone")
 
+// ErrNotSent marks an error of Client.Start after which boxsh-init cannot
+// have run the call: the channel had ended, or the call could not be sent
+// whole. Such a call may be sent again to a new boxsh-init.
+var ErrNotSent = errors.New("call not sent")
+
 // Done receives the outcome of a call: its encoded result, or an error (a
 // protocol fault as *Error).
 type Done func(result json.RawMessage, err error)
@@ -120,13 +125,14 @@ func (c *Client) readLoop(r *Reader) {
 // the reply, on the Client's reading goroutine (see Client); with ErrClosed
 // if the channel ends first; or, if ctx is cancelled first, with ctx.Err(),
 // after boxsh-init has been asked to stop the call (its reply, if one
-// comes, is dropped). When Start returns an error, done is not called.
+// comes, is dropped). When Start returns an error, done is not called;
+// the error is ErrNotSent when boxsh-init cannot have run the call.
 func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, done Done) error {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return err
+		return fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	c.nextID++
 	id := c.nextID
@@ -135,8 +141,12 @@ func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, d
 	c.mu.Unlock()
 
 	if err := c.w.WriteJSON(Call{ID: id, Tool: name, Args: args}); err != nil {
-		c.take(id)
-		return fmt.Errorf("send call: %w", err)
+		if _, ok := c.take(id); !ok {
+			// The channel ended meanwhile and the reader has finished the
+			// call (ErrClosed): it must not fail a second time.
+			return nil
+		}
+		return fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	// Set up cancellation after the call is sent, so that a cancel frame
 	// never overtakes it.

@@ -185,3 +185,38 @@ func TestClientCancelAndClose(t *testing.T) {
 		t.Error("done called for a call that was not started")
 	}), ErrClosed)
 }
+
+// dyingConn is a channel whose other end dies while a call is being sent:
+// reading ends at once, and the write fails once the client has seen that.
+type dyingConn struct{ c **Client }
+
+func (d dyingConn) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+func (d dyingConn) Write([]byte) (int, error) {
+	<-(*d.c).Done()
+	time.Sleep(10 * time.Millisecond) // the reader finishes the pending calls
+	return 0, errors.New("broken pipe")
+}
+
+// A call whose sending fails because the channel ended meanwhile is
+// finished once, by the reader: Start must not report it failed too (the
+// server would answer it twice).
+func TestClientSendFailsAfterChannelEnded(t *testing.T) {
+	var c *Client
+	c = NewClient(dyingConn{&c})
+	var calls int
+	var mu sync.Mutex
+	err := c.Start(context.Background(), "bash", json.RawMessage(`{}`), func(_ json.RawMessage, err error) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		assert.ErrorIs(t, err, ErrClosed)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil {
+		assert.Zero(t, calls, "Start failed, yet done was called: answered twice")
+	} else {
+		assert.Equal(t, 1, calls)
+	}
+}

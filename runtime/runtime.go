@@ -209,8 +209,10 @@ func (in *Instance) Stop(grace time.Duration) error {
 }
 
 // Supervisor keeps a boxsh-init running for the front and forwards calls to
-// it. When boxsh-init dies, the calls it was running fail and the next call
-// starts a fresh one.
+// it. When boxsh-init dies, what it left is cleaned up at once (its
+// sandbox, or in plain mode the commands it ran, orphaned to the front),
+// the calls it was running fail, a call that could not reach it is sent
+// to a fresh one, and the next call starts a fresh one.
 type Supervisor struct {
 	cfg Config
 
@@ -231,7 +233,9 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Supervisor{cfg: cfg, current: in, failed: make(chan struct{})}, nil
+	s := &Supervisor{cfg: cfg, current: in, failed: make(chan struct{})}
+	go s.watch(in)
+	return s, nil
 }
 
 // Failed is closed when the supervisor cannot start boxsh-init any more:
@@ -245,6 +249,27 @@ func (s *Supervisor) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.fatal
+}
+
+// watch cleans up after boxsh-init in as soon as it exits, if it is still
+// the current one: the commands it ran (in plain mode, orphaned to the
+// front, which is their subreaper) are killed at once, not when the next
+// call comes.
+func (s *Supervisor) watch(in *Instance) {
+	<-in.exited
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == in {
+		s.retire("boxsh-init exited; the next call starts a new one")
+	}
+}
+
+// retire stops the current boxsh-init and kills what it left. s.mu is held.
+func (s *Supervisor) retire(why string, args ...any) {
+	s.cfg.Log.Warn(why, args...)
+	_ = s.current.Stop(time.Second)
+	s.current = nil
+	killOrphans(s.cfg.Log)
 }
 
 // instance returns the running boxsh-init, starting a new one if it died.
@@ -261,16 +286,13 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 		}
 		select {
 		case <-s.current.Client.Done():
-			s.cfg.Log.Warn("boxsh-init exited; starting a new one")
+			s.retire("boxsh-init exited; starting a new one")
 		default:
 			if lost == "" {
 				return s.current, nil
 			}
-			s.cfg.Log.Warn("starting a new sandbox, which protects the changed path again", "path", lost)
+			s.retire("starting a new sandbox, which protects the changed path again", "path", lost)
 		}
-		_ = s.current.Stop(time.Second)
-		s.current = nil
-		killOrphans(s.cfg.Log)
 	}
 	in, err := Start(ctx, s.cfg)
 	if err != nil {
@@ -282,17 +304,29 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 		return nil, err
 	}
 	s.current = in
+	go s.watch(in)
 	return in, nil
 }
 
-// Start forwards a tool call (rpc.Backend).
+// Start forwards a tool call (rpc.Backend). A call that cannot have reached
+// boxsh-init (it died meanwhile; frame.ErrNotSent) is sent once more, to
+// a new boxsh-init.
 func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
-	in, err := s.instance(ctx)
-	if err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		in, err := s.instance(ctx)
+		if err != nil {
+			return err
+		}
+		err = in.Client.Start(ctx, name, args, func(res json.RawMessage, err error) { done(res, lost(err)) })
+		if err == nil || !errors.Is(err, frame.ErrNotSent) || attempt > 0 {
+			return lost(err)
+		}
+		s.mu.Lock()
+		if s.current == in {
+			s.retire("boxsh-init is gone; sending the call to a new one", "error", err)
+		}
+		s.mu.Unlock()
 	}
-	err = in.Client.Start(ctx, name, args, func(res json.RawMessage, err error) { done(res, lost(err)) })
-	return lost(err)
 }
 
 // lost explains the loss of boxsh-init to the client.
@@ -310,8 +344,9 @@ func (s *Supervisor) Close(grace time.Duration) error {
 	if s.current == nil {
 		return nil
 	}
-	err := s.current.Stop(grace)
-	s.current = nil
+	in := s.current
+	s.current = nil // for watch
+	err := in.Stop(grace)
 	killOrphans(s.cfg.Log)
 	return err
 }
