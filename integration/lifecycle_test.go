@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -389,3 +390,81 @@ func TestEndOfInputWithBlockedCall(t *testing.T) {
 // endOfInputGrace is how long boxsh lets calls other than bash run after the
 // end of its input (rpc.EndOfInputGrace).
 const endOfInputGrace = 5 * time.Second
+
+// A write interrupted by the death of boxsh-init (and, as it dies with it,
+// of the front) leaves no temporary file in the user's directory: the
+// target is either as before or complete. boxsh-init is killed as soon as
+// a temporary file shows, or at points spread over a write's duration.
+func TestInterruptedWriteLeavesNothing(t *testing.T) {
+	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
+		s := startServer(t, testContext(t), serverOptions{args: args, dir: dir})
+		target := filepath.Join(dir, "big.md")
+		content := strings.Repeat("boxsh writes this line.\n", 20<<20/24)
+		// How long an uninterrupted write takes.
+		start := time.Now()
+		r := s.call("write", map[string]any{"path": target, "content": content}).toolResult(t)
+		require.False(t, r.IsError, r.text())
+		took := time.Since(start)
+		require.NoError(t, os.Remove(target))
+
+		for i := range 4 {
+			init := findChild(t, s.pid(), "boxsh-init")
+			id := s.newID()
+			sent := time.Now()
+			s.callTool(id, "write", map[string]any{"path": target, "content": content})
+			// The first time, late enough for any temporary file to show;
+			// then at points within the write.
+			at := sent.Add(took * []time.Duration{15, 3, 6, 9}[i] / 10)
+			for time.Now().Before(at) && len(temporaries(t, dir)) == 0 {
+				time.Sleep(100 * time.Microsecond)
+			}
+			require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
+			s.expect(strconv.Quote(id))
+			requireGone(t, init, "boxsh-init")
+			left := temporaries(t, dir)
+			assert.Empty(t, left, "left behind by a write killed after %v", time.Since(sent))
+			for _, name := range left {
+				_ = os.Remove(filepath.Join(dir, name))
+			}
+			if b, err := os.ReadFile(target); err == nil {
+				assert.Equal(t, len(content), len(b), "a partial file at the target")
+			}
+			_ = os.Remove(target)
+			s.requireServing() // and a new boxsh-init
+		}
+	})
+}
+
+// temporaries lists the temporary files of writes of big.md in dir.
+func temporaries(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".big.md.") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// When boxsh-init dies, the commands it was running die at once, not when
+// the next call comes; and the next call runs on a new boxsh-init.
+func TestBoxshInitKilledCommandsDieAtOnce(t *testing.T) {
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: args})
+		marker := sleepMarker(30)
+		child := sleepMarker(30)
+		killMarkedAtCleanup(t, marker)
+		killMarkedAtCleanup(t, child)
+		s.callTool("victim", "bash", map[string]any{"command": fmt.Sprintf("(setsid sleep %s &); sleep %s", child, marker)})
+		waitForProcess(t, marker)
+		waitForProcess(t, child)
+		init := findChild(t, s.pid(), "boxsh-init")
+		killed := time.Now()
+		require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
+		requireAllGoneBy(t, killed.Add(time.Second), init, marker, child)
+		s.expect(`"victim"`)
+		s.requireServing()
+	})
+}
