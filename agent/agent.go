@@ -125,8 +125,11 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 // Stop kills every command, the queued calls' included (none starts
 // after Stop), and every terminal session at once, and waits up to wait
 // for them to be reaped. What the agent's calls do besides commands is not
-// waited for.
+// waited for. Every process descended from this one is killed too, those
+// that left their command's process group included.
 func (a *Agent) Stop(wait time.Duration) {
+	frozen := freezeDescendants()
+	defer killAll(frozen)
 	var wg sync.WaitGroup
 	// Concurrently: each kills at once, then waits for what it killed.
 	wg.Go(a.pool.Close)

@@ -300,7 +300,7 @@ func requireAllGoneBy(t *testing.T, deadline time.Time, init int, markers ...str
 	}
 	for !gone() {
 		if time.Now().After(deadline) {
-			if procComm(init) == "boxsh-init" {
+			if procComm(init) == "boxsh-init" && !isZombie(init) {
 				_ = syscall.Kill(init, syscall.SIGKILL)
 				t.Errorf("boxsh-init (pid %d) outlived the front by more than the deadline", init)
 			}
@@ -319,14 +319,17 @@ func TestFrontKilledEndsCalls(t *testing.T) {
 		s.requireServing()
 		init := findChild(t, s.pid(), "boxsh-init")
 		marker := sleepMarker(3)
+		escaped := sleepMarker(30) // in a session of its own
 		killMarkedAtCleanup(t, marker)
-		s.callTool("running", "bash", map[string]any{"command": "sleep " + marker + "; touch A"})
+		killMarkedAtCleanup(t, escaped)
+		s.callTool("running", "bash", map[string]any{"command": "setsid sleep " + escaped + " & sleep " + marker + "; touch A"})
 		waitForProcess(t, marker)
+		waitForProcess(t, escaped)
 		s.callTool("queued", "bash", map[string]any{"command": "touch B"})
 		time.Sleep(100 * time.Millisecond) // the queued call reaches boxsh-init
 
 		killed := killFront(t, s)
-		requireAllGoneBy(t, killed.Add(time.Second), init, marker)
+		requireAllGoneBy(t, killed.Add(time.Second), init, marker, escaped)
 		time.Sleep(time.Until(killed.Add(4 * time.Second)))
 		assert.NoFileExists(t, filepath.Join(dir, "A"), "the running command finished after the front died")
 		assert.NoFileExists(t, filepath.Join(dir, "B"), "the queued call ran after the front died")
