@@ -184,6 +184,13 @@ func (s *serving) read(ctx context.Context) {
 		var ticket *bash.Ticket
 		if c.Tool == tool.Bash {
 			ticket = s.a.pool.Reserve() // in arrival order
+			// A call that waits for a worker says so, and says when it
+			// starts, before its command runs: if boxsh-init dies
+			// meanwhile, the front knows it may send it to the next one.
+			id := c.ID
+			if s.a.pool.OnStart(ticket, func() { s.notify(id, frame.StateStarted) }) {
+				s.notify(id, frame.StateQueued)
+			}
 		}
 		callCtx, cancel := context.WithCancel(ctx)
 		s.mu.Lock()
@@ -192,6 +199,13 @@ func (s *serving) read(ctx context.Context) {
 		go s.read(ctx)
 		s.run(callCtx, cancel, ticket, c)
 		return
+	}
+}
+
+// notify writes a notice of call id's state.
+func (s *serving) notify(id uint64, state string) {
+	if err := s.w.Write(frame.EncodeState(id, state)); err != nil {
+		s.a.log.Debug("write notice failed", "id", id, "error", err)
 	}
 }
 

@@ -1,11 +1,13 @@
 package frame
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -17,6 +19,11 @@ var ErrClosed = errors.New("boxsh-init is gone")
 // have run the call: the channel had ended, or the call could not be sent
 // whole. Such a call may be sent again to a new boxsh-init.
 var ErrNotSent = errors.New("call not sent")
+
+// ErrNotStarted marks the ErrClosed of a call that boxsh-init had queued
+// and not started when the channel ended: it may be sent again to a new
+// boxsh-init.
+var ErrNotStarted = errors.New("call not started")
 
 // Done receives the outcome of a call: its encoded result, or an error (a
 // protocol fault as *Error).
@@ -42,8 +49,10 @@ type Client struct {
 
 // call is a call sent and not yet finished.
 type call struct {
-	done Done
-	stop func() bool // stops the call's context.AfterFunc; nil until set
+	id     uint64
+	done   Done
+	stop   func() bool // stops the call's context.AfterFunc; nil until set
+	queued bool        // boxsh-init said it waits for a worker, and no more
 }
 
 // finish hands the outcome to the call's Done.
@@ -89,6 +98,10 @@ func (c *Client) readLoop(r *Reader) {
 		if rep, err = DecodeReply(payload); err != nil {
 			break
 		}
+		if rep.State != "" {
+			c.mark(rep.ID, rep.State)
+			continue
+		}
 		p, ok := c.take(rep.ID)
 		if !ok {
 			continue // cancelled meanwhile
@@ -112,11 +125,26 @@ func (c *Client) readLoop(r *Reader) {
 		delete(c.pending, id)
 	}
 	c.mu.Unlock()
+	// In the order they were sent, for calls sent again.
+	slices.SortFunc(left, func(a, b call) int { return cmp.Compare(a.id, b.id) })
 	// Done first: a client answered about a lost call may send the next at
 	// once, and it must find the channel ended (to start a new one).
 	close(c.done)
 	for _, p := range left {
-		p.finish(nil, err)
+		if p.queued {
+			p.finish(nil, fmt.Errorf("%w: %w", ErrNotStarted, err))
+		} else {
+			p.finish(nil, err)
+		}
+	}
+}
+
+// mark records a notice of call id's state.
+func (c *Client) mark(id uint64, state string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.pending[id]; ok {
+		p.queued = state == StateQueued
 	}
 }
 
@@ -126,7 +154,9 @@ func (c *Client) readLoop(r *Reader) {
 // if the channel ends first; or, if ctx is cancelled first, with ctx.Err(),
 // after boxsh-init has been asked to stop the call (its reply, if one
 // comes, is dropped). When Start returns an error, done is not called;
-// the error is ErrNotSent when boxsh-init cannot have run the call.
+// the error is ErrNotSent when boxsh-init cannot have run the call. done's
+// ErrClosed is ErrNotStarted too when boxsh-init had queued the call and
+// not started it.
 func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, done Done) error {
 	c.mu.Lock()
 	if c.err != nil {
@@ -136,7 +166,7 @@ func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, d
 	}
 	c.nextID++
 	id := c.nextID
-	p := &call{done: done}
+	p := &call{id: id, done: done}
 	c.pending[id] = p
 	c.mu.Unlock()
 

@@ -220,3 +220,45 @@ func TestClientSendFailsAfterChannelEnded(t *testing.T) {
 		assert.Equal(t, 1, calls)
 	}
 }
+
+// Calls boxsh-init said it queued and had not started when the channel
+// ended finish with ErrNotStarted; the others with ErrClosed alone.
+func TestClientNotStartedCalls(t *testing.T) {
+	front, init := net.Pipe()
+	c := NewClient(front)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	r, w := NewReader(init), NewWriter(init)
+	go func() {
+		for range errs {
+			_, err := r.Read() // the calls, read as they are sent
+			assert.NoError(t, err)
+		}
+	}()
+	for i := range errs {
+		wg.Add(1)
+		require.NoError(t, c.Start(context.Background(), "bash", json.RawMessage(`{}`), func(_ json.RawMessage, err error) {
+			errs[i] = err
+			wg.Done()
+		}))
+	}
+	// Call 1 runs; 2 was queued and started; 3 and 4 are queued.
+	for _, n := range []struct {
+		id    uint64
+		state string
+	}{{2, StateQueued}, {3, StateQueued}, {4, StateQueued}, {2, StateStarted}} {
+		require.NoError(t, w.Write(EncodeState(n.id, n.state)))
+	}
+	init.Close()
+	wg.Wait()
+	for i, err := range errs {
+		assert.ErrorIs(t, err, ErrClosed, "call %d", i+1)
+		assert.Equal(t, i >= 2, errors.Is(err, ErrNotStarted), "call %d: %v", i+1, err)
+	}
+}
+
+func TestEncodeState(t *testing.T) {
+	r, err := DecodeReply(EncodeState(7, StateQueued))
+	require.NoError(t, err)
+	assert.Equal(t, Reply{ID: 7, State: StateQueued}, r)
+}

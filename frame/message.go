@@ -36,6 +36,23 @@ type Reply struct {
 	ID     uint64          `json:"id"`
 	Error  *Error          `json:"error,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
+	// State makes the frame a notice, not the reply: the call waits for
+	// a worker (StateQueued), or has got one and runs (StateStarted). Only
+	// calls that wait get notices; the front resends a queued call that
+	// had not started when its boxsh-init died.
+	State string `json:"state,omitempty"`
+}
+
+// The states of a call that notices report (Reply.State).
+const (
+	StateQueued  = "queued"
+	StateStarted = "started"
+)
+
+// EncodeState encodes a notice of call id's state.
+func EncodeState(id uint64, state string) []byte {
+	b := append(strconv.AppendUint(append(make([]byte, 0, 40), replyPrefix...), id, 10), `,"state":"`...)
+	return append(append(b, state...), `"}`...)
 }
 
 // replyPrefix and replyInfix delimit the fast form of an encoded Reply:

@@ -471,3 +471,33 @@ func TestBoxshInitKilledCommandsDieAtOnce(t *testing.T) {
 		s.requireServing()
 	})
 }
+
+// When boxsh-init dies, the calls it had queued (waiting for a worker) run
+// on the new one; the call it was running fails.
+func TestQueuedCallsSurviveBoxshInitDeath(t *testing.T) {
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "1")})
+		s.requireServing()
+		init := findChild(t, s.pid(), "boxsh-init")
+		marker := sleepMarker(30)
+		killMarkedAtCleanup(t, marker)
+		s.callTool("running", "bash", map[string]any{"command": "sleep " + marker})
+		waitForProcess(t, marker)
+		for i := range 5 {
+			s.callTool(fmt.Sprintf("queued-%d", i), "bash", map[string]any{"command": fmt.Sprintf("echo ran-%d", i)})
+		}
+		time.Sleep(200 * time.Millisecond) // they reach boxsh-init and queue
+		require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
+
+		m := s.expect(`"running"`)
+		require.Nil(t, m.Error, "%s", m.Raw)
+		assert.True(t, m.toolResult(t).IsError, "the running call fails: %s", m.Raw)
+		for i := range 5 {
+			m := s.expect(fmt.Sprintf(`"queued-%d"`, i))
+			assert.Equal(t, fmt.Sprintf("ran-%d\n", i), m.bash(t).Stdout, "queued call %d, in order, on the new boxsh-init", i)
+		}
+		assert.NotEqual(t, init, findChild(t, s.pid(), "boxsh-init"))
+		assert.Empty(t, s.drain())
+		s.requireExitZero()
+	})
+}

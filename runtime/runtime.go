@@ -308,16 +308,36 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 	return in, nil
 }
 
-// Start forwards a tool call (rpc.Backend). A call that cannot have reached
-// boxsh-init (it died meanwhile; frame.ErrNotSent) is sent once more, to
-// a new boxsh-init.
+// maxResends bounds how many times one call is sent again to a new
+// boxsh-init because the one it was sent to died before starting it.
+const maxResends = 3
+
+// Start forwards a tool call (rpc.Backend). A call that boxsh-init had not
+// started when it died (it had queued it: frame.ErrNotStarted) is sent
+// to a new one, up to maxResends times; so is, once, a call that cannot
+// have reached it (frame.ErrNotSent).
 func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	return s.start(ctx, name, args, done, 0)
+}
+
+// start is Start for a call already sent resends times.
+func (s *Supervisor) start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error), resends int) error {
+	finish := func(res json.RawMessage, err error) {
+		if errors.Is(err, frame.ErrNotStarted) && resends < maxResends && ctx.Err() == nil {
+			s.cfg.Log.Debug("sending a call that a dead boxsh-init had not started to a new one", "tool", name)
+			if err := s.start(ctx, name, args, done, resends+1); err != nil {
+				done(nil, lost(err))
+			}
+			return
+		}
+		done(res, lost(err))
+	}
 	for attempt := 0; ; attempt++ {
 		in, err := s.instance(ctx)
 		if err != nil {
 			return err
 		}
-		err = in.Client.Start(ctx, name, args, func(res json.RawMessage, err error) { done(res, lost(err)) })
+		err = in.Client.Start(ctx, name, args, finish)
 		if err == nil || !errors.Is(err, frame.ErrNotSent) || attempt > 0 {
 			return lost(err)
 		}
@@ -331,6 +351,9 @@ func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessag
 
 // lost explains the loss of boxsh-init to the client.
 func lost(err error) error {
+	if errors.Is(err, frame.ErrNotStarted) {
+		return fmt.Errorf("boxsh-init exited before the call started: %w", err)
+	}
 	if errors.Is(err, frame.ErrClosed) {
 		return fmt.Errorf("boxsh-init exited while running the call: %w", err)
 	}

@@ -114,6 +114,20 @@ type Pool struct {
 type Ticket struct {
 	ch        chan *worker // receives the worker, once
 	abandoned bool         // guarded by Pool.mu
+	started   func()       // see OnStart; set under Pool.mu before ch receives
+}
+
+// OnStart tells whether ticket t is still in line for a worker. If it is,
+// started is called when the call gets its worker, before the command
+// runs (see RunHold).
+func (p *Pool) OnStart(t *Ticket, started func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(t.ch) > 0 {
+		return false
+	}
+	t.started = started
+	return true
 }
 
 // zygoteFDEnv names the zygote's socket in its environment (see
@@ -579,6 +593,9 @@ func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out 
 	w, err := p.acquire(ctx, t)
 	if err != nil {
 		return out, release, err
+	}
+	if t.started != nil {
+		t.started()
 	}
 	release = sync.OnceFunc(func() {
 		// Prepare the worker's next shell once the answer is delivered,
