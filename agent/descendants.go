@@ -9,31 +9,29 @@ import (
 )
 
 // freezeDescendants stops (SIGSTOP) every process descended from this one
-// and returns them: stopped, none can fork or exit, so that a process that
+// and returns them: stopped, none can exit or fork, so that a process that
 // left its command's process group (setsid) cannot be orphaned out of
-// reach while the groups are killed. It walks the tree again until it
-// finds no new process, as one may have forked before it was stopped.
-// Where /proc lists no children it finds nothing.
+// reach while the groups are killed. Each process is stopped before its
+// children are listed: once kill returns, the stop is pending for the
+// whole process, and a fork that has not completed yet fails and restarts
+// after it, so the list is complete. Where /proc lists no children it
+// finds nothing.
 func freezeDescendants() []int {
-	seen := map[int]bool{}
 	var all []int
-	for range 8 {
-		found := false
-		queue := proc.ChildrenOf(strconv.Itoa(os.Getpid()))
-		for len(queue) > 0 {
-			pid := queue[0]
-			queue = queue[1:]
-			if !seen[pid] {
-				seen[pid] = true
-				found = true
-				all = append(all, pid)
-				_ = syscall.Kill(pid, syscall.SIGSTOP)
-			}
-			queue = append(queue, proc.ChildrenOf(strconv.Itoa(pid))...)
+	seen := map[int]bool{}
+	queue := proc.ChildrenOf(strconv.Itoa(os.Getpid()))
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if seen[pid] {
+			continue
 		}
-		if !found {
-			break
+		seen[pid] = true
+		if syscall.Kill(pid, syscall.SIGSTOP) != nil {
+			continue // gone
 		}
+		all = append(all, pid)
+		queue = append(queue, proc.ChildrenOf(strconv.Itoa(pid))...)
 	}
 	return all
 }
