@@ -222,6 +222,7 @@ type Supervisor struct {
 	// could not enforce the file rules); failed is closed then.
 	fatal  error
 	failed chan struct{}
+	closed bool // by Close: no boxsh-init starts any more
 }
 
 // NewSupervisor starts the first boxsh-init.
@@ -276,6 +277,9 @@ func (s *Supervisor) retire(why string, args ...any) {
 func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("boxsh is stopping")
+	}
 	if s.fatal != nil {
 		return nil, s.fatal
 	}
@@ -364,6 +368,7 @@ func lost(err error) error {
 func (s *Supervisor) Close(grace time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	if s.current == nil {
 		return nil
 	}
