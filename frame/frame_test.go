@@ -258,7 +258,15 @@ func TestClientNotStartedCalls(t *testing.T) {
 }
 
 func TestEncodeState(t *testing.T) {
-	r, err := DecodeReply(EncodeState(7, StateQueued))
+	for _, state := range []string{StateQueued, StateStarted} {
+		r, err := DecodeReply(EncodeState(7, state))
+		require.NoError(t, err)
+		assert.Equal(t, Reply{ID: 7, State: state}, r)
+	}
+	// Other forms go through encoding/json.
+	r, err := DecodeReply([]byte(`{"state":"queued","id":8}`))
 	require.NoError(t, err)
-	assert.Equal(t, Reply{ID: 7, State: StateQueued}, r)
+	assert.Equal(t, Reply{ID: 8, State: StateQueued}, r)
+	_, err = DecodeReply([]byte(`{"id":8,"state":"queued"}x`))
+	assert.Error(t, err)
 }

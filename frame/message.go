@@ -49,9 +49,12 @@ const (
 	StateStarted = "started"
 )
 
+// stateInfix follows the id in an encoded notice.
+var stateInfix = []byte(`,"state":"`)
+
 // EncodeState encodes a notice of call id's state.
 func EncodeState(id uint64, state string) []byte {
-	b := append(strconv.AppendUint(append(make([]byte, 0, 40), replyPrefix...), id, 10), `,"state":"`...)
+	b := append(strconv.AppendUint(append(make([]byte, 0, 40), replyPrefix...), id, 10), stateInfix...)
 	return append(append(b, state...), `"}`...)
 }
 
@@ -78,6 +81,17 @@ func EncodeReply(id uint64, result []byte) []byte {
 // else goes through encoding/json.
 func DecodeReply(payload []byte) (Reply, error) {
 	if rest, ok := bytes.CutPrefix(payload, replyPrefix); ok {
+		// A notice, as EncodeState writes it.
+		if i := bytes.Index(rest, stateInfix); i > 0 && i <= 20 {
+			if id, err := strconv.ParseUint(string(rest[:i]), 10, 64); err == nil {
+				switch string(rest[i+len(stateInfix):]) {
+				case StateQueued + `"}`:
+					return Reply{ID: id, State: StateQueued}, nil
+				case StateStarted + `"}`:
+					return Reply{ID: id, State: StateStarted}, nil
+				}
+			}
+		}
 		if i := bytes.Index(rest, replyInfix); i > 0 && i <= 20 && bytes.HasSuffix(rest, []byte("}")) {
 			if id, err := strconv.ParseUint(string(rest[:i]), 10, 64); err == nil {
 				raw := rest[i+len(replyInfix) : len(rest)-1]
