@@ -140,18 +140,7 @@ func TestPinnedModernClientStdio(t *testing.T) {
 // nine tools (other helpers may add more).
 func requireToolsListAtLeast(t *testing.T, m message) {
 	t.Helper()
-	require.Nil(t, m.Error, "tools/list failed: %s", m.Raw)
-	var r struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	require.NoError(t, json.Unmarshal(m.Result, &r))
-	var names []string
-	for _, tl := range r.Tools {
-		names = append(names, tl.Name)
-	}
-	assert.Subset(t, names, allToolNames)
+	assert.Subset(t, toolNames(t, m), allToolNames)
 }
 
 // The edge cases a fuzz run found, in both eras.

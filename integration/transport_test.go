@@ -41,18 +41,7 @@ func requireInitializeResult(t *testing.T, m message, wantVersion string) {
 // version after 2024-11-05: v3's nine tools, list and stat.
 func requireToolsList(t *testing.T, m message) {
 	t.Helper()
-	require.Nil(t, m.Error, "tools/list failed: %s", m.Raw)
-	var r struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	require.NoError(t, json.Unmarshal(m.Result, &r))
-	var names []string
-	for _, tl := range r.Tools {
-		names = append(names, tl.Name)
-	}
-	assert.ElementsMatch(t, allToolNamesNow, names)
+	assert.ElementsMatch(t, allToolNamesNow, toolNames(t, m))
 }
 
 // allToolNames are the nine tools of boxsh v3, which tools/list shows
