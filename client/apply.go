@@ -1,0 +1,328 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// ApplyOptions configure Session.Apply.
+type ApplyOptions struct {
+	// DryRun reports what would be applied, refused and skipped, and
+	// changes nothing.
+	DryRun bool
+	// Paths limits Apply to these paths (relative to SRC, with what is
+	// below them); empty: every change.
+	Paths []string
+}
+
+// Refusal is a change Apply did not make, and why.
+type Refusal struct {
+	Change Change `json:"change"`
+	Reason string `json:"reason"`
+}
+
+// ApplyResult is what Apply did (or, with DryRun, would do).
+type ApplyResult struct {
+	// Applied are the changes written to SRC.
+	Applied []Change `json:"applied"`
+	// Conflicts are changes to paths the host changed in SRC since the
+	// session started; SRC keeps the host's version.
+	Conflicts []Refusal `json:"conflicts,omitempty"`
+	// Skipped are changes Apply never makes: protected paths (git
+	// control files, agent and IDE settings, shell start-up files), files
+	// with setuid or setgid bits or owned by another user, devices,
+	// fifos and sockets, and what is inside a directory not applied.
+	Skipped []Refusal `json:"skipped,omitempty"`
+	// Failed are changes that could not be written (the error says why).
+	Failed []Refusal `json:"failed,omitempty"`
+}
+
+// Apply writes the session's changes into SRC, deletions included: each
+// file is written beside its destination and renamed over it, symbolic
+// links in SRC are never followed, and a path the host changed in SRC
+// since the session started is refused as a conflict. The applied paths
+// are recorded as SRC's new state, so a later Apply does not see them as
+// the host's changes.
+func (s *Session) Apply(opts ApplyOptions) (*ApplyResult, error) {
+	unlock, err := lockFile(filepath.Join(s.dir, MetaFile))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	m, err := loadManifest(filepath.Join(s.dir, ManifestFile))
+	if err != nil {
+		return nil, err
+	}
+	changes, err := s.Changes()
+	if err != nil {
+		return nil, err
+	}
+	res, err := applyChanges(s.info.Src, s.info.Dst, m, changes, opts)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.DryRun && len(res.Applied) > 0 {
+		if err := m.save(filepath.Join(s.dir, ManifestFile)); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// applier applies changes to SRC (see applyChanges).
+type applier struct {
+	src, dst string
+	m        manifest
+	opts     ApplyOptions
+	res      *ApplyResult
+	fs       *treeFS // nil on a dry run
+	// blocked are directories not applied: what is below them is not
+	// applied either.
+	blocked []string
+	// dirModes are the modes of directories made, set once their
+	// contents are in (a read-only directory would refuse them).
+	dirModes []dirMode
+}
+
+type dirMode struct {
+	rel  string
+	mode fs.FileMode
+}
+
+// applyChanges applies changes (from Changes(src, dst)) to src, checking
+// each against m, SRC's state when the session started, which it updates.
+func applyChanges(src, dst string, m manifest, changes []Change, opts ApplyOptions) (*ApplyResult, error) {
+	a := &applier{src: src, dst: dst, m: m, opts: opts, res: &ApplyResult{}}
+	if !opts.DryRun {
+		t, err := openTree(src, dst)
+		if err != nil {
+			return nil, err
+		}
+		defer t.close()
+		a.fs = t
+	}
+	for _, c := range changes {
+		if !a.selected(c.Path) {
+			continue
+		}
+		a.one(c)
+	}
+	if a.fs != nil {
+		for i := len(a.dirModes) - 1; i >= 0; i-- {
+			d := a.dirModes[i]
+			if err := a.fs.chmod(d.rel, d.mode); err != nil {
+				a.res.Failed = append(a.res.Failed, Refusal{Change: Change{Path: d.rel, Kind: ModeChanged, Type: TypeDir, Mode: d.mode}, Reason: err.Error()})
+				continue
+			}
+			if fi, err := os.Lstat(filepath.Join(src, filepath.FromSlash(d.rel))); err == nil {
+				m[d.rel] = stateOf(fi)
+			}
+		}
+	}
+	return a.res, nil
+}
+
+// selected tells whether rel is in opts.Paths (or below one).
+func (a *applier) selected(rel string) bool {
+	if len(a.opts.Paths) == 0 {
+		return true
+	}
+	for _, p := range a.opts.Paths {
+		p = strings.Trim(filepath.ToSlash(filepath.Clean(p)), "/")
+		if p == "." || p == "" || isUnder(rel, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// one applies (or refuses) one change.
+func (a *applier) one(c Change) {
+	for _, b := range a.blocked {
+		if isUnder(c.Path, b) {
+			a.refuse(&a.res.Skipped, c, "inside "+b+", which is not applied")
+			return
+		}
+	}
+	if reason, ok := a.protected(c); ok {
+		a.refuse(&a.res.Skipped, c, reason)
+		return
+	}
+	if reason, ok := a.unsafe(c); ok {
+		a.refuse(&a.res.Skipped, c, reason)
+		return
+	}
+	if reason, ok := a.conflict(c); ok {
+		a.refuse(&a.res.Conflicts, c, reason)
+		return
+	}
+	if a.fs != nil {
+		if err := a.write(c); err != nil {
+			a.refuse(&a.res.Failed, c, err.Error())
+			return
+		}
+		a.record(c)
+	}
+	a.res.Applied = append(a.res.Applied, c)
+}
+
+// refuse records c in list and blocks what is below it.
+func (a *applier) refuse(list *[]Refusal, c Change, reason string) {
+	*list = append(*list, Refusal{Change: c, Reason: reason})
+	a.blocked = append(a.blocked, c.Path)
+}
+
+// removesTree tells whether c removes a directory of SRC with its
+// contents.
+func removesTree(c Change) bool {
+	return c.OldType == TypeDir && (c.Kind == Deleted || c.Kind == TypeChanged)
+}
+
+// protected tells whether c touches a protected path: the path itself,
+// a gitfile, or (for a change removing a directory) one inside it.
+func (a *applier) protected(c Change) (string, bool) {
+	if reason, ok := protectedReason(c.Path); ok {
+		return reason, true
+	}
+	if isGitfile(c.Path, c.Type) && c.Kind != Deleted {
+		return "a .git file (gitfile) points git at another repository", true
+	}
+	if removesTree(c) {
+		var reason string
+		_ = walkStates(a.src, c.Path, func(rel string, st fileState) error {
+			if r, ok := protectedReason(rel); ok {
+				reason = "it would remove " + rel + ": " + r
+				return errStop
+			}
+			return nil
+		})
+		if reason != "" {
+			return reason, true
+		}
+	}
+	return "", false
+}
+
+var errStop = errors.New("stop")
+
+// unsafe tells whether the DST side of c must not be applied: files of
+// another user, setuid or setgid bits, devices, fifos and sockets.
+func (a *applier) unsafe(c Change) (string, bool) {
+	if c.Kind == Deleted {
+		return "", false
+	}
+	fi, err := os.Lstat(filepath.Join(a.dst, filepath.FromSlash(c.Path)))
+	if err != nil {
+		return "cannot read it in DST: " + err.Error(), true
+	}
+	if uid, _ := ownerRdev(fi); uid != uint32(os.Getuid()) {
+		return fmt.Sprintf("owned by uid %d in DST, not by you", uid), true
+	}
+	if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+		return "setuid or setgid bits", true
+	}
+	if typeOf(fi.Mode()) == TypeOther {
+		return "not a file, directory or symbolic link (" + fi.Mode().Type().String() + ")", true
+	}
+	return "", false
+}
+
+// conflict tells whether the host changed what c would change in SRC
+// since the session started.
+func (a *applier) conflict(c Change) (string, bool) {
+	if reason, ok := a.changedInSrc(c.Path); ok {
+		return reason, true
+	}
+	if !removesTree(c) {
+		return "", false
+	}
+	var reason string
+	_ = walkStates(a.src, c.Path, func(rel string, st fileState) error {
+		rec, had := a.m[rel]
+		switch {
+		case !had:
+			reason = rel + " was created in SRC since the session started"
+		case !rec.same(st):
+			reason = rel + " was changed in SRC since the session started"
+		default:
+			return nil
+		}
+		return errStop
+	})
+	return reason, reason != ""
+}
+
+// changedInSrc tells whether SRC's rel differs from the manifest.
+func (a *applier) changedInSrc(rel string) (string, bool) {
+	rec, had := a.m[rel]
+	fi, err := os.Lstat(filepath.Join(a.src, filepath.FromSlash(rel)))
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return "cannot check it in SRC: " + err.Error(), true
+	case err != nil && had:
+		return "deleted in SRC since the session started", true
+	case err == nil && !had:
+		return "created in SRC since the session started", true
+	case err == nil && !rec.same(stateOf(fi)):
+		return "changed in SRC since the session started", true
+	}
+	return "", false
+}
+
+// write makes change c in SRC.
+func (a *applier) write(c Change) error {
+	t := a.fs
+	if removesTree(c) || (c.Kind == TypeChanged && c.Type == TypeDir) {
+		if err := t.remove(c.Path); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Kind == Deleted:
+		if c.OldType != TypeDir {
+			return t.remove(c.Path)
+		}
+		return nil
+	case c.Kind == ModeChanged:
+		return t.chmod(c.Path, c.Mode)
+	case c.Kind == DirReplaced:
+		// Its contents follow as changes of their own.
+		if c.Mode != c.OldMode {
+			return t.chmod(c.Path, c.Mode)
+		}
+		return nil
+	case c.Type == TypeDir:
+		if err := t.mkdir(c.Path); err != nil {
+			return err
+		}
+		a.dirModes = append(a.dirModes, dirMode{c.Path, c.Mode})
+		return nil
+	case c.Type == TypeSymlink:
+		return t.copySymlink(c.Path)
+	case c.Type == TypeFile:
+		return t.copyFile(c.Path)
+	}
+	return fmt.Errorf("cannot apply a %s", c.Type)
+}
+
+// record updates the manifest for an applied change.
+func (a *applier) record(c Change) {
+	if removesTree(c) {
+		for rel := range a.m {
+			if isUnder(rel, c.Path) && rel != c.Path {
+				delete(a.m, rel)
+			}
+		}
+	}
+	fi, err := os.Lstat(filepath.Join(a.src, filepath.FromSlash(c.Path)))
+	if err != nil {
+		delete(a.m, c.Path)
+		return
+	}
+	a.m[c.Path] = stateOf(fi)
+}

@@ -1,0 +1,124 @@
+package client
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+)
+
+// maxDiffFile is the largest file Diff compares line by line.
+const maxDiffFile = 8 << 20
+
+// Diff is the unified diff of the session's changes at path (a file, or
+// a directory and what is below it; "" for every change).
+func (s *Session) Diff(path string) (string, error) {
+	return Diff(s.info.Src, s.info.Dst, path)
+}
+
+// Diff is the unified diff (a/ is SRC, b/ is DST) of the changes of the
+// upper directory dst over src at path ("" for all). Binary files and
+// files over 8 MiB are named, not compared; mode changes and symbolic
+// links are shown as git shows them.
+func Diff(src, dst, path string) (string, error) {
+	changes, err := Changes(src, dst)
+	if err != nil {
+		return "", err
+	}
+	path = strings.Trim(filepath.ToSlash(filepath.Clean(path)), "/")
+	var b strings.Builder
+	found := false
+	for _, c := range changes {
+		if path != "" && path != "." && !isUnder(c.Path, path) {
+			continue
+		}
+		found = true
+		if err := diffOne(&b, src, dst, c); err != nil {
+			return "", err
+		}
+	}
+	if !found && path != "" && path != "." {
+		return "", fmt.Errorf("diff: no change at %s", path)
+	}
+	return b.String(), nil
+}
+
+// diffOne writes the diff of one change.
+func diffOne(b *strings.Builder, src, dst string, c Change) error {
+	a, bb := "a/"+c.Path, "b/"+c.Path
+	if c.Kind == ModeChanged || (c.Kind == Modified && c.Mode != c.OldMode) {
+		fmt.Fprintf(b, "diff %s %s\nold mode %o\nnew mode %o\n", a, bb, c.OldMode, c.Mode)
+	}
+	var before, after string
+	var binary bool
+	side := func(root string, typ FileType) (string, error) {
+		p := filepath.Join(root, filepath.FromSlash(c.Path))
+		switch typ {
+		case TypeSymlink:
+			t, err := os.Readlink(p)
+			return t + "\n", err
+		case TypeFile:
+			fi, err := os.Lstat(p)
+			if err != nil {
+				return "", err
+			}
+			if fi.Size() > maxDiffFile {
+				binary = true
+				return "", nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return "", err
+			}
+			if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+				binary = true
+			}
+			return string(data), nil
+		}
+		return "", nil
+	}
+	var err error
+	oldType, newType := c.OldType, c.Type
+	switch c.Kind {
+	case ModeChanged:
+		return nil
+	case Deleted:
+		newType = ""
+		if oldType == TypeDir {
+			fmt.Fprintf(b, "deleted directory %s/\n", c.Path)
+			return nil
+		}
+	case Added:
+		oldType = ""
+		if newType == TypeDir {
+			fmt.Fprintf(b, "new directory %s/\n", c.Path)
+			return nil
+		}
+	case DirReplaced:
+		fmt.Fprintf(b, "replaced directory %s/\n", c.Path)
+		return nil
+	case TypeChanged:
+		fmt.Fprintf(b, "%s: %s replaced by %s\n", c.Path, oldType, newType)
+	}
+	if before, err = side(src, oldType); err != nil {
+		return fmt.Errorf("diff: %w", err)
+	}
+	if after, err = side(dst, newType); err != nil {
+		return fmt.Errorf("diff: %w", err)
+	}
+	if oldType == "" {
+		a = "/dev/null"
+	}
+	if newType == "" {
+		bb = "/dev/null"
+	}
+	if binary {
+		fmt.Fprintf(b, "Binary files %s and %s differ\n", a, bb)
+		return nil
+	}
+	b.WriteString(udiff.Unified(a, bb, before, after))
+	return nil
+}

@@ -1,0 +1,24 @@
+package client
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// inodeCtime are fi's inode number and change time (ns).
+func inodeCtime(fi fs.FileInfo) (uint64, int64) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0
+	}
+	return st.Ino, st.Ctim.Sec*1e9 + st.Ctim.Nsec
+}
+
+// ownerRdev are fi's owner and device number.
+func ownerRdev(fi fs.FileInfo) (uid uint32, rdev uint64) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 1
+	}
+	return st.Uid, st.Rdev
+}

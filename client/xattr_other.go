@@ -1,0 +1,9 @@
+//go:build !linux
+
+package client
+
+// hasXattr: overlay attributes exist on Linux only.
+func hasXattr(path, name string) bool { return false }
+
+// xattrValue: overlay attributes exist on Linux only.
+func xattrValue(path, name string) string { return "" }
