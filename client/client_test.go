@@ -236,3 +236,38 @@ func TestProtectedReason(t *testing.T) {
 	require.True(t, isGitfile("sub/.git", TypeFile))
 	require.False(t, isGitfile("sub/.git", TypeDir))
 }
+
+func TestListStatArgs(t *testing.T) {
+	c, dir := startPlain(t, Options{})
+	ctx := testCtx(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "d", "e"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "d", "f"), []byte("12345"), 0o640))
+	require.NoError(t, os.Symlink("f", filepath.Join(dir, "d", "l")))
+
+	l, err := c.List(ctx, ListRequest{Path: filepath.Join(dir, "d")})
+	require.NoError(t, err)
+	var names []string
+	for _, e := range l.Entries {
+		names = append(names, e.Name+":"+e.Type)
+	}
+	require.Equal(t, []string{"e:dir", "f:file", "l:symlink"}, names)
+	require.False(t, l.Truncated)
+
+	st, err := c.Stat(ctx, filepath.Join(dir, "d", "f"))
+	require.NoError(t, err)
+	require.True(t, st.Exists)
+	require.Equal(t, int64(5), *st.Size)
+	require.Equal(t, "0640", st.Mode)
+	st, err = c.Stat(ctx, filepath.Join(dir, "d", "l"))
+	require.NoError(t, err)
+	require.Equal(t, "f", st.Target)
+	st, err = c.Stat(ctx, filepath.Join(dir, "none"))
+	require.NoError(t, err)
+	require.False(t, st.Exists)
+
+	r, err := c.Exec(ctx, ExecRequest{Args: []string{"printf", "%s|", "a b", "$HOME", "*"}})
+	require.NoError(t, err)
+	require.Equal(t, "a b|$HOME|*|", r.Stdout, "no shell expansion")
+	_, err = c.Exec(ctx, ExecRequest{Command: "x", Args: []string{"y"}})
+	require.Error(t, err)
+}

@@ -94,16 +94,6 @@ type ExecResult struct {
 	Signal string
 }
 
-// bashArgs is the wire form of ExecRequest.
-type bashArgs struct {
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Timeout float64           `json:"timeout,omitempty"`
-	Cwd     string            `json:"cwd,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Stdin   string            `json:"stdin,omitempty"`
-}
-
 // Exec runs a command. A command that exits non-zero is a result, not an
 // error; a call the server refuses (no such cwd, ...) is a *ToolError.
 // Cancelling ctx kills the command and returns ctx's error at once.
@@ -114,7 +104,7 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error)
 	if req.Command != "" && len(req.Args) > 0 {
 		return nil, fmt.Errorf("boxsh: Exec: Command and Args are exclusive")
 	}
-	args := bashArgs{Command: req.Command, Args: req.Args, Cwd: req.Cwd, Env: req.Env, Stdin: req.Stdin}
+	args := tool.BashArgs{Command: req.Command, Args: req.Args, Cwd: req.Cwd, Env: req.Env, Stdin: req.Stdin}
 	if req.Timeout > 0 {
 		args.Timeout = req.Timeout.Seconds()
 	}
@@ -307,6 +297,44 @@ func (c *Client) terminal(ctx context.Context, name string, args any) (*Terminal
 		return nil, err
 	}
 	return &t, nil
+}
+
+// ListRequest is a list call: Depth levels (default 1), at most Limit
+// entries (default 1000).
+type ListRequest = tool.ListArgs
+
+// ListResult is what list answered: the entries, depth first in lexical
+// order, and whether Limit cut them.
+type ListResult = tool.ListOutput
+
+// List lists a directory, without following symbolic links.
+func (c *Client) List(ctx context.Context, req ListRequest) (*ListResult, error) {
+	r, err := c.callTool(ctx, tool.List, req, false)
+	if err != nil {
+		return nil, err
+	}
+	var out ListResult
+	if err := structured(tool.List, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StatResult is what stat answered; Exists is false for a missing path.
+type StatResult = tool.StatOutput
+
+// Stat describes path without following a final symbolic link. A
+// missing path is not an error: Exists is false.
+func (c *Client) Stat(ctx context.Context, path string) (*StatResult, error) {
+	r, err := c.callTool(ctx, tool.Stat, tool.StatArgs{Path: path}, false)
+	if err != nil {
+		return nil, err
+	}
+	var out StatResult
+	if err := structured(tool.Stat, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // CallTool runs any tool with raw arguments and returns the raw
