@@ -276,6 +276,13 @@ Other commands:
   boxsh policy init|show [...]   Write the default settings; show the policy.
   boxsh policy trust [PATH]      Let a project's settings file widen the policy
                                  (it can only narrow it until then).
+  boxsh changes DST              List the changes of a copy-on-write session
+                                 (--try's .boxsh-try-XXXXXX/work, or the Go client's).
+  boxsh diff DST [PATH]          Unified diff of its changes.
+  boxsh apply DST [--dry-run]    Write them into SRC (deletions too); host-changed
+                                 and protected paths are reported, not applied.
+  boxsh discard DST              Remove the session.
+  boxsh sessions                 List the sessions, with age and size.
 `
 
 // flagSetting is a setting given on the command line, with its flag.

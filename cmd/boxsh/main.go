@@ -45,6 +45,9 @@ func run(argv []string) int {
 	if len(argv) > 0 && argv[0] == "policy" {
 		return runPolicy(argv[1:], cwd, os.Getenv("HOME"), os.Stdout, os.Stderr)
 	}
+	if len(argv) > 0 && sessionCommands[argv[0]] != nil {
+		return sessionCommands[argv[0]](argv[1:], os.Stdout, os.Stderr)
+	}
 	opts, err := parseArgs(argv, cwd)
 	if err == nil {
 		err = opts.sandbox.Validate()

@@ -31,7 +31,9 @@ func prepareSandbox(sb policy.Sandbox, cwd, home string) (_ policy.Sandbox, done
 	}
 	fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
 	cow := sb.Binds[len(sb.Binds)-1:] // --try's own
+	try := startTrySession(cwd, changes)
 	return sb, func(started bool) {
+		try.finish(started)
 		runtime.RemoveCowWorkDirs(cow)
 		if !started {
 			os.RemoveAll(filepath.Dir(changes))

@@ -1,0 +1,397 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/client"
+)
+
+// startClient starts a client on the boxsh under test, closed at the end
+// of the test.
+func startClient(t *testing.T, opts client.Options) *client.Client {
+	t.Helper()
+	opts.Binary = boxshPath()
+	c, err := client.Start(testContext(t), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// The client's file and command calls, without and with a sandbox.
+func TestClientTools(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "sandbox"}[sandboxed], func(t *testing.T) {
+			if sandboxed {
+				requireRootless(t)
+				require.NoError(t, client.Supported())
+			}
+			dir := t.TempDir()
+			opts := client.Options{Dir: dir}
+			if sandboxed {
+				opts.Sandbox = true
+				opts.Binds = []client.Bind{{Mode: client.ReadWrite, Src: dir}}
+			}
+			c := startClient(t, opts)
+			ctx := testContext(t)
+			r, err := c.Exec(ctx, client.ExecRequest{Command: "echo $(pwd) >&2; echo hi > made; id -u"})
+			require.NoError(t, err)
+			require.Equal(t, dir+"\n", r.Stderr)
+			if sandboxed {
+				require.Equal(t, "0\n", r.Stdout, "root inside the sandbox")
+			}
+			r, err = c.Exec(ctx, client.ExecRequest{Args: []string{"cat", "made"}})
+			require.NoError(t, err)
+			require.Equal(t, "hi\n", r.Stdout)
+
+			p := filepath.Join(dir, "f.txt")
+			require.NoError(t, c.WriteString(ctx, p, "alpha\nbeta\n"))
+			_, err = c.Edit(ctx, p, client.Edit{OldText: "beta", NewText: "gamma"})
+			require.NoError(t, err)
+			got, err := c.ReadFile(ctx, p)
+			require.NoError(t, err)
+			require.Equal(t, "alpha\ngamma\n", got)
+			l, err := c.List(ctx, client.ListRequest{Path: dir})
+			require.NoError(t, err)
+			var names []string
+			for _, e := range l.Entries {
+				names = append(names, e.Name)
+			}
+			require.Subset(t, names, []string{"f.txt", "made"})
+			st, err := c.Stat(ctx, p)
+			require.NoError(t, err)
+			require.True(t, st.Exists)
+			require.Equal(t, int64(12), *st.Size)
+
+			_, err = c.Read(ctx, client.ReadRequest{Path: filepath.Join(dir, "missing")})
+			var te *client.ToolError
+			require.ErrorAs(t, err, &te)
+		})
+	}
+}
+
+// processesWith lists the PIDs whose command line contains marker.
+func processesWith(marker string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), marker) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// A sandboxed server killed by SIGKILL: the pending call returns
+// ServerGoneError, the sandbox's processes die, and a new one starts.
+func TestClientSandboxCrash(t *testing.T) {
+	requireRootless(t)
+	dir := t.TempDir()
+	opts := client.Options{Dir: dir, Sandbox: true, Binds: []client.Bind{{Mode: client.ReadOnly, Src: dir}}}
+	c := startClient(t, opts)
+	marker := fmt.Sprintf("36%d.5", time.Now().UnixNano()%1000000)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Run(testContext(t), "sleep "+marker)
+		errc <- err
+	}()
+	require.Eventually(t, func() bool { return len(processesWith(marker)) > 0 }, 10*time.Second, 20*time.Millisecond)
+	require.NoError(t, syscall.Kill(c.Pid(), syscall.SIGKILL))
+	select {
+	case err := <-errc:
+		var gone *client.ServerGoneError
+		require.ErrorAs(t, err, &gone)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pending call did not return")
+	}
+	require.Eventually(t, func() bool { return len(processesWith(marker)) == 0 }, 10*time.Second, 50*time.Millisecond, "the sandbox's processes die with the server")
+
+	c2 := startClient(t, opts)
+	r, err := c2.Run(testContext(t), "echo back")
+	require.NoError(t, err)
+	require.Equal(t, "back\n", r.Stdout)
+}
+
+// Cancelling a sandboxed call returns at once and kills its command.
+func TestClientSandboxCancel(t *testing.T) {
+	requireRootless(t)
+	dir := t.TempDir()
+	c := startClient(t, client.Options{Dir: dir, Sandbox: true})
+	marker := fmt.Sprintf("37%d.5", time.Now().UnixNano()%1000000)
+	ctx, cancel := context.WithCancel(testContext(t))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Run(ctx, "sleep "+marker)
+		errc <- err
+	}()
+	require.Eventually(t, func() bool { return len(processesWith(marker)) > 0 }, 10*time.Second, 20*time.Millisecond)
+	start := time.Now()
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	require.Less(t, time.Since(start), time.Second)
+	require.Eventually(t, func() bool { return len(processesWith(marker)) == 0 }, 10*time.Second, 50*time.Millisecond)
+	require.NoError(t, c.Ping(testContext(t)))
+}
+
+// treeListing describes every path below dir: type, mode, and content or
+// link target, as the same shell command prints it inside and outside the
+// sandbox.
+const treeListing = `find . -mindepth 1 -printf '%P %y %m %l\n' | LC_ALL=C sort; find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2`
+
+// hostListing runs treeListing in dir on the host.
+func hostListing(t *testing.T, dir string) string {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", treeListing)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	return string(out)
+}
+
+// changeSummary is each change as "kind path".
+func changeSummary(cs []client.Change) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, string(c.Kind)+" "+c.Path)
+	}
+	return out
+}
+
+// A session whose command makes every kind of change: Changes lists
+// exactly them, and Apply makes SRC what the sandbox saw.
+func TestClientSessionApply(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	src := t.TempDir()
+	script := `
+		mkdir -p keep/sub olddir gone/deep repl mvdir
+		echo keep > keep/sub/f; echo mod > mod.txt; echo del > del.txt; echo ren > ren.txt
+		echo x > olddir/x; echo d > gone/deep/d; echo r > repl/r; echo m > mvdir/m
+		echo m > mode.sh; chmod 644 mode.sh; ln -s mod.txt link; echo same > same.txt`
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = src
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	s, err := client.NewSession(ctx, client.SessionOptions{Src: src, BaseDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Discard()) })
+	c, err := s.Start(ctx, client.Options{Binary: boxshPath()})
+	require.NoError(t, err)
+	r, err := c.Run(ctx, `set -e
+		pwd
+		echo new > new.txt; mkdir -p newdir/inner; echo n > newdir/inner/n
+		echo changed >> mod.txt
+		rm del.txt; rm -r gone
+		mv ren.txt renamed.txt; mv mvdir moveddir
+		rm -r olddir; echo now-a-file > olddir
+		rm -r repl; mkdir repl; echo fresh > repl/fresh
+		chmod 755 mode.sh
+		ln -sf same.txt link
+		touch same.txt
+		mkdir -p .devcontainer; echo '{"postCreateCommand":"evil"}' > .devcontainer/devcontainer.json
+	`)
+	require.NoError(t, err)
+	require.Equal(t, 0, r.ExitCode, r.Stderr)
+	require.Equal(t, s.Dst()+"\n", r.Stdout, "commands start in the session's view of SRC")
+	r, err = c.Run(ctx, treeListing)
+	require.NoError(t, err)
+	sandboxView := r.Stdout
+	require.NoError(t, c.Close())
+
+	cs, err := s.Changes()
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"added .devcontainer", "added .devcontainer/devcontainer.json",
+		"deleted del.txt", "deleted gone", "symlink_changed link", "modified mod.txt",
+		"mode_changed mode.sh", "added moveddir", "added moveddir/m", "deleted mvdir",
+		"added new.txt", "added newdir", "added newdir/inner", "added newdir/inner/n",
+		"type_changed olddir", "deleted ren.txt", "added renamed.txt",
+		"dir_replaced repl", "added repl/fresh", "deleted repl/r",
+	}, changeSummary(cs))
+
+	// The host changes a file the sandbox left alone: not a conflict.
+	require.NoError(t, os.WriteFile(filepath.Join(src, "keep", "sub", "f"), []byte("host\n"), 0o644))
+	res, err := s.Apply(client.ApplyOptions{})
+	require.NoError(t, err)
+	require.Empty(t, res.Conflicts)
+	require.Empty(t, res.Failed)
+	require.Len(t, res.Skipped, 2, "the protected .devcontainer and what is in it")
+	require.Contains(t, res.Skipped[0].Reason, "protected")
+	require.NoFileExists(t, filepath.Join(src, ".devcontainer", "devcontainer.json"))
+
+	// SRC is now what the sandbox saw, but for the protected path and the
+	// host's own edit.
+	require.NoError(t, os.WriteFile(filepath.Join(src, "keep", "sub", "f"), []byte("keep\n"), 0o644))
+	want := dropLines(sandboxView, ".devcontainer")
+	require.Equal(t, want, hostListing(t, src))
+}
+
+// dropLines removes the lines mentioning s.
+func dropLines(text, s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if !strings.Contains(l, s) {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+// A file the host edits after the sandbox changed it is a conflict: the
+// host's version stays.
+func TestClientSessionConflict(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	src := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(src, "shared.txt"), []byte("v1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "other.txt"), []byte("o\n"), 0o644))
+	s, err := client.NewSession(ctx, client.SessionOptions{Src: src, BaseDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Discard()) })
+	c, err := s.Start(ctx, client.Options{Binary: boxshPath()})
+	require.NoError(t, err)
+	defer c.Close()
+	r, err := c.Run(ctx, "echo sandbox > shared.txt; echo sandbox > other.txt")
+	require.NoError(t, err)
+	require.Equal(t, 0, r.ExitCode, r.Stderr)
+	require.NoError(t, os.WriteFile(filepath.Join(src, "shared.txt"), []byte("host\n"), 0o644))
+
+	res, err := s.Apply(client.ApplyOptions{})
+	require.NoError(t, err)
+	require.Len(t, res.Conflicts, 1)
+	require.Equal(t, "shared.txt", res.Conflicts[0].Change.Path)
+	require.Contains(t, res.Conflicts[0].Reason, "changed in SRC")
+	b, _ := os.ReadFile(filepath.Join(src, "shared.txt"))
+	require.Equal(t, "host\n", string(b))
+	b, _ = os.ReadFile(filepath.Join(src, "other.txt"))
+	require.Equal(t, "sandbox\n", string(b))
+}
+
+// TestClientHelperProcess is the owner process TestClientSessionRecover
+// kills: it acts only when BOXSH_CLIENT_HELPER names a base directory
+// and a source.
+func TestClientHelperProcess(t *testing.T) {
+	spec := os.Getenv("BOXSH_CLIENT_HELPER")
+	if spec == "" {
+		return
+	}
+	base, src := spec, os.Getenv("BOXSH_CLIENT_HELPER_SRC")
+	ctx := context.Background()
+	s, err := client.NewSession(ctx, client.SessionOptions{Src: src, BaseDir: base, Label: "helper"})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	c, err := s.Start(ctx, client.Options{Binary: boxshPath()})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	r, err := c.Run(ctx, "echo recovered > result.txt; rm doomed.txt")
+	if err != nil || r.ExitCode != 0 {
+		fmt.Println("error", err, r)
+		os.Exit(1)
+	}
+	fmt.Println("ready", s.Dst())
+	time.Sleep(time.Minute)
+	os.Exit(1)
+}
+
+// kill -9 of a session's owner loses nothing: RecoverSessions finds the
+// session and Apply applies it.
+func TestClientSessionRecover(t *testing.T) {
+	requireRootless(t)
+	base, src := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(src, "doomed.txt"), []byte("d\n"), 0o644))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestClientHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "BOXSH_CLIENT_HELPER="+base, "BOXSH_CLIENT_HELPER_SRC="+src, "BOXSH_BIN_DIR="+binDir)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(line, "ready "), line)
+	rec, err := client.RecoverSessions(base)
+	require.NoError(t, err)
+	require.Empty(t, rec, "its owner runs")
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	rec, err = client.RecoverSessions(base)
+	require.NoError(t, err)
+	require.Len(t, rec, 1)
+	require.Equal(t, "helper", rec[0].Info().Label)
+	res, err := rec[0].Apply(client.ApplyOptions{})
+	require.NoError(t, err)
+	require.Len(t, res.Applied, 2)
+	b, err := os.ReadFile(filepath.Join(src, "result.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "recovered\n", string(b))
+	require.NoFileExists(t, filepath.Join(src, "doomed.txt"))
+	// The owner's server ends with it (its stdin closes); then the
+	// session can be thrown away.
+	require.Eventually(t, func() bool { return rec[0].Discard() == nil }, 10*time.Second, 100*time.Millisecond)
+	require.NoDirExists(t, rec[0].Dir())
+}
+
+// --try says at exit how many files changed and how to apply them; the
+// session commands work on its DST.
+func TestTrySessionCommands(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	parent := t.TempDir()
+	proj := filepath.Join(parent, "proj")
+	require.NoError(t, os.MkdirAll(proj, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(proj, "a.txt"), []byte("a\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(proj, "old.txt"), []byte("o\n"), 0o644))
+	r := runBoxshIn(t, ctx, proj, "", nil, "--try", "-c", "echo b >> a.txt; echo n > new.txt; rm old.txt")
+	require.Equal(t, 0, r.code(), r.stderr)
+	m := regexp.MustCompile(`boxsh: 3 file\(s\) changed in .*\n  boxsh apply (\S+)\n`).FindStringSubmatch(r.stderr)
+	require.NotNil(t, m, r.stderr)
+	dst := m[1]
+	require.True(t, strings.HasPrefix(dst, parent+"/.boxsh-try-"), dst)
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "changes", dst)
+	require.Equal(t, 0, r.code(), r.stderr)
+	require.Equal(t, "M a.txt\nA new.txt\nD old.txt\n", r.stdout)
+	r = runBoxshIn(t, ctx, proj, "", nil, "diff", dst, "a.txt")
+	require.Equal(t, 0, r.code(), r.stderr)
+	require.Equal(t, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n a\n+b\n", r.stdout)
+	r = runBoxshIn(t, ctx, proj, "", nil, "sessions")
+	require.Equal(t, 0, r.code(), r.stderr)
+	require.Contains(t, r.stdout, dst)
+	r = runBoxshIn(t, ctx, proj, "", nil, "apply", dst, "--dry-run")
+	require.Equal(t, 0, r.code(), r.stderr)
+	require.Contains(t, r.stdout, "would apply A new.txt")
+	require.NoFileExists(t, filepath.Join(proj, "new.txt"))
+	r = runBoxshIn(t, ctx, proj, "", nil, "apply", dst)
+	require.Equal(t, 0, r.code(), r.stderr)
+	b, _ := os.ReadFile(filepath.Join(proj, "a.txt"))
+	require.Equal(t, "a\nb\n", string(b))
+	require.FileExists(t, filepath.Join(proj, "new.txt"))
+	require.NoFileExists(t, filepath.Join(proj, "old.txt"))
+	r = runBoxshIn(t, ctx, proj, "", nil, "discard", dst)
+	require.Equal(t, 0, r.code(), r.stderr)
+	require.NoDirExists(t, filepath.Dir(dst))
+	r = runBoxshIn(t, ctx, proj, "", nil, "changes", filepath.Join(parent, "nothing"))
+	require.Equal(t, 1, r.code())
+	require.Contains(t, r.stderr, "not a boxsh session")
+}
