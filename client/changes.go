@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Kind is the kind of a change.
@@ -87,35 +90,46 @@ func (c Change) String() string {
 // replace SRC's. A file copied up without a change of content or mode
 // (touched) is not a change.
 func Changes(src, dst string) ([]Change, error) {
-	w := &changeWalker{src: src, dst: dst}
-	if err := w.walk("", true, false); err != nil {
-		return nil, err
-	}
-	return w.out, nil
+	w := &changeWalker{src: src, dst: dst, sem: make(chan struct{}, 8)}
+	return w.walk("", true, false)
 }
 
+// changeWalker walks DST against SRC; directories are walked in parallel
+// (up to cap(sem) at once), their changes put back in order.
 type changeWalker struct {
 	src, dst string
-	out      []Change
-	buf1     []byte
-	buf2     []byte
+	sem      chan struct{}
+	bufs     sync.Pool
 }
 
-// walk lists the changes below rel; merged tells whether SRC has a
-// directory at rel that DST's merges with (otherwise everything below is
-// added), opaque whether DST's hides it: then what SRC has and DST has
-// not is deleted.
-func (w *changeWalker) walk(rel string, merged, opaque bool) error {
+// descent is how to walk below a DST directory.
+type descent struct {
+	// merged: SRC has a directory there that DST's merges with; opaque:
+	// DST's hides it (what only SRC has is deleted).
+	merged, opaque bool
+}
+
+// slot is one name of a directory being walked: its change, and the
+// changes below it.
+type slot struct {
+	c        *Change
+	children []Change
+	err      error
+	done     chan struct{}
+}
+
+// walk lists the changes below rel (see descent).
+func (w *changeWalker) walk(rel string, merged, opaque bool) ([]Change, error) {
 	dir := filepath.Join(w.dst, filepath.FromSlash(rel))
 	names, err := readNames(dir)
 	if err != nil {
-		return fmt.Errorf("changes: %w", err)
+		return nil, fmt.Errorf("changes: %w", err)
 	}
 	var gone map[string]bool
 	if merged && opaque {
 		srcNames, err := readNames(filepath.Join(w.src, filepath.FromSlash(rel)))
 		if err != nil {
-			return fmt.Errorf("changes: %w", err)
+			return nil, fmt.Errorf("changes: %w", err)
 		}
 		have := map[string]bool{}
 		for _, n := range names {
@@ -130,25 +144,67 @@ func (w *changeWalker) walk(rel string, merged, opaque bool) error {
 		}
 	}
 	sort.Strings(names)
-	for _, name := range names {
+	slots := make([]slot, len(names))
+	for i, name := range names {
 		crel := name
 		if rel != "" {
 			crel = rel + "/" + name
 		}
+		sl := &slots[i]
 		if gone[name] {
 			sfi, err := os.Lstat(filepath.Join(w.src, filepath.FromSlash(crel)))
-			if err != nil {
-				continue
+			if err == nil {
+				t := typeOf(sfi.Mode())
+				sl.c = &Change{Path: crel, Kind: Deleted, Type: t, OldType: t, OldMode: sfi.Mode() & modeBits}
 			}
-			t := typeOf(sfi.Mode())
-			w.out = append(w.out, Change{Path: crel, Kind: Deleted, Type: t, OldType: t, OldMode: sfi.Mode() & modeBits})
 			continue
 		}
-		if err := w.entry(crel, merged); err != nil {
-			return err
+		c, d, err := w.entry(crel, merged)
+		if err != nil {
+			return nil, err
+		}
+		sl.c = c
+		if d == nil {
+			continue
+		}
+		select {
+		case w.sem <- struct{}{}:
+			sl.done = make(chan struct{})
+			go func() {
+				defer close(sl.done)
+				sl.children, sl.err = w.walk(crel, d.merged, d.opaque)
+				<-w.sem
+			}()
+		default:
+			if sl.children, err = w.walk(crel, d.merged, d.opaque); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return nil
+	var out []Change
+	var firstErr error
+	for i := range slots {
+		sl := &slots[i]
+		if sl.done != nil {
+			<-sl.done
+		}
+		if sl.err != nil && firstErr == nil {
+			firstErr = sl.err
+		}
+		if sl.c != nil && sl.c.Kind == DirReplaced && len(sl.children) == 0 {
+			// An opaque directory whose contents are SRC's: at most its
+			// mode changed.
+			if sl.c.Mode == sl.c.OldMode {
+				continue
+			}
+			sl.c.Kind = ModeChanged
+		}
+		if sl.c != nil && sl.c.Kind != "" {
+			out = append(out, *sl.c)
+		}
+		out = append(out, sl.children...)
+	}
+	return out, firstErr
 }
 
 // readNames lists the names in directory dir.
@@ -161,45 +217,47 @@ func readNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// entry lists the change of one DST path, and of what is below it.
-func (w *changeWalker) entry(rel string, merged bool) error {
+// entry is the change of one DST path (nil or of no Kind when it
+// differs not), and how to walk below it (nil: not a directory).
+func (w *changeWalker) entry(rel string, merged bool) (*Change, *descent, error) {
 	dpath := filepath.Join(w.dst, filepath.FromSlash(rel))
 	fi, err := os.Lstat(dpath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // removed while we looked
+		return nil, nil, nil // removed while we looked
 	}
 	if err != nil {
-		return fmt.Errorf("changes: %w", err)
+		return nil, nil, fmt.Errorf("changes: %w", err)
 	}
 	var sfi fs.FileInfo
 	if merged {
 		sfi, err = os.Lstat(filepath.Join(w.src, filepath.FromSlash(rel)))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return fmt.Errorf("changes: %w", err)
+			return nil, nil, fmt.Errorf("changes: %w", err)
 		}
 	}
 	if isWhiteout(dpath, fi) {
 		if sfi != nil {
-			w.out = append(w.out, Change{Path: rel, Kind: Deleted, Type: typeOf(sfi.Mode()), OldType: typeOf(sfi.Mode()), OldMode: sfi.Mode() & modeBits})
+			t := typeOf(sfi.Mode())
+			return &Change{Path: rel, Kind: Deleted, Type: t, OldType: t, OldMode: sfi.Mode() & modeBits}, nil, nil
 		}
-		return nil
+		return nil, nil, nil
 	}
-	c := Change{Path: rel, Type: typeOf(fi.Mode()), Mode: fi.Mode() & modeBits}
+	c := &Change{Path: rel, Type: typeOf(fi.Mode()), Mode: fi.Mode() & modeBits}
 	if c.Type == TypeFile {
 		c.Size = fi.Size()
 	}
 	if c.Type == TypeSymlink {
 		if c.Target, err = os.Readlink(dpath); err != nil {
-			return fmt.Errorf("changes: %w", err)
+			return nil, nil, fmt.Errorf("changes: %w", err)
 		}
+	}
+	var below *descent
+	if c.Type == TypeDir {
+		below = &descent{}
 	}
 	if sfi == nil {
 		c.Kind = Added
-		w.out = append(w.out, c)
-		if c.Type == TypeDir {
-			return w.walk(rel, false, false)
-		}
-		return nil
+		return c, below, nil
 	}
 	spath := filepath.Join(w.src, filepath.FromSlash(rel))
 	c.OldType, c.OldMode = typeOf(sfi.Mode()), sfi.Mode()&modeBits
@@ -210,29 +268,18 @@ func (w *changeWalker) entry(rel string, merged bool) error {
 			c.OldTarget, _ = os.Readlink(spath)
 		}
 	case c.Type == TypeDir:
+		below.merged = true
 		if isOpaque(dpath) {
-			// Replaced when anything below differs from SRC's.
+			// Replaced when anything below differs from SRC's (walk
+			// decides).
 			c.Kind = DirReplaced
-			at := len(w.out)
-			w.out = append(w.out, c)
-			if err := w.walk(rel, true, true); err != nil {
-				return err
-			}
-			if len(w.out) == at+1 {
-				w.out = w.out[:at]
-				if c.Mode != c.OldMode {
-					c.Kind = ModeChanged
-					w.out = append(w.out, c)
-				}
-			}
-			return nil
-		}
-		if c.Mode != c.OldMode {
+			below.opaque = true
+		} else if c.Mode != c.OldMode {
 			c.Kind = ModeChanged
 		}
 	case c.Type == TypeSymlink:
 		if c.OldTarget, err = os.Readlink(spath); err != nil {
-			return fmt.Errorf("changes: %w", err)
+			return nil, nil, fmt.Errorf("changes: %w", err)
 		}
 		if c.Target != c.OldTarget {
 			c.Kind = SymlinkChanged
@@ -240,7 +287,7 @@ func (w *changeWalker) entry(rel string, merged bool) error {
 	case c.Type == TypeFile:
 		same, err := w.sameContent(dpath, spath, fi.Size(), sfi.Size())
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if !same {
 			c.Kind = Modified
@@ -252,13 +299,7 @@ func (w *changeWalker) entry(rel string, merged bool) error {
 			c.Kind = ModeChanged
 		}
 	}
-	if c.Kind != "" {
-		w.out = append(w.out, c)
-	}
-	if c.Type == TypeDir {
-		return w.walk(rel, c.OldType == TypeDir, false)
-	}
-	return nil
+	return c, below, nil
 }
 
 // sameContent tells whether files a and b hold the same bytes.
@@ -269,38 +310,54 @@ func (w *changeWalker) sameContent(a, b string, sa, sb int64) (bool, error) {
 	if sa == 0 {
 		return true, nil
 	}
-	fa, err := os.Open(a)
+	fa, err := unix.Open(a, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return false, fmt.Errorf("changes: %w", err)
+		return false, fmt.Errorf("changes: open %s: %w", a, err)
 	}
-	defer fa.Close()
-	fb, err := os.Open(b)
+	defer unix.Close(fa)
+	fb, err := unix.Open(b, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return false, fmt.Errorf("changes: %w", err)
+		return false, fmt.Errorf("changes: open %s: %w", b, err)
 	}
-	defer fb.Close()
-	if w.buf1 == nil {
-		w.buf1, w.buf2 = make([]byte, 64<<10), make([]byte, 64<<10)
+	defer unix.Close(fb)
+	bufs, _ := w.bufs.Get().(*[2][]byte)
+	if bufs == nil {
+		bufs = &[2][]byte{make([]byte, 64<<10), make([]byte, 64<<10)}
 	}
-	for {
-		na, erra := io.ReadFull(fa, w.buf1)
-		nb, errb := io.ReadFull(fb, w.buf2)
-		if na != nb || !bytes.Equal(w.buf1[:na], w.buf2[:nb]) {
+	defer w.bufs.Put(bufs)
+	for left := sa; left > 0; {
+		n := int(min(left, int64(len(bufs[0]))))
+		if err := readFull(fa, bufs[0][:n]); err != nil {
+			return false, fmt.Errorf("changes: read %s: %w", a, err)
+		}
+		if err := readFull(fb, bufs[1][:n]); err != nil {
+			return false, fmt.Errorf("changes: read %s: %w", b, err)
+		}
+		if !bytes.Equal(bufs[0][:n], bufs[1][:n]) {
 			return false, nil
 		}
-		if erra != nil || errb != nil {
-			if (erra == io.EOF || erra == io.ErrUnexpectedEOF) && (errb == io.EOF || errb == io.ErrUnexpectedEOF) {
-				return true, nil
-			}
-			if erra != nil && erra != io.EOF && erra != io.ErrUnexpectedEOF {
-				return false, fmt.Errorf("changes: %w", erra)
-			}
-			if errb != nil && errb != io.EOF && errb != io.ErrUnexpectedEOF {
-				return false, fmt.Errorf("changes: %w", errb)
-			}
-			return false, nil
-		}
+		left -= int64(n)
 	}
+	return true, nil
+}
+
+// readFull fills p from fd; a file shorter than its size was cut
+// meanwhile (io.ErrUnexpectedEOF).
+func readFull(fd int, p []byte) error {
+	for len(p) > 0 {
+		n, err := unix.Read(fd, p)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		p = p[n:]
+	}
+	return nil
 }
 
 // isWhiteout tells whether the DST entry at path (fi) marks a deletion:

@@ -250,8 +250,42 @@ func (c *Client) readLoop(stdout io.Reader) {
 	close(c.done)
 }
 
+// resultPrefix and resultInfix frame a success response as the server
+// writes it: {"jsonrpc":"2.0","id":N,"result":RESULT}.
+var (
+	resultPrefix = []byte(`{"jsonrpc":"2.0","id":`)
+	resultInfix  = []byte(`,"result":`)
+)
+
+// splitResult splits a success response in the server's form without
+// scanning its result (bash outputs can be megabytes); ok is false for
+// any other form.
+func splitResult(line []byte) (id int64, result []byte, ok bool) {
+	line = bytes.TrimRight(line, "\r\n")
+	rest, found := bytes.CutPrefix(line, resultPrefix)
+	if !found || len(line) == 0 || line[len(line)-1] != '}' {
+		return 0, nil, false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 18 || !bytes.HasPrefix(rest[i:], resultInfix) {
+		return 0, nil, false
+	}
+	id, err := strconv.ParseInt(string(rest[:i]), 10, 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	return id, rest[i+len(resultInfix) : len(rest)-1], true
+}
+
 // dispatch hands one response line to its waiting call.
 func (c *Client) dispatch(line []byte) {
+	if id, result, ok := splitResult(line); ok {
+		c.deliver(id, response{result: result})
+		return
+	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
@@ -264,12 +298,17 @@ func (c *Client) dispatch(line []byte) {
 	if err != nil {
 		return
 	}
+	c.deliver(id, response{result: m.Result, err: m.Error})
+}
+
+// deliver hands r to the call waiting for id, if any.
+func (c *Client) deliver(id int64, r response) {
 	c.mu.Lock()
 	ch, ok := c.pending[id]
 	delete(c.pending, id)
 	c.mu.Unlock()
 	if ok {
-		ch <- response{result: m.Result, err: m.Error}
+		ch <- r
 	}
 }
 

@@ -271,3 +271,14 @@ func TestListStatArgs(t *testing.T) {
 	_, err = c.Exec(ctx, ExecRequest{Command: "x", Args: []string{"y"}})
 	require.Error(t, err)
 }
+
+func TestSplitResult(t *testing.T) {
+	id, res, ok := splitResult([]byte(`{"jsonrpc":"2.0","id":42,"result":{"a":1}}` + "\n"))
+	require.True(t, ok)
+	require.Equal(t, int64(42), id)
+	require.Equal(t, `{"a":1}`, string(res))
+	for _, l := range []string{`{"jsonrpc":"2.0","id":"x","result":{}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":1}}`, `{"jsonrpc":"2.0","id":,"result":{}}`} {
+		_, _, ok := splitResult([]byte(l))
+		require.False(t, ok, l)
+	}
+}

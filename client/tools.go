@@ -11,17 +11,26 @@ import (
 	"github.com/boxsh/boxsh/tool"
 )
 
-// toolResult is an MCP CallToolResult as the client reads it.
+// toolResult is an MCP CallToolResult as the client reads it: the
+// content blocks (which repeat structuredContent as text) are decoded
+// only when asked for.
 type toolResult struct {
-	Content           []tool.Content  `json:"content"`
+	Content           json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           bool            `json:"isError"`
+}
+
+// blocks decodes the content blocks.
+func (r *toolResult) blocks() []tool.Content {
+	var cs []tool.Content
+	_ = json.Unmarshal(r.Content, &cs)
+	return cs
 }
 
 // text is the text of the result's text blocks.
 func (r *toolResult) text() string {
 	var parts []string
-	for _, c := range r.Content {
+	for _, c := range r.blocks() {
 		if c.Type == "text" {
 			parts = append(parts, c.Text)
 		}
@@ -158,7 +167,7 @@ func (c *Client) Read(ctx context.Context, req ReadRequest) (*ReadResult, error)
 	if err := structured(tool.Read, r, &out.ReadOutput); err != nil {
 		return nil, err
 	}
-	for _, b := range r.Content {
+	for _, b := range r.blocks() {
 		if b.Type == "image" {
 			if out.Image, err = base64.StdEncoding.DecodeString(b.Data); err != nil {
 				return nil, &ProtocolError{Method: "tools/call", Code: -32603, Message: "read: bad image data: " + err.Error()}
