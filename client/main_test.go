@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 func runTests(m *testing.M) int {
 	if dir := os.Getenv("BOXSH_BIN_DIR"); dir != "" {
 		binDir = dir
-		return m.Run()
+		return runWithPath(m)
 	}
 	tmp, err := os.MkdirTemp("", "boxsh-client-bin-")
 	if err != nil {
@@ -37,6 +37,13 @@ func runTests(m *testing.M) int {
 		return 2
 	}
 	binDir = tmp
+	return runWithPath(m)
+}
+
+// runWithPath runs the tests with binDir first on PATH, where Start finds
+// boxsh for the examples.
+func runWithPath(m *testing.M) int {
+	os.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return m.Run()
 }
 

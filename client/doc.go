@@ -1,0 +1,46 @@
+// Package client runs boxsh from Go: a client of boxsh's MCP server
+// (boxsh --rpc) with typed calls, and copy-on-write sessions whose changes
+// are reviewed, then applied to the project or thrown away.
+//
+// # The client
+//
+// Start runs `boxsh --rpc` (found beside the program, on PATH, or at
+// Options.Binary) with a sandbox, binds, network policy and the rest of
+// Options, and waits until it serves. Its calls are safe for concurrent
+// use: Exec (a shell command or an argv, with cwd, env, stdin and
+// timeout), Read, ReadFile, Write, Edit, List, Stat and the terminal
+// tools. Cancelling a call's context sends notifications/cancelled (the
+// server kills the call's processes) and returns at once.
+//
+// Errors are typed: *ProtocolError for requests the server refuses,
+// *ToolError for tools that ran and failed (a bash command that exits
+// non-zero is not one: its ExecResult says so), *ServerGoneError when the
+// server died, with its last stderr lines. Close ends the server and
+// waits for it; after a crash, Start a new Client.
+//
+// Supported says whether this machine can run the sandbox, and why not.
+//
+// # Sessions
+//
+// NewSession makes a copy-on-write session on a directory, SRC: its DST,
+// the overlay's work directory and its metadata live under
+// SessionOptions.BaseDir (default $XDG_STATE_HOME/boxsh/sessions), mode
+// 0700. Session.Start runs a sandboxed server whose commands see SRC but
+// write to DST. Then:
+//
+//   - Changes lists what differs (added, modified, deleted, directory
+//     replaced, type, mode and symbolic link changes), read from DST, the
+//     overlay's upper directory;
+//   - Diff shows them as a unified diff;
+//   - Apply writes them into SRC, deletions included, each file
+//     atomically, never following a symbolic link; it refuses paths the
+//     host changed in SRC since the session started (conflicts) and never
+//     applies protected paths (git hooks and configuration, agent and IDE
+//     settings, shell start-up files);
+//   - Discard throws the session away.
+//
+// Sessions outlive their owner: RecoverSessions finds those whose owner
+// process died, to apply or discard. The boxsh command offers the same on
+// a DST, for --try users and CI jobs: boxsh changes, diff, apply, discard
+// and sessions.
+package client
