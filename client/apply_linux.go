@@ -52,8 +52,8 @@ func beneath(root int, rel string, flags uint64) (int, error) {
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return -1, fmt.Errorf("%s: a symbolic link is in the way (not followed)", rel)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return -1, fmt.Errorf("%s: a symbolic link (never followed) or a file is in the way", rel)
 		}
 		return -1, fmt.Errorf("%s: %w", rel, err)
 	}

@@ -312,12 +312,6 @@ func (c *Client) deliver(id int64, r response) {
 	}
 }
 
-// gone is the error of a call made or waiting when the server is gone.
-func (c *Client) gone() error {
-	<-c.done
-	return c.goneErr
-}
-
 // write sends one message line.
 func (c *Client) write(b []byte) error {
 	c.wmu.Lock()

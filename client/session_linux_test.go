@@ -241,6 +241,8 @@ func TestApplyNeverFollowsSymlinks(t *testing.T) {
 	res, err := s.Apply(ApplyOptions{Paths: []string{"link/evil"}})
 	require.NoError(t, err)
 	require.Empty(t, res.Applied)
+	require.Len(t, res.Failed, 1)
+	require.Contains(t, res.Failed[0].Reason, "symbolic link")
 	require.NoFileExists(t, filepath.Join(outside, "evil"))
 
 	// A change list where a link in DST comes first and a file below it
@@ -255,6 +257,8 @@ func TestApplyNeverFollowsSymlinks(t *testing.T) {
 	}
 	res, err = applyChanges(src, dst, m, changes, ApplyOptions{})
 	require.NoError(t, err)
+	require.Len(t, res.Applied, 1, "the link itself is content")
+	require.Equal(t, 1, len(res.Skipped)+len(res.Failed)+len(res.Conflicts), "what is below it is not")
 	require.NoFileExists(t, filepath.Join(outside, "evil"))
 	require.Empty(t, readTree(t, outside))
 

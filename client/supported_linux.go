@@ -31,7 +31,7 @@ func Supported() error {
 		}
 	}
 	if major, minor, ok := kernelVersion(); ok && (major < 5 || major == 5 && minor < 11) {
-		return fmt.Errorf("Linux %d.%d cannot mount overlayfs in a user namespace (5.11 or later is needed for copy-on-write binds)", major, minor)
+		return fmt.Errorf("the kernel, Linux %d.%d, cannot mount overlayfs in a user namespace (5.11 or later is needed for copy-on-write binds)", major, minor)
 	}
 	if b, err := os.ReadFile("/proc/filesystems"); err == nil && !strings.Contains(string(b), "\toverlay\n") {
 		if _, err := os.Stat("/sys/module/overlay"); err != nil {
