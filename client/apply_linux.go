@@ -255,3 +255,33 @@ func lockFile(path string) (func(), error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// errTooLarge is the error of readNoFollow for a file over its limit.
+var errTooLarge = errors.New("file too large")
+
+// readNoFollow reads the regular file rel below root, never following a
+// symbolic link, up to max bytes (errTooLarge beyond).
+func readNoFollow(root, rel string, max int64) ([]byte, error) {
+	rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", root, err)
+	}
+	defer unix.Close(rfd)
+	fd, err := beneath(rfd, rel, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", rel)
+	}
+	if fi.Size() > max {
+		return nil, errTooLarge
+	}
+	return io.ReadAll(io.LimitReader(f, max+1))
+}

@@ -4,7 +4,10 @@ package client
 
 import (
 	"errors"
+	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 )
 
 // errApplyUnsupported: applying needs Linux's openat2.
@@ -20,3 +23,28 @@ func (t *treeFS) mkdir(string) error              { return errApplyUnsupported }
 func (t *treeFS) chmod(string, fs.FileMode) error { return errApplyUnsupported }
 func (t *treeFS) remove(string) error             { return errApplyUnsupported }
 func lockFile(string) (func(), error)             { return func() {}, nil }
+
+// errTooLarge is the error of readNoFollow for a file over its limit.
+var errTooLarge = errors.New("file too large")
+
+// readNoFollow reads the regular file rel below root (its last component
+// not followed), up to max bytes.
+func readNoFollow(root, rel string, max int64) ([]byte, error) {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New(rel + ": not a regular file")
+	}
+	if fi.Size() > max {
+		return nil, errTooLarge
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max+1))
+}

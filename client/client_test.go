@@ -177,6 +177,7 @@ func TestServerGone(t *testing.T) {
 	case err := <-errc:
 		var gone *ServerGoneError
 		require.ErrorAs(t, err, &gone)
+		require.ErrorIs(t, err, ErrServerGone)
 		require.Contains(t, gone.Error(), "killed")
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pending call did not return")

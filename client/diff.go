@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,15 +62,13 @@ func diffOne(b *strings.Builder, src, dst string, c Change) error {
 			t, err := os.Readlink(p)
 			return t + "\n", err
 		case TypeFile:
-			fi, err := os.Lstat(p)
-			if err != nil {
-				return "", err
-			}
-			if fi.Size() > maxDiffFile {
+			// What the sandbox wrote is read without following a link,
+			// so that a link it swapped in cannot show another file.
+			data, err := readNoFollow(root, c.Path, maxDiffFile)
+			if errors.Is(err, errTooLarge) {
 				binary = true
 				return "", nil
 			}
-			data, err := os.ReadFile(p)
 			if err != nil {
 				return "", err
 			}

@@ -9,6 +9,9 @@ import (
 // ErrClosed is returned by calls made after Close.
 var ErrClosed = errors.New("boxsh client: closed")
 
+// ErrServerGone matches every *ServerGoneError with errors.Is.
+var ErrServerGone = errors.New("boxsh: server gone")
+
 // ProtocolError is a JSON-RPC error answered by the server: the request
 // itself was refused (unknown tool, invalid arguments, ...), as opposed to
 // a tool that ran and failed (ToolError).
@@ -64,6 +67,9 @@ func (e *ServerGoneError) Error() string {
 }
 
 func (e *ServerGoneError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrServerGone) true.
+func (e *ServerGoneError) Is(target error) bool { return target == ErrServerGone }
 
 // lastLines returns at most n trailing lines of s.
 func lastLines(s string, n int) string {

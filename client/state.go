@@ -117,7 +117,11 @@ func walkStates(root, rel string, fn func(rel string, st fileState) error) error
 			return err
 		}
 		if fi.IsDir() {
-			if err := walkStates(root, crel, fn); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// A directory that cannot be read, or is gone, is recorded
+			// without its contents: a path below it is then unknown, and
+			// Apply refuses to change it.
+			err := walkStates(root, crel, fn)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
 				return err
 			}
 		}
