@@ -144,6 +144,13 @@ func (w *changeWalker) walk(rel string, merged, opaque bool) ([]Change, error) {
 		}
 	}
 	sort.Strings(names)
+	ddir := openDirRef(dir)
+	defer closeDirRef(ddir)
+	sdir := dirRef{fd: -1}
+	if merged {
+		sdir = openDirRef(filepath.Join(w.src, filepath.FromSlash(rel)))
+		defer closeDirRef(sdir)
+	}
 	slots := make([]slot, len(names))
 	for i, name := range names {
 		crel := name
@@ -152,14 +159,14 @@ func (w *changeWalker) walk(rel string, merged, opaque bool) ([]Change, error) {
 		}
 		sl := &slots[i]
 		if gone[name] {
-			sfi, err := os.Lstat(filepath.Join(w.src, filepath.FromSlash(crel)))
+			sfi, err := lstatIn(sdir, name)
 			if err == nil {
 				t := typeOf(sfi.Mode())
 				sl.c = &Change{Path: crel, Kind: Deleted, Type: t, OldType: t, OldMode: sfi.Mode() & modeBits}
 			}
 			continue
 		}
-		c, d, err := w.entry(crel, merged)
+		c, d, err := w.entry(crel, ddir, sdir, name, merged)
 		if err != nil {
 			return nil, err
 		}
@@ -219,9 +226,9 @@ func readNames(dir string) ([]string, error) {
 
 // entry is the change of one DST path (nil or of no Kind when it
 // differs not), and how to walk below it (nil: not a directory).
-func (w *changeWalker) entry(rel string, merged bool) (*Change, *descent, error) {
+func (w *changeWalker) entry(rel string, ddir, sdir dirRef, name string, merged bool) (*Change, *descent, error) {
 	dpath := filepath.Join(w.dst, filepath.FromSlash(rel))
-	fi, err := os.Lstat(dpath)
+	fi, err := lstatIn(ddir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil // removed while we looked
 	}
@@ -230,7 +237,7 @@ func (w *changeWalker) entry(rel string, merged bool) (*Change, *descent, error)
 	}
 	var sfi fs.FileInfo
 	if merged {
-		sfi, err = os.Lstat(filepath.Join(w.src, filepath.FromSlash(rel)))
+		sfi, err = lstatIn(sdir, name)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return nil, nil, fmt.Errorf("changes: %w", err)
 		}
@@ -285,7 +292,7 @@ func (w *changeWalker) entry(rel string, merged bool) (*Change, *descent, error)
 			c.Kind = SymlinkChanged
 		}
 	case c.Type == TypeFile:
-		same, err := w.sameContent(dpath, spath, fi.Size(), sfi.Size())
+		same, err := w.sameContent(ddir, sdir, name, fi.Size(), sfi.Size())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -302,20 +309,22 @@ func (w *changeWalker) entry(rel string, merged bool) (*Change, *descent, error)
 	return c, below, nil
 }
 
-// sameContent tells whether files a and b hold the same bytes.
-func (w *changeWalker) sameContent(a, b string, sa, sb int64) (bool, error) {
+// sameContent tells whether the files name in da and db (of sizes sa
+// and sb) hold the same bytes.
+func (w *changeWalker) sameContent(da, db dirRef, name string, sa, sb int64) (bool, error) {
 	if sa != sb {
 		return false, nil
 	}
 	if sa == 0 {
 		return true, nil
 	}
-	fa, err := unix.Open(a, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	a, b := filepath.Join(da.path, name), filepath.Join(db.path, name)
+	fa, err := openIn(da, name)
 	if err != nil {
 		return false, fmt.Errorf("changes: open %s: %w", a, err)
 	}
 	defer unix.Close(fa)
-	fb, err := unix.Open(b, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	fb, err := openIn(db, name)
 	if err != nil {
 		return false, fmt.Errorf("changes: open %s: %w", b, err)
 	}

@@ -3,22 +3,28 @@ package client
 import (
 	"io/fs"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // inodeCtime are fi's inode number and change time (ns).
 func inodeCtime(fi fs.FileInfo) (uint64, int64) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, 0
+	switch st := fi.Sys().(type) {
+	case *syscall.Stat_t:
+		return st.Ino, st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	case *unix.Stat_t:
+		return st.Ino, st.Ctim.Sec*1e9 + st.Ctim.Nsec
 	}
-	return st.Ino, st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	return 0, 0
 }
 
 // ownerRdev are fi's owner and device number.
 func ownerRdev(fi fs.FileInfo) (uid uint32, rdev uint64) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, 1
+	switch st := fi.Sys().(type) {
+	case *syscall.Stat_t:
+		return st.Uid, st.Rdev
+	case *unix.Stat_t:
+		return st.Uid, st.Rdev
 	}
-	return st.Uid, st.Rdev
+	return 0, 1
 }
