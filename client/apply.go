@@ -18,6 +18,10 @@ type ApplyOptions struct {
 	// Paths limits Apply to these paths (relative to SRC, with what is
 	// below them); empty: every change.
 	Paths []string
+	// Protect are entries added to the protected list for this Apply
+	// (as the policy's filesystem.protect: names, relative paths, and
+	// directories ending in "/", matched at any depth).
+	Protect []string
 }
 
 // Refusal is a change Apply did not make, and why.
@@ -186,16 +190,13 @@ func removesTree(c Change) bool {
 // protected tells whether c touches a protected path: the path itself,
 // a gitfile, or (for a change removing a directory) one inside it.
 func (a *applier) protected(c Change) (string, bool) {
-	if reason, ok := protectedReason(c.Path); ok {
+	if reason, ok := protectedReason(c.Path, a.opts.Protect); ok {
 		return reason, true
-	}
-	if isGitfile(c.Path, c.Type) && c.Kind != Deleted {
-		return "a .git file (gitfile) points git at another repository", true
 	}
 	if removesTree(c) {
 		var reason string
 		_ = walkStates(a.src, c.Path, func(rel string, st fileState) error {
-			if r, ok := protectedReason(rel); ok {
+			if r, ok := protectedReason(rel, a.opts.Protect); ok {
 				reason = "it would remove " + rel + ": " + r
 				return errStop
 			}

@@ -184,9 +184,9 @@ func ExampleSession_Apply() {
 	fmt.Print("todo.txt: ", string(b))
 	s.Discard()
 	// Output:
-	// applied A .git/
 	// applied M notes.txt
 	// conflict todo.txt: changed in SRC since the session started
+	// skipped .git
 	// skipped .git/hooks
 	// skipped .git/hooks/pre-commit
 	// todo.txt: host
