@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/client"
+	"github.com/boxsh/boxsh/policy"
 )
 
 // sessionCommands are the commands on copy-on-write sessions.
@@ -29,7 +30,8 @@ const sessionUsage = `Usage: boxsh changes DST [--json]     List the changes of 
                                        Write its changes into SRC: deletions too,
                                        each file atomically; paths the host changed
                                        since the session started (conflicts) and
-                                       protected paths are not applied.
+                                       protected paths (with the policy's
+                                       filesystem.protect) are not applied.
        boxsh discard DST               Remove the session (SRC is not touched).
        boxsh sessions [--base DIR]     List the sessions, with their age and size.
 
@@ -159,7 +161,16 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		return sessionFail(stderr, err)
 	}
 	_, dry := flags["--dry-run"]
-	res, err := s.Apply(client.ApplyOptions{DryRun: dry, Paths: paths})
+	// The policy of SRC's project (and the user's) may protect more.
+	p, err := policy.Load(policy.LoadConfig{Home: os.Getenv("HOME"), Dir: s.Src()})
+	if err != nil {
+		return sessionFail(stderr, fmt.Errorf("apply: the policy's filesystem.protect: %w", err))
+	}
+	var protect []string
+	for _, r := range p.Protect {
+		protect = append(protect, r.Value)
+	}
+	res, err := s.Apply(client.ApplyOptions{DryRun: dry, Paths: paths, Protect: protect})
 	if err != nil {
 		return sessionFail(stderr, err)
 	}

@@ -41,21 +41,27 @@ func TestSessionCommands(t *testing.T) {
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "try", "work")
 	require.NoError(t, os.MkdirAll(src, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(src, "a"), []byte("a\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(src, ".boxsh"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, ".boxsh", "policy.json"), []byte(`{"filesystem":{"protect":["Makefile"]}}`), 0o644))
 	_, err := client.CreateSessionMeta(context.Background(), src, dst)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dst, "a"), []byte("A\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(dst, ".git", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dst, "Makefile"), []byte("all:\n"), 0o644))
+	t.Setenv("HOME", dir)
 
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, runChanges([]string{dst, "--json"}, &out, &errb), errb.String())
 	var cs []client.Change
 	require.NoError(t, json.Unmarshal(out.Bytes(), &cs))
-	require.Len(t, cs, 3)
+	require.Len(t, cs, 4)
 
 	out.Reset()
 	require.Equal(t, 3, runApply([]string{dst}, &out, &errb), "a protected path was left out")
 	require.Contains(t, out.String(), "applied M a\n")
 	require.Contains(t, out.String(), "skipped A .git/: protected path .git")
+	require.Contains(t, out.String(), "skipped A Makefile: protected path Makefile: protected by the policy")
+	require.NoFileExists(t, filepath.Join(src, "Makefile"))
 	b, _ := os.ReadFile(filepath.Join(src, "a"))
 	require.Equal(t, "A\n", string(b))
 
