@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"sync"
 	"syscall"
@@ -90,6 +91,9 @@ func (c Change) String() string {
 // replace SRC's. A file copied up without a change of content or mode
 // (touched) is not a change.
 func Changes(src, dst string) ([]Change, error) {
+	if err := SessionsSupported(); err != nil {
+		return nil, err
+	}
 	w := &changeWalker{src: src, dst: dst, sem: make(chan struct{}, 8)}
 	return w.walk("", true, false)
 }
@@ -365,6 +369,16 @@ func readFull(fd int, p []byte) error {
 			return io.ErrUnexpectedEOF
 		}
 		p = p[n:]
+	}
+	return nil
+}
+
+// SessionsSupported tells whether sessions' changes can be read and
+// applied here: they are an overlay's upper directory, read and applied
+// with Linux's openat2. (On macOS a cow DST is a full clone of SRC.)
+func SessionsSupported() error {
+	if goruntime.GOOS != "linux" {
+		return fmt.Errorf("copy-on-write sessions are reviewed and applied on Linux only, not on %s", goruntime.GOOS)
 	}
 	return nil
 }

@@ -320,6 +320,10 @@ type trySession struct {
 // startTrySession records the session of cow:cwd:dst.
 func startTrySession(cwd, dst string) *trySession {
 	t := &trySession{dst: dst, made: make(chan *client.Session, 1)}
+	if client.SessionsSupported() != nil {
+		t.made <- nil
+		return t
+	}
 	go func() {
 		s, err := client.CreateSessionMeta(context.Background(), cwd, dst)
 		if err != nil {
