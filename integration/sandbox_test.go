@@ -95,12 +95,19 @@ func TestSandboxView(t *testing.T) {
 // ("sandbox without any bind — CWD is not auto-bound").
 func TestSandboxUnboundCwd(t *testing.T) {
 	requireRootless(t)
-	home, err := os.UserHomeDir()
+	// A directory in /tmp (whatever TMPDIR says), and one outside it: in
+	// $HOME, or in /var/tmp where $HOME is under /tmp (as in CI).
+	inTmp, err := os.MkdirTemp("/tmp", "boxsh-cwd-")
 	require.NoError(t, err)
-	inHome, err := os.MkdirTemp(home, "boxsh-cwd-")
+	t.Cleanup(func() { os.RemoveAll(inTmp) })
+	outside, err := os.UserHomeDir()
+	if err != nil || outside == "/tmp" || strings.HasPrefix(outside, "/tmp/") {
+		outside = "/var/tmp"
+	}
+	outside, err = os.MkdirTemp(outside, "boxsh-cwd-")
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(inHome) })
-	for dir, want := range map[string]string{t.TempDir(): "", inHome: "/"} {
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	for dir, want := range map[string]string{inTmp: "", outside: "/"} {
 		if want == "" {
 			want = dir
 		}
