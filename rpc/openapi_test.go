@@ -1,0 +1,107 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/tool"
+)
+
+var updateOpenAPI = flag.Bool("update", false, "rewrite openapi.json from the tool specs")
+
+// TestOpenAPIGenerated generates the REST twin's OpenAPI 3.1 document from
+// the tool specs with huma and checks that openapi.json holds it
+// (go test ./rpc -run TestOpenAPIGenerated -update rewrites it).
+func TestOpenAPIGenerated(t *testing.T) {
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	cfg := huma.DefaultConfig("boxsh", openAPIVersion)
+	cfg.CreateHooks = nil // no $schema links in bodies
+	cfg.DocsPath = ""     // no docs page pulling scripts from a CDN
+	cfg.SchemasPath = ""
+	cfg.OpenAPIPath = ""
+	cfg.Info.Description = "REST twin of boxsh's MCP tools: POST the tool's arguments, get its MCP CallToolResult."
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "The token of boxsh --listen (see its token file)."},
+	}
+	cfg.Security = []map[string][]string{{"bearer": {}}}
+	api := humago.New(http.NewServeMux(), cfg)
+	for _, spec := range tools.AllSpecs() {
+		require.NoError(t, registerOpenAPI(api, spec), spec.Name)
+	}
+	want, err := json.MarshalIndent(api.OpenAPI(), "", "  ")
+	require.NoError(t, err)
+	want = append(want, '\n')
+	if *updateOpenAPI {
+		require.NoError(t, os.WriteFile("openapi.json", want, 0o644))
+		return
+	}
+	assert.Equal(t, string(want), string(openAPIJSON), "openapi.json is stale: run go test ./rpc -run TestOpenAPIGenerated -update")
+}
+
+// registerOpenAPI describes POST /v1/tools/NAME.
+func registerOpenAPI(api huma.API, spec *tool.Spec) error {
+	in, err := hSchema(spec.InputSchema)
+	if err != nil {
+		return fmt.Errorf("%s input schema: %w", spec.Name, err)
+	}
+	result := &huma.Schema{
+		Type:     "object",
+		Required: []string{"content"},
+		Properties: map[string]*huma.Schema{
+			"content": {Type: "array", Description: "MCP content blocks (text or image)",
+				Items: &huma.Schema{Type: "object", AdditionalProperties: true}},
+			"isError": {Type: "boolean", Description: "Set when the tool ran and failed"},
+		},
+	}
+	if len(spec.OutputSchema) > 0 {
+		out, err := hSchema(spec.OutputSchema)
+		if err != nil {
+			return fmt.Errorf("%s output schema: %w", spec.Name, err)
+		}
+		result.Properties["structuredContent"] = out
+	}
+	problem := map[string]*huma.MediaType{"application/problem+json": {Schema: &huma.Schema{Type: "object", AdditionalProperties: true}}}
+	op := huma.Operation{
+		OperationID: "tool-" + spec.Name,
+		Method:      http.MethodPost,
+		Path:        "/v1/tools/" + spec.Name,
+		Summary:     spec.Annotations.Title,
+		Description: spec.Description,
+		Tags:        []string{"tools"},
+		RequestBody: &huma.RequestBody{
+			Description: "The tool's arguments",
+			Content:     map[string]*huma.MediaType{"application/json": {Schema: in}},
+		},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The MCP CallToolResult",
+				Content: map[string]*huma.MediaType{"application/json": {Schema: result}}},
+			"400": {Description: "Invalid arguments (the message tools/call gives as -32602)", Content: problem},
+			"401": {Description: "A missing or wrong bearer token", Content: problem},
+		},
+	}
+	huma.Register(api, op, func(context.Context, *struct{}) (*struct{}, error) { return nil, nil })
+	// The handler above only describes; its empty output is no answer of
+	// the twin's.
+	delete(api.OpenAPI().Paths[op.Path].Post.Responses, "204")
+	return nil
+}
+
+// hSchema decodes a JSON Schema into huma's form.
+func hSchema(raw json.RawMessage) (*huma.Schema, error) {
+	var sc huma.Schema
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		return nil, err
+	}
+	return &sc, nil
+}
