@@ -20,7 +20,7 @@ const (
 	// MetaFile is the session's metadata (SessionInfo as JSON).
 	MetaFile = "boxsh-session.json"
 	// ManifestFile records SRC's state when the session started.
-	ManifestFile = "boxsh-manifest.gob"
+	ManifestFile = "boxsh-manifest"
 	// dstName is the name of DST in a session directory of NewSession.
 	dstName = "dst"
 )

@@ -1,7 +1,9 @@
 package client
 
 import (
-	"encoding/gob"
+	"bufio"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -129,14 +131,36 @@ func walkStates(root, rel string, fn func(rel string, st fileState) error) error
 	return nil
 }
 
-// save writes the manifest to path atomically.
+// manifestMagic starts a saved manifest (and names its format's version).
+const manifestMagic = "boxsh-manifest 1\n"
+
+// save writes the manifest to path atomically: after manifestMagic, for
+// each path its length and bytes (any bytes: a path need not be UTF-8),
+// then the inode, size, mtime, ctime and mode, as varints.
 func (m manifest) save(path string) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	err = gob.NewEncoder(f).Encode(m)
+	w := bufio.NewWriter(f)
+	_, err = w.WriteString(manifestMagic)
+	var buf []byte
+	for rel, st := range m {
+		buf = binary.AppendUvarint(buf[:0], uint64(len(rel)))
+		buf = append(buf, rel...)
+		buf = binary.AppendUvarint(buf, st.Ino)
+		buf = binary.AppendVarint(buf, st.Size)
+		buf = binary.AppendVarint(buf, st.Mtime)
+		buf = binary.AppendVarint(buf, st.Ctime)
+		buf = binary.AppendUvarint(buf, uint64(st.Mode))
+		if err == nil {
+			_, err = w.Write(buf)
+		}
+	}
+	if err == nil {
+		err = w.Flush()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -152,14 +176,48 @@ func (m manifest) save(path string) error {
 
 // loadManifest reads a manifest saved by save.
 func loadManifest(path string) (manifest, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("session manifest: %w", err)
 	}
-	defer f.Close()
-	var m manifest
-	if err := gob.NewDecoder(f).Decode(&m); err != nil {
-		return nil, fmt.Errorf("session manifest %s: %w", path, err)
+	bad := func(what string) (manifest, error) {
+		return nil, fmt.Errorf("session manifest %s: %s", path, what)
+	}
+	rest, ok := bytes.CutPrefix(b, []byte(manifestMagic))
+	if !ok {
+		return bad("not a manifest of this version")
+	}
+	m := manifest{}
+	uvarint := func() uint64 {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 {
+			ok = false
+			return 0
+		}
+		rest = rest[n:]
+		return v
+	}
+	varint := func() int64 {
+		v, n := binary.Varint(rest)
+		if n <= 0 {
+			ok = false
+			return 0
+		}
+		rest = rest[n:]
+		return v
+	}
+	for len(rest) > 0 {
+		n := uvarint()
+		if !ok || n > uint64(len(rest)) {
+			return bad("truncated")
+		}
+		rel := string(rest[:n])
+		rest = rest[n:]
+		st := fileState{Ino: uvarint(), Size: varint(), Mtime: varint(), Ctime: varint(), Mode: fs.FileMode(uvarint())}
+		if !ok {
+			return bad("truncated")
+		}
+		m[rel] = st
 	}
 	return m, nil
 }
