@@ -277,8 +277,11 @@ echo "waiting=$n"`
 // waiting for a later call (the fork server, warm shells), in plain and
 // sandbox mode; while the command's own processes stay open to it (what
 // relies on being dumpable: /proc/self, /proc/$$/fd, a background job's
-// /proc files).
+// /proc files). As real root a plain command may open any process's
+// memory (CAP_SYS_PTRACE), so like every escape test it runs only as an
+// unprivileged user.
 func TestWaitingProcessesClosedToCommands(t *testing.T) {
+	requireRootless(t)
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "3")})
 		for range 3 { // every worker's warm shell started
