@@ -118,9 +118,8 @@ func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
 
 // modernResults holds the encoded parts of modern results.
 type modernResults struct {
-	// head opens every modern result object: resultType and the server's
-	// identity in _meta, followed by a comma or the closing brace.
-	head []byte
+	// meta is the _meta of every modern result: the server's identity.
+	meta []byte
 	// toolsList and discover are the whole tools/list and server/discover
 	// results.
 	toolsList, discover []byte
@@ -132,8 +131,7 @@ func newModernResults(s *Server) (*modernResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	head := append([]byte(`{"resultType":"complete","_meta":`), meta...)
-	r := &modernResults{head: head}
+	r := &modernResults{meta: meta}
 	r.toolsList, err = json.Marshal(map[string]any{
 		"resultType": "complete", "_meta": json.RawMessage(meta),
 		"tools": s.Tools.AllSpecs(), "ttlMs": listTTL, "cacheScope": "private",
@@ -154,12 +152,11 @@ func newModernResults(s *Server) (*modernResults, error) {
 // wrapAs splices resultType rt and the server's _meta into an object the
 // server encoded itself (so without either member).
 func (r *modernResults) wrapAs(rt string, obj []byte) []byte {
-	meta := r.head[len(`{"resultType":"complete","_meta":`):]
-	out := make([]byte, 0, len(obj)+len(meta)+len(rt)+32)
+	out := make([]byte, 0, len(obj)+len(r.meta)+len(rt)+32)
 	out = append(out, `{"resultType":"`...)
 	out = append(out, rt...)
 	out = append(out, `","_meta":`...)
-	out = append(out, meta...)
+	out = append(out, r.meta...)
 	if inner := bytes.TrimSpace(obj[1 : len(obj)-1]); len(inner) > 0 {
 		out = append(out, ',')
 		out = append(out, inner...)
@@ -174,8 +171,6 @@ func (r *modernResults) wrap(result []byte) []byte {
 	if len(body) < 2 || body[0] != '{' {
 		return result
 	}
-	inner := bytes.TrimSpace(body[1 : len(body)-1])
-	head := r.head
 	if bytes.Contains(body, []byte(`"_meta"`)) || bytes.Contains(body, []byte(`"resultType"`)) {
 		// Rare: decode to merge rather than emit a duplicate member.
 		var m map[string]json.RawMessage
@@ -186,18 +181,12 @@ func (r *modernResults) wrap(result []byte) []byte {
 			m["resultType"] = json.RawMessage(`"complete"`)
 		}
 		if _, ok := m["_meta"]; !ok {
-			m["_meta"] = r.head[len(`{"resultType":"complete","_meta":`):]
+			m["_meta"] = r.meta
 		}
 		b, _ := json.Marshal(m)
 		return b
 	}
-	out := make([]byte, 0, len(head)+len(inner)+2)
-	out = append(out, head...)
-	if len(inner) > 0 {
-		out = append(out, ',')
-		out = append(out, inner...)
-	}
-	return append(out, '}')
+	return r.wrapAs("complete", body)
 }
 
 // handleModern answers a request of the modern era. The message has been

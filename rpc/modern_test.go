@@ -165,7 +165,7 @@ func TestNonStringMethodKeepsID(t *testing.T) {
 }
 
 func TestWrapResult(t *testing.T) {
-	m := &modernResults{head: []byte(`{"resultType":"complete","_meta":{"k":1}`)}
+	m := &modernResults{meta: []byte(`{"k":1}`)}
 	assert.JSONEq(t, `{"resultType":"complete","_meta":{"k":1}}`, string(m.wrap([]byte(`{}`))))
 	assert.JSONEq(t, `{"resultType":"complete","_meta":{"k":1},"a":[1]}`, string(m.wrap([]byte(` {"a":[1]} `))))
 	assert.JSONEq(t, `{"resultType":"complete","_meta":{"own":true},"a":1}`, string(m.wrap([]byte(`{"a":1,"_meta":{"own":true}}`))))
