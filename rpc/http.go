@@ -397,15 +397,13 @@ func checkModernHeaders(h http.Header, method, version string, params json.RawMe
 	}
 	switch method {
 	case "tools/call":
+		_ = json.Unmarshal(params, &p)
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		// The Tasks extension routes on the task id (SEP-2663).
 		_ = json.Unmarshal(params, &p)
 		p.Name = p.TaskID
 	default:
 		return ""
-	}
-	if method == "tools/call" {
-		_ = json.Unmarshal(params, &p)
 	}
 	raw := h.Get("Mcp-Name")
 	if raw == "" {
