@@ -532,9 +532,7 @@ func (o *httpOut) notify(msg []byte) error {
 	w := o.w
 	if !o.streaming {
 		o.streaming = true
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Accel-Buffering", "no")
+		setSSEHeaders(w.Header())
 		if o.session != "" {
 			w.Header().Set("Mcp-Session-Id", o.session)
 		}
@@ -579,9 +577,7 @@ func (o *httpOut) write(parts ...[]byte) error {
 	}
 	sse := wantsSSE(o.r.Header.Get("Accept"))
 	if sse {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Accel-Buffering", "no")
+		setSSEHeaders(w.Header())
 		n += len(ssePrefix) + len(sseSuffix)
 	} else {
 		w.Header().Set("Content-Type", "application/json")
@@ -605,6 +601,13 @@ const (
 	ssePrefix = "event: message\ndata: "
 	sseSuffix = "\n\n"
 )
+
+// setSSEHeaders makes h the headers of an unbuffered event stream.
+func setSSEHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+}
 
 // accepted answers a notification: 202, no body.
 func (o *httpOut) accepted() {
