@@ -151,13 +151,7 @@ func TestHTTPSDKBothEras(t *testing.T) {
 		t.Run("pin="+version, func(t *testing.T) {
 			s := h.sdkHTTP(t, ctx, version)
 			require.Equal(t, want, s.InitializeResult().ProtocolVersion)
-			tools, err := s.ListTools(ctx, nil)
-			require.NoError(t, err)
-			assert.GreaterOrEqual(t, len(tools.Tools), len(allToolNames))
-			res := sdkCall(t, ctx, s, "bash", map[string]any{"command": "echo http-$((40+2))"})
-			var out bashOutput
-			sdkStructured(t, res, &out)
-			assert.Equal(t, "http-42\n", out.Stdout)
+			sdkListAndEcho(t, ctx, s, "http")
 		})
 	}
 }

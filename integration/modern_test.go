@@ -64,15 +64,22 @@ func TestSDKBothErasStdio(t *testing.T) {
 			assert.Equal(t, want, init.ProtocolVersion)
 			require.NotNil(t, init.ServerInfo)
 			assert.Equal(t, "boxsh", init.ServerInfo.Name)
-			tools, err := s.ListTools(ctx, nil)
-			require.NoError(t, err)
-			assert.GreaterOrEqual(t, len(tools.Tools), len(allToolNames))
-			res := sdkCall(t, ctx, s, "bash", map[string]any{"command": "echo era-$((6*7))"})
-			var out bashOutput
-			sdkStructured(t, res, &out)
-			assert.Equal(t, "era-42\n", out.Stdout)
+			sdkListAndEcho(t, ctx, s, "era")
 		})
 	}
+}
+
+// sdkListAndEcho checks that s lists every tool and that bash runs
+// "echo WORD-42" (the 42 computed by the shell) on it.
+func sdkListAndEcho(t *testing.T, ctx context.Context, s *mcp.ClientSession, word string) {
+	t.Helper()
+	tools, err := s.ListTools(ctx, nil)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, len(tools.Tools), len(allToolNames))
+	res := sdkCall(t, ctx, s, "bash", map[string]any{"command": "echo " + word + "-$((6*7))"})
+	var out bashOutput
+	sdkStructured(t, res, &out)
+	assert.Equal(t, word+"-42\n", out.Stdout)
 }
 
 // A raw client pinned to 2026-07-28 that follows the specification
