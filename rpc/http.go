@@ -298,7 +298,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	}
 	method := p.method
 	hasID := p.id != nil && string(p.id) != "null"
-	e := eraOf(p)
+	e := eraOf(&p)
 	scope := &legacySession{inflight: make(map[string]context.CancelFunc)}
 	ctx := r.Context()
 	var newSession string
@@ -340,7 +340,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		defer func() { scope.allTools.Store(ss.allTools.Load()) }()
 	}
 	out.modern, out.session = e.modern, newSession
-	ss.dispatch(ctx, p, e)
+	ss.dispatch(ctx, &p, e)
 	if isNotification {
 		out.accepted()
 		return

@@ -285,7 +285,7 @@ func (ss *session) handle(ctx context.Context, msg []byte) {
 	if !ok {
 		return
 	}
-	ss.dispatch(ctx, p, eraOf(p))
+	ss.dispatch(ctx, &p, eraOf(&p))
 }
 
 // parsed is a message that is an object with a usable id and a method.
@@ -308,11 +308,11 @@ func eraOf(p *parsed) era {
 }
 
 // parse decodes a message, answering those that cannot be dispatched.
-func (ss *session) parse(msg []byte) (*parsed, bool) {
+func (ss *session) parse(msg []byte) (parsed, bool) {
 	var req request
 	if bytes.Equal(bytes.TrimSpace(msg), []byte("null")) {
 		ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
-		return nil, false
+		return parsed{}, false
 	}
 	badMethod := false
 	if err := json.Unmarshal(msg, &req); err != nil {
@@ -323,10 +323,10 @@ func (ss *session) parse(msg []byte) (*parsed, bool) {
 			badMethod = true
 		case errors.As(err, &typeErr) || (len(bytes.TrimSpace(msg)) > 0 && json.Valid(msg)):
 			ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
-			return nil, false
+			return parsed{}, false
 		default:
 			ss.writeError(nil, CodeParseError, "parse_error: invalid JSON: "+err.Error())
-			return nil, false
+			return parsed{}, false
 		}
 	}
 	id := req.ID
@@ -334,7 +334,7 @@ func (ss *session) parse(msg []byte) (*parsed, bool) {
 		id = nil
 	} else if c := id[0]; c == '{' || c == '[' || c == 't' || c == 'f' {
 		ss.writeError(nil, CodeInvalidRequest, "parse_error: id must be a string, a number or null")
-		return nil, false
+		return parsed{}, false
 	} else if !utf8.Valid(id) {
 		// Echo the id as valid JSON text: invalid bytes become U+FFFD.
 		var s string
@@ -343,9 +343,9 @@ func (ss *session) parse(msg []byte) (*parsed, bool) {
 	}
 	if req.Method == nil || badMethod {
 		ss.writeError(id, CodeInvalidRequest, "parse_error: missing or non-string field: method")
-		return nil, false
+		return parsed{}, false
 	}
-	return &parsed{req: req, id: id, method: *req.Method}, true
+	return parsed{req: req, id: id, method: *req.Method}, true
 }
 
 // dispatch answers a parsed message of era e.
