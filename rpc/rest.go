@@ -105,15 +105,9 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 // for its CallToolResult. A protocol fault is an *Error; a tool that runs
 // and fails is a result with isError.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	spec, ok := s.Tools.Lookup(name)
-	if !ok {
-		return nil, &Error{Code: CodeInvalidParams, Message: "unknown tool: " + name}
-	}
-	if err := spec.Validate(args); err != nil {
-		return nil, &Error{Code: CodeInvalidParams, Message: err.Error()}
-	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
+	args, bad := s.checkCall(name, args)
+	if bad != nil {
+		return nil, bad
 	}
 	type reply struct {
 		res json.RawMessage

@@ -469,20 +469,28 @@ func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (string,
 		ss.writeError(id, CodeInvalidParams, "tools/call missing string field: params.name")
 		return "", nil, false
 	}
-	spec, ok := ss.Tools.Lookup(name)
+	args, rpcErr := ss.checkCall(name, p.Arguments)
+	if rpcErr != nil {
+		ss.writeErr(id, rpcErr)
+		return "", nil, false
+	}
+	return name, args, true
+}
+
+// checkCall validates the arguments of a call of tool name, returning
+// them ready for the backend ({} when absent).
+func (s *Server) checkCall(name string, args json.RawMessage) (json.RawMessage, *Error) {
+	spec, ok := s.Tools.Lookup(name)
 	if !ok {
-		ss.writeError(id, CodeInvalidParams, "unknown tool: "+name)
-		return "", nil, false
+		return nil, &Error{Code: CodeInvalidParams, Message: "unknown tool: " + name}
 	}
-	if err := spec.Validate(p.Arguments); err != nil {
-		ss.writeError(id, CodeInvalidParams, err.Error())
-		return "", nil, false
+	if err := spec.Validate(args); err != nil {
+		return nil, &Error{Code: CodeInvalidParams, Message: err.Error()}
 	}
-	args := p.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	return name, args, true
+	return args, nil
 }
 
 // startCall hands a validated call to the backend.
