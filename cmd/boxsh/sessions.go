@@ -13,6 +13,7 @@ import (
 
 	"github.com/boxsh/boxsh/client"
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime"
 )
 
 // sessionCommands are the commands on copy-on-write sessions.
@@ -166,11 +167,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return sessionFail(stderr, fmt.Errorf("apply: the policy's filesystem.protect: %w", err))
 	}
-	var protect []string
-	for _, r := range p.Protect {
-		protect = append(protect, r.Value)
-	}
-	res, err := s.Apply(client.ApplyOptions{DryRun: dry, Paths: paths, Protect: protect})
+	res, err := s.Apply(client.ApplyOptions{DryRun: dry, Paths: paths, Protect: runtime.ProtectEntries(p)})
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
