@@ -153,7 +153,11 @@ func (a *applier) one(c Change) {
 			return
 		}
 	}
-	if reason, ok := a.protected(c); ok {
+	var below removedTree
+	if removesTree(c) {
+		below = a.scanRemoved(c.Path)
+	}
+	if reason, ok := a.protected(c, below); ok {
 		a.refuse(&a.res.Skipped, c, reason)
 		return
 	}
@@ -161,7 +165,7 @@ func (a *applier) one(c Change) {
 		a.refuse(&a.res.Skipped, c, reason)
 		return
 	}
-	if reason, ok := a.conflict(c); ok {
+	if reason, ok := a.conflict(c, below); ok {
 		a.refuse(&a.res.Conflicts, c, reason)
 		return
 	}
@@ -187,26 +191,45 @@ func removesTree(c Change) bool {
 	return c.OldType == TypeDir && (c.Kind == Deleted || c.Kind == TypeChanged)
 }
 
+// removedTree is what stops a change that removes a directory of SRC
+// with its contents: the first protected path inside it, and the first
+// the host created or changed since the session started ("" for none).
+type removedTree struct {
+	protected, changed string
+}
+
+// scanRemoved walks SRC's directory rel once for removedTree.
+func (a *applier) scanRemoved(rel string) removedTree {
+	var t removedTree
+	_ = walkStates(a.src, rel, func(rel string, st fileState) error {
+		if t.protected == "" {
+			if r, ok := protectedReason(rel, a.opts.Protect); ok {
+				t.protected = "it would remove " + rel + ": " + r
+			}
+		}
+		if t.changed == "" {
+			if rec, had := a.m[rel]; !had {
+				t.changed = rel + " was created in SRC since the session started"
+			} else if !rec.same(st) {
+				t.changed = rel + " was changed in SRC since the session started"
+			}
+		}
+		if t.protected != "" && t.changed != "" {
+			return errStop
+		}
+		return nil
+	})
+	return t
+}
+
 // protected tells whether c touches a protected path: the path itself,
-// a gitfile, or (for a change removing a directory) one inside it.
-func (a *applier) protected(c Change) (string, bool) {
+// a gitfile, or (for a change removing a directory) one inside it
+// (below).
+func (a *applier) protected(c Change, below removedTree) (string, bool) {
 	if reason, ok := protectedReason(c.Path, a.opts.Protect); ok {
 		return reason, true
 	}
-	if removesTree(c) {
-		var reason string
-		_ = walkStates(a.src, c.Path, func(rel string, st fileState) error {
-			if r, ok := protectedReason(rel, a.opts.Protect); ok {
-				reason = "it would remove " + rel + ": " + r
-				return errStop
-			}
-			return nil
-		})
-		if reason != "" {
-			return reason, true
-		}
-	}
-	return "", false
+	return below.protected, below.protected != ""
 }
 
 var errStop = errors.New("stop")
@@ -234,28 +257,13 @@ func (a *applier) unsafe(c Change) (string, bool) {
 }
 
 // conflict tells whether the host changed what c would change in SRC
-// since the session started.
-func (a *applier) conflict(c Change) (string, bool) {
+// since the session started (for a change removing a directory: also
+// inside it, below).
+func (a *applier) conflict(c Change, below removedTree) (string, bool) {
 	if reason, ok := a.changedInSrc(c.Path); ok {
 		return reason, true
 	}
-	if !removesTree(c) {
-		return "", false
-	}
-	var reason string
-	_ = walkStates(a.src, c.Path, func(rel string, st fileState) error {
-		rec, had := a.m[rel]
-		switch {
-		case !had:
-			reason = rel + " was created in SRC since the session started"
-		case !rec.same(st):
-			reason = rel + " was changed in SRC since the session started"
-		default:
-			return nil
-		}
-		return errStop
-	})
-	return reason, reason != ""
+	return below.changed, below.changed != ""
 }
 
 // changedInSrc tells whether SRC's rel differs from the manifest.
