@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 )
 
@@ -137,8 +136,7 @@ func (a *applier) selected(rel string) bool {
 		return true
 	}
 	for _, p := range a.opts.Paths {
-		p = strings.Trim(filepath.ToSlash(filepath.Clean(p)), "/")
-		if p == "." || p == "" || isUnder(rel, p) {
+		if p = cleanRel(p); p == "" || isUnder(rel, p) {
 			return true
 		}
 	}

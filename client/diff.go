@@ -29,11 +29,11 @@ func Diff(src, dst, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path = strings.Trim(filepath.ToSlash(filepath.Clean(path)), "/")
+	path = cleanRel(path)
 	var b strings.Builder
 	found := false
 	for _, c := range changes {
-		if path != "" && path != "." && !isUnder(c.Path, path) {
+		if path != "" && !isUnder(c.Path, path) {
 			continue
 		}
 		found = true
@@ -41,7 +41,7 @@ func Diff(src, dst, path string) (string, error) {
 			return "", err
 		}
 	}
-	if !found && path != "" && path != "." {
+	if !found && path != "" {
 		return "", fmt.Errorf("diff: no change at %s", path)
 	}
 	return b.String(), nil

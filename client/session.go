@@ -370,6 +370,16 @@ func cleanDir(path string) (string, error) {
 	return abs, nil
 }
 
+// cleanRel is a path relative to SRC in the form of a Change's Path:
+// slash-separated, without leading or trailing slashes; "" for SRC itself.
+func cleanRel(p string) string {
+	p = strings.Trim(filepath.ToSlash(filepath.Clean(p)), "/")
+	if p == "." {
+		return ""
+	}
+	return p
+}
+
 // isUnder tells whether path is prefix or inside it.
 func isUnder(path, prefix string) bool {
 	return path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/")
