@@ -32,12 +32,14 @@ const protectWalkBudget = 100_000
 
 // protectWalkSkip are directories GatherProtectedPaths does not look into:
 // dependency trees and build output, large and not run by the host's
-// tools automatically.
+// tools automatically. (ResolveFileRules' walk skips these too, see
+// ruleWalkSkip.)
 var protectWalkSkip = []string{"node_modules", ".venv", "__pycache__"}
 
-// protectWalkSkipPaths are the kernel's file systems, which a bind of /
-// would otherwise walk into.
-var protectWalkSkipPaths = []string{"/proc", "/sys", "/dev"}
+// kernelFSPaths are the kernel's file systems, which the walks of the
+// binds (GatherProtection, ResolveFileRules) would otherwise go into on a
+// bind of /.
+var kernelFSPaths = []string{"/proc", "/sys", "/dev"}
 
 // Protection is what GatherProtection found.
 type Protection struct {
@@ -345,7 +347,7 @@ func (g *gatherer) walk(root string) error {
 				g.repo(p, de)
 				continue
 			}
-			if g.matchEntry(p, name) || !de.IsDir() || slices.Contains(protectWalkSkip, name) || slices.Contains(protectWalkSkipPaths, p) || g.readOnly(p) {
+			if g.matchEntry(p, name) || !de.IsDir() || slices.Contains(protectWalkSkip, name) || slices.Contains(kernelFSPaths, p) || g.readOnly(p) {
 				continue
 			}
 			queue = append(queue, p)

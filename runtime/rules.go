@@ -59,12 +59,9 @@ func (e fileRulesError) Error() string        { return "file rules: " + e.msg }
 func (e fileRulesError) Is(target error) bool { return target == ErrFileRules }
 
 // ruleWalkSkip are directories whose content name patterns do not look
-// into: dependency trees and version control data, large and not secret.
-var ruleWalkSkip = []string{"node_modules", ".git", "vendor", ".venv", "__pycache__", "target"}
-
-// ruleWalkSkipPaths are the kernel's file systems, which a bind of / would
-// otherwise walk into.
-var ruleWalkSkipPaths = []string{"/proc", "/sys", "/dev"}
+// into: dependency trees and version control data, large and not secret
+// (those of protectWalkSkip and a few more).
+var ruleWalkSkip = append(slices.Clip(protectWalkSkip), ".git", "vendor", "target")
 
 // AllowWriteBinds turns the policy's allowWrite rules into wr binds, for
 // the paths that no bind exposes yet (a plain name is a path in cwd). A
@@ -271,7 +268,7 @@ func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, 
 		roots = []string{b.Src, b.Dst}
 	}
 	for _, root := range roots {
-		if slices.ContainsFunc(ruleWalkSkipPaths, func(k string) bool { return isUnder(root, k) }) {
+		if slices.ContainsFunc(kernelFSPaths, func(k string) bool { return isUnder(root, k) }) {
 			continue
 		}
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -296,7 +293,7 @@ func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, 
 			if w.left%4096 == 0 && time.Now().After(w.deadline) {
 				return errWalkTime
 			}
-			if p != root && d.IsDir() && (slices.Contains(ruleWalkSkip, d.Name()) || slices.Contains(ruleWalkSkipPaths, p)) {
+			if p != root && d.IsDir() && (slices.Contains(ruleWalkSkip, d.Name()) || slices.Contains(kernelFSPaths, p)) {
 				return fs.SkipDir
 			}
 			if p == root || d.Type()&fs.ModeSymlink != 0 {
