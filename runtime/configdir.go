@@ -14,12 +14,7 @@ import (
 // cow destination, unless the protected paths (protect) keep it, or both
 // of its files, read-only.
 func configHidden(sb policy.Sandbox, protect []HostPath, dir string) error {
-	var via *policy.Bind
-	for i, b := range sb.Binds {
-		if isUnder(dir, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
-			via = &sb.Binds[i]
-		}
-	}
+	via := bindShowing(sb, dir)
 	if via == nil || via.Mode == policy.ReadOnly {
 		return nil
 	}

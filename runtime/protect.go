@@ -138,14 +138,11 @@ type gatherer struct {
 // root is the wr bind that p is writable through: the most specific bind
 // that shows p must be a wr bind.
 func (g *gatherer) root(p string) (string, bool) {
-	best := ""
-	writable := false
-	for _, b := range g.sb.Binds {
-		if isUnder(p, b.Dst) && len(b.Dst) >= len(best) {
-			best, writable = b.Dst, b.Mode == policy.ReadWrite
-		}
+	b := bindShowing(g.sb, p)
+	if b == nil {
+		return "", false
 	}
-	return best, writable
+	return b.Dst, b.Mode == policy.ReadWrite
 }
 
 // readOnly tells whether p is read-only already: in a writable home, and

@@ -169,12 +169,7 @@ func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (Fil
 // (In a ro bind nothing can be renamed; in a cow bind the overlay refuses
 // to rename a directory of SRC, EXDEV.)
 func pinsFor(sb policy.Sandbox, path string) []string {
-	var via *policy.Bind
-	for i, b := range sb.Binds {
-		if isUnder(path, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
-			via = &sb.Binds[i]
-		}
-	}
+	via := bindShowing(sb, path)
 	if via == nil || via.Mode != policy.ReadWrite {
 		return nil
 	}

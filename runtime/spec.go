@@ -897,6 +897,18 @@ func depth(p string) int {
 	return strings.Count(p, "/")
 }
 
+// bindShowing is the most specific bind of sb that shows the sandbox path
+// p (the last of equal ones, as they are mounted in order), or nil.
+func bindShowing(sb policy.Sandbox, p string) *policy.Bind {
+	var via *policy.Bind
+	for i, b := range sb.Binds {
+		if isUnder(p, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
+			via = &sb.Binds[i]
+		}
+	}
+	return via
+}
+
 // isUnder tells whether path is prefix or inside it.
 func isUnder(path, prefix string) bool {
 	if prefix == "/" {
