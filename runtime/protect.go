@@ -108,7 +108,7 @@ func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Pro
 
 // newGatherer starts a GatherProtection of sb with the list and extra.
 func newGatherer(sb policy.Sandbox, extra []string) *gatherer {
-	g := &gatherer{sb: sb, seen: map[string]bool{}, budget: protectWalkBudget}
+	g := &gatherer{sb: sb, extra: extra, seen: map[string]bool{}, budget: protectWalkBudget}
 	for _, e := range policy.ProtectedPaths {
 		if !strings.HasPrefix(e.Path, ".git/") {
 			g.entries = append(g.entries, e)
@@ -124,6 +124,7 @@ func newGatherer(sb policy.Sandbox, extra []string) *gatherer {
 type gatherer struct {
 	sb      policy.Sandbox
 	entries []policy.ProtectedEntry // the list but the .git/ entries
+	extra   []string                // the user's entries (also in entries)
 	out     []HostPath
 	seen    map[string]bool
 	repos   []string
@@ -305,7 +306,7 @@ func (g *gatherer) walk(root string) error {
 		return nil
 	}
 	fi, err := os.Stat(root)
-	if reason, ok := policy.IsProtected(rel, g.extra()...); ok {
+	if reason, ok := policy.IsProtected(rel, g.extra...); ok {
 		g.protect(root, err == nil && fi.IsDir(), reason)
 		return nil
 	}
@@ -362,17 +363,6 @@ func (g *gatherer) atRoot(dir string) {
 			g.add(filepath.Join(dir, strings.Trim(e.Path, "/")), true, e.Reason, true, "")
 		}
 	}
-}
-
-// extra are the user's entries of the list.
-func (g *gatherer) extra() []string {
-	var out []string
-	for _, e := range g.entries {
-		if strings.HasPrefix(e.Reason, "protected by the policy") {
-			out = append(out, e.Path)
-		}
-	}
-	return out
 }
 
 // matchEntry protects what the entries of the list starting with name
