@@ -15,17 +15,18 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/proxy"
 )
 
 // ProxyListen is where commands in an allowlist sandbox reach the
 // network proxy: boxsh-init's forwarder on the sandbox's loopback.
-const ProxyListen = "127.0.0.1:3128"
+const ProxyListen = frame.ProxyListen
 
 // ProxyFD is the descriptor of the proxy socket in boxsh-init, after the
 // frame socket (or, in shell mode, the lifeline pipe) at InitFD.
-const ProxyFD = InitFD + 1
+const ProxyFD = frame.ProxyFD
 
 // ProxyEnv are the variables that point commands (curl, git, npm, pip,
 // go) at the proxy.

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -338,7 +339,7 @@ func (w *ruleWalk) unreadable(p string, err error) error {
 
 // RulesPath is where the sandbox finds the list of the paths its policy
 // covers (in its read-only root).
-const RulesPath = "/.boxsh/rules.json"
+const RulesPath = frame.RulesPath
 
 // ruleEntry is one entry of the rules file: agent.PolicyRule's shape.
 type ruleEntry struct {

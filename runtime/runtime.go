@@ -27,7 +27,7 @@ import (
 const InitName = "boxsh-init"
 
 // InitFD is the descriptor on which boxsh-init finds its frame socket.
-const InitFD = 3
+const InitFD = frame.ChannelFD
 
 // Config describes the boxsh-init to start.
 type Config struct {

@@ -6,14 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
-	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -64,10 +63,10 @@ import (
 
 const (
 	// InitMountPath is where boxsh-init appears inside the sandbox.
-	InitMountPath = "/.boxsh/boxsh-init"
+	InitMountPath = frame.InitMountPath
 	// ForkServerMountPath is where the fork-server library appears
 	// inside the sandbox: beside boxsh-init, where it looks.
-	ForkServerMountPath = "/.boxsh/" + proc.ForkServerName
+	ForkServerMountPath = frame.ForkServerMountPath
 	// DefaultHostname is the sandbox's host name.
 	DefaultHostname = "boxsh"
 	// DefaultPATH is the PATH of a process whose environment has none.
@@ -394,62 +393,11 @@ func (l Limits) rlimits() []specs.POSIXRlimit {
 	return rs
 }
 
-// InitOptions are boxsh-init's options.
-type InitOptions struct {
-	Workers  int
-	Shell    string
-	LogLevel string
-	// TimeoutDefault is the bash timeout of calls that give none, in
-	// seconds (0: none); MaxOutput caps each output stream (0: 10 MiB).
-	TimeoutDefault float64
-	MaxOutput      int64
-	// Memory caps the data of each command's processes, and Pids the
-	// sandbox's tasks for commands (0: none; see proc.Limits).
-	Memory int64
-	Pids   int
-	// RulesFile is the list of the policy's covered paths (see
-	// WriteRulesFile), for the file tools' messages.
-	RulesFile string
-	// ProxyFD is the descriptor of the socket to the front's network
-	// proxy, which boxsh-init exposes on ProxyListen (0: none).
-	ProxyFD int
-}
-
-// Args are the arguments of boxsh-init for o (after its path).
-func (o InitOptions) Args() []string {
-	args := []string{"--workers", strconv.Itoa(o.Workers)}
-	if o.Shell != "" {
-		args = append(args, "--shell", o.Shell)
-	}
-	if o.LogLevel != "" {
-		args = append(args, "--log-level", o.LogLevel)
-	}
-	if o.TimeoutDefault > 0 {
-		args = append(args, "--timeout-default", strconv.FormatFloat(o.TimeoutDefault, 'g', -1, 64))
-	}
-	if o.MaxOutput > 0 {
-		args = append(args, "--max-output", strconv.FormatInt(o.MaxOutput, 10))
-	}
-	if o.Memory > 0 {
-		args = append(args, "--memory", strconv.FormatInt(o.Memory, 10))
-	}
-	if o.Pids > 0 {
-		args = append(args, "--pids", strconv.Itoa(o.Pids))
-	}
-	if o.RulesFile != "" {
-		args = append(args, "--rules", o.RulesFile)
-	}
-	if o.ProxyFD > 0 {
-		args = append(args, ProxyArgs(o.ProxyFD)...)
-	}
-	return args
-}
+// InitOptions are boxsh-init's options (written by their Args).
+type InitOptions = frame.InitOptions
 
 // InitArgs are the arguments of boxsh-init inside the sandbox.
 func InitArgs(o InitOptions) []string {
-	if o.LogLevel == "" {
-		o.LogLevel = "warn"
-	}
 	return append([]string{InitMountPath}, o.Args()...)
 }
 

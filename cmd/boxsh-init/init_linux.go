@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/frame"
 )
 
 // runExec runs argv (boxsh-init --exec -- CMD ARGS...: the shell of shell
@@ -22,16 +24,17 @@ import (
 // front holds: when it reads end of file, the front is gone, however it
 // ended, and runExec exits at once, which (as PID 1) ends the sandbox.
 func runExec(args []string) int {
-	o, argv, err := execArgs(args)
+	o, err := frame.ParseInitOptions(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2
 	}
-	if o.lifeline > 0 {
-		watchLifeline(o.lifeline)
+	argv := o.Command
+	if o.Lifeline > 0 {
+		watchLifeline(o.Lifeline)
 	}
-	if o.proxyFD > 0 {
-		if err := serveProxy(context.Background(), o.proxyFD, o.proxyListen); err != nil {
+	if o.ProxyFD > 0 {
+		if err := serveProxy(context.Background(), o.ProxyFD, o.ProxyListen); err != nil {
 			fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 			return 1
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+
+	"github.com/boxsh/boxsh/frame"
 )
 
 // harden does nothing here.
@@ -14,11 +16,12 @@ func harden() {}
 
 // runExec runs argv and returns its exit status.
 func runExec(args []string) int {
-	_, argv, err := execArgs(args)
+	o, err := frame.ParseInitOptions(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2
 	}
+	argv := o.Command
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err = cmd.Run()

@@ -6,15 +6,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,6 +20,7 @@ import (
 	"github.com/boxsh/boxsh/agent"
 	"github.com/boxsh/boxsh/agent/netfwd"
 	"github.com/boxsh/boxsh/agent/reap"
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/proc"
 )
 
@@ -33,75 +31,27 @@ func main() {
 	harden()
 	// Goroutines blocked in waits: the reaper's, the command's (--exec).
 	proc.ReserveProcs(2)
-	if len(os.Args) > 1 && os.Args[1] == "--exec" {
-		os.Exit(runExec(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == frame.ExecFlag {
+		os.Exit(runExec(os.Args[1:]))
 	}
 	os.Exit(run())
 }
 
-// execOptions are the options of boxsh-init --exec.
-type execOptions struct {
-	// lifeline is the descriptor of the lifeline pipe (0: none).
-	lifeline int
-	// proxyFD and proxyListen expose the front's network proxy (see
-	// serveProxy; 0: none).
-	proxyFD     int
-	proxyListen string
-}
-
-// execArgs parses the arguments of boxsh-init --exec: [--lifeline FD]
-// [--proxy-fd FD --proxy-listen ADDR] [--] CMD ARGS...
-func execArgs(argv []string) (o execOptions, cmd []string, err error) {
-	for len(argv) > 1 && (argv[0] == "--lifeline" || argv[0] == "--proxy-fd" || argv[0] == "--proxy-listen") {
-		if argv[0] == "--proxy-listen" {
-			o.proxyListen = argv[1]
-		} else {
-			fd, err := strconv.Atoi(argv[1])
-			if err != nil || fd < 3 {
-				return o, nil, fmt.Errorf("%s %q: expected a descriptor number", argv[0], argv[1])
-			}
-			if argv[0] == "--lifeline" {
-				o.lifeline = fd
-			} else {
-				o.proxyFD = fd
-			}
-		}
-		argv = argv[2:]
-	}
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		return o, nil, errors.New("--exec needs a command")
-	}
-	return o, argv, nil
-}
-
 func run() int {
-	fs := flag.NewFlagSet("boxsh-init", flag.ContinueOnError)
-	workers := fs.Int("workers", 4, "bash commands that run at once")
-	shell := fs.String("shell", "/bin/sh", "shell that runs commands")
-	level := fs.String("log-level", "warn", "log level")
-	fd := fs.Int("fd", 3, "descriptor of the frame socket")
-	timeoutDefault := fs.Float64("timeout-default", 0, "bash timeout in seconds of calls that give none (0: none)")
-	maxOutput := fs.Int64("max-output", 0, "cap on each output stream of a bash call, in bytes (0: 10 MiB)")
-	memory := fs.Int64("memory", 0, "cap on the data of each command's processes, in bytes (0: none)")
-	pids := fs.Int("pids", 0, "cap on the tasks of the sandbox's user, for commands (0: none)")
-	rulesFile := fs.String("rules", "", "the policy's rules, for the file tools' messages (JSON)")
-	proxyFD := fs.Int("proxy-fd", 0, "descriptor of the socket to the front's network proxy (0: none)")
-	proxyAddr := fs.String("proxy-listen", "127.0.0.1:3128", "where commands reach the proxy")
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	o, err := frame.ParseInitOptions(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2
 	}
 	// And one for each running command's wait.
-	proc.ReserveProcs(*workers)
-	log := hclog.New(&hclog.LoggerOptions{Name: "boxsh-init", Level: hclog.LevelFromString(*level), Output: os.Stderr})
+	proc.ReserveProcs(o.Workers)
+	log := hclog.New(&hclog.LoggerOptions{Name: "boxsh-init", Level: hclog.LevelFromString(o.LogLevel), Output: os.Stderr})
 
-	f := os.NewFile(uintptr(*fd), "frames")
+	f := os.NewFile(uintptr(o.FD), "frames")
 	conn, err := net.FileConn(f)
 	f.Close()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "boxsh-init: fd %d is not the frame socket (boxsh-init is started by boxsh): %v\n", *fd, err)
+		fmt.Fprintf(os.Stderr, "boxsh-init: fd %d is not the frame socket (boxsh-init is started by boxsh): %v\n", o.FD, err)
 		return 2
 	}
 	defer conn.Close()
@@ -118,9 +68,9 @@ func run() int {
 		go reaper.Run(ctx)
 	}
 	var rules []agent.PolicyRule
-	if *rulesFile != "" {
+	if o.RulesFile != "" {
 		var err error
-		if rules, err = agent.LoadPolicyRules(*rulesFile); err != nil {
+		if rules, err = agent.LoadPolicyRules(o.RulesFile); err != nil {
 			log.Warn("policy rules", "error", err)
 		}
 	}
@@ -130,16 +80,16 @@ func run() int {
 	if exe, err := os.Executable(); err == nil {
 		forkServer = proc.FindForkServer(exe)
 	}
-	a, err := agent.New(agent.Config{Rules: rules, Shell: *shell, Workers: *workers, Log: log, Reaper: reaper, TimeoutDefault: *timeoutDefault, MaxOutput: int(*maxOutput),
-		Limits: proc.Limits{Data: *memory, Procs: *pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer})
+	a, err := agent.New(agent.Config{Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
+		Limits: proc.Limits{Data: o.Memory, Procs: o.Pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1
 	}
-	if *proxyFD > 0 {
+	if o.ProxyFD > 0 {
 		// Without the proxy (a spec run by another runtime), commands
 		// have no way out: the network namespace holds only loopback.
-		if err := serveProxy(ctx, *proxyFD, *proxyAddr); err != nil {
+		if err := serveProxy(ctx, o.ProxyFD, o.ProxyListen); err != nil {
 			log.Warn("no network proxy", "error", err)
 		}
 	}

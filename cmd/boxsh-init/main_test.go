@@ -5,26 +5,23 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/frame"
 )
 
+// TestExecArgs checks the command lines of boxsh-init --exec that the
+// front writes (frame.InitOptions) and boxsh-init reads.
 func TestExecArgs(t *testing.T) {
-	o, cmd, err := execArgs([]string{"--lifeline", "3", "--", "sh", "-c", "x"})
+	o, err := frame.ParseInitOptions([]string{"--exec", "--lifeline", "3", "--", "sh", "-c", "x"})
 	require.NoError(t, err)
-	assert.Equal(t, execOptions{lifeline: 3}, o)
-	assert.Equal(t, []string{"sh", "-c", "x"}, cmd)
+	assert.Equal(t, frame.InitOptions{Exec: true, Lifeline: 3, Command: []string{"sh", "-c", "x"}}, o)
 
-	o, cmd, err = execArgs([]string{"--lifeline", "3", "--proxy-fd", "4", "--proxy-listen", "127.0.0.1:3128", "--", "curl", "x"})
+	o, err = frame.ParseInitOptions([]string{"--exec", "--lifeline", "3", "--proxy-fd", "4", "--proxy-listen", "127.0.0.1:3128", "--", "curl", "x"})
 	require.NoError(t, err)
-	assert.Equal(t, execOptions{lifeline: 3, proxyFD: 4, proxyListen: "127.0.0.1:3128"}, o)
-	assert.Equal(t, []string{"curl", "x"}, cmd)
+	assert.Equal(t, frame.InitOptions{Exec: true, Lifeline: 3, ProxyFD: 4, ProxyListen: "127.0.0.1:3128", Command: []string{"curl", "x"}}, o)
 
-	o, cmd, err = execArgs([]string{"true"})
-	require.NoError(t, err)
-	assert.Zero(t, o)
-	assert.Equal(t, []string{"true"}, cmd)
-
-	for _, bad := range [][]string{{}, {"--"}, {"--lifeline", "x", "true"}, {"--lifeline", "1", "true"}, {"--proxy-fd", "2", "true"}} {
-		_, _, err := execArgs(bad)
+	for _, bad := range [][]string{{"--exec"}, {"--exec", "--"}, {"--exec", "--lifeline", "x", "true"}, {"--exec", "--lifeline", "1", "true"}, {"--exec", "--proxy-fd", "2", "true"}} {
+		_, err := frame.ParseInitOptions(bad)
 		assert.Error(t, err, "%q", bad)
 	}
 }
