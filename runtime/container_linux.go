@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,31 +19,35 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/seccomp"
 	"github.com/opencontainers/runc/libcontainer/specconv"
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 )
 
-// ContainerConfig describes a sandbox to start and the process it runs.
+// ContainerConfig describes a sandbox to start and the process it runs
+// (see PlanConfig, which StartContainer makes of it).
 type ContainerConfig struct {
+	// Mode is what the sandbox runs: boxsh-init serving calls, or a
+	// command.
+	Mode Mode
 	// Sandbox is the policy; Try must have been resolved (see ResolveTry).
 	Sandbox policy.Sandbox
-	// Limits are the resource limits of the sandbox's processes.
-	Limits Limits
-	// Policy holds the file rules (see ResolveFileRules).
+	// Policy holds the limits, the network and the file rules (see
+	// ResolveFileRules).
 	Policy policy.Policy
-	// Args and Env are the process's, inside the sandbox.
-	Args []string
-	Env  []string
+	// Command is what ModeExec runs; Init are boxsh-init's options for
+	// ModeServe (see PlanConfig.Init).
+	Command []string
+	Init    frame.InitOptions
+	// Env is the process's environment, inside the sandbox.
+	Env []string
 	// Cwd is the caller's directory on the host (see SandboxCwd).
 	Cwd string
 	// InitPath is the host's boxsh-init, bound at InitMountPath.
 	InitPath string
-	// ForkServer is the host's fork-server library, bound at
-	// ForkServerMountPath; empty for none.
-	ForkServer string
 	// Home is the caller's home directory, for GatherProtectedPaths.
 	Home string
 	// Terminal gives the process a terminal of the sandbox's own: the
@@ -52,8 +57,11 @@ type ContainerConfig struct {
 	// Stdin, Stdout and Stderr are the process's standard streams.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	// ExtraFiles become descriptors 3, 4, ... of the process.
-	ExtraFiles []*os.File
+	// Files are the process's descriptors, by the name the plan gives
+	// them (Plan.Descriptors): FramesDescriptor for ModeServe,
+	// LifelineDescriptor for ModeExec. The proxy's is the container's
+	// own.
+	Files map[string]*os.File
 	// Version goes into the spec's annotations.
 	Version string
 	// Log receives diagnostics.
@@ -82,6 +90,8 @@ type Container struct {
 	watch   *protectionWatch
 	cow     *cowGuard
 	log     hclog.Logger
+	// stopProxy stops the network proxy of an allowlist sandbox.
+	stopProxy func()
 
 	exited  chan struct{}
 	state   *os.ProcessState
@@ -175,20 +185,15 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if ct.cow, err = guardCowDsts(cc.Sandbox.Binds, log); err != nil {
 		return nil, err
 	}
-	if err := WriteRulesFile(rootfs, rules, ct.protect); err != nil {
-		return nil, fmt.Errorf("prepare root: %w", err)
-	}
-	// The sandbox's own cgroup, when the system gives one.
-	limits := cc.Limits
-	cgroupParent, haveCgroup := SandboxCgroup()
-	if !haveCgroup {
-		limits.Cgroup = nil
-	}
-	spec, err := BuildSpec(SpecConfig{
+	// The plan of the sandbox, and the sandbox's own cgroup when the
+	// system gives one.
+	pc := PlanConfig{
+		Mode:         cc.Mode,
+		Target:       TargetStart,
 		Sandbox:      cc.Sandbox,
-		Limits:       limits,
-		Rules:        rules,
-		Args:         cc.Args,
+		Policy:       cc.Policy,
+		Command:      cc.Command,
+		Init:         cc.Init,
 		Env:          cc.Env,
 		Terminal:     cc.Terminal,
 		Cwd:          cc.Cwd,
@@ -196,17 +201,42 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		GID:          uint32(os.Getgid()),
 		Rootfs:       rootfs,
 		InitPath:     cc.InitPath,
-		ForkServer:   cc.ForkServer,
 		Host:         host,
 		Protect:      ct.protect,
+		Rules:        rules,
 		Placeholders: placeholders,
 		Version:      cc.Version,
-	})
+	}
+	if cc.Mode == ModeServe {
+		pc.ForkServer = proc.FindForkServer(cc.InitPath)
+	}
+	if cgroupParent, ok := SandboxCgroup(); ok {
+		pc.Cgroup = filepath.Join(cgroupParent, filepath.Base(dir))
+	}
+	plan, err := NewPlan(pc)
 	if err != nil {
 		return nil, err
 	}
-	if limits.Cgroup != nil {
-		spec.Linux.CgroupsPath = filepath.Join(cgroupParent, filepath.Base(dir))
+	spec := plan.Spec
+	if err := WritePlanFiles(rootfs, plan.Files); err != nil {
+		return nil, err
+	}
+	files := maps.Clone(cc.Files)
+	if plan.Proxy {
+		child, stop, err := StartProxy(cc.Policy, log.Named("proxy"))
+		if err != nil {
+			return nil, err
+		}
+		defer child.Close()
+		ct.stopProxy = stop
+		if files == nil {
+			files = map[string]*os.File{}
+		}
+		files[ProxyDescriptor] = child
+	}
+	extraFiles, err := plan.ExtraFiles(files)
+	if err != nil {
+		return nil, err
 	}
 	var copyEtc func() error
 	spec.Mounts, copyEtc = InlineEtc(spec.Mounts, rootfs, host)
@@ -221,23 +251,15 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err != nil {
 		return nil, err
 	}
-	// Without SPEC_ALLOW the kernel (in its default "seccomp" mode of the
-	// Spectre mitigations) forces speculative store bypass and indirect
-	// branch speculation off for every filtered process, which made shell
-	// commands in the sandbox up to 70% slower. Those mitigations shield
-	// the filtered process from others; the host's processes keep theirs.
-	// (Not in the spec itself: runc 1.1, Debian's, refuses seccomp flags.)
+	// The plan's adjustments that runtime-spec cannot carry (see
+	// adjustSeccomp, adjustParentDeath, adjustDevices).
 	if config.Seccomp != nil {
-		config.Seccomp.Flags = append(config.Seccomp.Flags, specs.LinuxSeccompFlagSpecAllow)
+		config.Seccomp.Flags = append(config.Seccomp.Flags, plan.SeccompFlags...)
 	}
-	// The sandbox dies with the front.
-	config.ParentDeathSignal = int(unix.SIGKILL)
-	// No device cgroup rules: a rootless runtime cannot apply them, and in
-	// the sandbox's user namespace no process can make a device node; the
-	// only devices are the few the runtime binds into /dev. (Applying the
-	// rules would link the cgroup v2 eBPF device filter, and with it a
-	// third of the front's size, which libcontainer copies at every start.)
-	if config.Cgroups != nil && config.Cgroups.Resources != nil {
+	if plan.ParentDeathSignal != "" {
+		config.ParentDeathSignal = int(unix.SignalNum(plan.ParentDeathSignal))
+	}
+	if plan.NoDeviceRules && config.Cgroups != nil && config.Cgroups.Resources != nil {
 		config.Cgroups.Resources.Devices = nil
 	}
 
@@ -255,7 +277,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		Stdin:      cc.Stdin,
 		Stdout:     cc.Stdout,
 		Stderr:     cc.Stderr,
-		ExtraFiles: cc.ExtraFiles,
+		ExtraFiles: extraFiles,
 		Init:       true,
 	}
 	for _, r := range p.Rlimits {
@@ -413,6 +435,9 @@ func (ct *Container) Destroy() {
 		}
 		ct.watch.close()
 		ct.cow.close()
+		if ct.stopProxy != nil {
+			ct.stopProxy()
+		}
 		for _, f := range ct.held {
 			f.Close()
 		}

@@ -39,10 +39,7 @@ const (
 // mounts the root, whose mount points for the entries are already there.
 // copy reports the first entry it could not copy (which then stays empty).
 func InlineEtc(mounts []specs.Mount, rootfs string, host HostFacts) (kept []specs.Mount, copy func() error) {
-	etc := make(map[string]bool, len(host.Etc))
-	for _, hp := range host.Etc {
-		etc[hp.Path] = true
-	}
+	etc := etcSet(host)
 	type entry struct {
 		src, dst string
 		fi       os.FileInfo
@@ -50,7 +47,7 @@ func InlineEtc(mounts []specs.Mount, rootfs string, host HostFacts) (kept []spec
 	var planned []entry
 	kept = mounts[:0:0]
 	for _, m := range mounts {
-		if m.Type == "bind" && m.Source == m.Destination && etc[m.Destination] && slices.Contains(m.Options, "ro") {
+		if inlineCandidate(m, etc) {
 			dst := filepath.Join(rootfs, m.Destination)
 			if fi, err := inlinable(m.Source, dst); err == nil {
 				planned = append(planned, entry{m.Source, dst, fi})
@@ -88,6 +85,13 @@ func InlineEtc(mounts []specs.Mount, rootfs string, host HostFacts) (kept []spec
 		wg.Wait()
 		return errors.Join(errs...)
 	}
+}
+
+// inlineCandidate tells whether InlineEtc may copy the mount m instead of
+// binding it: a read-only bind of one of the host's /etc entries etc onto
+// itself.
+func inlineCandidate(m specs.Mount, etc map[string]bool) bool {
+	return m.Type == "bind" && m.Source == m.Destination && etc[m.Destination] && slices.Contains(m.Options, "ro")
 }
 
 // inlineWorkers is the number of goroutines that copy for InlineEtc.

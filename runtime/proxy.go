@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -127,12 +126,6 @@ func StartProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(),
 	done := make(chan struct{})
 	go func() { serveProxy(ctx, px, conn); close(done) }()
 	return child, func() { cancel(); conn.Close(); <-done }, nil
-}
-
-// ProxyArgs are boxsh-init's arguments that expose the proxy on the
-// descriptor fd.
-func ProxyArgs(fd int) []string {
-	return []string{"--proxy-fd", strconv.Itoa(fd), "--proxy-listen", ProxyListen}
 }
 
 // refuseHostLocal refuses upstream connections to the host itself: its

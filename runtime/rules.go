@@ -352,6 +352,15 @@ type ruleEntry struct {
 // protected paths cover, with the rule of each, for boxsh-init's file
 // tools to name the rule that refused an access.
 func WriteRulesFile(rootfs string, fr FileRules, protect []HostPath) error {
+	b, err := RulesFileContent(fr, protect)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(rootfs, RulesPath), b, 0o644)
+}
+
+// RulesFileContent is the content of the rules file (see WriteRulesFile).
+func RulesFileContent(fr FileRules, protect []HostPath) ([]byte, error) {
 	entries := []ruleEntry{}
 	for _, rp := range fr.DenyRead {
 		entries = append(entries, ruleEntry{rp.Path, "denyRead " + rp.Rule, false})
@@ -366,9 +375,5 @@ func WriteRulesFile(rootfs string, fr FileRules, protect []HostPath) error {
 		}
 		entries = append(entries, ruleEntry{hp.Path, rule, true})
 	}
-	b, err := json.Marshal(entries)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(rootfs, RulesPath), b, 0o644)
+	return json.Marshal(entries)
 }

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/boxsh/boxsh/internal/proc"
-	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/frame"
 )
 
 // startSandboxed starts boxsh-init as the first process of a new sandbox,
@@ -21,41 +20,21 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	opts := sandboxInitOptions(cfg)
-	extra := []*os.File{back}
-	env := cfg.Env
-	// Allowlist: the proxy runs here, and boxsh-init exposes it inside
-	// through a yamux session on a second socket.
-	stopProxy := func() {}
-	if mode, _ := cfg.Policy.Network(); mode == policy.NetworkAllowlist {
-		child, stop, err := StartProxy(cfg.Policy, cfg.Log.Named("proxy"))
-		if err != nil {
-			front.Close()
-			return nil, err
-		}
-		defer child.Close()
-		stopProxy = stop
-		extra = append(extra, child)
-		opts.ProxyFD = ProxyFD
-		env = WithProxyEnv(env)
-	}
 	ct, err := StartContainer(ctx, ContainerConfig{
-		Sandbox:    cfg.Sandbox,
-		Limits:     LimitsOf(cfg.Policy, true),
-		Policy:     cfg.Policy,
-		Args:       InitArgs(opts),
-		Env:        env,
-		Cwd:        cfg.Cwd,
-		Home:       cfg.Home,
-		InitPath:   cfg.InitPath,
-		ForkServer: proc.FindForkServer(cfg.InitPath),
-		Stderr:     stderr,
-		ExtraFiles: extra,
-		Version:    cfg.Version,
-		Log:        cfg.Log,
+		Mode:     ModeServe,
+		Sandbox:  cfg.Sandbox,
+		Policy:   cfg.Policy,
+		Init:     frame.InitOptions{Workers: cfg.Workers, Shell: cfg.Shell, LogLevel: cfg.LogLevel},
+		Env:      cfg.Env,
+		Cwd:      cfg.Cwd,
+		Home:     cfg.Home,
+		InitPath: cfg.InitPath,
+		Stderr:   stderr,
+		Files:    map[string]*os.File{FramesDescriptor: back},
+		Version:  cfg.Version,
+		Log:      cfg.Log,
 	})
 	if err != nil {
-		stopProxy()
 		front.Close()
 		return nil, err
 	}
@@ -66,17 +45,9 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		}
 		return err
 	}
-	in, err := newInstance(front, func() { _ = ct.Signal(os.Kill) }, wait, func() { ct.Destroy(); stopProxy() })
+	in, err := newInstance(front, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
 	if in != nil {
 		in.protectionLost = ct.ProtectionLost
 	}
 	return in, err
-}
-
-// sandboxInitOptions are boxsh-init's options in a sandbox: those of cfg,
-// and the rules file the runtime writes into the root.
-func sandboxInitOptions(cfg Config) InitOptions {
-	o := initOptions(cfg)
-	o.RulesFile = RulesPath
-	return o
 }

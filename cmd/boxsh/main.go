@@ -59,10 +59,7 @@ func run(argv []string) int {
 			warnUntrusted(os.Stderr, opts.policy)
 		}
 		if err == nil && (opts.sandbox.Enabled || opts.sandbox.Try) {
-			_, opts.sandbox.NewNetNS = opts.policy.Network()
-			var extra []policy.Bind
-			extra, err = runtime.AllowWriteBinds(opts.sandbox, opts.policy, os.Getenv("HOME"), cwd)
-			opts.sandbox.Binds = append(opts.sandbox.Binds, extra...)
+			opts.sandbox, err = runtime.ResolveSandbox(opts.sandbox, opts.policy, os.Getenv("HOME"), cwd)
 		}
 	}
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
 
-	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
 )
 
@@ -51,35 +50,22 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer keep.Close()
-	initArgs := []string{runtime.InitMountPath, "--exec", "--lifeline", "3"}
-	extra := []*os.File{lifeline}
-	if mode, _ := opts.policy.Network(); mode == policy.NetworkAllowlist {
-		child, stop, err := runtime.StartProxy(opts.policy, log.Named("proxy"))
-		if err != nil {
-			return fail(err)
-		}
-		defer stop()
-		defer child.Close()
-		extra = append(extra, child)
-		initArgs = append(initArgs, runtime.ProxyArgs(runtime.ProxyFD)...)
-		env = runtime.WithProxyEnv(env)
-	}
 	ct, err := runtime.StartContainer(ctx, runtime.ContainerConfig{
-		Sandbox:    sb,
-		Limits:     runtime.LimitsOf(opts.policy, false),
-		Policy:     opts.policy,
-		Args:       append(append(initArgs, "--"), argv...),
-		ExtraFiles: extra,
-		Env:        env,
-		Cwd:        cwd,
-		Home:       home,
-		InitPath:   initPath,
-		Terminal:   tty,
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
-		Version:    version,
-		Log:        log,
+		Mode:     runtime.ModeExec,
+		Sandbox:  sb,
+		Policy:   opts.policy,
+		Command:  argv,
+		Files:    map[string]*os.File{runtime.LifelineDescriptor: lifeline},
+		Env:      env,
+		Cwd:      cwd,
+		Home:     home,
+		InitPath: initPath,
+		Terminal: tty,
+		Stdin:    os.Stdin,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Version:  version,
+		Log:      log,
 	})
 	lifeline.Close()
 	if err != nil {

@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	specs "github.com/opencontainers/runtime-spec/specs-go"
-
 	"github.com/boxsh/boxsh/darwin"
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
@@ -119,25 +118,24 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, profile)
 		return 0
 	}
-	_, opts.sandbox.NewNetNS = pol.Network()
-	extra, err := runtime.AllowWriteBinds(opts.sandbox, pol, os.Getenv("HOME"), cwd)
+	home := os.Getenv("HOME")
+	sb, err := runtime.ResolveSandbox(opts.sandbox, pol, home, cwd)
 	if err != nil {
 		return fail(err)
 	}
-	opts.sandbox.Binds = append(opts.sandbox.Binds, extra...)
-	rules, err := runtime.ResolveFileRules(opts.sandbox, pol, os.Getenv("HOME"), cwd)
+	rules, err := runtime.ResolveFileRules(sb, pol, home, cwd)
 	if err != nil {
 		return fail(err)
 	}
-	protect, err := runtime.GatherProtectedPaths(opts.sandbox, os.Getenv("HOME"), cwd, runtime.ProtectEntries(pol)...)
+	protect, err := runtime.GatherProtectedPaths(sb, home, cwd, runtime.ProtectEntries(pol)...)
 	if err != nil {
 		return fail(err)
 	}
-	cfg := runtime.SpecConfig{
-		Sandbox:  opts.sandbox,
-		Limits:   specLimits(pol, opts.mode != modeCommand),
-		Rules:    rules,
-		Env:      specEnv(os.Environ()),
+	pc := runtime.PlanConfig{
+		Target:   runtime.TargetPrint,
+		Sandbox:  sb,
+		Policy:   pol,
+		Env:      policy.CommandEnv(pol, specEnv(os.Environ())),
 		Terminal: opts.interactive,
 		Cwd:      cwd,
 		UID:      uint32(os.Getuid()),
@@ -145,35 +143,33 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		Rootfs:   so.rootfs,
 		Host:     specHost(),
 		Protect:  protect,
+		Rules:    rules,
 		Version:  version,
+	}
+	if so.bundle != "" {
+		pc.Target = runtime.TargetBundle
 	}
 	initPath, initErr := specFindInit()
 	if opts.mode == modeCommand {
-		cfg.Args = opts.args
+		pc.Mode = runtime.ModeExec
+		pc.Command = opts.args
 		if initErr == nil {
-			cfg.InitPath = initPath
+			pc.InitPath = initPath
 		}
 	} else {
 		if initErr != nil {
 			return fail(initErr)
 		}
-		initOpts := runtime.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel,
-			TimeoutDefault: pol.TimeoutDefault.Value, MaxOutput: pol.MaxOutput.Value, Memory: pol.Memory.Value, Pids: pol.Pids.Value}
-		// Allowlist: boxsh-init exposes the proxy that boxsh's front
-		// serves on fd 4 (without it, as under another runtime, there is
-		// no way out of the namespace).
-		if mode, _ := pol.Network(); mode == policy.NetworkAllowlist {
-			initOpts.ProxyFD = runtime.ProxyFD
-			cfg.Env = runtime.WithProxyEnv(cfg.Env)
-		}
-		cfg.Args = runtime.InitArgs(initOpts)
-		cfg.InitPath = initPath
-		cfg.ForkServer = proc.FindForkServer(initPath)
+		pc.Mode = runtime.ModeServe
+		pc.Init = frame.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel}
+		pc.InitPath = initPath
+		pc.ForkServer = proc.FindForkServer(initPath)
 	}
-	spec, err := runtime.BuildSpec(cfg)
+	plan, err := runtime.NewPlan(pc)
 	if err != nil {
 		return fail(err)
 	}
+	spec := plan.Spec
 	out, err := json.MarshalIndent(spec, "", "\t")
 	if err != nil {
 		return fail(err)
@@ -185,7 +181,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := writeBundle(so.bundle, spec, cfg, out); err != nil {
+	if err := writeBundle(so.bundle, plan, pc, out); err != nil {
 		return fail(err)
 	}
 	return 0
@@ -251,29 +247,23 @@ func specEnv(env []string) []string {
 }
 
 // writeBundle writes config.json into the bundle directory and prepares
-// its root directory and the cow directories.
-func writeBundle(bundle string, spec *specs.Spec, cfg runtime.SpecConfig, config []byte) error {
+// its root directory (with the plan's files) and the cow directories.
+func writeBundle(bundle string, plan *runtime.Plan, pc runtime.PlanConfig, config []byte) error {
 	if err := os.MkdirAll(bundle, 0o755); err != nil {
 		return err
 	}
-	rootfs := spec.Root.Path
+	rootfs := plan.Spec.Root.Path
 	if !filepath.IsAbs(rootfs) {
 		rootfs = filepath.Join(bundle, rootfs)
 	}
-	if err := runtime.PrepareRootfs(rootfs, cfg.Host); err != nil {
+	if err := runtime.PrepareRootfs(rootfs, pc.Host); err != nil {
 		return fmt.Errorf("prepare %s: %w", rootfs, err)
 	}
-	if err := runtime.PrepareCowDirs(cfg.Sandbox.Binds); err != nil {
+	if err := runtime.WritePlanFiles(rootfs, plan.Files); err != nil {
+		return err
+	}
+	if err := runtime.PrepareCowDirs(pc.Sandbox.Binds); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(bundle, "config.json"), config, 0o644)
-}
-
-// specLimits are the limits of a printed spec: rlimits only, since
-// whether the runtime that runs it can give the container a cgroup is not
-// known here.
-func specLimits(p policy.Policy, forInit bool) runtime.Limits {
-	l := runtime.LimitsOf(p, forInit)
-	l.Cgroup = nil
-	return l
 }
