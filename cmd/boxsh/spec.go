@@ -19,9 +19,11 @@ import (
 const specUsage = `Usage: boxsh spec [SANDBOX OPTIONS] [OPTIONS] [-- COMMAND [ARGS...]]
 
 Print the sandbox as an OCI runtime spec (config.json), for runc and other
-OCI runtimes, rootless: the process is boxsh-init (bound read-only at
-/.boxsh/boxsh-init; it expects its frame socket on fd 3), or COMMAND.
---sandbox is implied.
+OCI runtimes, rootless: the spec boxsh --sandbox runs with the same flags.
+The process is boxsh-init (bound read-only at /.boxsh/boxsh-init; it
+expects its frame socket on fd 3), or boxsh-init --exec -- COMMAND.
+What boxsh does besides at start is named in the spec's org.boxsh.*
+annotations (see README.md). --sandbox is implied.
 
 Options:
   --bundle DIR         Write DIR/config.json and prepare DIR/rootfs (and the
@@ -41,7 +43,7 @@ Options:
 Without --bundle, cow:SRC:DST needs DST and DST's work directory
 <parent of DST>/.boxsh/<name of DST> to exist when the spec is run.
 The environment of the process is PATH, HOME, USER, LOGNAME, TERM, TZ, LANG
-and LC_* from boxsh's.
+and LC_* from boxsh's, as the policy passes and sets them.
 `
 
 // specEnvNames are the variables boxsh spec copies into the spec: the
