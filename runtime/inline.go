@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"syscall"
 
@@ -85,13 +84,6 @@ func InlineEtc(mounts []specs.Mount, rootfs string, host HostFacts) (kept []spec
 		wg.Wait()
 		return errors.Join(errs...)
 	}
-}
-
-// inlineCandidate tells whether InlineEtc may copy the mount m instead of
-// binding it: a read-only bind of one of the host's /etc entries etc onto
-// itself.
-func inlineCandidate(m specs.Mount, etc map[string]bool) bool {
-	return m.Type == "bind" && m.Source == m.Destination && etc[m.Destination] && slices.Contains(m.Options, "ro")
 }
 
 // inlineWorkers is the number of goroutines that copy for InlineEtc.

@@ -477,3 +477,10 @@ func (p *Plan) ExtraFiles(files map[string]*os.File) ([]*os.File, error) {
 	}
 	return out, nil
 }
+
+// inlineCandidate tells whether InlineEtc may copy the mount m instead of
+// binding it: a read-only bind of one of the host's /etc entries etc onto
+// itself.
+func inlineCandidate(m specs.Mount, etc map[string]bool) bool {
+	return m.Type == "bind" && m.Source == m.Destination && etc[m.Destination] && slices.Contains(m.Options, "ro")
+}
