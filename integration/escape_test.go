@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	boxshruntime "github.com/boxsh/boxsh/runtime"
+	boxshhost "github.com/boxsh/boxsh/runtime/host"
 )
 
 // Escape tests: each tries a way out of the sandbox (or a way to change
@@ -1148,7 +1148,7 @@ func TestEscapeNoSurvivorsRPC(t *testing.T) {
 // sandbox's start, which leaves none of its own.
 func TestEscapeNoSurvivorsFrontKilled(t *testing.T) {
 	requireRootless(t)
-	root, err := boxshruntime.StateRoot()
+	root, err := boxshhost.StateRoot()
 	require.NoError(t, err)
 	before := sandboxStateDirs(root)
 	marker := sleepMarker(303)

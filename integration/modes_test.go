@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	boxshruntime "github.com/boxsh/boxsh/runtime"
+	boxshhost "github.com/boxsh/boxsh/runtime/host"
 )
 
 // setIDScript tries every common way to make a set-user-ID or set-group-ID
@@ -137,7 +137,7 @@ func TestEscapeCowDstOpenToOthers(t *testing.T) {
 	fi, err := os.Stat(dst)
 	require.NoError(t, err)
 	assert.Zero(t, fi.Mode().Perm()&0o077, "DST on the host: %v", fi.Mode())
-	foreign, err := boxshruntime.CowForeignFiles(dst)
+	foreign, err := boxshhost.CowForeignFiles(dst)
 	require.NoError(t, err)
 	assert.Empty(t, foreign, "everything in DST is the user's")
 }

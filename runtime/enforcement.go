@@ -1,11 +1,14 @@
 package runtime
 
-import "github.com/boxsh/boxsh/policy"
+import (
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/host"
+)
 
 // Enforcement says, for each limit p sets, whether and how it is
 // enforced, for boxsh policy show and the start-up log.
 func Enforcement(p policy.Policy, sandbox bool) map[string]string {
-	_, cgroup := SandboxCgroup()
+	_, cgroup := host.SandboxCgroup()
 	cgroup = cgroup && sandbox
 	how := map[string]string{}
 	if p.TimeoutDefault.Set() {

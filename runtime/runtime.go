@@ -14,13 +14,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/host"
 )
 
 // InitName is the file name of the boxsh-init executable.
@@ -111,8 +111,8 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 }
 
 // initOptions are boxsh-init's options for cfg.
-func initOptions(cfg Config) InitOptions {
-	o := InitOptions{
+func initOptions(cfg Config) frame.InitOptions {
+	o := frame.InitOptions{
 		Workers:        cfg.Workers,
 		Shell:          cfg.Shell,
 		LogLevel:       cfg.LogLevel,
@@ -130,7 +130,7 @@ func initOptions(cfg Config) InitOptions {
 
 // startProcess starts boxsh-init as a plain child process.
 func startProcess(cfg Config) (*Instance, error) {
-	front, back, err := socketPair()
+	front, back, err := host.SocketPair()
 	if err != nil {
 		return nil, err
 	}
@@ -171,22 +171,6 @@ func newInstance(conn *os.File, kill func(), wait func() error, cleanup func()) 
 		close(in.exited)
 	}()
 	return in, nil
-}
-
-// socketPair returns the two ends of a Unix stream socket pair; both are
-// close-on-exec (ExtraFiles clears the flag on the child's copy).
-func socketPair() (*os.File, *os.File, error) {
-	syscall.ForkLock.RLock()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err == nil {
-		syscall.CloseOnExec(fds[0])
-		syscall.CloseOnExec(fds[1])
-	}
-	syscall.ForkLock.RUnlock()
-	if err != nil {
-		return nil, nil, fmt.Errorf("socketpair: %w", err)
-	}
-	return os.NewFile(uintptr(fds[0]), "frames"), os.NewFile(uintptr(fds[1]), "frames-init"), nil
 }
 
 // Stop ends boxsh-init: it closes the frame socket (boxsh-init then kills
@@ -241,7 +225,7 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 
 // Failed is closed when the supervisor cannot start boxsh-init any more:
 // a restart found that the sandbox's file rules can no longer be enforced
-// (see ErrFileRules), which the session must not go on without. Err says
+// (see host.ErrFileRules), which the session must not go on without. Err says
 // why.
 func (s *Supervisor) Failed() <-chan struct{} { return s.failed }
 
@@ -301,7 +285,7 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 	in, err := Start(ctx, s.cfg)
 	if err != nil {
 		err = fmt.Errorf("restart boxsh-init: %w", err)
-		if errors.Is(err, ErrFileRules) {
+		if errors.Is(err, host.ErrFileRules) {
 			s.fatal = err
 			close(s.failed)
 		}

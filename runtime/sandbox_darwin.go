@@ -12,6 +12,7 @@ import (
 
 	"github.com/boxsh/boxsh/darwin"
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/host"
 )
 
 // sandboxExec is macOS's tool that runs a program under a Seatbelt
@@ -94,7 +95,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	if err := SandboxSupported(); err != nil {
 		return nil, err
 	}
-	front, back, err := socketPair()
+	front, back, err := host.SocketPair()
 	if err != nil {
 		return nil, err
 	}

@@ -6,12 +6,14 @@ import (
 	"os"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/runtime/host"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // startSandboxed starts boxsh-init as the first process of a new sandbox,
 // with the frame socket as fd 3.
 func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
-	front, back, err := socketPair()
+	front, back, err := host.SocketPair()
 	if err != nil {
 		return nil, err
 	}
@@ -20,8 +22,8 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	ct, err := StartContainer(ctx, ContainerConfig{
-		Mode:     ModeServe,
+	ct, err := host.StartContainer(ctx, host.ContainerConfig{
+		Mode:     plan.ModeServe,
 		Sandbox:  cfg.Sandbox,
 		Policy:   cfg.Policy,
 		Init:     frame.InitOptions{Workers: cfg.Workers, Shell: cfg.Shell, LogLevel: cfg.LogLevel},
@@ -30,7 +32,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		Home:     cfg.Home,
 		InitPath: cfg.InitPath,
 		Stderr:   stderr,
-		Files:    map[string]*os.File{FramesDescriptor: back},
+		Files:    map[string]*os.File{plan.FramesDescriptor: back},
 		Version:  cfg.Version,
 		Log:      cfg.Log,
 	})
@@ -51,3 +53,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	return in, err
 }
+
+// SandboxSupported tells whether this binary can start sandboxes (see
+// host.SandboxSupported).
+func SandboxSupported() error { return host.SandboxSupported() }

@@ -19,6 +19,7 @@ import (
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -59,7 +60,7 @@ func run(argv []string) int {
 			warnUntrusted(os.Stderr, opts.policy)
 		}
 		if err == nil && (opts.sandbox.Enabled || opts.sandbox.Try) {
-			opts.sandbox, err = runtime.ResolveSandbox(opts.sandbox, opts.policy, os.Getenv("HOME"), cwd)
+			opts.sandbox, err = host.ResolveSandbox(opts.sandbox, opts.policy, os.Getenv("HOME"), cwd)
 		}
 	}
 	if err != nil {

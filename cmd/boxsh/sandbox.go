@@ -7,6 +7,7 @@ import (
 
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
 )
 
 // prepareSandbox checks that this boxsh can make the sandbox sb asks for
@@ -25,7 +26,7 @@ func prepareSandbox(sb policy.Sandbox, cwd, home string) (_ policy.Sandbox, done
 	if !sb.Try {
 		return sb, done, nil
 	}
-	sb, changes, err := runtime.ResolveTry(sb, cwd, home)
+	sb, changes, err := host.ResolveTry(sb, cwd, home)
 	if err != nil {
 		return sb, done, err
 	}
@@ -34,7 +35,7 @@ func prepareSandbox(sb policy.Sandbox, cwd, home string) (_ policy.Sandbox, done
 	try := startTrySession(cwd, changes)
 	return sb, func(started bool) {
 		try.finish(started)
-		runtime.RemoveCowWorkDirs(cow)
+		host.RemoveCowWorkDirs(cow)
 		if !started {
 			os.RemoveAll(filepath.Dir(changes))
 		}

@@ -13,6 +13,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // runSandboxedShell runs the shell (or the command after --) in a new
@@ -50,12 +52,12 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer keep.Close()
-	ct, err := runtime.StartContainer(ctx, runtime.ContainerConfig{
-		Mode:     runtime.ModeExec,
+	ct, err := host.StartContainer(ctx, host.ContainerConfig{
+		Mode:     plan.ModeExec,
 		Sandbox:  sb,
 		Policy:   opts.policy,
 		Command:  argv,
-		Files:    map[string]*os.File{runtime.LifelineDescriptor: lifeline},
+		Files:    map[string]*os.File{plan.LifelineDescriptor: lifeline},
 		Env:      env,
 		Cwd:      cwd,
 		Home:     home,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/boxsh/boxsh/client"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
 )
 
 // sessionCommands are the commands on copy-on-write sessions.
@@ -167,7 +167,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return sessionFail(stderr, fmt.Errorf("apply: the policy's filesystem.protect: %w", err))
 	}
-	res, err := s.Apply(client.ApplyOptions{DryRun: dry, Paths: paths, Protect: runtime.ProtectEntries(p)})
+	res, err := s.Apply(client.ApplyOptions{DryRun: dry, Paths: paths, Protect: host.ProtectEntries(p)})
 	if err != nil {
 		return sessionFail(stderr, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 const specUsage = `Usage: boxsh spec [SANDBOX OPTIONS] [OPTIONS] [-- COMMAND [ARGS...]]
@@ -53,7 +55,7 @@ var specEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TERM", "TZ", "LA
 // specHost and specFindInit are the host facts and boxsh-init lookup of
 // boxsh spec (replaced in tests).
 var (
-	specHost     = runtime.GatherHostFacts
+	specHost     = host.GatherHostFacts
 	specFindInit = runtime.FindInit
 )
 
@@ -121,20 +123,20 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	home := os.Getenv("HOME")
-	sb, err := runtime.ResolveSandbox(opts.sandbox, pol, home, cwd)
+	sb, err := host.ResolveSandbox(opts.sandbox, pol, home, cwd)
 	if err != nil {
 		return fail(err)
 	}
-	rules, err := runtime.ResolveFileRules(sb, pol, home, cwd)
+	rules, err := host.ResolveFileRules(sb, pol, home, cwd)
 	if err != nil {
 		return fail(err)
 	}
-	protect, err := runtime.GatherProtectedPaths(sb, home, cwd, runtime.ProtectEntries(pol)...)
+	protect, err := host.GatherProtectedPaths(sb, home, cwd, host.ProtectEntries(pol)...)
 	if err != nil {
 		return fail(err)
 	}
-	pc := runtime.PlanConfig{
-		Target:   runtime.TargetPrint,
+	pc := plan.PlanConfig{
+		Target:   plan.TargetPrint,
 		Sandbox:  sb,
 		Policy:   pol,
 		Env:      policy.CommandEnv(pol, specEnv(os.Environ())),
@@ -149,11 +151,11 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		Version:  version,
 	}
 	if so.bundle != "" {
-		pc.Target = runtime.TargetBundle
+		pc.Target = plan.TargetBundle
 	}
 	initPath, initErr := specFindInit()
 	if opts.mode == modeCommand {
-		pc.Mode = runtime.ModeExec
+		pc.Mode = plan.ModeExec
 		pc.Command = opts.args
 		if initErr == nil {
 			pc.InitPath = initPath
@@ -162,16 +164,16 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		if initErr != nil {
 			return fail(initErr)
 		}
-		pc.Mode = runtime.ModeServe
+		pc.Mode = plan.ModeServe
 		pc.Init = frame.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel}
 		pc.InitPath = initPath
 		pc.ForkServer = proc.FindForkServer(initPath)
 	}
-	plan, err := runtime.NewPlan(pc)
+	sp, err := plan.NewPlan(pc)
 	if err != nil {
 		return fail(err)
 	}
-	spec := plan.Spec
+	spec := sp.Spec
 	out, err := json.MarshalIndent(spec, "", "\t")
 	if err != nil {
 		return fail(err)
@@ -183,7 +185,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := writeBundle(so.bundle, plan, pc, out); err != nil {
+	if err := writeBundle(so.bundle, sp, pc, out); err != nil {
 		return fail(err)
 	}
 	return 0
@@ -250,21 +252,21 @@ func specEnv(env []string) []string {
 
 // writeBundle writes config.json into the bundle directory and prepares
 // its root directory (with the plan's files) and the cow directories.
-func writeBundle(bundle string, plan *runtime.Plan, pc runtime.PlanConfig, config []byte) error {
+func writeBundle(bundle string, sp *plan.Plan, pc plan.PlanConfig, config []byte) error {
 	if err := os.MkdirAll(bundle, 0o755); err != nil {
 		return err
 	}
-	rootfs := plan.Spec.Root.Path
+	rootfs := sp.Spec.Root.Path
 	if !filepath.IsAbs(rootfs) {
 		rootfs = filepath.Join(bundle, rootfs)
 	}
-	if err := runtime.PrepareRootfs(rootfs, pc.Host); err != nil {
+	if err := host.PrepareRootfs(rootfs, pc.Host); err != nil {
 		return fmt.Errorf("prepare %s: %w", rootfs, err)
 	}
-	if err := runtime.WritePlanFiles(rootfs, plan.Files); err != nil {
+	if err := host.WritePlanFiles(rootfs, sp.Files); err != nil {
 		return err
 	}
-	if err := runtime.PrepareCowDirs(pc.Sandbox.Binds); err != nil {
+	if err := host.PrepareCowDirs(pc.Sandbox.Binds); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(bundle, "config.json"), config, 0o644)

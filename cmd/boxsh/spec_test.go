@@ -9,11 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxsh/boxsh/runtime/plan"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/boxsh/boxsh/runtime"
 )
 
 // stubSpecHost replaces the host facts and boxsh-init lookup of boxsh spec
@@ -22,10 +21,10 @@ func stubSpecHost(t *testing.T, initPath string) {
 	t.Helper()
 	oldHost, oldFind := specHost, specFindInit
 	t.Cleanup(func() { specHost, specFindInit = oldHost, oldFind })
-	specHost = func() runtime.HostFacts {
-		return runtime.HostFacts{
-			System: []runtime.HostPath{{Path: "/usr", Dir: true}, {Path: "/bin", Dir: true, Link: "usr/bin"}},
-			Etc:    []runtime.HostPath{{Path: "/etc/passwd"}, {Path: "/etc/localtime", Link: "/usr/share/zoneinfo/UTC"}},
+	specHost = func() plan.HostFacts {
+		return plan.HostFacts{
+			System: []plan.HostPath{{Path: "/usr", Dir: true}, {Path: "/bin", Dir: true, Link: "usr/bin"}},
+			Etc:    []plan.HostPath{{Path: "/etc/passwd"}, {Path: "/etc/localtime", Link: "/usr/share/zoneinfo/UTC"}},
 		}
 	}
 	specFindInit = func() (string, error) {
@@ -65,7 +64,7 @@ func TestSpecDefault(t *testing.T) {
 	assert.Equal(t, dir, s.Process.Cwd, "the working directory is bound")
 	assert.Equal(t, &specs.Root{Path: "rootfs", Readonly: true}, s.Root)
 	assert.False(t, s.Process.Terminal)
-	assert.Equal(t, version, s.Annotations[runtime.VersionAnnotation])
+	assert.Equal(t, version, s.Annotations[plan.VersionAnnotation])
 	assert.Equal(t, uint32(os.Getuid()), s.Linux.UIDMappings[0].HostID)
 	assert.Equal(t, uint32(os.Getgid()), s.Linux.GIDMappings[0].HostID)
 	assert.Equal(t, specs.NetworkNamespace, s.Linux.Namespaces[len(s.Linux.Namespaces)-1].Type)
@@ -88,7 +87,7 @@ func TestSpecCommand(t *testing.T) {
 	assert.True(t, s.Process.Terminal, "-i gives a terminal")
 	assert.Equal(t, "/var/lib/box/root", s.Root.Path)
 	for _, m := range s.Mounts {
-		assert.NotEqual(t, runtime.InitMountPath, m.Destination, "no boxsh-init to bind")
+		assert.NotEqual(t, plan.InitMountPath, m.Destination, "no boxsh-init to bind")
 	}
 	assert.Equal(t, "/", s.Process.Cwd)
 

@@ -1,0 +1,683 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/seccomp"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
+)
+
+// ContainerConfig describes a sandbox to start and the process it runs
+// (see PlanConfig, which StartContainer makes of it).
+type ContainerConfig struct {
+	// Mode is what the sandbox runs: boxsh-init serving calls, or a
+	// command.
+	Mode plan.Mode
+	// Sandbox is the policy; Try must have been resolved (see ResolveTry).
+	Sandbox policy.Sandbox
+	// Policy holds the limits, the network and the file rules (see
+	// ResolveFileRules).
+	Policy policy.Policy
+	// Command is what ModeExec runs; Init are boxsh-init's options for
+	// ModeServe (see PlanConfig.Init).
+	Command []string
+	Init    frame.InitOptions
+	// Env is the process's environment, inside the sandbox.
+	Env []string
+	// Cwd is the caller's directory on the host (see SandboxCwd).
+	Cwd string
+	// InitPath is the host's boxsh-init, bound at InitMountPath.
+	InitPath string
+	// Home is the caller's home directory, for GatherProtectedPaths.
+	Home string
+	// Terminal gives the process a terminal of the sandbox's own: the
+	// master side is then Container.Console, and Stdin, Stdout and Stderr
+	// are not used.
+	Terminal bool
+	// Stdin, Stdout and Stderr are the process's standard streams.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Files are the process's descriptors, by the name the plan gives
+	// them (plan.Plan.Descriptors): plan.FramesDescriptor for plan.ModeServe,
+	// LifelineDescriptor for ModeExec. The proxy's is the container's
+	// own.
+	Files map[string]*os.File
+	// Version goes into the spec's annotations.
+	Version string
+	// Log receives diagnostics.
+	Log hclog.Logger
+}
+
+// Container is a running sandbox: a rootless OCI container started by
+// libcontainer, whose first process (PID 1 of its PID namespace) runs
+// ContainerConfig.Args. When PID 1 exits, the kernel kills every other
+// process of the sandbox; when the front dies, PID 1 is killed
+// (parent-death signal), and with it the sandbox.
+type Container struct {
+	c       *libcontainer.Container
+	proc    *libcontainer.Process
+	dir     string
+	lock    *os.File
+	console *os.File
+	protect []HostPath
+	held    []*os.File // shared locks on the placeholders
+	// found is what GatherProtection found at the start (the repositories
+	// among it), started when; binds and home where to look for new ones.
+	found   Protection
+	started time.Time
+	binds   policy.Sandbox
+	home    string
+	watch   *protectionWatch
+	cow     *cowGuard
+	log     hclog.Logger
+	// stopProxy stops the network proxy of an allowlist sandbox.
+	stopProxy func()
+
+	exited  chan struct{}
+	state   *os.ProcessState
+	waitErr error
+
+	destroyOnce sync.Once
+	lostOnce    sync.Once
+}
+
+// SandboxSupported tells whether this binary can start sandboxes: it needs
+// libcontainer's seccomp support (cgo and the seccomp build tag).
+func SandboxSupported() error {
+	if !seccomp.Enabled {
+		return errors.New("--sandbox needs a boxsh built with seccomp support (cgo, libseccomp-dev and -tags seccomp; `just build` does this)")
+	}
+	return checkSeccompCovered(libseccompKnows)
+}
+
+// StartContainer starts a sandbox and its process.
+func StartContainer(ctx context.Context, cc ContainerConfig) (*Container, error) {
+	if err := SandboxSupported(); err != nil {
+		return nil, err
+	}
+	ct, err := startContainer(ctx, cc)
+	if err != nil && !errors.Is(err, policy.ErrBind) {
+		err = fmt.Errorf("start sandbox: %w", err)
+	}
+	return ct, err
+}
+
+func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retErr error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	log := cc.Log
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	routeLibcontainerLog(log)
+	root, err := StateRoot()
+	if err != nil {
+		return nil, err
+	}
+	if err := stateHidden(cc.Sandbox, root); err != nil {
+		return nil, err
+	}
+	sweepStale(root, log)
+	dir, lock, err := newContainerDir(root)
+	if err != nil {
+		return nil, err
+	}
+	ct := &Container{dir: dir, lock: lock, exited: make(chan struct{}), log: log}
+	defer func() {
+		if retErr != nil {
+			ct.Destroy()
+		}
+	}()
+
+	t0 := time.Now()
+	host := GatherHostFacts()
+	protection, err := GatherProtection(cc.Sandbox, cc.Home, cc.Cwd, ProtectEntries(cc.Policy)...)
+	if err != nil {
+		return nil, err
+	}
+	ct.protect, ct.found, ct.started, ct.binds, ct.home = protection.Paths, protection, time.Now(), cc.Sandbox, cc.Home
+	if err := checkConfigHidden(cc.Sandbox, ct.protect, cc.Home); err != nil {
+		return nil, err
+	}
+	rules, err := ResolveFileRules(cc.Sandbox, cc.Policy, cc.Home, cc.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	ShareHeldPlaceholders(ct.protect)
+	if err := MakePlaceholderDirs(ct.protect); err != nil {
+		return nil, err
+	}
+	placeholders := filepath.Join(dir, "placeholders")
+	if err := PreparePlaceholders(placeholders); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(dir, protectName), ct.protect); err != nil {
+		return nil, err
+	}
+	rootfs := filepath.Join(dir, "rootfs")
+	if err := PrepareRootfs(rootfs, host); err != nil {
+		return nil, fmt.Errorf("prepare root: %w", err)
+	}
+	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
+		return nil, err
+	}
+	if ct.cow, err = guardCowDsts(cc.Sandbox.Binds, log); err != nil {
+		return nil, err
+	}
+	// The plan of the sandbox, and the sandbox's own cgroup when the
+	// system gives one.
+	pc := plan.PlanConfig{
+		Mode:         cc.Mode,
+		Target:       plan.TargetStart,
+		Sandbox:      cc.Sandbox,
+		Policy:       cc.Policy,
+		Command:      cc.Command,
+		Init:         cc.Init,
+		Env:          cc.Env,
+		Terminal:     cc.Terminal,
+		Cwd:          cc.Cwd,
+		UID:          uint32(os.Getuid()),
+		GID:          uint32(os.Getgid()),
+		Rootfs:       rootfs,
+		InitPath:     cc.InitPath,
+		Host:         host,
+		Protect:      ct.protect,
+		Rules:        rules,
+		Placeholders: placeholders,
+		Version:      cc.Version,
+	}
+	if cc.Mode == plan.ModeServe {
+		pc.ForkServer = proc.FindForkServer(cc.InitPath)
+	}
+	if cgroupParent, ok := SandboxCgroup(); ok {
+		pc.Cgroup = filepath.Join(cgroupParent, filepath.Base(dir))
+	}
+	pl, err := plan.NewPlan(pc)
+	if err != nil {
+		return nil, err
+	}
+	spec := pl.Spec
+	if err := WritePlanFiles(rootfs, pl.Files); err != nil {
+		return nil, err
+	}
+	files := maps.Clone(cc.Files)
+	if pl.Proxy {
+		child, stop, err := StartProxy(cc.Policy, log.Named("proxy"))
+		if err != nil {
+			return nil, err
+		}
+		defer child.Close()
+		ct.stopProxy = stop
+		if files == nil {
+			files = map[string]*os.File{}
+		}
+		files[plan.ProxyDescriptor] = child
+	}
+	extraFiles, err := pl.ExtraFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	var copyEtc func() error
+	spec.Mounts, copyEtc = InlineEtc(spec.Mounts, rootfs, host)
+	t1 := time.Now()
+	rootless := os.Geteuid() != 0
+	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
+		CgroupName:      filepath.Base(dir),
+		Spec:            spec,
+		RootlessEUID:    rootless,
+		RootlessCgroups: rootless,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The plan's adjustments that runtime-spec cannot carry (see
+	// adjustSeccomp, adjustParentDeath, adjustDevices).
+	if config.Seccomp != nil {
+		config.Seccomp.Flags = append(config.Seccomp.Flags, pl.SeccompFlags...)
+	}
+	if pl.ParentDeathSignal != "" {
+		config.ParentDeathSignal = int(unix.SignalNum(pl.ParentDeathSignal))
+	}
+	if pl.NoDeviceRules && config.Cgroups != nil && config.Cgroups.Resources != nil {
+		config.Cgroups.Resources.Devices = nil
+	}
+
+	t2 := time.Now()
+	ct.c, err = libcontainer.Create(dir, "state", config)
+	if err != nil {
+		return nil, err
+	}
+	t3 := time.Now()
+	p := spec.Process
+	ct.proc = &libcontainer.Process{
+		Args:       p.Args,
+		Env:        p.Env,
+		Cwd:        p.Cwd,
+		Stdin:      cc.Stdin,
+		Stdout:     cc.Stdout,
+		Stderr:     cc.Stderr,
+		ExtraFiles: extraFiles,
+		Init:       true,
+	}
+	for _, r := range p.Rlimits {
+		typ, ok := rlimitTypes[r.Type]
+		if !ok {
+			return nil, fmt.Errorf("unknown rlimit %s", r.Type)
+		}
+		ct.proc.Rlimits = append(ct.proc.Rlimits, configs.Rlimit{Type: typ, Hard: r.Hard, Soft: r.Soft})
+	}
+	var consoleParent *os.File
+	if cc.Terminal {
+		parent, child, err := SocketPair()
+		if err != nil {
+			return nil, fmt.Errorf("console socket: %w", err)
+		}
+		defer child.Close()
+		consoleParent = parent
+		defer consoleParent.Close()
+		ct.proc.ConsoleSocket = child
+		ct.proc.Stdin, ct.proc.Stdout, ct.proc.Stderr = nil, nil, nil
+	}
+	// Watched from before the start, so that a change the host makes
+	// meanwhile is seen too.
+	if ct.watch, err = watchProtection(ct.protect); err != nil {
+		return nil, fmt.Errorf("watch the protected paths: %w", err)
+	}
+	// The /etc copies are made while the runtime sets the sandbox up, and
+	// are complete before it starts the sandbox's first process (Exec).
+	copied := make(chan error, 1)
+	go func() { copied <- copyEtc() }()
+	if err := ct.c.Start(ct.proc); err != nil {
+		<-copied
+		ct.proc = nil
+		return nil, explainStartError(err)
+	}
+	go func() {
+		ct.state, ct.waitErr = ct.proc.Wait()
+		close(ct.exited)
+	}()
+	if err := <-copied; err != nil {
+		return nil, err
+	}
+	if err := ct.c.Exec(); err != nil {
+		return nil, explainStartError(err)
+	}
+	log.Debug("sandbox started", "prepare", t1.Sub(t0), "convert", t2.Sub(t1), "create", t3.Sub(t2), "run", time.Since(t3))
+	if consoleParent != nil {
+		ct.console, err = recvFile(consoleParent)
+		if err != nil {
+			return nil, fmt.Errorf("receive terminal: %w", err)
+		}
+	}
+	ct.held = HoldPlaceholders(ct.protect)
+	if ct.watch != nil {
+		go ct.guard()
+	}
+	return ct, nil
+}
+
+// rlimitTypes are the rlimits BuildSpec sets (libcontainer takes a
+// process's rlimits by number).
+var rlimitTypes = map[string]int{
+	"RLIMIT_DATA":  unix.RLIMIT_DATA,
+	"RLIMIT_NPROC": unix.RLIMIT_NPROC,
+}
+
+// guardInterval is how often a running sandbox checks its protection.
+const guardInterval = 50 * time.Millisecond
+
+// guard stops the sandbox when a change on the host undoes the protection
+// of a protected path (see protectionWatch), so that nothing in it can
+// write there.
+func (ct *Container) guard() {
+	t := time.NewTicker(guardInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ct.exited:
+			return
+		case <-t.C:
+			if ct.ProtectionLost() != "" {
+				return
+			}
+		}
+	}
+}
+
+// ProtectionLost reports, with its path, a change on the host that undid
+// the protection of a protected path; the sandbox is then killed. It
+// returns "" while the protection holds.
+func (ct *Container) ProtectionLost() string {
+	p := ct.watch.check()
+	if p != "" {
+		ct.lostOnce.Do(func() {
+			ct.log.Warn("a protected path changed on the host, which lifts its protection in the sandbox: stopping the sandbox", "path", p)
+			_ = ct.Signal(unix.SIGKILL)
+		})
+	}
+	return p
+}
+
+// Console is the master side of the sandbox's terminal (with
+// ContainerConfig.Terminal), else nil.
+func (ct *Container) Console() *os.File { return ct.console }
+
+// Exited is closed when the sandbox's first process has exited.
+func (ct *Container) Exited() <-chan struct{} { return ct.exited }
+
+// Wait waits for the sandbox's first process and returns its exit status
+// the way a shell reports it: the code, or 128+N for a death by signal N.
+func (ct *Container) Wait() (int, error) {
+	<-ct.exited
+	if ct.state == nil {
+		return 1, ct.waitErr
+	}
+	if ws, ok := ct.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ct.state.ExitCode(), nil
+}
+
+// Signal sends sig to the sandbox's first process.
+func (ct *Container) Signal(sig os.Signal) error {
+	return ct.proc.Signal(sig)
+}
+
+// Destroy kills what is left of the sandbox and removes its state: its
+// root directory, libcontainer's state and the console. The user's cow
+// directories stay.
+func (ct *Container) Destroy() {
+	ct.destroyOnce.Do(func() {
+		if ct.proc != nil {
+			select {
+			case <-ct.exited:
+			default:
+				_ = ct.proc.Signal(unix.SIGKILL)
+				select {
+				case <-ct.exited:
+				case <-time.After(5 * time.Second):
+				}
+			}
+		}
+		// The repositories the sandbox made, looked for meanwhile.
+		newRepos := make(chan func(), 1)
+		if ct.c != nil {
+			go func() { newRepos <- newRepositoriesWarning(ct.log, ct.binds, ct.home, ct.found, ct.started) }()
+		} else {
+			newRepos <- func() {}
+		}
+		if ct.c != nil {
+			_ = ct.c.Destroy()
+		}
+		if ct.console != nil {
+			ct.console.Close()
+		}
+		ct.watch.close()
+		ct.cow.close()
+		if ct.stopProxy != nil {
+			ct.stopProxy()
+		}
+		for _, f := range ct.held {
+			f.Close()
+		}
+		RemovePlaceholders(ct.protect)
+		_ = os.RemoveAll(ct.dir)
+		(<-newRepos)()
+		if ct.lock != nil {
+			ct.lock.Close()
+		}
+	})
+}
+
+// StateRoot is the directory of the running sandboxes' state (their root
+// directories among it), private to the user and in memory when possible,
+// where making the root's few dozen mount points is fast:
+// $XDG_RUNTIME_DIR/boxsh when that is set, else /dev/shm/boxsh-UID when
+// /dev/shm is a writable tmpfs, else $TMPDIR/boxsh-UID.
+func StateRoot() (string, error) {
+	var dir string
+	writable := func(d string) bool {
+		fi, err := os.Stat(d)
+		return err == nil && fi.IsDir() && unix.Access(d, unix.W_OK) == nil
+	}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) && writable(x) {
+		dir = filepath.Join(x, "boxsh")
+	}
+	var fs unix.Statfs_t
+	if dir == "" && writable("/dev/shm") && unix.Statfs("/dev/shm", &fs) == nil && fs.Type == unix.TMPFS_MAGIC {
+		dir = fmt.Sprintf("/dev/shm/boxsh-%d", os.Getuid())
+	}
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("boxsh-%d", os.Getuid()))
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+		return "", fmt.Errorf("state directory: %w", err)
+	}
+	// It must be ours and private: in a shared /tmp another user could
+	// have made it first.
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("state directory: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("state directory %s is not a private directory of uid %d", dir, os.Getuid())
+	}
+	return dir, nil
+}
+
+// stateHidden checks that no bind lets the sandbox write into the state
+// root (or replace it): it would then plant state that a later start acts
+// on, or undo the protection of the placeholders.
+func stateHidden(sb policy.Sandbox, root string) error {
+	for _, b := range sb.Binds {
+		if b.Mode != policy.ReadOnly && (isUnder(root, b.Dst) || isUnder(b.Dst, root)) {
+			return fmt.Errorf("--bind %s would let the sandbox write into boxsh's state directory %s: set XDG_RUNTIME_DIR (or TMPDIR) to a directory outside it", b, root)
+		}
+	}
+	return nil
+}
+
+// The files of a sandbox's state directory: lockName is locked by the
+// front for as long as the sandbox may run; protectName lists the
+// protected paths, whose placeholders are removed after the sandbox.
+const (
+	lockName    = "lock"
+	protectName = "protect.json"
+)
+
+// writeJSON writes v to the file p.
+func writeJSON(p string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p, b, 0o600)
+}
+
+// newContainerDir makes a new state directory under root and locks it.
+func newContainerDir(root string) (string, *os.File, error) {
+	// Made and locked under another name, so that a sweep never sees an
+	// sb-* directory without its lock held.
+	tmp, err := os.MkdirTemp(root, "new-")
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(tmp, lockName), os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	dir := filepath.Join(root, "sb-"+strings.TrimPrefix(filepath.Base(tmp), "new-"))
+	if err == nil {
+		err = os.Rename(tmp, dir)
+	}
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		os.RemoveAll(tmp)
+		return "", nil, fmt.Errorf("lock %s: %w", tmp, err)
+	}
+	return dir, lock, nil
+}
+
+// sweepStale removes the state directories of sandboxes whose front died
+// without cleaning up (SIGKILL): their lock is free. A new-* directory is
+// left alone for a minute, as it may be in the making.
+func sweepStale(root string, log hclog.Logger) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if strings.HasPrefix(e.Name(), "new-") {
+			// One being made, or left by a front that died making it.
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+				os.RemoveAll(dir)
+			}
+			continue
+		}
+		if !strings.HasPrefix(e.Name(), "sb-") {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			log.Debug("removing the state of a dead sandbox", "dir", dir)
+			// Its processes should have died with its front; make sure
+			// before its placeholders go, which would unprotect them.
+			killSandbox(dir)
+			var protect []HostPath
+			if b, err := os.ReadFile(filepath.Join(dir, protectName)); err == nil && json.Unmarshal(b, &protect) == nil {
+				RemovePlaceholders(protect)
+			}
+			os.RemoveAll(dir)
+		}
+		f.Close()
+	}
+}
+
+// killSandbox kills what still runs of the sandbox whose state directory
+// is dir and waits (a little) for it to be gone.
+func killSandbox(dir string) {
+	c, err := libcontainer.Load(dir, "state")
+	if err != nil {
+		return
+	}
+	if len(c.Config().Hooks) > 0 {
+		return // not a state boxsh wrote: Destroy would run its hooks
+	}
+	_ = c.Signal(unix.SIGKILL)
+	for range 200 {
+		if st, err := c.Status(); err != nil || st == libcontainer.Stopped {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = c.Destroy()
+}
+
+// recvFile receives one descriptor sent with SCM_RIGHTS on sock.
+func recvFile(sock *os.File) (*os.File, error) {
+	name := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), name, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) != 1 {
+		return nil, fmt.Errorf("expected one control message, got %d", len(msgs))
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil {
+		return nil, err
+	}
+	if len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, fmt.Errorf("expected one descriptor, got %d", len(fds))
+	}
+	return os.NewFile(uintptr(fds[0]), string(name[:n])), nil
+}
+
+// explainStartError adds what to do to the errors of a failed start whose
+// cause is the kernel's configuration.
+func explainStartError(err error) error {
+	if hint := userNSHint(); hint != "" {
+		return fmt.Errorf("%w (%s)", err, hint)
+	}
+	if strings.Contains(err.Error(), "overlay") {
+		return fmt.Errorf("%w (--bind cow needs overlayfs in a user namespace: Linux 5.11 or later, with the overlay module)", err)
+	}
+	return err
+}
+
+// userNSHint names the kernel setting that keeps this user from making
+// user namespaces, if one does.
+func userNSHint() string {
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if read("/proc/sys/user/max_user_namespaces") == "0" {
+		return "user namespaces are disabled: set sysctl user.max_user_namespaces to a positive number"
+	}
+	if os.Geteuid() == 0 {
+		return ""
+	}
+	if read("/proc/sys/kernel/unprivileged_userns_clone") == "0" {
+		return "unprivileged user namespaces are disabled: set sysctl kernel.unprivileged_userns_clone=1"
+	}
+	if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
+		return "AppArmor restricts unprivileged user namespaces: set sysctl kernel.apparmor_restrict_unprivileged_userns=0 or give boxsh an AppArmor profile that allows userns"
+	}
+	return ""
+}
+
+// routeLibcontainerLog sends libcontainer's log (logrus, a global of its
+// own) to log: its errors, or everything when log is at debug level.
+func routeLibcontainerLog(log hclog.Logger) {
+	logrus.SetOutput(log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}))
+	logrus.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	if log.IsDebug() {
+		logrus.SetLevel(logrus.DebugLevel)
+	} else {
+		logrus.SetLevel(logrus.ErrorLevel)
+	}
+}

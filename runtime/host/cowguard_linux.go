@@ -1,0 +1,133 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+// cowGuard keeps the DST of each cow bind closed to the host's other users
+// while a sandbox runs. DST is the overlay's upper layer, so a command's
+// chmod of the root of its cow mount (`chmod 777 .`) changes DST's own mode
+// on the host; and once others may enter DST, any directory the command
+// opened up inside lets them plant files there, which a later apply would
+// carry into SRC. PrepareCowDirs makes DST 0700-like (no group or other
+// bits); the guard watches DST with inotify and takes those bits away again
+// at once when they come back, and once more when the sandbox ends.
+//
+// This is a repair, not a kernel rule: between the command's chmod and the
+// guard's, another user can enter DST. CowForeignFiles finds what such a
+// user could have left, for apply to refuse.
+type cowGuard struct {
+	ino  *os.File         // the inotify descriptor
+	dsts map[int]*os.File // watch descriptor -> DST (a directory opened to read)
+	log  hclog.Logger
+	done chan struct{} // closed when run returns
+	once sync.Once
+}
+
+// guardCowDsts starts a cowGuard for the cow binds among binds; nil when
+// there are none.
+func guardCowDsts(binds []policy.Bind, log hclog.Logger) (*cowGuard, error) {
+	var dsts []string
+	for _, b := range binds {
+		if b.Mode == policy.CopyOnWrite {
+			dsts = append(dsts, b.Dst)
+		}
+	}
+	if len(dsts) == 0 {
+		return nil, nil
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("inotify: %w", err)
+	}
+	g := &cowGuard{ino: os.NewFile(uintptr(fd), "inotify"), dsts: map[int]*os.File{}, log: log, done: make(chan struct{})}
+	fail := func(err error) (*cowGuard, error) {
+		close(g.done) // run never started
+		g.close()
+		return nil, err
+	}
+	for _, dst := range dsts {
+		f, err := os.OpenFile(dst, os.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return fail(fmt.Errorf("cow DST %s: %w", dst, err))
+		}
+		wd, err := unix.InotifyAddWatch(fd, dst, unix.IN_ATTRIB|unix.IN_ONLYDIR)
+		if err != nil {
+			f.Close()
+			return fail(fmt.Errorf("cow DST %s: watch: %w", dst, err))
+		}
+		if g.dsts[wd] != nil { // the same directory as another DST
+			f.Close()
+			continue
+		}
+		g.dsts[wd] = f
+		if err := closeToOthers(f); err != nil {
+			return fail(fmt.Errorf("cow DST %s: %w", dst, err))
+		}
+	}
+	go g.run()
+	return g, nil
+}
+
+// run restores the mode of a DST at each change of its attributes, until
+// the inotify descriptor closes.
+func (g *cowGuard) run() {
+	defer close(g.done)
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	for {
+		n, err := g.ino.Read(buf)
+		if err != nil {
+			return
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			f := g.dsts[int(ev.Wd)]
+			if f == nil || ev.Len != 0 { // an entry inside DST, not DST itself
+				continue
+			}
+			if err := closeToOthers(f); err != nil {
+				g.log.Warn("cannot close the cow DST to other users", "dst", f.Name(), "error", err)
+			}
+		}
+	}
+}
+
+// close stops the guard, closes every DST to others one last time and
+// releases the descriptors.
+func (g *cowGuard) close() {
+	if g == nil {
+		return
+	}
+	g.once.Do(func() {
+		g.ino.Close()
+		<-g.done
+		for _, f := range g.dsts {
+			_ = closeToOthers(f)
+			f.Close()
+		}
+	})
+}
+
+// closeToOthers takes the group and other permission bits off directory f.
+func closeToOthers(f *os.File) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	if st.Mode&0o077 == 0 {
+		return nil
+	}
+	if err := unix.Fchmod(int(f.Fd()), st.Mode&0o7700); err != nil {
+		return fmt.Errorf("chmod: %w", err)
+	}
+	return nil
+}

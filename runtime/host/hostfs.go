@@ -1,0 +1,362 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
+)
+
+// GatherHostFacts looks at the host's SystemPaths and EtcPaths.
+func GatherHostFacts() HostFacts {
+	var h HostFacts
+	for _, p := range plan.SystemPaths {
+		if hp, ok := lookupHostPath(p); ok {
+			h.System = append(h.System, hp)
+		}
+	}
+	for _, p := range plan.EtcPaths {
+		if hp, ok := lookupHostPath(p); ok {
+			h.Etc = append(h.Etc, hp)
+		}
+	}
+	for _, p := range plan.HostSystemPaths {
+		if hp, ok := lookupHostPath(p); ok && hp.Dir && hp.Link == "" {
+			h.Whole = append(h.Whole, hp)
+		}
+	}
+	return h
+}
+
+// lookupHostPath describes the host's path p, if it exists.
+func lookupHostPath(p string) (HostPath, bool) {
+	lfi, err := os.Lstat(p)
+	if err != nil {
+		return HostPath{}, false
+	}
+	hp := HostPath{Path: p, Dir: lfi.IsDir()}
+	if lfi.Mode()&os.ModeSymlink != 0 {
+		if hp.Link, err = os.Readlink(p); err != nil {
+			return HostPath{}, false
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return HostPath{}, false
+		}
+		hp.Dir = fi.IsDir()
+	}
+	return hp, true
+}
+
+// PrepareCowDirs makes the host directories of the cow binds (CowDirs):
+// DST and its work directory, as boxsh v3 does before mounting. Like v3, it
+// first removes the work directories under the same parents whose DST no
+// longer exists, and then .boxsh when it is left empty.
+func PrepareCowDirs(binds []policy.Bind) error {
+	parents := map[string]bool{}
+	for _, b := range binds {
+		if b.Mode == policy.CopyOnWrite {
+			parents[filepath.Dir(b.Dst)] = true
+		}
+	}
+	for parent := range parents {
+		removeStaleWorkDirs(parent)
+	}
+	for _, b := range binds {
+		if b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		upper, work := CowDirs(b)
+		for _, d := range []string{upper, work} {
+			if err := mkdirPrivate(d); err != nil {
+				return fmt.Errorf("--bind %s: %w", b, err)
+			}
+		}
+	}
+	return nil
+}
+
+// mkdirPrivate makes directory d, and its parents as MkdirAll does, and
+// takes the group and other permission bits off d: the host's other users
+// must not enter a cow bind's DST (see cowGuard) nor its work directory.
+func mkdirPrivate(d string) error {
+	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	fi, err := os.Stat(d)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", d)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(d, fi.Mode()&^0o077)
+	}
+	return nil
+}
+
+// removeStaleWorkDirs removes parent/.boxsh/NAME when parent/NAME is gone,
+// and parent/.boxsh when nothing is left in it. Failures are ignored: a
+// stale work directory only takes space.
+func removeStaleWorkDirs(parent string) {
+	dotBoxsh := filepath.Join(parent, ".boxsh")
+	entries, err := os.ReadDir(dotBoxsh)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(parent, e.Name())); !os.IsNotExist(err) {
+			continue
+		}
+		removeWorkDir(filepath.Join(dotBoxsh, e.Name()))
+	}
+	os.Remove(dotBoxsh)
+}
+
+// removeWorkDir removes an overlay work directory, which holds the
+// kernel's own "work" directory (mode 0, empty once unmounted).
+func removeWorkDir(work string) {
+	os.Remove(filepath.Join(work, "work"))
+	os.Remove(work)
+}
+
+// RemoveCowWorkDirs removes the work directories of the cow binds (and
+// their .boxsh directories when left empty), once no sandbox uses them:
+// --try does so, as its directory is the user's only to read the changes
+// in; the work directory of a --bind cow stays for the next run, as in
+// boxsh v3.
+func RemoveCowWorkDirs(binds []policy.Bind) {
+	for _, b := range binds {
+		if b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		_, work := CowDirs(b)
+		removeWorkDir(work)
+		os.Remove(filepath.Dir(work))
+	}
+}
+
+// PrepareRootfs fills dir, the sandbox's root directory, for the host
+// facts: the symlinks of a merged /usr (bin -> usr/bin, ...) and of /etc
+// entries that are symlinks into /usr or /proc, and the mount points of the
+// system mounts. The binds' mount points are left to the runtime. dir is
+// made if missing; running it again on the same dir is harmless.
+func PrepareRootfs(dir string, host HostFacts) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	mkdir := func(p string) error {
+		return os.MkdirAll(filepath.Join(dir, p), 0o755)
+	}
+	mkfile := func(p string) error {
+		if err := mkdir(filepath.Dir(p)); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, p), os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	symlink := func(p, target string) error {
+		if err := mkdir(filepath.Dir(p)); err != nil {
+			return err
+		}
+		at := filepath.Join(dir, p)
+		if old, err := os.Readlink(at); err == nil && old == target {
+			return nil
+		}
+		return os.Symlink(target, at)
+	}
+	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", "/.boxsh"} {
+		if err := mkdir(p); err != nil {
+			return err
+		}
+	}
+	for _, hp := range host.System {
+		var err error
+		switch {
+		case hp.Link != "":
+			err = symlink(hp.Path, hp.Link)
+		case hp.Dir:
+			err = mkdir(hp.Path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, hp := range host.Etc {
+		var err error
+		switch {
+		case etcSymlink(hp):
+			err = symlink(hp.Path, hp.Link)
+		case hp.Dir:
+			err = mkdir(hp.Path)
+		default:
+			err = mkfile(hp.Path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MakePlaceholderDirs makes the missing directories above the missing
+// protected paths (from their MissingFrom), so that they can be pinned.
+func MakePlaceholderDirs(protect []HostPath) error {
+	for _, hp := range protect {
+		if hp.Missing && hp.MissingFrom != hp.Path {
+			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
+				return err
+			}
+		}
+		// A placeholder with content is made with it here, so that the
+		// host's git, which reads the mount point, never sees it empty.
+		if hp.Missing && hp.Content != "" && !hp.Dir {
+			f, err := os.OpenFile(hp.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
+			if err == nil {
+				_, err = f.WriteString(hp.Content)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil && !os.IsExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ShareHeldPlaceholders marks as missing the protected paths that are
+// placeholders another running sandbox holds: they are placeholders here
+// too, and whichever sandbox ends last removes them.
+func ShareHeldPlaceholders(protect []HostPath) {
+	for i, hp := range protect {
+		if hp.Missing || !isPlaceholder(hp.Path) {
+			continue
+		}
+		if f, held := heldPlaceholder(hp.Path); held {
+			protect[i].Missing, protect[i].MissingFrom = true, hp.Path
+		} else if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// HoldPlaceholders takes a shared lock on each placeholder of protect
+// (present once the sandbox has started), which tells other sandboxes
+// that it is in use; closing the files releases it.
+func HoldPlaceholders(protect []HostPath) []*os.File {
+	var held []*os.File
+	for _, hp := range protect {
+		if !hp.Missing {
+			continue
+		}
+		f, err := os.OpenFile(hp.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
+			f.Close()
+			continue
+		}
+		held = append(held, f)
+	}
+	return held
+}
+
+// heldPlaceholder tells whether a running sandbox holds the placeholder
+// p; if not, it returns p open and locked, so that none takes it before
+// the caller has removed it.
+func heldPlaceholder(p string) (*os.File, bool) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, false
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, errors.Is(err, unix.EWOULDBLOCK)
+	}
+	return f, false
+}
+
+// isPlaceholder tells whether p looks like a placeholder mount point: an
+// empty regular file or an empty directory.
+func isPlaceholder(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if fi.Mode().IsRegular() {
+		if fi.Size() == int64(len(commondirContent)) && filepath.Base(p) == "commondir" {
+			b, err := os.ReadFile(p)
+			return err == nil && string(b) == commondirContent
+		}
+		return fi.Size() == 0
+	}
+	if fi.IsDir() {
+		entries, err := os.ReadDir(p)
+		return err == nil && len(entries) == 0
+	}
+	return false
+}
+
+// PreparePlaceholders makes the empty read-only file and directory of
+// SpecConfig.Placeholders in dir.
+func PreparePlaceholders(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "dir"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o444); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, deniedName), nil, 0); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "commondir"), []byte(commondirContent), 0o444); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
+		return err
+	}
+	return os.Chmod(filepath.Join(dir, "dir"), 0o555)
+}
+
+// RemovePlaceholders removes the mount points that a sandbox left on the
+// host for the missing protected paths of protect, and the directories
+// made for them, as long as they are still empty (a file the user has
+// since written stays) and no running sandbox holds them (see
+// HoldPlaceholders).
+func RemovePlaceholders(protect []HostPath) {
+	for _, hp := range protect {
+		if !hp.Missing {
+			continue
+		}
+		if f, held := heldPlaceholder(hp.Path); held {
+			continue // another sandbox uses it
+		} else if f != nil {
+			if isPlaceholder(hp.Path) {
+				os.Remove(hp.Path) // under our lock
+			}
+			f.Close()
+		}
+		for d := filepath.Dir(hp.Path); isUnder(d, hp.MissingFrom); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break
+			}
+		}
+	}
+}

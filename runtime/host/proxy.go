@@ -1,0 +1,160 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/yamux"
+
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/proxy"
+)
+
+// NewProxy is the network proxy of policy p, logging its decisions to
+// log.
+func NewProxy(p policy.Policy, log hclog.Logger) (*proxy.Server, error) {
+	rules, err := proxy.NewRules(policy.Values(p.AllowedDomains), policy.Values(p.DeniedDomains))
+	if err != nil {
+		return nil, fmt.Errorf("network policy: %w", err)
+	}
+	s := &proxy.Server{Rules: rules, Log: log}
+	s.Dial = outsideDialer(net.DefaultResolver).DialContext
+	if testDial != nil {
+		s.Dial = testDial(s.Dial)
+	}
+	return s, nil
+}
+
+// testDial, when set, wraps the proxy's upstream dialer. Only a build with
+// the boxsh_testseam tag sets it (proxy_seam.go), for the integration tests'
+// stand-ins of the outside world on the loopback; a released build has no
+// way to change where the proxy connects.
+var testDial func(outside dialFunc) dialFunc
+
+// dialFunc connects to addr ("host:port") on network.
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// outsideDialer is the proxy's upstream dialer: names resolve through r, and
+// every address it then tries is checked by refuseHostLocal first.
+func outsideDialer(r *net.Resolver) *net.Dialer {
+	return &net.Dialer{Timeout: 10 * time.Second, Resolver: r, Control: refuseHostLocal}
+}
+
+// serveProxy serves the yamux streams on conn (boxsh-init's forwarder
+// opens one per connection) with s until ctx ends or conn closes.
+func serveProxy(ctx context.Context, s *proxy.Server, conn net.Conn) {
+	cfg := yamux.DefaultConfig()
+	cfg.LogOutput = io.Discard
+	session, err := yamux.Server(conn, cfg)
+	if err != nil {
+		conn.Close()
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		session.Close()
+	}()
+	_ = s.Serve(ctx, session)
+	session.Close()
+}
+
+// StartProxy starts the network proxy of policy p for a sandbox: it
+// returns the sandbox's end of the proxy socket (for boxsh-init, which
+// closes it in the parent once started), and the function that stops the
+// proxy.
+func StartProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(), err error) {
+	px, err := NewProxy(p, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	parent, child, err := SocketPair()
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := net.FileConn(parent)
+	parent.Close()
+	if err != nil {
+		child.Close()
+		return nil, nil, fmt.Errorf("proxy socket: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { serveProxy(ctx, px, conn); close(done) }()
+	return child, func() { cancel(); conn.Close(); <-done }, nil
+}
+
+// refuseHostLocal refuses upstream connections to the host itself: its
+// loopback, the addresses of any of its interfaces (IPv4 and IPv6, read at
+// each connection, so that an address added since is covered), link-local
+// addresses (such as a cloud's metadata service), unspecified, broadcast
+// and multicast addresses. The proxy runs outside the sandbox, and an
+// allowed name that resolves to one of these must not reach the host's own
+// services (one listening on 0.0.0.0 answers on every interface address).
+// It runs as the dialer's Control, on the address the socket is about to
+// connect to, after any name resolution.
+func refuseHostLocal(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return err
+	}
+	ip = ip.Unmap().WithZone("")
+	if isSpecialAddr(ip) {
+		return fmt.Errorf("refusing to connect to %s: an address of the host itself", ip)
+	}
+	own, err := hostAddrs()
+	if err != nil {
+		return fmt.Errorf("refusing to connect to %s: cannot list the host's addresses: %w", ip, err)
+	}
+	if own[ip] {
+		return fmt.Errorf("refusing to connect to %s: an address of the host itself (one of its interfaces)", ip)
+	}
+	return nil
+}
+
+// isSpecialAddr reports whether ip (unmapped, without zone) is a loopback,
+// link-local, unspecified ("this network", 0.0.0.0/8), broadcast or
+// multicast address: never a server of the outside world.
+func isSpecialAddr(ip netip.Addr) bool {
+	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
+		return true
+	}
+	if ip.Is4() {
+		b := ip.As4()
+		return b[0] == 0 || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255})
+	}
+	return false
+}
+
+// hostAddrs is the set of the addresses of the host's network interfaces
+// (unmapped, without zone), read now. A variable for tests.
+var hostAddrs = func() (map[netip.Addr]bool, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	own := make(map[netip.Addr]bool, len(addrs))
+	for _, a := range addrs {
+		var ip net.IP
+		switch a := a.(type) {
+		case *net.IPNet:
+			ip = a.IP
+		case *net.IPAddr:
+			ip = a.IP
+		}
+		if addr, ok := netip.AddrFromSlice(ip); ok {
+			own[addr.Unmap()] = true
+		}
+	}
+	return own, nil
+}

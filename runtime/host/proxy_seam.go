@@ -1,0 +1,55 @@
+//go:build boxsh_testseam
+
+package host
+
+import (
+	"context"
+	"net"
+	"os"
+	"strings"
+)
+
+// This file is compiled only with the boxsh_testseam build tag, which the
+// integration tests use for the front they start for the network tests
+// (integration/network_test.go); `just build` and releases never set it.
+
+// ProxyHostsVar names the variable that maps host names to addresses for
+// the proxy's upstream connections ("name=host:port,..." or
+// "name=host,..."): the integration tests' stand-ins for the outside world
+// listen on the loopback, which the real dialer refuses.
+const ProxyHostsVar = "BOXSH_PROXY_HOSTS"
+
+func init() {
+	if hosts := os.Getenv(ProxyHostsVar); hosts != "" {
+		testDial = func(outside dialFunc) dialFunc { return mapHosts(hosts, outside) }
+	}
+}
+
+// mapHosts is a dialer that connects the names of hosts (ProxyHostsVar's
+// syntax) to their addresses, unchecked, and anything else through outside.
+func mapHosts(hosts string, outside dialFunc) dialFunc {
+	m := map[string]string{}
+	for entry := range strings.SplitSeq(hosts, ",") {
+		if name, addr, ok := strings.Cut(entry, "="); ok {
+			m[name] = addr
+		}
+	}
+	var d net.Dialer
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if to, ok := m[addr]; ok {
+			return d.DialContext(ctx, network, to)
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return outside(ctx, network, addr)
+		}
+		to, ok := m[host]
+		if !ok {
+			return outside(ctx, network, addr)
+		}
+		if _, _, err := net.SplitHostPort(to); err != nil {
+			to = net.JoinHostPort(to, port) // a name mapped to a host
+		}
+		return d.DialContext(ctx, network, to)
+	}
+}

@@ -1,0 +1,54 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+// ResolveTry turns --try into binds, as boxsh v3 does: a new directory
+// <parent of cwd>/.boxsh-try-XXXXXX (or $TMPDIR/boxsh-try-XXXXXX when the
+// parent is not writable) whose "work" subdirectory is the DST of
+// cow:CWD:DST (the shell starts there, in the merged view of cwd), the home
+// directory read-only (unless the command line binds it, or it is cwd or
+// inside it), and the host's /etc, /var and /run read-only
+// (policy.Sandbox.HostSystem). It returns the sandbox, whose last bind is
+// the cow bind, and DST, the directory of the changes.
+func ResolveTry(sb policy.Sandbox, cwd, home string) (policy.Sandbox, string, error) {
+	if !sb.Try {
+		return sb, "", nil
+	}
+	cwd = filepath.Clean(cwd)
+	if cwd == "/" {
+		return sb, "", policy.BindErrorf("--try: the working directory cannot be /")
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(cwd), ".boxsh-try-")
+	if err != nil {
+		if tmp, err = os.MkdirTemp("", "boxsh-try-"); err != nil {
+			return sb, "", fmt.Errorf("--try: %w", err)
+		}
+	}
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	work := filepath.Join(tmp, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		os.Remove(tmp)
+		return sb, "", fmt.Errorf("--try: %w", err)
+	}
+	out := sb
+	out.Enabled, out.Try, out.HostSystem = true, false, true
+	out.Binds = slices.Clone(sb.Binds)
+	if home != "" && filepath.IsAbs(home) {
+		home = filepath.Clean(home)
+		bound := slices.ContainsFunc(out.Binds, func(b policy.Bind) bool { return b.Dst == home })
+		if fi, err := os.Stat(home); err == nil && fi.IsDir() && !isUnder(home, cwd) && !bound {
+			out.Binds = append(out.Binds, policy.Bind{Mode: policy.ReadOnly, Src: home, Dst: home})
+		}
+	}
+	out.Binds = append(out.Binds, policy.Bind{Mode: policy.CopyOnWrite, Src: cwd, Dst: work})
+	return out, work, nil
+}

@@ -1,0 +1,486 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/policy"
+)
+
+// The plan of a sandbox: NewPlan is the one place that builds a sandbox.
+// Shell mode, --try and -- CMD (ModeExec), boxsh --rpc --sandbox
+// (ModeServe) and boxsh spec (TargetPrint or TargetBundle) all describe what they want in a
+// PlanConfig and run, or print, the Plan it gives. The plan is made of
+// the host facts its caller gathered (GatherHostFacts, GatherProtection,
+// ResolveFileRules, SandboxCgroup) and reads nothing itself.
+//
+// NewPlan's steps, in order:
+//
+//  1. planProcess: the first process: boxsh-init serving calls on its
+//     frame socket (ModeServe), or boxsh-init --exec running the command
+//     (ModeExec), with boxsh-init's options (frame.InitOptions) and the
+//     descriptors it finds open; the policy's limits (as boxsh-init
+//     options for ModeServe, as rlimits of every process for ModeExec); the
+//     proxy's descriptor and variables under an allowlist network policy.
+//  2. BuildSpec: the OCI spec of the sandbox and that process.
+//  3. The run-time adjustments, which boxsh makes when it starts the
+//     sandbox itself and which a spec file either carries or (where
+//     runtime-spec cannot say it, or the printed spec must run under any
+//     runtime) names in an annotation (AnnotationPrefix):
+//     adjustCgroup, adjustSeccomp, adjustParentDeath, adjustDevices,
+//     adjustInlineEtc, adjustPlaceholders, adjustFiles, adjustCowDirs.
+
+// Mode is what runs as a sandbox's first process.
+type Mode int
+
+const (
+	// ModeServe is boxsh-init serving calls on its frame socket
+	// (frame.ChannelFD): boxsh --rpc --sandbox, and boxsh spec.
+	ModeServe Mode = iota
+	// ModeExec is boxsh-init --exec running one command as a minimal init:
+	// the shell of shell mode and --try, or the command after --.
+	ModeExec
+)
+
+func (m Mode) String() string {
+	if m == ModeExec {
+		return "exec"
+	}
+	return "serve"
+}
+
+// Target is who starts a planned sandbox.
+type Target int
+
+const (
+	// TargetStart is boxsh starting it itself, with the front beside it (see
+	// StartContainer).
+	TargetStart Target = iota
+	// TargetBundle is boxsh spec --bundle: a spec file for another runtime,
+	// with a root directory that boxsh spec prepares (the plan's Files
+	// written into it).
+	TargetBundle
+	// TargetPrint is boxsh spec: a spec file for another runtime and a root
+	// directory boxsh does not prepare.
+	TargetPrint
+)
+
+// The annotations of a planned spec. Each names something of the sandbox
+// that the spec's other fields do not carry; README.md lists them.
+const (
+	// AnnotationPrefix starts every annotation of boxsh.
+	AnnotationPrefix = "org.boxsh."
+	// ModeAnnotation is the Mode ("serve" or "exec").
+	ModeAnnotation = AnnotationPrefix + "mode"
+	// FDAnnotation + N is what descriptor N of the first process must be
+	// ("frames", "lifeline", "proxy").
+	FDAnnotation = AnnotationPrefix + "fd."
+	// LifelineAnnotation, on a printed ModeExec spec, is the --lifeline
+	// option boxsh gives boxsh-init and the printed spec leaves out (no
+	// other runtime holds the pipe's write end).
+	LifelineAnnotation = AnnotationPrefix + "lifeline"
+	// InitAnnotation is "missing" when boxsh-init was not found and the
+	// command runs as the first process itself.
+	InitAnnotation = AnnotationPrefix + "init"
+	// CgroupAnnotation is the policy's sandbox-wide limits
+	// ("memory=N,pids=N,cpus=F") when the spec carries no cgroup for
+	// them (linux.resources): applied only by boxsh started as root.
+	CgroupAnnotation = AnnotationPrefix + "cgroup"
+	// SeccompFlagsAnnotation is the seccomp flag boxsh adds at start
+	// (SECCOMP_FILTER_FLAG_SPEC_ALLOW), which runc 1.1 refuses in a spec.
+	SeccompFlagsAnnotation = AnnotationPrefix + "seccomp.flags"
+	// ParentDeathAnnotation is the signal the sandbox's first process
+	// gets when the front dies (SIGKILL).
+	ParentDeathAnnotation = AnnotationPrefix + "parent-death-signal"
+	// DeviceRulesAnnotation is "none": boxsh drops the device cgroup
+	// rules the runtime would add.
+	DeviceRulesAnnotation = AnnotationPrefix + "device-rules"
+	// InlineAnnotation + PATH ("copy") marks an /etc entry that boxsh
+	// copies into the root at start instead of binding it, when it is
+	// small and readable (the spec keeps the bind).
+	InlineAnnotation = AnnotationPrefix + "inline."
+	// PlaceholderAnnotation + PATH ("file", "dir" or "commondir") marks a
+	// missing protected path that boxsh makes on the host at start and
+	// binds an empty read-only placeholder over (removed after); the
+	// printed spec leaves it out.
+	PlaceholderAnnotation = AnnotationPrefix + "placeholder."
+	// FileAnnotation + PATH is a file boxsh writes into the root before
+	// the start, with its content as the value.
+	FileAnnotation = AnnotationPrefix + "file."
+	// CowAnnotation + DST ("upper=DST,work=DIR") marks a cow bind whose
+	// host directories boxsh makes, private, before the start.
+	CowAnnotation = AnnotationPrefix + "cow."
+)
+
+// PlanConfig is what NewPlan makes a plan of: the mode, the options, the
+// policy, the command, and the host facts gathered for them.
+type PlanConfig struct {
+	Mode   Mode
+	Target Target
+	// Sandbox is the sandbox, resolved: --try turned into binds
+	// (ResolveTry), the policy's binds added and its network applied
+	// (ResolveSandbox).
+	Sandbox policy.Sandbox
+	// Policy is the merged policy (limits, network).
+	Policy policy.Policy
+	// Command is what ModeExec runs (argv).
+	Command []string
+	// Init are boxsh-init's options for ModeServe, from the command line
+	// (workers, shell, log level); the plan adds the policy's limits,
+	// the rules file and the proxy.
+	Init frame.InitOptions
+	// Env is the process's environment (the policy's, see
+	// policy.CommandEnv); the plan adds the proxy's variables and a
+	// PATH.
+	Env      []string
+	Terminal bool
+	// Cwd is the caller's working directory on the host (see SandboxCwd).
+	Cwd string
+	// UID and GID are the caller's ids on the host.
+	UID, GID uint32
+	// Rootfs is the root directory: absolute, or relative to the bundle.
+	Rootfs string
+	// InitPath is the host's boxsh-init ("": not found, only for a
+	// printed ModeExec spec); ForkServer its fork-server library ("":
+	// none; bound for ModeServe only, whose worker pool uses it).
+	InitPath, ForkServer string
+	// Host, Protect and Rules are the host facts, the protected paths
+	// and the resolved file rules (see GatherHostFacts,
+	// GatherProtection, ResolveFileRules).
+	Host    HostFacts
+	Protect []HostPath
+	Rules   FileRules
+	// Placeholders is the directory of placeholders (TargetStart, see
+	// PreparePlaceholders).
+	Placeholders string
+	// Cgroup is the sandbox's own cgroup path when it gets one (TargetStart as
+	// root, see SandboxCgroup); "": none.
+	Cgroup string
+	// Version goes into the VersionAnnotation.
+	Version string
+}
+
+// Descriptor is one descriptor the first process finds open.
+type Descriptor struct {
+	FD int
+	// Name is "frames", "lifeline" or "proxy".
+	Name string
+}
+
+// File is a file written into the root before the start.
+type File struct {
+	// Path is its path in the sandbox.
+	Path    string
+	Content []byte
+}
+
+// Plan is a sandbox, planned: its spec, and what boxsh does besides when
+// it starts it.
+type Plan struct {
+	// Spec is the OCI runtime spec (the one boxsh spec prints).
+	Spec *specs.Spec
+	// Descriptors are those of the process from 3 on, in order: the
+	// starter passes one file for each (see ExtraFiles).
+	Descriptors []Descriptor
+	// Proxy tells that the front serves the network proxy on the
+	// "proxy" descriptor (allowlist network policy).
+	Proxy bool
+	// Files are written into the root before the start.
+	Files []File
+	// Inline are the /etc entries the starter may copy into the root
+	// instead of binding them (see InlineEtc).
+	Inline []string
+	// SeccompFlags are added to the seccomp filter at start;
+	// ParentDeathSignal is sent to the first process when the front
+	// dies; NoDeviceRules drops the device cgroup rules.
+	SeccompFlags      []specs.LinuxSeccompFlag
+	ParentDeathSignal string
+	NoDeviceRules     bool
+}
+
+// Descriptor names.
+const (
+	FramesDescriptor   = "frames"
+	LifelineDescriptor = "lifeline"
+	ProxyDescriptor    = "proxy"
+)
+
+// NewPlan plans the sandbox cfg describes (see the steps above). It reads
+// nothing from the host. Errors in the binds are policy.ErrBind.
+func NewPlan(cfg PlanConfig) (*Plan, error) {
+	if cfg.Mode == ModeExec && len(cfg.Command) == 0 {
+		return nil, errors.New("plan: no command to run")
+	}
+	if cfg.InitPath == "" && (cfg.Mode == ModeServe || cfg.Target == TargetStart) {
+		return nil, errors.New("plan: no boxsh-init")
+	}
+	p := &Plan{}
+	ann := map[string]string{ModeAnnotation: cfg.Mode.String()}
+	args, env, limits := p.planProcess(cfg, ann)
+	// Only boxsh-init's worker pool uses the fork server.
+	forkServer := cfg.ForkServer
+	if cfg.Mode != ModeServe {
+		forkServer = ""
+	}
+	spec, err := BuildSpec(SpecConfig{
+		Sandbox:      cfg.Sandbox,
+		Limits:       limits,
+		Rules:        cfg.Rules,
+		Args:         args,
+		Env:          env,
+		Terminal:     cfg.Terminal,
+		Cwd:          cfg.Cwd,
+		UID:          cfg.UID,
+		GID:          cfg.GID,
+		Rootfs:       cfg.Rootfs,
+		InitPath:     cfg.InitPath,
+		ForkServer:   forkServer,
+		Host:         cfg.Host,
+		Protect:      cfg.Protect,
+		Placeholders: cfg.Placeholders,
+		Version:      cfg.Version,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.Spec = spec
+	for _, step := range []func(PlanConfig, map[string]string) error{
+		p.adjustCgroup, p.adjustSeccomp, p.adjustParentDeath, p.adjustDevices,
+		p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
+	} {
+		if err := step(cfg, ann); err != nil {
+			return nil, err
+		}
+	}
+	if spec.Annotations == nil {
+		spec.Annotations = map[string]string{}
+	}
+	maps.Copy(spec.Annotations, ann)
+	return p, nil
+}
+
+// planProcess plans the first process: its arguments, environment,
+// limits and descriptors.
+//
+// ModeServe: boxsh-init with the frame socket at frame.ChannelFD, the
+// policy's per-command limits, timeout and output cap as its options
+// (they do not bind boxsh-init itself, see Limits), and, but in a
+// printed spec, the rules file (see adjustFiles).
+//
+// ModeExec: boxsh-init --exec -- COMMAND, every process under the policy's
+// limits as rlimits, with the lifeline pipe at frame.LifelineFD when boxsh
+// starts it (a printed spec has no front to hold the pipe: the option is
+// left out and named in LifelineAnnotation). A printed ModeExec spec without a
+// boxsh-init runs the command itself (InitAnnotation).
+//
+// Under an allowlist network policy both get the proxy socket at
+// frame.ProxyFD and the variables that point programs at it.
+func (p *Plan) planProcess(cfg PlanConfig, ann map[string]string) (args, env []string, limits Limits) {
+	env = slices.Clone(cfg.Env)
+	allowlist := false
+	if mode, _ := cfg.Policy.Network(); mode == policy.NetworkAllowlist {
+		allowlist = true
+		env = WithProxyEnv(env)
+	}
+	var o frame.InitOptions
+	if cfg.Mode == ModeServe {
+		o = cfg.Init
+		o.Exec, o.Command, o.Lifeline = false, nil, 0
+		o.TimeoutDefault = cfg.Policy.TimeoutDefault.Value
+		o.MaxOutput = cfg.Policy.MaxOutput.Value
+		o.Memory = cfg.Policy.Memory.Value
+		// RLIMIT_NPROC counts the tasks of the user: in the sandbox's
+		// user namespace, those are the sandbox's alone.
+		o.Pids = cfg.Policy.Pids.Value
+		if cfg.Target != TargetPrint {
+			o.RulesFile = RulesPath
+		}
+		p.Descriptors = append(p.Descriptors, Descriptor{frame.ChannelFD, FramesDescriptor})
+		limits = LimitsOf(cfg.Policy, true)
+	} else {
+		o = frame.InitOptions{Exec: true, Command: cfg.Command}
+		if cfg.Target == TargetStart {
+			o.Lifeline = frame.LifelineFD
+			p.Descriptors = append(p.Descriptors, Descriptor{frame.LifelineFD, LifelineDescriptor})
+		} else {
+			ann[LifelineAnnotation] = strconv.Itoa(frame.LifelineFD)
+		}
+		limits = LimitsOf(cfg.Policy, false)
+	}
+	if allowlist {
+		p.Proxy = true
+		o.ProxyFD = frame.ProxyFD
+		p.Descriptors = append(p.Descriptors, Descriptor{frame.ProxyFD, ProxyDescriptor})
+	}
+	for _, d := range p.Descriptors {
+		ann[FDAnnotation+strconv.Itoa(d.FD)] = d.Name
+	}
+	if cfg.Mode == ModeExec && cfg.InitPath == "" {
+		ann[InitAnnotation] = "missing"
+		return slices.Clone(cfg.Command), env, limits
+	}
+	return InitArgs(o), env, limits
+}
+
+// adjustCgroup gives the sandbox its own cgroup with the policy's
+// sandbox-wide limits when boxsh starts it as root (cfg.Cgroup). Else the
+// spec carries no linux.resources (a rootless runtime has no cgroup to
+// use, and whether another runtime has one is not known here), and
+// CgroupAnnotation names the limits left out.
+func (p *Plan) adjustCgroup(cfg PlanConfig, ann map[string]string) error {
+	c := LimitsOf(cfg.Policy, cfg.Mode == ModeServe).Cgroup
+	if c == nil {
+		p.Spec.Linux.Resources = nil
+		return nil
+	}
+	if cfg.Target == TargetStart && cfg.Cgroup != "" {
+		p.Spec.Linux.CgroupsPath = cfg.Cgroup
+		return nil
+	}
+	p.Spec.Linux.Resources = nil
+	var parts []string
+	if c.Memory > 0 {
+		parts = append(parts, "memory="+strconv.FormatInt(c.Memory, 10))
+	}
+	if c.Pids > 0 {
+		parts = append(parts, "pids="+strconv.Itoa(c.Pids))
+	}
+	if c.CPUs > 0 {
+		parts = append(parts, "cpus="+strconv.FormatFloat(c.CPUs, 'g', -1, 64))
+	}
+	if len(parts) > 0 {
+		ann[CgroupAnnotation] = strings.Join(parts, ",")
+	}
+	return nil
+}
+
+// adjustSeccomp lets the sandbox's processes keep speculative store
+// bypass and indirect branch speculation (SECCOMP_FILTER_FLAG_SPEC_ALLOW).
+// Without it the kernel (in its default "seccomp" mode of the Spectre
+// mitigations) forces them off for every filtered process, which made
+// shell commands in the sandbox up to 70% slower; those mitigations
+// shield the filtered process from others, and the host's processes keep
+// theirs. It is added to the runtime's configuration at start, not to the
+// spec: runc 1.1, Debian's, refuses seccomp flags in a spec.
+func (p *Plan) adjustSeccomp(_ PlanConfig, ann map[string]string) error {
+	p.SeccompFlags = []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}
+	ann[SeccompFlagsAnnotation] = string(specs.LinuxSeccompFlagSpecAllow)
+	return nil
+}
+
+// adjustParentDeath kills the sandbox's first process, and with it the
+// sandbox, when the front dies (runtime-spec has no field for it).
+func (p *Plan) adjustParentDeath(_ PlanConfig, ann map[string]string) error {
+	p.ParentDeathSignal = "SIGKILL"
+	ann[ParentDeathAnnotation] = p.ParentDeathSignal
+	return nil
+}
+
+// adjustDevices drops the device cgroup rules the runtime adds: a
+// rootless runtime cannot apply them, and in the sandbox's user namespace
+// no process can make a device node; the only devices are the few the
+// runtime binds into /dev. (Applying the rules would link the cgroup v2
+// eBPF device filter, and with it a third of the front's size, which
+// libcontainer copies at every start.)
+func (p *Plan) adjustDevices(_ PlanConfig, ann map[string]string) error {
+	p.NoDeviceRules = true
+	ann[DeviceRulesAnnotation] = "none"
+	return nil
+}
+
+// adjustInlineEtc lists the /etc binds that the starter may copy into the
+// root instead (InlineEtc decides at start, for the small and readable
+// ones); the spec keeps the binds, so that it works with any root.
+func (p *Plan) adjustInlineEtc(cfg PlanConfig, ann map[string]string) error {
+	etc := etcSet(cfg.Host)
+	for _, m := range p.Spec.Mounts {
+		if inlineCandidate(m, etc) {
+			p.Inline = append(p.Inline, m.Destination)
+			ann[InlineAnnotation+m.Destination] = "copy"
+		}
+	}
+	return nil
+}
+
+// adjustPlaceholders names the missing protected paths: boxsh makes each
+// on the host at start (an empty file or directory, a commondir holding
+// "."), binds a read-only placeholder over it, and removes it after the
+// sandbox. A spec without placeholders leaves them out.
+func (p *Plan) adjustPlaceholders(cfg PlanConfig, ann map[string]string) error {
+	for _, hp := range cfg.Protect {
+		if hp.Missing {
+			ann[PlaceholderAnnotation+hp.Path] = placeholderName(hp)
+		}
+	}
+	return nil
+}
+
+// adjustFiles plans the files written into the root: the rules file of
+// boxsh-init serving calls in a sandbox (the paths the policy covers, for
+// the file tools' messages). A printed spec's boxsh-init goes without.
+func (p *Plan) adjustFiles(cfg PlanConfig, ann map[string]string) error {
+	if cfg.Mode != ModeServe {
+		return nil
+	}
+	b, err := RulesFileContent(cfg.Rules, cfg.Protect)
+	if err != nil {
+		return fmt.Errorf("plan: rules file: %w", err)
+	}
+	p.Files = append(p.Files, File{Path: RulesPath, Content: b})
+	ann[FileAnnotation+RulesPath] = string(b)
+	return nil
+}
+
+// adjustCowDirs names the host directories of each cow bind (CowDirs),
+// which boxsh makes, private, before the start (PrepareCowDirs).
+func (p *Plan) adjustCowDirs(cfg PlanConfig, ann map[string]string) error {
+	for _, b := range cfg.Sandbox.Binds {
+		if b.Mode == policy.CopyOnWrite {
+			upper, work := CowDirs(b)
+			ann[CowAnnotation+b.Dst] = "upper=" + upper + ",work=" + work
+		}
+	}
+	return nil
+}
+
+// etcSet is the set of the host's /etc entries of host.
+func etcSet(host HostFacts) map[string]bool {
+	etc := make(map[string]bool, len(host.Etc))
+	for _, hp := range host.Etc {
+		etc[hp.Path] = true
+	}
+	return etc
+}
+
+// ExtraFiles orders files by the plan's descriptors: files maps a
+// descriptor name to the file the starter passes for it. A missing one is
+// an error.
+func (p *Plan) ExtraFiles(files map[string]*os.File) ([]*os.File, error) {
+	var out []*os.File
+	for i, d := range p.Descriptors {
+		if d.FD != 3+i {
+			return nil, fmt.Errorf("plan: descriptor %d (%s) out of order", d.FD, d.Name)
+		}
+		f, ok := files[d.Name]
+		if !ok || f == nil {
+			return nil, fmt.Errorf("plan: no file for descriptor %d (%s)", d.FD, d.Name)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// inlineCandidate tells whether InlineEtc may copy the mount m instead of
+// binding it: a read-only bind of one of the host's /etc entries etc onto
+// itself.
+func inlineCandidate(m specs.Mount, etc map[string]bool) bool {
+	return m.Type == "bind" && m.Source == m.Destination && etc[m.Destination] && slices.Contains(m.Options, "ro")
+}

@@ -1,0 +1,43 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/boxsh/boxsh/frame"
+)
+
+// ProxyListen is where commands in an allowlist sandbox reach the
+// network proxy: boxsh-init's forwarder on the sandbox's loopback.
+const ProxyListen = frame.ProxyListen
+
+// ProxyFD is the descriptor of the proxy socket in boxsh-init, after the
+// frame socket (or, in shell mode, the lifeline pipe) at InitFD.
+const ProxyFD = frame.ProxyFD
+
+// ProxyEnv are the variables that point commands (curl, git, npm, pip,
+// go) at the proxy.
+func ProxyEnv() []string {
+	httpURL, socksURL := "http://"+ProxyListen, "socks5h://"+ProxyListen
+	noProxy := "localhost,127.0.0.1,::1"
+	var env []string
+	for _, kv := range [][2]string{
+		{"HTTP_PROXY", httpURL}, {"HTTPS_PROXY", httpURL}, {"ALL_PROXY", socksURL}, {"NO_PROXY", noProxy},
+	} {
+		env = append(env, kv[0]+"="+kv[1], strings.ToLower(kv[0])+"="+kv[1])
+	}
+	return env
+}
+
+// WithProxyEnv is env with ProxyEnv replacing any proxy variables.
+func WithProxyEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(name) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, ProxyEnv()...)
+}

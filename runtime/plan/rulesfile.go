@@ -1,0 +1,61 @@
+package plan
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/boxsh/boxsh/frame"
+)
+
+// FileRules are the policy's file rules resolved against the host: the
+// paths, as the sandbox sees them, that BuildSpec covers.
+type FileRules struct {
+	// DenyRead are hidden behind an unreadable placeholder.
+	DenyRead []RuledPath
+	// DenyWrite stay read-only inside a writable area.
+	DenyWrite []RuledPath
+}
+
+// RuledPath is a path a rule applies to.
+type RuledPath struct {
+	Path string
+	Dir  bool
+	// Rule is the rule and its source, for messages.
+	Rule string
+	// Pins are the directories between the wr bind that shows a denyRead
+	// path and the path, bound onto themselves so that the sandbox cannot
+	// rename them: a directory that holds a mount point can be renamed,
+	// and a later start would then look for the covered file elsewhere
+	// (in a directory the walk skips, such as node_modules).
+	Pins []string `json:",omitempty"`
+}
+
+// RulesPath is where the sandbox finds the list of the paths its policy
+// covers (in its read-only root).
+const RulesPath = frame.RulesPath
+
+// ruleEntry is one entry of the rules file: agent.PolicyRule's shape.
+type ruleEntry struct {
+	Path  string `json:"path"`
+	Rule  string `json:"rule"`
+	Write bool   `json:"write"`
+}
+
+// RulesFileContent is the content of the rules file (see WriteRulesFile).
+func RulesFileContent(fr FileRules, protect []HostPath) ([]byte, error) {
+	entries := []ruleEntry{}
+	for _, rp := range fr.DenyRead {
+		entries = append(entries, ruleEntry{rp.Path, "denyRead " + rp.Rule, false})
+	}
+	for _, rp := range fr.DenyWrite {
+		entries = append(entries, ruleEntry{rp.Path, "denyWrite " + rp.Rule, true})
+	}
+	for _, hp := range protect {
+		rule := "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable)"
+		if hp.Reason != "" {
+			rule = "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable: " + hp.Reason + ")"
+		}
+		entries = append(entries, ruleEntry{hp.Path, rule, true})
+	}
+	return json.Marshal(entries)
+}

@@ -1,0 +1,823 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/policy"
+)
+
+// The sandbox as an OCI runtime spec (config.json).
+//
+// The root is an empty directory (PrepareRootfs fills it with mount points
+// and the /usr-merge symlinks), read-only. Everything the sandbox sees is
+// mounted into it, in this order:
+//
+//  1. /proc (a fresh procfs of the sandbox's PID namespace), /dev (tmpfs
+//     with the runtime's default devices: null, zero, full, random,
+//     urandom, tty, bind-mounted from the host when rootless), /dev/pts (a
+//     new devpts instance), /dev/shm, /dev/mqueue. /sys is not mounted, as
+//     in boxsh v3: nothing a shell needs lives there and it describes the
+//     host's hardware.
+//  2. The system directories, read-only: /usr, and /bin /sbin /lib /lib32
+//     /lib64 /libx32 when they are real directories on the host (when they
+//     are symlinks, as on merged-/usr systems, PrepareRootfs makes the same
+//     symlinks in the root instead).
+//  3. Selected /etc entries, read-only: the ones programs need to run and
+//     to resolve names and certificates (EtcPaths), where they exist.
+//     boxsh v3 binds all of /etc, /var and /run; these are left out here.
+//  4. /tmp, a fresh writable tmpfs.
+//  5. /.boxsh/boxsh-init, the host's boxsh-init read-only (when given).
+//  6. The --bind mounts: ro:PATH and wr:PATH as recursive binds at PATH,
+//     cow:SRC:DST as an overlay at DST (see CowDirs). They are ordered so
+//     that a bind always comes after the binds that contain it (stable
+//     sort by depth of the destination; flag order otherwise). boxsh v3
+//     mounts the ro and wr binds in flag order, then the cow binds: the
+//     two orders differ only where v3 let a mount hide a bind inside it
+//     (a bind given before one that contains it, or a ro or wr bind in a
+//     cow DST).
+//  7. The protected paths (SpecConfig.Protect, GatherProtectedPaths): the
+//     shell start-up files, credentials and git hooks in $HOME that a wr
+//     bind exposes, bound read-only over themselves.
+//
+// The process runs as uid 0 and gid 0 of a user namespace where they are
+// the caller's uid and gid (one id each), in new mount, PID, IPC and UTS
+// namespaces (and network, with --new-net-ns: the runtime brings up
+// loopback only), with no new privileges, Docker's default capabilities
+// (which count only inside the namespace), the seccomp filter of
+// DefaultSeccomp and the runtime's default masked and read-only /proc
+// paths. The policy's limits are rlimits of every process (Limits); only a
+// sandbox started by root asks for a cgroup (Limits.Cgroup, SandboxCgroup),
+// so that a rootless runtime needs none. The
+// process starts in the caller's directory, moved into the cow DST when it
+// is in a cow SRC, or in / when the sandbox does not show it (SandboxCwd).
+
+const (
+	// InitMountPath is where boxsh-init appears inside the sandbox.
+	InitMountPath = frame.InitMountPath
+	// ForkServerMountPath is where the fork-server library appears
+	// inside the sandbox: beside boxsh-init, where it looks.
+	ForkServerMountPath = frame.ForkServerMountPath
+	// DefaultHostname is the sandbox's host name.
+	DefaultHostname = "boxsh"
+	// DefaultPATH is the PATH of a process whose environment has none.
+	DefaultPATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// VersionAnnotation is the spec annotation with boxsh's version.
+	VersionAnnotation = "org.boxsh.version"
+)
+
+// SystemPaths are the top-level system directories the sandbox gets from
+// the host: bound read-only when they are directories, recreated when they
+// are symlinks.
+var SystemPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// EtcPaths are the /etc entries the sandbox gets from the host, read-only,
+// when they exist: users and groups, name resolution, the dynamic linker's
+// configuration, certificates, time zone, the Debian alternatives (which
+// many /usr/bin commands are symlinks into), locale and shell defaults.
+var EtcPaths = []string{
+	"/etc/alternatives",
+	"/etc/bash.bashrc",
+	"/etc/ca-certificates",
+	"/etc/ca-certificates.conf",
+	"/etc/crypto-policies",
+	"/etc/debian_version",
+	"/etc/gai.conf",
+	"/etc/gitconfig",
+	"/etc/group",
+	"/etc/host.conf",
+	"/etc/hosts",
+	"/etc/inputrc",
+	"/etc/ld.so.cache",
+	"/etc/ld.so.conf",
+	"/etc/ld.so.conf.d",
+	"/etc/locale.alias",
+	"/etc/localtime",
+	"/etc/lsb-release",
+	"/etc/mime.types",
+	"/etc/mtab",
+	"/etc/networks",
+	"/etc/nsswitch.conf",
+	"/etc/os-release",
+	"/etc/passwd",
+	"/etc/pki",
+	"/etc/profile",
+	"/etc/profile.d",
+	"/etc/protocols",
+	"/etc/resolv.conf",
+	"/etc/services",
+	"/etc/ssl",
+	"/etc/terminfo",
+	"/etc/timezone",
+}
+
+// HostPath is what the host has at Path.
+type HostPath struct {
+	Path string
+	// Dir tells whether Path, symlinks followed, is a directory.
+	Dir bool
+	// Link is the target of Path when Path is a symlink.
+	Link string
+	// Missing tells that Path does not exist on the host (a protected
+	// path that must not be created either; Dir then tells what it would
+	// be). MissingFrom is its first ancestor (or Path itself) that does
+	// not exist: the runtime creates the mount point from there, and
+	// RemovePlaceholders removes it again.
+	Missing     bool
+	MissingFrom string
+	// Pins are the directories between the writable bind that holds a
+	// protected path and the path itself. They are bound onto themselves
+	// (writable, as before) so that the sandbox cannot rename or remove
+	// them: a directory that holds a mount point can be renamed, and with
+	// it the protection would go (mv ~/proj x; mkdir -p ~/proj/.git/hooks).
+	Pins []string `json:",omitempty"`
+	// Content is what the placeholder of a Missing file holds (a
+	// missing .git/commondir gets ".", which git reads as none).
+	Content string `json:",omitempty"`
+	// Reason is why the path is protected, for messages.
+	Reason string `json:",omitempty"`
+	// Tree marks a directory bound read-only over itself in depth order
+	// with the binds (a writable home, see GatherProtection), so that
+	// the binds inside it and Rebind come after it.
+	Tree bool `json:",omitempty"`
+	// Rebind are the directories in a Tree path that stay writable: bound
+	// onto themselves, writable, like Pins (but not watched: a change on
+	// the host there only makes them read-only).
+	Rebind []string `json:",omitempty"`
+}
+
+// HostFacts are the facts about the host that the spec depends on, so that
+// BuildSpec itself reads nothing (see GatherHostFacts).
+type HostFacts struct {
+	// System are the SystemPaths that exist on the host.
+	System []HostPath
+	// Etc are the EtcPaths that exist on the host (symlinks whose target
+	// does not exist are left out).
+	Etc []HostPath
+	// Whole are the HostSystemPaths that are directories on the host.
+	Whole []HostPath
+}
+
+// HostSystemPaths are the directories a sandbox with
+// policy.Sandbox.HostSystem (--try) shows whole, read-only, instead of
+// the EtcPaths.
+var HostSystemPaths = []string{"/etc", "/var", "/run"}
+
+// etcSymlink tells whether the /etc entry hp is recreated as a symlink in
+// the root rather than bound: when it is a symlink into a tree the sandbox
+// has anyway (/usr, /proc), so that readlink still works on it (as on
+// /etc/localtime, which names the time zone, and /etc/mtab). A symlink
+// elsewhere (/etc/resolv.conf -> /run/...) is bound, which follows it.
+func etcSymlink(hp HostPath) bool {
+	if hp.Link == "" {
+		return false
+	}
+	target := hp.Link
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(hp.Path), target)
+	}
+	target = filepath.Clean(target)
+	return isUnder(target, "/usr") || isUnder(target, "/proc")
+}
+
+// SpecConfig is what BuildSpec makes a spec of.
+type SpecConfig struct {
+	// Sandbox is the policy. Try must have been turned into its cow bind
+	// by the caller (it needs a new directory).
+	Sandbox policy.Sandbox
+	// Limits are the resource limits of the sandbox's processes.
+	Limits Limits
+	// Args, Env and Terminal describe the process; Env gets a PATH when
+	// it has none. See InitArgs for boxsh-init's arguments.
+	Args     []string
+	Env      []string
+	Terminal bool
+	// Cwd is the caller's working directory on the host; the process
+	// starts in the same directory inside when the sandbox shows it (see
+	// SandboxCwd), else in /.
+	Cwd string
+	// UID and GID are the caller's ids on the host, root inside.
+	UID, GID uint32
+	// Rootfs is the root directory: absolute, or relative to the bundle.
+	Rootfs string
+	// InitPath is the host's boxsh-init, bound at InitMountPath; empty
+	// for none.
+	InitPath string
+	// ForkServer is the host's fork-server library, bound at
+	// ForkServerMountPath; empty for none.
+	ForkServer string
+	// Hostname is the sandbox's host name (default DefaultHostname).
+	Hostname string
+	// Host are the host facts (see GatherHostFacts).
+	Host HostFacts
+	// Protect are host paths that wr binds expose but that stay
+	// read-only, bound over themselves after the binds (see
+	// GatherProtectedPaths). Missing ones get an empty read-only file or
+	// directory from Placeholders, or are left out when it is empty.
+	Protect []HostPath
+	// Placeholders is a host directory with an empty file "file" and an
+	// empty directory "dir", and an unreadable empty file "denied" (see
+	// PreparePlaceholders).
+	Placeholders string
+	// Rules are the policy's file rules, resolved (see ResolveFileRules).
+	Rules FileRules
+	// Seccomp is the seccomp filter (default DefaultSeccomp()).
+	Seccomp *specs.LinuxSeccomp
+	// Version goes into the VersionAnnotation.
+	Version string
+}
+
+// Limits are the resource limits a sandbox's spec sets as rlimits, which
+// every process of the sandbox inherits (a rootless runtime has no cgroup
+// to use). They are for a shell or command run with --exec; with --rpc,
+// boxsh-init applies the limits to each command it starts instead
+// (InitOptions), so that they do not bind boxsh-init itself: a fork bomb
+// that takes every process slot must not keep it from making a thread.
+type Limits struct {
+	// Memory caps each process's data (heap and private mappings,
+	// RLIMIT_DATA), in bytes; 0 is no limit.
+	Memory int64
+	// Pids caps the processes of the sandbox (RLIMIT_NPROC, which the
+	// kernel counts per user namespace, so only the sandbox's own count:
+	// boxsh-init and the warm shells of its workers among them); 0 is no
+	// limit.
+	Pids int
+	// Cgroup, when the runtime can have a cgroup (root, or a delegated
+	// cgroup v2 subtree), caps the whole sandbox too: Cgroup.Memory bytes
+	// (memory.max), Cgroup.Pids tasks (pids.max) and Cgroup.CPUs cores
+	// (cpu.max).
+	Cgroup *CgroupLimits
+}
+
+// CgroupLimits are the limits of a sandbox's cgroup (see Limits.Cgroup).
+type CgroupLimits struct {
+	Memory int64
+	Pids   int
+	CPUs   float64
+}
+
+// cpuPeriod is the period of the sandbox's CPU quota, in microseconds.
+const cpuPeriod = 100_000
+
+// resources are the cgroup limits of l, or nil.
+func (l Limits) resources() *specs.LinuxResources {
+	c := l.Cgroup
+	if c == nil || c.Memory <= 0 && c.Pids <= 0 && c.CPUs <= 0 {
+		return nil
+	}
+	r := &specs.LinuxResources{}
+	if c.Memory > 0 {
+		m := c.Memory
+		r.Memory = &specs.LinuxMemory{Limit: &m}
+	}
+	if c.Pids > 0 {
+		pids := int64(c.Pids)
+		r.Pids = &specs.LinuxPids{Limit: &pids}
+	}
+	if c.CPUs > 0 {
+		quota, period := int64(c.CPUs*cpuPeriod), uint64(cpuPeriod)
+		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+	}
+	return r
+}
+
+// LimitsOf are the limits of the policy p that a sandbox's spec sets: all
+// of them for a shell or command, none for boxsh-init (see Limits).
+func LimitsOf(p policy.Policy, forInit bool) Limits {
+	var l Limits
+	if !forInit {
+		l = Limits{Memory: p.Memory.Value, Pids: p.Pids.Value}
+	}
+	if p.Memory.Set() || p.Pids.Set() || p.CPUs.Set() {
+		l.Cgroup = &CgroupLimits{Memory: p.Memory.Value, Pids: p.Pids.Value, CPUs: p.CPUs.Value}
+	}
+	return l
+}
+
+func (l Limits) rlimits() []specs.POSIXRlimit {
+	var rs []specs.POSIXRlimit
+	if l.Memory > 0 {
+		rs = append(rs, specs.POSIXRlimit{Type: "RLIMIT_DATA", Hard: uint64(l.Memory), Soft: uint64(l.Memory)})
+	}
+	if l.Pids > 0 {
+		rs = append(rs, specs.POSIXRlimit{Type: "RLIMIT_NPROC", Hard: uint64(l.Pids), Soft: uint64(l.Pids)})
+	}
+	return rs
+}
+
+// InitOptions are boxsh-init's options (written by their Args).
+type InitOptions = frame.InitOptions
+
+// InitArgs are the arguments of boxsh-init inside the sandbox.
+func InitArgs(o InitOptions) []string {
+	return append([]string{InitMountPath}, o.Args()...)
+}
+
+// Mount options.
+var (
+	// bindRO and bindRW are the options of recursive binds. "rro" makes
+	// the mounts under a read-only bind read-only too. nosuid and nodev
+	// change nothing a process in the sandbox could use (no new
+	// privileges; devices of an unmapped owner), and keep those flags
+	// when the runtime remounts a bind of a host mount that has them
+	// (a user namespace must keep them).
+	bindRO = []string{"rbind", "ro", "rro", "nosuid", "nodev"}
+	bindRW = []string{"rbind", "rw", "nosuid", "nodev"}
+)
+
+// dockerCaps are Docker's default capabilities but CAP_DAC_OVERRIDE. They
+// are the capabilities of root in the sandbox's user namespace: they let
+// root own and chmod every file of the mapped user and bind low ports, and
+// give nothing over the rest of the host. Without CAP_DAC_OVERRIDE, root
+// obeys file modes as the user does outside, so that what a denyRead rule
+// covers (a mode-0 placeholder) answers "Permission denied".
+var dockerCaps = []string{
+	"CAP_AUDIT_WRITE",
+	"CAP_CHOWN",
+	"CAP_FOWNER",
+	"CAP_FSETID",
+	"CAP_KILL",
+	"CAP_MKNOD",
+	"CAP_NET_BIND_SERVICE",
+	"CAP_NET_RAW",
+	"CAP_SETFCAP",
+	"CAP_SETGID",
+	"CAP_SETPCAP",
+	"CAP_SETUID",
+	"CAP_SYS_CHROOT",
+}
+
+// maskedPaths and readonlyPaths are runc's and Docker's defaults.
+var (
+	maskedPaths = []string{
+		"/proc/acpi",
+		"/proc/asound",
+		"/proc/interrupts",
+		"/proc/kcore",
+		"/proc/keys",
+		"/proc/latency_stats",
+		"/proc/sched_debug",
+		"/proc/scsi",
+		"/proc/timer_list",
+		"/proc/timer_stats",
+		"/sys/devices/virtual/powercap",
+		"/sys/firmware",
+	}
+	readonlyPaths = []string{
+		"/proc/bus",
+		"/proc/fs",
+		"/proc/irq",
+		"/proc/sys",
+		"/proc/sysrq-trigger",
+	}
+)
+
+// reservedDsts are destinations a --bind may not take (nor go under, for
+// /proc and /.boxsh): the root, and what the runtime or boxsh manage.
+var reservedDsts = []string{"/", "/dev", "/proc", "/.boxsh"}
+
+// BuildSpec makes the OCI runtime spec of the sandbox cfg describes (see
+// the package's notes above for its layout). It reads nothing from the
+// host. Errors in the binds are policy.ErrBind.
+func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
+	if cfg.Rootfs == "" {
+		return nil, errors.New("spec: no root directory")
+	}
+	if len(cfg.Args) == 0 {
+		return nil, errors.New("spec: no process arguments")
+	}
+	if cfg.Sandbox.Try {
+		return nil, errors.New("spec: --try must be turned into a cow bind first")
+	}
+	binds, err := orderBinds(cfg.Sandbox.Binds)
+	if err != nil {
+		return nil, err
+	}
+	hostname := cfg.Hostname
+	if hostname == "" {
+		hostname = DefaultHostname
+	}
+	seccomp := cfg.Seccomp
+	if seccomp == nil {
+		seccomp = DefaultSeccomp()
+	}
+	env := slices.Clone(cfg.Env)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
+		env = append(env, "PATH="+DefaultPATH)
+	}
+
+	host := cfg.Host
+	if cfg.Sandbox.HostSystem {
+		host.Etc = nil
+	} else {
+		host.Whole = nil
+	}
+	mounts := systemMounts(host, cfg.InitPath, cfg.ForkServer)
+	// The binds and the pins, outermost first: a bind of a directory made
+	// later would hide the mounts inside it. Then the protected paths.
+	var pins []string
+	var trees []specs.Mount
+	for _, hp := range cfg.Protect {
+		if hp.Missing && cfg.Placeholders == "" {
+			continue // left out, and its missing directories with it
+		}
+		if hp.Tree {
+			if err := checkCleanAbs("protected", hp.Path); err != nil {
+				return nil, err
+			}
+			trees = append(trees, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: roBind(true)})
+		}
+		for _, d := range slices.Concat(hp.Pins, hp.Rebind) {
+			if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+				return nil, fmt.Errorf("spec: pinned directory %q is not a clean absolute path", d)
+			}
+			if !slices.Contains(pins, d) {
+				pins = append(pins, d)
+			}
+		}
+	}
+	// The directories above the paths the file rules cover in wr binds.
+	for _, rp := range slices.Concat(cfg.Rules.DenyRead, cfg.Rules.DenyWrite) {
+		for _, d := range rp.Pins {
+			if err := checkCleanAbs("pinned", d); err != nil {
+				return nil, err
+			}
+			if !slices.Contains(pins, d) {
+				pins = append(pins, d)
+			}
+		}
+	}
+	var tree []specs.Mount
+	for _, b := range binds {
+		tree = append(tree, bindMount(b))
+	}
+	tree = append(tree, trees...) // after the bind that shows them
+	for _, d := range pins {
+		tree = append(tree, specs.Mount{Destination: d, Type: "bind", Source: d, Options: slices.Clone(bindRW)})
+	}
+	slices.SortStableFunc(tree, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	mounts = append(mounts, tree...)
+	var protected []specs.Mount
+	for _, hp := range cfg.Protect {
+		if err := checkCleanAbs("protected", hp.Path); err != nil {
+			return nil, err
+		}
+		if hp.Tree {
+			continue
+		}
+		opts := roBind(hp.Dir)
+		src := hp.Path
+		if hp.Missing {
+			if cfg.Placeholders == "" {
+				continue
+			}
+			src = filepath.Join(cfg.Placeholders, placeholderName(hp))
+		}
+		protected = append(protected, specs.Mount{Destination: hp.Path, Type: "bind", Source: src, Options: opts})
+	}
+	slices.SortStableFunc(protected, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	mounts = append(mounts, protected...)
+	ruleMounts, err := fileRuleMounts(cfg.Rules, cfg.Placeholders)
+	if err != nil {
+		return nil, err
+	}
+	mounts = append(mounts, ruleMounts...)
+
+	namespaces := []specs.LinuxNamespace{
+		{Type: specs.PIDNamespace},
+		{Type: specs.IPCNamespace},
+		{Type: specs.UTSNamespace},
+		{Type: specs.MountNamespace},
+		{Type: specs.UserNamespace},
+	}
+	if cfg.Sandbox.NewNetNS {
+		namespaces = append(namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
+	}
+
+	spec := &specs.Spec{
+		Version: specs.Version,
+		Process: &specs.Process{
+			Terminal: cfg.Terminal,
+			User:     specs.User{UID: 0, GID: 0},
+			Args:     slices.Clone(cfg.Args),
+			Env:      env,
+			Cwd:      SandboxCwd(cfg.Sandbox, cfg.Host, cfg.Cwd),
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding:  slices.Clone(dockerCaps),
+				Effective: slices.Clone(dockerCaps),
+				Permitted: slices.Clone(dockerCaps),
+			},
+			NoNewPrivileges: true,
+			Rlimits:         cfg.Limits.rlimits(),
+		},
+		Root:     &specs.Root{Path: cfg.Rootfs, Readonly: true},
+		Hostname: hostname,
+		Mounts:   mounts,
+		Linux: &specs.Linux{
+			UIDMappings:   []specs.LinuxIDMapping{{ContainerID: 0, HostID: cfg.UID, Size: 1}},
+			GIDMappings:   []specs.LinuxIDMapping{{ContainerID: 0, HostID: cfg.GID, Size: 1}},
+			Namespaces:    namespaces,
+			Seccomp:       seccomp,
+			MaskedPaths:   slices.Clone(maskedPaths),
+			ReadonlyPaths: slices.Clone(readonlyPaths),
+			Resources:     cfg.Limits.resources(),
+		},
+	}
+	if cfg.Version != "" {
+		spec.Annotations = map[string]string{VersionAnnotation: cfg.Version}
+	}
+	return spec, nil
+}
+
+// systemMounts are the mounts every sandbox has, before the binds.
+func systemMounts(host HostFacts, initPath, forkServer string) []specs.Mount {
+	ms := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		// No gid= option: a rootless sandbox has no tty group to give.
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+	}
+	for _, hp := range host.System {
+		if hp.Link == "" && hp.Dir {
+			ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: slices.Clone(bindRO)})
+		}
+	}
+	for _, hp := range host.Whole {
+		ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: slices.Clone(bindRO)})
+	}
+	for _, hp := range host.Etc {
+		if etcSymlink(hp) {
+			continue
+		}
+		ms = append(ms, specs.Mount{Destination: hp.Path, Type: "bind", Source: hp.Path, Options: roBind(hp.Dir)})
+	}
+	ms = append(ms, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
+	if initPath != "" {
+		ms = append(ms, specs.Mount{Destination: InitMountPath, Type: "bind", Source: initPath, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		if forkServer != "" {
+			ms = append(ms, specs.Mount{Destination: ForkServerMountPath, Type: "bind", Source: forkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		}
+	}
+	return ms
+}
+
+// bindMount is the mount of a --bind.
+func bindMount(b policy.Bind) specs.Mount {
+	switch b.Mode {
+	case policy.ReadOnly:
+		return specs.Mount{Destination: b.Dst, Type: "bind", Source: b.Src, Options: slices.Clone(bindRO)}
+	case policy.ReadWrite:
+		return specs.Mount{Destination: b.Dst, Type: "bind", Source: b.Src, Options: slices.Clone(bindRW)}
+	}
+	upper, work := CowDirs(b)
+	return specs.Mount{
+		Destination: b.Dst,
+		Type:        "overlay",
+		Source:      "overlay",
+		Options: []string{
+			"lowerdir=" + overlayEscape(b.Src),
+			"upperdir=" + overlayEscape(upper),
+			"workdir=" + overlayEscape(work),
+			// Whiteouts and opaque directories as user.overlay.*
+			// attributes, which a user namespace may set.
+			"userxattr",
+			// As boxsh v3: no inode numbers composed from the layers,
+			// whose overflow fails copy-up on some file systems.
+			"xino=off",
+			"nosuid",
+			"nodev",
+		},
+	}
+}
+
+// overlayEscape escapes the characters that separate overlay options
+// (",") and lower layers (":") in a path.
+func overlayEscape(p string) string {
+	var sb strings.Builder
+	for _, r := range p {
+		if r == '\\' || r == ',' || r == ':' {
+			sb.WriteByte('\\')
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+// CowDirs are the host directories of cow:SRC:DST, as in boxsh v3: DST
+// itself is the upper layer, which receives the writes (and whiteouts for
+// deletions), and the overlay's work directory is <parent of
+// DST>/.boxsh/<name of DST>, on the same file system as DST and the same
+// for every run on DST, so that two sandboxes cannot use one DST at once
+// (overlayfs refuses a work directory in use). Inside the sandbox the
+// merged view of SRC and DST is mounted at DST.
+func CowDirs(b policy.Bind) (upper, work string) {
+	return b.Dst, filepath.Join(filepath.Dir(b.Dst), ".boxsh", filepath.Base(b.Dst))
+}
+
+// orderBinds checks the binds and puts each after the binds that contain
+// its destination (stable: flag order among the others).
+func orderBinds(binds []policy.Bind) ([]policy.Bind, error) {
+	seen := map[string]policy.Bind{}
+	for _, b := range binds {
+		switch b.Mode {
+		case policy.ReadOnly, policy.ReadWrite, policy.CopyOnWrite:
+		default:
+			return nil, policy.BindErrorf("--bind %s: unknown mode %q", b, b.Mode)
+		}
+		for _, p := range []string{b.Src, b.Dst} {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				return nil, policy.BindErrorf("--bind %s: %q is not a clean absolute path", b, p)
+			}
+		}
+		for _, r := range reservedDsts {
+			if b.Dst == r || (r != "/" && r != "/dev" && isUnder(b.Dst, r)) {
+				return nil, policy.BindErrorf("--bind %s: cannot bind over %s", b, r)
+			}
+		}
+		if b.Mode == policy.CopyOnWrite {
+			if isUnder(b.Dst, b.Src) || isUnder(b.Src, b.Dst) {
+				return nil, policy.BindErrorf("--bind %s: SRC and DST must not contain one another", b)
+			}
+			if _, work := CowDirs(b); isUnder(work, b.Src) {
+				return nil, policy.BindErrorf("--bind %s: the work directory %s must not be in SRC", b, work)
+			}
+		}
+		if prev, dup := seen[b.Dst]; dup {
+			return nil, policy.BindErrorf("--bind %s: %s is already bound by --bind %s", b, b.Dst, prev)
+		}
+		seen[b.Dst] = b
+	}
+	out := slices.Clone(binds)
+	slices.SortStableFunc(out, func(a, b policy.Bind) int { return depth(a.Dst) - depth(b.Dst) })
+	return out, nil
+}
+
+// depth is the number of components of the clean absolute path p.
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// bindShowing is the most specific bind of sb that shows the sandbox path
+// p (the last of equal ones, as they are mounted in order), or nil.
+func bindShowing(sb policy.Sandbox, p string) *policy.Bind {
+	var via *policy.Bind
+	for i, b := range sb.Binds {
+		if isUnder(p, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
+			via = &sb.Binds[i]
+		}
+	}
+	return via
+}
+
+// isUnder tells whether path is prefix or inside it.
+func isUnder(path, prefix string) bool {
+	if prefix == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// SandboxCwd is where a process started from the host directory cwd
+// starts inside the sandbox: in a cow bind's SRC, the same place under its
+// DST (the first such bind in flag order), so that relative writes go
+// through the overlay; else cwd itself when the sandbox shows it (it is in
+// a bound directory, or is a directory that the mounts need, such as a
+// parent of a bind), or when it is in /tmp: the sandbox's /tmp is its own,
+// and runc makes the directory there, empty, so that the process keeps its
+// path (as boxsh v4 does) without seeing anything of the host's; else "/"
+// (the v3 and v4 suites require that no other unbound directory appear
+// inside, even empty).
+func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
+	if !filepath.IsAbs(cwd) {
+		return "/"
+	}
+	cwd = filepath.Clean(cwd)
+	for _, b := range sb.Binds {
+		if b.Mode == policy.CopyOnWrite && isUnder(cwd, b.Src) {
+			return filepath.Join(b.Dst, strings.TrimPrefix(cwd, b.Src))
+		}
+	}
+	// Directories whose host content the sandbox shows.
+	var shown []string
+	// Mount points: they and their parents exist inside.
+	points := []string{"/proc", "/dev/pts", "/dev/shm", "/dev/mqueue", "/tmp", InitMountPath}
+	for _, hp := range host.System {
+		points = append(points, hp.Path)
+		if hp.Link == "" && hp.Dir {
+			shown = append(shown, hp.Path)
+		}
+	}
+	if sb.HostSystem {
+		for _, hp := range host.Whole {
+			points = append(points, hp.Path)
+			shown = append(shown, hp.Path)
+		}
+	} else {
+		for _, hp := range host.Etc {
+			points = append(points, hp.Path)
+			if hp.Dir && !etcSymlink(hp) {
+				shown = append(shown, hp.Path)
+			}
+		}
+	}
+	for _, b := range sb.Binds {
+		shown = append(shown, b.Dst)
+		points = append(points, b.Dst)
+	}
+	for _, d := range shown {
+		if isUnder(cwd, d) {
+			return cwd
+		}
+	}
+	for _, p := range points {
+		if isUnder(p, cwd) {
+			return cwd
+		}
+	}
+	if isUnder(cwd, "/tmp") {
+		return cwd
+	}
+	return "/"
+}
+
+// placeholderName is the name in SpecConfig.Placeholders of the empty
+// file or directory bound over a missing protected path.
+// roBind are the options of a read-only bind: of a file, or recursively
+// of a directory.
+func roBind(dir bool) []string {
+	if dir {
+		return slices.Clone(bindRO)
+	}
+	return []string{"bind", "ro", "nosuid", "nodev"}
+}
+
+// checkCleanAbs tells, as an error, that the path p of a kind of mount is
+// not a clean absolute path.
+func checkCleanAbs(kind, p string) error {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("spec: %s path %q is not a clean absolute path", kind, p)
+	}
+	return nil
+}
+
+// deniedName is the name in SpecConfig.Placeholders of the empty file,
+// mode 0, bound over the files that denyRead rules cover.
+const deniedName = "denied"
+
+// fileRuleMounts are the mounts of the file rules, after every bind (they
+// cover paths inside them), outermost first: denyWrite paths bound
+// read-only onto themselves; denyRead directories covered by an empty
+// read-only tmpfs of mode 0, denyRead files by the empty placeholder of
+// mode 0 (or, without placeholders, /dev/null). Root in the sandbox has no
+// CAP_DAC_OVERRIDE, so both answer "Permission denied", and neither can be
+// changed (read-only, and mount is refused).
+func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
+	var ms []specs.Mount
+	for _, rp := range fr.DenyWrite {
+		if err := checkCleanAbs("denyWrite", rp.Path); err != nil {
+			return nil, err
+		}
+		ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: rp.Path, Options: roBind(rp.Dir)})
+	}
+	for _, rp := range fr.DenyRead {
+		if err := checkCleanAbs("denyRead", rp.Path); err != nil {
+			return nil, err
+		}
+		switch {
+		case rp.Dir:
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=000", "size=4k"}})
+		case placeholders != "":
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: filepath.Join(placeholders, deniedName), Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+		default:
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro", "nosuid", "noexec"}})
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	return ms, nil
+}
+
+func placeholderName(hp HostPath) string {
+	switch {
+	case hp.Dir:
+		return "dir"
+	case hp.Content == commondirContent:
+		return "commondir"
+	}
+	return "file"
+}
+
+// commondirContent is what the placeholder of a missing .git/commondir
+// holds: git reads "." as the git directory itself (no redirection),
+// where an empty file would make it fail.
+const commondirContent = "."
