@@ -1,6 +1,8 @@
 // Package runtime starts boxsh-init, the process that runs every tool, and
-// keeps one running for the front: directly as a child process, or (with
-// --sandbox) inside the sandbox.
+// keeps one running for the front (Supervisor): directly as a child
+// process, or (with --sandbox) inside the sandbox. The sandbox itself is
+// planned in runtime/plan (plan.Build, the one place that builds
+// sandboxes) and prepared and started in runtime/host.
 package runtime
 
 import (

@@ -135,7 +135,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	pc := plan.PlanConfig{
+	pc := plan.Config{
 		Target:   plan.TargetPrint,
 		Sandbox:  sb,
 		Policy:   pol,
@@ -169,7 +169,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		pc.InitPath = initPath
 		pc.ForkServer = proc.FindForkServer(initPath)
 	}
-	sp, err := plan.NewPlan(pc)
+	sp, err := plan.Build(pc)
 	if err != nil {
 		return fail(err)
 	}
@@ -252,7 +252,7 @@ func specEnv(env []string) []string {
 
 // writeBundle writes config.json into the bundle directory and prepares
 // its root directory (with the plan's files) and the cow directories.
-func writeBundle(bundle string, sp *plan.Plan, pc plan.PlanConfig, config []byte) error {
+func writeBundle(bundle string, sp *plan.Plan, pc plan.Config, config []byte) error {
 	if err := os.MkdirAll(bundle, 0o755); err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ import (
 )
 
 // ContainerConfig describes a sandbox to start and the process it runs
-// (see PlanConfig, which StartContainer makes of it).
+// (see plan.Config, which StartContainer makes of it).
 type ContainerConfig struct {
 	// Mode is what the sandbox runs: boxsh-init serving calls, or a
 	// command.
@@ -40,7 +40,7 @@ type ContainerConfig struct {
 	// ResolveFileRules).
 	Policy policy.Policy
 	// Command is what ModeExec runs; Init are boxsh-init's options for
-	// ModeServe (see PlanConfig.Init).
+	// plan.ModeServe (see plan.Config.Init).
 	Command []string
 	Init    frame.InitOptions
 	// Env is the process's environment, inside the sandbox.
@@ -188,7 +188,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	// The plan of the sandbox, and the sandbox's own cgroup when the
 	// system gives one.
-	pc := plan.PlanConfig{
+	pc := plan.Config{
 		Mode:         cc.Mode,
 		Target:       plan.TargetStart,
 		Sandbox:      cc.Sandbox,
@@ -214,7 +214,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if cgroupParent, ok := SandboxCgroup(); ok {
 		pc.Cgroup = filepath.Join(cgroupParent, filepath.Base(dir))
 	}
-	pl, err := plan.NewPlan(pc)
+	pl, err := plan.Build(pc)
 	if err != nil {
 		return nil, err
 	}

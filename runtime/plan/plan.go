@@ -15,29 +15,6 @@ import (
 	"github.com/boxsh/boxsh/policy"
 )
 
-// The plan of a sandbox: NewPlan is the one place that builds a sandbox.
-// Shell mode, --try and -- CMD (ModeExec), boxsh --rpc --sandbox
-// (ModeServe) and boxsh spec (TargetPrint or TargetBundle) all describe what they want in a
-// PlanConfig and run, or print, the Plan it gives. The plan is made of
-// the host facts its caller gathered (GatherHostFacts, GatherProtection,
-// ResolveFileRules, SandboxCgroup) and reads nothing itself.
-//
-// NewPlan's steps, in order:
-//
-//  1. planProcess: the first process: boxsh-init serving calls on its
-//     frame socket (ModeServe), or boxsh-init --exec running the command
-//     (ModeExec), with boxsh-init's options (frame.InitOptions) and the
-//     descriptors it finds open; the policy's limits (as boxsh-init
-//     options for ModeServe, as rlimits of every process for ModeExec); the
-//     proxy's descriptor and variables under an allowlist network policy.
-//  2. BuildSpec: the OCI spec of the sandbox and that process.
-//  3. The run-time adjustments, which boxsh makes when it starts the
-//     sandbox itself and which a spec file either carries or (where
-//     runtime-spec cannot say it, or the printed spec must run under any
-//     runtime) names in an annotation (AnnotationPrefix):
-//     adjustCgroup, adjustSeccomp, adjustParentDeath, adjustDevices,
-//     adjustInlineEtc, adjustPlaceholders, adjustFiles, adjustCowDirs.
-
 // Mode is what runs as a sandbox's first process.
 type Mode int
 
@@ -120,9 +97,9 @@ const (
 	CowAnnotation = AnnotationPrefix + "cow."
 )
 
-// PlanConfig is what NewPlan makes a plan of: the mode, the options, the
+// Config is what Build makes a plan of: the mode, the options, the
 // policy, the command, and the host facts gathered for them.
-type PlanConfig struct {
+type Config struct {
 	Mode   Mode
 	Target Target
 	// Sandbox is the sandbox, resolved: --try turned into binds
@@ -213,9 +190,9 @@ const (
 	ProxyDescriptor    = "proxy"
 )
 
-// NewPlan plans the sandbox cfg describes (see the steps above). It reads
+// Build plans the sandbox cfg describes (see the steps above). It reads
 // nothing from the host. Errors in the binds are policy.ErrBind.
-func NewPlan(cfg PlanConfig) (*Plan, error) {
+func Build(cfg Config) (*Plan, error) {
 	if cfg.Mode == ModeExec && len(cfg.Command) == 0 {
 		return nil, errors.New("plan: no command to run")
 	}
@@ -252,7 +229,7 @@ func NewPlan(cfg PlanConfig) (*Plan, error) {
 		return nil, err
 	}
 	p.Spec = spec
-	for _, step := range []func(PlanConfig, map[string]string) error{
+	for _, step := range []func(Config, map[string]string) error{
 		p.adjustCgroup, p.adjustSeccomp, p.adjustParentDeath, p.adjustDevices,
 		p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
 	} {
@@ -283,7 +260,7 @@ func NewPlan(cfg PlanConfig) (*Plan, error) {
 //
 // Under an allowlist network policy both get the proxy socket at
 // frame.ProxyFD and the variables that point programs at it.
-func (p *Plan) planProcess(cfg PlanConfig, ann map[string]string) (args, env []string, limits Limits) {
+func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []string, limits Limits) {
 	env = slices.Clone(cfg.Env)
 	allowlist := false
 	if mode, _ := cfg.Policy.Network(); mode == policy.NetworkAllowlist {
@@ -335,7 +312,7 @@ func (p *Plan) planProcess(cfg PlanConfig, ann map[string]string) (args, env []s
 // spec carries no linux.resources (a rootless runtime has no cgroup to
 // use, and whether another runtime has one is not known here), and
 // CgroupAnnotation names the limits left out.
-func (p *Plan) adjustCgroup(cfg PlanConfig, ann map[string]string) error {
+func (p *Plan) adjustCgroup(cfg Config, ann map[string]string) error {
 	c := LimitsOf(cfg.Policy, cfg.Mode == ModeServe).Cgroup
 	if c == nil {
 		p.Spec.Linux.Resources = nil
@@ -370,7 +347,7 @@ func (p *Plan) adjustCgroup(cfg PlanConfig, ann map[string]string) error {
 // shield the filtered process from others, and the host's processes keep
 // theirs. It is added to the runtime's configuration at start, not to the
 // spec: runc 1.1, Debian's, refuses seccomp flags in a spec.
-func (p *Plan) adjustSeccomp(_ PlanConfig, ann map[string]string) error {
+func (p *Plan) adjustSeccomp(_ Config, ann map[string]string) error {
 	p.SeccompFlags = []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}
 	ann[SeccompFlagsAnnotation] = string(specs.LinuxSeccompFlagSpecAllow)
 	return nil
@@ -378,7 +355,7 @@ func (p *Plan) adjustSeccomp(_ PlanConfig, ann map[string]string) error {
 
 // adjustParentDeath kills the sandbox's first process, and with it the
 // sandbox, when the front dies (runtime-spec has no field for it).
-func (p *Plan) adjustParentDeath(_ PlanConfig, ann map[string]string) error {
+func (p *Plan) adjustParentDeath(_ Config, ann map[string]string) error {
 	p.ParentDeathSignal = "SIGKILL"
 	ann[ParentDeathAnnotation] = p.ParentDeathSignal
 	return nil
@@ -390,7 +367,7 @@ func (p *Plan) adjustParentDeath(_ PlanConfig, ann map[string]string) error {
 // runtime binds into /dev. (Applying the rules would link the cgroup v2
 // eBPF device filter, and with it a third of the front's size, which
 // libcontainer copies at every start.)
-func (p *Plan) adjustDevices(_ PlanConfig, ann map[string]string) error {
+func (p *Plan) adjustDevices(_ Config, ann map[string]string) error {
 	p.NoDeviceRules = true
 	ann[DeviceRulesAnnotation] = "none"
 	return nil
@@ -399,7 +376,7 @@ func (p *Plan) adjustDevices(_ PlanConfig, ann map[string]string) error {
 // adjustInlineEtc lists the /etc binds that the starter may copy into the
 // root instead (InlineEtc decides at start, for the small and readable
 // ones); the spec keeps the binds, so that it works with any root.
-func (p *Plan) adjustInlineEtc(cfg PlanConfig, ann map[string]string) error {
+func (p *Plan) adjustInlineEtc(cfg Config, ann map[string]string) error {
 	etc := etcSet(cfg.Host)
 	for _, m := range p.Spec.Mounts {
 		if inlineCandidate(m, etc) {
@@ -414,7 +391,7 @@ func (p *Plan) adjustInlineEtc(cfg PlanConfig, ann map[string]string) error {
 // on the host at start (an empty file or directory, a commondir holding
 // "."), binds a read-only placeholder over it, and removes it after the
 // sandbox. A spec without placeholders leaves them out.
-func (p *Plan) adjustPlaceholders(cfg PlanConfig, ann map[string]string) error {
+func (p *Plan) adjustPlaceholders(cfg Config, ann map[string]string) error {
 	for _, hp := range cfg.Protect {
 		if hp.Missing {
 			ann[PlaceholderAnnotation+hp.Path] = placeholderName(hp)
@@ -426,7 +403,7 @@ func (p *Plan) adjustPlaceholders(cfg PlanConfig, ann map[string]string) error {
 // adjustFiles plans the files written into the root: the rules file of
 // boxsh-init serving calls in a sandbox (the paths the policy covers, for
 // the file tools' messages). A printed spec's boxsh-init goes without.
-func (p *Plan) adjustFiles(cfg PlanConfig, ann map[string]string) error {
+func (p *Plan) adjustFiles(cfg Config, ann map[string]string) error {
 	if cfg.Mode != ModeServe {
 		return nil
 	}
@@ -441,7 +418,7 @@ func (p *Plan) adjustFiles(cfg PlanConfig, ann map[string]string) error {
 
 // adjustCowDirs names the host directories of each cow bind (CowDirs),
 // which boxsh makes, private, before the start (PrepareCowDirs).
-func (p *Plan) adjustCowDirs(cfg PlanConfig, ann map[string]string) error {
+func (p *Plan) adjustCowDirs(cfg Config, ann map[string]string) error {
 	for _, b := range cfg.Sandbox.Binds {
 		if b.Mode == policy.CopyOnWrite {
 			upper, work := CowDirs(b)

@@ -23,8 +23,8 @@ var planHost = HostFacts{
 
 // planConfig is the base of the plan tests: a sandbox of mode m for
 // target t, started in /work/p.
-func planConfig(m Mode, t Target) PlanConfig {
-	return PlanConfig{
+func planConfig(m Mode, t Target) Config {
+	return Config{
 		Mode: m, Target: t,
 		Sandbox:  policy.Sandbox{Enabled: true},
 		Command:  []string{"sh", "-c", "echo hi"},
@@ -64,11 +64,11 @@ func TestPlan(t *testing.T) {
 	}
 
 	for name, tc := range map[string]struct {
-		cfg   func(*PlanConfig)
+		cfg   func(*Config)
 		check func(t *testing.T, p *Plan)
 	}{
 		"serve starts boxsh-init serving on fd 3 with the rules file": {
-			cfg: func(c *PlanConfig) {},
+			cfg: func(c *Config) {},
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{frame.InitMountPath, "--workers", "2", "--shell", "/bin/bash", "--log-level", "warn", "--rules", frame.RulesPath}, p.Spec.Process.Args)
 				assert.Equal(t, []Descriptor{{3, FramesDescriptor}}, p.Descriptors)
@@ -87,21 +87,21 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"serve printed has no rules file option": {
-			cfg: func(c *PlanConfig) { c.Target = TargetPrint },
+			cfg: func(c *Config) { c.Target = TargetPrint },
 			check: func(t *testing.T, p *Plan) {
 				assert.NotContains(t, p.Spec.Process.Args, "--rules")
 				assert.Contains(t, p.Spec.Annotations, "org.boxsh.file./.boxsh/rules.json", "the file is named")
 			},
 		},
 		"serve bundle has the rules file": {
-			cfg: func(c *PlanConfig) { c.Target = TargetBundle },
+			cfg: func(c *Config) { c.Target = TargetBundle },
 			check: func(t *testing.T, p *Plan) {
 				assert.Contains(t, p.Spec.Process.Args, "--rules")
 				require.Len(t, p.Files, 1)
 			},
 		},
 		"serve limits are boxsh-init's options": {
-			cfg: func(c *PlanConfig) { c.Policy = limits },
+			cfg: func(c *Config) { c.Policy = limits },
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{"--timeout-default", "30", "--max-output", "4096", "--memory", "1073741824", "--pids", "64"}, p.Spec.Process.Args[7:15])
 				assert.Empty(t, p.Spec.Process.Rlimits)
@@ -110,7 +110,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"root's sandbox gets its cgroup": {
-			cfg: func(c *PlanConfig) { c.Policy = limits; c.Cgroup = "/boxsh/sb-1" },
+			cfg: func(c *Config) { c.Policy = limits; c.Cgroup = "/boxsh/sb-1" },
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, "/boxsh/sb-1", p.Spec.Linux.CgroupsPath)
 				require.NotNil(t, p.Spec.Linux.Resources)
@@ -119,7 +119,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"a printed spec gets no cgroup": {
-			cfg: func(c *PlanConfig) { c.Policy = limits; c.Cgroup = "/boxsh/sb-1"; c.Target = TargetPrint },
+			cfg: func(c *Config) { c.Policy = limits; c.Cgroup = "/boxsh/sb-1"; c.Target = TargetPrint },
 			check: func(t *testing.T, p *Plan) {
 				assert.Empty(t, p.Spec.Linux.CgroupsPath)
 				assert.Nil(t, p.Spec.Linux.Resources)
@@ -127,7 +127,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"exec runs the command under boxsh-init with the lifeline": {
-			cfg: func(c *PlanConfig) { c.Mode = ModeExec; c.Policy = limits },
+			cfg: func(c *Config) { c.Mode = ModeExec; c.Policy = limits },
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{frame.InitMountPath, "--exec", "--lifeline", "3", "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Equal(t, []Descriptor{{3, LifelineDescriptor}}, p.Descriptors)
@@ -138,7 +138,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"exec printed leaves the lifeline out and says so": {
-			cfg: func(c *PlanConfig) { c.Mode = ModeExec; c.Target = TargetPrint },
+			cfg: func(c *Config) { c.Mode = ModeExec; c.Target = TargetPrint },
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{frame.InitMountPath, "--exec", "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Empty(t, p.Descriptors)
@@ -146,7 +146,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"exec printed without boxsh-init runs the command itself": {
-			cfg: func(c *PlanConfig) { c.Mode = ModeExec; c.Target = TargetPrint; c.InitPath = "" },
+			cfg: func(c *Config) { c.Mode = ModeExec; c.Target = TargetPrint; c.InitPath = "" },
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{"sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Equal(t, "missing", p.Spec.Annotations[InitAnnotation])
@@ -154,7 +154,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"allowlist network: own namespace, the proxy on fd 4 and its variables": {
-			cfg: func(c *PlanConfig) { c.Policy = allowlist; c.Sandbox.NewNetNS = true },
+			cfg: func(c *Config) { c.Policy = allowlist; c.Sandbox.NewNetNS = true },
 			check: func(t *testing.T, p *Plan) {
 				assert.True(t, p.Proxy)
 				assert.Equal(t, []Descriptor{{3, FramesDescriptor}, {4, ProxyDescriptor}}, p.Descriptors)
@@ -165,14 +165,14 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"allowlist network in exec mode": {
-			cfg: func(c *PlanConfig) { c.Mode = ModeExec; c.Policy = allowlist; c.Sandbox.NewNetNS = true },
+			cfg: func(c *Config) { c.Mode = ModeExec; c.Policy = allowlist; c.Sandbox.NewNetNS = true },
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{frame.InitMountPath, "--exec", "--lifeline", "3", "--proxy-fd", "4", "--proxy-listen", frame.ProxyListen, "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Equal(t, []Descriptor{{3, LifelineDescriptor}, {4, ProxyDescriptor}}, p.Descriptors)
 			},
 		},
 		"deny-all network: own namespace, no proxy": {
-			cfg: func(c *PlanConfig) { c.Policy.NetworkMode = set("deny_all"); c.Sandbox.NewNetNS = true },
+			cfg: func(c *Config) { c.Policy.NetworkMode = set("deny_all"); c.Sandbox.NewNetNS = true },
 			check: func(t *testing.T, p *Plan) {
 				assert.False(t, p.Proxy)
 				assert.Equal(t, specs.NetworkNamespace, p.Spec.Linux.Namespaces[len(p.Spec.Linux.Namespaces)-1].Type)
@@ -180,7 +180,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"binds of each kind": {
-			cfg: func(c *PlanConfig) {
+			cfg: func(c *Config) {
 				c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadOnly, Src: "/data", Dst: "/data"}, {Mode: policy.ReadWrite, Src: "/work/p", Dst: "/work/p"}, {Mode: policy.CopyOnWrite, Src: "/srv/src", Dst: "/srv/out"}}
 			},
 			check: func(t *testing.T, p *Plan) {
@@ -192,11 +192,11 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"cow moves the working directory": {
-			cfg:   func(c *PlanConfig) { c.Sandbox.Binds = []policy.Bind{cow} },
+			cfg:   func(c *Config) { c.Sandbox.Binds = []policy.Bind{cow} },
 			check: func(t *testing.T, p *Plan) { assert.Equal(t, "/work/out", p.Spec.Process.Cwd) },
 		},
 		"file rules": {
-			cfg: func(c *PlanConfig) {
+			cfg: func(c *Config) {
 				c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadWrite, Src: "/work/p", Dst: "/work/p"}}
 				c.Rules = rules
 				c.Placeholders = "/state/placeholders"
@@ -211,7 +211,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"file rules printed": {
-			cfg: func(c *PlanConfig) {
+			cfg: func(c *Config) {
 				c.Target = TargetPrint
 				c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadWrite, Src: "/work/p", Dst: "/work/p"}}
 				c.Rules = rules
@@ -221,7 +221,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"a missing protected path gets a placeholder at start": {
-			cfg: func(c *PlanConfig) {
+			cfg: func(c *Config) {
 				c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadWrite, Src: "/work/p", Dst: "/work/p"}}
 				c.Protect = []HostPath{missing, {Path: "/work/p/.git/hooks", Dir: true}}
 				c.Placeholders = "/state/placeholders"
@@ -233,7 +233,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"a printed spec leaves the placeholders out and names them": {
-			cfg: func(c *PlanConfig) {
+			cfg: func(c *Config) {
 				c.Target = TargetPrint
 				c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadWrite, Src: "/work/p", Dst: "/work/p"}}
 				c.Protect = []HostPath{missing}
@@ -244,7 +244,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"the /etc binds boxsh may copy": {
-			cfg: func(c *PlanConfig) {},
+			cfg: func(c *Config) {},
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{"/etc/passwd", "/etc/ssl"}, p.Inline)
 				assert.Equal(t, "copy", p.Spec.Annotations["org.boxsh.inline./etc/passwd"])
@@ -253,7 +253,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"the adjustments runtime-spec cannot carry": {
-			cfg: func(c *PlanConfig) {},
+			cfg: func(c *Config) {},
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}, p.SeccompFlags)
 				assert.Empty(t, p.Spec.Linux.Seccomp.Flags, "runc 1.1 refuses seccomp flags")
@@ -265,7 +265,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		"try: the host's /etc, /var and /run whole": {
-			cfg: func(c *PlanConfig) {
+			cfg: func(c *Config) {
 				c.Mode = ModeExec
 				c.Sandbox.HostSystem = true
 				c.Sandbox.Binds = []policy.Bind{cow}
@@ -282,7 +282,7 @@ func TestPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := planConfig(ModeServe, TargetStart)
 			tc.cfg(&cfg)
-			p, err := NewPlan(cfg)
+			p, err := Build(cfg)
 			require.NoError(t, err)
 			tc.check(t, p)
 		})
@@ -292,24 +292,24 @@ func TestPlan(t *testing.T) {
 func TestPlanErrors(t *testing.T) {
 	cfg := planConfig(ModeExec, TargetStart)
 	cfg.Command = nil
-	_, err := NewPlan(cfg)
+	_, err := Build(cfg)
 	assert.ErrorContains(t, err, "no command")
 
 	cfg = planConfig(ModeServe, TargetPrint)
 	cfg.InitPath = ""
-	_, err = NewPlan(cfg)
+	_, err = Build(cfg)
 	assert.ErrorContains(t, err, "no boxsh-init")
 
 	cfg = planConfig(ModeServe, TargetStart)
 	cfg.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadOnly, Src: "/x", Dst: "/proc/x"}}
-	_, err = NewPlan(cfg)
+	_, err = Build(cfg)
 	assert.ErrorIs(t, err, policy.ErrBind)
 }
 
 func TestPlanExtraFiles(t *testing.T) {
 	cfg := planConfig(ModeServe, TargetStart)
 	cfg.Policy.NetworkMode = set(policy.NetworkAllowlist)
-	p, err := NewPlan(cfg)
+	p, err := Build(cfg)
 	require.NoError(t, err)
 	_, err = p.ExtraFiles(map[string]*os.File{FramesDescriptor: os.Stdin})
 	assert.ErrorContains(t, err, "no file for descriptor 4 (proxy)")

@@ -1,0 +1,28 @@
+// Package plan builds the plan of a sandbox: the one place that says what
+// a sandbox is. Build makes it; shell mode, --try and -- CMD (ModeExec),
+// boxsh --rpc --sandbox (ModeServe) and boxsh spec (TargetPrint or
+// TargetBundle) all describe what they want in a Config and run, or
+// print, the Plan it gives. The plan is made of the host facts its caller
+// gathered (runtime/host: GatherHostFacts, GatherProtection,
+// ResolveFileRules, SandboxCgroup) and reads nothing itself: every
+// function of this package is free of host side effects, and its tests
+// never touch the host.
+//
+// Build's steps, in order:
+//
+//  1. planProcess: the first process: boxsh-init serving calls on its
+//     frame socket (ModeServe), or boxsh-init --exec running the command
+//     (ModeExec), with boxsh-init's options (frame.InitOptions) and the
+//     descriptors it finds open; the policy's limits (as boxsh-init
+//     options for ModeServe, as rlimits of every process for ModeExec);
+//     the proxy's descriptor and variables under an allowlist network
+//     policy.
+//  2. BuildSpec: the OCI runtime spec of the sandbox and that process
+//     (see spec.go for its layout).
+//  3. The run-time adjustments, which boxsh makes when it starts the
+//     sandbox itself and which a spec file either carries or (where
+//     runtime-spec cannot say it, or the printed spec must run under any
+//     runtime) names in an annotation (AnnotationPrefix): adjustCgroup,
+//     adjustSeccomp, adjustParentDeath, adjustDevices, adjustInlineEtc,
+//     adjustPlaceholders, adjustFiles, adjustCowDirs.
+package plan
