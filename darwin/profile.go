@@ -26,7 +26,7 @@ const (
 // top-level /etc, /tmp and /var, which Generate rewrites to /private.
 type ProfileConfig struct {
 	// Sandbox is the sandbox of the command line, with --try already
-	// turned into binds (see runtime.ResolveTry).
+	// turned into binds (see host.ResolveTry in runtime/host).
 	Sandbox policy.Sandbox
 	// Policy is the merged policy; its file rules shape the profile.
 	Policy policy.Policy

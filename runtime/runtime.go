@@ -28,9 +28,6 @@ import (
 // InitName is the file name of the boxsh-init executable.
 const InitName = "boxsh-init"
 
-// InitFD is the descriptor on which boxsh-init finds its frame socket.
-const InitFD = frame.ChannelFD
-
 // Config describes the boxsh-init to start.
 type Config struct {
 	// InitPath is the boxsh-init executable (see FindInit).
@@ -41,7 +38,7 @@ type Config struct {
 	// LogLevel is passed on to boxsh-init.
 	LogLevel string
 	// Sandbox is the sandbox to start it in; Try must have been resolved
-	// (see ResolveTry).
+	// (see host.ResolveTry).
 	Sandbox policy.Sandbox
 	// Policy is the merged policy (limits, environment, file rules).
 	Policy policy.Policy
@@ -104,7 +101,8 @@ type Instance struct {
 	protectionLost func() string
 }
 
-// Start starts boxsh-init with one end of a socket pair as fd 3.
+// Start starts boxsh-init with one end of a socket pair as its frame
+// socket (frame.ChannelFD).
 func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if cfg.Sandbox.Enabled {
 		return startSandboxed(ctx, cfg)

@@ -39,7 +39,7 @@ type ContainerConfig struct {
 	// Policy holds the limits, the network and the file rules (see
 	// ResolveFileRules).
 	Policy policy.Policy
-	// Command is what ModeExec runs; Init are boxsh-init's options for
+	// Command is what plan.ModeExec runs; Init are boxsh-init's options for
 	// plan.ModeServe (see plan.Config.Init).
 	Command []string
 	Init    frame.InitOptions
@@ -59,9 +59,9 @@ type ContainerConfig struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Files are the process's descriptors, by the name the plan gives
-	// them (plan.Plan.Descriptors): plan.FramesDescriptor for plan.ModeServe,
-	// LifelineDescriptor for ModeExec. The proxy's is the container's
-	// own.
+	// them (plan.Plan.Descriptors): plan.FramesDescriptor for
+	// plan.ModeServe, plan.LifelineDescriptor for plan.ModeExec. The
+	// proxy's is the container's own.
 	Files map[string]*os.File
 	// Version goes into the spec's annotations.
 	Version string

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
@@ -182,7 +183,7 @@ func PrepareRootfs(dir string, host HostFacts) error {
 		}
 		return os.Symlink(target, at)
 	}
-	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", "/.boxsh"} {
+	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", frame.BoxshDir} {
 		if err := mkdir(p); err != nil {
 			return err
 		}

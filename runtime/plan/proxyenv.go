@@ -11,7 +11,7 @@ import (
 const ProxyListen = frame.ProxyListen
 
 // ProxyFD is the descriptor of the proxy socket in boxsh-init, after the
-// frame socket (or, in shell mode, the lifeline pipe) at InitFD.
+// frame socket (or, in shell mode, the lifeline pipe) at descriptor 3.
 const ProxyFD = frame.ProxyFD
 
 // ProxyEnv are the variables that point commands (curl, git, npm, pip,

@@ -380,7 +380,7 @@ var (
 
 // reservedDsts are destinations a --bind may not take (nor go under, for
 // /proc and /.boxsh): the root, and what the runtime or boxsh manage.
-var reservedDsts = []string{"/", "/dev", "/proc", "/.boxsh"}
+var reservedDsts = []string{"/", "/dev", "/proc", frame.BoxshDir}
 
 // BuildSpec makes the OCI runtime spec of the sandbox cfg describes (see
 // the package's notes above for its layout). It reads nothing from the
@@ -751,8 +751,6 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 	return "/"
 }
 
-// placeholderName is the name in SpecConfig.Placeholders of the empty
-// file or directory bound over a missing protected path.
 // roBind are the options of a read-only bind: of a file, or recursively
 // of a directory.
 func roBind(dir bool) []string {
@@ -807,6 +805,8 @@ func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
 	return ms, nil
 }
 
+// placeholderName is the name in SpecConfig.Placeholders of the empty
+// file or directory bound over a missing protected path.
 func placeholderName(hp HostPath) string {
 	switch {
 	case hp.Dir:
