@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/runtime/plan"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
@@ -221,4 +222,57 @@ func TestSpecNetworkModes(t *testing.T) {
 	code, _, errOut = spec(t, t.TempDir(), "--network", "some")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `--network "some": expected disabled, allow_all or allowlist`)
+}
+
+// TestSpecPrintsWhatRuns checks that boxsh spec prints the plan boxsh
+// runs, and names in annotations what a spec file cannot carry.
+func TestSpecPrintsWhatRuns(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	stubSpecHost(t, "/opt/boxsh/boxsh-init")
+	dir := t.TempDir()
+
+	code, out, errOut := spec(t, dir, "--network", "allowlist", "--allow-domain", "example.com", "--", "sh", "-c", "echo hi")
+	require.Equal(t, 0, code, errOut)
+	s := decodeSpec(t, out)
+	assert.Equal(t, []string{frame.InitMountPath, "--exec", "--proxy-fd", "4", "--proxy-listen", frame.ProxyListen, "--", "sh", "-c", "echo hi"}, s.Process.Args,
+		"-- CMD runs under boxsh-init --exec, as in boxsh --sandbox -- CMD")
+	assert.Equal(t, "exec", s.Annotations[plan.ModeAnnotation])
+	assert.Equal(t, "3", s.Annotations[plan.LifelineAnnotation], "the lifeline boxsh passes is named, not passed")
+	assert.Equal(t, "proxy", s.Annotations[plan.FDAnnotation+"4"])
+	assert.Equal(t, "SECCOMP_FILTER_FLAG_SPEC_ALLOW", s.Annotations[plan.SeccompFlagsAnnotation])
+	assert.Empty(t, s.Linux.Seccomp.Flags, "runc 1.1 refuses seccomp flags")
+	assert.Equal(t, "SIGKILL", s.Annotations[plan.ParentDeathAnnotation])
+	assert.Equal(t, "none", s.Annotations[plan.DeviceRulesAnnotation])
+	assert.Equal(t, "copy", s.Annotations[plan.InlineAnnotation+"/etc/passwd"])
+
+	// boxsh-init serving calls: the rules file is named with its content,
+	// and passed only when --bundle writes it.
+	code, out, errOut = spec(t, dir, "--bind", "wr:"+dir, "--policy", writePolicy(t, `{"limits": {"memory": "64M", "cpus": 1}}`))
+	require.Equal(t, 0, code, errOut)
+	s = decodeSpec(t, out)
+	assert.NotContains(t, s.Process.Args, "--rules")
+	assert.Contains(t, s.Process.Args, "--memory")
+	assert.Contains(t, s.Annotations[plan.FileAnnotation+frame.RulesPath], `"rule":"hard-denied`)
+	assert.Equal(t, "memory=67108864,cpus=1", s.Annotations[plan.CgroupAnnotation], "the cgroup limits a rootless runtime cannot apply")
+	assert.Nil(t, s.Linux.Resources)
+	assert.Equal(t, "dir", s.Annotations[plan.PlaceholderAnnotation+filepath.Join(dir, ".vscode")], "a missing protected path")
+
+	bundle := filepath.Join(t.TempDir(), "b")
+	code, _, errOut = spec(t, dir, "--bundle", bundle, "--bind", "wr:"+dir)
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	require.NoError(t, err)
+	s = decodeSpec(t, string(b))
+	assert.Contains(t, s.Process.Args, "--rules")
+	rules, err := os.ReadFile(filepath.Join(bundle, "rootfs", frame.RulesPath))
+	require.NoError(t, err, "--bundle writes the rules file into the root")
+	assert.Equal(t, s.Annotations[plan.FileAnnotation+frame.RulesPath], string(rules))
+}
+
+// writePolicy writes a policy settings file and returns its path.
+func writePolicy(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.json")
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
 }
