@@ -70,8 +70,8 @@ type ContainerConfig struct {
 }
 
 // Container is a running sandbox: a rootless OCI container started by
-// libcontainer, whose first process (PID 1 of its PID namespace) runs
-// ContainerConfig.Args. When PID 1 exits, the kernel kills every other
+// libcontainer, whose first process (PID 1 of its PID namespace) is the
+// planned boxsh-init. When PID 1 exits, the kernel kills every other
 // process of the sandbox; when the front dies, PID 1 is killed
 // (parent-death signal), and with it the sandbox.
 type Container struct {
