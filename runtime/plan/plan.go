@@ -175,6 +175,9 @@ type Plan struct {
 	// Inline are the /etc entries the starter may copy into the root
 	// instead of binding them (see InlineEtc).
 	Inline []string
+	// Annotations name what the spec's other fields do not carry (the
+	// annotations of a printed spec, see AnnotationPrefix).
+	Annotations map[string]string
 	// SeccompFlags are added to the seccomp filter at start;
 	// ParentDeathSignal is sent to the first process when the front
 	// dies; NoDeviceRules drops the device cgroup rules.
@@ -237,10 +240,15 @@ func Build(cfg Config) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if spec.Annotations == nil {
-		spec.Annotations = map[string]string{}
+	p.Annotations = ann
+	// A spec boxsh starts itself carries the plan's fields instead (its
+	// annotations would only become libcontainer's labels).
+	if cfg.Target != TargetStart {
+		if spec.Annotations == nil {
+			spec.Annotations = map[string]string{}
+		}
+		maps.Copy(spec.Annotations, ann)
 	}
-	maps.Copy(spec.Annotations, ann)
 	return p, nil
 }
 

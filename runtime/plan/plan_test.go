@@ -72,25 +72,27 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{frame.InitMountPath, "--workers", "2", "--shell", "/bin/bash", "--log-level", "warn", "--rules", frame.RulesPath}, p.Spec.Process.Args)
 				assert.Equal(t, []Descriptor{{3, FramesDescriptor}}, p.Descriptors)
-				assert.Equal(t, "frames", p.Spec.Annotations["org.boxsh.fd.3"])
-				assert.Equal(t, "serve", p.Spec.Annotations[ModeAnnotation])
+				assert.Equal(t, "frames", p.Annotations["org.boxsh.fd.3"])
+				assert.Equal(t, "serve", p.Annotations[ModeAnnotation])
 				require.Len(t, p.Files, 1)
 				assert.Equal(t, frame.RulesPath, p.Files[0].Path)
 				assert.Equal(t, "[]", string(p.Files[0].Content))
-				assert.Equal(t, "[]", p.Spec.Annotations["org.boxsh.file./.boxsh/rules.json"])
+				assert.Equal(t, "[]", p.Annotations["org.boxsh.file./.boxsh/rules.json"])
 				assert.NotNil(t, planMount(p.Spec, frame.ForkServerMountPath), "the fork server is bound beside boxsh-init")
 				assert.Equal(t, "/opt/boxsh/boxsh-init", planMount(p.Spec, frame.InitMountPath).Source)
 				assert.Empty(t, p.Spec.Process.Rlimits, "boxsh-init applies the limits to each command")
 				assert.False(t, p.Proxy)
 				assert.Contains(t, p.Spec.Process.Env, "PATH="+DefaultPATH)
 				assert.Equal(t, "9.9", p.Spec.Annotations[VersionAnnotation])
+				assert.Equal(t, map[string]string{VersionAnnotation: "9.9"}, p.Spec.Annotations, "a started spec carries the plan's fields instead")
 			},
 		},
 		"serve printed has no rules file option": {
 			cfg: func(c *Config) { c.Target = TargetPrint },
 			check: func(t *testing.T, p *Plan) {
+				assert.Equal(t, p.Annotations, filterBoxsh(p.Spec.Annotations), "a printed spec carries the annotations")
 				assert.NotContains(t, p.Spec.Process.Args, "--rules")
-				assert.Contains(t, p.Spec.Annotations, "org.boxsh.file./.boxsh/rules.json", "the file is named")
+				assert.Contains(t, p.Annotations, "org.boxsh.file./.boxsh/rules.json", "the file is named")
 			},
 		},
 		"serve bundle has the rules file": {
@@ -106,7 +108,7 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, []string{"--timeout-default", "30", "--max-output", "4096", "--memory", "1073741824", "--pids", "64"}, p.Spec.Process.Args[7:15])
 				assert.Empty(t, p.Spec.Process.Rlimits)
 				assert.Nil(t, p.Spec.Linux.Resources, "no cgroup without one")
-				assert.Equal(t, "memory=1073741824,pids=64,cpus=1.5", p.Spec.Annotations[CgroupAnnotation])
+				assert.Equal(t, "memory=1073741824,pids=64,cpus=1.5", p.Annotations[CgroupAnnotation])
 			},
 		},
 		"root's sandbox gets its cgroup": {
@@ -115,7 +117,7 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, "/boxsh/sb-1", p.Spec.Linux.CgroupsPath)
 				require.NotNil(t, p.Spec.Linux.Resources)
 				assert.Equal(t, int64(64), *p.Spec.Linux.Resources.Pids.Limit)
-				assert.NotContains(t, p.Spec.Annotations, CgroupAnnotation)
+				assert.NotContains(t, p.Annotations, CgroupAnnotation)
 			},
 		},
 		"a printed spec gets no cgroup": {
@@ -123,7 +125,7 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.Empty(t, p.Spec.Linux.CgroupsPath)
 				assert.Nil(t, p.Spec.Linux.Resources)
-				assert.Contains(t, p.Spec.Annotations, CgroupAnnotation)
+				assert.Contains(t, p.Annotations, CgroupAnnotation)
 			},
 		},
 		"exec runs the command under boxsh-init with the lifeline": {
@@ -134,7 +136,7 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, []specs.POSIXRlimit{{Type: "RLIMIT_DATA", Hard: 1 << 30, Soft: 1 << 30}, {Type: "RLIMIT_NPROC", Hard: 64, Soft: 64}}, p.Spec.Process.Rlimits)
 				assert.Empty(t, p.Files)
 				assert.Nil(t, planMount(p.Spec, frame.ForkServerMountPath), "no worker pool")
-				assert.NotContains(t, p.Spec.Annotations, LifelineAnnotation)
+				assert.NotContains(t, p.Annotations, LifelineAnnotation)
 			},
 		},
 		"exec printed leaves the lifeline out and says so": {
@@ -142,14 +144,14 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{frame.InitMountPath, "--exec", "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Empty(t, p.Descriptors)
-				assert.Equal(t, "3", p.Spec.Annotations[LifelineAnnotation])
+				assert.Equal(t, "3", p.Annotations[LifelineAnnotation])
 			},
 		},
 		"exec printed without boxsh-init runs the command itself": {
 			cfg: func(c *Config) { c.Mode = ModeExec; c.Target = TargetPrint; c.InitPath = "" },
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{"sh", "-c", "echo hi"}, p.Spec.Process.Args)
-				assert.Equal(t, "missing", p.Spec.Annotations[InitAnnotation])
+				assert.Equal(t, "missing", p.Annotations[InitAnnotation])
 				assert.Nil(t, planMount(p.Spec, frame.InitMountPath))
 			},
 		},
@@ -161,7 +163,7 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, []string{"--proxy-fd", "4", "--proxy-listen", frame.ProxyListen}, p.Spec.Process.Args[len(p.Spec.Process.Args)-4:])
 				assert.Contains(t, p.Spec.Process.Env, "HTTPS_PROXY=http://"+frame.ProxyListen)
 				assert.Equal(t, specs.NetworkNamespace, p.Spec.Linux.Namespaces[len(p.Spec.Linux.Namespaces)-1].Type)
-				assert.Equal(t, "proxy", p.Spec.Annotations["org.boxsh.fd.4"])
+				assert.Equal(t, "proxy", p.Annotations["org.boxsh.fd.4"])
 			},
 		},
 		"allowlist network in exec mode": {
@@ -187,7 +189,7 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, bindRO, planMount(p.Spec, "/data").Options)
 				assert.Equal(t, bindRW, planMount(p.Spec, "/work/p").Options)
 				assert.Equal(t, "overlay", planMount(p.Spec, "/srv/out").Type)
-				assert.Equal(t, "upper=/srv/out,work=/srv/.boxsh/out", p.Spec.Annotations["org.boxsh.cow./srv/out"])
+				assert.Equal(t, "upper=/srv/out,work=/srv/.boxsh/out", p.Annotations["org.boxsh.cow./srv/out"])
 				assert.Equal(t, "/work/p", p.Spec.Process.Cwd)
 			},
 		},
@@ -229,7 +231,7 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, "/state/placeholders/dir", planMount(p.Spec, "/work/p/.vscode").Source)
 				assert.Equal(t, "/work/p/.git/hooks", planMount(p.Spec, "/work/p/.git/hooks").Source)
-				assert.Equal(t, "dir", p.Spec.Annotations["org.boxsh.placeholder./work/p/.vscode"])
+				assert.Equal(t, "dir", p.Annotations["org.boxsh.placeholder./work/p/.vscode"])
 			},
 		},
 		"a printed spec leaves the placeholders out and names them": {
@@ -240,16 +242,16 @@ func TestPlan(t *testing.T) {
 			},
 			check: func(t *testing.T, p *Plan) {
 				assert.Nil(t, planMount(p.Spec, "/work/p/.vscode"))
-				assert.Equal(t, "dir", p.Spec.Annotations["org.boxsh.placeholder./work/p/.vscode"])
+				assert.Equal(t, "dir", p.Annotations["org.boxsh.placeholder./work/p/.vscode"])
 			},
 		},
 		"the /etc binds boxsh may copy": {
 			cfg: func(c *Config) {},
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{"/etc/passwd", "/etc/ssl"}, p.Inline)
-				assert.Equal(t, "copy", p.Spec.Annotations["org.boxsh.inline./etc/passwd"])
+				assert.Equal(t, "copy", p.Annotations["org.boxsh.inline./etc/passwd"])
 				assert.NotNil(t, planMount(p.Spec, "/etc/passwd"), "the spec keeps the bind")
-				assert.NotContains(t, p.Spec.Annotations, "org.boxsh.inline./etc/localtime", "a symlink into /usr is recreated, not bound")
+				assert.NotContains(t, p.Annotations, "org.boxsh.inline./etc/localtime", "a symlink into /usr is recreated, not bound")
 			},
 		},
 		"the adjustments runtime-spec cannot carry": {
@@ -257,11 +259,11 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}, p.SeccompFlags)
 				assert.Empty(t, p.Spec.Linux.Seccomp.Flags, "runc 1.1 refuses seccomp flags")
-				assert.Equal(t, "SECCOMP_FILTER_FLAG_SPEC_ALLOW", p.Spec.Annotations[SeccompFlagsAnnotation])
+				assert.Equal(t, "SECCOMP_FILTER_FLAG_SPEC_ALLOW", p.Annotations[SeccompFlagsAnnotation])
 				assert.Equal(t, "SIGKILL", p.ParentDeathSignal)
-				assert.Equal(t, "SIGKILL", p.Spec.Annotations[ParentDeathAnnotation])
+				assert.Equal(t, "SIGKILL", p.Annotations[ParentDeathAnnotation])
 				assert.True(t, p.NoDeviceRules)
-				assert.Equal(t, "none", p.Spec.Annotations[DeviceRulesAnnotation])
+				assert.Equal(t, "none", p.Annotations[DeviceRulesAnnotation])
 			},
 		},
 		"try: the host's /etc, /var and /run whole": {
@@ -320,4 +322,15 @@ func TestPlanExtraFiles(t *testing.T) {
 
 func TestMountPathsMatchProc(t *testing.T) {
 	assert.Equal(t, frame.BoxshDir+"/"+proc.ForkServerName, frame.ForkServerMountPath)
+}
+
+// filterBoxsh is annotations without the VersionAnnotation.
+func filterBoxsh(annotations map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range annotations {
+		if k != VersionAnnotation {
+			out[k] = v
+		}
+	}
+	return out
 }
