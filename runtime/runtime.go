@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
 )
@@ -137,13 +138,14 @@ func startProcess(cfg Config) (*Instance, error) {
 	defer back.Close()
 	cmd := exec.Command(cfg.InitPath, initOptions(cfg).Args()...)
 	cmd.ExtraFiles = []*os.File{back}
-	cmd.Env = cfg.Env
+	cmd.Env = starttrace.Env(cfg.Env)
 	cmd.Stdin = nil
 	cmd.Stdout = nil
 	cmd.Stderr = cfg.Stderr
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
+	starttrace.Mark("front.plain")
 	if err := cmd.Start(); err != nil {
 		front.Close()
 		return nil, fmt.Errorf("start %s: %w", cfg.InitPath, err)

@@ -22,9 +22,11 @@ import (
 	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/internal/starttrace"
 )
 
 func main() {
+	starttrace.Mark("init.main")
 	if len(os.Args) > 2 && os.Args[1] == proc.LimitsFlag {
 		os.Exit(runLimited(os.Args[2:]))
 	}
@@ -86,6 +88,7 @@ func run() int {
 		log.Error("start", "error", err)
 		return 1
 	}
+	starttrace.Mark("init.agent")
 	if o.ProxyFD > 0 {
 		// Without the proxy (a spec run by another runtime), commands
 		// have no way out: the network namespace holds only loopback.

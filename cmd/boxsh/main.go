@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
@@ -27,6 +28,7 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
+	starttrace.Mark("front.main")
 	// Goroutines blocked reading stdin and waiting for the sandbox.
 	proc.ReserveProcs(2)
 	os.Exit(run(os.Args[1:]))
@@ -167,6 +169,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	started = true
+	starttrace.Mark("front.supervisor")
 	reg := <-registry
 	if reg.err != nil {
 		_ = sup.Close(5 * time.Second)

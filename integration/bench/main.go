@@ -5,6 +5,7 @@
 // Usage:
 //
 //	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-http] [-json]
+//	go run ./integration/bench -bin PATH [-compare PATH2] -cold-stages N [-sandbox [-cold-bind SPEC]] [-cold-shell]
 //
 // It spawns `PATH --rpc --workers N`, speaks newline-delimited JSON-RPC 2.0
 // on its stdio (initialize first, then full tools/call requests) and
@@ -16,6 +17,10 @@
 // checked; what fails is listed as a correctness problem and makes the exit
 // status 1. With -compare both binaries take turns per measurement and the
 // table shows them side by side.
+//
+// With -cold-stages N it only times N cold starts of each binary, with
+// BOXSH_TRACE_START set, and prints the median time of each stage the
+// processes mark on stderr (see internal/starttrace).
 package main
 
 import (
@@ -50,7 +55,14 @@ func main() {
 	flag.BoolVar(&c.Sandbox, "sandbox", false, "run the servers with --sandbox")
 	flag.BoolVar(&c.HTTP, "http", false, "also measure the HTTP transport (--listen; boxsh 0.2 on)")
 	flag.DurationVar(&c.Timeout, "timeout", time.Minute, "longest wait for any one answer")
+	var sc stagesConfig
+	flag.IntVar(&sc.Runs, "cold-stages", 0, "instead of the suite, time `N` cold starts by stage (BOXSH_TRACE_START marks) and print the median of each")
+	flag.BoolVar(&sc.Shell, "cold-shell", false, "with -cold-stages: time shell mode (-c 'echo x', to its exit) instead of --rpc")
+	bind := flag.String("cold-bind", "", "with -cold-stages and -sandbox: a --bind `SPEC` for the sandbox")
 	flag.Parse()
+	if *bind != "" {
+		sc.Binds = []string{*bind}
+	}
 
 	targets, err := targetsFromFlags(*bin, *label, *compare, *compareLabel)
 	if err == nil {
@@ -62,6 +74,13 @@ func main() {
 		os.Exit(2)
 	}
 
+	if sc.Runs > 0 {
+		if err := runColdStages(os.Stdout, targets, c, sc); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	r := report{Config: c, LoadBefore: loadAverage(), Results: targets}
 	runSuite(targets, c, os.Stderr)
 	r.LoadAfter = loadAverage()

@@ -24,6 +24,7 @@ import (
 
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
@@ -132,6 +133,8 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		log = hclog.NewNullLogger()
 	}
 	routeLibcontainerLog(log)
+	traceLevel := traceLibcontainer(log.IsDebug())
+	starttrace.Mark("front.sandbox")
 	root, err := StateRoot()
 	if err != nil {
 		return nil, err
@@ -157,6 +160,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err != nil {
 		return nil, err
 	}
+	starttrace.Mark("front.protect")
 	ct.protect, ct.found, ct.started, ct.binds, ct.home = protection.Paths, protection, time.Now(), cc.Sandbox, cc.Home
 	if err := checkConfigHidden(cc.Sandbox, ct.protect, cc.Home); err != nil {
 		return nil, err
@@ -165,6 +169,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err != nil {
 		return nil, err
 	}
+	starttrace.Mark("front.rules")
 	ShareHeldPlaceholders(ct.protect)
 	if err := MakePlaceholderDirs(ct.protect); err != nil {
 		return nil, err
@@ -265,21 +270,24 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 
 	t2 := time.Now()
+	starttrace.MarkAt("front.spec", t2)
 	ct.c, err = libcontainer.Create(dir, "state", config)
 	if err != nil {
 		return nil, err
 	}
 	t3 := time.Now()
+	starttrace.MarkAt("front.create", t3)
 	p := spec.Process
 	ct.proc = &libcontainer.Process{
 		Args:       p.Args,
-		Env:        p.Env,
+		Env:        starttrace.Env(p.Env),
 		Cwd:        p.Cwd,
 		Stdin:      cc.Stdin,
 		Stdout:     cc.Stdout,
 		Stderr:     cc.Stderr,
 		ExtraFiles: extraFiles,
 		Init:       true,
+		LogLevel:   traceLevel,
 	}
 	for _, r := range p.Rlimits {
 		typ, ok := rlimitTypes[r.Type]
@@ -314,6 +322,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		ct.proc = nil
 		return nil, explainStartError(err)
 	}
+	starttrace.Mark("front.started")
 	go func() {
 		ct.state, ct.waitErr = ct.proc.Wait()
 		close(ct.exited)
@@ -324,6 +333,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err := ct.c.Exec(); err != nil {
 		return nil, explainStartError(err)
 	}
+	starttrace.Mark("front.exec")
 	log.Debug("sandbox started", "prepare", t1.Sub(t0), "convert", t2.Sub(t1), "create", t3.Sub(t2), "run", time.Since(t3))
 	if consoleParent != nil {
 		ct.console, err = recvFile(consoleParent)
