@@ -32,10 +32,12 @@ type stagesConfig struct {
 // stageRun is one traced cold start: the marks' times from the spawn.
 type stageRun map[string]time.Duration
 
-// Stage names of the bench's own marks.
+// Stage names of the bench's own marks, and the key of the CPU time (user
+// and system) of the shell mode's process tree, which is no stage.
 const (
 	stageAnswer = "answer"
 	stageExit   = "exit"
+	cpuKey      = "cpu"
 )
 
 // runColdStages times cold starts of every target with BOXSH_TRACE_START
@@ -78,7 +80,11 @@ func runColdStages(w io.Writer, targets []*target, c config, sc stagesConfig) er
 func writeStages(w io.Writer, runs []stageRun) {
 	at := map[string]sample{}
 	step := map[string]sample{}
+	var cpu sample
 	for _, r := range runs {
+		if d, ok := r[cpuKey]; ok {
+			cpu = append(cpu, d)
+		}
 		names := stageOrder(r)
 		prev := time.Duration(0)
 		for _, n := range names {
@@ -100,13 +106,18 @@ func writeStages(w io.Writer, runs []stageRun) {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f–%.2f\t%.2f\t%d\t\n", n, ms(s.median()), ms(s.percentile(0)), ms(s.percentile(100)), ms(at[n].median()), len(s))
 	}
 	_ = tw.Flush()
+	if len(cpu) > 0 {
+		fmt.Fprintf(w, "CPU (user+sys) of the process tree: median %.2f ms, %.2f–%.2f ms\n", ms(cpu.median()), ms(cpu.percentile(0)), ms(cpu.percentile(100)))
+	}
 }
 
 // stageOrder lists the stages of r by their time.
 func stageOrder(r stageRun) []string {
 	names := make([]string, 0, len(r))
 	for n := range r {
-		names = append(names, n)
+		if n != cpuKey {
+			names = append(names, n)
+		}
 	}
 	slices.SortFunc(names, func(a, b string) int { return int(r[a] - r[b]) })
 	return names
@@ -181,6 +192,11 @@ func tracedShellStart(t *target, c config, sc stagesConfig) (stageRun, error) {
 		return nil, err
 	}
 	r[stageExit] = end.Sub(begin)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		// The CPU the start cost, the processes it waited for included:
+		// unlike the stages' times, it does not grow with the load.
+		r[cpuKey] = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
 	return r, nil
 }
 
