@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/starttrace"
 )
 
 // runExec runs argv (boxsh-init --exec -- CMD ARGS...: the shell of shell
@@ -55,7 +56,9 @@ func runExec(args []string) int {
 		cmd.SysProcAttr.Foreground = true
 		cmd.SysProcAttr.Ctty = 0
 	}
-	return supervise(cmd, argv[0])
+	code := supervise(cmd, argv[0])
+	starttrace.Mark("init.cmd-done")
+	return code
 }
 
 // watchLifeline exits the process when the pipe fd reads end of file.
@@ -82,6 +85,7 @@ func harden() {
 func supervise(cmd *exec.Cmd, what string) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD)
+	starttrace.Mark("init.cmd")
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh-init: start %s: %v\n", what, err)
 		if os.IsNotExist(err) {

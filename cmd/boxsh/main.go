@@ -31,7 +31,9 @@ func main() {
 	starttrace.Mark("front.main")
 	// Goroutines blocked reading stdin and waiting for the sandbox.
 	proc.ReserveProcs(2)
-	os.Exit(run(os.Args[1:]))
+	code := run(os.Args[1:])
+	starttrace.Mark("front.exit")
+	os.Exit(code)
 }
 
 // run returns the exit status: 2 for usage errors, 1 for failures of the

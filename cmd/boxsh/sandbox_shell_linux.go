@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
 
+	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/runtime/host"
 	"github.com/boxsh/boxsh/runtime/plan"
@@ -74,6 +75,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	started = true
+	defer starttrace.Mark("front.destroyed")
 	defer ct.Destroy()
 
 	var relayed chan struct{}
@@ -97,6 +99,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 			_ = ct.Signal(sig)
 		case <-ct.Exited():
 			code, err := ct.Wait()
+			starttrace.Mark("front.reaped")
 			if err != nil {
 				log.Debug("sandbox exit", "error", err)
 			}
