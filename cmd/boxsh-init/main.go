@@ -26,6 +26,7 @@ import (
 )
 
 func main() {
+	loadSeccomp()
 	starttrace.Mark("init.main")
 	if len(os.Args) > 2 && os.Args[1] == proc.LimitsFlag {
 		os.Exit(runLimited(os.Args[2:]))

@@ -24,6 +24,7 @@ import (
 
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/internal/seccompload"
 	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
@@ -259,8 +260,23 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	// The plan's adjustments that runtime-spec cannot carry (see
 	// adjustSeccomp, adjustParentDeath, adjustDevices).
+	initEnv := starttrace.Env(spec.Process.Env)
 	if config.Seccomp != nil {
 		config.Seccomp.Flags = append(config.Seccomp.Flags, pl.SeccompFlags...)
+		// The program compiled once, which boxsh-init loads before all
+		// else, rather than libcontainer's init compiling it again.
+		if args := spec.Process.Args; len(args) > 0 && args[0] == frame.InitMountPath {
+			prog, err := preparedSeccomp(root, config.Seccomp)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(rootfs, seccompload.Path), prog, 0o644)
+			}
+			if err == nil {
+				config.Seccomp = nil
+				initEnv = append(initEnv[:len(initEnv):len(initEnv)], seccompload.EnvVar+"="+seccompload.Path)
+			} else {
+				log.Debug("libcontainer compiles the seccomp filter", "reason", err)
+			}
+		}
 	}
 	if pl.ParentDeathSignal != "" {
 		config.ParentDeathSignal = int(unix.SignalNum(pl.ParentDeathSignal))
@@ -280,7 +296,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	p := spec.Process
 	ct.proc = &libcontainer.Process{
 		Args:       p.Args,
-		Env:        starttrace.Env(p.Env),
+		Env:        initEnv,
 		Cwd:        p.Cwd,
 		Stdin:      cc.Stdin,
 		Stdout:     cc.Stdout,

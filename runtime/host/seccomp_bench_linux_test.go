@@ -1,6 +1,6 @@
 //go:build cgo && seccomp
 
-package runtime
+package host
 
 import (
 	"io"
@@ -10,6 +10,8 @@ import (
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	libseccomp "github.com/seccomp/libseccomp-golang"
+
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // BenchmarkSeccompCompile measures what libcontainer's init pays at every
@@ -18,7 +20,7 @@ import (
 // loading it): the figure that decides whether a filter assembled ahead
 // of time would pay.
 func BenchmarkSeccompCompile(b *testing.B) {
-	cfg, err := specconv.SetupSeccomp(DefaultSeccomp())
+	cfg, err := specconv.SetupSeccomp(plan.DefaultSeccomp())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,240 @@
+//go:build cgo && seccomp
+
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+
+	"github.com/opencontainers/runc/libcontainer/configs"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/seccompload"
+)
+
+// The seccomp filter of a sandbox is compiled by libseccomp, which costs
+// about 1 ms of CPU at every start when libcontainer's init does it (see
+// BenchmarkSeccompCompile). The runtime compiles it once instead, the way
+// libcontainer does, keeps the program in the state directory keyed by
+// what it was compiled from, and boxsh-init loads it as its first act (see
+// seccompload), with the flags libcontainer would give it; libcontainer is
+// then given no filter. TestSeccompProgramIsLibcontainers checks that the
+// program is the one libcontainer's init loads.
+
+// seccompCacheVersion changes when the way the program is made does.
+const seccompCacheVersion = "1"
+
+// preparedSeccomp returns the program of cfg, compiled once and kept under
+// root, when boxsh-init can load it instead of libcontainer: the filter is
+// one this file compiles like libcontainer (default allow, errno rules,
+// the SPEC_ALLOW flag only, maybe twice) and the kernel takes the flags
+// boxsh-init loads it with. Otherwise it returns the reason, and
+// libcontainer loads the filter as it always has.
+func preparedSeccomp(root string, cfg *configs.Seccomp) ([]byte, error) {
+	if err := fastSeccompSupported(cfg); err != nil {
+		return nil, err
+	}
+	key, err := seccompKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(root, "seccomp-"+key+".bpf")
+	if prog, err := os.ReadFile(path); err == nil && seccompload.Valid(prog) {
+		return prog, nil
+	}
+	prog, err := compileSeccomp(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Kept for the next start; a failure to keep it costs only time.
+	if tmp, err := os.CreateTemp(root, "seccomp-*.tmp"); err == nil {
+		_, werr := tmp.Write(prog)
+		if cerr := tmp.Close(); werr == nil && cerr == nil {
+			werr = os.Rename(tmp.Name(), path)
+		}
+		if werr != nil {
+			os.Remove(tmp.Name())
+		}
+	}
+	return prog, nil
+}
+
+// fastSeccompSupported tells why cfg cannot take the fast path, if so.
+func fastSeccompSupported(cfg *configs.Seccomp) error {
+	if cfg.DefaultAction != configs.Allow || cfg.DefaultErrnoRet != nil || cfg.ListenerPath != "" {
+		return errors.New("not a default-allow filter")
+	}
+	// SPEC_ALLOW, which libcontainer sets by default and startContainer
+	// too, and nothing else.
+	if len(cfg.Flags) == 0 || slices.ContainsFunc(cfg.Flags, func(f specs.LinuxSeccompFlag) bool { return f != specs.LinuxSeccompFlagSpecAllow }) {
+		return fmt.Errorf("flags %v", cfg.Flags)
+	}
+	for _, c := range cfg.Syscalls {
+		if c == nil || c.Action != configs.Errno || c.ErrnoRet == nil {
+			return errors.New("a rule that is not an errno rule")
+		}
+	}
+	return seccompFlagsSupported()
+}
+
+// seccompFlagsSupported probes the kernel for the flags boxsh-init loads
+// the program with, as libseccomp does: a NULL program gives EFAULT when
+// the flags are known, EINVAL when not.
+func seccompFlagsSupported() error {
+	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, seccompload.Flags, 0)
+	if errno != unix.EFAULT {
+		return fmt.Errorf("the kernel does not take seccomp flags %#x: %v", seccompload.Flags, errno)
+	}
+	return nil
+}
+
+// seccompKey names the program of cfg: what it is compiled from and with,
+// and for which kernel.
+func seccompKey(cfg *configs.Seccomp) (string, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	// libseccomp's output depends on its version and on what it finds the
+	// kernel supports (its API level).
+	major, minor, micro := libseccomp.GetLibraryVersion()
+	api, _ := libseccomp.GetAPI()
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%d.%d.%d\n%d\n%s\n", seccompCacheVersion, goruntime.GOARCH, major, minor, micro, api, unix.ByteSliceToString(uts.Release[:]))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// compileSeccomp compiles cfg with libseccomp as libcontainer's
+// seccomp.InitSeccomp does (the same calls in the same order, for the
+// default-allow errno filters fastSeccompSupported lets through) and
+// returns the BPF program. With a permissive default action libcontainer
+// prepends no ENOSYS stub, so the program is libseccomp's export as is.
+func compileSeccomp(cfg *configs.Seccomp) ([]byte, error) {
+	filter, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	defer filter.Release()
+	for _, a := range cfg.Architectures {
+		arch, err := libseccomp.GetArchFromString(a)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp architecture %s: %w", a, err)
+		}
+		if err := filter.AddArch(arch); err != nil {
+			return nil, fmt.Errorf("seccomp architecture %s: %w", a, err)
+		}
+	}
+	if err := filter.SetSSB(true); err != nil {
+		return nil, fmt.Errorf("seccomp SPEC_ALLOW: %w", err)
+	}
+	// libcontainer's threshold for libseccomp's binary tree.
+	if len(cfg.Syscalls) > 32 {
+		if err := filter.SetOptimize(2); err != nil {
+			return nil, fmt.Errorf("seccomp binary tree: %w", err)
+		}
+	}
+	if err := filter.SetNoNewPrivsBit(false); err != nil {
+		return nil, fmt.Errorf("seccomp no_new_privs: %w", err)
+	}
+	for _, call := range cfg.Syscalls {
+		if err := addSeccompRule(filter, call); err != nil {
+			return nil, err
+		}
+	}
+	return exportSeccomp(filter)
+}
+
+// addSeccompRule adds the errno rule call to filter as libcontainer's
+// matchCall does: a system call libseccomp does not know is left out, and
+// conditions on distinct arguments make one rule, else one rule each.
+func addSeccompRule(filter *libseccomp.ScmpFilter, call *configs.Syscall) error {
+	act := libseccomp.ActErrno.SetReturnCode(int16(*call.ErrnoRet))
+	nr, err := libseccomp.GetSyscallFromName(call.Name)
+	if err != nil {
+		return nil
+	}
+	if len(call.Args) == 0 {
+		if err := filter.AddRule(nr, act); err != nil {
+			return fmt.Errorf("seccomp rule for %s: %w", call.Name, err)
+		}
+		return nil
+	}
+	counts := map[uint]int{}
+	var conds []libseccomp.ScmpCondition
+	for _, a := range call.Args {
+		op, ok := seccompOps[a.Op]
+		if !ok {
+			return fmt.Errorf("seccomp rule for %s: operator %v", call.Name, a.Op)
+		}
+		c, err := libseccomp.MakeCondition(a.Index, op, a.Value, a.ValueTwo)
+		if err != nil {
+			return fmt.Errorf("seccomp rule for %s: %w", call.Name, err)
+		}
+		counts[a.Index]++
+		conds = append(conds, c)
+	}
+	separate := false
+	for _, n := range counts {
+		separate = separate || n > 1
+	}
+	if !separate {
+		if err := filter.AddRuleConditional(nr, act, conds); err != nil {
+			return fmt.Errorf("seccomp rule for %s: %w", call.Name, err)
+		}
+		return nil
+	}
+	for _, c := range conds {
+		if err := filter.AddRuleConditional(nr, act, []libseccomp.ScmpCondition{c}); err != nil {
+			return fmt.Errorf("seccomp rule for %s: %w", call.Name, err)
+		}
+	}
+	return nil
+}
+
+// seccompOps are libcontainer's operators in libseccomp's terms.
+var seccompOps = map[configs.Operator]libseccomp.ScmpCompareOp{
+	configs.EqualTo:              libseccomp.CompareEqual,
+	configs.NotEqualTo:           libseccomp.CompareNotEqual,
+	configs.GreaterThan:          libseccomp.CompareGreater,
+	configs.GreaterThanOrEqualTo: libseccomp.CompareGreaterEqual,
+	configs.LessThan:             libseccomp.CompareLess,
+	configs.LessThanOrEqualTo:    libseccomp.CompareLessOrEqual,
+	configs.MaskEqualTo:          libseccomp.CompareMaskedEqual,
+}
+
+// exportSeccomp returns filter's BPF program.
+func exportSeccomp(filter *libseccomp.ScmpFilter) ([]byte, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	read := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(r)
+		r.Close()
+		read <- b
+	}()
+	err = filter.ExportBPF(w)
+	w.Close()
+	prog := <-read
+	if err != nil {
+		return nil, fmt.Errorf("export the seccomp program: %w", err)
+	}
+	if !seccompload.Valid(prog) {
+		return nil, fmt.Errorf("libseccomp exported a program of %d bytes", len(prog))
+	}
+	return prog, nil
+}
