@@ -339,6 +339,11 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		return nil, explainStartError(err)
 	}
 	starttrace.Mark("front.started")
+	// The init's executable, held until it has executed boxsh-init (the
+	// release runs when startContainer returns, after Exec) or is gone.
+	if pid, err := ct.proc.Pid(); err == nil {
+		defer holdExeCopy(pid)()
+	}
 	go func() {
 		ct.state, ct.waitErr = ct.proc.Wait()
 		close(ct.exited)
