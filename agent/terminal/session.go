@@ -201,6 +201,46 @@ func (s *session) waitOutput(ctx context.Context) error {
 	}
 }
 
+// waitQuiet waits until no output has arrived for settleQuiet, counted
+// from the call, or until streamSettle after the first output that
+// arrived while it waited, or until the process has exited.
+func (s *session) waitQuiet(ctx context.Context) error {
+	quiet := time.NewTimer(settleQuiet)
+	defer quiet.Stop()
+	var limit <-chan time.Time // set once output arrives
+	s.mu.Lock()
+	reads := s.reads
+	s.mu.Unlock()
+	for {
+		s.mu.Lock()
+		exited := s.exited
+		changed := s.changed
+		news := s.reads != reads
+		reads = s.reads
+		s.mu.Unlock()
+		if exited {
+			return nil
+		}
+		if news {
+			if limit == nil {
+				t := time.NewTimer(streamSettle)
+				defer t.Stop()
+				limit = t.C
+			}
+			quiet.Reset(settleQuiet)
+		}
+		select {
+		case <-changed:
+		case <-quiet.C:
+			return nil
+		case <-limit:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // snapshot reports the session's state and marks its output as seen.
 func (s *session) snapshot() Snapshot {
 	s.mu.Lock()

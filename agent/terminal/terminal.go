@@ -49,11 +49,16 @@ const (
 
 // Timing of the waits.
 const (
-	// outputWait is how long Output waits for new output.
+	// outputWait is how long Run and Send wait for new output.
 	outputWait = 500 * time.Millisecond
 	// settleQuiet is the pause in the output that ends a wait once output
-	// has started to arrive.
+	// has started to arrive, and that ends Output's wait at once.
 	settleQuiet = 30 * time.Millisecond
+	// streamSettle bounds how long Output waits, once new output has
+	// arrived, for the output to pause: a command that prints without
+	// pause is reported as it goes. A redraw of the screen arrives in a
+	// burst much shorter than this.
+	streamSettle = 30 * time.Millisecond
 	// hangupGrace is how long Kill waits after SIGHUP before SIGKILL.
 	hangupGrace = 3 * time.Second
 	// drainQuiet and drainMax bound how long a session that exited waits for
@@ -314,10 +319,11 @@ func (m *Manager) Send(ctx context.Context, id, text string) (Snapshot, error) {
 	return s.snapshot(), nil
 }
 
-// Output waits up to half a second for output that is new since the
-// session's last snapshot, or for its process to exit, and returns its
-// snapshot. Once new output arrives it waits, within the same bound, until
-// the output pauses, so that a screen is not reported half drawn.
+// Output returns the session's snapshot once its screen has been quiet
+// for settleQuiet (counted from the call), so that a screen is not
+// reported half drawn; while output streams in without pause, it returns
+// at most streamSettle after the first new output. It returns at once if
+// the process has exited.
 func (m *Manager) Output(ctx context.Context, id string) (Snapshot, error) {
 	s, err := m.lookup(id)
 	if err != nil {
@@ -326,7 +332,7 @@ func (m *Manager) Output(ctx context.Context, id string) (Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return Snapshot{}, fmt.Errorf("terminal output %s: %w", id, err)
 	}
-	if err := s.waitOutput(ctx); err != nil {
+	if err := s.waitQuiet(ctx); err != nil {
 		return Snapshot{}, fmt.Errorf("terminal output %s: %w", id, err)
 	}
 	return s.snapshot(), nil

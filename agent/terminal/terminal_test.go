@@ -578,3 +578,57 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 	pollUntil(t, m, run.ID, contains("line200"))
 }
+
+// fastest returns the quickest of n Output calls on id (the machine may be
+// busy: one slow call proves nothing) and the last snapshot.
+func fastest(t *testing.T, m *Manager, id string, n int) (time.Duration, Snapshot) {
+	t.Helper()
+	ctx := testContext(t)
+	best := time.Duration(1<<63 - 1)
+	var snap Snapshot
+	for range n {
+		start := time.Now()
+		var err error
+		snap, err = m.Output(ctx, id)
+		require.NoError(t, err)
+		best = min(best, time.Since(start))
+	}
+	return best, snap
+}
+
+// TestOutputAnswersWhenQuiet checks that Output on a screen with nothing
+// new answers once the screen has been quiet briefly, well before the 500
+// ms that Run and Send wait for output.
+func TestOutputAnswersWhenQuiet(t *testing.T) {
+	m := newManager(t, Options{})
+	run, err := m.Run(testContext(t), "echo ready; exec sleep 600", 0, 0)
+	require.NoError(t, err)
+	pollUntil(t, m, run.ID, contains("ready"))
+	d, snap := fastest(t, m, run.ID, 3)
+	assert.Less(t, d, 200*time.Millisecond, "Output on a quiet screen")
+	assert.GreaterOrEqual(t, d, settleQuiet, "Output waits for the screen to be quiet")
+	assert.Equal(t, "ready", snap.Output)
+	assert.False(t, snap.Exited)
+}
+
+// TestOutputWhileStreaming checks that Output answers soon while output
+// keeps arriving without pause, and that successive snapshots show every
+// line, in order, as it grows.
+func TestOutputWhileStreaming(t *testing.T) {
+	m := newManager(t, Options{})
+	run, err := m.Run(testContext(t), "i=0; while [ $i -lt 5000 ]; do i=$((i+1)); echo tick $i; sleep 0.005; done", 80, 24)
+	require.NoError(t, err)
+	pollUntil(t, m, run.ID, contains("tick 1\n"))
+	last := 0
+	for range 4 {
+		d, snap := fastest(t, m, run.ID, 3)
+		assert.Less(t, d, 300*time.Millisecond, "Output while output streams")
+		require.False(t, snap.Exited)
+		lines := strings.Split(snap.Output, "\n")
+		for i, line := range lines {
+			require.Equal(t, fmt.Sprintf("tick %d", i+1), line, "line %d of %q", i+1, snap.Output)
+		}
+		assert.Greater(t, len(lines), last, "the output grows")
+		last = len(lines)
+	}
+}
