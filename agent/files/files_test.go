@@ -263,3 +263,33 @@ func TestEditRefusals(t *testing.T) {
 }
 
 func ed(oldText, newText string) tool.Edit { return tool.Edit{OldText: oldText, NewText: newText} }
+
+// TestReadRegularMatchesGeneralPath checks that the short path for regular
+// files (readRegular) answers exactly as the general one (readAny) does, on
+// both sides of the head size, with paging, for binary, non-UTF-8 and empty
+// files and for /proc files, whose size is reported as 0.
+func TestReadRegularMatchesGeneralPath(t *testing.T) {
+	line := "the quick brown fox jumps over the lazy dog 0123456789abcdef\n" // 61 bytes
+	text := strings.Repeat(line, 400)
+	var paths []string
+	for _, n := range []int{0, 1, 60, 61, 1024, 8190, 8191, 8192, 8193, 9000, len(text)} {
+		paths = append(paths, file(t, "f", text[:n]))
+	}
+	paths = append(paths,
+		file(t, "latin1", "caf\xe9\n"),
+		file(t, "elf", "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+		file(t, "html", "<!DOCTYPE html><html><body>x</body></html>\n"),
+		"/proc/self/limits", "/proc/self/cmdline",
+	)
+	for _, p := range paths {
+		for _, args := range []tool.ReadArgs{{Path: p}, {Path: p, Offset: 2}, {Path: p, Limit: 3}, {Path: p, Offset: 130, Limit: 5}} {
+			fast, ok := readRegular(ctx, args)
+			require.True(t, ok, "%s is a regular file", p)
+			assert.Equal(t, readAny(ctx, args), fast, "%+v", args)
+		}
+	}
+	for _, p := range []string{"/nonexistent/boxsh-file", t.TempDir(), "/dev/null"} {
+		_, ok := readRegular(ctx, tool.ReadArgs{Path: p})
+		assert.False(t, ok, "%s is left to the general path", p)
+	}
+}
