@@ -250,7 +250,7 @@ func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name s
 		}
 		var r tool.Result
 		if r, err = a.run(ctx, name, args); err == nil {
-			if result, err = json.Marshal(r); err != nil {
+			if result, err = r.AppendJSON(nil); err != nil {
 				result, _ = json.Marshal(tool.Errorf("%s: encode result: %v", name, err))
 				err = nil
 			}
