@@ -170,7 +170,7 @@ func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, d
 	c.pending[id] = p
 	c.mu.Unlock()
 
-	if err := c.w.WriteJSON(Call{ID: id, Tool: name, Args: args}); err != nil {
+	if err := c.w.WriteCall(Call{ID: id, Tool: name, Args: args}); err != nil {
 		if _, ok := c.take(id); !ok {
 			// The channel ended meanwhile and the reader has finished the
 			// call (ErrClosed): it must not fail a second time.

@@ -315,7 +315,7 @@ func (ss *session) parse(msg []byte) (parsed, bool) {
 		return parsed{}, false
 	}
 	badMethod := false
-	if err := json.Unmarshal(msg, &req); err != nil {
+	if err := unmarshalRequest(msg, &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field == "method":
@@ -456,11 +456,8 @@ func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params jso
 // callArgs reads and validates the tool and arguments of a tools/call,
 // answering when they are wrong.
 func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (string, json.RawMessage, bool) {
-	var p struct {
-		Name      any             `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil && len(params) > 0 && string(params) != "null" {
+	var p callParams
+	if err := unmarshalCallParams(params, &p); err != nil && len(params) > 0 && string(params) != "null" {
 		ss.writeError(id, CodeInvalidParams, "tools/call params must be an object")
 		return "", nil, false
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/boxsh/boxsh/internal/jsonx"
 )
 
 //go:generate go test . -run TestSchemasGenerated -update
@@ -180,6 +182,15 @@ func (r *Registry) Lookup(name string) (*Spec, bool) {
 // meant for the client.
 func (s *Spec) Validate(args json.RawMessage) error {
 	var v any = map[string]any{}
+	if len(args) >= jsonx.Large {
+		// A big file to write: decoded several times faster, and long
+		// strings only checked, as only their type matters here (no long
+		// string is one of an enum's values).
+		if d, ok := jsonx.DecodeAny(args, 4<<10); ok {
+			v = d
+			args = nil
+		}
+	}
 	if len(args) > 0 && string(args) != "null" {
 		if err := json.Unmarshal(args, &v); err != nil {
 			return fmt.Errorf("%s tool: arguments are not valid JSON: %v", s.Name, err)

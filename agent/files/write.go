@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"unsafe"
 
 	"github.com/boxsh/boxsh/tool"
 )
@@ -17,7 +18,9 @@ import (
 // Write runs the write tool: it creates or replaces the file, creating
 // parent directories as needed.
 func Write(ctx context.Context, args tool.WriteArgs) tool.Result {
-	data := []byte(args.Content)
+	// The content as bytes without a copy (of up to tens of megabytes):
+	// data is only read.
+	data := unsafe.Slice(unsafe.StringData(args.Content), len(args.Content))
 	if args.Encoding == "base64" {
 		var err error
 		if data, err = base64.StdEncoding.DecodeString(args.Content); err != nil {

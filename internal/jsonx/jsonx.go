@@ -1,0 +1,525 @@
+// Package jsonx scans and decodes large JSON documents several times faster
+// than encoding/json, with encoding/json's semantics: what it accepts,
+// encoding/json accepts, and what it decodes, encoding/json decodes to the
+// same values. A write call carries its file as one JSON string, of up to
+// tens of megabytes, that the front and boxsh-init would otherwise each
+// scan with encoding/json several times over.
+//
+// Its functions report ok false for anything they do not handle exactly as
+// encoding/json does (invalid JSON, numbers out of range, nesting deeper
+// than encoding/json allows): the caller then uses encoding/json, which
+// gives its usual errors.
+package jsonx
+
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Large is the size from which callers take the fast paths: below it
+// encoding/json is fast enough, and its exact behaviour needs no argument.
+const Large = 64 << 10
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// hasZero has the high bit set in each byte of v that is zero (and maybe in
+// bytes above a zero byte, which only makes the word fail the fast test).
+func hasZero(v uint64) uint64 { return (v - lsb) & ^v & msb }
+
+// skipString returns the index after the string that starts with the quote
+// at b[i], and whether it holds a backslash escape.
+func skipString(b []byte, i int) (end int, escaped, ok bool) {
+	i++
+	n := len(b)
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	for {
+		// Skip eight bytes at a time that hold no quote, backslash or
+		// control character. Bytes >= 0x80 pass: encoding/json does not
+		// check UTF-8 while scanning. (x-0x20*lsb)&^x&msb flags bytes
+		// below 0x20 among those below 0x80 (bytes >= 0x80 are masked out
+		// by ^x); it may flag more after a true one, never fewer.
+		for i+8 <= n {
+			x := *(*uint64)(unsafe.Add(p, i))
+			if ((x-0x20*lsb)&^x&msb)|hasZero(x^('"'*lsb))|hasZero(x^('\\'*lsb)) != 0 {
+				break
+			}
+			i += 8
+		}
+		for i < n && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+			i++
+		}
+		if i >= n {
+			return 0, false, false
+		}
+		switch b[i] {
+		case '"':
+			return i + 1, escaped, true
+		case '\\':
+			escaped = true
+			if i+1 >= n {
+				return 0, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > n || !isHex4(b[i+2:i+6]) {
+					return 0, false, false
+				}
+				i += 6
+			default:
+				return 0, false, false
+			}
+		default: // a control character
+			return 0, false, false
+		}
+	}
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b[:4] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// skipSpace returns the index of the first byte from i on that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipNumber returns the index after the JSON number at b[i].
+func skipNumber(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return 0, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return 0, false
+		}
+	}
+	return i, true
+}
+
+// skipValue returns the index after the JSON value at b[i] (no leading
+// space).
+func skipValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, _, ok := skipString(b, i)
+		return end, ok
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return 0, false
+		}
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == closing {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if c == '{' {
+				if i >= len(b) || b[i] != '"' {
+					return 0, false
+				}
+				if i, _, ok = skipString(b, i); !ok {
+					return 0, false
+				}
+				i = skipSpace(b, i)
+				if i >= len(b) || b[i] != ':' {
+					return 0, false
+				}
+				i = skipSpace(b, i+1)
+			}
+			if i, ok = skipValue(b, i, depth+1); !ok {
+				return 0, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return 0, false
+			}
+			if b[i] == closing {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '-' || '0' <= c && c <= '9':
+		return skipNumber(b, i)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	}
+	return 0, false
+}
+
+func literal(b []byte, i int, word string) (int, bool) {
+	if len(b)-i >= len(word) && string(b[i:i+len(word)]) == word {
+		return i + len(word), true
+	}
+	return 0, false
+}
+
+// Valid reports whether b is one valid JSON value, with optional white
+// space around it, as json.Valid does.
+func Valid(b []byte) bool {
+	i := skipSpace(b, 0)
+	i, ok := skipValue(b, i, 0)
+	return ok && skipSpace(b, i) == len(b)
+}
+
+// Member is one member of a JSON object: its key, decoded, and its value,
+// raw.
+type Member struct {
+	Key   string
+	Value []byte
+	// str and escaped tell that Value is a valid string, and whether it
+	// holds an escape.
+	str, escaped bool
+}
+
+// String decodes the member's value as Unquote does, without checking it
+// again; ok is false if it is not a string.
+func (m Member) String() (s string, ok bool) {
+	if !m.str {
+		return "", false
+	}
+	return unquoteValid(m.Value[1:len(m.Value)-1], m.escaped), true
+}
+
+// Members returns the members of the JSON object b, in order (duplicates
+// included), checking that b is one valid JSON value with optional white
+// space around it. ok is false if b is not a valid object.
+func Members(b []byte) (members []Member, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return members, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		end, escaped, ok := skipString(b, i)
+		if !ok {
+			return nil, false
+		}
+		key := unquoteValid(b[i+1:end-1], escaped)
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		var vend int
+		str, escaped := i < len(b) && b[i] == '"', false
+		if str {
+			vend, escaped, ok = skipString(b, i)
+		} else {
+			vend, ok = skipValue(b, i, 1)
+		}
+		if !ok {
+			return nil, false
+		}
+		members = append(members, Member{Key: key, Value: b[i:vend], str: str, escaped: escaped})
+		i = skipSpace(b, vend)
+		if i >= len(b) {
+			return nil, false
+		}
+		if b[i] == '}' {
+			return members, skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// Unquote decodes the JSON string s (quotes included) as json.Unmarshal
+// decodes it into a string: escapes resolved, a lone UTF-16 surrogate and
+// every byte of invalid UTF-8 turned into U+FFFD. ok is false if s is not
+// one valid JSON string.
+func Unquote(s []byte) (string, bool) {
+	if len(s) < 2 || s[0] != '"' {
+		return "", false
+	}
+	end, escaped, ok := skipString(s, 0)
+	if !ok || end != len(s) {
+		return "", false
+	}
+	return unquoteValid(s[1:len(s)-1], escaped), true
+}
+
+// unquoteValid decodes the contents of a valid JSON string (quotes
+// removed) that holds a backslash escape if escaped.
+func unquoteValid(s []byte, escaped bool) string {
+	if !escaped && utf8.Valid(s) {
+		return string(s)
+	}
+	out := make([]byte, 0, len(s))
+	start, i := 0, 0
+	p := unsafe.Pointer(unsafe.SliceData(s))
+	for i < len(s) {
+		// Skip eight bytes of ASCII without a backslash at a time.
+		for i+8 <= len(s) {
+			if x := *(*uint64)(unsafe.Add(p, i)); (x&msb)|hasZero(x^('\\'*lsb)) != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		for i < len(s) && s[i] < utf8.RuneSelf && s[i] != '\\' {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = append(out, s[start:i]...)
+				out = utf8.AppendRune(out, utf8.RuneError)
+				start = i + 1
+			}
+			i += size
+			continue
+		}
+		out = append(out, s[start:i]...)
+		var r rune
+		switch s[i+1] {
+		case 'u':
+			r = hex4(s[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					r2 = hex4(s[i+2 : i+6])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			start = i
+			continue
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		default: // '"', '\\', '/'
+			out = append(out, s[i+1])
+		}
+		i += 2
+		start = i
+	}
+	out = append(out, s[start:]...)
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// DecodeAny decodes the JSON value b as json.Unmarshal decodes it into an
+// any: objects as map[string]any (the last of duplicate keys wins), arrays
+// as []any, numbers as float64; but for strings of at least keepRaw bytes
+// of JSON (when keepRaw is positive), which are checked and returned as
+// their JSON text, quotes included, without decoding or copying (the
+// returned value then refers to b). ok is false if b is not valid JSON or
+// holds a number out of float64's range.
+func DecodeAny(b []byte, keepRaw int) (v any, ok bool) {
+	i := skipSpace(b, 0)
+	d := decoder{keepRaw: keepRaw}
+	v, i, ok = d.value(b, i, 0)
+	if !ok || skipSpace(b, i) != len(b) {
+		return nil, false
+	}
+	return v, true
+}
+
+// decoder holds DecodeAny's options.
+type decoder struct{ keepRaw int }
+
+// value decodes the JSON value at b[i] (no leading space) and returns the
+// index after it.
+func (d decoder) value(b []byte, i, depth int) (any, int, bool) {
+	if i >= len(b) {
+		return nil, 0, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, escaped, ok := skipString(b, i)
+		if !ok {
+			return nil, 0, false
+		}
+		if d.keepRaw > 0 && end-i >= d.keepRaw {
+			return unsafe.String(&b[i], end-i), end, true
+		}
+		return unquoteValid(b[i+1:end-1], escaped), end, true
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return nil, 0, false
+		}
+		var m map[string]any
+		var a []any
+		closing := byte(']')
+		if c == '{' {
+			m, closing = map[string]any{}, '}'
+		} else {
+			a = []any{}
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == closing {
+			if m != nil {
+				return m, i + 1, true
+			}
+			return a, i + 1, true
+		}
+		for {
+			var key string
+			if m != nil {
+				if i >= len(b) || b[i] != '"' {
+					return nil, 0, false
+				}
+				end, escaped, ok := skipString(b, i)
+				if !ok {
+					return nil, 0, false
+				}
+				key = unquoteValid(b[i+1:end-1], escaped)
+				i = skipSpace(b, end)
+				if i >= len(b) || b[i] != ':' {
+					return nil, 0, false
+				}
+				i = skipSpace(b, i+1)
+			}
+			v, next, ok := d.value(b, i, depth+1)
+			if !ok {
+				return nil, 0, false
+			}
+			if m != nil {
+				m[key] = v
+			} else {
+				a = append(a, v)
+			}
+			i = skipSpace(b, next)
+			if i >= len(b) {
+				return nil, 0, false
+			}
+			if b[i] == closing {
+				if m != nil {
+					return m, i + 1, true
+				}
+				return a, i + 1, true
+			}
+			if b[i] != ',' {
+				return nil, 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '-' || '0' <= c && c <= '9':
+		end, ok := skipNumber(b, i)
+		if !ok {
+			return nil, 0, false
+		}
+		f, err := strconv.ParseFloat(unsafe.String(&b[i], end-i), 64)
+		return f, end, err == nil
+	default:
+		end, ok := skipValue(b, i, depth) // a literal
+		if !ok {
+			return nil, 0, false
+		}
+		switch c {
+		case 't':
+			return true, end, true
+		case 'f':
+			return false, end, true
+		}
+		return nil, end, true
+	}
+}

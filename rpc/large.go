@@ -1,0 +1,98 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/boxsh/boxsh/internal/jsonx"
+)
+
+// callParams are the params of a tools/call.
+type callParams struct {
+	Name      any             `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// unmarshalRequest decodes msg into req as json.Unmarshal does. A large
+// message (a write of a big file) is split with jsonx, which scans it
+// several times faster; anything it would not decode exactly as
+// encoding/json does goes to encoding/json.
+func unmarshalRequest(msg []byte, req *request) error {
+	if len(msg) >= jsonx.Large {
+		if members, ok := jsonx.Members(msg); ok {
+			var r request
+			if decodeMembers(members, map[string]func([]byte) bool{
+				"jsonrpc": func(v []byte) bool { return decodeString(v, &r.JSONRPC) },
+				"id":      func(v []byte) bool { r.ID = bytes.Clone(v); return true },
+				"method": func(v []byte) bool {
+					var s string
+					if !decodeString(v, &s) || string(v) == "null" {
+						return false
+					}
+					r.Method = &s
+					return true
+				},
+				"params": func(v []byte) bool { r.Params = bytes.Clone(v); return true },
+			}) {
+				*req = r
+				return nil
+			}
+		}
+	}
+	return json.Unmarshal(msg, req)
+}
+
+// unmarshalCallParams decodes the params of a tools/call into p as
+// json.Unmarshal does, large ones with jsonx (see unmarshalRequest).
+func unmarshalCallParams(params []byte, p *callParams) error {
+	if len(params) >= jsonx.Large {
+		if members, ok := jsonx.Members(params); ok {
+			var c callParams
+			if decodeMembers(members, map[string]func([]byte) bool{
+				"name":      func(v []byte) bool { return json.Unmarshal(v, &c.Name) == nil },
+				"arguments": func(v []byte) bool { c.Arguments = v; return true },
+			}) {
+				*p = c
+				return nil
+			}
+		}
+	}
+	return json.Unmarshal(params, p)
+}
+
+// decodeMembers stores each member with the decoder of its key, in order
+// (the last of duplicates wins), and ignores unknown keys. It fails, for
+// the caller to use encoding/json, when a decoder fails or when a key
+// differs from a known one only in case (encoding/json matches keys
+// without regard to case).
+func decodeMembers(members []jsonx.Member, decoders map[string]func([]byte) bool) bool {
+	for _, m := range members {
+		dec, ok := decoders[m.Key]
+		if !ok {
+			for k := range decoders {
+				if strings.EqualFold(k, m.Key) {
+					return false
+				}
+			}
+			continue
+		}
+		if !dec(m.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeString decodes a JSON string or null (which leaves s as it is)
+// into s.
+func decodeString(v []byte, s *string) bool {
+	if string(v) == "null" {
+		return true
+	}
+	u, ok := jsonx.Unquote(v)
+	if ok {
+		*s = u
+	}
+	return ok
+}

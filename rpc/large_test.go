@@ -1,0 +1,56 @@
+package rpc
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bigString is a JSON string of more than 64 KiB with escapes.
+var bigString = func() string {
+	b, _ := json.Marshal(strings.Repeat("line \"x\" \\ é ✓\n", 8000))
+	return string(b)
+}()
+
+// TestLargeRequestsMatchEncodingJSON checks that large requests and
+// tools/call params decode as encoding/json decodes them, whether the fast
+// path takes them or leaves them to encoding/json.
+func TestLargeRequestsMatchEncodingJSON(t *testing.T) {
+	params := `{"name":"write","arguments":{"path":"/x","content":` + bigString + `}}`
+	requests := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`,
+		` { "params" : ` + params + ` , "method" : "tools/call" , "id" : "a\u00e9" , "jsonrpc" : "2.0" } `,
+		`{"jsonrpc":"2.0","id":null,"method":null,"params":` + params + `}`,
+		`{"jsonrpc":"2.0","id":1,"method":7,"params":` + params + `}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"x","method":"tools/call","params":` + params + `}`,
+		`{"jsonrpc":"2.0","id":1,"method":"a","method":"b","extra":[1,2],"params":` + params + `}`,
+		`{"jsonrpc":2,"id":1,"method":"tools/call","params":` + params + `}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `,}`,
+		`[` + params + `]`,
+	}
+	for _, msg := range requests {
+		var want, got request
+		wantErr := json.Unmarshal([]byte(msg), &want)
+		gotErr := unmarshalRequest([]byte(msg), &got)
+		assert.Equal(t, wantErr, gotErr, "%.80s", msg)
+		assert.Equal(t, want, got, "%.80s", msg)
+	}
+	for _, p := range []string{
+		params,
+		`{"arguments":{"content":` + bigString + `},"name":"write","_meta":{"progressToken":1}}`,
+		`{"name":7,"arguments":{"content":` + bigString + `}}`,
+		`{"Name":"write","arguments":{"content":` + bigString + `}}`,
+		`{"name":"write","arguments":` + bigString + `}`,
+		`{"name":"write","arguments":{"content":` + bigString + `}`,
+	} {
+		var want, got callParams
+		wantErr := json.Unmarshal([]byte(p), &want)
+		gotErr := unmarshalCallParams([]byte(p), &got)
+		assert.Equal(t, wantErr, gotErr, "%.80s", p)
+		require.Equal(t, want.Name, got.Name, "%.80s", p)
+		require.Equal(t, string(want.Arguments), string(got.Arguments), "%.80s", p)
+	}
+}

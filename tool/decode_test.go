@@ -1,0 +1,67 @@
+package tool
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDecodeLargeWriteArgs checks that large write arguments decode as
+// encoding/json decodes them, or are left to it.
+func TestDecodeLargeWriteArgs(t *testing.T) {
+	content, err := json.Marshal(strings.Repeat("text \"quoted\" é\n\x01", 10000) + "\xff")
+	require.NoError(t, err)
+	c := string(content)
+	for _, args := range []string{
+		`{"path":"/x","content":` + c + `}`,
+		`{"content":` + c + `,"path":"/x","encoding":"base64"}`,
+		`{"path":"/x","path":"/y","content":` + c + `}`,
+		`{"Path":"/x","content":` + c + `}`,
+		`{"path":null,"content":` + c + `}`,
+		`{"path":1,"content":` + c + `}`,
+		`{"path":"/x","content":` + c + `,"other":1}`,
+		`{"path":"/x","content":` + c,
+	} {
+		var want WriteArgs
+		wantErr := json.Unmarshal([]byte(args), &want)
+		got, ok := DecodeLargeWriteArgs([]byte(args))
+		if ok {
+			require.NoError(t, wantErr, "%.60s", args)
+			assert.Equal(t, want, got, "%.60s", args)
+		}
+	}
+	_, ok := DecodeLargeWriteArgs([]byte(`{"path":"/x","content":` + c + `}`))
+	assert.True(t, ok, "the common shape takes the fast path")
+}
+
+// TestValidateLarge checks that large arguments are validated as small
+// ones are.
+func TestValidateLarge(t *testing.T) {
+	reg, err := NewRegistry()
+	require.NoError(t, err)
+	write, ok := reg.Lookup(Write)
+	require.True(t, ok)
+	content, err := json.Marshal(strings.Repeat("x\n", 40000))
+	require.NoError(t, err)
+	c := string(content)
+	for args, want := range map[string]string{
+		`{"path":"/x","content":` + c + `}`:                     "",
+		`{"path":"/x","content":` + c + `,"encoding":"base64"}`: "",
+		`{"content":` + c + `}`:                                 "write tool missing string field: path",
+		`{"path":1,"content":` + c + `}`:                        "write tool: field path must be a string, got integer",
+		`{"path":"/x","content":` + c + `,"encoding":"hex"}`:    "write tool: field encoding must be one of [utf8 text base64], got hex",
+		`[` + c + `]`: "write tool: arguments must be an object, got array",
+	} {
+		err := write.Validate(json.RawMessage(args))
+		small := write.Validate(json.RawMessage(strings.Replace(args, c, `"x"`, 1)))
+		assert.Equal(t, small, err, "as encoding/json's path: %.60s", args)
+		if want == "" {
+			assert.NoError(t, err, "%.60s", args)
+		} else if assert.Error(t, err, "%.60s", args) {
+			assert.Equal(t, want, err.Error())
+		}
+	}
+}
