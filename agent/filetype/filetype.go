@@ -27,6 +27,7 @@
 package filetype
 
 import (
+	"encoding/binary"
 	"strings"
 
 	"github.com/gabriel-vasile/mimetype"
@@ -72,7 +73,11 @@ func Detect(head []byte, size int64) Type {
 	if size < int64(len(head)) {
 		size = -1
 	}
-	clean := isCleanText(head)
+	nul, suspicious := controls(head)
+	// Real binary data of any length contains some NUL or suspicious
+	// control character, so a clean head that matches a short signature
+	// is text that happens to begin like a binary format.
+	clean := !nul && suspicious == 0
 
 	// Signatures of boxsh v3 that mimetype lacks or ranks differently.
 	if mime, textual, ok := match(leadingSignatures, head, size); ok && (!clean || textual) {
@@ -94,7 +99,10 @@ func Detect(head []byte, size int64) Type {
 		return Type{MIME: mime, Binary: true}
 	}
 
-	if looksBinary(head) {
+	// The content heuristic of boxsh v3: any NUL byte, or more than 2% of
+	// suspicious control characters, makes the content binary. ISO-8859
+	// and UTF-8 text pass.
+	if nul || suspicious*50 > len(head) {
 		return Type{MIME: mimeBinary, Binary: true}
 	}
 	if isText && strings.HasPrefix(name, "text/") {
@@ -135,31 +143,36 @@ func isSuspicious(c byte) bool {
 	return false
 }
 
-// looksBinary is the content heuristic of boxsh v3: any NUL byte, or more
-// than 2% of suspicious control characters, makes the content binary.
-// ISO-8859 and UTF-8 text pass.
-func looksBinary(head []byte) bool {
-	suspicious := 0
-	for _, c := range head {
-		if c == 0 {
-			return true
+// control marks the NUL byte and the suspicious control characters.
+var control = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == 0 || isSuspicious(byte(c))
+	}
+	return t
+}()
+
+// controls reports whether head holds a NUL byte and how many suspicious
+// control characters it holds (up to the first NUL). It skips eight bytes
+// at a time that hold no byte below 0x20.
+func controls(head []byte) (nul bool, suspicious int) {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	for i := 0; i < len(head); {
+		if i+8 <= len(head) {
+			// (x-0x20*lsb)&^x&msb is zero when no byte of x is below 0x20
+			// (bytes >= 0x80 are masked out by ^x).
+			if x := binary.LittleEndian.Uint64(head[i:]); (x-0x20*lsb)&^x&msb == 0 {
+				i += 8
+				continue
+			}
 		}
-		if isSuspicious(c) {
+		c := head[i]
+		if control[c] {
+			if c == 0 {
+				return true, suspicious
+			}
 			suspicious++
 		}
+		i++
 	}
-	return suspicious*50 > len(head)
-}
-
-// isCleanText reports whether head has no NUL and no suspicious control
-// character at all. Real binary data of any length contains some, so a clean
-// head that matches a short signature is text that happens to begin like a
-// binary format.
-func isCleanText(head []byte) bool {
-	for _, c := range head {
-		if c == 0 || isSuspicious(c) {
-			return false
-		}
-	}
-	return true
+	return false, suspicious
 }

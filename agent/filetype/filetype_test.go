@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -404,4 +405,35 @@ func FuzzDetect(f *testing.F) {
 			t.Errorf("Detect(%q) = %+v for a non-empty head", truncate(head), got)
 		}
 	})
+}
+
+// TestControlsMatchesByteLoop checks the word-at-a-time scan of controls
+// against a plain loop over each byte, on random heads of every alignment.
+func TestControlsMatchesByteLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	alphabet := []byte("ab \t\n\r\x1b\x00\x01\x07\x08\x0e\x1f\x7f\x80\xc3\xa9\xff ")
+	for range 5000 {
+		head := make([]byte, r.IntN(40))
+		for i := range head {
+			if r.IntN(4) == 0 {
+				head[i] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				head[i] = 'x'
+			}
+		}
+		wantNUL, wantSuspicious := false, 0
+		for _, c := range head {
+			if c == 0 {
+				wantNUL = true
+				break
+			}
+			if isSuspicious(c) {
+				wantSuspicious++
+			}
+		}
+		nul, suspicious := controls(head)
+		if nul != wantNUL || (!nul && suspicious != wantSuspicious) {
+			t.Fatalf("controls(%q) = %v, %d; want %v, %d", head, nul, suspicious, wantNUL, wantSuspicious)
+		}
+	}
 }
