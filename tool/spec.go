@@ -185,7 +185,8 @@ func (s *Spec) Validate(args json.RawMessage) error {
 	if len(args) >= jsonx.Large {
 		// A big file to write: decoded several times faster, and long
 		// strings only checked, as only their type matters here (no long
-		// string is one of an enum's values).
+		// string is one of an enum's values; an error about one shows
+		// its JSON text).
 		if d, ok := jsonx.DecodeAny(args, 4<<10); ok {
 			v = d
 			args = nil
