@@ -4,6 +4,8 @@ package integration
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -12,11 +14,14 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	bframe "github.com/boxsh/boxsh/frame"
 )
 
 // The tests of this file check that `boxsh spec` prints the sandbox that
@@ -184,6 +189,8 @@ echo "proxy variables: $(env | grep -ci '_proxy=')"
 echo '== pid1'
 [ $$ = 1 ] && echo "the probe is PID 1" || echo "the probe is not PID 1"
 echo "pid 1: $(tr '\0' ' ' </proc/1/cmdline | cut -d' ' -f1)"
+echo '== init'
+tr '\0' ' ' </proc/1/cmdline; echo
 echo '== end'
 `)
 	return b.String()
@@ -524,6 +531,181 @@ func TestRuncSpecMatchesSandbox(t *testing.T) {
 			inBoxsh := parseObservation(t, r.stdout)
 			inRunc := parseObservation(t, runSpecUnderRunc(t, runc, fx.project, env, flags, argv))
 			compareObservations(t, inBoxsh, inRunc, tc.sections...)
+			if t.Failed() {
+				t.Logf("flags: %q", flags)
+			}
+		})
+	}
+}
+
+// runcInit is boxsh-init running under runc in the bundle of boxsh spec
+// (no command), driven over its frame socket as boxsh's front drives it.
+type runcInit struct {
+	t      *testing.T
+	client *bframe.Client
+	conn   *os.File
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+}
+
+// startInitUnderRunc writes the bundle of `boxsh spec --bundle B FLAGS`
+// (run in dir with env added) and runs it with runc, rootless, with one
+// end of a socket pair as fd 3 (runc --preserve-fds 1), where boxsh-init
+// expects its frames.
+func startInitUnderRunc(t *testing.T, ctx context.Context, runc, dir string, env, flags []string) *runcInit {
+	t.Helper()
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	r := runBoxshIn(t, ctx, dir, "", env, append([]string{"spec", "--bundle", bundle}, flags...)...)
+	require.Equal(t, 0, r.code(), "boxsh spec: %s", r.stderr)
+
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	// Non-blocking, so that os.File polls it and Close ends the client's
+	// blocked read (and with it boxsh-init's channel).
+	require.NoError(t, syscall.SetNonblock(fds[0], true))
+	ours, theirs := os.NewFile(uintptr(fds[0]), "frames"), os.NewFile(uintptr(fds[1]), "frames-init")
+	state := t.TempDir()
+	id := fmt.Sprintf("boxsh-runc-%d-%d", os.Getpid(), runcSeq.Add(1))
+	cmd := exec.CommandContext(ctx, runc, "--root", state, "run", "--preserve-fds", "1", "--bundle", bundle, id)
+	cmd.Dir = dir
+	cmd.ExtraFiles = []*os.File{theirs}
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.WaitDelay = 5 * time.Second
+	require.NoError(t, cmd.Start())
+	theirs.Close()
+	ri := &runcInit{t: t, client: bframe.NewClient(ours), conn: ours, cmd: cmd, stderr: stderr}
+	t.Cleanup(func() {
+		ri.stop()
+		_ = exec.Command(runc, "--root", state, "delete", "--force", id).Run()
+	})
+	return ri
+}
+
+// call runs a tool in boxsh-init and returns its result.
+func (ri *runcInit) call(name string, args any) toolResult {
+	ri.t.Helper()
+	b, err := json.Marshal(args)
+	require.NoError(ri.t, err)
+	type outcome struct {
+		result json.RawMessage
+		err    error
+	}
+	got := make(chan outcome, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), replyTimeout)
+	defer cancel()
+	require.NoError(ri.t, ri.client.Start(ctx, name, b, func(r json.RawMessage, err error) { got <- outcome{r, err} }))
+	o := <-got
+	require.NoError(ri.t, o.err, "%s under runc; runc's output:\n%s", name, ri.stderr.String())
+	var res toolResult
+	require.NoError(ri.t, json.Unmarshal(o.result, &res), "%s", o.result)
+	return res
+}
+
+// bash runs a command in boxsh-init and returns its stdout.
+func (ri *runcInit) bash(command string) string {
+	ri.t.Helper()
+	res := ri.call("bash", map[string]any{"command": command})
+	var out bashOutput
+	require.NoError(ri.t, json.Unmarshal(res.StructuredContent, &out), "bash result: %s", res.StructuredContent)
+	require.Equal(ri.t, 0, out.ExitCode, "bash under runc: %s", out.Stderr)
+	return out.Stdout
+}
+
+// stop closes the frame socket (boxsh-init then ends) and waits for runc.
+func (ri *runcInit) stop() {
+	ri.conn.Close()
+	done := make(chan struct{})
+	go func() { _ = ri.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(exitTimeout):
+		ri.t.Errorf("runc did not end within %v of the end of boxsh-init's frames", exitTimeout)
+		_ = ri.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// toolTexts are the texts of the file tools' results for the paths: what
+// read and stat answer (the denyRead rule named, say).
+func toolTexts(paths []string, call func(name string, args any) toolResult) string {
+	var b strings.Builder
+	for _, p := range paths {
+		for _, name := range []string{"read", "stat"} {
+			res := call(name, map[string]any{"path": p})
+			text := res.text()
+			switch {
+			case name == "read" && !res.IsError:
+				text = fmt.Sprintf("%d bytes", len(text))
+			case name == "stat" && !res.IsError:
+				// Without the modification time: a placeholder is made
+				// anew for each sandbox.
+				var st map[string]any
+				if json.Unmarshal([]byte(text), &st) == nil {
+					delete(st, "mtime")
+					b, _ := json.Marshal(st)
+					text = string(b)
+				}
+			}
+			fmt.Fprintf(&b, "%s %s: error=%v %s\n", name, p, res.IsError, strings.ReplaceAll(text, "\n", " "))
+		}
+	}
+	return b.String()
+}
+
+// TestRuncSpecInitMatchesRPC runs each mode's probe as a bash call of
+// `boxsh --rpc --sandbox FLAGS` and as a bash call of boxsh-init run by
+// runc from the bundle of `boxsh spec --bundle B FLAGS` (no command: the
+// spec runs boxsh-init), and compares what they saw, as
+// TestRuncSpecMatchesSandbox does, plus PID 1's command line (boxsh-init's
+// options) and what the file tools answer for the fixture's files.
+//
+// Differences known when this test was written (issue 13): those of
+// TestRuncSpecMatchesSandbox but PID 1 (boxsh-init is PID 1 in both). In
+// network-allowlist, boxsh-init has --proxy-fd 4 in both, but under runc
+// nothing gives it a descriptor 4, so nothing listens on the proxy port.
+func TestRuncSpecInitMatchesRPC(t *testing.T) {
+	requireRootless(t)
+	runc := requireRunc(t)
+	version := runcVersion(t, runc)
+	for _, tc := range runcCases() {
+		if tc.command {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.minRunc != "" && versionBefore(version, tc.minRunc) {
+				t.Skipf("runc %s (before %s) cannot run this mode as the spec says: %s", version, tc.minRunc, tc.why)
+			}
+			fx := newRuncFixture(t)
+			flags := tc.flags(t, fx)
+			write := append(slices.Clone(defaultWritable), fx.home, fx.project)
+			var create, read []string
+			for _, p := range tc.write {
+				write = append(write, fx.path(p))
+			}
+			for _, p := range tc.create {
+				create = append(create, fx.path(p))
+			}
+			for _, p := range tc.read {
+				read = append(read, fx.path(p))
+			}
+			env := append(slices.Clone(fx.env), "BOXSH_RUNC_PASSED=passed", "BOXSH_RUNC_TOKEN=secret")
+			script := probeScript(fx, write, create, read)
+
+			ctx := testContext(t)
+			s := startServer(t, ctx, serverOptions{dir: fx.project, env: env, args: append([]string{"--sandbox"}, flags...)})
+			out := s.bash(script)
+			require.Equal(t, 0, out.ExitCode, "boxsh --rpc --sandbox: %s", out.Stderr)
+			inBoxsh := parseObservation(t, out.Stdout)
+			inBoxsh.sections["tools"] = toolTexts(read, func(name string, args any) toolResult {
+				return s.call(name, args).toolResult(t)
+			})
+			s.stop()
+
+			ri := startInitUnderRunc(t, ctx, runc, fx.project, env, flags)
+			inRunc := parseObservation(t, ri.bash(script))
+			inRunc.sections["tools"] = toolTexts(read, ri.call)
+			compareObservations(t, inBoxsh, inRunc, "pid1", "init", "tools")
 			if t.Failed() {
 				t.Logf("flags: %q", flags)
 			}
