@@ -455,11 +455,9 @@ func compareObservations(t *testing.T, boxsh, runc observation, extra ...string)
 //     ... at the root of a wr bind) are left out of the spec, so under
 //     runc the sandbox can create them (bind-wr, binds-all-kinds,
 //     policy-file-rules, policy-allow-write, command).
-//   - --network allowlist: the proxy is served by boxsh's front (fd 4);
-//     the spec of a command has neither the proxy nor its variables
-//     (network-allowlist).
-//   - A command after -- is PID 1 in the spec, where boxsh runs it under
-//     boxsh-init --exec (pid1).
+//   - --network allowlist: the proxy is served by boxsh's front, over
+//     fd 4, which runc does not give; boxsh-init warns, and nothing
+//     listens on the proxy port (network-allowlist).
 func TestRuncSpecMatchesSandbox(t *testing.T) {
 	requireRootless(t)
 	runc := requireRunc(t)
@@ -629,9 +627,7 @@ func toolTexts(paths []string, call func(name string, args any) toolResult) stri
 // options) and what the file tools answer for the fixture's files.
 //
 // Differences known when this test was written (issue 13): those of
-// TestRuncSpecMatchesSandbox but PID 1 (boxsh-init is PID 1 in both). In
-// network-allowlist, boxsh-init has --proxy-fd 4 in both, but under runc
-// nothing gives it a descriptor 4, so nothing listens on the proxy port.
+// TestRuncSpecMatchesSandbox.
 func TestRuncSpecInitMatchesRPC(t *testing.T) {
 	requireRootless(t)
 	runc := requireRunc(t)
