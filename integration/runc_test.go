@@ -30,7 +30,9 @@ import (
 // (rootless, as the unprivileged user), in the bundle that
 // `boxsh spec --bundle B FLAGS -- /bin/sh -c PROBE` writes, and what the
 // two print is compared section by section: mounts, writable and readable
-// paths, network, environment, rlimits.
+// paths, network, environment, rlimits. TestRuncSpecInitMatchesRPC does
+// the same for the spec without a command (boxsh-init under runc, driven
+// over its frame socket) against boxsh --rpc --sandbox.
 
 // runcPath is the runc the tests run bundles with ("" when missing).
 func runcPath() string {
@@ -328,6 +330,16 @@ type runcCase struct {
 	sections []string
 }
 
+// paths are the fixture's paths names (see runcFixture.path) after the
+// sandbox paths given.
+func (runcCase) paths(fx *runcFixture, given, names []string) []string {
+	out := slices.Clone(given)
+	for _, n := range names {
+		out = append(out, fx.path(n))
+	}
+	return out
+}
+
 // defaultWritable are the sandbox paths every probe tries to write.
 var defaultWritable = []string{"/", "/tmp", "/etc", "/usr", "/dev/shm", "/.boxsh"}
 
@@ -465,19 +477,10 @@ func TestRuncSpecMatchesSandbox(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newRuncFixture(t)
 			flags := tc.flags(t, fx)
-			write := append(slices.Clone(defaultWritable), fx.home, fx.project)
-			var create, read []string
-			for _, p := range tc.write {
-				write = append(write, fx.path(p))
-			}
-			for _, p := range tc.create {
-				create = append(create, fx.path(p))
-			}
-			for _, p := range tc.read {
-				read = append(read, fx.path(p))
-			}
+			read := tc.paths(fx, nil, tc.read)
+			script := probeScript(fx, tc.paths(fx, defaultWritable, append([]string{"home", "project"}, tc.write...)),
+				tc.paths(fx, nil, tc.create), read)
 			env := append(slices.Clone(fx.env), "BOXSH_RUNC_PASSED=passed", "BOXSH_RUNC_TOKEN=secret")
-			script := probeScript(fx, write, create, read)
 			argv := []string{"/bin/sh", "-c", script}
 
 			ctx := testContext(t)
@@ -638,19 +641,10 @@ func TestRuncSpecInitMatchesRPC(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newRuncFixture(t)
 			flags := tc.flags(t, fx)
-			write := append(slices.Clone(defaultWritable), fx.home, fx.project)
-			var create, read []string
-			for _, p := range tc.write {
-				write = append(write, fx.path(p))
-			}
-			for _, p := range tc.create {
-				create = append(create, fx.path(p))
-			}
-			for _, p := range tc.read {
-				read = append(read, fx.path(p))
-			}
+			read := tc.paths(fx, nil, tc.read)
+			script := probeScript(fx, tc.paths(fx, defaultWritable, append([]string{"home", "project"}, tc.write...)),
+				tc.paths(fx, nil, tc.create), read)
 			env := append(slices.Clone(fx.env), "BOXSH_RUNC_PASSED=passed", "BOXSH_RUNC_TOKEN=secret")
-			script := probeScript(fx, write, create, read)
 
 			ctx := testContext(t)
 			s := startServer(t, ctx, serverOptions{dir: fx.project, env: env, args: append([]string{"--sandbox"}, flags...)})
