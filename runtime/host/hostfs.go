@@ -318,8 +318,10 @@ func isPlaceholder(p string) bool {
 	return false
 }
 
-// PreparePlaceholders makes the empty read-only file and directory of
-// SpecConfig.Placeholders in dir.
+// PreparePlaceholders makes the placeholders of SpecConfig.Placeholders
+// in dir: the empty read-only file and directory, the commondir, and the
+// empty file and directory of mode 0 that cover what denyRead rules name.
+// Running it again on the same dir is harmless.
 func PreparePlaceholders(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "dir"), 0o755); err != nil {
 		return err
@@ -331,6 +333,12 @@ func PreparePlaceholders(dir string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "commondir"), []byte(commondirContent), 0o444); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(dir, deniedDirName), 0); err != nil && !os.IsExist(err) {
+		return err
+	}
+	if err := os.Chmod(filepath.Join(dir, deniedDirName), 0); err != nil {
 		return err
 	}
 	return os.Chmod(filepath.Join(dir, "dir"), 0o555)

@@ -133,6 +133,10 @@ func TestRemovePlaceholders(t *testing.T) {
 	require.NoError(t, PreparePlaceholders(ph))
 	assert.FileExists(t, filepath.Join(ph, "file"))
 	assert.DirExists(t, filepath.Join(ph, "dir"))
+	fi, err := os.Stat(filepath.Join(ph, "denied-dir"))
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeDir, fi.Mode(), "the cover of a denyRead directory: empty, mode 0")
+	require.NoError(t, PreparePlaceholders(ph), "again, on the same directory")
 
 	at := func(p string) string { return filepath.Join(home, p) }
 	protect := []HostPath{

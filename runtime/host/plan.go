@@ -24,6 +24,7 @@ const RulesPath = plan.RulesPath
 const (
 	commondirContent = plan.CommondirContent
 	deniedName       = plan.DeniedName
+	deniedDirName    = plan.DeniedDirName
 )
 
 func isUnder(path, prefix string) bool                     { return plan.IsUnder(path, prefix) }

@@ -33,3 +33,7 @@ const CommondirContent = commondirContent
 // DeniedName is the name, among the placeholders, of the mode-0 file bound
 // over the files that denyRead rules cover.
 const DeniedName = deniedName
+
+// DeniedDirName is the name, among the placeholders, of the mode-0
+// directory bound over the directories that denyRead rules cover.
+const DeniedDirName = deniedDirName

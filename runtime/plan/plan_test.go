@@ -204,7 +204,7 @@ func TestPlan(t *testing.T) {
 				c.Placeholders = "/state/placeholders"
 			},
 			check: func(t *testing.T, p *Plan) {
-				assert.Equal(t, "tmpfs", planMount(p.Spec, "/work/p/secrets").Type)
+				assert.Equal(t, "/state/placeholders/denied-dir", planMount(p.Spec, "/work/p/secrets").Source)
 				assert.Equal(t, "/state/placeholders/denied", planMount(p.Spec, "/work/p/.env").Source)
 				assert.Equal(t, []string{"bind", "ro", "nosuid", "nodev"}, planMount(p.Spec, "/work/p/Makefile").Options)
 				var entries []map[string]any

@@ -222,8 +222,8 @@ type SpecConfig struct {
 	// directory from Placeholders, or are left out when it is empty.
 	Protect []HostPath
 	// Placeholders is a host directory with an empty file "file" and an
-	// empty directory "dir", and an unreadable empty file "denied" (see
-	// PreparePlaceholders).
+	// empty directory "dir", and an unreadable empty file "denied" and
+	// directory "denied-dir" (see PreparePlaceholders).
 	Placeholders string
 	// Rules are the policy's file rules, resolved (see ResolveFileRules).
 	Rules FileRules
@@ -769,16 +769,24 @@ func checkCleanAbs(kind, p string) error {
 	return nil
 }
 
-// deniedName is the name in SpecConfig.Placeholders of the empty file,
-// mode 0, bound over the files that denyRead rules cover.
-const deniedName = "denied"
+// deniedName and deniedDirName are the names in SpecConfig.Placeholders
+// of the empty file and directory, mode 0, bound over the files and
+// directories that denyRead rules cover.
+const (
+	deniedName    = "denied"
+	deniedDirName = "denied-dir"
+)
 
 // fileRuleMounts are the mounts of the file rules, after every bind (they
 // cover paths inside them), outermost first: denyWrite paths bound
-// read-only onto themselves; denyRead directories covered by an empty
-// read-only tmpfs of mode 0, denyRead files by the empty placeholder of
-// mode 0 (or, without placeholders, /dev/null). Root in the sandbox has no
-// CAP_DAC_OVERRIDE, so both answer "Permission denied", and neither can be
+// read-only onto themselves; denyRead files and directories covered by
+// the empty placeholders of mode 0. Without placeholders (a printed
+// spec), files are covered by /dev/null (empty and readable: the spec's
+// user should run it with placeholders, as boxsh spec --bundle does) and
+// directories by an empty read-only tmpfs of mode 0 (which runc before
+// 1.1.8, Debian 12's, gives the mode of the directory it covers instead:
+// opencontainers/runc#3911). Root in the sandbox has no CAP_DAC_OVERRIDE,
+// so the placeholders answer "Permission denied", and no cover can be
 // changed (read-only, and mount is refused).
 func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
 	var ms []specs.Mount
@@ -793,6 +801,8 @@ func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
 			return nil, err
 		}
 		switch {
+		case rp.Dir && placeholders != "":
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: filepath.Join(placeholders, deniedDirName), Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		case rp.Dir:
 			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=000", "size=4k"}})
 		case placeholders != "":
