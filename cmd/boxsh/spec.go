@@ -28,9 +28,10 @@ What boxsh does besides at start is named in the spec's org.boxsh.*
 annotations (see README.md). --sandbox is implied.
 
 Options:
-  --bundle DIR         Write DIR/config.json and prepare DIR/rootfs (and the
-                       cow directories) instead of printing: then
-                       runc run --bundle DIR ID  runs the sandbox.
+  --bundle DIR         Write DIR/config.json and prepare DIR/rootfs,
+                       DIR/placeholders (and the cow directories) instead
+                       of printing: then  runc run --bundle DIR ID  runs
+                       the sandbox.
   --rootfs DIR         The root directory in the spec (default: rootfs,
                        relative to the bundle). An empty directory that
                        boxsh spec --bundle prepares.
@@ -152,6 +153,13 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	}
 	if so.bundle != "" {
 		pc.Target = plan.TargetBundle
+		abs, err := filepath.Abs(so.bundle)
+		if err != nil {
+			return fail(err)
+		}
+		pc.Placeholders = filepath.Join(abs, "placeholders")
+		// A placeholder another sandbox holds is one here too.
+		host.ShareHeldPlaceholders(pc.Protect)
 	}
 	initPath, initErr := specFindInit()
 	if opts.mode == modeCommand {
@@ -266,8 +274,19 @@ func writeBundle(bundle string, sp *plan.Plan, pc plan.Config, config []byte) er
 	if err := host.WritePlanFiles(rootfs, sp.Files); err != nil {
 		return err
 	}
+	if err := host.PreparePlaceholders(pc.Placeholders); err != nil {
+		return fmt.Errorf("prepare %s: %w", pc.Placeholders, err)
+	}
+	if err := host.MakePlaceholderDirs(pc.Protect); err != nil {
+		return err
+	}
 	if err := host.PrepareCowDirs(pc.Sandbox.Binds); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(bundle, "config.json"), config, 0o644)
+	// 0600: the environment may hold variables the policy passes.
+	path := filepath.Join(bundle, "config.json")
+	if err := os.WriteFile(path, config, 0o600); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
 }

@@ -267,6 +267,25 @@ func TestSpecPrintsWhatRuns(t *testing.T) {
 	rules, err := os.ReadFile(filepath.Join(bundle, "rootfs", frame.RulesPath))
 	require.NoError(t, err, "--bundle writes the rules file into the root")
 	assert.Equal(t, s.Annotations[plan.FileAnnotation+frame.RulesPath], string(rules))
+	// The bundle's placeholders cover the missing protected paths and
+	// what the file rules deny, as boxsh's own do.
+	placeholders := filepath.Join(bundle, "placeholders")
+	vscode := filepath.Join(dir, ".vscode")
+	assert.NotContains(t, s.Annotations, plan.PlaceholderAnnotation+vscode, "the spec carries the mount")
+	var covered *specs.Mount
+	for i, m := range s.Mounts {
+		if m.Destination == vscode {
+			covered = &s.Mounts[i]
+		}
+	}
+	require.NotNil(t, covered, "the missing .vscode is covered")
+	assert.Equal(t, filepath.Join(placeholders, "dir"), covered.Source)
+	assert.Contains(t, covered.Options, "ro")
+	for name, mode := range map[string]os.FileMode{"dir": 0o555 | os.ModeDir, "file": 0o444, "denied": 0, "denied-dir": os.ModeDir} {
+		fi, err := os.Stat(filepath.Join(placeholders, name))
+		require.NoError(t, err, name)
+		assert.Equal(t, mode, fi.Mode(), name)
+	}
 }
 
 // writePolicy writes a policy settings file and returns its path.

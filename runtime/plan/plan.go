@@ -135,8 +135,10 @@ type Config struct {
 	Host    HostFacts
 	Protect []HostPath
 	Rules   FileRules
-	// Placeholders is the directory of placeholders (TargetStart, see
-	// PreparePlaceholders).
+	// Placeholders is the directory of placeholders (TargetStart, and
+	// TargetBundle's in the bundle; see PreparePlaceholders). Without it
+	// the missing protected paths are left out of the spec, and what the
+	// file rules cover is covered by /dev/null and tmpfs instead.
 	Placeholders string
 	// Cgroup is the sandbox's own cgroup path when it gets one (TargetStart as
 	// root, see SandboxCgroup); "": none.
@@ -398,8 +400,14 @@ func (p *Plan) adjustInlineEtc(cfg Config, ann map[string]string) error {
 // adjustPlaceholders names the missing protected paths: boxsh makes each
 // on the host at start (an empty file or directory, a commondir holding
 // "."), binds a read-only placeholder over it, and removes it after the
-// sandbox. A spec without placeholders leaves them out.
+// sandbox. A printed spec (no placeholders) leaves them out. The spec of
+// a bundle binds the bundle's placeholders over them as boxsh does, and
+// names none: the runtime makes the mount points on the host, and they
+// stay after the run (empty, and covered again by the next sandbox).
 func (p *Plan) adjustPlaceholders(cfg Config, ann map[string]string) error {
+	if cfg.Target == TargetBundle {
+		return nil
+	}
 	for _, hp := range cfg.Protect {
 		if hp.Missing {
 			ann[PlaceholderAnnotation+hp.Path] = placeholderName(hp)

@@ -234,6 +234,21 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, "dir", p.Annotations["org.boxsh.placeholder./work/p/.vscode"])
 			},
 		},
+		"a bundle binds its placeholders over the missing protected paths": {
+			cfg: func(c *Config) {
+				c.Target = TargetBundle
+				c.Sandbox.Binds = []policy.Bind{{Mode: policy.ReadWrite, Src: "/work/p", Dst: "/work/p"}}
+				c.Protect = []HostPath{missing}
+				c.Rules = rules
+				c.Placeholders = "/bundle/placeholders"
+			},
+			check: func(t *testing.T, p *Plan) {
+				assert.Equal(t, "/bundle/placeholders/dir", planMount(p.Spec, "/work/p/.vscode").Source)
+				assert.NotContains(t, p.Spec.Annotations, "org.boxsh.placeholder./work/p/.vscode", "the spec carries the mount")
+				assert.Equal(t, "/bundle/placeholders/denied", planMount(p.Spec, "/work/p/.env").Source)
+				assert.Equal(t, "/bundle/placeholders/denied-dir", planMount(p.Spec, "/work/p/secrets").Source)
+			},
+		},
 		"a printed spec leaves the placeholders out and names them": {
 			cfg: func(c *Config) {
 				c.Target = TargetPrint
