@@ -44,14 +44,11 @@ Options:
                        The sandbox, as for boxsh.
 
 Without --bundle, cow:SRC:DST needs DST and DST's work directory
-<parent of DST>/.boxsh/<name of DST> to exist when the spec is run.
-The environment of the process is PATH, HOME, USER, LOGNAME, TERM, TZ, LANG
-and LC_* from boxsh's, as the policy passes and sets them.
+<parent of DST>/.boxsh/<name of DST> to exist when the spec is run, and
+the protected paths that do not exist are left out (see the annotations).
+The environment of the process is the one boxsh --sandbox gives commands:
+boxsh's, as the policy passes and sets it.
 `
-
-// specEnvNames are the variables boxsh spec copies into the spec: the
-// spec is a file, which should not carry the caller's secrets.
-var specEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TERM", "TZ", "LANG"}
 
 // specHost and specFindInit are the host facts and boxsh-init lookup of
 // boxsh spec (replaced in tests).
@@ -140,7 +137,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		Target:   plan.TargetPrint,
 		Sandbox:  sb,
 		Policy:   pol,
-		Env:      policy.CommandEnv(pol, specEnv(os.Environ())),
+		Env:      policy.CommandEnv(pol, os.Environ()),
 		Terminal: opts.interactive,
 		Cwd:      cwd,
 		UID:      uint32(os.Getuid()),
@@ -241,25 +238,10 @@ func parseSpecArgs(argv []string) (specOptions, []string, error) {
 	return so, rest, nil
 }
 
-// specEnv is the part of env that goes into the spec.
-func specEnv(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		for _, n := range specEnvNames {
-			if name == n {
-				out = append(out, kv)
-			}
-		}
-		if strings.HasPrefix(name, "LC_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // writeBundle writes config.json into the bundle directory and prepares
-// its root directory (with the plan's files) and the cow directories.
+// its root directory (with the plan's files), its placeholders, the
+// directories above the missing protected paths (pinned by the spec) and
+// the cow directories: what boxsh prepares before it starts a sandbox.
 func writeBundle(bundle string, sp *plan.Plan, pc plan.Config, config []byte) error {
 	if err := os.MkdirAll(bundle, 0o755); err != nil {
 		return err

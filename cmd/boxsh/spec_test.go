@@ -98,9 +98,38 @@ func TestSpecCommand(t *testing.T) {
 	assert.Contains(t, out, `"source": "/opt/boxsh-init"`, "boxsh-init is bound when there is one")
 }
 
+// TestSpecEnv: the spec's process gets the environment boxsh --sandbox
+// gives commands (policy.CommandEnv of boxsh's): the base variables, what
+// the policy passes (secret-looking names only when named exactly) and
+// sets, and nothing else.
 func TestSpecEnv(t *testing.T) {
-	env := specEnv([]string{"PATH=/bin", "HOME=/h", "AWS_SECRET_ACCESS_KEY=x", "LC_ALL=C", "LANG=C.UTF-8", "GITHUB_TOKEN=y", "TERM=xterm", "PATHX=1"})
-	assert.Equal(t, []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "LANG=C.UTF-8", "TERM=xterm"}, env)
+	stubSpecHost(t, "/opt/boxsh-init")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("PATH", "/bin")
+	t.Setenv("LC_ALL", "C")
+	t.Setenv("BOXSH_SPEC_PASSED", "1")
+	t.Setenv("BOXSH_SPEC_TOKEN", "secret")
+	t.Setenv("PATHX", "1")
+	dir := t.TempDir()
+	pol := filepath.Join(t.TempDir(), "policy.json")
+	require.NoError(t, os.WriteFile(pol, []byte(`{"environment": {"pass": ["BOXSH_SPEC_*"], "set": {"CI": "true"}}}`), 0o644))
+	code, out, errOut := spec(t, dir, "--policy", pol)
+	require.Equal(t, 0, code, errOut)
+	env := decodeSpec(t, out).Process.Env
+	for _, kv := range []string{"PATH=/bin", "LC_ALL=C", "BOXSH_SPEC_PASSED=1", "CI=true"} {
+		assert.Contains(t, env, kv)
+	}
+	for _, kv := range []string{"BOXSH_SPEC_TOKEN=secret", "PATHX=1"} {
+		assert.NotContains(t, env, kv)
+	}
+
+	bundle := filepath.Join(t.TempDir(), "b")
+	code, _, errOut = spec(t, dir, "--bundle", bundle, "--policy", pol)
+	require.Equal(t, 0, code, errOut)
+	fi, err := os.Stat(filepath.Join(bundle, "config.json"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "config.json holds the passed variables")
 }
 
 func TestSpecBundle(t *testing.T) {
