@@ -35,9 +35,12 @@ func runExec(args []string) int {
 		watchLifeline(o.Lifeline)
 	}
 	if o.ProxyFD > 0 {
+		// As with --rpc: without the proxy (a spec run by another
+		// runtime, which gives no fd 4), the command runs with no way
+		// out, since its network namespace holds only loopback. boxsh
+		// itself always passes the socket.
 		if err := serveProxy(context.Background(), o.ProxyFD, o.ProxyListen); err != nil {
-			fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
-			return 1
+			fmt.Fprintf(os.Stderr, "boxsh-init: no network proxy: %v\n", err)
 		}
 	}
 	path, err := exec.LookPath(argv[0])

@@ -50,6 +50,21 @@ func run() int {
 	proc.ReserveProcs(o.Workers)
 	log := hclog.New(&hclog.LoggerOptions{Name: "boxsh-init", Level: hclog.LevelFromString(o.LogLevel), Output: os.Stderr})
 
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	if o.ProxyFD > 0 {
+		// Before anything else takes a descriptor: when the runtime gave
+		// no proxy socket (a spec run by another runtime, which passes
+		// only the descriptors asked for), the frame socket's duplicate
+		// would get the proxy's number, and serveProxy would take it.
+		// Without the proxy, commands have no way out: the network
+		// namespace holds only loopback.
+		if err := serveProxy(ctx, o.ProxyFD, o.ProxyListen); err != nil {
+			log.Warn("no network proxy", "error", err)
+		}
+	}
 	f := os.NewFile(uintptr(o.FD), "frames")
 	conn, err := net.FileConn(f)
 	f.Close()
@@ -58,10 +73,6 @@ func run() int {
 		return 2
 	}
 	defer conn.Close()
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer stop()
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
 	// As PID 1 of a sandbox, boxsh-init inherits every orphan: it reaps
 	// them, leaving the exit status of its own children to their Wait.
@@ -90,13 +101,6 @@ func run() int {
 		return 1
 	}
 	starttrace.Mark("init.agent")
-	if o.ProxyFD > 0 {
-		// Without the proxy (a spec run by another runtime), commands
-		// have no way out: the network namespace holds only loopback.
-		if err := serveProxy(ctx, o.ProxyFD, o.ProxyListen); err != nil {
-			log.Warn("no network proxy", "error", err)
-		}
-	}
 	go func() {
 		// Unblock Serve when a signal arrives.
 		<-ctx.Done()
