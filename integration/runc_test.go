@@ -89,6 +89,9 @@ func newRuncFixture(t *testing.T) *runcFixture {
 		"README": "readme\n", ".env": "SECRET=1\n", ".env.example": "SECRET=\n",
 		"keys/id": "key\n", "certs/server.pem": "PEM\n", "docs/guide.md": "guide\n",
 		"build/out.txt": "old\n", "src/main.go": "package main\n",
+		// A repository without hooks: its hooks directory is protected
+		// while missing (a placeholder).
+		".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n\tbare = false\n",
 	} {
 		writeHostFile(t, filepath.Join(fx.project, name), content, 0o644)
 	}
@@ -260,8 +263,8 @@ var mountFlags = []string{"ro", "rw", "nosuid", "nodev", "noexec"}
 // entries of /etc (/etc/NAME). boxsh copies the small ones into its root
 // instead of binding them (runtime/inline.go, for start-up time); the
 // "etc" section compares what they hold, and "writable" that /etc stays
-// read-only. (Still a difference between the printed spec and what runs,
-// which the spec is to state in an annotation: issue 13.)
+// read-only. (The spec keeps the binds and names them in
+// org.boxsh.inline.PATH annotations.)
 func normaliseMounts(mountinfo string) string {
 	var lines []string
 	for _, line := range strings.Split(strings.TrimSpace(mountinfo), "\n") {
@@ -328,6 +331,10 @@ type runcCase struct {
 	write, create, read []string
 	// sections are compared besides runcSections.
 	sections []string
+	// proxy tells that the sandbox's network goes through the front's
+	// proxy (--network allowlist): the one known difference under runc
+	// (see knownProxyDifference).
+	proxy bool
 }
 
 // paths are the fixture's paths names (see runcFixture.path) after the
@@ -345,9 +352,11 @@ var defaultWritable = []string{"/", "/tmp", "/etc", "/usr", "/dev/shm", "/.boxsh
 
 // Paths of the fixture the cases try.
 var (
-	runcBindPaths   = []string{"project", "project/build", "project/docs", "project/src", "ro", "wr", "cow-src", "cow-dst"}
-	runcCreatePaths = []string{"project/.vscode", "project/.claude", "project/newdir", "wr/.vscode", "wr/newdir", "cow-dst/.vscode"}
-	runcReadPaths   = []string{"project/README", "project/.env", "project/.env.example", "project/keys", "project/keys/id",
+	runcBindPaths = []string{"project", "project/build", "project/docs", "project/src", "ro", "wr", "cow-src", "cow-dst",
+		"project/.vscode", "project/.git", "project/.git/hooks"}
+	runcCreatePaths = []string{"project/.vscode", "project/.claude", "project/.mcp.json", "project/.git/hooks", "project/.git/hooks/x",
+		"project/newdir", "wr/.vscode", "wr/newdir", "cow-dst/.vscode"}
+	runcReadPaths = []string{"project/README", "project/.env", "project/.env.example", "project/keys", "project/keys/id",
 		"project/certs/server.pem", "project/docs/guide.md", "ro/file", "wr/file", "cow-src/file", "cow-dst/file", "cow-dst/.env"}
 )
 
@@ -381,7 +390,7 @@ func runcCases() []runcCase {
 		{name: "new-net-ns", flags: func(*testing.T, *runcFixture) []string {
 			return []string{"--new-net-ns"}
 		}},
-		{name: "network-allowlist", flags: func(*testing.T, *runcFixture) []string {
+		{name: "network-allowlist", proxy: true, flags: func(*testing.T, *runcFixture) []string {
 			return []string{"--network", "allowlist", "--allow-domain", "example.com"}
 		}},
 		files(runcCase{name: "policy-file-rules", flags: func(t *testing.T, fx *runcFixture) []string {
@@ -420,11 +429,11 @@ var runcSeq atomic.Int32
 
 // runSpecUnderRunc writes the bundle of `boxsh spec FLAGS -- ARGV` (run
 // in dir with env added) and runs it with runc, rootless, and returns
-// what the process printed.
-func runSpecUnderRunc(t *testing.T, runc, dir string, env, flags, argv []string) string {
+// what the process printed and the bundle.
+func runSpecUnderRunc(t *testing.T, runc, dir string, env, flags, argv []string) (out, bundle string) {
 	t.Helper()
 	ctx := testContext(t)
-	bundle := filepath.Join(t.TempDir(), "bundle")
+	bundle = filepath.Join(t.TempDir(), "bundle")
 	args := append(append([]string{"spec", "--bundle", bundle}, flags...), "--")
 	r := runBoxshIn(t, ctx, dir, "", env, append(args, argv...)...)
 	require.Equal(t, 0, r.code(), "boxsh spec: %s", r.stderr)
@@ -445,7 +454,40 @@ func runSpecUnderRunc(t *testing.T, runc, dir string, env, flags, argv []string)
 		config, _ := os.ReadFile(filepath.Join(bundle, "config.json"))
 		t.Fatalf("runc run: %v\nstderr: %s\nstdout: %s\nconfig.json:\n%s", err, stderr.String(), truncate(stdout.String()), truncate(config))
 	}
-	return stdout.String()
+	return stdout.String(), bundle
+}
+
+// bundleAnnotations are the annotations of the bundle's config.json.
+func bundleAnnotations(t *testing.T, bundle string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	require.NoError(t, err)
+	var spec struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	require.NoError(t, json.Unmarshal(b, &spec))
+	return spec.Annotations
+}
+
+// proxyLine is the network section's line about the proxy port.
+const proxyLine = "proxy: reachable\n"
+
+// knownProxyDifference checks the one difference --network allowlist has
+// under runc, and takes it out of the runc observation so that the rest is
+// compared. boxsh's front serves the network proxy over fd 4 (boxsh-init
+// exposes it on the proxy port); runc gives no fd 4, so nothing listens
+// there, which the spec names (org.boxsh.fd.4 = proxy). What must still
+// hold, and is compared after this: the same environment (the proxy
+// variables), the same network namespace, and the network closed: nothing
+// outside is reachable (it fails closed, it does not open up).
+func knownProxyDifference(t *testing.T, annotations map[string]string, boxsh, runc observation) {
+	t.Helper()
+	assert.Equal(t, "proxy", annotations["org.boxsh.fd.4"], "the spec names the proxy's descriptor")
+	require.Contains(t, boxsh.sections["network"], proxyLine, "boxsh's sandbox reaches its proxy")
+	require.Contains(t, boxsh.sections["network"], "outside: unreachable\n")
+	require.Contains(t, runc.sections["network"], "proxy: unreachable\n", "under runc no front serves the proxy")
+	require.Contains(t, runc.sections["network"], "outside: unreachable\n", "under runc the network stays closed")
+	runc.sections["network"] = strings.Replace(runc.sections["network"], "proxy: unreachable\n", proxyLine, 1)
 }
 
 // compareObservations requires the two runs to have observed the same,
@@ -461,15 +503,11 @@ func compareObservations(t *testing.T, boxsh, runc observation, extra ...string)
 // TestRuncSpecMatchesSandbox runs each mode's probe in boxsh --sandbox and
 // in boxsh spec's bundle under runc, and compares what they saw.
 //
-// Differences known when this test was written (issue 13), each failing
-// the subtests named:
-//   - The protected paths that do not exist (.vscode, .claude, .mcp.json,
-//     ... at the root of a wr bind) are left out of the spec, so under
-//     runc the sandbox can create them (bind-wr, binds-all-kinds,
-//     policy-file-rules, policy-allow-write, command).
-//   - --network allowlist: the proxy is served by boxsh's front, over
-//     fd 4, which runc does not give; boxsh-init warns, and nothing
-//     listens on the proxy port (network-allowlist).
+// The one difference left, checked and named by knownProxyDifference:
+// --network allowlist's proxy, which boxsh's front serves over fd 4 and
+// runc does not give (network-allowlist). What legitimately differs per
+// runtime is normalised, with the reason (normaliseMounts,
+// normaliseLimits).
 func TestRuncSpecMatchesSandbox(t *testing.T) {
 	requireRootless(t)
 	runc := requireRunc(t)
@@ -493,7 +531,11 @@ func TestRuncSpecMatchesSandbox(t *testing.T) {
 			r := runBoxshIn(t, ctx, fx.project, "", env, args...)
 			require.Equal(t, 0, r.code(), "boxsh --sandbox: %s\n%s", r.stderr, r.stdout)
 			inBoxsh := parseObservation(t, r.stdout)
-			inRunc := parseObservation(t, runSpecUnderRunc(t, runc, fx.project, env, flags, argv))
+			out, bundle := runSpecUnderRunc(t, runc, fx.project, env, flags, argv)
+			inRunc := parseObservation(t, out)
+			if tc.proxy {
+				knownProxyDifference(t, bundleAnnotations(t, bundle), inBoxsh, inRunc)
+			}
 			compareObservations(t, inBoxsh, inRunc, tc.sections...)
 			if t.Failed() {
 				t.Logf("flags: %q", flags)
@@ -506,6 +548,7 @@ func TestRuncSpecMatchesSandbox(t *testing.T) {
 // (no command), driven over its frame socket as boxsh's front drives it.
 type runcInit struct {
 	t      *testing.T
+	bundle string
 	client *bframe.Client
 	conn   *os.File
 	cmd    *exec.Cmd
@@ -538,7 +581,7 @@ func startInitUnderRunc(t *testing.T, ctx context.Context, runc, dir string, env
 	cmd.WaitDelay = 5 * time.Second
 	require.NoError(t, cmd.Start())
 	theirs.Close()
-	ri := &runcInit{t: t, client: bframe.NewClient(ours), conn: ours, cmd: cmd, stderr: stderr}
+	ri := &runcInit{t: t, bundle: bundle, client: bframe.NewClient(ours), conn: ours, cmd: cmd, stderr: stderr}
 	t.Cleanup(func() {
 		ri.stop()
 		_ = exec.Command(runc, "--root", state, "delete", "--force", id).Run()
@@ -629,8 +672,8 @@ func toolTexts(paths []string, call func(name string, args any) toolResult) stri
 // TestRuncSpecMatchesSandbox does, plus PID 1's command line (boxsh-init's
 // options) and what the file tools answer for the fixture's files.
 //
-// Differences known when this test was written (issue 13): those of
-// TestRuncSpecMatchesSandbox.
+// The one difference left is that of TestRuncSpecMatchesSandbox: the proxy
+// (knownProxyDifference).
 func TestRuncSpecInitMatchesRPC(t *testing.T) {
 	requireRootless(t)
 	runc := requireRunc(t)
@@ -658,6 +701,9 @@ func TestRuncSpecInitMatchesRPC(t *testing.T) {
 
 			ri := startInitUnderRunc(t, ctx, runc, fx.project, env, flags)
 			inRunc := parseObservation(t, ri.bash(script))
+			if tc.proxy {
+				knownProxyDifference(t, bundleAnnotations(t, ri.bundle), inBoxsh, inRunc)
+			}
 			inRunc.sections["tools"] = toolTexts(read, ri.call)
 			compareObservations(t, inBoxsh, inRunc, "pid1", "init", "tools")
 			if t.Failed() {
@@ -665,4 +711,41 @@ func TestRuncSpecInitMatchesRPC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRuncSpecProtectsMissingPaths: in the bundle of boxsh spec run by
+// runc, as in boxsh's own sandbox, a command cannot create the protected
+// paths that do not exist in a writable bind (code the host runs later:
+// an editor's tasks, an agent's settings, a git hook), nor change a
+// repository's config. The bundle's placeholders cover them; the empty
+// mount points stay on the host after the run.
+func TestRuncSpecProtectsMissingPaths(t *testing.T) {
+	requireRootless(t)
+	runc := requireRunc(t)
+	fx := newRuncFixture(t)
+	gitConfig := filepath.Join(fx.project, ".git", "config")
+	before, err := os.ReadFile(gitConfig)
+	require.NoError(t, err)
+	attack := `cd "$1" || exit 1
+mkdir -p .vscode 2>/dev/null; echo '{"tasks": []}' > .vscode/tasks.json
+echo '{"mcpServers": {}}' > .mcp.json
+mkdir -p .claude 2>/dev/null; echo '{}' > .claude/settings.json
+mkdir -p .git/hooks 2>/dev/null; printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit
+printf '[core]\n\thooksPath = /tmp\n' >> .git/config
+echo 'allowed' > newfile
+echo done`
+	out, _ := runSpecUnderRunc(t, runc, fx.project, fx.env, []string{"--bind", "wr:" + fx.project},
+		[]string{"/bin/sh", "-c", attack, "sh", fx.project})
+	assert.Contains(t, out, "done\n", "the attack ran to its end")
+	assert.FileExists(t, filepath.Join(fx.project, "newfile"), "the bind is writable")
+	for _, p := range []string{".vscode/tasks.json", ".mcp.json/x", ".claude/settings.json", ".git/hooks/pre-commit"} {
+		assert.NoFileExists(t, filepath.Join(fx.project, p), "the sandbox under runc wrote %s:\n%s", p, out)
+	}
+	fi, err := os.Lstat(filepath.Join(fx.project, ".mcp.json"))
+	if err == nil {
+		assert.True(t, fi.IsDir(), ".mcp.json is the placeholder's empty mount point, not the sandbox's file")
+	}
+	after, err := os.ReadFile(gitConfig)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the repository's config is unchanged")
 }
