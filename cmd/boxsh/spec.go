@@ -133,6 +133,10 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	// As boxsh --sandbox: no sandbox that could write boxsh's own settings.
+	if err := host.CheckConfigHidden(sb, protect, home); err != nil {
+		return fail(err)
+	}
 	pc := plan.Config{
 		Target:   plan.TargetPrint,
 		Sandbox:  sb,

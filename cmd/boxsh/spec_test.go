@@ -324,3 +324,25 @@ func writePolicy(t *testing.T, content string) string {
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	return p
 }
+
+// TestSpecRefusesWritableConfigDir: boxsh spec refuses, as boxsh --sandbox
+// does, a sandbox that could write boxsh's own settings (the global policy
+// and the trust store, which decide what later sandboxes may do): run by
+// another runtime, its command could widen the next session's policy.
+func TestSpecRefusesWritableConfigDir(t *testing.T) {
+	stubSpecHost(t, "/opt/boxsh-init")
+	proj := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(proj, "cfg"))
+	bundle := filepath.Join(t.TempDir(), "b")
+	for _, args := range [][]string{{"--bind", "wr:" + proj}, {"--bundle", bundle, "--bind", "wr:" + proj}} {
+		code, out, errOut := spec(t, proj, args...)
+		assert.NotEqual(t, 0, code, "%q", args)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "boxsh's own settings", "%q", args)
+	}
+	assert.NoFileExists(t, filepath.Join(bundle, "config.json"), "no bundle")
+
+	code, _, errOut := spec(t, proj, "--bind", "ro:"+proj)
+	assert.Equal(t, 0, code, "a ro bind cannot write them: %s", errOut)
+}

@@ -163,7 +163,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	starttrace.Mark("front.protect")
 	ct.protect, ct.found, ct.started, ct.binds, ct.home = protection.Paths, protection, time.Now(), cc.Sandbox, cc.Home
-	if err := checkConfigHidden(cc.Sandbox, ct.protect, cc.Home); err != nil {
+	if err := CheckConfigHidden(cc.Sandbox, ct.protect, cc.Home); err != nil {
 		return nil, err
 	}
 	rules, err := ResolveFileRules(cc.Sandbox, cc.Policy, cc.Home, cc.Cwd)
