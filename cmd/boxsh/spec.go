@@ -31,7 +31,8 @@ Options:
   --bundle DIR         Write DIR/config.json and prepare DIR/rootfs,
                        DIR/placeholders (and the cow directories) instead
                        of printing: then  runc run --bundle DIR ID  runs
-                       the sandbox.
+                       the sandbox. DIR (and the root) must be outside
+                       what the sandbox can write.
   --rootfs DIR         The root directory in the spec (default: rootfs,
                        relative to the bundle). An empty directory that
                        boxsh spec --bundle prepares.
@@ -154,11 +155,14 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 	}
 	if so.bundle != "" {
 		pc.Target = plan.TargetBundle
-		abs, err := filepath.Abs(so.bundle)
-		if err != nil {
+		if !filepath.IsAbs(so.bundle) {
+			so.bundle = filepath.Join(cwd, so.bundle)
+		}
+		so.bundle = filepath.Clean(so.bundle)
+		pc.Placeholders = filepath.Join(so.bundle, "placeholders")
+		if err := bundleHidden(sb, so.bundle, so.rootfs); err != nil {
 			return fail(err)
 		}
-		pc.Placeholders = filepath.Join(abs, "placeholders")
 		// A placeholder another sandbox holds is one here too.
 		host.ShareHeldPlaceholders(pc.Protect)
 	}
@@ -240,6 +244,28 @@ func parseSpecArgs(argv []string) (specOptions, []string, error) {
 		return so, nil, fmt.Errorf("%w: --format %q: expected oci or sbpl", policy.ErrUsage, so.format)
 	}
 	return so, rest, nil
+}
+
+// bundleHidden checks that no bind of sb lets the sandbox write into the
+// bundle directory bundle or its root directory rootfs (relative to the
+// bundle unless absolute), or replace them: a command could rewrite
+// config.json, and the next run of the bundle would be the sandbox it
+// wrote.
+func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
+	if !filepath.IsAbs(rootfs) {
+		rootfs = filepath.Join(bundle, rootfs)
+	}
+	for _, b := range sb.Binds {
+		if b.Mode == policy.ReadOnly {
+			continue
+		}
+		for _, d := range []string{bundle, filepath.Clean(rootfs)} {
+			if plan.IsUnder(d, b.Dst) || plan.IsUnder(b.Dst, d) {
+				return fmt.Errorf("--bind %s would let the sandbox write into its own bundle (%s): put the bundle outside it", b, d)
+			}
+		}
+	}
+	return nil
 }
 
 // writeBundle writes config.json into the bundle directory and prepares

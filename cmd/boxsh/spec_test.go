@@ -346,3 +346,27 @@ func TestSpecRefusesWritableConfigDir(t *testing.T) {
 	code, _, errOut := spec(t, proj, "--bind", "ro:"+proj)
 	assert.Equal(t, 0, code, "a ro bind cannot write them: %s", errOut)
 }
+
+// TestSpecRefusesBundleInWritableBind: the bundle (its config.json, root
+// and placeholders) must not be writable from the sandbox it describes: a
+// command could rewrite config.json, and the next run of the bundle would
+// be the sandbox it wrote.
+func TestSpecRefusesBundleInWritableBind(t *testing.T) {
+	stubSpecHost(t, "/opt/boxsh-init")
+	t.Setenv("HOME", t.TempDir())
+	proj := t.TempDir()
+	for _, args := range [][]string{
+		{"--bundle", filepath.Join(proj, "b"), "--bind", "wr:" + proj},
+		{"--bundle", "b", "--bind", "wr:."},
+		{"--bundle", filepath.Join(t.TempDir(), "b"), "--rootfs", filepath.Join(proj, "root"), "--bind", "wr:" + proj},
+		{"--bundle", filepath.Join(proj, "b"), "--bind", "cow:" + t.TempDir() + ":" + proj},
+	} {
+		code, _, errOut := spec(t, proj, args...)
+		assert.Equal(t, 1, code, "%q", args)
+		assert.Contains(t, errOut, "would let the sandbox write into its own bundle", "%q", args)
+	}
+	assert.NoDirExists(t, filepath.Join(proj, "b"), "nothing written")
+
+	code, _, errOut := spec(t, proj, "--bundle", filepath.Join(proj, "b"), "--bind", "ro:"+proj)
+	assert.Equal(t, 0, code, "a ro bind cannot write it: %s", errOut)
+}
