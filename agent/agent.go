@@ -218,7 +218,9 @@ func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *ba
 		s.mu.Unlock()
 		cancel()
 	}()
+	ctx, stopProgress := s.startProgress(ctx, c.ID, c.Progress)
 	reply, release := s.a.call(ctx, ticket, c.ID, c.Tool, c.Args)
+	stopProgress()
 	// The call's worker or slot is held until its reply is written: a
 	// client that stops reading stops the tools too, instead of their
 	// results piling up in memory.

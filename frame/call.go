@@ -13,7 +13,7 @@ import (
 // as they are instead of being compacted by encoding/json, which scans them
 // several times slower.
 func EncodeCall(c Call) ([]byte, error) {
-	if len(c.Args) < jsonx.Large || c.Cancel || c.Tool == "" || !jsonx.Valid(c.Args) {
+	if len(c.Args) < jsonx.Large || c.Cancel || c.Progress != 0 || c.Tool == "" || !jsonx.Valid(c.Args) {
 		return json.Marshal(c)
 	}
 	tool, err := json.Marshal(c.Tool)

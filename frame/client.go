@@ -53,6 +53,8 @@ type call struct {
 	done   Done
 	stop   func() bool // stops the call's context.AfterFunc; nil until set
 	queued bool        // boxsh-init said it waits for a worker, and no more
+	// progress receives the call's progress frames; nil when none asked.
+	progress OnProgress
 }
 
 // finish hands the outcome to the call's Done.
@@ -93,6 +95,10 @@ func (c *Client) readLoop(r *Reader) {
 		var payload []byte
 		if payload, err = r.Read(); err != nil {
 			break
+		}
+		if id, n, ok := DecodeProgress(payload); ok {
+			c.progress(id, n)
+			continue
 		}
 		var rep Reply
 		if rep, err = DecodeReply(payload); err != nil {
@@ -148,6 +154,19 @@ func (c *Client) mark(id uint64, state string) {
 	}
 }
 
+// progress hands a progress frame of call id to its OnProgress.
+func (c *Client) progress(id, n uint64) {
+	c.mu.Lock()
+	var fn OnProgress
+	if p, ok := c.pending[id]; ok {
+		fn = p.progress
+	}
+	c.mu.Unlock()
+	if fn != nil {
+		fn(n)
+	}
+}
+
 // Start sends a call to boxsh-init without waiting for the reply: calls
 // reach boxsh-init in the order Start is called. done is called once: with
 // the reply, on the Client's reading goroutine (see Client); with ErrClosed
@@ -156,8 +175,9 @@ func (c *Client) mark(id uint64, state string) {
 // comes, is dropped). When Start returns an error, done is not called;
 // the error is ErrNotSent when boxsh-init cannot have run the call. done's
 // ErrClosed is ErrNotStarted too when boxsh-init had queued the call and
-// not started it.
+// not started it. A ctx made by WithProgress asks for progress frames.
 func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, done Done) error {
+	every, onProgress := progressOf(ctx)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -166,11 +186,11 @@ func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, d
 	}
 	c.nextID++
 	id := c.nextID
-	p := &call{id: id, done: done}
+	p := &call{id: id, done: done, progress: onProgress}
 	c.pending[id] = p
 	c.mu.Unlock()
 
-	if err := c.w.WriteCall(Call{ID: id, Tool: name, Args: args}); err != nil {
+	if err := c.w.WriteCall(Call{ID: id, Tool: name, Args: args, Progress: every}); err != nil {
 		if _, ok := c.take(id); !ok {
 			// The channel ended meanwhile and the reader has finished the
 			// call (ErrClosed): it must not fail a second time.

@@ -17,6 +17,9 @@ type Call struct {
 	// its process group). No Reply is owed for a cancelled call, but one
 	// may still arrive.
 	Cancel bool `json:"cancel,omitempty"`
+	// Progress, when set, asks for progress frames (see EncodeProgress),
+	// at most one every Progress milliseconds.
+	Progress int64 `json:"progress,omitempty"`
 }
 
 // Error is a protocol-level failure of a call, reported to the client as a

@@ -7,14 +7,17 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/boxsh/boxsh/frame"
 )
 
 // Progress (MCP basic/utilities/progress, 2024-11-05 on; 2026-07-28
 // basic/patterns/progress): a request whose _meta carries a progressToken
-// gets notifications/progress while its call runs, at most one every
-// progressEvery, with the seconds elapsed as progress (it only grows).
-// They stop before the answer and after a cancellation. On HTTP they need
-// an SSE answer; a client that takes only JSON gets none.
+// gets notifications/progress while its call runs, about one every
+// progressEvery, with the seconds elapsed as progress (it only grows), and
+// for bash the bytes of output so far, which boxsh-init reports at the
+// same rate. They stop before the answer and after a cancellation. On
+// HTTP they need an SSE answer; a client that takes only JSON gets none.
 
 // progressEvery is the least time between two progress notifications.
 var progressEvery = time.Second
@@ -42,48 +45,113 @@ func progressToken(params json.RawMessage) json.RawMessage {
 
 // startProgress sends progress notifications for token until stop is
 // called or ctx ends; stop waits for a notification being written, so
-// none follows it.
-func (ss *session) startProgress(ctx context.Context, token json.RawMessage) (stop func()) {
+// none follows it. When output is set (bash calls) the returned context
+// asks the backend for the bytes of output so far (frame.WithProgress):
+// each report then brings a notification that says them, and the
+// notifications follow the reports, one every progressEvery. Without
+// reports (other tools, a backend that sends none) a notification of the
+// time alone goes out once no other has for a little over progressEvery.
+func (ss *session) startProgress(ctx context.Context, token json.RawMessage, output bool) (context.Context, func()) {
 	if token == nil {
-		return func() {}
+		return ctx, func() {}
 	}
-	start := time.Now()
-	var mu sync.Mutex
-	stopped := false
-	ticker := time.NewTicker(progressEvery)
-	done := make(chan struct{})
-	go func() {
-		defer ticker.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case now := <-ticker.C:
-				secs := now.Sub(start).Seconds()
-				b := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`)
-				b = append(b, token...)
-				b = append(b, `,"progress":`...)
-				b = strconv.AppendFloat(b, float64(now.Sub(start).Milliseconds())/1000, 'f', -1, 64)
-				b = append(b, `,"message":"running for `...)
-				b = strconv.AppendInt(b, int64(secs), 10)
-				b = append(b, `s"}}`...)
-				mu.Lock()
-				if !stopped && ctx.Err() == nil {
-					_ = ss.out.notify(b)
-				}
-				mu.Unlock()
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			mu.Lock()
-			stopped = true
-			mu.Unlock()
-			close(done)
-		})
+	p := &progress{ss: ss, ctx: ctx, token: token, start: time.Now(), bytes: -1}
+	first := progressEvery
+	if output {
+		ctx = frame.WithProgress(ctx, progressEvery, p.report)
+		first = fallbackAfter() // the first report leads
 	}
+	p.mu.Lock()
+	p.fallback = time.AfterFunc(first, p.tick)
+	p.mu.Unlock()
+	return ctx, p.stop
+}
+
+// progress is the state of one request's progress notifications.
+type progress struct {
+	ss    *session
+	ctx   context.Context
+	token json.RawMessage
+	start time.Time
+
+	mu       sync.Mutex
+	fallback *time.Timer
+	last     time.Time // of the last notification; zero before the first
+	bytes    int64     // of output so far; -1 before the first report
+	stopped  bool
+}
+
+// fallbackAfter is how long after the last notification one goes out with
+// no report: later than the next report, so that reports lead.
+func fallbackAfter() time.Duration { return progressEvery + progressEvery/4 }
+
+// tick sends a notification of the time alone (and the bytes last
+// reported, if any).
+func (p *progress) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	p.send(time.Now())
+}
+
+// report records a report of n bytes of output and sends a notification
+// of it, unless one went out less than three quarters of progressEvery
+// ago (the backend's reports are no more frequent than progressEvery).
+func (p *progress) report(n uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bytes = int64(min(n, 1<<62))
+	now := time.Now()
+	if p.stopped || (!p.last.IsZero() && now.Sub(p.last) < progressEvery-progressEvery/4) {
+		return
+	}
+	p.send(now)
+}
+
+// send writes a notification; p.mu is held.
+func (p *progress) send(now time.Time) {
+	p.fallback.Reset(fallbackAfter())
+	if p.ctx.Err() != nil {
+		return
+	}
+	p.last = now
+	_ = p.ss.out.notify(p.encode(now.Sub(p.start)))
+}
+
+// encode encodes the notification after elapsed: progress is the seconds
+// elapsed (it only grows); the message and, when reported, _meta say the
+// bytes of output.
+func (p *progress) encode(elapsed time.Duration) []byte {
+	b := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`)
+	b = append(b, p.token...)
+	b = append(b, `,"progress":`...)
+	b = strconv.AppendFloat(b, float64(elapsed.Milliseconds())/1000, 'f', -1, 64)
+	b = append(b, `,"message":"running for `...)
+	b = strconv.AppendInt(b, int64(elapsed/time.Second), 10)
+	b = append(b, 's')
+	if p.bytes >= 0 {
+		b = append(b, `, `...)
+		b = strconv.AppendInt(b, p.bytes, 10)
+		b = append(b, ` bytes of output"`...)
+		b = append(b, `,"_meta":{"`+metaOutputBytes+`":`...)
+		b = strconv.AppendInt(b, p.bytes, 10)
+		b = append(b, '}')
+	} else {
+		b = append(b, '"')
+	}
+	return append(b, `}}`...)
+}
+
+// metaOutputBytes is the _meta key of a progress notification that holds
+// the bytes of output so far.
+const metaOutputBytes = "com.github.boxsh/outputBytes"
+
+// stop ends the notifications; none is being written when it returns.
+func (p *progress) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	p.fallback.Stop()
 }

@@ -2,9 +2,11 @@ package rpc
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/tool"
 )
 
 type progressMsg struct {
@@ -107,4 +112,133 @@ func TestProgressHTTPStream(t *testing.T) {
 	res.Body.Close()
 	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
 	assert.Contains(t, string(b), "sleep:400")
+}
+
+// initBackend is a frame.Client on a fake boxsh-init that answers each
+// call after 450 ms and, to calls that ask for progress, sends a progress
+// frame at the rate they ask, each 100 bytes more; asked records the
+// Progress of each call.
+func initBackend(t *testing.T, asked chan<- int64) Backend {
+	front, back := net.Pipe()
+	t.Cleanup(func() { front.Close(); back.Close() })
+	go func() {
+		r, w := frame.NewReader(back), frame.NewWriter(back)
+		for {
+			payload, err := r.Read()
+			if err != nil {
+				return
+			}
+			var c frame.Call
+			_ = json.Unmarshal(payload, &c)
+			asked <- c.Progress
+			go func() {
+				end := time.After(450 * time.Millisecond)
+				var tick <-chan time.Time
+				if c.Progress > 0 {
+					tk := time.NewTicker(time.Duration(c.Progress) * time.Millisecond)
+					defer tk.Stop()
+					tick = tk.C
+				}
+				var n uint64
+				for {
+					select {
+					case <-tick:
+						n += 100
+						_ = w.Write(frame.EncodeProgress(c.ID, n))
+					case <-end:
+						b, _ := json.Marshal(tool.StructuredResult(tool.BashOutput{Stdout: "sleep:400"}))
+						_ = w.Write(frame.EncodeReply(c.ID, b))
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return clientBackend{frame.NewClient(front)}
+}
+
+// clientBackend is a frame.Client as a Backend.
+type clientBackend struct{ c *frame.Client }
+
+func (b clientBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	return b.c.Start(ctx, name, args, done)
+}
+
+// The bytes boxsh-init reports go into the notifications (message and
+// _meta), which follow the reports; a call without a token asks for none.
+func TestProgressReportsBytes(t *testing.T) {
+	old := progressEvery
+	progressEvery = 100 * time.Millisecond
+	defer func() { progressEvery = old }()
+	asked := make(chan int64, 4)
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	s := &Server{Tools: tools, Backend: initBackend(t, asked), Name: "boxsh", Version: "test"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = s.Serve(context.Background(), inR, outW); outW.Close() }()
+	defer inW.Close()
+	out := bufio.NewReader(outR)
+
+	_, err = fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"b"},"name":"bash","arguments":{"command":"x"}}}`)
+	require.NoError(t, err)
+	assert.Equal(t, int64(100), <-asked)
+	var bytes []float64
+	for {
+		line, err := out.ReadBytes('\n')
+		require.NoError(t, err)
+		var m struct {
+			progressMsg
+			Params struct {
+				Message string             `json:"message"`
+				Meta    map[string]float64 `json:"_meta"`
+			} `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal(line, &m), "%s", line)
+		if len(m.ID) > 0 {
+			break
+		}
+		n, ok := m.Params.Meta[metaOutputBytes]
+		require.True(t, ok, "%s", line)
+		assert.Contains(t, m.Params.Message, fmt.Sprintf(", %d bytes of output", int(n)))
+		bytes = append(bytes, n)
+	}
+	require.GreaterOrEqual(t, len(bytes), 3, "%v", bytes)
+	assert.LessOrEqual(t, len(bytes), 5, "%v", bytes)
+	for i := range bytes {
+		assert.Equal(t, float64(100*(i+1)), bytes[i], "each report brings its notification: %v", bytes)
+	}
+
+	_, err = fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"x"}}}`)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), <-asked, "no token, no progress asked of boxsh-init")
+	line, err := out.ReadBytes('\n')
+	require.NoError(t, err)
+	assert.Contains(t, string(line), `"id":2`)
+}
+
+// Without reports, notifications of the time alone keep coming, a little
+// over progressEvery apart.
+func TestProgressWithoutReports(t *testing.T) {
+	old := progressEvery
+	progressEvery = 100 * time.Millisecond
+	defer func() { progressEvery = old }()
+	l := startLive(t)
+	start := time.Now()
+	_, err := fmt.Fprintln(l.in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"bash","arguments":{"command":"sleep:400"}}}`)
+	require.NoError(t, err)
+	var times []time.Duration
+	for {
+		line, err := l.out.ReadBytes('\n')
+		require.NoError(t, err)
+		if !strings.Contains(string(line), "notifications/progress") {
+			break
+		}
+		assert.NotContains(t, string(line), "bytes")
+		times = append(times, time.Since(start))
+	}
+	require.GreaterOrEqual(t, len(times), 2, "%v", times)
+	for i := 1; i < len(times); i++ {
+		assert.GreaterOrEqual(t, times[i]-times[i-1], 100*time.Millisecond, "%v", times)
+	}
 }

@@ -514,7 +514,7 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	}
 	ss.mu.Unlock()
 	ss.wg.Add(1)
-	stopProgress := ss.startProgress(callCtx, progress)
+	backendCtx, stopProgress := ss.startProgress(callCtx, progress, name == tool.Bash)
 	finish := func(result json.RawMessage, err error) {
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()
@@ -553,7 +553,7 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	}
 	// The answer is written by whoever finishes the call (for boxsh-init,
 	// the goroutine reading its replies): no hand-over on the way out.
-	if err := ss.Backend.Start(callCtx, name, args, finish); err != nil {
+	if err := ss.Backend.Start(backendCtx, name, args, finish); err != nil {
 		finish(nil, err)
 	}
 }

@@ -277,7 +277,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 	ss.wg.Add(1)
 	// Progress goes to the request until it becomes a task (the extension
 	// has no progress on tasks).
-	stopProgress := ss.startProgress(callCtx, progressToken(params))
+	backendCtx, stopProgress := ss.startProgress(callCtx, progressToken(params), true)
 	timer := time.AfterFunc(taskAfter, func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -328,7 +328,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 			ss.writeResult(id, result)
 		}
 	}
-	if err := ss.Backend.Start(callCtx, name, args, finish); err != nil {
+	if err := ss.Backend.Start(backendCtx, name, args, finish); err != nil {
 		finish(nil, err)
 	}
 }

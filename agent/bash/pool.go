@@ -695,8 +695,8 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	stderr := &capped{max: p.opts.MaxStream}
 	var drained sync.WaitGroup
 	drained.Add(2)
-	go func() { defer drained.Done(); stdout.readFrom(s.stdout) }()
-	go func() { defer drained.Done(); stderr.readFrom(s.stderr) }()
+	go func() { defer drained.Done(); stdout.readFrom(counted(ctx, s.stdout)) }()
+	go func() { defer drained.Done(); stderr.readFrom(counted(ctx, s.stderr)) }()
 
 	var timeout <-chan time.Time
 	if args.Timeout > 0 {
