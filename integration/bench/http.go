@@ -189,6 +189,12 @@ func (s *httpServer) dialRaw() (*rawConn, error) {
 
 // call makes one modern tools/call of bash and returns the answer body.
 func (rc *rawConn) call(command string) ([]byte, error) {
+	return rc.do(rc.request(command))
+}
+
+// request encodes the next modern tools/call of bash, whole (head and
+// body), as the stdio figures encode theirs before they start timing.
+func (rc *rawConn) request(command string) []byte {
 	rc.id++
 	id := rc.id
 	body := encode(request{ID: &id, Method: "tools/call", Params: map[string]any{
@@ -202,7 +208,12 @@ func (rc *rawConn) call(command string) ([]byte, error) {
 	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
 		"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: bash\r\nContent-Length: %d\r\n\r\n",
 		u.Path, u.Host, rc.s.token, len(body))
-	if _, err := rc.conn.Write(append([]byte(head), body...)); err != nil {
+	return append([]byte(head), body...)
+}
+
+// do sends an encoded request and returns the answer body.
+func (rc *rawConn) do(req []byte) ([]byte, error) {
+	if _, err := rc.conn.Write(req); err != nil {
 		return nil, err
 	}
 	res, err := http.ReadResponse(rc.br, nil)
@@ -235,8 +246,9 @@ func measureHTTPRoundTrip(t *target, c config) error {
 		}
 		lat := make(sample, 0, c.RoundTrips)
 		for range c.RoundTrips {
+			req := rc.request("echo x")
 			start := time.Now()
-			b, err := rc.call("echo x")
+			b, err := rc.do(req)
 			if err != nil {
 				return err
 			}

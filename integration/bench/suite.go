@@ -107,6 +107,11 @@ func runSuite(targets []*target, c config, progress io.Writer) {
 	if c.HTTP {
 		all = append(append([]measurement{}, suite...), httpSuite...)
 	}
+	all, err := selected(all)
+	if err != nil {
+		fmt.Fprintln(progress, "bench:", err)
+		return
+	}
 	for _, m := range all {
 		for _, t := range targets {
 			fmt.Fprintf(progress, "bench: %s: %s\n", t.Label, m.name)
