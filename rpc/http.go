@@ -158,9 +158,12 @@ func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTP
 	srv := &http.Server{
 		Handler:           t,
 		ReadHeaderTimeout: opts.HeaderTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return base },
+		// The body's time too: net/http sets the deadline once per
+		// request, where the handler would set it twice more.
+		ReadTimeout:    opts.HeaderTimeout + opts.BodyTimeout,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return base },
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -268,10 +271,7 @@ func (t *httpTransport) authorized(r *http.Request) bool {
 }
 
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(t.opts.BodyTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, t.opts.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
+	body, err := readBody(w, r, t.opts.MaxBodyBytes)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -355,6 +355,24 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// readBody reads a request's body of at most limit bytes: one read into a
+// buffer of its size when the request declares it (as clients do), and
+// through http.MaxBytesReader otherwise (chunked).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	n := r.ContentLength
+	if n < 0 {
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
+	if n > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // modernStatus is the HTTP status of a modern answer with JSON-RPC error
@@ -541,6 +559,14 @@ func (o *httpOut) notify(msg []byte) error {
 	_, _ = io.WriteString(w, ssePrefix)
 	_, _ = w.Write(msg)
 	_, _ = io.WriteString(w, sseSuffix)
+	return flush(w)
+}
+
+// flush sends what w holds to the client.
+func flush(w http.ResponseWriter) error {
+	if f, ok := w.(interface{ FlushError() error }); ok {
+		return f.FlushError()
+	}
 	return http.NewResponseController(w).Flush()
 }
 
@@ -561,11 +587,12 @@ func (o *httpOut) write(parts ...[]byte) error {
 			_, _ = w.Write(p)
 		}
 		_, _ = io.WriteString(w, sseSuffix)
-		_ = http.NewResponseController(w).Flush()
+		_ = flush(w)
 		return nil
 	}
+	h := w.Header()
 	if o.session != "" {
-		w.Header().Set("Mcp-Session-Id", o.session)
+		h.Set("Mcp-Session-Id", o.session)
 	}
 	status := http.StatusOK
 	if o.modern {
@@ -577,12 +604,12 @@ func (o *httpOut) write(parts ...[]byte) error {
 	}
 	sse := wantsSSE(o.r.Header.Get("Accept"))
 	if sse {
-		setSSEHeaders(w.Header())
+		setSSEHeaders(h)
 		n += len(ssePrefix) + len(sseSuffix)
 	} else {
-		w.Header().Set("Content-Type", "application/json")
+		h["Content-Type"] = contentTypeJSON
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(n))
+	h["Content-Length"] = []string{strconv.Itoa(n)}
 	w.WriteHeader(status)
 	if sse {
 		_, _ = io.WriteString(w, ssePrefix)
@@ -593,9 +620,14 @@ func (o *httpOut) write(parts ...[]byte) error {
 	if sse {
 		_, _ = io.WriteString(w, sseSuffix)
 	}
-	_ = http.NewResponseController(w).Flush()
+	_ = flush(w)
 	return nil
 }
+
+// contentTypeJSON is the Content-Type of JSON answers, set without
+// canonicalising the key again (net/http never changes a header's
+// values).
+var contentTypeJSON = []string{"application/json"}
 
 const (
 	ssePrefix = "event: message\ndata: "
