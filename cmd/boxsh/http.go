@@ -27,10 +27,10 @@ type httpListener struct {
 // ready (net/http makes several per request, around its background read
 // of the connection) wakes another thread that spins, looking for work,
 // on cores the client, boxsh-init and the commands need. On 2 vCPUs at a
-// load of 7-8 this took 0.07 ms off the median round trip (HTTP minus
-// stdio, interleaved: 0.07 against 0.17-0.22) and raised the 50 clients'
-// rate by a fifth or more. The front's own work per call (tens of
-// microseconds) is far from filling one core.
+// load of 9-13 this took the median round trip's excess over stdio
+// (interleaved) from 0.16-0.21 ms to 0.11-0.15 ms, without lowering the
+// 50 clients' rate. The front's own work per call (tens of microseconds)
+// is far from filling one core.
 func oneProc() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		goruntime.GOMAXPROCS(1)
