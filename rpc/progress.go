@@ -82,7 +82,8 @@ type progress struct {
 }
 
 // fallbackAfter is how long after the last notification one goes out with
-// no report: later than the next report, so that reports lead.
+// no report: later than the next report, so that reports lead; once
+// reports come, only when one is a whole period late (a stalled backend).
 func fallbackAfter() time.Duration { return progressEvery + progressEvery/4 }
 
 // tick sends a notification of the time alone (and the bytes last
@@ -112,7 +113,11 @@ func (p *progress) report(n uint64) {
 
 // send writes a notification; p.mu is held.
 func (p *progress) send(now time.Time) {
-	p.fallback.Reset(fallbackAfter())
+	if p.bytes >= 0 {
+		p.fallback.Reset(2 * progressEvery)
+	} else {
+		p.fallback.Reset(fallbackAfter())
+	}
 	if p.ctx.Err() != nil {
 		return
 	}
