@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -211,21 +212,48 @@ func (rc *rawConn) request(command string) []byte {
 	return append([]byte(head), body...)
 }
 
-// do sends an encoded request and returns the answer body.
+// do sends an encoded request and returns the answer body. It reads the
+// answer as the stdio figures read theirs, with no more parsing than
+// finding its end (a status line, headers up to an empty line, then
+// Content-Length bytes): the figure is the server's, not a client
+// library's.
 func (rc *rawConn) do(req []byte) ([]byte, error) {
 	if _, err := rc.conn.Write(req); err != nil {
 		return nil, err
 	}
-	res, err := http.ReadResponse(rc.br, nil)
+	status, err := rc.br.ReadSlice('\n')
 	if err != nil {
 		return nil, err
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err == nil && res.StatusCode != http.StatusOK {
-		err = fmt.Errorf("HTTP %d: %s", res.StatusCode, b)
+	ok := bytes.HasPrefix(status, []byte("HTTP/1.1 200 "))
+	statusLine := string(bytes.TrimSpace(status))
+	n := -1
+	for {
+		line, err := rc.br.ReadSlice('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			break
+		}
+		if k, v, found := bytes.Cut(line, []byte(":")); found && strings.EqualFold(string(k), "Content-Length") {
+			if n, err = strconv.Atoi(string(bytes.TrimSpace(v))); err != nil {
+				return nil, fmt.Errorf("bad Content-Length %q", v)
+			}
+		}
 	}
-	return b, err
+	if n < 0 {
+		return nil, fmt.Errorf("%s: answer without Content-Length", statusLine)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(rc.br, b); err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %s", statusLine, b)
+	}
+	return b, nil
 }
 
 // measureHTTPRoundTrip times sequential `echo x` calls over HTTP.
