@@ -21,6 +21,7 @@ func TestCallEncoding(t *testing.T) {
 		{ID: 2, Tool: "write", Args: large},
 		{ID: 3, Tool: "t\"ool", Args: large},
 		{ID: 4, Cancel: true},
+		{ID: 5, Tool: "bash", Args: large, Progress: 1000},
 	} {
 		b, err := EncodeCall(c)
 		require.NoError(t, err)
@@ -32,6 +33,7 @@ func TestCallEncoding(t *testing.T) {
 			assert.Equal(t, c.ID, d.ID)
 			assert.Equal(t, c.Tool, d.Tool)
 			assert.Equal(t, c.Cancel, d.Cancel)
+			assert.Equal(t, c.Progress, d.Progress)
 			if c.Args == nil {
 				assert.Nil(t, d.Args)
 			} else {
