@@ -54,7 +54,7 @@ type Config struct {
 	ForkServer string
 	// Rules are the paths the sandbox's policy covers, for the file
 	// tools' messages.
-	Rules []PolicyRule
+	Rules []frame.PolicyRule
 	// Log receives diagnostics.
 	Log hclog.Logger
 	// Reaper, when boxsh-init is PID 1, starts every child process, so
@@ -269,7 +269,7 @@ func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name s
 func (a *Agent) errorReply(id uint64, err error) []byte {
 	var fe *frame.Error
 	if !errors.As(err, &fe) {
-		fe = &frame.Error{Code: -32603, Message: err.Error()}
+		fe = &frame.Error{Code: frame.CodeInternalError, Message: err.Error()}
 	}
 	b, _ := json.Marshal(frame.Reply{ID: id, Error: fe})
 	return b
@@ -337,7 +337,7 @@ func checkArgv(args tool.BashArgs) error {
 		err = errors.New("fields command and args are exclusive: give only one")
 	}
 	if err != nil {
-		return &frame.Error{Code: -32602, Message: "bash tool: " + err.Error()}
+		return &frame.Error{Code: frame.CodeInvalidParams, Message: "bash tool: " + err.Error()}
 	}
 	return nil
 }
@@ -353,7 +353,7 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 		}
 	}
 	if err := json.Unmarshal(args, &v); err != nil {
-		return v, &frame.Error{Code: -32602, Message: fmt.Sprintf("%s tool: invalid arguments: %v", name, err)}
+		return v, &frame.Error{Code: frame.CodeInvalidParams, Message: fmt.Sprintf("%s tool: invalid arguments: %v", name, err)}
 	}
 	return v, nil
 }
@@ -411,7 +411,7 @@ func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool
 		r.StructuredContent = map[string]any{"sessions": list}
 		return r, nil
 	}
-	return tool.Result{}, &frame.Error{Code: -32602, Message: "unknown tool: " + name}
+	return tool.Result{}, &frame.Error{Code: frame.CodeInvalidParams, Message: "unknown tool: " + name}
 }
 
 // with decodes a tool's arguments and runs fn on them.

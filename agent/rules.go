@@ -7,28 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/tool"
 )
 
-// PolicyRule is a path a rule of the sandbox's policy covers, as the
-// runtime lists them for boxsh-init (see LoadPolicyRules), so that the
-// file tools can name the rule that refused an access.
-type PolicyRule struct {
-	Path string `json:"path"`
-	// Rule names the rule and its source ("denyRead .env (default)").
-	Rule string `json:"rule"`
-	// Write tells a rule against writes from one against reads (which
-	// refuses writes too).
-	Write bool `json:"write"`
-}
-
 // LoadPolicyRules reads the rules file the runtime wrote.
-func LoadPolicyRules(path string) ([]PolicyRule, error) {
+func LoadPolicyRules(path string) ([]frame.PolicyRule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("policy rules: %w", err)
 	}
-	var rules []PolicyRule
+	var rules []frame.PolicyRule
 	if err := json.Unmarshal(b, &rules); err != nil {
 		return nil, fmt.Errorf("policy rules %s: %w", path, err)
 	}
@@ -60,8 +49,8 @@ func (a *Agent) explain(r tool.Result, path string, write bool) tool.Result {
 
 // rule returns the most specific rule that covers the absolute path:
 // rules against reads, and when write is set rules against writes too.
-func (a *Agent) rule(path string, write bool) *PolicyRule {
-	var best *PolicyRule
+func (a *Agent) rule(path string, write bool) *frame.PolicyRule {
+	var best *frame.PolicyRule
 	for i, rule := range a.cfg.Rules {
 		if rule.Write && !write {
 			continue

@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/tool"
 )
 
 func TestExplainNamesTheRule(t *testing.T) {
-	a := &Agent{cfg: Config{Rules: []PolicyRule{
+	a := &Agent{cfg: Config{Rules: []frame.PolicyRule{
 		{Path: "/p/keys", Rule: "denyRead keys (f)"},
 		{Path: "/p/keys/public", Rule: "denyRead public (g)"},
 		{Path: "/p/docs", Rule: "denyWrite docs (f)", Write: true},
@@ -31,7 +32,7 @@ func TestExplainNamesTheRule(t *testing.T) {
 }
 
 func TestDeniedByNamesTheRuleOfThePath(t *testing.T) {
-	a := &Agent{cfg: Config{Rules: []PolicyRule{
+	a := &Agent{cfg: Config{Rules: []frame.PolicyRule{
 		{Path: "/p/keys", Rule: "denyRead keys (f)"},
 		{Path: "/p/docs", Rule: "denyWrite docs (f)", Write: true},
 	}}}
@@ -46,7 +47,7 @@ func TestLoadPolicyRules(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte(`[{"path":"/p/.env","rule":"denyRead .env (default)","write":false}]`), 0o644))
 	rules, err := LoadPolicyRules(p)
 	require.NoError(t, err)
-	assert.Equal(t, []PolicyRule{{Path: "/p/.env", Rule: "denyRead .env (default)"}}, rules)
+	assert.Equal(t, []frame.PolicyRule{{Path: "/p/.env", Rule: "denyRead .env (default)"}}, rules)
 	require.NoError(t, os.WriteFile(p, []byte(`{`), 0o644))
 	_, err = LoadPolicyRules(p)
 	assert.ErrorContains(t, err, "policy rules "+p)

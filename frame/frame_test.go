@@ -92,7 +92,7 @@ func TestReplyFastPath(t *testing.T) {
 }
 
 func TestReplyGenericForm(t *testing.T) {
-	b, err := json.Marshal(Reply{ID: 7, Error: &Error{Code: -32602, Message: "bad"}})
+	b, err := json.Marshal(Reply{ID: 7, Error: &Error{Code: CodeInvalidParams, Message: "bad"}})
 	require.NoError(t, err)
 	r, err := DecodeReply(b)
 	require.NoError(t, err)

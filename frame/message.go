@@ -22,8 +22,19 @@ type Call struct {
 	Progress int64 `json:"progress,omitempty"`
 }
 
+// The JSON-RPC 2.0 error codes. boxsh-init answers a call with CodeInvalidParams
+// (arguments a tool cannot take, an unknown tool) or CodeInternalError; the
+// front uses the others for the messages of its own clients.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
 // Error is a protocol-level failure of a call, reported to the client as a
-// JSON-RPC error.
+// JSON-RPC error (Code is one of the Code constants).
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`

@@ -24,13 +24,14 @@ import (
 	"github.com/boxsh/boxsh/tool"
 )
 
-// JSON-RPC 2.0 error codes.
+// JSON-RPC 2.0 error codes: those of the contract with boxsh-init, which
+// package frame declares.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	CodeParseError     = frame.CodeParseError
+	CodeInvalidRequest = frame.CodeInvalidRequest
+	CodeMethodNotFound = frame.CodeMethodNotFound
+	CodeInvalidParams  = frame.CodeInvalidParams
+	CodeInternalError  = frame.CodeInternalError
 )
 
 // ProtocolVersions are the MCP protocol versions the server speaks, newest
@@ -39,8 +40,9 @@ const (
 // version gets the newest.
 var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
-// Error is a JSON-RPC error. A Backend returns one to report a protocol
-// fault (for example invalid arguments) rather than a tool failure.
+// Error is a JSON-RPC error: boxsh-init's, as package frame declares it. A
+// Backend returns one to report a protocol fault (for example invalid
+// arguments) rather than a tool failure.
 type Error = frame.Error
 
 // Backend runs tool calls.

@@ -81,7 +81,7 @@ func run() int {
 		reaper = reap.New()
 		go reaper.Run(ctx)
 	}
-	var rules []agent.PolicyRule
+	var rules []frame.PolicyRule
 	if o.RulesFile != "" {
 		var err error
 		if rules, err = agent.LoadPolicyRules(o.RulesFile); err != nil {

@@ -34,28 +34,21 @@ type RuledPath struct {
 // covers (in its read-only root).
 const RulesPath = frame.RulesPath
 
-// ruleEntry is one entry of the rules file: agent.PolicyRule's shape.
-type ruleEntry struct {
-	Path  string `json:"path"`
-	Rule  string `json:"rule"`
-	Write bool   `json:"write"`
-}
-
 // RulesFileContent is the content of the rules file (see WriteRulesFile).
 func RulesFileContent(fr FileRules, protect []HostPath) ([]byte, error) {
-	entries := []ruleEntry{}
+	entries := []frame.PolicyRule{}
 	for _, rp := range fr.DenyRead {
-		entries = append(entries, ruleEntry{rp.Path, "denyRead " + rp.Rule, false})
+		entries = append(entries, frame.PolicyRule{Path: rp.Path, Rule: "denyRead " + rp.Rule, Write: false})
 	}
 	for _, rp := range fr.DenyWrite {
-		entries = append(entries, ruleEntry{rp.Path, "denyWrite " + rp.Rule, true})
+		entries = append(entries, frame.PolicyRule{Path: rp.Path, Rule: "denyWrite " + rp.Rule, Write: true})
 	}
 	for _, hp := range protect {
 		rule := "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable)"
 		if hp.Reason != "" {
 			rule = "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable: " + hp.Reason + ")"
 		}
-		entries = append(entries, ruleEntry{hp.Path, rule, true})
+		entries = append(entries, frame.PolicyRule{Path: hp.Path, Rule: rule, Write: true})
 	}
 	return json.Marshal(entries)
 }
