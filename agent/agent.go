@@ -28,6 +28,9 @@ import (
 
 // Config configures an Agent.
 type Config struct {
+	// Build is boxsh-init's version string, which the front's must match
+	// (see frame.Hello).
+	Build string
 	// Shell runs bash calls and terminals (default /bin/sh).
 	Shell string
 	// Workers bounds the bash calls that run at once (default 4).
@@ -109,11 +112,19 @@ const StopWait = 500 * time.Millisecond
 // The goroutine that reads a call runs it, after handing the reading on to
 // a new goroutine: a call goes from the channel to its tool, and its reply
 // back, without a hand-over between goroutines.
+//
+// Serve first sends boxsh-init's hello, then checks the front's, the first
+// frame it reads: a front of another build gets an error (as the reply to
+// its call, when it sent one first), and Serve returns it.
 func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
 	s := &serving{a: a, r: frame.NewReader(conn), w: frame.NewWriter(conn),
 		running: make(map[uint64]context.CancelFunc), ended: make(chan error, 1)}
+	if err := s.hello(); err != nil {
+		a.Stop(StopWait)
+		return err
+	}
 	go s.read(ctx)
 	err := <-s.ended
 	// The pool is closed before the calls are cancelled: a cancelled call
@@ -153,6 +164,26 @@ type serving struct {
 
 	mu      sync.Mutex
 	running map[uint64]context.CancelFunc
+}
+
+// hello sends boxsh-init's hello and checks the front's.
+func (s *serving) hello() error {
+	local := frame.NewHello(s.a.cfg.Build)
+	if err := s.w.Write(frame.EncodeHello(local)); err != nil {
+		return fmt.Errorf("send hello: %w", err)
+	}
+	payload, err := s.r.Read()
+	if err != nil {
+		return fmt.Errorf("read hello: %w", err)
+	}
+	if _, err := frame.CheckHello(payload, local, "the boxsh that started this boxsh-init", "this boxsh-init"); err != nil {
+		var c frame.Call
+		if json.Unmarshal(payload, &c) == nil && c.ID != 0 {
+			_ = s.w.Write(s.a.errorReply(c.ID, err))
+		}
+		return err
+	}
+	return nil
 }
 
 // read reads frames until one is a call to run, then reads on in a new

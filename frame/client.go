@@ -9,6 +9,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // ErrClosed reports a call that cannot complete because the channel to
@@ -38,7 +40,8 @@ type Done func(result json.RawMessage, err error)
 // that stops reading) makes boxsh-init block too, instead of the front
 // piling up results in memory.
 type Client struct {
-	w *Writer
+	w   *Writer
+	cfg ClientConfig
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -65,16 +68,53 @@ func (p call) finish(result json.RawMessage, err error) {
 	p.done(result, err)
 }
 
-// NewClient starts reading replies from conn. Close conn (or let the other
-// side end it) to stop; pending calls then finish with ErrClosed.
-func NewClient(conn io.ReadWriter) *Client {
-	c := &Client{w: NewWriter(conn), pending: make(map[uint64]*call), done: make(chan struct{})}
-	go c.readLoop(NewReader(conn))
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// Hello is the front's hello, sent before any call; boxsh-init's
+	// must be the same (see CheckHello).
+	Hello Hello
+	// InitName names boxsh-init in errors ("boxsh-init at /usr/bin/boxsh-init").
+	InitName string
+	// Log receives the faults of boxsh-init's replies.
+	Log hclog.Logger
+}
+
+// NewClient sends the front's hello on conn and starts reading replies
+// from it. Close conn (or let the other side end it) to stop; pending
+// calls then finish with ErrClosed.
+//
+// The first frame boxsh-init sends must be its hello, the same as the
+// front's: else the channel ends (and conn is closed, if it is an
+// io.Closer) with a *MismatchError, which every pending call gets.
+// boxsh-init sends its hello as soon as it starts, so that the check costs
+// no wait: the client's first call is sent at once, and boxsh-init refuses
+// it too if the front's hello is not its own.
+func NewClient(conn io.ReadWriter, cfg ClientConfig) *Client {
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	if cfg.InitName == "" {
+		cfg.InitName = "boxsh-init"
+	}
+	c := &Client{w: NewWriter(conn), cfg: cfg, pending: make(map[uint64]*call), done: make(chan struct{})}
+	if err := c.w.Write(EncodeHello(cfg.Hello)); err != nil {
+		// The reader finds the channel ended.
+		cfg.Log.Debug("send hello", "error", err)
+	}
+	go c.readLoop(conn, NewReader(conn))
 	return c
 }
 
 // Done is closed when the channel has ended.
 func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err is why the channel ended, once Done is closed: an error wrapping
+// ErrClosed, or a *MismatchError.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
 
 // take removes call id from the pending calls. Only the one who takes a
 // call finishes it.
@@ -89,9 +129,9 @@ func (c *Client) take(id uint64) (call, bool) {
 	return *p, true
 }
 
-func (c *Client) readLoop(r *Reader) {
-	var err error
-	for {
+func (c *Client) readLoop(conn io.ReadWriter, r *Reader) {
+	err := c.readHello(r)
+	for err == nil {
 		var payload []byte
 		if payload, err = r.Read(); err != nil {
 			break
@@ -102,7 +142,17 @@ func (c *Client) readLoop(r *Reader) {
 		}
 		var rep Reply
 		if rep, err = DecodeReply(payload); err != nil {
-			break
+			if rep.ID == 0 {
+				// Whose reply it was is unknown: every call may be lost.
+				c.cfg.Log.Error("boxsh-init sent a malformed frame; closing the channel", "error", err)
+				break
+			}
+			c.cfg.Log.Error("boxsh-init sent a malformed reply", "id", rep.ID, "error", err)
+			if p, ok := c.take(rep.ID); ok {
+				p.finish(nil, &Error{Code: CodeInternalError, Message: "boxsh-init sent a malformed reply"})
+			}
+			err = nil
+			continue
 		}
 		if rep.State != "" {
 			c.mark(rep.ID, rep.State)
@@ -118,9 +168,15 @@ func (c *Client) readLoop(r *Reader) {
 			p.finish(rep.Result, nil)
 		}
 	}
-	if errors.Is(err, io.EOF) {
+	var mismatch *MismatchError
+	switch {
+	case errors.As(err, &mismatch):
+		if cl, ok := conn.(io.Closer); ok {
+			_ = cl.Close()
+		}
+	case errors.Is(err, io.EOF):
 		err = ErrClosed
-	} else {
+	default:
 		err = fmt.Errorf("%w: %v", ErrClosed, err)
 	}
 	c.mu.Lock()
@@ -143,6 +199,16 @@ func (c *Client) readLoop(r *Reader) {
 			p.finish(nil, err)
 		}
 	}
+}
+
+// readHello reads boxsh-init's hello and checks it against the front's.
+func (c *Client) readHello(r *Reader) error {
+	payload, err := r.Read()
+	if err != nil {
+		return err
+	}
+	_, err = CheckHello(payload, c.cfg.Hello, c.cfg.InitName, "this boxsh")
+	return err
 }
 
 // mark records a notice of call id's state.

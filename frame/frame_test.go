@@ -105,10 +105,26 @@ func TestReplyGenericForm(t *testing.T) {
 	assert.False(t, errors.Is(err, ErrTooLarge))
 }
 
+// testHello is the hello of the fronts and boxsh-inits of these tests.
+var testHello = NewHello("test")
+
+// newTestClient is a Client on conn with testHello.
+func newTestClient(conn io.ReadWriter) *Client {
+	return NewClient(conn, ClientConfig{Hello: testHello})
+}
+
 // fakeInit answers every call on conn with a small result and reports each
 // cancel frame on cancels.
 func fakeInit(conn net.Conn, cancels chan<- uint64, answer func(Call) bool) {
 	r, w := NewReader(conn), NewWriter(conn)
+	// The front's hello, then ours (a pipe has no buffer for both sides
+	// to write first, as they do on a socket).
+	if _, err := r.Read(); err != nil {
+		return
+	}
+	if w.Write(EncodeHello(testHello)) != nil {
+		return
+	}
 	for {
 		payload, err := r.Read()
 		if err != nil {
@@ -120,7 +136,7 @@ func fakeInit(conn net.Conn, cancels chan<- uint64, answer func(Call) bool) {
 			cancels <- call.ID
 			continue
 		}
-		if answer(call) && w.Write(EncodeReply(call.ID, []byte(`"r`+strings.Repeat("r", 59)+`"`))) != nil {
+		if answer(call) && w.Write(EncodeReply(call.ID, []byte(`{"t":"`+strings.Repeat("r", 54)+`"}`))) != nil {
 			return
 		}
 	}
@@ -135,8 +151,8 @@ func TestClientBlockedDoneStopsReading(t *testing.T) {
 	front, back := net.Pipe()
 	defer front.Close()
 	defer back.Close()
-	c := NewClient(front)
 	go fakeInit(back, make(chan uint64, 1), func(Call) bool { return true })
+	c := newTestClient(front)
 
 	unblock := make(chan struct{})
 	first, second := make(chan outcome, 1), make(chan outcome, 1)
@@ -163,9 +179,9 @@ func TestClientBlockedDoneStopsReading(t *testing.T) {
 func TestClientCancelAndClose(t *testing.T) {
 	front, back := net.Pipe()
 	defer front.Close()
-	c := NewClient(front)
 	cancels := make(chan uint64, 1)
 	go fakeInit(back, cancels, func(Call) bool { return false }) // never answers
+	c := newTestClient(front)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancelled := make(chan outcome, 1)
@@ -187,12 +203,20 @@ func TestClientCancelAndClose(t *testing.T) {
 }
 
 // dyingConn is a channel whose other end dies while a call is being sent:
-// reading ends at once, and the write fails once the client has seen that.
-type dyingConn struct{ c **Client }
+// reading ends at once, and the write of the call (after the hello) fails
+// once the client has seen that.
+type dyingConn struct {
+	c      **Client
+	hellos *int
+}
 
 func (d dyingConn) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
 
-func (d dyingConn) Write([]byte) (int, error) {
+func (d dyingConn) Write(b []byte) (int, error) {
+	if *d.hellos < 4+len(EncodeHello(testHello)) { // header and body
+		*d.hellos += len(b)
+		return len(b), nil
+	}
 	<-(*d.c).Done()
 	time.Sleep(10 * time.Millisecond) // the reader finishes the pending calls
 	return 0, errors.New("broken pipe")
@@ -203,7 +227,7 @@ func (d dyingConn) Write([]byte) (int, error) {
 // server would answer it twice).
 func TestClientSendFailsAfterChannelEnded(t *testing.T) {
 	var c *Client
-	c = NewClient(dyingConn{&c})
+	c = newTestClient(dyingConn{&c, new(int)})
 	var calls int
 	var mu sync.Mutex
 	err := c.Start(context.Background(), "bash", json.RawMessage(`{}`), func(_ json.RawMessage, err error) {
@@ -225,16 +249,19 @@ func TestClientSendFailsAfterChannelEnded(t *testing.T) {
 // ended finish with ErrNotStarted; the others with ErrClosed alone.
 func TestClientNotStartedCalls(t *testing.T) {
 	front, init := net.Pipe()
-	c := NewClient(front)
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
 	r, w := NewReader(init), NewWriter(init)
 	go func() {
+		_, err := r.Read() // the front's hello
+		assert.NoError(t, err)
 		for range errs {
 			_, err := r.Read() // the calls, read as they are sent
 			assert.NoError(t, err)
 		}
 	}()
+	c := newTestClient(front)
+	require.NoError(t, w.Write(EncodeHello(testHello)))
 	for i := range errs {
 		wg.Add(1)
 		require.NoError(t, c.Start(context.Background(), "bash", json.RawMessage(`{}`), func(_ json.RawMessage, err error) {

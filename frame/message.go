@@ -3,6 +3,7 @@ package frame
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -90,14 +91,27 @@ func EncodeReply(id uint64, result []byte) []byte {
 	return append(b, '}')
 }
 
-// DecodeReply decodes a Reply. Payloads in the form EncodeReply writes are
-// split without scanning the (possibly many megabytes of) result; anything
-// else goes through encoding/json.
+// ErrMalformed marks a reply frame that is not a well-formed Reply: not
+// JSON, a second JSON text after the first, a result that is not one JSON
+// object, neither a result nor an error. The front never passes one on.
+var ErrMalformed = errors.New("malformed reply")
+
+// maxIDLen is the length of the longest id, a uint64 in decimal.
+const maxIDLen = 20
+
+// DecodeReply decodes a Reply and checks it: a reply carries exactly one of
+// a result (one JSON object), an error or a state. Payloads in the form
+// EncodeReply writes are split without decoding the (possibly many
+// megabytes of) result, whose grammar is only checked (validObject);
+// anything else goes through encoding/json. A malformed reply gives an
+// error wrapping ErrMalformed, with the Reply's ID set when it could be
+// read (else 0, which no call has).
 func DecodeReply(payload []byte) (Reply, error) {
 	if rest, ok := bytes.CutPrefix(payload, replyPrefix); ok {
+		head := rest[:min(len(rest), maxIDLen+len(stateInfix))]
 		// A notice, as EncodeState writes it.
-		if i := bytes.Index(rest, stateInfix); i > 0 && i <= 20 {
-			if id, err := strconv.ParseUint(string(rest[:i]), 10, 64); err == nil {
+		if i := bytes.Index(head, stateInfix); i > 0 {
+			if id, ok := parseID(rest[:i]); ok {
 				switch string(rest[i+len(stateInfix):]) {
 				case StateQueued + `"}`:
 					return Reply{ID: id, State: StateQueued}, nil
@@ -106,18 +120,68 @@ func DecodeReply(payload []byte) (Reply, error) {
 				}
 			}
 		}
-		if i := bytes.Index(rest, replyInfix); i > 0 && i <= 20 && bytes.HasSuffix(rest, []byte("}")) {
-			if id, err := strconv.ParseUint(string(rest[:i]), 10, 64); err == nil {
+		if i := bytes.Index(head, replyInfix); i > 0 && bytes.HasSuffix(rest, []byte("}")) {
+			if id, ok := parseID(rest[:i]); ok {
 				raw := rest[i+len(replyInfix) : len(rest)-1]
-				if len(raw) > 0 {
+				if validObject(raw) {
 					return Reply{ID: id, Result: raw}, nil
 				}
+				// Perhaps white space after the reply's closing brace;
+				// encoding/json decides.
 			}
 		}
 	}
 	var r Reply
 	if err := json.Unmarshal(payload, &r); err != nil {
-		return Reply{}, fmt.Errorf("decode reply: %w", err)
+		return Reply{ID: leadingID(payload)}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	return r, nil
+	var why string
+	switch {
+	case r.ID == 0:
+		why = "no id"
+	case r.State != "" && (r.Result != nil || r.Error != nil):
+		why = "a state with a result or an error"
+	case r.State != "":
+		return r, nil
+	case r.Error != nil && r.Result != nil:
+		why = "both a result and an error"
+	case r.Error != nil:
+		return r, nil
+	case r.Result == nil:
+		why = "neither a result nor an error"
+	case !validObject(r.Result):
+		why = "a result that is not a JSON object"
+	default:
+		return r, nil
+	}
+	return Reply{ID: r.ID}, fmt.Errorf("%w: reply %d has %s", ErrMalformed, r.ID, why)
+}
+
+// parseID parses an id as JSON writes a uint64: decimal digits, without
+// leading zeros.
+func parseID(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > maxIDLen || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
+	}
+	id, err := strconv.ParseUint(string(b), 10, 64)
+	return id, err == nil
+}
+
+// leadingID is the id of a payload that starts as EncodeReply's do, else 0.
+func leadingID(payload []byte) uint64 {
+	rest, ok := bytes.CutPrefix(payload, replyPrefix)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for n < len(rest) && n <= maxIDLen && isDigit(rest[n]) {
+		n++
+	}
+	id, _ := parseID(rest[:n])
+	return id
 }

@@ -39,8 +39,19 @@ func TestClientProgress(t *testing.T) {
 	front, back := net.Pipe()
 	defer front.Close()
 	defer back.Close()
-	c := NewClient(front)
 	r, w := NewReader(back), NewWriter(back)
+	// The front's hello, then the init's (see fakeInit); NewClient's write
+	// of its hello waits for this read on a pipe.
+	helloed := make(chan error, 1)
+	go func() {
+		_, err := r.Read()
+		if err == nil {
+			err = w.Write(EncodeHello(testHello))
+		}
+		helloed <- err
+	}()
+	c := newTestClient(front)
+	require.NoError(t, <-helloed)
 
 	got := make(chan uint64, 4)
 	ctx := WithProgress(context.Background(), 250*time.Millisecond, func(n uint64) { got <- n })

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,7 +132,7 @@ var seamDir string
 // temporary directory, beside copies of binDir's other binaries (boxsh
 // finds boxsh-init and the fork server next to itself). -trimpath as in
 // `just build`, so that only the packages the tag changes are compiled
-// again.
+// again; the version of binDir's boxsh, which boxsh-init checks.
 func buildTestSeamFront() (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -144,7 +145,13 @@ func buildTestSeamFront() (string, error) {
 	seamDir = dir
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "seccomp,boxsh_testseam", "-o", dir+string(filepath.Separator), "./cmd/boxsh")
+	// The build of binDir's boxsh, which its boxsh-init must match.
+	version, err := exec.CommandContext(ctx, filepath.Join(binDir, "boxsh"), "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("boxsh --version: %v: %s", err, version)
+	}
+	build := strings.TrimPrefix(strings.TrimSpace(string(version)), "boxsh version ")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "seccomp,boxsh_testseam", "-ldflags", "-X main.version="+build, "-o", dir+string(filepath.Separator), "./cmd/boxsh")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)

@@ -50,7 +50,8 @@ type Config struct {
 	// host, which place boxsh-init inside the sandbox (see SandboxCwd
 	// and GatherProtectedPaths).
 	Cwd, Home string
-	// Version goes into the sandbox's spec.
+	// Version is the front's build: boxsh-init's must be the same (see
+	// frame.Hello). It goes into the sandbox's spec too.
 	Version string
 	// Stderr receives boxsh-init's diagnostics (default os.Stderr).
 	Stderr io.Writer
@@ -103,12 +104,23 @@ type Instance struct {
 }
 
 // Start starts boxsh-init with one end of a socket pair as its frame
-// socket (frame.ChannelFD).
+// socket (frame.ChannelFD), and the Client that talks to it: its first
+// frame is the front's hello (build cfg.Version), and boxsh-init's must be
+// the same, or the Client ends with a *frame.MismatchError naming both
+// builds (see Supervisor.Failed).
 func Start(ctx context.Context, cfg Config) (*Instance, error) {
+	var in *Instance
+	var err error
 	if cfg.Sandbox.Enabled {
-		return startSandboxed(ctx, cfg)
+		in, err = startSandboxed(ctx, cfg)
+	} else {
+		in, err = startProcess(cfg)
 	}
-	return startProcess(cfg)
+	if err != nil {
+		return nil, err
+	}
+	in.Client = frame.NewClient(in.conn, frame.ClientConfig{Hello: frame.NewHello(cfg.Version), InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log})
+	return in, nil
 }
 
 // initOptions are boxsh-init's options for cfg.
@@ -167,7 +179,7 @@ func newInstance(conn *os.File, kill func(), wait func() error, cleanup func()) 
 		}
 		return nil, fmt.Errorf("frame socket: %w", err)
 	}
-	in := &Instance{Client: frame.NewClient(c), conn: c, kill: kill, exited: make(chan struct{}), cleanup: cleanup}
+	in := &Instance{conn: c, kill: kill, exited: make(chan struct{}), cleanup: cleanup}
 	go func() {
 		in.waitErr = wait()
 		close(in.exited)
@@ -227,8 +239,9 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 
 // Failed is closed when the supervisor cannot start boxsh-init any more:
 // a restart found that the sandbox's file rules can no longer be enforced
-// (see host.ErrFileRules), which the session must not go on without. Err says
-// why.
+// (see host.ErrFileRules), which the session must not go on without, or
+// boxsh-init is of another build than the front (a *frame.MismatchError,
+// found in the first frame it sends at start). Err says why.
 func (s *Supervisor) Failed() <-chan struct{} { return s.failed }
 
 // Err is why the supervisor failed, or nil.
@@ -241,13 +254,52 @@ func (s *Supervisor) Err() error {
 // watch cleans up after boxsh-init in as soon as it exits, if it is still
 // the current one: the commands it ran (in plain mode, orphaned to the
 // front, which is their subreaper) are killed at once, not when the next
-// call comes.
+// call comes. A boxsh-init of another build ends the session at once.
 func (s *Supervisor) watch(in *Instance) {
-	<-in.exited
+	select {
+	case <-in.exited:
+	case <-in.Client.Done():
+		if s.refused(in) {
+			return
+		}
+		<-in.exited
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.current == in {
+	if s.current == in && !s.refusedLocked(in) {
 		s.retire("boxsh-init exited; the next call starts a new one")
+	}
+}
+
+// refused reports whether in is a boxsh-init of another build (its
+// channel ended with a *frame.MismatchError), and if so stops it and fails
+// the supervisor: a restart would start the same one.
+func (s *Supervisor) refused(in *Instance) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refusedLocked(in)
+}
+
+// refusedLocked is refused with s.mu held.
+func (s *Supervisor) refusedLocked(in *Instance) bool {
+	var mismatch *frame.MismatchError
+	if !errors.As(in.Client.Err(), &mismatch) {
+		return false
+	}
+	if s.current == in {
+		_ = in.Stop(time.Second)
+		s.current = nil
+		killOrphans(s.cfg.Log)
+	}
+	s.fail(mismatch)
+	return true
+}
+
+// fail makes err why no boxsh-init starts any more. s.mu is held.
+func (s *Supervisor) fail(err error) {
+	if s.fatal == nil {
+		s.fatal = err
+		close(s.failed)
 	}
 }
 
@@ -276,6 +328,9 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 		}
 		select {
 		case <-s.current.Client.Done():
+			if s.refusedLocked(s.current) {
+				return nil, s.fatal
+			}
 			s.retire("boxsh-init exited; starting a new one")
 		default:
 			if lost == "" {
@@ -288,8 +343,7 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 	if err != nil {
 		err = fmt.Errorf("restart boxsh-init: %w", err)
 		if errors.Is(err, host.ErrFileRules) {
-			s.fatal = err
-			close(s.failed)
+			s.fail(err)
 		}
 		return nil, err
 	}
@@ -332,7 +386,7 @@ func (s *Supervisor) start(ctx context.Context, name string, args json.RawMessag
 			return lost(err)
 		}
 		s.mu.Lock()
-		if s.current == in {
+		if s.current == in && !s.refusedLocked(in) {
 			s.retire("boxsh-init is gone; sending the call to a new one", "error", err)
 		}
 		s.mu.Unlock()

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,6 +25,10 @@ import (
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 )
+
+// version is set at build time with -ldflags "-X main.version=...", as
+// boxsh's: the front refuses a boxsh-init of another build.
+var version = "0.1.0-dev"
 
 func main() {
 	loadSeccomp()
@@ -94,7 +99,7 @@ func run() int {
 	if exe, err := os.Executable(); err == nil {
 		forkServer = proc.FindForkServer(exe)
 	}
-	a, err := agent.New(agent.Config{Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
+	a, err := agent.New(agent.Config{Build: version, Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
 		Limits: proc.Limits{Data: o.Memory, Procs: o.Pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer})
 	if err != nil {
 		log.Error("start", "error", err)
@@ -110,7 +115,15 @@ func run() int {
 	// having killed every command; boxsh-init then exits at once, without
 	// waiting for calls that may be blocked in the kernel.
 	if err := a.Serve(ctx, conn); err != nil && ctx.Err() == nil {
-		log.Error("serve", "error", err)
+		// A front of another build says so itself (it reads this
+		// boxsh-init's hello first); an older front got the error as
+		// the answer to its call.
+		var mismatch *frame.MismatchError
+		if errors.As(err, &mismatch) {
+			log.Info("serve", "error", err)
+		} else {
+			log.Error("serve", "error", err)
+		}
 		return 1
 	}
 	return 0
