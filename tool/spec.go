@@ -57,8 +57,6 @@ type Spec struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  Annotations     `json:"annotations"`
 
-	// UsesWorker tells whether calls take a slot of the worker pool.
-	UsesWorker bool `json:"-"`
 	// input is the schema in decoded form, for Validate.
 	input map[string]any
 	// oneOf are members of which exactly one is required.
@@ -70,7 +68,6 @@ type def struct {
 	name, description string
 	in, out           any
 	ann               Annotations
-	worker            bool
 	// beyondV3 marks the tools boxsh v3 does not have, which the v3 list
 	// leaves out (see Registry.V3Specs).
 	beyondV3 bool
@@ -81,7 +78,7 @@ type def struct {
 
 var defs = []def{
 	{name: Bash, description: "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream. Give the command as command (a shell command line) or as args (an argv run without a shell), not both.",
-		in: BashArgs{}, out: BashOutput{}, ann: Annotations{"Bash", false, true}, worker: true,
+		in: BashArgs{}, out: BashOutput{}, ann: Annotations{"Bash", false, true},
 		oneOf: []string{"command", "args"}, v3Required: []string{"command"}},
 	{name: Read, description: "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
 		in: ReadArgs{}, out: ReadOutput{}, ann: Annotations{"Read File", true, false}},
@@ -123,7 +120,7 @@ func NewRegistry() (*Registry, error) {
 		if !ok || len(sc.Input) == 0 {
 			return nil, fmt.Errorf("tool schemas: no input schema of %s", d.name)
 		}
-		s := &Spec{Name: d.name, Description: d.description, Annotations: d.ann, UsesWorker: d.worker,
+		s := &Spec{Name: d.name, Description: d.description, Annotations: d.ann,
 			InputSchema: sc.Input, OutputSchema: sc.Output, oneOf: d.oneOf}
 		if err := json.Unmarshal(sc.Input, &s.input); err != nil {
 			return nil, fmt.Errorf("tool schemas: %s: %w", d.name, err)
