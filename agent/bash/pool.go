@@ -771,9 +771,9 @@ func exitStatus(ps *os.ProcessState, err error) (int, string) {
 		return -1, ""
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), signalName(ws.Signal())
+		return proc.WaitStatus(ws), signalName(ws.Signal())
 	}
-	return ps.ExitCode(), ""
+	return proc.ExitStatus(ps), ""
 }
 
 // env merges the call's variables over the base environment.

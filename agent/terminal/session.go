@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/agent/reap"
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // session is one command on its pseudo-terminal.
@@ -102,13 +103,8 @@ func (s *session) readLoop() {
 func (s *session) waitLoop() {
 	err := s.cmd.Wait()
 	s.reaper.Forget(s.cmd.Process.Pid)
-	code := -1
-	if ps := s.cmd.ProcessState; ps != nil {
-		code = ps.ExitCode()
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	} else {
+	code := proc.ExitStatus(s.cmd.ProcessState)
+	if s.cmd.ProcessState == nil {
 		s.log.Warn("waiting for terminal process failed", "error", err)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 )
 
@@ -70,7 +71,7 @@ func watchLifeline(fd int) {
 	f := os.NewFile(uintptr(fd), "lifeline")
 	go func() {
 		_, _ = io.Copy(io.Discard, f)
-		os.Exit(128 + int(syscall.SIGKILL))
+		os.Exit(proc.SignalStatus(syscall.SIGKILL))
 	}()
 }
 
@@ -111,10 +112,7 @@ func supervise(cmd *exec.Cmd, what string) int {
 				break
 			}
 			if pid == child {
-				if ws.Signaled() {
-					return 128 + int(ws.Signal())
-				}
-				return ws.ExitStatus()
+				return proc.WaitStatus(ws)
 			}
 		}
 	}

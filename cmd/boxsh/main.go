@@ -204,7 +204,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	if errors.Is(serveErr, context.Canceled) && stopSignal != 0 {
-		return 128 + int(stopSignal)
+		return proc.SignalStatus(stopSignal)
 	}
 	if serveErr != nil {
 		log.Error("serve", "error", serveErr)

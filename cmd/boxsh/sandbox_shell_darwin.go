@@ -4,12 +4,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
 	"golang.org/x/term"
 
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/runtime"
 )
 
@@ -37,10 +37,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
+		return proc.ExitStatus(ee.ProcessState)
 	}
 	log.Debug("sandbox", "error", err)
 	return fail(err)

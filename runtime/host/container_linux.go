@@ -425,10 +425,7 @@ func (ct *Container) Wait() (int, error) {
 	if ct.state == nil {
 		return 1, ct.waitErr
 	}
-	if ws, ok := ct.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), nil
-	}
-	return ct.state.ExitCode(), nil
+	return proc.ExitStatus(ct.state), nil
 }
 
 // Signal sends sig to the sandbox's first process.
