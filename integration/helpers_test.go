@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/internal/syncbuf"
 )
 
 // Deadlines. They only bound hangs; no test asserts how fast boxsh is.
@@ -41,22 +42,7 @@ func testContext(t *testing.T) context.Context {
 }
 
 // lockedBuffer is a bytes.Buffer safe for a writer goroutine and readers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // rpcError is a JSON-RPC error object.
 type rpcError struct {

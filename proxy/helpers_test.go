@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/syncbuf"
 )
 
 // testTimeout bounds every wait of a test, so that a bug fails the test
@@ -43,22 +44,7 @@ func (w world) dial(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // logBuffer collects a logger's output safely across goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer struct{ syncbuf.Buffer }
 
 // decisions are the decision lines of the JSON log.
 func (b *logBuffer) decisions(t *testing.T) []map[string]any {
