@@ -223,11 +223,14 @@ type Supervisor struct {
 	closed bool // by Close: no boxsh-init starts any more
 }
 
-// NewSupervisor starts the first boxsh-init.
+// NewSupervisor makes the front the child subreaper of the processes it
+// starts (so that it can kill the commands of a boxsh-init that died), and
+// starts the first boxsh-init.
 func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
+	adoptOrphans(cfg.Log)
 	in, err := Start(ctx, cfg)
 	if err != nil {
 		return nil, err

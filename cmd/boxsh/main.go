@@ -125,7 +125,6 @@ func serveRPC(opts options, log hclog.Logger) int {
 	}()
 	// A client that closes stdout must give EPIPE, not kill the front.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	adoptOrphans(log)
 
 	// The tool registry is read while the sandbox starts.
 	type registryResult struct {
