@@ -250,7 +250,7 @@ func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *ba
 		cancel()
 	}()
 	ctx, stopProgress := s.startProgress(ctx, c.ID, c.Progress)
-	reply, release := s.a.call(ctx, ticket, c.ID, c.Tool, c.Args)
+	reply, release := s.a.call(ctx, ticket, c.ID, c.Tool, c.Args, s.notify)
 	stopProgress()
 	// The call's worker or slot is held until its reply is written: a
 	// client that stops reading stops the tools too, instead of their
@@ -268,8 +268,11 @@ func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *ba
 }
 
 // call runs one tool and returns the encoded reply frame, and the function
-// that frees the worker or slot the call holds.
-func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage) ([]byte, func()) {
+// that frees the worker or slot the call holds. A call other than bash
+// that has to wait for a slot says so through notify, and says when it
+// gets one, as a bash call waiting for a worker does: if boxsh-init dies
+// meanwhile, the front sends it to the next one.
+func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage, notify func(uint64, string)) ([]byte, func()) {
 	var result []byte
 	var err error
 	release := func() {}
@@ -278,10 +281,16 @@ func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name s
 	} else {
 		select {
 		case a.other <- struct{}{}:
-			release = func() { <-a.other }
-		case <-ctx.Done():
-			return a.errorReply(id, ctx.Err()), release
+		default:
+			notify(id, frame.StateQueued)
+			select {
+			case a.other <- struct{}{}:
+				notify(id, frame.StateStarted)
+			case <-ctx.Done():
+				return a.errorReply(id, ctx.Err()), release
+			}
 		}
+		release = func() { <-a.other }
 		var r tool.Result
 		if r, err = a.run(ctx, name, args); err == nil {
 			if result, err = r.AppendJSON(nil); err != nil {

@@ -506,3 +506,47 @@ func TestQueuedCallsSurviveBoxshInitDeath(t *testing.T) {
 		s.requireExitZero()
 	})
 }
+
+// When boxsh-init dies, the file calls that waited for a slot (all 16
+// taken by reads blocked on a FIFO) run on the new one, as queued bash
+// calls do; the blocked ones fail.
+func TestQueuedFileCallsSurviveBoxshInitDeath(t *testing.T) {
+	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
+		fifo, plain := filepath.Join(dir, "fifo"), filepath.Join(dir, "plain.txt")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+		require.NoError(t, os.WriteFile(plain, []byte("content\n"), 0o644))
+		s := startServer(t, testContext(t), serverOptions{args: args, dir: dir})
+		s.requireServing()
+		init := findChild(t, s.pid(), "boxsh-init")
+		const slots = 16 // agent.Config.MaxOtherCalls's default
+		for i := range slots {
+			s.callTool(fmt.Sprintf("blocked-%d", i), "read", map[string]any{"path": fifo})
+		}
+		for i := range 3 {
+			s.callTool(fmt.Sprintf("queued-%d", i), "read", map[string]any{"path": plain})
+		}
+		time.Sleep(300 * time.Millisecond) // the reads block in open; the others wait for a slot
+		require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
+
+		var ids []string
+		for i := range slots {
+			ids = append(ids, fmt.Sprintf(`"blocked-%d"`, i))
+		}
+		for i := range 3 {
+			ids = append(ids, fmt.Sprintf(`"queued-%d"`, i))
+		}
+		got := s.expectSet(ids...) // answered in any order
+		for i := range slots {
+			m := got[fmt.Sprintf(`"blocked-%d"`, i)]
+			require.Nil(t, m.Error, "%s", m.Raw)
+			assert.True(t, m.toolResult(t).IsError, "a call that was running fails: %s", m.Raw)
+		}
+		for i := range 3 {
+			m := got[fmt.Sprintf(`"queued-%d"`, i)]
+			r := m.toolResult(t)
+			assert.False(t, r.IsError, "queued call %d runs on the new boxsh-init: %s", i, m.Raw)
+			assert.Contains(t, r.text(), "content")
+		}
+		assert.NotEqual(t, init, findChild(t, s.pid(), "boxsh-init"))
+	})
+}
