@@ -18,7 +18,8 @@ var ErrServerGone = errors.New("boxsh: server gone")
 type ProtocolError struct {
 	// Method is the JSON-RPC method of the request.
 	Method string
-	// Code is the JSON-RPC error code (-32602 for invalid params, ...).
+	// Code is the JSON-RPC error code (frame.CodeInvalidParams for invalid
+	// params, ...).
 	Code int
 	// Message is the server's message.
 	Message string
