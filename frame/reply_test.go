@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,8 @@ var malformedReplies = []struct {
 	{"result not an object", `{"id":2,"result":"text"}`, 2},
 	{"null result", `{"id":2,"result":null}`, 2},
 	{"raw newline in a string", "{\"id\":3,\"result\":{\"text\":\"a\nb\"}}", 3},
+	{"line break between tokens", "{\"id\":3,\"result\":{\"x\":\n{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\n}}", 3},
+	{"line break between tokens, generic form", "{\"result\":{\"x\":\r\n{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\r\n},\"id\":3}", 3},
 	{"bad escape", `{"id":3,"result":{"text":"a\qb"}}`, 3},
 	{"unbalanced", `{"id":4,"result":{"a":[1,2}}`, 4},
 	{"missing value", `{"id":4,"result":{"a":}}`, 4},
@@ -65,8 +68,10 @@ func TestValidObjectAgreesWithJSONValid(t *testing.T) {
 		`{"a":tru}`, `{"a":true}`, `{"a":nul}`, `{"a":[}`, `{"a":[]]}`, `{"a":1,}`, `{,}`, `{"a" 1}`,
 		`{"a":"\u12"}`, `{"a":"\u12ag"}`, `{"a":"` + "\x7f\xff" + `"}`, `{"a":"x` + "\x1f" + `"}`, `{1:2}`,
 		`{"a":{"b":{"c":[[[]]]}}}`, `{"a":1}{}`, `{"a":1} x`, `[]`, `"s"`, ``, `{`, `}`,
+		"{\"a\":\t1 }", "{\"a\":\n1}", "{}\n", "\r\n{}",
 	} {
-		assert.Equal(t, json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{"), validObject([]byte(s)), "%q", s)
+		want := json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{") && !strings.ContainsAny(s, "\r\n")
+		assert.Equal(t, want, validObject([]byte(s)), "%q", s)
 	}
 	// Deep nesting is no stack overflow.
 	deep := `{"a":` + strings.Repeat("[", 1<<20) + strings.Repeat("]", 1<<20) + `}`
@@ -76,7 +81,7 @@ func TestValidObjectAgreesWithJSONValid(t *testing.T) {
 
 // FuzzDecodeReply checks the reply reader: a payload is refused, or what
 // the front would splice into its response (the result) is one JSON object
-// and the id is the one a JSON parser reads.
+// without a line break, and the id is the one a JSON parser reads.
 func FuzzDecodeReply(f *testing.F) {
 	for _, tc := range malformedReplies {
 		f.Add([]byte(tc.payload))
@@ -106,6 +111,9 @@ func FuzzDecodeReply(f *testing.F) {
 				t.Fatalf("state or error with a result: %q", payload)
 			}
 			return
+		}
+		if bytes.ContainsAny(r.Result, "\r\n") {
+			t.Fatalf("a result with a line break: %q", payload)
 		}
 		out := EncodeReply(r.ID, r.Result)
 		var back map[string]json.RawMessage
