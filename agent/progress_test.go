@@ -26,6 +26,10 @@ func TestServeProgressFrames(t *testing.T) {
 	defer cancel()
 	go func() { _ = a.Serve(ctx, back) }()
 	r, w := frame.NewReader(front), frame.NewWriter(front)
+	// boxsh-init's hello, then the front's, of the same (empty) build.
+	_, err = r.Read()
+	require.NoError(t, err)
+	require.NoError(t, w.Write(frame.EncodeHello(frame.NewHello(""))))
 
 	args := json.RawMessage(`{"command":"for i in 1 2 3 4 5 6; do echo line$i; sleep 0.1; done"}`)
 	require.NoError(t, w.WriteJSON(frame.Call{ID: 1, Tool: "bash", Args: args, Progress: 120}))

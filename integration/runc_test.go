@@ -581,7 +581,7 @@ func startInitUnderRunc(t *testing.T, ctx context.Context, runc, dir string, env
 	cmd.WaitDelay = 5 * time.Second
 	require.NoError(t, cmd.Start())
 	theirs.Close()
-	ri := &runcInit{t: t, bundle: bundle, client: bframe.NewClient(ours), conn: ours, cmd: cmd, stderr: stderr}
+	ri := &runcInit{t: t, bundle: bundle, client: bframe.NewClient(ours, bframe.ClientConfig{Hello: bframe.NewHello(boxshBuild(t))}), conn: ours, cmd: cmd, stderr: stderr}
 	t.Cleanup(func() {
 		ri.stop()
 		_ = exec.Command(runc, "--root", state, "delete", "--force", id).Run()
@@ -748,4 +748,13 @@ echo done`
 	after, err := os.ReadFile(gitConfig)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the repository's config is unchanged")
+}
+
+// boxshBuild is the build of the boxsh under test, as its --version says:
+// the hello a boxsh-init of the same build expects.
+func boxshBuild(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command(boxshPath(), "--version").Output()
+	require.NoError(t, err)
+	return strings.TrimPrefix(strings.TrimSpace(string(out)), "boxsh version ")
 }

@@ -121,8 +121,13 @@ func TestProgressHTTPStream(t *testing.T) {
 func initBackend(t *testing.T, asked chan<- int64) Backend {
 	front, back := net.Pipe()
 	t.Cleanup(func() { front.Close(); back.Close() })
+	hello := frame.NewHello("test")
 	go func() {
 		r, w := frame.NewReader(back), frame.NewWriter(back)
+		// The front's hello, then ours.
+		if _, err := r.Read(); err != nil || w.Write(frame.EncodeHello(hello)) != nil {
+			return
+		}
 		for {
 			payload, err := r.Read()
 			if err != nil {
@@ -154,7 +159,7 @@ func initBackend(t *testing.T, asked chan<- int64) Backend {
 			}()
 		}
 	}()
-	return clientBackend{frame.NewClient(front)}
+	return clientBackend{frame.NewClient(front, frame.ClientConfig{Hello: hello})}
 }
 
 // clientBackend is a frame.Client as a Backend.
