@@ -4,14 +4,15 @@
 //
 // Usage:
 //
-//	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-http] [-json]
+//	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-churn 10000] [-only NAMES] [-http] [-json]
 //	go run ./integration/bench -bin PATH [-compare PATH2] -cold-stages N [-sandbox [-cold-bind SPEC]] [-cold-shell]
 //
 // It spawns `PATH --rpc --workers N`, speaks newline-delimited JSON-RPC 2.0
 // on its stdio (initialize first, then full tools/call requests) and
 // measures cold start, sequential round trips (back to back, and 100 each
 // after 20 ms idle), pipelined throughput, read
-// tool latency, an 8 MiB bash output and idle memory; with -http also the
+// tool latency, an 8 MiB bash output, idle memory (by process too), and
+// memory once idle again after 10 000 calls; with -http also the
 // HTTP transport (--listen): round trip, 50 concurrent clients, and the
 // memory of an idle legacy session. Every answer is
 // checked; what fails is listed as a correctness problem and makes the exit
@@ -52,6 +53,7 @@ func main() {
 	flag.IntVar(&c.Pipelined, "pipelined", 1500, "calls written at once for the throughput figure")
 	flag.IntVar(&c.Reads, "reads", 1000, "read-tool calls to time")
 	flag.IntVar(&c.BigRuns, "big", 10, "8 MiB outputs to time")
+	flag.IntVar(&c.Churn, "churn", 10000, "calls made between the two memory readings of the memory-after-calls figure")
 	flag.BoolVar(&c.Sandbox, "sandbox", false, "run the servers with --sandbox")
 	flag.BoolVar(&c.HTTP, "http", false, "also measure the HTTP transport (--listen; boxsh 0.2 on)")
 	flag.DurationVar(&c.Timeout, "timeout", time.Minute, "longest wait for any one answer")
@@ -59,6 +61,7 @@ func main() {
 	flag.IntVar(&sc.Runs, "cold-stages", 0, "instead of the suite, time `N` cold starts by stage (BOXSH_TRACE_START marks) and print the median of each")
 	flag.BoolVar(&sc.Shell, "cold-shell", false, "with -cold-stages: time shell mode (-c 'echo x', to its exit) instead of --rpc")
 	bind := flag.String("cold-bind", "", "with -cold-stages and -sandbox: a --bind `SPEC` for the sandbox")
+	only := flag.String("only", "", "comma-separated `names` of the measurements to run (default all: "+strings.Join(measurementNames(), ", ")+")")
 	flag.Parse()
 	if *bind != "" {
 		sc.Binds = []string{*bind}
@@ -67,6 +70,9 @@ func main() {
 	targets, err := targetsFromFlags(*bin, *label, *compare, *compareLabel)
 	if err == nil {
 		err = validate(c)
+	}
+	if err == nil && *only != "" {
+		c.Only, err = selectMeasurements(*only)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -149,7 +155,7 @@ func shortName(path string) string {
 func validate(c config) error {
 	for name, v := range map[string]int{
 		"-workers": c.Workers, "-n": c.RoundTrips, "-paused": c.Paused, "-cold": c.ColdRuns,
-		"-pipelined": c.Pipelined, "-reads": c.Reads, "-big": c.BigRuns,
+		"-pipelined": c.Pipelined, "-reads": c.Reads, "-big": c.BigRuns, "-churn": c.Churn,
 	} {
 		if v < 1 {
 			return fmt.Errorf("%s must be at least 1", name)

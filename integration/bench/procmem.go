@@ -20,8 +20,41 @@ type treeMemory struct {
 	// RSSKiB sums VmRSS; shared pages count once per process.
 	RSSKiB int64
 	// PSSKiB sums Pss from smaps_rollup (shared pages split between their
-	// users); -1 when the kernel does not provide it.
+	// users); -1 when the kernel does not provide it (or does not show it
+	// for one of the processes, a non-dumpable one say).
 	PSSKiB int64
+	// ByProc is each process's share, root first.
+	ByProc []procMemory
+}
+
+// procMemory is the memory of one process of a tree.
+type procMemory struct {
+	PID    int
+	Comm   string
+	RSSKiB int64
+	// AnonKiB is RssAnon: the process's own pages, the rest being
+	// mapped files (its program and libraries, shared with others).
+	AnonKiB int64
+}
+
+// breakdown describes m by process, "comm RSS (anon)" in MiB, equal
+// neighbours grouped: "boxsh 11.3 (1.9), sh 0.6 (0.1) ×4".
+func (m treeMemory) breakdown() string {
+	var parts []string
+	for i := 0; i < len(m.ByProc); {
+		p := m.ByProc[i]
+		j := i + 1
+		for j < len(m.ByProc) && m.ByProc[j].Comm == p.Comm && m.ByProc[j].RSSKiB/100 == p.RSSKiB/100 {
+			j++
+		}
+		part := fmt.Sprintf("%s %.1f (%.1f)", p.Comm, float64(p.RSSKiB)/1024, float64(p.AnonKiB)/1024)
+		if j-i > 1 {
+			part += fmt.Sprintf(" ×%d", j-i)
+		}
+		parts = append(parts, part)
+		i = j
+	}
+	return strings.Join(parts, ", ")
 }
 
 // measureTree sums the memory of root and all its descendants.
@@ -41,6 +74,8 @@ func measureTree(root int) (treeMemory, error) {
 			return treeMemory{}, err
 		}
 		m.RSSKiB += rss
+		anon, _ := statusField(pid, "RssAnon:")
+		m.ByProc = append(m.ByProc, procMemory{PID: pid, Comm: commOf(pid), RSSKiB: rss, AnonKiB: anon})
 		if m.PSSKiB < 0 {
 			continue
 		}
@@ -51,6 +86,15 @@ func measureTree(root int) (treeMemory, error) {
 		}
 	}
 	return m, nil
+}
+
+// commOf is the command name of process pid ("?" once it is gone).
+func commOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // processTree lists root and its descendants, root first. It walks

@@ -37,6 +37,10 @@ var metricDefs = []metricDef{
 	{"idle_rss_mb", "idle VmRSS, sum over tree", "MiB", 1},
 	{"idle_pss_mb", "idle PSS, sum over tree", "MiB", 1},
 	{"idle_procs", "idle processes in tree", "", 0},
+	{"idle_rss_root_mb", "idle VmRSS, server process alone", "MiB", 1},
+	{"churn_idle_rss_mb", "VmRSS idle, before the -churn calls", "MiB", 1},
+	{"churn_after_rss_mb", "VmRSS idle, after the -churn calls", "MiB", 1},
+	{"churn_growth_pct", "VmRSS growth over the -churn calls", "%", 1},
 	{"http_rtt_median_ms", "HTTP round trip echo x, median", "ms", 3},
 	{"http_rtt_p90_ms", "HTTP round trip echo x, p90", "ms", 3},
 	{"http_rtt_p99_ms", "HTTP round trip echo x, p99", "ms", 3},
@@ -63,8 +67,8 @@ func writeJSON(w io.Writer, r report) error {
 // target, plus a B/A ratio column when there are exactly two.
 func writeTable(w io.Writer, r report) {
 	c := r.Config
-	fmt.Fprintf(w, "boxsh protocol bench: --workers %d; %d cold starts; %d round trips, %d after a %v pause each, and %d reads after %d warm-up calls; %d pipelined calls; %d × 8 MiB\n",
-		c.Workers, c.ColdRuns, c.RoundTrips, c.Paused, c.Pause, c.Reads, c.Warmup, c.Pipelined, c.BigRuns)
+	fmt.Fprintf(w, "boxsh protocol bench: --workers %d; %d cold starts; %d round trips, %d after a %v pause each, and %d reads after %d warm-up calls; %d pipelined calls; %d × 8 MiB; %d calls between two memory readings\n",
+		c.Workers, c.ColdRuns, c.RoundTrips, c.Paused, c.Pause, c.Reads, c.Warmup, c.Pipelined, c.BigRuns, c.Churn)
 	fmt.Fprintf(w, "load average before: %s, after: %s\n", r.LoadBefore, r.LoadAfter)
 	for _, t := range r.Results {
 		fmt.Fprintf(w, "  %s = %s (%s)\n", t.Label, t.Bin, orDash(t.Server))
@@ -72,6 +76,12 @@ func writeTable(w io.Writer, r report) {
 	fmt.Fprintln(w)
 	for _, row := range tableRows(r.Results) {
 		fmt.Fprintln(w, strings.TrimRight(row, " "))
+	}
+	fmt.Fprintln(w)
+	for _, t := range r.Results {
+		for _, n := range t.Notes {
+			fmt.Fprintf(w, "%s: %s\n", t.Label, n)
+		}
 	}
 	fmt.Fprintln(w)
 	for _, t := range r.Results {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -39,12 +40,16 @@ type config struct {
 	Pipelined int           `json:"pipelined"`
 	Reads     int           `json:"reads"`
 	BigRuns   int           `json:"big_runs"`
+	// Churn is how many calls the memory-after-calls figure makes.
+	Churn int `json:"churn_calls"`
 	// Sandbox runs the servers with --sandbox (the read bench binds its
 	// directory read-only).
 	Sandbox bool `json:"sandbox"`
 	// HTTP adds the measurements of the HTTP transport.
 	HTTP    bool          `json:"http"`
 	Timeout time.Duration `json:"-"`
+	// Only, when not empty, names the measurements to run.
+	Only map[string]bool `json:"only,omitempty"`
 }
 
 // serverArgs are the arguments of a server for c, with extra binds.
@@ -68,6 +73,8 @@ type target struct {
 	Metrics map[string]float64 `json:"metrics"`
 	// Problems are the correctness problems noticed while measuring.
 	Problems []string `json:"problems"`
+	// Notes are details of the figures (memory by process, say).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // newTarget prepares a target with no measurements yet.
@@ -98,6 +105,30 @@ var suite = []measurement{
 	{"read", measureRead},
 	{"8 MiB output", measureBigOutput},
 	{"idle memory", measureIdleMemory},
+	{"memory after calls", measureChurnMemory},
+}
+
+// measurementNames lists the names of every measurement, for -only.
+func measurementNames() []string {
+	var names []string
+	for _, m := range append(append([]measurement{}, suite...), httpSuite...) {
+		names = append(names, m.name)
+	}
+	return names
+}
+
+// selectMeasurements parses -only: measurement names separated by commas.
+func selectMeasurements(list string) (map[string]bool, error) {
+	known := measurementNames()
+	only := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(known, name) {
+			return nil, fmt.Errorf("-only: unknown measurement %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		only[name] = true
+	}
+	return only, nil
 }
 
 // runSuite runs every measurement on every target. Targets take turns per
@@ -113,6 +144,9 @@ func runSuite(targets []*target, c config, progress io.Writer) {
 		return
 	}
 	for _, m := range all {
+		if len(c.Only) > 0 && !c.Only[m.name] {
+			continue
+		}
 		for _, t := range targets {
 			fmt.Fprintf(progress, "bench: %s: %s\n", t.Label, m.name)
 			if err := m.run(t, c); err != nil {
@@ -450,6 +484,77 @@ func measureIdleMemory(t *target, c config) error {
 			t.set("idle_pss_mb", float64(m.PSSKiB)/1024)
 		}
 		t.set("idle_procs", float64(m.Procs))
+		if len(m.ByProc) > 0 {
+			t.set("idle_rss_root_mb", float64(m.ByProc[0].RSSKiB)/1024)
+		}
+		t.Notes = append(t.Notes, "idle memory by process, RSS (anon) MiB: "+m.breakdown())
 		return nil
 	})
+}
+
+// measureChurnMemory reads the memory of a server's idle process tree, makes
+// c.Churn `echo x` calls (pipelined, churnBatch at a time) and reads it
+// again once idle: what the calls leave behind.
+func measureChurnMemory(t *target, c config) error {
+	return session(t, c, "memory after calls", func(s *server) error {
+		var answers tally
+		if err := warmUp(s, idleCalls, &answers); err != nil {
+			return err
+		}
+		time.Sleep(idlePause)
+		before, err := measureTree(s.pid())
+		if err != nil {
+			return err
+		}
+		for done := 0; done < c.Churn; {
+			n := min(churnBatch, c.Churn-done)
+			if err := pipelined(s, n, "echo x", "x\n", &answers); err != nil {
+				return err
+			}
+			done += n
+		}
+		answers.report(t, "memory after calls")
+		time.Sleep(idlePause)
+		after, err := measureTree(s.pid())
+		if err != nil {
+			return err
+		}
+		t.set("churn_idle_rss_mb", float64(before.RSSKiB)/1024)
+		t.set("churn_after_rss_mb", float64(after.RSSKiB)/1024)
+		t.set("churn_growth_pct", 100*float64(after.RSSKiB-before.RSSKiB)/float64(before.RSSKiB))
+		t.Notes = append(t.Notes, fmt.Sprintf("memory after %d calls by process, RSS (anon) MiB: %s", c.Churn, after.breakdown()))
+		return nil
+	})
+}
+
+// churnBatch is how many calls measureChurnMemory writes at once.
+const churnBatch = 500
+
+// pipelined writes n bash calls of command at once and checks that each
+// is answered once with stdout want.
+func pipelined(s *server, n int, command, want string, answers *tally) error {
+	first := s.nextID
+	var batch []byte
+	for range n {
+		batch = append(batch, toolCall(s.id(), "bash", bashArgs(command))...)
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- s.send(batch) }()
+	seen := map[int]bool{}
+	for len(seen) < n {
+		line, err := s.readLine()
+		if err != nil {
+			return fmt.Errorf("after %d of %d answers: %v", len(seen), n, err)
+		}
+		if isNotification(line) {
+			continue
+		}
+		id, ok := answerID(line)
+		if !ok || id < first || id >= first+n || seen[id] {
+			return fmt.Errorf("unexpected answer: %s", clip(string(line), 200))
+		}
+		seen[id] = true
+		answers.check(checkBash(line, want))
+	}
+	return <-sent
 }
