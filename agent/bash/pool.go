@@ -4,7 +4,7 @@
 //
 // Starting a shell by exec costs about a millisecond, more than the rest of
 // a call. So on Linux, with the fork-server library (Options.ForkServer),
-// each worker keeps its next shell already made: a "warm" shell, cloned
+// the pool keeps the next call's shell already made: a "warm" shell, cloned
 // from a zygote (one shell started with the library preloaded, which clones
 // itself before its main runs, see zygote/zygote.c), a new process used
 // once, with the pool's environment and directory and /dev/null as stdin,
@@ -95,6 +95,19 @@ type Pool struct {
 	// zygoteRestart starts a new zygote after one failed (guarded by mu).
 	zygoteRestart *time.Timer
 
+	// shells holds the warm shells ready for calls: idleShells while the
+	// pool is idle, not one per worker: each waiting shell holds memory.
+	// Each call has another started in place of the one it took (see
+	// takeShell).
+	shells chan *shell
+	// refills counts the warm shells being started for shells.
+	refills sync.WaitGroup
+	// short is how many shells the first call's release starts beyond its
+	// own replacement, to bring shells to idleShells: at start-up only
+	// one is made, so that on a cold start the first call does not share
+	// the processor with more shell start-ups.
+	short atomic.Int32
+
 	mu      sync.Mutex
 	closed  bool
 	free    []*worker
@@ -104,10 +117,6 @@ type Pool struct {
 	// members (background processes); Close kills them.
 	lingering map[int]struct{}
 	workers   sync.WaitGroup // workers not yet retired by Close
-	all       []*worker      // every worker, for warmUp
-
-	warmUpOthers *time.Timer // runs warmUp if the first call takes long
-	warmUpOnce   sync.Once
 }
 
 // Ticket is a call's place in line for a worker.
@@ -134,37 +143,76 @@ func (p *Pool) OnStart(t *Ticket, started func()) bool {
 // zygote/zygote.c).
 const zygoteFDEnv = "BOXSH_ZYGOTE_FD"
 
-// worker holds the shell prepared for its next call.
-type worker struct {
-	next chan *shell // buffered, capacity 1
-	// warm starts the worker's first warm shell, once: either ahead of
-	// its first call (Pool.warmUp) or, when that call comes first, not at
-	// all (the call starts a shell of its own).
-	warm sync.Once
-}
+// worker is one of the Workers places for a running call.
+type worker struct{}
 
-// errNotWarmed marks a worker whose first call came before its first warm
-// shell: the call starts its own.
-var errNotWarmed = errors.New("no warm shell yet")
-
-// errNoZygote stands for the warm shell of a worker while there is no
-// zygote: the call starts a shell by exec.
+// errNoZygote stands for a warm shell while there is no zygote: the call
+// starts a shell by exec.
 var errNoZygote = errors.New("no fork server")
 
-// take returns the shell prepared for the worker's next call; a shell
-// with errNotWarmed if there is none and none is being prepared.
-func (w *worker) take() *shell {
-	var s *shell
-	w.warm.Do(func() { s = &shell{err: errNotWarmed} })
-	if s == nil {
-		s = <-w.next
+// errPoolClosed is the warm shell of a call the pool was closed under.
+var errPoolClosed = errors.New("bash: pool closed")
+
+// idleShells is how many warm shells wait while the pool is idle: the
+// next call's, and the one after it, for a call that comes as soon as
+// the previous one is answered, before that one's replacement is ready.
+const idleShells = 2
+
+// takeShell returns a warm shell for a call. Another is to be started in
+// its place: when the call's answer has been delivered if one was ready
+// (refillLater; off the call's path, while the client thinks), else at
+// once, for this call. Calls that come together thus each wait at most
+// for the start of one shell (they could not all run at once anyway: the
+// shells would share the processor).
+func (p *Pool) takeShell() (s *shell, refillLater bool) {
+	select {
+	case s := <-p.shells:
+		return s, true
+	default:
 	}
-	return s
+	p.refill()
+	select {
+	case s := <-p.shells:
+		return s, false
+	case <-p.done:
+		// refill started nothing: take one if one is there.
+		select {
+		case s := <-p.shells:
+			return s, false
+		default:
+			return &shell{err: errPoolClosed}, false
+		}
+	}
 }
 
-// warmUpDelay is how long after the pool starts the other workers' shells
-// are started even if the first call has not ended yet.
-const warmUpDelay = 20 * time.Millisecond
+// refill starts a warm shell for shells, unless the pool is closed.
+func (p *Pool) refill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.refills.Add(1)
+	go func() {
+		defer p.refills.Done()
+		p.stock(p.startShell(nil))
+	}()
+}
+
+// stock adds warm shell s to the ready ones, or stops it if the pool is
+// closed. It never blocks: shells holds idleShells and one for each call
+// that may be waiting for one.
+func (p *Pool) stock(s *shell) {
+	p.mu.Lock()
+	closed := p.closed
+	if !closed {
+		p.shells <- s
+	}
+	p.mu.Unlock()
+	if closed {
+		s.discard()
+	}
+}
 
 // shell is a started shell with its pipes.
 type shell struct {
@@ -187,11 +235,9 @@ func (s *shell) wait() error {
 	return err
 }
 
-// NewPool starts a warm shell for each worker: the first one before it
-// returns (so that a shell that cannot start is an error here), the others
-// in the background, so that the first call need not wait for them. It
-// marks the descriptors the process inherited close-on-exec (see
-// proc.CloseInheritedOnExec).
+// NewPool starts the first warm shell before it returns (so that a shell
+// that cannot start is an error here). It marks the descriptors the
+// process inherited close-on-exec (see proc.CloseInheritedOnExec).
 func NewPool(opts Options) (*Pool, error) {
 	if opts.Shell == "" {
 		opts.Shell = "/bin/sh"
@@ -218,7 +264,8 @@ func NewPool(opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bash: %w", err)
 	}
-	p := &Pool{opts: opts, done: make(chan struct{}), devNull: devNull, running: make(map[int]struct{}), lingering: make(map[int]struct{})}
+	p := &Pool{opts: opts, done: make(chan struct{}), devNull: devNull, running: make(map[int]struct{}), lingering: make(map[int]struct{}),
+		shells: make(chan *shell, opts.Workers+idleShells)}
 	if opts.ForkServer != "" {
 		// No zygote here is this system's lot (no library, a static
 		// shell, LD_PRELOAD set): the pool does without, for good.
@@ -238,33 +285,13 @@ func NewPool(opts Options) (*Pool, error) {
 		}
 		c.discard()
 	}
+	p.shells <- first
+	p.short.Store(idleShells - 1)
 	for i := 0; i < opts.Workers; i++ {
-		w := &worker{next: make(chan *shell, 1)}
-		if i == 0 {
-			w.warm.Do(func() { w.next <- first })
-		}
-		p.free = append(p.free, w)
-		p.all = append(p.all, w)
+		p.free = append(p.free, &worker{})
 		p.workers.Add(1)
 	}
-	p.warmUpOthers = time.AfterFunc(warmUpDelay, p.warmUp)
 	return p, nil
-}
-
-// warmUp starts the warm shells of the workers that have none yet. The
-// pool calls it when its first call ends, or warmUpDelay after it started:
-// on a cold start the first call then does not compete with starting them
-// for the processor. A worker taken before is not held up: its call
-// starts a shell of its own.
-func (p *Pool) warmUp() {
-	p.warmUpOnce.Do(func() {
-		p.mu.Lock()
-		workers := slices.Clone(p.all)
-		p.mu.Unlock()
-		for _, w := range workers {
-			w.warm.Do(func() { go func() { w.next <- p.startShell(nil) }() })
-		}
-	})
 }
 
 // Reserve takes a place in line for a worker without waiting. Places are
@@ -274,8 +301,6 @@ func (p *Pool) Reserve() *Ticket {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.queue) == 0 && len(p.free) > 0 {
-		// The worker that has been free longest has had the most time to
-		// get its next shell ready.
 		w := p.free[0]
 		p.free = p.free[1:]
 		t.ch <- w
@@ -290,7 +315,6 @@ func (p *Pool) release(w *worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		w.take().discard()
 		p.workers.Done()
 		return
 	}
@@ -597,21 +621,27 @@ func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out 
 	if t.started != nil {
 		t.started()
 	}
+	warm, refillLater := p.takeShell()
 	release = sync.OnceFunc(func() {
-		// Prepare the worker's next shell once the answer is delivered,
-		// off its path; and the other workers' first ones.
-		go func() { w.next <- p.startShell(nil) }()
-		p.warmUp()
+		if refillLater {
+			p.refill()
+		}
+		for range p.short.Swap(0) {
+			p.refill()
+		}
 		p.release(w)
 	})
-	out, err = p.runOn(ctx, w, args)
+	if errors.Is(warm.err, errPoolClosed) {
+		return out, release, warm.err
+	}
+	out, err = p.runOn(ctx, warm, args)
 	return out, release, err
 }
 
-// runOn runs a call on worker w.
-func (p *Pool) runOn(ctx context.Context, w *worker, args tool.BashArgs) (tool.BashOutput, error) {
+// runOn runs a call, on a worker the caller holds, in warm shell warm
+// (or in a shell of its own, see coldStart).
+func (p *Pool) runOn(ctx context.Context, warm *shell, args tool.BashArgs) (tool.BashOutput, error) {
 	start := time.Now()
-	warm := w.take()
 	s := warm
 	// pending is a command longer than pipeAtomic, written once the call's
 	// timeout and cancellation hold: a stopped shell would block the write.
@@ -822,13 +852,15 @@ func (p *Pool) Close() {
 	free := p.free
 	p.free = nil
 	p.mu.Unlock()
-	p.warmUpOthers.Stop()
 	p.stopZygote()
-	for _, w := range free {
-		w.take().discard()
+	for range free {
 		p.workers.Done()
 	}
 	p.workers.Wait()
+	p.refills.Wait()
+	for len(p.shells) > 0 {
+		(<-p.shells).discard()
+	}
 	_ = p.devNull.Close()
 }
 

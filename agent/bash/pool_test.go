@@ -351,47 +351,57 @@ func testCloseKillsBackgroundProcesses(t *testing.T, mode string) {
 		5*time.Second, 20*time.Millisecond, "background process %d survived Close", pid)
 }
 
-// The other workers' first shells are started once the first call ends;
-// calls that take a worker before then start a shell of their own and see
-// what a warm shell would show them.
-func TestWarmUpOfOtherWorkers(t *testing.T) { inBothModes(t, testWarmUpOfOtherWorkers) }
+// Calls that come together each get a fresh shell, and once they are
+// over idleShells warm shells wait for the next calls, not one per
+// worker: idle shells hold memory.
+func TestOneWarmShellWhileIdle(t *testing.T) { inBothModes(t, testOneWarmShellWhileIdle) }
 
-func testWarmUpOfOtherWorkers(t *testing.T, mode string) {
+func testOneWarmShellWhileIdle(t *testing.T, mode string) {
 	p := newPool(t, Options{Workers: 3, ForkServer: mode})
 
-	// Three calls at once: two (most likely) run on workers that were not
-	// warmed yet.
+	// Three calls at once, more than the one shell waiting.
 	var wg sync.WaitGroup
 	outs := make([]tool.BashOutput, 3)
 	for i := range outs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i] = run(t, p, tool.BashArgs{Command: `echo "$0:$#"; sleep 0.2`})
+			outs[i] = run(t, p, tool.BashArgs{Command: `echo "$0:$#:$$"; sleep 0.2`})
 		}()
 	}
 	wg.Wait()
+	pids := map[string]bool{}
 	for _, out := range outs {
-		assert.Equal(t, "/bin/sh:0\n", out.Stdout)
+		assert.Regexp(t, `^/bin/sh:0:[0-9]+\n$`, out.Stdout)
+		pids[out.Stdout] = true
 	}
+	assert.Len(t, pids, 3, "each call has a shell of its own")
 
-	// Every worker ends up with a warm shell for its next call (with a
-	// zygote).
-	if mode == execMode {
-		return
-	}
-	require.Eventually(t, func() bool {
-		for _, w := range p.all {
-			if len(w.next) != 1 {
-				return false
-			}
+	// idleShells are left waiting (with a zygote; without, placeholders
+	// that make calls start their shells by exec).
+	require.Eventually(t, func() bool { return len(p.shells) == idleShells && p.refillsIdle() }, 10*time.Second, 5*time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	require.Len(t, p.shells, idleShells)
+	for range idleShells {
+		s := <-p.shells
+		if mode == execMode {
+			assert.Error(t, s.err)
+		} else {
+			assert.NoError(t, s.err)
 		}
+		defer func() { p.shells <- s }()
+	}
+}
+
+// refillsIdle tells whether no warm shell is being started.
+func (p *Pool) refillsIdle() bool {
+	done := make(chan struct{})
+	go func() { p.refills.Wait(); close(done) }()
+	select {
+	case <-done:
 		return true
-	}, 10*time.Second, 5*time.Millisecond)
-	for _, w := range p.all {
-		s := <-w.next
-		assert.NoError(t, s.err)
-		w.next <- s
+	case <-time.After(time.Millisecond):
+		return false
 	}
 }
 

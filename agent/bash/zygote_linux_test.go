@@ -96,7 +96,9 @@ func TestZygoteKilled(t *testing.T) {
 		return n != nil && n != z
 	}, 10*time.Second, 10*time.Millisecond, "a new zygote is started")
 	assert.False(t, memOpens(t, p.zygote.Load().cmd.Process.Pid), "the new zygote's memory opens")
-	run(t, p, tool.BashArgs{Command: "true"}) // takes the last shell made by exec
+	for range idleShells { // take the shells made while there was no zygote
+		run(t, p, tool.BashArgs{Command: "true"})
+	}
 	out = run(t, p, tool.BashArgs{Command: clonedProbe})
 	assert.Equal(t, "cloned\n", out.Stdout, "shells are cloned again")
 }
@@ -218,10 +220,11 @@ func TestZygoteCloneRefused(t *testing.T) {
 	sleeper := exec.Command("sleep", "60")
 	require.NoError(t, sleeper.Start())
 	fake := &zygote{cmd: sleeper, conn: c.(*net.UnixConn)}
+	tfd := int(theirs.Fd())
 	go func() {
 		buf, oob := make([]byte, 1), make([]byte, 128)
 		for {
-			_, oobn, _, _, err := unix.Recvmsg(int(theirs.Fd()), buf, oob, 0)
+			_, oobn, _, _, err := unix.Recvmsg(tfd, buf, oob, 0)
 			if err != nil {
 				return
 			}
@@ -251,18 +254,16 @@ func TestZygoteCloneRefused(t *testing.T) {
 func TestZygoteLongCommandToStoppedShell(t *testing.T) {
 	p := newPool(t, Options{Workers: 1})
 	run(t, p, tool.BashArgs{Command: "true"})
-	w := p.all[0]
-	var pid int
-	require.Eventually(t, func() bool {
-		select {
-		case s := <-w.next:
-			pid = s.proc.Pid
-			w.next <- s
-			return true
-		default:
-			return false
-		}
-	}, 5*time.Second, 5*time.Millisecond)
+	// Stop the shell the next call takes: the first waiting.
+	require.Eventually(t, func() bool { return len(p.shells) == idleShells && p.refillsIdle() }, 5*time.Second, 5*time.Millisecond)
+	var waiting []*shell
+	for range idleShells {
+		waiting = append(waiting, <-p.shells)
+	}
+	pid := waiting[0].proc.Pid
+	for _, s := range waiting {
+		p.shells <- s
+	}
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 	done := make(chan tool.BashOutput, 1)
 	go func() {
@@ -309,12 +310,11 @@ func memOpens(t *testing.T, pid int) bool {
 // process of the user's is.
 func TestWaitingProcessesNotDumpable(t *testing.T) {
 	p := newPool(t, Options{Workers: 1})
-	w := p.all[0]
-	s := <-w.next
+	s := <-p.shells
 	require.NoError(t, s.err)
 	assert.False(t, memOpens(t, p.zygote.Load().cmd.Process.Pid), "the zygote's memory opens")
 	assert.False(t, memOpens(t, s.proc.Pid), "a warm shell's memory opens")
-	w.next <- s
+	p.shells <- s
 
 	// (As root, the control runs with the probe's capabilities: the
 	// kernel lets none open the memory of a process with more.)
