@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -63,6 +64,46 @@ func BenchmarkStdioRoundTrip(b *testing.B) {
 	defer inW.Close()
 	line := modernReq("1", "tools/call", `"name":"bash","arguments":{"command":"x"}`) + "\n"
 	buf := make([]byte, 64<<10)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := io.WriteString(inW, line); err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for n == 0 || buf[n-1] != '\n' {
+			m, err := outR.Read(buf[n:])
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += m
+		}
+	}
+}
+
+// instantBackend answers every call at once, on the caller's goroutine,
+// with a fixed result: what remains is the server's own cost.
+type instantBackend struct{}
+
+func (instantBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	done(json.RawMessage(`{"content":[{"type":"text","text":"x\n"}]}`), nil)
+	return nil
+}
+
+// BenchmarkStdioLegacyCall is one 2024-11-05 tools/call of bash through
+// Serve on pipes with an instant backend: the front's cost per call.
+func BenchmarkStdioLegacyCall(b *testing.B) {
+	tools, err := tool.NewRegistry()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Server{Tools: tools, Backend: instantBackend{}, Name: "boxsh", Version: "bench"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = s.Serve(context.Background(), inR, outW); outW.Close() }()
+	defer inW.Close()
+	line := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo x"}}}` + "\n"
+	buf := make([]byte, 64<<10)
+	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		if _, err := io.WriteString(inW, line); err != nil {

@@ -12,6 +12,9 @@ import (
 type callParams struct {
 	Name      any             `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Meta is kept raw: a _meta of the wrong shape only loses its
+	// progress token (see metaProgressToken).
+	Meta json.RawMessage `json:"_meta"`
 }
 
 // unmarshalRequest decodes msg into req as json.Unmarshal does. A large
@@ -52,6 +55,7 @@ func unmarshalCallParams(params []byte, p *callParams) error {
 			if decodeMembers(members, map[string]func([]byte) bool{
 				"name":      func(v []byte) bool { return json.Unmarshal(v, &c.Name) == nil },
 				"arguments": func(v []byte) bool { c.Arguments = v; return true },
+				"_meta":     func(v []byte) bool { c.Meta = v; return true },
 			}) {
 				*p = c
 				return nil

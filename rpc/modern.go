@@ -88,7 +88,12 @@ func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
 	if raw == nil {
 		return m, false, nil // the key was elsewhere, e.g. in arguments
 	}
-	if err := json.Unmarshal(raw, &m.version); err != nil {
+	// Into a local: decoding into m.version would move m to the heap on
+	// every call, legacy ones included.
+	var version string
+	err := json.Unmarshal(raw, &version)
+	m.version = version
+	if err != nil {
 		return m, true, &Error{Code: CodeInvalidParams, Message: "_meta." + metaProtocolVersion + " must be a string"}
 	}
 	if slices.Contains(ProtocolVersions, m.version) {

@@ -22,21 +22,24 @@ import (
 // progressEvery is the least time between two progress notifications.
 var progressEvery = time.Second
 
-// progressToken returns params._meta.progressToken (a string or a number),
-// or nil.
-func progressToken(params json.RawMessage) json.RawMessage {
-	if !bytes.Contains(params, []byte(`"progressToken"`)) {
+// metaProgressToken returns the progressToken of a request's _meta (a
+// string or a number), or nil.
+func metaProgressToken(meta json.RawMessage) json.RawMessage {
+	if !bytes.Contains(meta, []byte(`"progressToken"`)) {
 		return nil
 	}
-	var p struct {
-		Meta struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
+	var m struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
 	}
-	if json.Unmarshal(params, &p) != nil {
+	if json.Unmarshal(meta, &m) != nil {
 		return nil
 	}
-	t := p.Meta.ProgressToken
+	return validProgressToken(m.ProgressToken)
+}
+
+// validProgressToken returns t, a decoded progressToken, if it is a
+// string or a number; else nil.
+func validProgressToken(t json.RawMessage) json.RawMessage {
 	if len(t) == 0 || (t[0] != '"' && t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
 		return nil
 	}

@@ -110,7 +110,7 @@ type session struct {
 	// others are the calls of tools other than bash, on stdio (nil on
 	// HTTP): those still running EndOfInputGrace after the end of input
 	// are cancelled.
-	others map[*context.CancelCauseFunc]bool
+	others map[*otherCall]bool
 	wg     *sync.WaitGroup
 	slots  chan struct{}
 
@@ -141,7 +141,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		own:      &ownTasks{cancel: map[*task]context.CancelFunc{}},
 		mu:       new(sync.Mutex),
 		inflight: make(map[string]context.CancelFunc),
-		others:   make(map[*context.CancelCauseFunc]bool),
+		others:   make(map[*otherCall]bool),
 		wg:       new(sync.WaitGroup),
 		slots:    make(chan struct{}, s.MaxInFlight),
 	}
@@ -217,10 +217,13 @@ var errEndOfInput = errors.New("end of input")
 func (ss *session) cancelOthers() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	for cancel := range ss.others {
-		(*cancel)(errEndOfInput)
+	for o := range ss.others {
+		o.cancel(errEndOfInput)
 	}
 }
+
+// otherCall is a running call of a tool other than bash (see others).
+type otherCall struct{ cancel context.CancelCauseFunc }
 
 func (ss *session) loop(ctx context.Context) error {
 	// Messages are read and handled on one goroutine, so that a request
@@ -448,32 +451,41 @@ func (ss *session) notification(method string, params json.RawMessage) {
 // toolsCall validates a tools/call and hands it to the backend; modern
 // results get the fields of 2026-07-28.
 func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params json.RawMessage, modern bool) {
-	name, args, ok := ss.callArgs(id, params)
+	c, ok := ss.callArgs(id, params)
 	if !ok {
 		return
 	}
-	ss.startCall(ctx, id, name, args, modern, progressToken(params))
+	ss.startCall(ctx, id, c.name, c.args, modern, c.progress)
+}
+
+// toolCall is a validated tools/call.
+type toolCall struct {
+	name string
+	args json.RawMessage
+	// progress is _meta.progressToken (see validProgressToken), or nil.
+	progress json.RawMessage
 }
 
 // callArgs reads and validates the tool and arguments of a tools/call,
-// answering when they are wrong.
-func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (string, json.RawMessage, bool) {
+// answering when they are wrong. The params are decoded once, their
+// progress token included.
+func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (toolCall, bool) {
 	var p callParams
 	if err := unmarshalCallParams(params, &p); err != nil && len(params) > 0 && string(params) != "null" {
 		ss.writeError(id, CodeInvalidParams, "tools/call params must be an object")
-		return "", nil, false
+		return toolCall{}, false
 	}
 	name, ok := p.Name.(string)
 	if !ok {
 		ss.writeError(id, CodeInvalidParams, "tools/call missing string field: params.name")
-		return "", nil, false
+		return toolCall{}, false
 	}
 	args, rpcErr := ss.checkCall(name, p.Arguments)
 	if rpcErr != nil {
 		ss.writeErr(id, rpcErr)
-		return "", nil, false
+		return toolCall{}, false
 	}
-	return name, args, true
+	return toolCall{name: name, args: args, progress: metaProgressToken(p.Meta)}, true
 }
 
 // checkCall validates the arguments of a call of tool name, returning
@@ -499,20 +511,32 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	case <-ctx.Done():
 		return
 	}
-	callCtx, cancel := context.WithCancelCause(ctx)
+	// Only calls of other tools are cancelled with a cause (see others):
+	// a bash call's context is a plain one, its CancelFunc no wrapper.
+	var callCtx context.Context
+	var cancel context.CancelFunc
+	var oc *otherCall
+	other := name != tool.Bash
+	if other {
+		var cancelCause context.CancelCauseFunc
+		callCtx, cancelCause = context.WithCancelCause(ctx)
+		cancel = func() { cancelCause(nil) }
+		oc = &otherCall{cancel: cancelCause}
+	} else {
+		callCtx, cancel = context.WithCancel(ctx)
+	}
 	key := string(id)
 	tracked := id != nil
-	other := name != tool.Bash
 	ss.mu.Lock()
 	if tracked {
 		if _, dup := ss.inflight[key]; dup {
 			tracked = false // a duplicate id cannot be cancelled separately
 		} else {
-			ss.inflight[key] = func() { cancel(nil) }
+			ss.inflight[key] = cancel
 		}
 	}
 	if other && ss.others != nil {
-		ss.others[&cancel] = true
+		ss.others[oc] = true
 	}
 	ss.mu.Unlock()
 	ss.wg.Add(1)
@@ -520,14 +544,14 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	finish := func(result json.RawMessage, err error) {
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()
-		defer cancel(nil)
+		defer cancel()
 		stopProgress()
 		if tracked || other {
 			ss.mu.Lock()
 			if tracked {
 				delete(ss.inflight, key)
 			}
-			delete(ss.others, &cancel)
+			delete(ss.others, oc)
 			ss.mu.Unlock()
 		}
 		if callCtx.Err() != nil && ctx.Err() == nil {

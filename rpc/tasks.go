@@ -236,12 +236,13 @@ func (ss *session) cancelTasks() {
 // bash calls that outlast taskAfter are answered with a task; others as
 // toolsCall answers them.
 func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params json.RawMessage) {
-	name, args, ok := ss.callArgs(id, params)
+	c, ok := ss.callArgs(id, params)
 	if !ok {
 		return
 	}
+	name, args := c.name, c.args
 	if name != tool.Bash {
-		ss.startCall(ctx, id, name, args, true, progressToken(params))
+		ss.startCall(ctx, id, name, args, true, c.progress)
 		return
 	}
 	select {
@@ -277,7 +278,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 	ss.wg.Add(1)
 	// Progress goes to the request until it becomes a task (the extension
 	// has no progress on tasks).
-	backendCtx, stopProgress := ss.startProgress(callCtx, progressToken(params), true)
+	backendCtx, stopProgress := ss.startProgress(callCtx, c.progress, true)
 	timer := time.AfterFunc(taskAfter, func() {
 		mu.Lock()
 		defer mu.Unlock()
