@@ -216,11 +216,12 @@ func (p *Pool) stock(s *shell) {
 
 // shell is a started shell with its pipes.
 type shell struct {
-	proc           *os.Process
-	state          *os.ProcessState // set by wait
-	ctl            *os.File         // command channel of a warm shell, write end
-	stdin          *os.File         // write end; nil when stdin is /dev/null
-	stdout, stderr *os.File         // read ends
+	proc           *child
+	status         syscall.WaitStatus // set by wait
+	waited         bool               // wait has reaped the shell
+	ctl            *os.File           // command channel of a warm shell, write end
+	stdin          *os.File           // write end; nil when stdin is /dev/null
+	stdout, stderr *os.File           // read ends
 	// The shell's ends of the pipes, until it has them.
 	ctlR, inR, outW, errW *os.File
 	err                   error // set when the shell could not be started
@@ -229,9 +230,9 @@ type shell struct {
 
 // wait waits for the shell process and tells the reaper it is gone.
 func (s *shell) wait() error {
-	state, err := s.proc.Wait()
-	s.state = state
-	s.reaper.Forget(s.proc.Pid)
+	status, err := s.proc.wait()
+	s.status, s.waited = status, err == nil
+	s.reaper.Forget(s.proc.pid)
 	return err
 }
 
@@ -375,7 +376,7 @@ func (p *Pool) startShell(c *coldStart) *shell {
 		if z == nil {
 			return &shell{err: errNoZygote}
 		}
-		s := p.newShell(nil, func(s *shell) (*os.Process, error) {
+		s := p.newShell(nil, func(s *shell) (*child, error) {
 			return z.spawn(p.devNull, s.outW, s.errW, s.ctlR)
 		})
 		var refused *cloneError
@@ -387,7 +388,7 @@ func (p *Pool) startShell(c *coldStart) *shell {
 		// it was sent (it finds them closed, and exits).
 		return s
 	}
-	return p.newShell(c, func(s *shell) (*os.Process, error) {
+	return p.newShell(c, func(s *shell) (*child, error) {
 		proc, err := p.execShell(s, c)
 		if err != nil {
 			err = fmt.Errorf("start shell %s: %w", p.opts.Shell, err)
@@ -399,7 +400,7 @@ func (p *Pool) startShell(c *coldStart) *shell {
 // newShell makes the pipes of a shell for c (nil: a warm shell) and starts
 // it with start, which hands the shell its ends of them, through the
 // reaper. Failures are recorded in the result.
-func (p *Pool) newShell(c *coldStart, start func(*shell) (*os.Process, error)) *shell {
+func (p *Pool) newShell(c *coldStart, start func(*shell) (*child, error)) *shell {
 	s := &shell{reaper: p.opts.Reaper}
 	p.makePipes(s, c)
 	if s.err != nil {
@@ -411,7 +412,7 @@ func (p *Pool) newShell(c *coldStart, start func(*shell) (*os.Process, error)) *
 			return 0, err
 		}
 		s.proc = proc
-		return proc.Pid, nil
+		return proc.pid, nil
 	})
 	s.closeShellEnds()
 	if err != nil {
@@ -475,7 +476,7 @@ func (p *Pool) shellArgv(script string) []string {
 
 // execShell starts the cold start c by exec, with stdin s.inR (nil:
 // /dev/null).
-func (p *Pool) execShell(s *shell, c *coldStart) (*os.Process, error) {
+func (p *Pool) execShell(s *shell, c *coldStart) (*child, error) {
 	argv := p.shellArgv(c.command)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir = p.opts.Env, p.opts.Dir
@@ -495,7 +496,13 @@ func (p *Pool) execShell(s *shell, c *coldStart) (*os.Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return cmd.Process, nil
+	ch, err := execChild(cmd.Process)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		return nil, err
+	}
+	return ch, nil
 }
 
 // startZygote starts the zygote from which warm shells are cloned. A
@@ -572,7 +579,7 @@ func (s *shell) discard() {
 	if s.err != nil {
 		return
 	}
-	_ = syscall.Kill(-s.proc.Pid, syscall.SIGKILL)
+	_ = syscall.Kill(-s.proc.pid, syscall.SIGKILL)
 	_ = s.ctl.Close()
 	_ = s.stdout.Close()
 	_ = s.stderr.Close()
@@ -691,7 +698,7 @@ func (p *Pool) message(command string) []byte {
 // run runs the call on started shell s and collects its output; pending,
 // if any, is the command still to be written to the shell's command pipe.
 func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time.Time, pending []byte) (tool.BashOutput, error) {
-	pgid := s.proc.Pid
+	pgid := s.proc.pid
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -738,9 +745,8 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	go func() { waited <- s.wait() }()
 
 	var timedOut, cancelled bool
-	var waitErr error
 	select {
-	case waitErr = <-waited:
+	case <-waited:
 	case <-timeout:
 		timedOut = true
 	case <-ctx.Done():
@@ -748,7 +754,7 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	}
 	if timedOut || cancelled {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		waitErr = <-waited
+		<-waited
 	}
 	// Collect what is already in the pipes; do not wait for background
 	// processes that inherited them.
@@ -773,7 +779,7 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	case cancelled:
 		return out, ctx.Err()
 	}
-	out.ExitCode, out.Signal = exitStatus(s.state, waitErr)
+	out.ExitCode, out.Signal = exitStatus(s.status, s.waited)
 	return out, nil
 }
 
@@ -794,16 +800,17 @@ func (p *Pool) finished(pgid int) {
 	}
 }
 
-// exitStatus maps a process state to the shell's convention: the exit
-// status, or 128+N for death by signal N.
-func exitStatus(ps *os.ProcessState, err error) (int, string) {
-	if ps == nil {
+// exitStatus maps a wait status to the shell's convention: the exit
+// status, or 128+N for death by signal N; -1 when the shell was not
+// waited for.
+func exitStatus(ws syscall.WaitStatus, waited bool) (int, string) {
+	if !waited {
 		return -1, ""
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws.Signaled() {
 		return proc.WaitStatus(ws), signalName(ws.Signal())
 	}
-	return proc.ExitStatus(ps), ""
+	return proc.WaitStatus(ws), ""
 }
 
 // env merges the call's variables over the base environment.

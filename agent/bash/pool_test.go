@@ -177,7 +177,7 @@ func assertRunsNothing(t *testing.T, s *shell, part []byte) {
 	require.NoError(t, err)
 	assert.Empty(t, string(out))
 	_ = s.wait()
-	assert.Equal(t, 125, s.state.ExitCode())
+	assert.Equal(t, 125, s.status.ExitStatus())
 	_ = s.stderr.Close()
 	_ = s.stdout.Close()
 }

@@ -223,7 +223,7 @@ func (e *cloneError) Unwrap() error { return e.errno }
 // command pipe and returns its process, in its own process group. After
 // any error but a cloneError the zygote is of no more use: a late answer
 // would be taken for the next request's.
-func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*os.Process, error) {
+func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*child, error) {
 	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()), int(ctl.Fd()))
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -239,13 +239,13 @@ func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*os.Process, error)
 	// The shell makes itself a group leader too; whichever comes first,
 	// the group exists before anyone signals it.
 	_ = unix.Setpgid(pid, pid)
-	proc, err := os.FindProcess(pid)
+	c, err := childOf(pid)
 	if err != nil {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_, _ = syscall.Wait4(pid, nil, 0, nil)
 		return nil, &cloneError{syscall.ESRCH}
 	}
-	return proc, nil
+	return c, nil
 }
 
 // request sends one request and reads its answer: a PID, or -errno.

@@ -260,7 +260,7 @@ func TestZygoteLongCommandToStoppedShell(t *testing.T) {
 	for range idleShells {
 		waiting = append(waiting, <-p.shells)
 	}
-	pid := waiting[0].proc.Pid
+	pid := waiting[0].proc.pid
 	for _, s := range waiting {
 		p.shells <- s
 	}
@@ -313,7 +313,7 @@ func TestWaitingProcessesNotDumpable(t *testing.T) {
 	s := <-p.shells
 	require.NoError(t, s.err)
 	assert.False(t, memOpens(t, p.zygote.Load().cmd.Process.Pid), "the zygote's memory opens")
-	assert.False(t, memOpens(t, s.proc.Pid), "a warm shell's memory opens")
+	assert.False(t, memOpens(t, s.proc.pid), "a warm shell's memory opens")
 	p.shells <- s
 
 	// (As root, the control runs with the probe's capabilities: the

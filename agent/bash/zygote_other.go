@@ -21,7 +21,7 @@ func startZygote(lib, shell string, limits proc.Limits, env []string, dir string
 	return nil, errors.ErrUnsupported
 }
 
-func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*os.Process, error) {
+func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*child, error) {
 	return nil, errors.ErrUnsupported
 }
 

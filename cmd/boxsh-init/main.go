@@ -51,8 +51,6 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2
 	}
-	// And one for each running command's wait.
-	proc.ReserveProcs(o.Workers)
 	log := hclog.New(&hclog.LoggerOptions{Name: "boxsh-init", Level: hclog.LevelFromString(o.LogLevel), Output: os.Stderr})
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
