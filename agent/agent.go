@@ -21,6 +21,7 @@ import (
 	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/agent/terminal"
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/jsonx"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/tool"
@@ -213,6 +214,7 @@ func (s *serving) read(ctx context.Context) {
 			s.mu.Unlock()
 			continue
 		}
+		idle.Begin() // idle.End when run ends
 		var ticket *bash.Ticket
 		if c.Tool == tool.Bash {
 			ticket = s.a.pool.Reserve() // in arrival order
@@ -248,6 +250,7 @@ func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *ba
 		delete(s.running, c.ID)
 		s.mu.Unlock()
 		cancel()
+		idle.End()
 	}()
 	ctx, stopProgress := s.startProgress(ctx, c.ID, c.Progress)
 	reply, release := s.a.call(ctx, ticket, c.ID, c.Tool, c.Args, s.notify)

@@ -1,0 +1,74 @@
+// Package idle returns a process's free memory to the system once it has
+// been idle a while: after a burst of calls the Go heap keeps what it grew
+// to (its next collection is only due when it grows again, and the
+// runtime's scavenger returns little of what exceeds it), so a server that
+// answered thousands of calls held several times its idle memory for good.
+package idle
+
+import (
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Delay is how long the process must have had no call running before its
+// memory is returned: longer than the pauses between an agent's quick
+// calls, short beside a person's.
+const Delay = 200 * time.Millisecond
+
+// Trimmer counts the calls running and trims when none has run for Delay.
+type Trimmer struct {
+	mu    sync.Mutex
+	busy  int
+	dirty bool // a call ran since the last trim
+	timer *time.Timer
+	trim  func()
+}
+
+// process is the trimmer of Begin and End.
+var process = &Trimmer{trim: debug.FreeOSMemory}
+
+// Begin notes that a call of this process starts.
+func Begin() { process.Begin() }
+
+// End notes that a call of this process ended.
+func End() { process.End() }
+
+// Begin notes that a call starts: no trim while it runs.
+func (t *Trimmer) Begin() {
+	t.mu.Lock()
+	t.busy++
+	t.dirty = true
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	t.mu.Unlock()
+}
+
+// End notes that a call ended; the last one arms the trim.
+func (t *Trimmer) End() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.busy--; t.busy > 0 {
+		return
+	}
+	if t.timer == nil {
+		t.timer = time.AfterFunc(Delay, t.fire)
+	} else {
+		t.timer.Reset(Delay)
+	}
+}
+
+// fire trims unless a call started meanwhile, or none ran since the last
+// trim.
+func (t *Trimmer) fire() {
+	t.mu.Lock()
+	ready := t.busy == 0 && t.dirty
+	if ready {
+		t.dirty = false
+	}
+	t.mu.Unlock()
+	if ready {
+		t.trim()
+	}
+}

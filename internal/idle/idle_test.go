@@ -1,0 +1,50 @@
+package idle
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newTrimmer() (*Trimmer, *atomic.Int32) {
+	var n atomic.Int32
+	return &Trimmer{trim: func() { n.Add(1) }}, &n
+}
+
+// The memory is returned once the last call has ended and Delay passed,
+// not while a call runs, and not again without calls in between.
+func TestTrimOnceIdle(t *testing.T) {
+	tr, n := newTrimmer()
+	tr.Begin()
+	tr.Begin()
+	tr.End()
+	time.Sleep(2 * Delay)
+	if got := n.Load(); got != 0 {
+		t.Fatalf("trimmed %d times while a call ran", got)
+	}
+	tr.End()
+	deadline := time.Now().Add(10 * Delay)
+	for n.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(Delay / 10)
+	}
+	if got := n.Load(); got != 1 {
+		t.Fatalf("trimmed %d times once idle, want 1", got)
+	}
+	time.Sleep(2 * Delay)
+	if got := n.Load(); got != 1 {
+		t.Fatalf("trimmed %d times, want 1: no call ran since the last", got)
+	}
+}
+
+// A call that starts before Delay has passed puts the trim off.
+func TestCallPutsTrimOff(t *testing.T) {
+	tr, n := newTrimmer()
+	for range 5 {
+		tr.Begin()
+		tr.End()
+		time.Sleep(Delay / 4)
+	}
+	if got := n.Load(); got != 0 {
+		t.Fatalf("trimmed %d times between calls Delay/4 apart", got)
+	}
+}
