@@ -191,6 +191,13 @@ func (s *serving) hello() error {
 // goroutine and runs the call.
 func (s *serving) read(ctx context.Context) {
 	for {
+		if s.r.Buffered() == 0 {
+			// About to wait for the front: the notices of the calls read
+			// so far go now, in one write.
+			if err := s.w.Flush(); err != nil {
+				s.a.log.Debug("write notices failed", "error", err)
+			}
+		}
 		payload, err := s.r.Read()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -221,9 +228,12 @@ func (s *serving) read(ctx context.Context) {
 			// A call that waits for a worker says so, and says when it
 			// starts, before its command runs: if boxsh-init dies
 			// meanwhile, the front knows it may send it to the next one.
+			// The queued notice waits for the next frame written, or for
+			// the reading to wait (see above): a burst of calls that
+			// wait has its notices written at once.
 			id := c.ID
 			if s.a.pool.OnStart(ticket, func() { s.notify(id, frame.StateStarted) }) {
-				s.notify(id, frame.StateQueued)
+				s.w.Defer(frame.EncodeState(id, frame.StateQueued))
 			}
 		}
 		callCtx, cancel := context.WithCancel(ctx)

@@ -37,6 +37,10 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: MaxSize}
 }
 
+// Buffered is how many bytes of the stream have been read ahead: zero
+// when the next Read has to wait for the stream.
+func (fr *Reader) Buffered() int { return fr.r.Buffered() }
+
 // Read returns the next payload. At a clean end of stream it returns io.EOF;
 // a stream cut inside a frame gives io.ErrUnexpectedEOF, and an oversized
 // length gives an error wrapping ErrTooLarge (the stream is then unusable:
@@ -68,6 +72,9 @@ func (fr *Reader) Read() ([]byte, error) {
 type Writer struct {
 	mu sync.Mutex
 	w  io.Writer
+	// deferred are frames (headers included) that Defer queued for the
+	// next Write or Flush.
+	deferred []byte
 }
 
 // NewWriter returns a Writer on w.
@@ -85,7 +92,37 @@ func (fw *Writer) Write(payload []byte) error {
 	bufs := net.Buffers{hdr[:], payload}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
+	if len(fw.deferred) > 0 {
+		bufs = net.Buffers{fw.deferred, hdr[:], payload}
+		fw.deferred = fw.deferred[:0]
+	}
 	if _, err := bufs.WriteTo(fw.w); err != nil {
+		return fmt.Errorf("write frame: %w", err)
+	}
+	return nil
+}
+
+// Defer queues payload, a small frame that may wait, to be written
+// before the next frame Write writes, or by Flush: frames keep their
+// order, and a burst of them goes out in one write.
+func (fw *Writer) Defer(payload []byte) {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(payload)))
+	fw.mu.Lock()
+	fw.deferred = append(append(fw.deferred, hdr[:]...), payload...)
+	fw.mu.Unlock()
+}
+
+// Flush writes the frames Defer queued, if any.
+func (fw *Writer) Flush() error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if len(fw.deferred) == 0 {
+		return nil
+	}
+	_, err := fw.w.Write(fw.deferred)
+	fw.deferred = fw.deferred[:0]
+	if err != nil {
 		return fmt.Errorf("write frame: %w", err)
 	}
 	return nil

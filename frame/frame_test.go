@@ -297,3 +297,25 @@ func TestEncodeState(t *testing.T) {
 	_, err = DecodeReply([]byte(`{"id":8,"state":"queued"}x`))
 	assert.Error(t, err)
 }
+
+// Deferred frames go out before the next frame written, or on Flush, in
+// their order.
+func TestDeferredFrames(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Defer([]byte(`"a"`))
+	w.Defer([]byte(`"b"`))
+	assert.Zero(t, buf.Len(), "deferred frames wait")
+	require.NoError(t, w.Write([]byte(`"c"`)))
+	w.Defer([]byte(`"d"`))
+	require.NoError(t, w.Flush())
+	require.NoError(t, w.Flush())
+	r := NewReader(&buf)
+	for _, want := range []string{`"a"`, `"b"`, `"c"`, `"d"`} {
+		got, err := r.Read()
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got))
+	}
+	_, err := r.Read()
+	assert.ErrorIs(t, err, io.EOF)
+}
