@@ -37,6 +37,17 @@ type procMemory struct {
 	AnonKiB int64
 }
 
+// anonKiB sums RssAnon over the tree: the memory the processes have of
+// their own, without the pages of mapped files (programs and libraries,
+// shared with other processes and kept in the page cache anyway).
+func (m treeMemory) anonKiB() int64 {
+	var sum int64
+	for _, p := range m.ByProc {
+		sum += p.AnonKiB
+	}
+	return sum
+}
+
 // breakdown describes m by process, "comm RSS (anon)" in MiB, equal
 // neighbours grouped: "boxsh 11.3 (1.9), sh 0.6 (0.1) ×4".
 func (m treeMemory) breakdown() string {

@@ -487,6 +487,7 @@ func measureIdleMemory(t *target, c config) error {
 		if len(m.ByProc) > 0 {
 			t.set("idle_rss_root_mb", float64(m.ByProc[0].RSSKiB)/1024)
 		}
+		t.set("idle_anon_mb", float64(m.anonKiB())/1024)
 		t.Notes = append(t.Notes, "idle memory by process, RSS (anon) MiB: "+m.breakdown())
 		return nil
 	})
