@@ -7,6 +7,7 @@ package idle
 
 import (
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -23,10 +24,31 @@ type Trimmer struct {
 	dirty bool // a call ran since the last trim
 	timer *time.Timer
 	trim  func()
+	// grown tells whether the heap has grown since the last trim.
+	grown func() bool
 }
 
 // process is the trimmer of Begin and End.
-var process = &Trimmer{trim: debug.FreeOSMemory}
+var process = &Trimmer{trim: debug.FreeOSMemory, grown: heapGrown}
+
+// gcCycles is the runtime's count of collections when last looked at.
+var gcCycles uint64
+
+// heapGrown tells whether a collection ran since it was last called: the
+// heap reached its goal, a burst of calls allocated. Until then there is
+// little to return, and a forced collection would add memory (the
+// collector's own) rather than free some.
+func heapGrown() bool {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	n := s[0].Value.Uint64()
+	grown := n != gcCycles
+	gcCycles = n
+	if grown {
+		gcCycles++ // the trim's own collection
+	}
+	return grown
+}
 
 // Begin notes that a call of this process starts.
 func Begin() { process.Begin() }
@@ -68,7 +90,7 @@ func (t *Trimmer) fire() {
 		t.dirty = false
 	}
 	t.mu.Unlock()
-	if ready {
+	if ready && (t.grown == nil || t.grown()) {
 		t.trim()
 	}
 }

@@ -1,6 +1,7 @@
 package idle
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,5 +47,26 @@ func TestCallPutsTrimOff(t *testing.T) {
 	}
 	if got := n.Load(); got != 0 {
 		t.Fatalf("trimmed %d times between calls Delay/4 apart", got)
+	}
+}
+
+// heapGrown tells of collections since it was last called, the forced
+// collection of the trim that follows a true answer excepted.
+func TestHeapGrown(t *testing.T) {
+	gcCycles = 0
+	runtime.GC()
+	if !heapGrown() {
+		t.Fatal("not grown after a collection")
+	}
+	runtime.GC() // the trim's
+	if heapGrown() {
+		t.Error("grown after the trim's own collection alone")
+	}
+	if heapGrown() {
+		t.Error("grown without a collection")
+	}
+	runtime.GC()
+	if !heapGrown() {
+		t.Error("not grown after another collection")
 	}
 }
