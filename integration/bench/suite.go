@@ -16,8 +16,10 @@ const (
 	bigBytes = 8 << 20
 	// exitLimit bounds the wait for a server to exit after stdin closes.
 	exitLimit = 10 * time.Second
-	// idlePause is how long a server idles before its memory is read.
-	idlePause = time.Second
+	// idlePause is how long a server idles before its memory is read:
+	// long enough for one that returns memory once idle a while (boxsh
+	// does after 1 s) to have done so.
+	idlePause = 2 * time.Second
 	// idleCalls is how many calls precede the idle memory reading.
 	idleCalls = 5
 	// smallFileBytes is the size of the file the read measurement reads.

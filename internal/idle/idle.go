@@ -14,22 +14,26 @@ import (
 
 // Delay is how long the process must have had no call running before its
 // memory is returned: longer than the pauses between an agent's quick
-// calls, short beside a person's.
-const Delay = 200 * time.Millisecond
+// calls, and than a client takes to read a large answer before its next
+// call (a heap returned between two 8 MiB outputs costs the second one
+// ~30 ms of page faults), short beside a person's.
+const Delay = time.Second
 
-// Trimmer counts the calls running and trims when none has run for Delay.
+// Trimmer counts the calls running and trims when none has run for its
+// delay.
 type Trimmer struct {
 	mu    sync.Mutex
 	busy  int
 	dirty bool // a call ran since the last trim
 	timer *time.Timer
 	trim  func()
+	delay time.Duration
 	// grown tells whether the heap has grown since the last trim.
 	grown func() bool
 }
 
 // process is the trimmer of Begin and End.
-var process = &Trimmer{trim: debug.FreeOSMemory, grown: heapGrown}
+var process = &Trimmer{trim: debug.FreeOSMemory, delay: Delay, grown: heapGrown}
 
 // gcCycles is the runtime's count of collections when last looked at.
 var gcCycles uint64
@@ -75,9 +79,9 @@ func (t *Trimmer) End() {
 		return
 	}
 	if t.timer == nil {
-		t.timer = time.AfterFunc(Delay, t.fire)
+		t.timer = time.AfterFunc(t.delay, t.fire)
 	} else {
-		t.timer.Reset(Delay)
+		t.timer.Reset(t.delay)
 	}
 }
 

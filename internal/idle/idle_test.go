@@ -7,46 +7,49 @@ import (
 	"time"
 )
 
+// testDelay stands for Delay in the tests.
+const testDelay = 100 * time.Millisecond
+
 func newTrimmer() (*Trimmer, *atomic.Int32) {
 	var n atomic.Int32
-	return &Trimmer{trim: func() { n.Add(1) }}, &n
+	return &Trimmer{trim: func() { n.Add(1) }, delay: testDelay}, &n
 }
 
-// The memory is returned once the last call has ended and Delay passed,
+// The memory is returned once the last call has ended and testDelay passed,
 // not while a call runs, and not again without calls in between.
 func TestTrimOnceIdle(t *testing.T) {
 	tr, n := newTrimmer()
 	tr.Begin()
 	tr.Begin()
 	tr.End()
-	time.Sleep(2 * Delay)
+	time.Sleep(2 * testDelay)
 	if got := n.Load(); got != 0 {
 		t.Fatalf("trimmed %d times while a call ran", got)
 	}
 	tr.End()
-	deadline := time.Now().Add(10 * Delay)
+	deadline := time.Now().Add(10 * testDelay)
 	for n.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(Delay / 10)
+		time.Sleep(testDelay / 10)
 	}
 	if got := n.Load(); got != 1 {
 		t.Fatalf("trimmed %d times once idle, want 1", got)
 	}
-	time.Sleep(2 * Delay)
+	time.Sleep(2 * testDelay)
 	if got := n.Load(); got != 1 {
 		t.Fatalf("trimmed %d times, want 1: no call ran since the last", got)
 	}
 }
 
-// A call that starts before Delay has passed puts the trim off.
+// A call that starts before testDelay has passed puts the trim off.
 func TestCallPutsTrimOff(t *testing.T) {
 	tr, n := newTrimmer()
 	for range 5 {
 		tr.Begin()
 		tr.End()
-		time.Sleep(Delay / 4)
+		time.Sleep(testDelay / 4)
 	}
 	if got := n.Load(); got != 0 {
-		t.Fatalf("trimmed %d times between calls Delay/4 apart", got)
+		t.Fatalf("trimmed %d times between calls testDelay/4 apart", got)
 	}
 }
 
