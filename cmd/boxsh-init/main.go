@@ -37,11 +37,14 @@ func main() {
 		os.Exit(runLimited(os.Args[2:]))
 	}
 	harden()
-	// Goroutines blocked in waits: the reaper's, the command's (--exec).
-	proc.ReserveProcs(2)
 	if len(os.Args) > 1 && os.Args[1] == frame.ExecFlag {
+		// Goroutines blocked in waits: the command's, the reaper's.
+		proc.ReserveProcs(2)
 		os.Exit(runExec(os.Args[1:]))
 	}
+	// The tool server blocks no thread in a wait (the reaper answers
+	// SIGCHLD, shells are waited for in the poller): spare Ps would only
+	// have more threads look for work on the same cores.
 	os.Exit(run())
 }
 
