@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	boxshhost "github.com/boxsh/boxsh/runtime/host"
 )
 
 // Escape tests: each tries a way out of the sandbox (or a way to change
@@ -1148,14 +1147,19 @@ func TestEscapeNoSurvivorsRPC(t *testing.T) {
 // sandbox's start, which leaves none of its own.
 func TestEscapeNoSurvivorsFrontKilled(t *testing.T) {
 	requireRootless(t)
-	root, err := boxshhost.StateRoot()
-	require.NoError(t, err)
+	// A state root of its own (see StateRoot: $XDG_RUNTIME_DIR/boxsh), so
+	// that the sandboxes of other tests or programs running meanwhile are
+	// neither counted as this one's nor as left behind.
+	runtimeDir := t.TempDir()
+	env := []string{"XDG_RUNTIME_DIR=" + runtimeDir}
+	root := filepath.Join(runtimeDir, "boxsh")
 	before := sandboxStateDirs(root)
 	marker := sleepMarker(303)
 	killMarkedAtCleanup(t, marker)
 
 	cmd := exec.CommandContext(testContext(t), boxshPath(), "--sandbox", "-c", "sleep "+marker+"; echo not-killed")
 	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), env...)
 	var output lockedBuffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	cmd.WaitDelay = 5 * time.Second
@@ -1187,7 +1191,7 @@ func TestEscapeNoSurvivorsFrontKilled(t *testing.T) {
 		t.Logf("state directory left by the killed boxsh: %s (stat: %v)", d, err)
 	}
 
-	r := sandboxShell(t, t.TempDir(), nil, "true")
+	r := runBoxshIn(t, testContext(t), t.TempDir(), "", env, "--sandbox", "-c", "true")
 	require.Equal(t, 0, r.code(), r.stderr)
 	after := sandboxStateDirs(root)
 	for _, d := range ours {
