@@ -140,11 +140,6 @@ func runSuite(targets []*target, c config, progress io.Writer) {
 	if c.HTTP {
 		all = append(append([]measurement{}, suite...), httpSuite...)
 	}
-	all, err := selected(all)
-	if err != nil {
-		fmt.Fprintln(progress, "bench:", err)
-		return
-	}
 	for _, m := range all {
 		if len(c.Only) > 0 && !c.Only[m.name] {
 			continue

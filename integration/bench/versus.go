@@ -1,9 +1,6 @@
 package main
 
 import (
-	"flag"
-	"fmt"
-	"regexp"
 	"slices"
 	"time"
 )
@@ -22,9 +19,6 @@ const (
 	versusBlock  = 50
 )
 
-// only, when set, runs only the measurements whose name it matches.
-var only = flag.String("only", "", "run only the measurements whose name matches this `regexp`")
-
 func init() {
 	httpSuite = append(httpSuite, measurement{"stdio vs HTTP interleaved", measureVersus})
 	metricDefs = append(metricDefs,
@@ -35,18 +29,6 @@ func init() {
 		metricDef{"versus_http_over_stdio_min_ms", "interleaved: HTTP - stdio, least block", "ms", 3},
 		metricDef{"versus_http_over_stdio_max_ms", "interleaved: HTTP - stdio, greatest block", "ms", 3},
 	)
-}
-
-// selected filters measurements by -only.
-func selected(all []measurement) ([]measurement, error) {
-	if *only == "" {
-		return all, nil
-	}
-	re, err := regexp.Compile(*only)
-	if err != nil {
-		return nil, fmt.Errorf("-only: %w", err)
-	}
-	return slices.DeleteFunc(slices.Clone(all), func(m measurement) bool { return !re.MatchString(m.name) }), nil
 }
 
 // modernToolCall is toolCall in the 2026-07-28 form (no initialize; the
