@@ -754,7 +754,7 @@ echo done`
 // the hello a boxsh-init of the same build expects.
 func boxshBuild(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(boxshPath(), "--version").Output()
+	out, err := exec.Command(boxshPath(), "--version").CombinedOutput()
 	require.NoError(t, err)
 	return strings.TrimPrefix(strings.TrimSpace(string(out)), "boxsh version ")
 }
