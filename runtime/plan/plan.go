@@ -74,6 +74,12 @@ const (
 	// SeccompFlagsAnnotation is the seccomp flag boxsh adds at start
 	// (SECCOMP_FILTER_FLAG_SPEC_ALLOW), which runc 1.1 refuses in a spec.
 	SeccompFlagsAnnotation = AnnotationPrefix + "seccomp.flags"
+	// SeccompLoaderAnnotation is "boxsh-init" when boxsh-init is the
+	// sandbox's first process: boxsh compiles the spec's filter once,
+	// caches it, and boxsh-init loads it as its first act instead of the
+	// runtime compiling it at every start (the same program: see
+	// host.preparedSeccomp). Another runtime loads the spec's filter.
+	SeccompLoaderAnnotation = AnnotationPrefix + "seccomp.loader"
 	// ParentDeathAnnotation is the signal the sandbox's first process
 	// gets when the front dies (SIGKILL).
 	ParentDeathAnnotation = AnnotationPrefix + "parent-death-signal"
@@ -357,9 +363,12 @@ func (p *Plan) adjustCgroup(cfg Config, ann map[string]string) error {
 // shield the filtered process from others, and the host's processes keep
 // theirs. It is added to the runtime's configuration at start, not to the
 // spec: runc 1.1, Debian's, refuses seccomp flags in a spec.
-func (p *Plan) adjustSeccomp(_ Config, ann map[string]string) error {
+func (p *Plan) adjustSeccomp(cfg Config, ann map[string]string) error {
 	p.SeccompFlags = []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}
 	ann[SeccompFlagsAnnotation] = string(specs.LinuxSeccompFlagSpecAllow)
+	if cfg.Mode == ModeServe || cfg.InitPath != "" {
+		ann[SeccompLoaderAnnotation] = "boxsh-init"
+	}
 	return nil
 }
 

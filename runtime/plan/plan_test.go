@@ -275,6 +275,7 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}, p.SeccompFlags)
 				assert.Empty(t, p.Spec.Linux.Seccomp.Flags, "runc 1.1 refuses seccomp flags")
 				assert.Equal(t, "SECCOMP_FILTER_FLAG_SPEC_ALLOW", p.Annotations[SeccompFlagsAnnotation])
+				assert.Equal(t, "boxsh-init", p.Annotations[SeccompLoaderAnnotation])
 				assert.Equal(t, "SIGKILL", p.ParentDeathSignal)
 				assert.Equal(t, "SIGKILL", p.Annotations[ParentDeathAnnotation])
 				assert.True(t, p.NoDeviceRules)
