@@ -62,3 +62,56 @@ func TestInitRefusesUnloadableSeccomp(t *testing.T) {
 		assert.NoFileExists(t, marker, "the command ran without its filter")
 	}
 }
+
+// unshareProbe prints unshare-allowed when the command may make a user
+// namespace, which the sandbox's filter refuses.
+const unshareProbe = `unshare -U true 2>/dev/null && echo unshare-allowed; echo done`
+
+// TestSeccompNotPoisonedByAnotherSandbox checks that a sandbox with a
+// writable bind on another state directory (boxsh picks
+// $XDG_RUNTIME_DIR/boxsh, which may differ from one start to the next)
+// cannot leave an "allow everything" program there for a later sandbox to
+// load: the front keeps no compiled program on disk.
+func TestSeccompNotPoisonedByAnotherSandbox(t *testing.T) {
+	requireRootless(t)
+	victimXDG, attackerXDG := t.TempDir(), t.TempDir()
+	victimRoot := filepath.Join(victimXDG, "boxsh")
+	run := func(xdg string, flags []string, script string) runResult {
+		args := append(append([]string{"--sandbox"}, flags...), "-c", script)
+		return runBoxshIn(t, testContext(t), t.TempDir(), "", []string{"XDG_RUNTIME_DIR=" + xdg}, args...)
+	}
+	r := run(victimXDG, nil, unshareProbe)
+	require.Contains(t, r.stdout, "done", r.stderr)
+	require.NotContains(t, r.stdout, "unshare-allowed")
+	// One BPF instruction: return SECCOMP_RET_ALLOW.
+	allow := `printf '\006\000\000\000\000\000\377\177'`
+	r = run(attackerXDG, []string{"--bind", "wr:" + victimRoot},
+		`for f in `+victimRoot+`/* `+victimRoot+`/seccomp-x.bpf; do `+allow+` > "$f" 2>/dev/null; done; echo written`)
+	require.Contains(t, r.stdout, "written", r.stderr)
+	r = run(victimXDG, nil, unshareProbe)
+	require.Contains(t, r.stdout, "done", r.stderr)
+	assert.NotContains(t, r.stdout, "unshare-allowed", "a later sandbox runs under the filter")
+}
+
+// TestSeccompProgramNotNamedByPolicy checks that a policy setting the
+// variable that names boxsh-init's program (a project file may set new
+// variables) cannot make boxsh-init load another program.
+func TestSeccompProgramNotNamedByPolicy(t *testing.T) {
+	requireRootless(t)
+	dir := t.TempDir()
+	allow := filepath.Join(dir, "allow.bpf")
+	require.NoError(t, os.WriteFile(allow, []byte("\x06\x00\x00\x00\x00\x00\xff\x7f"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".boxsh"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".boxsh", "policy.json"),
+		[]byte(`{"environment": {"set": {"BOXSH_SECCOMP_PROGRAM": "`+allow+`"}}}`), 0o644))
+	env := policyEnv(t.TempDir())
+	r := runBoxshIn(t, testContext(t), dir, "", env, "--sandbox", "--bind", "ro:"+dir, "-c", seccompScript+"\n"+unshareProbe)
+	require.Contains(t, r.stdout, "done", r.stderr)
+	assert.NotContains(t, r.stdout, "unshare-allowed")
+	assert.Contains(t, r.stdout, "Seccomp_filters:\t1\n")
+
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--bind", "ro:" + dir}, dir: dir, env: env})
+	out := s.bash(unshareProbe).Stdout
+	assert.Contains(t, out, "done")
+	assert.NotContains(t, out, "unshare-allowed")
+}

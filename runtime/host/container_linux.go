@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/seccomp"
 	"github.com/opencontainers/runc/libcontainer/specconv"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
@@ -157,6 +159,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 
 	t0 := time.Now()
 	host := GatherHostFacts()
+	// The seccomp program boxsh-init loads, compiled while the binds are
+	// walked (see startSeccomp).
+	seccompProg := startSeccomp(plan.DefaultSeccomp(), []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow})
 	protection, err := GatherProtection(cc.Sandbox, cc.Home, cc.Cwd, ProtectEntries(cc.Policy)...)
 	if err != nil {
 		return nil, err
@@ -266,13 +271,18 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		// The program compiled once, which boxsh-init loads before all
 		// else, rather than libcontainer's init compiling it again.
 		if args := spec.Process.Args; len(args) > 0 && args[0] == frame.InitMountPath {
-			prog, err := preparedSeccomp(root, config.Seccomp)
+			prog, err := seccompProg.program(config.Seccomp)
 			if err == nil {
 				err = os.WriteFile(filepath.Join(rootfs, seccompload.Path), prog, 0o644)
 			}
 			if err == nil {
 				config.Seccomp = nil
-				initEnv = append(initEnv[:len(initEnv):len(initEnv)], seccompload.EnvVar+"="+seccompload.Path)
+				// The front's variable only: one a policy set for the
+				// commands must not name another program.
+				initEnv = slices.DeleteFunc(slices.Clone(initEnv), func(kv string) bool {
+					return strings.HasPrefix(kv, seccompload.EnvVar+"=")
+				})
+				initEnv = append(initEnv, seccompload.EnvVar+"="+seccompload.Path)
 			} else {
 				log.Debug("libcontainer compiles the seccomp filter", "reason", err)
 			}

@@ -3,18 +3,15 @@
 package host
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	goruntime "runtime"
+	"reflect"
 	"slices"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/specconv"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
@@ -23,50 +20,64 @@ import (
 )
 
 // The seccomp filter of a sandbox is compiled by libseccomp, which costs
-// about 1 ms of CPU at every start when libcontainer's init does it (see
-// BenchmarkSeccompCompile). The runtime compiles it once instead, the way
-// libcontainer does, keeps the program in the state directory keyed by
-// what it was compiled from, and boxsh-init loads it as its first act (see
-// seccompload), with the flags libcontainer would give it; libcontainer is
-// then given no filter. TestSeccompProgramIsLibcontainers checks that the
-// program is the one libcontainer's init loads.
+// about 1 ms at every start when libcontainer's init does it, on the
+// critical path (see BenchmarkSeccompCompile). The front compiles it
+// instead, the way libcontainer does, on another goroutine while it walks
+// the binds (startSeccomp), and boxsh-init loads the program as its first
+// act (see seccompload), with the flags libcontainer would give it;
+// libcontainer is then given no filter. TestSeccompProgramIsLibcontainers
+// checks that the program is the one libcontainer's init loads.
+//
+// The program is compiled at every start and never kept on disk: a copy
+// kept in the state directory could be rewritten by a sandbox with a
+// writable bind on another state directory (XDG_RUNTIME_DIR changes from
+// one start to the next) and would turn the filter off for every later
+// sandbox.
 
-// seccompCacheVersion changes when the way the program is made does.
-const seccompCacheVersion = "1"
+// seccompProgram is the compilation of a filter started by startSeccomp.
+type seccompProgram struct {
+	cfg  *configs.Seccomp
+	done chan struct{}
+	prog []byte
+	err  error
+}
 
-// preparedSeccomp returns the program of cfg, compiled once and kept under
-// root, when boxsh-init can load it instead of libcontainer: the filter is
-// one this file compiles like libcontainer (default allow, errno rules,
-// the SPEC_ALLOW flag only, maybe twice) and the kernel takes the flags
-// boxsh-init loads it with. Otherwise it returns the reason, and
-// libcontainer loads the filter as it always has.
-func preparedSeccomp(root string, cfg *configs.Seccomp) ([]byte, error) {
+// startSeccomp starts compiling the filter of spec, with flags added as
+// the plan adds them (see plan.Plan.SeccompFlags), on another goroutine.
+func startSeccomp(spec *specs.LinuxSeccomp, flags []specs.LinuxSeccompFlag) *seccompProgram {
+	sp := &seccompProgram{done: make(chan struct{})}
+	go func() {
+		defer close(sp.done)
+		if sp.cfg, sp.err = specconv.SetupSeccomp(spec); sp.err != nil || sp.cfg == nil {
+			return
+		}
+		sp.cfg.Flags = append(sp.cfg.Flags, flags...)
+		sp.prog, sp.err = compiledSeccomp(sp.cfg)
+	}()
+	return sp
+}
+
+// program returns the program of cfg: the one compiled ahead if it was
+// compiled from the same filter (else cfg is compiled now), or the reason
+// why boxsh-init cannot load it, and libcontainer must.
+func (sp *seccompProgram) program(cfg *configs.Seccomp) ([]byte, error) {
+	<-sp.done
+	if sp.err == nil && reflect.DeepEqual(sp.cfg, cfg) {
+		return sp.prog, nil
+	}
+	return compiledSeccomp(cfg)
+}
+
+// compiledSeccomp compiles cfg when boxsh-init can load it instead of
+// libcontainer: the filter is one this file compiles like libcontainer
+// (default allow, errno rules, the SPEC_ALLOW flag only, maybe twice) and
+// the kernel takes the flags boxsh-init loads it with. Otherwise it
+// returns the reason, and libcontainer loads the filter as it always has.
+func compiledSeccomp(cfg *configs.Seccomp) ([]byte, error) {
 	if err := fastSeccompSupported(cfg); err != nil {
 		return nil, err
 	}
-	key, err := seccompKey(cfg)
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(root, "seccomp-"+key+".bpf")
-	if prog, err := os.ReadFile(path); err == nil && seccompload.Valid(prog) {
-		return prog, nil
-	}
-	prog, err := compileSeccomp(cfg)
-	if err != nil {
-		return nil, err
-	}
-	// Kept for the next start; a failure to keep it costs only time.
-	if tmp, err := os.CreateTemp(root, "seccomp-*.tmp"); err == nil {
-		_, werr := tmp.Write(prog)
-		if cerr := tmp.Close(); werr == nil && cerr == nil {
-			werr = os.Rename(tmp.Name(), path)
-		}
-		if werr != nil {
-			os.Remove(tmp.Name())
-		}
-	}
-	return prog, nil
+	return compileSeccomp(cfg)
 }
 
 // fastSeccompSupported tells why cfg cannot take the fast path, if so.
@@ -96,25 +107,6 @@ func seccompFlagsSupported() error {
 		return fmt.Errorf("the kernel does not take seccomp flags %#x: %v", seccompload.Flags, errno)
 	}
 	return nil
-}
-
-// seccompKey names the program of cfg: what it is compiled from and with,
-// and for which kernel.
-func seccompKey(cfg *configs.Seccomp) (string, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return "", err
-	}
-	// libseccomp's output depends on its version and on what it finds the
-	// kernel supports (its API level).
-	major, minor, micro := libseccomp.GetLibraryVersion()
-	api, _ := libseccomp.GetAPI()
-	var uts unix.Utsname
-	_ = unix.Uname(&uts)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%d.%d.%d\n%d\n%s\n", seccompCacheVersion, goruntime.GOARCH, major, minor, micro, api, unix.ByteSliceToString(uts.Release[:]))
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
 
 // compileSeccomp compiles cfg with libseccomp as libcontainer's

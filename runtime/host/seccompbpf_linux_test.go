@@ -167,35 +167,28 @@ func libcontainerSeccompProgram(t *testing.T) []byte {
 	return nil
 }
 
-// TestPreparedSeccompCache checks that the program is compiled once and
-// then read back, and that a damaged copy is compiled again.
-func TestPreparedSeccompCache(t *testing.T) {
+// TestSeccompCompiledAhead checks that the program compiled ahead is used
+// for the filter it was compiled from, and that another filter is
+// compiled for itself rather than given that program.
+func TestSeccompCompiledAhead(t *testing.T) {
 	cfg := sandboxSeccompConfig(t)
-	root := t.TempDir()
-	first, err := preparedSeccomp(root, cfg)
+	want, err := compileSeccomp(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := seccompKey(cfg)
-	if err != nil {
-		t.Fatal(err)
+	sp := startSeccomp(plan.DefaultSeccomp(), []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow})
+	got, err := sp.program(cfg)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the program compiled ahead: %d bytes, %v; want %d bytes", len(got), err, len(want))
 	}
-	path := root + "/seccomp-" + key + ".bpf"
-	kept, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(kept, first) {
-		t.Fatalf("the program was not kept at %s: %v", path, err)
-	}
-	if err := os.WriteFile(path, []byte("short"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	again, err := preparedSeccomp(root, cfg)
-	if err != nil || !bytes.Equal(again, first) {
-		t.Fatalf("a damaged copy gave %d bytes, %v", len(again), err)
-	}
-	// Another filter is another key.
 	other := sandboxSeccompConfig(t)
 	other.Syscalls = other.Syscalls[1:]
-	if k2, _ := seccompKey(other); k2 == key {
-		t.Error("two filters share a key")
+	wantOther, err := compileSeccomp(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotOther, err := sp.program(other)
+	if err != nil || !bytes.Equal(gotOther, wantOther) || bytes.Equal(gotOther, want) {
+		t.Fatalf("another filter got %d bytes (%v), not its own %d", len(gotOther), err, len(wantOther))
 	}
 }

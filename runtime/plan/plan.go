@@ -75,10 +75,10 @@ const (
 	// (SECCOMP_FILTER_FLAG_SPEC_ALLOW), which runc 1.1 refuses in a spec.
 	SeccompFlagsAnnotation = AnnotationPrefix + "seccomp.flags"
 	// SeccompLoaderAnnotation is "boxsh-init" when boxsh-init is the
-	// sandbox's first process: boxsh compiles the spec's filter once,
-	// caches it, and boxsh-init loads it as its first act instead of the
-	// runtime compiling it at every start (the same program: see
-	// host.preparedSeccomp). Another runtime loads the spec's filter.
+	// sandbox's first process: boxsh compiles the spec's filter in the
+	// front, and boxsh-init loads it as its first act instead of the
+	// runtime's init compiling it (the same program: see
+	// host.startSeccomp). Another runtime loads the spec's filter.
 	SeccompLoaderAnnotation = AnnotationPrefix + "seccomp.loader"
 	// ParentDeathAnnotation is the signal the sandbox's first process
 	// gets when the front dies (SIGKILL).
