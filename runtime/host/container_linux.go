@@ -528,14 +528,42 @@ func StateRoot() (string, error) {
 
 // stateHidden checks that no bind lets the sandbox write into the state
 // root (or replace it): it would then plant state that a later start acts
-// on, or undo the protection of the placeholders.
+// on, or undo the protection of the placeholders. The other directories
+// StateRoot may choose at another start (XDG_RUNTIME_DIR can change) are
+// refused too: a sandbox that could write one could tamper with the roots
+// of the sandboxes started there.
 func stateHidden(sb policy.Sandbox, root string) error {
+	roots := append([]string{root}, otherStateRoots()...)
 	for _, b := range sb.Binds {
-		if b.Mode != policy.ReadOnly && (isUnder(root, b.Dst) || isUnder(b.Dst, root)) {
-			return fmt.Errorf("--bind %s would let the sandbox write into boxsh's state directory %s: set XDG_RUNTIME_DIR (or TMPDIR) to a directory outside it", b, root)
+		if b.Mode == policy.ReadOnly {
+			continue
+		}
+		for _, r := range roots {
+			if isUnder(r, b.Dst) || isUnder(b.Dst, r) {
+				return fmt.Errorf("--bind %s would let the sandbox write into boxsh's state directory %s: set XDG_RUNTIME_DIR (or TMPDIR) to a directory outside it", b, r)
+			}
 		}
 	}
 	return nil
+}
+
+// otherStateRoots are the state directories StateRoot has made for this
+// user at earlier starts, whatever the environment: under the usual
+// runtime directory, in /dev/shm and in the temporary directories.
+func otherStateRoots() []string {
+	uid := os.Getuid()
+	var roots []string
+	for _, r := range []string{
+		fmt.Sprintf("/run/user/%d/boxsh", uid),
+		fmt.Sprintf("/dev/shm/boxsh-%d", uid),
+		filepath.Join(os.TempDir(), fmt.Sprintf("boxsh-%d", uid)),
+		fmt.Sprintf("/tmp/boxsh-%d", uid),
+	} {
+		if _, err := os.Lstat(r); err == nil {
+			roots = append(roots, r)
+		}
+	}
+	return roots
 }
 
 // The files of a sandbox's state directory: lockName is locked by the

@@ -1,10 +1,14 @@
 package host
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/opencontainers/runc/libcontainer/seccomp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/policy"
 )
@@ -20,6 +24,15 @@ func TestSandboxSupported(t *testing.T) {
 }
 
 func TestStateHidden(t *testing.T) {
+	// Another state directory an earlier start made (TMPDIR's, here).
+	t.Setenv("TMPDIR", t.TempDir())
+	other := filepath.Join(os.TempDir(), fmt.Sprintf("boxsh-%d", os.Getuid()))
+	require.NoError(t, os.Mkdir(other, 0o700))
+	for _, dst := range []string{os.TempDir(), other} {
+		b := policy.Bind{Mode: policy.ReadWrite, Src: dst, Dst: dst}
+		assert.ErrorContains(t, stateHidden(policy.Sandbox{Binds: []policy.Bind{b}}, "/run/user/1000/boxsh"), other, b.String())
+	}
+
 	root := "/run/user/1000/boxsh"
 	for _, b := range []policy.Bind{
 		{Mode: policy.ReadWrite, Src: "/run/user/1000", Dst: "/run/user/1000"},
