@@ -298,6 +298,8 @@ func TestWaitingProcessesClosedToCommands(t *testing.T) {
 grep -q '^Pid:' /proc/self/status && echo self-status
 ls -l /proc/$$/fd >/dev/null && echo own-fd
 sleep 5 & bg=$!
+# The background child is the shell until it has executed sleep.
+i=0; while [ $i -lt 200 ] && [ "$(tr '\0' ' ' </proc/$bg/cmdline)" != "sleep 5 " ]; do i=$((i+1)); sleep 0.01; done
 tr '\0' ' ' </proc/$bg/cmdline; echo
 (exec 5<>/proc/$bg/mem) && echo bg-mem
 ls /proc/$bg/fd >/dev/null && echo bg-fd
