@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/boxsh/boxsh/darwin"
@@ -250,29 +251,66 @@ func parseSpecArgs(argv []string) (specOptions, []string, error) {
 // bundle directory bundle or its root directory rootfs (relative to the
 // bundle unless absolute), or replace them: a command could rewrite
 // config.json, and the next run of the bundle would be the sandbox it
-// wrote.
+// wrote. It compares real paths (symlinks above the bundle and in the
+// binds resolved), as the mounts see them.
 func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
 	if !filepath.IsAbs(rootfs) {
 		rootfs = filepath.Join(bundle, rootfs)
+	}
+	dirs := []string{bundle, filepath.Clean(rootfs)}
+	for _, d := range slices.Clone(dirs) {
+		if real := realPath(d); real != d {
+			dirs = append(dirs, real)
+		}
 	}
 	for _, b := range sb.Binds {
 		if b.Mode == policy.ReadOnly {
 			continue
 		}
-		for _, d := range []string{bundle, filepath.Clean(rootfs)} {
-			if plan.IsUnder(d, b.Dst) || plan.IsUnder(b.Dst, d) {
-				return fmt.Errorf("--bind %s would let the sandbox write into its own bundle (%s): put the bundle outside it", b, d)
+		dsts := []string{b.Dst}
+		if real := realPath(b.Dst); real != b.Dst {
+			dsts = append(dsts, real)
+		}
+		for _, d := range dirs {
+			for _, dst := range dsts {
+				if plan.IsUnder(d, dst) || plan.IsUnder(dst, d) {
+					return fmt.Errorf("--bind %s would let the sandbox write into its own bundle (%s): put the bundle outside it", b, d)
+				}
 			}
 		}
 	}
 	return nil
 }
 
+// realPath is the absolute path p with the symlinks of its longest
+// existing prefix resolved (the rest, which does not exist yet, kept as
+// it is).
+func realPath(p string) string {
+	var rest []string
+	for d := filepath.Clean(p); ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		if d == filepath.Dir(d) {
+			return p
+		}
+		rest = append([]string{filepath.Base(d)}, rest...)
+	}
+}
+
 // writeBundle writes config.json into the bundle directory and prepares
 // its root directory (with the plan's files), its placeholders, the
 // directories above the missing protected paths (pinned by the spec) and
 // the cow directories: what boxsh prepares before it starts a sandbox.
+//
+// A bundle may be written again, and an earlier sandbox may have been
+// able to write in it: it never writes through a symlink there. It
+// refuses a bundle or root directory that is a symlink or not the user's,
+// makes rootfs/.boxsh and placeholders afresh, and replaces config.json.
 func writeBundle(bundle string, sp *plan.Plan, pc plan.Config, config []byte) error {
+	if err := host.CheckOwnDir(bundle); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(bundle, 0o755); err != nil {
 		return err
 	}
@@ -281,6 +319,9 @@ func writeBundle(bundle string, sp *plan.Plan, pc plan.Config, config []byte) er
 		rootfs = filepath.Join(bundle, rootfs)
 	}
 	if err := host.PrepareRootfs(rootfs, pc.Host); err != nil {
+		return fmt.Errorf("prepare %s: %w", rootfs, err)
+	}
+	if err := host.ResetDir(filepath.Join(rootfs, frame.BoxshDir)); err != nil {
 		return fmt.Errorf("prepare %s: %w", rootfs, err)
 	}
 	if err := host.WritePlanFiles(rootfs, sp.Files); err != nil {
@@ -295,10 +336,28 @@ func writeBundle(bundle string, sp *plan.Plan, pc plan.Config, config []byte) er
 	if err := host.PrepareCowDirs(pc.Sandbox.Binds); err != nil {
 		return err
 	}
-	// 0600: the environment may hold variables the policy passes.
-	path := filepath.Join(bundle, "config.json")
-	if err := os.WriteFile(path, config, 0o600); err != nil {
+	return writeConfig(filepath.Join(bundle, "config.json"), config)
+}
+
+// writeConfig replaces the file path with content, of mode 0600 (the
+// environment may hold variables the policy passes): it writes a new file
+// beside it and renames it over path, so that a symlink at path is
+// replaced rather than written through.
+func writeConfig(path string, content []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".config.json.*")
+	if err != nil {
 		return err
 	}
-	return os.Chmod(path, 0o600)
+	_, err = f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

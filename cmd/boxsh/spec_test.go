@@ -370,3 +370,130 @@ func TestSpecRefusesBundleInWritableBind(t *testing.T) {
 	code, _, errOut := spec(t, proj, "--bundle", filepath.Join(proj, "b"), "--bind", "ro:"+proj)
 	assert.Equal(t, 0, code, "a ro bind cannot write it: %s", errOut)
 }
+
+// TestSpecBundleNeverWritesThroughSymlinks: a bundle written again may
+// hold symlinks that an earlier sandbox, able to write there, left in it.
+// boxsh spec --bundle must not write through them: a rules.json link to
+// a shell start-up file would be overwritten with paths an attacker chose,
+// a placeholders/dir link to ~/.ssh would be bound read-only over every
+// missing protected directory (and chmodded), and the other placeholders
+// and config.json would truncate or rewrite their targets.
+func TestSpecBundleNeverWritesThroughSymlinks(t *testing.T) {
+	stubSpecHost(t, "/opt/boxsh/boxsh-init")
+	t.Setenv("HOME", t.TempDir())
+	proj := t.TempDir()
+	victims := t.TempDir()
+	victim := func(name string) string {
+		p := filepath.Join(victims, name)
+		require.NoError(t, os.WriteFile(p, []byte("original "+name+"\n"), 0o644))
+		return p
+	}
+	secrets := filepath.Join(t.TempDir(), "ssh")
+	require.NoError(t, os.MkdirAll(secrets, 0o700))
+
+	bundle := filepath.Join(t.TempDir(), "b")
+	require.NoError(t, os.MkdirAll(filepath.Join(bundle, "rootfs/.boxsh"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(bundle, "placeholders"), 0o755))
+	links := map[string]string{
+		"rootfs/.boxsh/rules.json": victim("bashrc"),
+		"placeholders/dir":         secrets,
+		"placeholders/file":        victim("file"),
+		"placeholders/denied":      victim("denied"),
+		"placeholders/commondir":   victim("commondir"),
+		"config.json":              victim("config"),
+	}
+	for at, target := range links {
+		require.NoError(t, os.Symlink(target, filepath.Join(bundle, at)))
+	}
+
+	code, _, errOut := spec(t, proj, "--bundle", bundle, "--bind", "wr:"+proj)
+	require.Equal(t, 0, code, errOut)
+	for at, target := range links {
+		fi, err := os.Lstat(filepath.Join(bundle, at))
+		require.NoError(t, err, at)
+		assert.Zero(t, fi.Mode()&os.ModeSymlink, "%s is replaced, not followed", at)
+		if target == secrets {
+			continue
+		}
+		b, err := os.ReadFile(target)
+		require.NoError(t, err)
+		assert.Equal(t, "original "+filepath.Base(target)+"\n", string(b), "%s's target is untouched", at)
+	}
+	fi, err := os.Stat(secrets)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the link's target directory is not chmodded")
+	b, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	require.NoError(t, err)
+	s := decodeSpec(t, string(b))
+	for _, m := range s.Mounts {
+		assert.NotEqual(t, secrets, m.Source, "nothing binds the link's target")
+	}
+	fi, err = os.Stat(filepath.Join(bundle, "config.json"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
+
+// TestSpecBundleRefusesSymlinkedDirs: the bundle directory, its root and
+// the directories boxsh writes in there must not be symlinks (to a host
+// directory whose files boxsh would write or create).
+func TestSpecBundleRefusesSymlinkedDirs(t *testing.T) {
+	stubSpecHost(t, "/opt/boxsh/boxsh-init")
+	t.Setenv("HOME", t.TempDir())
+	proj := t.TempDir()
+	for _, at := range []string{"", "rootfs", "rootfs/.boxsh", "rootfs/etc", "placeholders"} {
+		t.Run(at, func(t *testing.T) {
+			target := t.TempDir()
+			base := filepath.Join(t.TempDir(), "b")
+			bundle := base
+			if at == "" {
+				bundle = filepath.Join(t.TempDir(), "link")
+				require.NoError(t, os.Symlink(target, bundle))
+			} else {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(bundle, at)), 0o755))
+				require.NoError(t, os.Symlink(target, filepath.Join(bundle, at)))
+			}
+			code, _, errOut := spec(t, proj, "--bundle", bundle, "--bind", "wr:"+proj)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, errOut, "is a symlink: refusing")
+			entries, err := os.ReadDir(target)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "nothing written through the link")
+		})
+	}
+}
+
+// TestSpecBundleAgain: boxsh spec --bundle writes the same bundle again,
+// over what it wrote before (the mode-0 placeholders included).
+func TestSpecBundleAgain(t *testing.T) {
+	stubSpecHost(t, "/opt/boxsh/boxsh-init")
+	t.Setenv("HOME", t.TempDir())
+	proj := t.TempDir()
+	bundle := filepath.Join(t.TempDir(), "b")
+	var configs []string
+	for range 2 {
+		code, _, errOut := spec(t, proj, "--bundle", bundle, "--bind", "wr:"+proj)
+		require.Equal(t, 0, code, errOut)
+		b, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+		require.NoError(t, err)
+		configs = append(configs, string(b))
+		assert.FileExists(t, filepath.Join(bundle, "rootfs", frame.RulesPath))
+	}
+	assert.Equal(t, configs[0], configs[1])
+	fi, err := os.Stat(filepath.Join(bundle, "placeholders", "denied-dir"))
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeDir, fi.Mode())
+}
+
+// TestBundleHiddenRealPaths: a bundle reached through a symlink into a
+// writable bind is in that bind.
+func TestBundleHiddenRealPaths(t *testing.T) {
+	stubSpecHost(t, "/opt/boxsh/boxsh-init")
+	t.Setenv("HOME", t.TempDir())
+	proj := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(proj, link))
+	code, _, errOut := spec(t, proj, "--bundle", filepath.Join(link, "b"), "--bind", "wr:"+proj)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "would let the sandbox write into its own bundle")
+	assert.NoDirExists(t, filepath.Join(proj, "b"))
+}

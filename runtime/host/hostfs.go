@@ -155,19 +155,25 @@ func RemoveCowWorkDirs(binds []policy.Bind) {
 // facts: the symlinks of a merged /usr (bin -> usr/bin, ...) and of /etc
 // entries that are symlinks into /usr or /proc, and the mount points of the
 // system mounts. The binds' mount points are left to the runtime. dir is
-// made if missing; running it again on the same dir is harmless.
+// made if missing; running it again on the same dir is harmless. It never
+// writes through a symlink in dir (a reused bundle's root may hold links
+// an earlier sandbox left): it refuses dir or a directory in it that is
+// one.
 func PrepareRootfs(dir string, host HostFacts) error {
+	if err := CheckOwnDir(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	mkdir := func(p string) error {
-		return os.MkdirAll(filepath.Join(dir, p), 0o755)
+		return mkdirBeneath(dir, p)
 	}
 	mkfile := func(p string) error {
 		if err := mkdir(filepath.Dir(p)); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(filepath.Join(dir, p), os.O_CREATE|os.O_WRONLY, 0o644)
+		f, err := os.OpenFile(filepath.Join(dir, p), os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return err
 		}
@@ -321,27 +327,41 @@ func isPlaceholder(p string) bool {
 // PreparePlaceholders makes the placeholders of SpecConfig.Placeholders
 // in dir: the empty read-only file and directory, the commondir, and the
 // empty file and directory of mode 0 that cover what denyRead rules name.
-// Running it again on the same dir is harmless.
+// It makes dir afresh each time (removing what is there, see ResetDir),
+// so that no placeholder is a symlink an earlier sandbox left in a reused
+// bundle: the spec binds them over the protected paths.
 func PreparePlaceholders(dir string) error {
-	if err := os.MkdirAll(filepath.Join(dir, "dir"), 0o755); err != nil {
+	if err := ResetDir(dir); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o444); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
-		return err
+	files := []struct {
+		name    string
+		content string
+		perm    os.FileMode
+	}{
+		{"file", "", 0o444},
+		{deniedName, "", 0},
+		{"commondir", commondirContent, 0o444},
 	}
-	if err := os.WriteFile(filepath.Join(dir, deniedName), nil, 0); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
-		return err
+	for _, f := range files {
+		if err := createFile(filepath.Join(dir, f.name), []byte(f.content), f.perm); err != nil {
+			return err
+		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "commondir"), []byte(commondirContent), 0o444); err != nil && !os.IsExist(err) && !os.IsPermission(err) {
-		return err
+	for _, d := range []struct {
+		name string
+		perm os.FileMode
+	}{{"dir", 0o555}, {deniedDirName, 0}} {
+		p := filepath.Join(dir, d.name)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			return err
+		}
+		// Mkdir's mode is under the umask; the placeholders' are exact.
+		if err := os.Chmod(p, d.perm); err != nil {
+			return err
+		}
 	}
-	if err := os.Mkdir(filepath.Join(dir, deniedDirName), 0); err != nil && !os.IsExist(err) {
-		return err
-	}
-	if err := os.Chmod(filepath.Join(dir, deniedDirName), 0); err != nil {
-		return err
-	}
-	return os.Chmod(filepath.Join(dir, "dir"), 0o555)
+	return nil
 }
 
 // RemovePlaceholders removes the mount points that a sandbox left on the

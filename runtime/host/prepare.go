@@ -1,7 +1,9 @@
 package host
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,10 +13,18 @@ import (
 )
 
 // WritePlanFiles writes the files of a plan (Plan.Files) under the root
-// directory rootfs, which PrepareRootfs made.
+// directory rootfs, which PrepareRootfs made. A file already there is
+// replaced, never written through: a symlink at its place is removed.
 func WritePlanFiles(rootfs string, files []plan.File) error {
 	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(rootfs, f.Path), f.Content, 0o644); err != nil {
+		if err := mkdirBeneath(rootfs, filepath.Dir(f.Path)); err != nil {
+			return fmt.Errorf("prepare root: %w", err)
+		}
+		p := filepath.Join(rootfs, f.Path)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("prepare root: %w", err)
+		}
+		if err := createFile(p, f.Content, 0o644); err != nil {
 			return fmt.Errorf("prepare root: %w", err)
 		}
 	}
