@@ -432,8 +432,15 @@ var runcSeq atomic.Int32
 // what the process printed and the bundle.
 func runSpecUnderRunc(t *testing.T, runc, dir string, env, flags, argv []string) (out, bundle string) {
 	t.Helper()
-	ctx := testContext(t)
 	bundle = filepath.Join(t.TempDir(), "bundle")
+	return runSpecUnderRuncIn(t, runc, dir, bundle, env, flags, argv), bundle
+}
+
+// runSpecUnderRuncIn is runSpecUnderRunc with the bundle directory
+// given (written again if it exists).
+func runSpecUnderRuncIn(t *testing.T, runc, dir, bundle string, env, flags, argv []string) string {
+	t.Helper()
+	ctx := testContext(t)
 	args := append(append([]string{"spec", "--bundle", bundle}, flags...), "--")
 	r := runBoxshIn(t, ctx, dir, "", env, append(args, argv...)...)
 	require.Equal(t, 0, r.code(), "boxsh spec: %s", r.stderr)
@@ -454,7 +461,7 @@ func runSpecUnderRunc(t *testing.T, runc, dir string, env, flags, argv []string)
 		config, _ := os.ReadFile(filepath.Join(bundle, "config.json"))
 		t.Fatalf("runc run: %v\nstderr: %s\nstdout: %s\nconfig.json:\n%s", err, stderr.String(), truncate(stdout.String()), truncate(config))
 	}
-	return stdout.String(), bundle
+	return stdout.String()
 }
 
 // bundleAnnotations are the annotations of the bundle's config.json.
@@ -748,6 +755,25 @@ echo done`
 	after, err := os.ReadFile(gitConfig)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the repository's config is unchanged")
+}
+
+// TestRuncSpecBundleAgain: boxsh spec --bundle writes a bundle again
+// after runc has run it (over the mount points runc made and the mode-0
+// placeholders), and runc runs it again: the missing protected paths are
+// still covered.
+func TestRuncSpecBundleAgain(t *testing.T) {
+	requireRootless(t)
+	runc := requireRunc(t)
+	fx := newRuncFixture(t)
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	script := `mkdir -p "$1/.vscode" 2>/dev/null; echo '{}' > "$1/.vscode/tasks.json" 2>/dev/null
+echo "run $2"`
+	for _, run := range []string{"1", "2"} {
+		out := runSpecUnderRuncIn(t, runc, fx.project, bundle, fx.env, []string{"--bind", "wr:" + fx.project},
+			[]string{"/bin/sh", "-c", script, "sh", fx.project, run})
+		assert.Equal(t, "run "+run+"\n", out)
+		assert.NoFileExists(t, filepath.Join(fx.project, ".vscode", "tasks.json"), "run %s", run)
+	}
 }
 
 // boxshBuild is the build of the boxsh under test, as its --version says:
