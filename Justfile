@@ -12,9 +12,11 @@ build:
     CGO_ENABLED=0 go build -trimpath -ldflags '{{ldflags}}' -o {{bin}}/ ./cmd/boxsh-init
     if [ "$(uname -s)" = Linux ]; then cc -O2 -Wall -Wextra -Werror -shared -fPIC -o {{bin}}/boxsh-zygote.so agent/bash/zygote/zygote.c; fi
 
-# Unit tests, then end-to-end tests against the built binaries.
+# Unit tests, then end-to-end tests against the built binaries (with the
+# seccomp tag, as the front is built, so that the tests of the seccomp
+# program run).
 test: build
-    BOXSH_BIN_DIR={{justfile_directory()}}/{{bin}} go test -count=1 ./...
+    BOXSH_BIN_DIR={{justfile_directory()}}/{{bin}} go test -count=1 -tags seccomp ./...
 
 # Unit tests only (fast; with the seccomp tag, as the front is built, so that
 # the tests of the seccomp program run).
