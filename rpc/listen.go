@@ -50,12 +50,7 @@ func (ss *session) listen(ctx context.Context, id json.RawMessage, params json.R
 
 	lctx, cancel := context.WithCancel(ctx)
 	key := string(id)
-	ss.mu.Lock()
-	_, dup := ss.inflight[key]
-	if !dup {
-		ss.inflight[key] = cancel
-	}
-	ss.mu.Unlock()
+	tracked := ss.track(key, cancel)
 
 	var mu sync.Mutex
 	closed := false
@@ -74,10 +69,8 @@ func (ss *session) listen(ctx context.Context, id json.RawMessage, params json.R
 		for i, t := range tasks {
 			ss.tasks.unwatch(t, ws[i])
 		}
-		if !dup {
-			ss.mu.Lock()
-			delete(ss.inflight, key)
-			ss.mu.Unlock()
+		if tracked {
+			ss.untrack(key)
 		}
 		cancel()
 		if answer {

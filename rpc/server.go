@@ -125,6 +125,32 @@ type session struct {
 	stopped  bool
 }
 
+// trackLocked registers cancel as the way to cancel the request with id
+// key, unless a request with that id is already in flight (a duplicate id
+// cannot be cancelled separately); it tells whether it did. ss.mu must be
+// held.
+func (ss *session) trackLocked(key string, cancel context.CancelFunc) bool {
+	if _, dup := ss.inflight[key]; dup {
+		return false
+	}
+	ss.inflight[key] = cancel
+	return true
+}
+
+// track is trackLocked for a caller that does not hold ss.mu.
+func (ss *session) track(key string, cancel context.CancelFunc) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.trackLocked(key, cancel)
+}
+
+// untrack forgets the request with id key (see track).
+func (ss *session) untrack(key string) {
+	ss.mu.Lock()
+	delete(ss.inflight, key)
+	ss.mu.Unlock()
+}
+
 // Serve reads requests from in and writes responses to out until in ends
 // and every accepted call has been answered, or ctx is cancelled, or out
 // fails. It returns nil at the end of input.
@@ -531,11 +557,7 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	tracked := id != nil
 	ss.mu.Lock()
 	if tracked {
-		if _, dup := ss.inflight[key]; dup {
-			tracked = false // a duplicate id cannot be cancelled separately
-		} else {
-			ss.inflight[key] = cancel
-		}
+		tracked = ss.trackLocked(key, cancel)
 	}
 	if other && ss.others != nil {
 		ss.others[oc] = true

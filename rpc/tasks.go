@@ -269,12 +269,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 		}
 	})
 	key := string(id)
-	ss.mu.Lock()
-	_, dup := ss.inflight[key]
-	if !dup {
-		ss.inflight[key] = cancel
-	}
-	ss.mu.Unlock()
+	tracked := ss.track(key, cancel)
 	ss.wg.Add(1)
 	// Progress goes to the request until it becomes a task (the extension
 	// has no progress on tasks).
@@ -299,10 +294,8 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 		stopProgress()
 		stopReq()
 		timer.Stop()
-		if !dup {
-			ss.mu.Lock()
-			delete(ss.inflight, key)
-			ss.mu.Unlock()
+		if tracked {
+			ss.untrack(key)
 		}
 		var rpcErr *Error
 		if err != nil && !errors.As(err, &rpcErr) {

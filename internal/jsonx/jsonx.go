@@ -116,19 +116,13 @@ func skipNumber(b []byte, i int) (int, bool) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
+		i = skipDigits(b, i)
 	default:
 		return 0, false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		start := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == start {
+		start := i + 1
+		if i = skipDigits(b, start); i == start {
 			return 0, false
 		}
 	}
@@ -138,14 +132,19 @@ func skipNumber(b []byte, i int) (int, bool) {
 			i++
 		}
 		start := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == start {
+		if i = skipDigits(b, i); i == start {
 			return 0, false
 		}
 	}
 	return i, true
+}
+
+// skipDigits returns the index after the decimal digits at b[i].
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // skipValue returns the index after the JSON value at b[i] (no leading
