@@ -1,0 +1,64 @@
+package main
+
+import (
+	"flag"
+	"time"
+)
+
+// The long-idle workload: a server left alone longer than an agent's pause
+// between the calls of one task, as one is between tasks or in an IDE
+// nobody types in. boxsh returns more memory then (it drops its mappings
+// of its executable after 10 s without a call), and the call that wakes it
+// pays to map again what it uses: both are measured.
+var (
+	longIdle  = flag.Duration("long-idle", 12*time.Second, "idle time before each long-idle memory reading and wake-up call")
+	longIdles = flag.Int("long-idles", 3, "long-idle spells to measure (0: skip)")
+)
+
+func init() {
+	suite = append(suite, measurement{"long idle", measureLongIdle})
+	metricDefs = append(metricDefs,
+		metricDef{"long_idle_rss_mb", "VmRSS after a long idle, sum, median", "MiB", 1},
+		metricDef{"long_idle_anon_mb", "RssAnon after a long idle, sum, median", "MiB", 1},
+		metricDef{"long_idle_wake_ms", "round trip after a long idle, median", "ms", 3},
+		metricDef{"long_idle_wake_max_ms", "round trip after a long idle, max", "ms", 3},
+	)
+}
+
+// measureLongIdle makes a few calls, then *longIdles times: idles for
+// *longIdle, reads the memory of the process tree, and times the `echo x`
+// call that wakes it.
+func measureLongIdle(t *target, c config) error {
+	if *longIdles < 1 {
+		return nil
+	}
+	return session(t, c, "long idle", func(s *server) error {
+		var answers tally
+		if err := warmUp(s, idleCalls, &answers); err != nil {
+			return err
+		}
+		var rss, anon, wake sample
+		for range *longIdles {
+			time.Sleep(*longIdle)
+			m, err := measureTree(s.pid())
+			if err != nil {
+				return err
+			}
+			// KiB, carried in a sample of durations for its median.
+			rss = append(rss, time.Duration(m.RSSKiB))
+			anon = append(anon, time.Duration(m.anonKiB()))
+			d, line, err := timedCall(s, "bash", bashArgs("echo x"))
+			if err != nil {
+				return err
+			}
+			wake = append(wake, d)
+			answers.check(checkBash(line, "x\n"))
+		}
+		answers.report(t, "long idle")
+		t.set("long_idle_rss_mb", float64(rss.median())/1024)
+		t.set("long_idle_anon_mb", float64(anon.median())/1024)
+		t.set("long_idle_wake_ms", ms(wake.median()))
+		t.set("long_idle_wake_max_ms", ms(wake.percentile(100)))
+		return nil
+	})
+}
