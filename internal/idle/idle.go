@@ -24,7 +24,10 @@ const Delay = time.Second
 // ReleaseDelay is how long the process must have had no call running before
 // its mappings of its executable are dropped: the next call maps again
 // what it uses, which costs it ~0.3–0.4 ms, so not within an agent's
-// pauses between the calls of one task, but while nobody is using it.
+// pauses between the calls of one task, but while nobody is using it. The
+// first release comes after Delay, once: it drops what only the start
+// used (flags, policy, the sandbox's plan, every package's init), for the
+// next call to map again only what calls use.
 const ReleaseDelay = 10 * time.Second
 
 // Trimmer counts the calls running and trims when none has run for its
@@ -36,6 +39,9 @@ type Trimmer struct {
 	timer *time.Timer
 	trim  func()
 	delay time.Duration
+	// firstDelay, when set, stands for delay until the first trim.
+	firstDelay time.Duration
+	trimmed    bool // a trim has run
 	// grown tells whether the heap has grown since the last trim.
 	grown func() bool
 }
@@ -44,7 +50,7 @@ type Trimmer struct {
 // releases the mappings of the executable.
 var (
 	process    = &Trimmer{trim: debug.FreeOSMemory, delay: Delay, grown: heapGrown}
-	executable = &Trimmer{trim: releaseExecutable, delay: ReleaseDelay}
+	executable = &Trimmer{trim: releaseExecutable, delay: ReleaseDelay, firstDelay: Delay}
 )
 
 // releaseExecutable is ReleaseExecutable for a trimmer, which has no one to
@@ -102,10 +108,18 @@ func (t *Trimmer) End() {
 		return
 	}
 	if t.timer == nil {
-		t.timer = time.AfterFunc(t.delay, t.fire)
+		t.timer = time.AfterFunc(t.wait(), t.fire)
 	} else {
-		t.timer.Reset(t.delay)
+		t.timer.Reset(t.wait())
 	}
+}
+
+// wait is the idle time before the next trim; t.mu is held.
+func (t *Trimmer) wait() time.Duration {
+	if !t.trimmed && t.firstDelay > 0 {
+		return t.firstDelay
+	}
+	return t.delay
 }
 
 // fire trims unless a call started meanwhile, or none ran since the last
@@ -115,6 +129,7 @@ func (t *Trimmer) fire() {
 	ready := t.busy == 0 && t.dirty
 	if ready {
 		t.dirty = false
+		t.trimmed = true
 	}
 	t.mu.Unlock()
 	if ready && (t.grown == nil || t.grown()) {

@@ -73,3 +73,24 @@ func TestHeapGrown(t *testing.T) {
 		t.Error("not grown after another collection")
 	}
 }
+
+// The first trim comes after firstDelay, the later ones after delay.
+func TestFirstDelay(t *testing.T) {
+	var n atomic.Int32
+	tr := &Trimmer{trim: func() { n.Add(1) }, delay: 20 * testDelay, firstDelay: testDelay}
+	tr.Begin()
+	tr.End()
+	deadline := time.Now().Add(10 * testDelay)
+	for n.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(testDelay / 10)
+	}
+	if got := n.Load(); got != 1 {
+		t.Fatalf("trimmed %d times after the first delay, want 1", got)
+	}
+	tr.Begin()
+	tr.End()
+	time.Sleep(5 * testDelay)
+	if got := n.Load(); got != 1 {
+		t.Fatalf("trimmed %d times, want 1: the second trim waits for delay", got)
+	}
+}
