@@ -22,6 +22,8 @@ func init() {
 		metricDef{"long_idle_anon_mb", "RssAnon after a long idle, sum, median", "MiB", 1},
 		metricDef{"long_idle_wake_ms", "round trip after a long idle, median", "ms", 3},
 		metricDef{"long_idle_wake_max_ms", "round trip after a long idle, max", "ms", 3},
+		metricDef{"churn_long_rss_mb", "VmRSS after the -churn calls and a long idle", "MiB", 1},
+		metricDef{"churn_long_growth_pct", "VmRSS growth, -churn calls then a long idle", "%", 1},
 	)
 }
 
@@ -61,4 +63,23 @@ func measureLongIdle(t *target, c config) error {
 		t.set("long_idle_wake_max_ms", ms(wake.percentile(100)))
 		return nil
 	})
+}
+
+// churnAfterLongIdle reads the memory of s, which made the calls of the
+// memory-after-calls figure and has idled idlePause since, once it has
+// idled *longIdle in all, and sets its growth over before, the reading
+// before the calls: what the calls leave behind for good.
+func churnAfterLongIdle(t *target, s *server, before treeMemory) error {
+	if *longIdles < 1 {
+		return nil
+	}
+	time.Sleep(*longIdle - idlePause)
+	after, err := measureTree(s.pid())
+	if err != nil {
+		return err
+	}
+	t.set("churn_long_rss_mb", float64(after.RSSKiB)/1024)
+	t.set("churn_long_growth_pct", 100*float64(after.RSSKiB-before.RSSKiB)/float64(before.RSSKiB))
+	t.Notes = append(t.Notes, "memory after the calls and a long idle by process, RSS (anon) MiB: "+after.breakdown())
+	return nil
 }

@@ -521,7 +521,7 @@ func measureChurnMemory(t *target, c config) error {
 		t.set("churn_after_rss_mb", float64(after.RSSKiB)/1024)
 		t.set("churn_growth_pct", 100*float64(after.RSSKiB-before.RSSKiB)/float64(before.RSSKiB))
 		t.Notes = append(t.Notes, fmt.Sprintf("memory after %d calls by process, RSS (anon) MiB: %s", c.Churn, after.breakdown()))
-		return nil
+		return churnAfterLongIdle(t, s, before)
 	})
 }
 
