@@ -25,37 +25,40 @@ const Delay = time.Second
 // its mappings of its executable are dropped: the next call maps again
 // what it uses, which costs it ~0.3–0.4 ms, so not within an agent's
 // pauses between the calls of one task, but while nobody is using it. The
-// first release comes after Delay, once: it drops what only the start
-// used (flags, policy, the sandbox's plan, every package's init), for the
-// next call to map again only what calls use.
+// first release comes with the first trim, once: it drops what only the
+// start used (flags, policy, the sandbox's plan, every package's init),
+// for the next call to map again only what calls use.
 const ReleaseDelay = 10 * time.Second
 
 // Trimmer counts the calls running and trims when none has run for its
-// delay.
+// delay; then, if it has a release, it releases at once the first time,
+// and after releaseDelay of idleness in all the next times. A release
+// comes after the trim, whose collection would map again much of what it
+// dropped.
 type Trimmer struct {
 	mu    sync.Mutex
 	busy  int
 	dirty bool // a call ran since the last trim
+	// calls counts the calls begun: a release waits for none to begin.
+	calls int
 	timer *time.Timer
 	trim  func()
 	delay time.Duration
-	// firstDelay, when set, stands for delay until the first trim.
-	firstDelay time.Duration
-	trimmed    bool // a trim has run
 	// grown tells whether the heap has grown since the last trim.
 	grown func() bool
+
+	release      func()
+	releaseDelay time.Duration
+	released     bool // the first release has run
 }
 
-// The trimmers of Begin and End: process returns the free heap, executable
-// releases the mappings of the executable.
-var (
-	process    = &Trimmer{trim: debug.FreeOSMemory, delay: Delay, grown: heapGrown}
-	executable = &Trimmer{trim: releaseExecutable, delay: ReleaseDelay, firstDelay: Delay}
-)
+// process is the trimmer of Begin and End.
+var process = &Trimmer{trim: debug.FreeOSMemory, delay: Delay, grown: heapGrown,
+	release: releaseExecutable, releaseDelay: ReleaseDelay}
 
-// releaseExecutable is ReleaseExecutable for a trimmer, which has no one to
-// report a failure to: a process that cannot release its mappings keeps
-// them, as it would without.
+// releaseExecutable is ReleaseExecutable for the trimmer, which has no one
+// to report a failure to: a process that cannot release its mappings
+// keeps them, as it would without.
 func releaseExecutable() { _, _ = ReleaseExecutable() }
 
 // gcCycles is the runtime's count of collections when last looked at.
@@ -78,21 +81,16 @@ func heapGrown() bool {
 }
 
 // Begin notes that a call of this process starts.
-func Begin() {
-	process.Begin()
-	executable.Begin()
-}
+func Begin() { process.Begin() }
 
 // End notes that a call of this process ended.
-func End() {
-	process.End()
-	executable.End()
-}
+func End() { process.End() }
 
 // Begin notes that a call starts: no trim while it runs.
 func (t *Trimmer) Begin() {
 	t.mu.Lock()
 	t.busy++
+	t.calls++
 	t.dirty = true
 	if t.timer != nil {
 		t.timer.Stop()
@@ -108,31 +106,47 @@ func (t *Trimmer) End() {
 		return
 	}
 	if t.timer == nil {
-		t.timer = time.AfterFunc(t.wait(), t.fire)
+		t.timer = time.AfterFunc(t.delay, t.fire)
 	} else {
-		t.timer.Reset(t.wait())
+		t.timer.Reset(t.delay)
 	}
-}
-
-// wait is the idle time before the next trim; t.mu is held.
-func (t *Trimmer) wait() time.Duration {
-	if !t.trimmed && t.firstDelay > 0 {
-		return t.firstDelay
-	}
-	return t.delay
 }
 
 // fire trims unless a call started meanwhile, or none ran since the last
-// trim.
+// trim, then releases or arms the release.
 func (t *Trimmer) fire() {
 	t.mu.Lock()
 	ready := t.busy == 0 && t.dirty
 	if ready {
 		t.dirty = false
-		t.trimmed = true
+	}
+	calls, first := t.calls, !t.released
+	t.mu.Unlock()
+	if !ready {
+		return
+	}
+	if t.grown == nil || t.grown() {
+		t.trim()
+	}
+	switch {
+	case t.release == nil:
+	case first:
+		t.releaseIfIdle(calls)
+	default:
+		time.AfterFunc(t.releaseDelay-t.delay, func() { t.releaseIfIdle(calls) })
+	}
+}
+
+// releaseIfIdle releases unless a call began since the count of calls
+// was calls.
+func (t *Trimmer) releaseIfIdle(calls int) {
+	t.mu.Lock()
+	idle := t.calls == calls
+	if idle {
+		t.released = true
 	}
 	t.mu.Unlock()
-	if ready && (t.grown == nil || t.grown()) {
-		t.trim()
+	if idle {
+		t.release()
 	}
 }

@@ -2,6 +2,8 @@ package idle
 
 import (
 	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,23 +76,49 @@ func TestHeapGrown(t *testing.T) {
 	}
 }
 
-// The first trim comes after firstDelay, the later ones after delay.
-func TestFirstDelay(t *testing.T) {
-	var n atomic.Int32
-	tr := &Trimmer{trim: func() { n.Add(1) }, delay: 20 * testDelay, firstDelay: testDelay}
+// The first release comes right after the first trim; the next ones once
+// idle releaseDelay in all, and not when a call began meanwhile.
+func TestRelease(t *testing.T) {
+	var mu sync.Mutex
+	var events []string
+	note := func(e string) func() {
+		return func() { mu.Lock(); events = append(events, e); mu.Unlock() }
+	}
+	got := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(events, " ")
+	}
+	tr := &Trimmer{trim: note("trim"), delay: testDelay, release: note("release"), releaseDelay: 5 * testDelay}
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * testDelay)
+		for got() != want && time.Now().Before(deadline) {
+			time.Sleep(testDelay / 10)
+		}
+		if g := got(); g != want {
+			t.Fatalf("events %q, want %q", g, want)
+		}
+	}
 	tr.Begin()
 	tr.End()
-	deadline := time.Now().Add(10 * testDelay)
-	for n.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(testDelay / 10)
-	}
-	if got := n.Load(); got != 1 {
-		t.Fatalf("trimmed %d times after the first delay, want 1", got)
-	}
+	waitFor("trim release")
 	tr.Begin()
 	tr.End()
-	time.Sleep(5 * testDelay)
-	if got := n.Load(); got != 1 {
-		t.Fatalf("trimmed %d times, want 1: the second trim waits for delay", got)
+	time.Sleep(2 * testDelay) // trimmed, the release not yet due
+	if g := got(); g != "trim release trim" {
+		t.Fatalf("events %q 2 delays after the second call", g)
 	}
+	waitFor("trim release trim release")
+	// A call that begins before the release is due puts it off.
+	tr.Begin()
+	tr.End()
+	time.Sleep(2 * testDelay)
+	tr.Begin()
+	tr.End()
+	time.Sleep(4 * testDelay) // the first spell's release would be due now
+	if g := got(); g != "trim release trim release trim trim" {
+		t.Fatalf("events %q: a release came though a call began", g)
+	}
+	waitFor("trim release trim release trim trim release")
 }
