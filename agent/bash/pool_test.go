@@ -75,6 +75,7 @@ func newPool(t *testing.T, opts Options) *Pool {
 	p, err := NewPool(opts)
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
+	<-p.warmedUp
 	if opts.ForkServer != "" {
 		require.NotNil(t, p.zygote.Load(), "the pool runs a zygote")
 	}
@@ -417,5 +418,24 @@ func testCloseBeforeWarmUp(t *testing.T, mode string) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close hung on a worker that was never warmed")
+	}
+}
+
+// A call that comes before the fork server has started runs at once, in a
+// shell started by exec, and the calls after it in the fork server's.
+func TestCallBeforeWarmUp(t *testing.T) {
+	requireForkServer(t)
+	p, err := NewPool(Options{ForkServer: forkServer, Workers: 2})
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	out, err := p.Run(context.Background(), nil, tool.BashArgs{Command: "echo early"})
+	require.NoError(t, err)
+	assert.Equal(t, "early\n", out.Stdout)
+	<-p.warmedUp
+	require.NotNil(t, p.zygote.Load(), "the pool runs a zygote")
+	for range 3 {
+		out, err := p.Run(context.Background(), nil, tool.BashArgs{Command: "echo later"})
+		require.NoError(t, err)
+		assert.Equal(t, "later\n", out.Stdout)
 	}
 }
