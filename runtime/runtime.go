@@ -261,6 +261,14 @@ func (s *Supervisor) Err() error {
 func (s *Supervisor) watch(in *Instance) {
 	select {
 	case <-in.exited:
+		// Its channel ends too, once what it sent is read: the hello of a
+		// boxsh-init of another build, which exits at once, is read
+		// before the end is taken for a death. (The wait is bounded: a
+		// descendant could hold the socket open.)
+		select {
+		case <-in.Client.Done():
+		case <-time.After(time.Second):
+		}
 	case <-in.Client.Done():
 		if s.refused(in) {
 			return
