@@ -12,6 +12,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -93,6 +94,46 @@ func isHex4(b []byte) bool {
 	return true
 }
 
+// skipKey returns the index after the string that starts with the quote
+// at b[i], checked unless trusted.
+func skipKey(b []byte, i int, trusted bool) (int, bool) {
+	if trusted {
+		return skipValidString(b, i)
+	}
+	end, _, ok := skipString(b, i)
+	return end, ok
+}
+
+// closingQuote returns the index of the quote that ends a string whose
+// contents start at b[i]: the first quote after an even run of
+// backslashes (an odd run escapes it), found with bytes.IndexByte, which
+// is several times faster than skipString's check of every byte. If the
+// string is valid JSON this is its end; -1 if there is none.
+func closingQuote(b []byte, i int) int {
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		j += i
+		k := j
+		for k > i && b[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
+			return j
+		}
+		i = j + 1
+	}
+}
+
+// skipValidString returns the index after the string that starts with
+// the quote at b[i], which is known to be valid: it is not checked.
+func skipValidString(b []byte, i int) (int, bool) {
+	j := closingQuote(b, i+1)
+	return j + 1, j >= 0
+}
+
 // skipSpace returns the index of the first byte from i on that is not
 // JSON white space.
 func skipSpace(b []byte, i int) int {
@@ -148,13 +189,17 @@ func skipDigits(b []byte, i int) int {
 }
 
 // skipValue returns the index after the JSON value at b[i] (no leading
-// space).
-func skipValue(b []byte, i, depth int) (int, bool) {
+// space). With trusted, b is known to be valid JSON: strings are skipped
+// without being checked (see skipValidString).
+func skipValue(b []byte, i, depth int, trusted bool) (int, bool) {
 	if i >= len(b) {
 		return 0, false
 	}
 	switch c := b[i]; {
 	case c == '"':
+		if trusted {
+			return skipValidString(b, i)
+		}
 		end, _, ok := skipString(b, i)
 		return end, ok
 	case c == '{' || c == '[':
@@ -175,7 +220,7 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 				if i >= len(b) || b[i] != '"' {
 					return 0, false
 				}
-				if i, _, ok = skipString(b, i); !ok {
+				if i, ok = skipKey(b, i, trusted); !ok {
 					return 0, false
 				}
 				i = skipSpace(b, i)
@@ -184,7 +229,7 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 				}
 				i = skipSpace(b, i+1)
 			}
-			if i, ok = skipValue(b, i, depth+1); !ok {
+			if i, ok = skipValue(b, i, depth+1, trusted); !ok {
 				return 0, false
 			}
 			i = skipSpace(b, i)
@@ -222,7 +267,7 @@ func literal(b []byte, i int, word string) (int, bool) {
 // space around it, as json.Valid does.
 func Valid(b []byte) bool {
 	i := skipSpace(b, 0)
-	i, ok := skipValue(b, i, 0)
+	i, ok := skipValue(b, i, 0, false)
 	return ok && skipSpace(b, i) == len(b)
 }
 
@@ -232,13 +277,17 @@ type Member struct {
 	Key   string
 	Value []byte
 	// str and escaped tell that Value is a valid string, and whether it
-	// holds an escape.
-	str, escaped bool
+	// holds an escape; unchecked that it is a string MembersOfValid did
+	// not check.
+	str, escaped, unchecked bool
 }
 
 // String decodes the member's value as Unquote does, without checking it
-// again; ok is false if it is not a string.
+// again if Members checked it; ok is false if it is not a string.
 func (m Member) String() (s string, ok bool) {
+	if m.unchecked {
+		return Unquote(m.Value)
+	}
 	if !m.str {
 		return "", false
 	}
@@ -248,7 +297,17 @@ func (m Member) String() (s string, ok bool) {
 // Members returns the members of the JSON object b, in order (duplicates
 // included), checking that b is one valid JSON value with optional white
 // space around it. ok is false if b is not a valid object.
-func Members(b []byte) (members []Member, ok bool) {
+func Members(b []byte) (members []Member, ok bool) { return objectMembers(b, false) }
+
+// MembersOfValid is Members for a b known to be valid JSON (one that
+// Members, Valid or encoding/json accepted, or a value in one): it does not
+// check it again, and finds the ends of strings several times faster. ok
+// is false if b is not an object. On a b that is not valid JSON its result
+// is meaningless (but it does not fail otherwise).
+func MembersOfValid(b []byte) (members []Member, ok bool) { return objectMembers(b, true) }
+
+// objectMembers is Members, and MembersOfValid if trusted.
+func objectMembers(b []byte, trusted bool) (members []Member, ok bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
@@ -272,16 +331,20 @@ func Members(b []byte) (members []Member, ok bool) {
 		}
 		i = skipSpace(b, i+1)
 		var vend int
-		str, escaped := i < len(b) && b[i] == '"', false
-		if str {
+		str, escaped, unchecked := i < len(b) && b[i] == '"', false, false
+		switch {
+		case str && trusted:
+			vend, ok = skipValidString(b, i)
+			str, unchecked = false, true
+		case str:
 			vend, escaped, ok = skipString(b, i)
-		} else {
-			vend, ok = skipValue(b, i, 1)
+		default:
+			vend, ok = skipValue(b, i, 1, trusted)
 		}
 		if !ok {
 			return nil, false
 		}
-		members = append(members, Member{Key: key, Value: b[i:vend], str: str, escaped: escaped})
+		members = append(members, Member{Key: key, Value: b[i:vend], str: str, escaped: escaped, unchecked: unchecked})
 		i = skipSpace(b, vend)
 		if i >= len(b) {
 			return nil, false
@@ -309,6 +372,23 @@ func Unquote(s []byte) (string, bool) {
 		return "", false
 	}
 	return unquoteValid(s[1:len(s)-1], escaped), true
+}
+
+// ValueLenOfValid returns the length of the JSON value at the start of b
+// (no leading space) in a text known to be valid JSON (see
+// MembersOfValid): its strings are not checked, and their ends found
+// several times faster. ok is false if b does not start with a value; on
+// a text that is not valid JSON, the length is meaningless.
+func ValueLenOfValid(b []byte) (n int, ok bool) { return skipValue(b, 0, 0, true) }
+
+// UnquotePrefix decodes the JSON string at the start of b as Unquote
+// does, and returns its length in b. ok is false if b does not start with
+// a valid JSON string.
+func UnquotePrefix(b []byte) (s string, n int, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", 0, false
+	}
+	return stringAt(b, 0)
 }
 
 // unquoteValid decodes the contents of a valid JSON string (quotes
@@ -389,6 +469,170 @@ func unquoteValid(s []byte, escaped bool) string {
 	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
+// StringMember is a member of a JSON object whose value is a string: its
+// key and value, decoded.
+type StringMember struct{ Key, Value string }
+
+// StringMembers decodes the JSON object b whose values are all strings:
+// its members in order (duplicates included), keys and values decoded as
+// Unquote decodes them. It checks b as it decodes it, in one pass over each
+// string where Members and Member.String take two (a write's content is
+// tens of megabytes). ok is false if b is not one valid JSON object with
+// optional white space around it, or if a value is not a string.
+func StringMembers(b []byte) (members []StringMember, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return members, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		var m StringMember
+		var end int
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		if m.Key, end, ok = stringAt(b, i); !ok {
+			return nil, false
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		if m.Value, end, ok = stringAt(b, i); !ok {
+			return nil, false
+		}
+		members = append(members, m)
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return nil, false
+		}
+		if b[i] == '}' {
+			return members, skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// stringAt decodes and checks the JSON string that starts with the quote
+// at b[i], and returns the index after it.
+func stringAt(b []byte, i int) (s string, end int, ok bool) {
+	q := closingQuote(b, i+1)
+	if q < 0 {
+		return "", 0, false
+	}
+	s, ok = decodeChecked(b[i+1 : q])
+	return s, q + 1, ok
+}
+
+// decodeChecked decodes the contents s of a JSON string, up to its closing
+// quote (see closingQuote), as unquoteValid does, checking them on the way:
+// ok is false if s holds a control character or an invalid escape. A quote
+// in s can only be one that a backslash escapes.
+func decodeChecked(s []byte) (string, bool) {
+	var out []byte // nil as long as s is its own decoding
+	start, i, n := 0, 0, len(s)
+	p := unsafe.Pointer(unsafe.SliceData(s))
+	for {
+		// Skip eight bytes of printable ASCII without a backslash at a
+		// time. ((x-0x20*lsb)|x)&msb flags bytes below 0x20 and from
+		// 0x80 on (and maybe bytes above a flagged one).
+		for i+8 <= n {
+			if x := *(*uint64)(unsafe.Add(p, i)); ((x-0x20*lsb)|x)&msb|hasZero(x^('\\'*lsb)) != 0 {
+				break
+			}
+			i += 8
+		}
+		for i < n && 0x20 <= s[i] && s[i] < utf8.RuneSelf && s[i] != '\\' {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		c := s[i]
+		if c < 0x20 {
+			return "", false
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				if out == nil {
+					out = make([]byte, 0, n+2)
+				}
+				out = append(out, s[start:i]...)
+				out = utf8.AppendRune(out, utf8.RuneError)
+				start = i + 1
+			}
+			i += size
+			continue
+		}
+		// A backslash.
+		if i+1 >= n {
+			return "", false
+		}
+		if out == nil {
+			out = make([]byte, 0, n)
+		}
+		out = append(out, s[start:i]...)
+		switch s[i+1] {
+		case 'u':
+			if i+6 > n || !isHex4(s[i+2:i+6]) {
+				return "", false
+			}
+			r := hex4(s[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				// Paired with the next escape if that is one of the
+				// other half (if it is an invalid escape, the next
+				// turn of the loop refuses it).
+				r2 := rune(-1)
+				if i+6 <= n && s[i] == '\\' && s[i+1] == 'u' && isHex4(s[i+2:i+6]) {
+					r2 = hex4(s[i+2 : i+6])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			start = i
+			continue
+		case '"', '\\', '/':
+			out = append(out, s[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		default:
+			return "", false
+		}
+		i += 2
+		start = i
+	}
+	if out == nil {
+		return string(s), true
+	}
+	out = append(out, s[start:]...)
+	return unsafe.String(unsafe.SliceData(out), len(out)), true
+}
+
 func hex4(b []byte) rune {
 	var r rune
 	for _, c := range b[:4] {
@@ -413,17 +657,34 @@ func hex4(b []byte) rune {
 // returned value then refers to b). ok is false if b is not valid JSON or
 // holds a number out of float64's range.
 func DecodeAny(b []byte, keepRaw int) (v any, ok bool) {
+	return decoder{keepRaw: keepRaw}.decode(b)
+}
+
+// DecodeAnyOfValid is DecodeAny for a b known to be valid JSON (see
+// MembersOfValid): the strings it returns as their JSON text are not
+// checked again, and their ends are found several times faster. On a b
+// that is not valid JSON its result is meaningless (but it does not fail
+// otherwise).
+func DecodeAnyOfValid(b []byte, keepRaw int) (v any, ok bool) {
+	return decoder{keepRaw: keepRaw, trusted: true}.decode(b)
+}
+
+// decoder holds DecodeAny's options: trusted, that the text is known to
+// be valid.
+type decoder struct {
+	keepRaw int
+	trusted bool
+}
+
+// decode decodes the JSON text b.
+func (d decoder) decode(b []byte) (v any, ok bool) {
 	i := skipSpace(b, 0)
-	d := decoder{keepRaw: keepRaw}
 	v, i, ok = d.value(b, i, 0)
 	if !ok || skipSpace(b, i) != len(b) {
 		return nil, false
 	}
 	return v, true
 }
-
-// decoder holds DecodeAny's options.
-type decoder struct{ keepRaw int }
 
 // value decodes the JSON value at b[i] (no leading space) and returns the
 // index after it.
@@ -433,6 +694,11 @@ func (d decoder) value(b []byte, i, depth int) (any, int, bool) {
 	}
 	switch c := b[i]; {
 	case c == '"':
+		if d.trusted && d.keepRaw > 0 {
+			if end, ok := skipValidString(b, i); ok && end-i >= d.keepRaw {
+				return unsafe.String(&b[i], end-i), end, true
+			}
+		}
 		end, escaped, ok := skipString(b, i)
 		if !ok {
 			return nil, 0, false
@@ -509,7 +775,7 @@ func (d decoder) value(b []byte, i, depth int) (any, int, bool) {
 		f, err := strconv.ParseFloat(unsafe.String(&b[i], end-i), 64)
 		return f, end, err == nil
 	default:
-		end, ok := skipValue(b, i, depth) // a literal
+		end, ok := skipValue(b, i, depth, false) // a literal
 		if !ok {
 			return nil, 0, false
 		}

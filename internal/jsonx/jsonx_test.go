@@ -136,7 +136,92 @@ func TestMatchesEncodingJSON(t *testing.T) {
 		} else if valid && rawErr == nil && raw != nil {
 			require.Fail(t, "Members refused", "%q", in)
 		}
+
+		checkStringMembers(t, b)
+		// As the value of a member, where each string of the corpus is
+		// tried too.
+		checkStringMembers(t, []byte(`{"k":`+in+`}`))
+		if valid {
+			checkOfValid(t, b)
+		}
 	}
+}
+
+// checkStringMembers checks StringMembers(b) against encoding/json.
+func checkStringMembers(t *testing.T, b []byte) {
+	t.Helper()
+	var raw map[string]any
+	rawErr := json.Unmarshal(b, &raw)
+	// Every value a string, duplicates included.
+	all, allOK := Members(b)
+	allStrings := rawErr == nil && raw != nil && allOK
+	for _, m := range all {
+		if m.Value[0] != '"' {
+			allStrings = false
+		}
+	}
+	members, ok := StringMembers(b)
+	if !ok {
+		require.False(t, allStrings, "StringMembers refused %q", b)
+		return
+	}
+	require.NoError(t, rawErr, "StringMembers accepted %q", b)
+	last := map[string]any{}
+	for _, m := range members {
+		last[m.Key] = m.Value
+	}
+	require.Equal(t, raw, last, "StringMembers(%q)", b)
+	// In order, duplicates included: as Members gives them.
+	require.True(t, allOK)
+	require.Len(t, members, len(all))
+	for i, m := range all {
+		require.Equal(t, m.Key, members[i].Key)
+	}
+}
+
+// checkOfValid checks MembersOfValid and DecodeAnyOfValid against Members
+// and DecodeAny on the valid text b.
+func checkOfValid(t *testing.T, b []byte) {
+	t.Helper()
+	want, wantOK := Members(b)
+	got, ok := MembersOfValid(b)
+	require.Equal(t, wantOK, ok, "MembersOfValid(%q)", b)
+	require.Len(t, got, len(want))
+	for i, m := range want {
+		require.Equal(t, m.Key, got[i].Key, "MembersOfValid(%q)", b)
+		require.Equal(t, string(m.Value), string(got[i].Value), "MembersOfValid(%q)", b)
+		ws, wok := m.String()
+		gs, gok := got[i].String()
+		require.Equal(t, wok, gok, "member %q of %q", m.Key, b)
+		require.Equal(t, ws, gs, "member %q of %q", m.Key, b)
+	}
+	trimmed := strings.TrimLeft(string(b), " \t\r\n")
+	n, ok := ValueLenOfValid([]byte(trimmed + " ,x"))
+	require.True(t, ok, "ValueLenOfValid(%q)", trimmed)
+	require.Equal(t, len(strings.TrimRight(trimmed, " \t\r\n")), n, "ValueLenOfValid(%q)", trimmed)
+	for _, keep := range []int{0, 1, 4, 8} {
+		wv, wok := DecodeAny(b, keep)
+		gv, gok := DecodeAnyOfValid(b, keep)
+		require.Equal(t, wok, gok, "DecodeAnyOfValid(%q, %d)", b, keep)
+		require.Equal(t, wv, gv, "DecodeAnyOfValid(%q, %d)", b, keep)
+	}
+}
+
+// FuzzStringMembers checks StringMembers, and MembersOfValid and
+// DecodeAnyOfValid on valid texts, against encoding/json.
+func FuzzStringMembers(f *testing.F) {
+	for _, in := range corpus {
+		f.Add(in)
+	}
+	f.Add(`{"path":"/x","content":"a\nb\u00e9\ud83d\ude00\ud800\"\\","encoding":"utf8"}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		b := []byte(in)
+		checkStringMembers(t, b)
+		checkStringMembers(t, []byte(`{"k":`+in+`}`))
+		if json.Valid(b) {
+			checkOfValid(t, b)
+		}
+	})
 }
 
 func TestDecodeAnyKeepRaw(t *testing.T) {
@@ -194,6 +279,36 @@ func BenchmarkEncodingJSON20MB(b *testing.B) {
 		var v struct{ Path, Content string }
 		if err := json.Unmarshal(args, &v); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStringMembers20MB(b *testing.B) {
+	args := bigArgs(b)
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, ok := StringMembers(args); !ok {
+			b.Fatal("not an object of strings")
+		}
+	}
+}
+
+func BenchmarkMembersOfValid20MB(b *testing.B) {
+	args := bigArgs(b)
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, ok := MembersOfValid(args); !ok {
+			b.Fatal("not an object")
+		}
+	}
+}
+
+func BenchmarkMembers20MB(b *testing.B) {
+	args := bigArgs(b)
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, ok := Members(args); !ok {
+			b.Fatal("not an object")
 		}
 	}
 }
