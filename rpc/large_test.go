@@ -54,3 +54,33 @@ func TestLargeRequestsMatchEncodingJSON(t *testing.T) {
 		require.Equal(t, string(want.Arguments), string(got.Arguments), "%.80s", p)
 	}
 }
+
+// TestLongLines checks that lines longer than the read buffer (256 KiB),
+// at and around its size, come whole, with the messages after them, and
+// that one over the limit is skipped.
+func TestLongLines(t *testing.T) {
+	const bufSize = 256 << 10
+	var in strings.Builder
+	var want []string
+	for i, n := range []int{bufSize - 2, bufSize - 1, bufSize, bufSize + 1, 3*bufSize + 7, 10} {
+		line := strings.Repeat(string(rune('a'+i)), n)
+		want = append(want, line)
+		in.WriteString(line + "\r\n")
+	}
+	last := strings.Repeat("z", 2*bufSize)
+	want = append(want, last)
+	in.WriteString(last) // no newline at the end
+	rd := newReader(strings.NewReader(in.String()), 4*bufSize)
+	got, errs := readAll(t, rd)
+	assert.Empty(t, errs)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assert.Equal(t, want[i], got[i], "line %d", i)
+	}
+
+	rd = newReader(strings.NewReader(strings.Repeat("x", 3*bufSize)+"\n{}\n"), 2*bufSize)
+	got, errs = readAll(t, rd)
+	assert.Equal(t, []string{"{}"}, got)
+	require.Len(t, errs, 1)
+	assert.ErrorIs(t, errs[0], errTooLarge)
+}

@@ -88,10 +88,15 @@ func (rd *reader) nextLine() ([]byte, error) {
 // readLine reads up to a newline (or the end of input), refusing to buffer
 // more than max bytes.
 func (rd *reader) readLine() ([]byte, error) {
-	var buf []byte
+	// The parts of a line longer than the buffer, copied as they come and
+	// joined at the end into one slice of the line's size: appending them
+	// to one growing slice would copy a long line (a big file to write)
+	// again at each growth.
+	var parts [][]byte
+	n := 0
 	for {
 		chunk, err := rd.r.ReadSlice('\n')
-		if len(buf)+len(chunk) > rd.max {
+		if n+len(chunk) > rd.max {
 			// Skip the rest of this line without keeping it.
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = rd.r.ReadSlice('\n')
@@ -101,17 +106,21 @@ func (rd *reader) readLine() ([]byte, error) {
 			}
 			return nil, errTooLarge
 		}
-		buf = append(buf, chunk...)
 		switch {
 		case err == nil:
-			return buf[:len(buf)-1], nil
+			chunk = chunk[:len(chunk)-1]
 		case errors.Is(err, bufio.ErrBufferFull):
+			parts = append(parts, bytes.Clone(chunk))
+			n += len(chunk)
 			continue
-		case errors.Is(err, io.EOF) && len(buf) > 0:
-			return buf, nil
-		default:
+		case !errors.Is(err, io.EOF) || n+len(chunk) == 0:
 			return nil, err
 		}
+		line := make([]byte, 0, n+len(chunk))
+		for _, p := range parts {
+			line = append(line, p...)
+		}
+		return append(line, chunk...), nil
 	}
 }
 
