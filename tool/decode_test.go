@@ -24,6 +24,11 @@ func TestDecodeLargeWriteArgs(t *testing.T) {
 		`{"path":1,"content":` + c + `}`,
 		`{"path":"/x","content":` + c + `,"other":1}`,
 		`{"path":"/x","content":` + c,
+		`{"path":"/x","content":` + c + `}}`,
+		`{"path":"/x","content":` + c[:len(c)-1] + "\x01\"}",
+		`{"path":"/x","content":` + c[:len(c)-1] + `\q"}`,
+		`{"path":"/x","content":` + c[:len(c)-1] + `\ud83d\ude00\ud83d\u00e9\ude00"}`,
+		` { "path" : "/\u0078" , "content" : ` + c + ` } `,
 	} {
 		var want WriteArgs
 		wantErr := json.Unmarshal([]byte(args), &want)
@@ -31,6 +36,10 @@ func TestDecodeLargeWriteArgs(t *testing.T) {
 		if ok {
 			require.NoError(t, wantErr, "%.60s", args)
 			assert.Equal(t, want, got, "%.60s", args)
+		} else {
+			// Only what encoding/json refuses, and the keys and values
+			// left to it.
+			assert.True(t, wantErr != nil || strings.Contains(args, "Path") || strings.Contains(args, "null") || strings.Contains(args, "other"), "%.60s", args)
 		}
 	}
 	_, ok := DecodeLargeWriteArgs([]byte(`{"path":"/x","content":` + c + `}`))
@@ -58,6 +67,7 @@ func TestValidateLarge(t *testing.T) {
 		err := write.Validate(json.RawMessage(args))
 		small := write.Validate(json.RawMessage(strings.Replace(args, c, `"x"`, 1)))
 		assert.Equal(t, small, err, "as encoding/json's path: %.60s", args)
+		assert.Equal(t, err, write.ValidateValid(json.RawMessage(args)), "ValidateValid: %.60s", args)
 		if want == "" {
 			assert.NoError(t, err, "%.60s", args)
 		} else if assert.Error(t, err, "%.60s", args) {

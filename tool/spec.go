@@ -177,14 +177,24 @@ func (r *Registry) Lookup(name string) (*Spec, bool) {
 // members present, each member of the JSON type the schema names. Members
 // the schema does not name are ignored, as boxsh v3 does. The error text is
 // meant for the client.
-func (s *Spec) Validate(args json.RawMessage) error {
+func (s *Spec) Validate(args json.RawMessage) error { return s.validate(args, false) }
+
+// ValidateValid is Validate for arguments known to be valid JSON (those of
+// a decoded request): large ones are not checked again.
+func (s *Spec) ValidateValid(args json.RawMessage) error { return s.validate(args, true) }
+
+func (s *Spec) validate(args json.RawMessage, valid bool) error {
 	var v any = map[string]any{}
 	if len(args) >= jsonx.Large {
 		// A big file to write: decoded several times faster, and long
-		// strings only checked, as only their type matters here (no long
-		// string is one of an enum's values; an error about one shows
-		// its JSON text).
-		if d, ok := jsonx.DecodeAny(args, 4<<10); ok {
+		// strings only checked (or, if valid, skipped), as only their
+		// type matters here (no long string is one of an enum's values;
+		// an error about one shows its JSON text).
+		decode := jsonx.DecodeAny
+		if valid {
+			decode = jsonx.DecodeAnyOfValid
+		}
+		if d, ok := decode(args, 4<<10); ok {
 			v = d
 			args = nil
 		}
