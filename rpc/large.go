@@ -20,7 +20,10 @@ type callParams struct {
 // unmarshalRequest decodes msg into req as json.Unmarshal does. A large
 // message (a write of a big file) is split with jsonx, which scans it
 // several times faster; anything it would not decode exactly as
-// encoding/json does goes to encoding/json.
+// encoding/json does goes to encoding/json. The params of a large message
+// are not copied, as encoding/json copies a json.RawMessage: they refer to
+// msg, which must not change while they are in use (each message is read
+// into a slice of its own).
 func unmarshalRequest(msg []byte, req *request) error {
 	if len(msg) >= jsonx.Large {
 		if members, ok := jsonx.Members(msg); ok {
@@ -36,7 +39,7 @@ func unmarshalRequest(msg []byte, req *request) error {
 					r.Method = &s
 					return true
 				},
-				"params": func(v []byte) bool { r.Params = bytes.Clone(v); return true },
+				"params": func(v []byte) bool { r.Params = v; return true },
 			}) {
 				*req = r
 				return nil
@@ -47,10 +50,12 @@ func unmarshalRequest(msg []byte, req *request) error {
 }
 
 // unmarshalCallParams decodes the params of a tools/call into p as
-// json.Unmarshal does, large ones with jsonx (see unmarshalRequest).
+// json.Unmarshal does, large ones with jsonx (see unmarshalRequest). The
+// params are those of a decoded request, so valid JSON: jsonx splits large
+// ones without checking them again.
 func unmarshalCallParams(params []byte, p *callParams) error {
 	if len(params) >= jsonx.Large {
-		if members, ok := jsonx.Members(params); ok {
+		if members, ok := jsonx.MembersOfValid(params); ok {
 			var c callParams
 			if decodeMembers(members, map[string]func([]byte) bool{
 				"name":      func(v []byte) bool { return json.Unmarshal(v, &c.Name) == nil },

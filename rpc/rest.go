@@ -105,7 +105,7 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 // for its CallToolResult. A protocol fault is an *Error; a tool that runs
 // and fails is a result with isError.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	args, bad := s.checkCall(name, args)
+	args, bad := s.checkCall(name, args, false)
 	if bad != nil {
 		return nil, bad
 	}

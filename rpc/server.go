@@ -507,7 +507,7 @@ func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (toolCal
 		ss.writeError(id, CodeInvalidParams, "tools/call missing string field: params.name")
 		return toolCall{}, false
 	}
-	args, rpcErr := ss.checkCall(name, p.Arguments)
+	args, rpcErr := ss.checkCall(name, p.Arguments, true)
 	if rpcErr != nil {
 		ss.writeErr(id, rpcErr)
 		return toolCall{}, false
@@ -516,13 +516,18 @@ func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (toolCal
 }
 
 // checkCall validates the arguments of a call of tool name, returning
-// them ready for the backend ({} when absent).
-func (s *Server) checkCall(name string, args json.RawMessage) (json.RawMessage, *Error) {
+// them ready for the backend ({} when absent); valid tells that they are
+// known to be valid JSON (see tool.Spec.ValidateValid).
+func (s *Server) checkCall(name string, args json.RawMessage, valid bool) (json.RawMessage, *Error) {
 	spec, ok := s.Tools.Lookup(name)
 	if !ok {
 		return nil, &Error{Code: CodeInvalidParams, Message: "unknown tool: " + name}
 	}
-	if err := spec.Validate(args); err != nil {
+	check := spec.Validate
+	if valid {
+		check = spec.ValidateValid
+	}
+	if err := check(args); err != nil {
 		return nil, &Error{Code: CodeInvalidParams, Message: err.Error()}
 	}
 	if len(args) == 0 || string(args) == "null" {
