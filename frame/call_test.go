@@ -41,15 +41,46 @@ func TestCallEncoding(t *testing.T) {
 			}
 		}
 	}
-	bad := Call{ID: 5, Tool: "write", Args: append(json.RawMessage(`{"content":`), content[:len(content)-1]...)}
-	_, err = EncodeCall(bad)
-	_, want := json.Marshal(bad)
+	// Small invalid arguments fail as json.Marshal fails; large ones are
+	// not checked, and come back as they were, to fail in the tool's
+	// decoding.
+	small := Call{ID: 5, Tool: "write", Args: json.RawMessage(`{"content":"x}`)}
+	_, err = EncodeCall(small)
+	_, want := json.Marshal(small)
 	assert.Error(t, err)
 	assert.Equal(t, want, err)
-	// A large payload of another shape still decodes, through encoding/json.
-	odd := []byte(`{"tool":"write","id":9,"args":` + string(large) + `}`)
-	got, err := DecodeCall(odd)
-	require.NoError(t, err)
-	assert.Equal(t, uint64(9), got.ID)
-	assert.Equal(t, "write", got.Tool)
+	for _, args := range []string{
+		`{"content":` + string(content[:len(content)-1]) + `}`,
+		`{"content":` + string(content) + `}},"progress":5,"x":{`,
+		`{"content":` + string(content) + `}},"cancel":true,"x":{`,
+		`{"content":` + string(content) + "\x01\"}",
+	} {
+		b, err := EncodeCall(Call{ID: 6, Tool: "write", Args: json.RawMessage(args)})
+		require.NoError(t, err)
+		got, err := DecodeCall(b)
+		if err == nil {
+			assert.Equal(t, Call{ID: 6, Tool: "write", Args: json.RawMessage(args)}, got)
+			assert.False(t, json.Valid(got.Args))
+		}
+		assert.Error(t, json.Unmarshal(b, &Call{}), "the frame is invalid")
+	}
+	// Large payloads of other shapes decode as encoding/json decodes them.
+	for _, odd := range []string{
+		`{"tool":"write","id":9,"args":` + string(large) + `}`,
+		`{"id":9,"tool":"write","args":` + string(large) + `,"progress":5}`,
+		`{"id":9,"tool":"write","args":` + string(large) + ` }`,
+		`{"id":9,"tool":"write","args":` + string(large) + `,"cancel":true}`,
+		`{"id":9,"tool":"wr\u0069te","args":` + string(large) + `}`,
+		`{"id":09,"tool":"write","args":` + string(large) + `}`,
+		`{"id":1e3,"tool":"write","args":` + string(large) + `}`,
+		`{"id":-1,"tool":"write","args":` + string(large) + `}`,
+		`{"id":18446744073709551616,"tool":"write","args":` + string(large) + `}`,
+		`{"id":9,"tool":"write","args":` + string(large) + `}}`,
+	} {
+		var want Call
+		wantErr := json.Unmarshal([]byte(odd), &want)
+		got, err := DecodeCall([]byte(odd))
+		assert.Equal(t, wantErr, err, "%.40s", odd)
+		assert.Equal(t, want, got, "%.40s", odd)
+	}
 }

@@ -102,6 +102,29 @@ func (fw *Writer) Write(payload []byte) error {
 	return nil
 }
 
+// writeParts writes parts as one frame, in one write where the stream
+// supports writev, without joining them first: a call's large arguments
+// are written from where they are.
+func (fw *Writer) writeParts(parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n > MaxSize {
+		return fmt.Errorf("write frame of %d bytes (limit %d): %w", n, MaxSize, ErrTooLarge)
+	}
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(n))
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	bufs := append(net.Buffers{fw.deferred, hdr[:]}, parts...)
+	fw.deferred = fw.deferred[:0]
+	if _, err := bufs.WriteTo(fw.w); err != nil {
+		return fmt.Errorf("write frame: %w", err)
+	}
+	return nil
+}
+
 // Defer queues payload, a small frame that may wait, to be written
 // before the next frame Write writes, or by Flush: frames keep their
 // order, and a burst of them goes out in one write.
