@@ -415,10 +415,10 @@ func checkModernHeaders(h http.Header, method, version string, params json.RawMe
 	}
 	switch method {
 	case "tools/call":
-		_ = json.Unmarshal(params, &p)
+		_ = unmarshalMembers(params, &p, "name", "taskId")
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		// The Tasks extension routes on the task id (SEP-2663).
-		_ = json.Unmarshal(params, &p)
+		_ = unmarshalMembers(params, &p, "name", "taskId")
 		p.Name = p.TaskID
 	default:
 		return ""

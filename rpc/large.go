@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/boxsh/boxsh/internal/jsonx"
@@ -104,4 +105,33 @@ func decodeString(v []byte, s *string) bool {
 		*s = u
 	}
 	return ok
+}
+
+// unmarshalMembers decodes params, the params of a decoded request, into v
+// as json.Unmarshal does, where v is a struct with fields for the members
+// keys only: a large params has the other members (a big file's content)
+// dropped first, found without checking them again (the request was
+// checked), instead of being scanned by encoding/json. Keys match as
+// encoding/json matches them, regardless of case.
+func unmarshalMembers(params []byte, v any, keys ...string) error {
+	if len(params) >= jsonx.Large {
+		if members, ok := jsonx.MembersOfValid(params); ok {
+			b := []byte{'{'}
+			for _, m := range members {
+				if !slices.ContainsFunc(keys, func(k string) bool { return strings.EqualFold(k, m.Key) }) {
+					continue
+				}
+				if len(b) > 1 {
+					b = append(b, ',')
+				}
+				key, err := json.Marshal(m.Key)
+				if err != nil {
+					return err
+				}
+				b = append(append(append(b, key...), ':'), m.Value...)
+			}
+			params = append(b, '}')
+		}
+	}
+	return json.Unmarshal(params, v)
 }

@@ -84,3 +84,43 @@ func TestLongLines(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.ErrorIs(t, errs[0], errTooLarge)
 }
+
+// TestUnmarshalMembersMatchesEncodingJSON checks that unmarshalMembers
+// decodes large params as json.Unmarshal does: the _meta of a modern
+// request, the name of an HTTP tools/call.
+func TestUnmarshalMembersMatchesEncodingJSON(t *testing.T) {
+	args := `{"path":"/x","content":` + bigString + `}`
+	meta := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	type metaOf struct {
+		Meta struct {
+			Version json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+			Caps    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	type nameOf struct {
+		Name   string `json:"name"`
+		TaskID string `json:"taskId"`
+	}
+	for _, p := range []string{
+		`{"name":"write","arguments":` + args + `,"_meta":` + meta + `}`,
+		`{"_meta":` + meta + `,"name":"write","arguments":` + args + `}`,
+		`{"_META":` + meta + `,"NAME":"write","arguments":` + args + `}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"1"},"_meta":{"io.modelcontextprotocol/clientCapabilities":{}},"arguments":` + args + `}`,
+		`{"_meta":"x","name":7,"taskId":"t","arguments":` + args + `}`,
+		`{"_meta":null,"name":null,"arguments":` + args + `}`,
+		`{"arguments":` + args + `}`,
+		`[` + args + `]`,
+		`"` + strings.Repeat("x", 70000) + `"`,
+	} {
+		var wantMeta, gotMeta metaOf
+		wantErr := json.Unmarshal([]byte(p), &wantMeta)
+		gotErr := unmarshalMembers([]byte(p), &gotMeta, "_meta")
+		assert.Equal(t, wantErr == nil, gotErr == nil, "%.80s", p)
+		assert.Equal(t, wantMeta, gotMeta, "%.80s", p)
+		var wantName, gotName nameOf
+		wantErr = json.Unmarshal([]byte(p), &wantName)
+		gotErr = unmarshalMembers([]byte(p), &gotName, "name", "taskId")
+		assert.Equal(t, wantErr == nil, gotErr == nil, "%.80s", p)
+		assert.Equal(t, wantName, gotName, "%.80s", p)
+	}
+}

@@ -81,7 +81,7 @@ func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
 			Info    json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
 		} `json:"_meta"`
 	}
-	if err := json.Unmarshal(params, &p); err != nil {
+	if err := unmarshalMembers(params, &p, "_meta"); err != nil {
 		return m, false, nil // not an object: the method reports it
 	}
 	raw := p.Meta.Version
