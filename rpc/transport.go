@@ -116,11 +116,11 @@ func (rd *reader) readLine() ([]byte, error) {
 		case !errors.Is(err, io.EOF) || n+len(chunk) == 0:
 			return nil, err
 		}
-		line := make([]byte, 0, n+len(chunk))
-		for _, p := range parts {
-			line = append(line, p...)
+		if parts == nil {
+			return bytes.Clone(chunk), nil
 		}
-		return append(line, chunk...), nil
+		// bytes.Join does not zero the line's memory first.
+		return bytes.Join(append(parts, chunk), nil), nil
 	}
 }
 
