@@ -11,9 +11,12 @@ import (
 
 // EncodeCall encodes a call as json.Marshal does; but for a call with large
 // arguments (a write of a big file), whose arguments are copied as they
-// are: not checked nor compacted, as encoding/json would (several times
-// slower). The front only sends arguments it has checked, and boxsh-init
-// checks them again as it decodes them for the tool (see DecodeCall).
+// are, after the other members: not checked nor compacted, as
+// encoding/json would (several times slower). The front only sends
+// arguments it has checked, and boxsh-init checks them again as it decodes
+// them for the tool. Such a frame starts with "tool", where json.Marshal
+// starts with "id": DecodeCall knows it by that, and takes everything up
+// to the frame's closing brace as the arguments, never as other members.
 func EncodeCall(c Call) ([]byte, error) {
 	if head, ok := largeCallHead(c); ok {
 		b := make([]byte, 0, len(head)+len(c.Args)+1)
@@ -35,6 +38,9 @@ func (fw *Writer) WriteCall(c Call) error {
 	return fw.Write(b)
 }
 
+// largeHead starts the frame of a call with large arguments.
+const largeHead = `{"tool":`
+
 // largeCallHead returns what comes before the arguments of c in its frame
 // if its arguments are large; ok is false for another call, which
 // json.Marshal encodes.
@@ -47,20 +53,19 @@ func largeCallHead(c Call) (head []byte, ok bool) {
 		return nil, false
 	}
 	b := make([]byte, 0, len(tool)+48)
-	b = strconv.AppendUint(append(b, `{"id":`...), c.ID, 10)
-	b = append(append(b, `,"tool":`...), tool...)
+	b = append(append(b, largeHead...), tool...)
+	b = strconv.AppendUint(append(b, `,"id":`...), c.ID, 10)
 	return append(b, `,"args":`...), true
 }
 
-// DecodeCall decodes a call as json.Unmarshal does; a call with large
-// arguments, as EncodeCall writes it, is split without checking its
-// arguments: its Args are the bytes from `"args":` to the brace that closes
-// the frame, if they end there, and refer to payload (as DecodeReply's
-// Result does) instead of a copy. Where they end is found as in valid JSON,
-// which is what a front sends. If they are not, the tool's decoding of them
-// fails, where json.Unmarshal would have failed on the frame: boxsh-init
-// decodes every tool's arguments with encoding/json or jsonx.StringMembers,
-// which check them (if the Args are valid, so is the frame).
+// DecodeCall decodes a call as json.Unmarshal does; but for a call with
+// large arguments as EncodeCall writes it (tool, id, then the arguments),
+// whose Args are the bytes from `"args":` to the frame's closing brace, not
+// looked at, and refer to payload (as DecodeReply's Result does) instead of
+// a copy. If they are not one valid JSON value, the tool's decoding of them
+// fails: boxsh-init decodes every tool's arguments with encoding/json or
+// jsonx.StringMembers, which check them. Nothing in them can pass for
+// another member of the frame.
 func DecodeCall(payload []byte) (Call, error) {
 	if len(payload) >= jsonx.Large {
 		if c, ok := decodeLargeCall(payload); ok {
@@ -75,11 +80,18 @@ func DecodeCall(payload []byte) (Call, error) {
 // decodeLargeCall splits a call framed as EncodeCall frames one with large
 // arguments; ok is false for anything else.
 func decodeLargeCall(payload []byte) (Call, bool) {
-	rest, ok := bytes.CutPrefix(payload, []byte(`{"id":`))
+	rest, ok := bytes.CutPrefix(payload, []byte(largeHead))
 	if !ok {
 		return Call{}, false
 	}
-	n := 0
+	tool, n, ok := jsonx.UnquotePrefix(rest)
+	if !ok {
+		return Call{}, false
+	}
+	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"id":`)); !ok {
+		return Call{}, false
+	}
+	n = 0
 	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
 		n++
 	}
@@ -90,20 +102,8 @@ func decodeLargeCall(payload []byte) (Call, bool) {
 	if err != nil {
 		return Call{}, false
 	}
-	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"tool":`)); !ok {
+	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"args":`)); !ok || len(rest) <= jsonx.Large || rest[len(rest)-1] != '}' {
 		return Call{}, false
 	}
-	tool, n, ok := jsonx.UnquotePrefix(rest)
-	if !ok {
-		return Call{}, false
-	}
-	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"args":`)); !ok {
-		return Call{}, false
-	}
-	// The arguments must be the last member, as EncodeCall writes them
-	// (json.Marshal writes progress after them).
-	if n, ok = jsonx.ValueLenOfValid(rest); !ok || n < jsonx.Large || n != len(rest)-1 || rest[n] != '}' {
-		return Call{}, false
-	}
-	return Call{ID: id, Tool: tool, Args: rest[:n]}, true
+	return Call{ID: id, Tool: tool, Args: rest[:len(rest)-1]}, true
 }

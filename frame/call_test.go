@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -52,35 +53,37 @@ func TestCallEncoding(t *testing.T) {
 	for _, args := range []string{
 		`{"content":` + string(content[:len(content)-1]) + `}`,
 		`{"content":` + string(content) + `}},"progress":5,"x":{`,
-		`{"content":` + string(content) + `}},"cancel":true,"x":{`,
+		`{"content":` + string(content) + `},"cancel":true,"id":7,"x":{`,
 		`{"content":` + string(content) + "\x01\"}",
 	} {
 		b, err := EncodeCall(Call{ID: 6, Tool: "write", Args: json.RawMessage(args)})
 		require.NoError(t, err)
 		got, err := DecodeCall(b)
-		if err == nil {
-			assert.Equal(t, Call{ID: 6, Tool: "write", Args: json.RawMessage(args)}, got)
-			assert.False(t, json.Valid(got.Args))
-		}
-		assert.Error(t, json.Unmarshal(b, &Call{}), "the frame is invalid")
+		require.NoError(t, err)
+		assert.Equal(t, Call{ID: 6, Tool: "write", Args: json.RawMessage(args)}, got, "never another member")
+		assert.False(t, json.Valid(got.Args))
 	}
 	// Large payloads of other shapes decode as encoding/json decodes them.
 	for _, odd := range []string{
-		`{"tool":"write","id":9,"args":` + string(large) + `}`,
+		`{"id":9,"tool":"write","args":` + string(large) + `}`,
 		`{"id":9,"tool":"write","args":` + string(large) + `,"progress":5}`,
-		`{"id":9,"tool":"write","args":` + string(large) + ` }`,
 		`{"id":9,"tool":"write","args":` + string(large) + `,"cancel":true}`,
-		`{"id":9,"tool":"wr\u0069te","args":` + string(large) + `}`,
-		`{"id":09,"tool":"write","args":` + string(large) + `}`,
-		`{"id":1e3,"tool":"write","args":` + string(large) + `}`,
-		`{"id":-1,"tool":"write","args":` + string(large) + `}`,
-		`{"id":18446744073709551616,"tool":"write","args":` + string(large) + `}`,
-		`{"id":9,"tool":"write","args":` + string(large) + `}}`,
+		`{"tool":"wr\u0069te","id":9,"args":` + string(large) + `}`,
+		`{"tool":"write","id":09,"args":` + string(large) + `}`,
+		`{"tool":"write","id":1e3,"args":` + string(large) + `}`,
+		`{"tool":"write","id":-1,"args":` + string(large) + `}`,
+		`{"tool":"write","id":18446744073709551616,"args":` + string(large) + `}`,
+		`{"tool":"write","id":9,"args":` + string(large) + ` }`,
+		`{"tool":"write","id":9, "args":` + string(large) + `}`,
 	} {
 		var want Call
 		wantErr := json.Unmarshal([]byte(odd), &want)
 		got, err := DecodeCall([]byte(odd))
 		assert.Equal(t, wantErr, err, "%.40s", odd)
+		if want.Args != nil {
+			want.Args = bytes.TrimSpace(want.Args)
+			got.Args = bytes.TrimSpace(got.Args)
+		}
 		assert.Equal(t, want, got, "%.40s", odd)
 	}
 }

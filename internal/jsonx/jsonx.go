@@ -374,13 +374,6 @@ func Unquote(s []byte) (string, bool) {
 	return unquoteValid(s[1:len(s)-1], escaped), true
 }
 
-// ValueLenOfValid returns the length of the JSON value at the start of b
-// (no leading space) in a text known to be valid JSON (see
-// MembersOfValid): its strings are not checked, and their ends found
-// several times faster. ok is false if b does not start with a value; on
-// a text that is not valid JSON, the length is meaningless.
-func ValueLenOfValid(b []byte) (n int, ok bool) { return skipValue(b, 0, 0, true) }
-
 // UnquotePrefix decodes the JSON string at the start of b as Unquote
 // does, and returns its length in b. ok is false if b does not start with
 // a valid JSON string.

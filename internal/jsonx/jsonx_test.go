@@ -195,10 +195,6 @@ func checkOfValid(t *testing.T, b []byte) {
 		require.Equal(t, wok, gok, "member %q of %q", m.Key, b)
 		require.Equal(t, ws, gs, "member %q of %q", m.Key, b)
 	}
-	trimmed := strings.TrimLeft(string(b), " \t\r\n")
-	n, ok := ValueLenOfValid([]byte(trimmed + " ,x"))
-	require.True(t, ok, "ValueLenOfValid(%q)", trimmed)
-	require.Equal(t, len(strings.TrimRight(trimmed, " \t\r\n")), n, "ValueLenOfValid(%q)", trimmed)
 	for _, keep := range []int{0, 1, 4, 8} {
 		wv, wok := DecodeAny(b, keep)
 		gv, gok := DecodeAnyOfValid(b, keep)

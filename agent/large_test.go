@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/frame"
+)
+
+// TestServeLargeWrites sends write calls with large arguments as the front
+// frames them (unchecked, see frame.EncodeCall): valid ones write the file
+// encoding/json's decoding gives; invalid ones, and ones that try to add
+// members to the frame, fail with invalid params and leave the channel
+// serving.
+func TestServeLargeWrites(t *testing.T) {
+	a, err := New(Config{Workers: 1})
+	require.NoError(t, err)
+	defer a.Close()
+	front, back := net.Pipe()
+	defer front.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() { _ = a.Serve(ctx, back) }()
+	r, w := frame.NewReader(front), frame.NewWriter(front)
+	_, err = r.Read()
+	require.NoError(t, err)
+	require.NoError(t, w.Write(frame.EncodeHello(frame.NewHello(""))))
+	call := func(id uint64, args string) frame.Reply {
+		t.Helper()
+		require.NoError(t, w.WriteCall(frame.Call{ID: id, Tool: "write", Args: json.RawMessage(args)}))
+		for {
+			payload, err := r.Read()
+			require.NoError(t, err)
+			reply, err := frame.DecodeReply(payload)
+			require.NoError(t, err)
+			if reply.State == "" {
+				require.Equal(t, id, reply.ID)
+				return reply
+			}
+		}
+	}
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.txt")
+	content, err := json.Marshal(strings.Repeat("line \"q\" \\ é\t✓\n", 10000))
+	require.NoError(t, err)
+	odd := `\ud83d\ude00\ud800 \u00e9` + "\xff"
+	args := `{"path":` + mustJSON(t, path) + `,"content":` + string(content[:len(content)-1]) + odd + `"}`
+	var want struct{ Content string }
+	require.NoError(t, json.Unmarshal([]byte(args), &want))
+	reply := call(1, args)
+	require.Nil(t, reply.Error)
+	assert.Contains(t, string(reply.Result), `"written `)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, want.Content, string(got))
+
+	other := filepath.Join(dir, "other.txt")
+	for i, bad := range []string{
+		`{"path":` + mustJSON(t, other) + `,"content":` + string(content[:len(content)-1]) + "\x01\"}",
+		`{"path":` + mustJSON(t, other) + `,"content":` + string(content) + `},"cancel":true,"x":{`,
+		`{"path":` + mustJSON(t, other) + `,"content":` + string(content) + `}}`,
+	} {
+		reply := call(uint64(2+i), bad)
+		require.NotNil(t, reply.Error, "call %d", 2+i)
+		assert.Equal(t, frame.CodeInvalidParams, reply.Error.Code, "call %d", 2+i)
+		assert.NoFileExists(t, other)
+	}
+	// Still serving.
+	reply = call(9, `{"path":`+mustJSON(t, other)+`,"content":`+string(content)+`}`)
+	require.Nil(t, reply.Error)
+	assert.FileExists(t, other)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
