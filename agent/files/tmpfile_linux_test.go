@@ -54,3 +54,31 @@ func TestReplaceFileLeavesNoTemporary(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
 }
+
+// A file larger than a write chunk is written whole, in place of the one
+// it replaces, which the open file of a reader still shows as it was.
+func TestReplaceLargeFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big")
+	require.NoError(t, os.WriteFile(path, []byte("before"), 0o640))
+	reader, err := os.Open(path)
+	require.NoError(t, err)
+	defer reader.Close()
+	data := make([]byte, 2*writeChunk+3)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	require.NoError(t, replaceFile(path, data, false))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, data, got)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1)
+	old := make([]byte, 16)
+	n, _ := reader.Read(old)
+	assert.Equal(t, "before", string(old[:n]))
+}

@@ -69,6 +69,8 @@ func replaceFile(path string, data []byte, mkdirs bool) error {
 		}
 		mode = fi.Mode().Perm()
 		exists = true
+		// The replaced file is freed after the call, not during it.
+		defer holdInode(target)()
 	}
 	dir := filepath.Dir(target)
 	if mkdirs {
@@ -117,7 +119,7 @@ func tempPrefix(target string) string {
 
 // fill writes data to the new file f, sets its mode and syncs it.
 func fill(f *os.File, data []byte, mode fs.FileMode) error {
-	if _, err := f.Write(data); err != nil {
+	if err := writeOut(f, data); err != nil {
 		return err
 	}
 	if err := f.Chmod(mode); err != nil {
