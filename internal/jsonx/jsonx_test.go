@@ -308,3 +308,43 @@ func BenchmarkMembers20MB(b *testing.B) {
 		}
 	}
 }
+
+// denseArgs are write arguments of about 24 MB whose content has an
+// escape every few bytes, as source code has.
+func denseArgs(b *testing.B) []byte {
+	args, err := json.Marshal(map[string]string{"path": "/tmp/x", "content": strings.Repeat("\tif s == \"q\" {\n", 1_700_000)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return args
+}
+
+func BenchmarkMembersOfValidDense(b *testing.B) {
+	args := denseArgs(b)
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, ok := MembersOfValid(args); !ok {
+			b.Fatal("not an object")
+		}
+	}
+}
+
+func BenchmarkMembersDense(b *testing.B) {
+	args := denseArgs(b)
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, ok := Members(args); !ok {
+			b.Fatal("not an object")
+		}
+	}
+}
+
+func BenchmarkStringMembersDense(b *testing.B) {
+	args := denseArgs(b)
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, ok := StringMembers(args); !ok {
+			b.Fatal("not an object of strings")
+		}
+	}
+}
