@@ -374,16 +374,6 @@ func Unquote(s []byte) (string, bool) {
 	return unquoteValid(s[1:len(s)-1], escaped), true
 }
 
-// UnquotePrefix decodes the JSON string at the start of b as Unquote
-// does, and returns its length in b. ok is false if b does not start with
-// a valid JSON string.
-func UnquotePrefix(b []byte) (s string, n int, ok bool) {
-	if len(b) == 0 || b[0] != '"' {
-		return "", 0, false
-	}
-	return stringAt(b, 0)
-}
-
 // unquoteValid decodes the contents of a valid JSON string (quotes
 // removed) that holds a backslash escape if escaped.
 func unquoteValid(s []byte, escaped bool) string {
@@ -468,10 +458,11 @@ type StringMember struct{ Key, Value string }
 
 // StringMembers decodes the JSON object b whose values are all strings:
 // its members in order (duplicates included), keys and values decoded as
-// Unquote decodes them. It checks b as it decodes it, in one pass over each
-// string where Members and Member.String take two (a write's content is
-// tens of megabytes). ok is false if b is not one valid JSON object with
-// optional white space around it, or if a value is not a string.
+// Unquote decodes them. It checks b as it decodes it, in one pass over
+// each string where Members and Member.String take three (finding its
+// end, checking, decoding; a write's content is tens of megabytes). ok is
+// false if b is not one valid JSON object with optional white space around
+// it, or if a value is not a string.
 func StringMembers(b []byte) (members []StringMember, ok bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -481,13 +472,17 @@ func StringMembers(b []byte) (members []StringMember, ok bool) {
 	if i < len(b) && b[i] == '}' {
 		return members, skipSpace(b, i+1) == len(b)
 	}
+	// Every string into one buffer of b's size: a decoding is never
+	// longer than its JSON text, but for invalid UTF-8 (each byte of it
+	// becomes three, and the buffer then grows).
+	d := stringDecoder{out: make([]byte, 0, len(b))}
 	for {
 		var m StringMember
 		var end int
 		if i >= len(b) || b[i] != '"' {
 			return nil, false
 		}
-		if m.Key, end, ok = stringAt(b, i); !ok {
+		if m.Key, end, ok = d.decode(b, i); !ok {
 			return nil, false
 		}
 		i = skipSpace(b, end)
@@ -498,7 +493,7 @@ func StringMembers(b []byte) (members []StringMember, ok bool) {
 		if i >= len(b) || b[i] != '"' {
 			return nil, false
 		}
-		if m.Value, end, ok = stringAt(b, i); !ok {
+		if m.Value, end, ok = d.decode(b, i); !ok {
 			return nil, false
 		}
 		members = append(members, m)
@@ -516,52 +511,65 @@ func StringMembers(b []byte) (members []StringMember, ok bool) {
 	}
 }
 
-// stringAt decodes and checks the JSON string that starts with the quote
-// at b[i], and returns the index after it.
-func stringAt(b []byte, i int) (s string, end int, ok bool) {
-	q := closingQuote(b, i+1)
-	if q < 0 {
+// UnquotePrefix decodes the JSON string at the start of b as Unquote
+// does, and returns its length in b. ok is false if b does not start with
+// a valid JSON string.
+func UnquotePrefix(b []byte) (s string, n int, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
 		return "", 0, false
 	}
-	s, ok = decodeChecked(b[i+1 : q])
-	return s, q + 1, ok
+	var d stringDecoder
+	return d.decode(b, 0)
 }
 
-// decodeChecked decodes the contents s of a JSON string, up to its closing
-// quote (see closingQuote), as unquoteValid does, checking them on the way:
-// ok is false if s holds a control character or an invalid escape. A quote
-// in s can only be one that a backslash escapes.
-func decodeChecked(s []byte) (string, bool) {
-	var out []byte // nil as long as s is its own decoding
-	start, i, n := 0, 0, len(s)
-	p := unsafe.Pointer(unsafe.SliceData(s))
+// stringDecoder decodes JSON strings, checking them, one after the other
+// into out. The strings it returns refer to out, which it never changes
+// but appends to (a new array when it grows: the strings returned keep
+// the old one).
+type stringDecoder struct{ out []byte }
+
+// decode checks and decodes the JSON string that starts with the quote at
+// b[i] as unquoteValid does, in one pass, and returns the index after it.
+func (d *stringDecoder) decode(b []byte, i int) (string, int, bool) {
+	out := d.out
+	first := len(out)
+	i++
+	start, n := i, len(b)
+	p := unsafe.Pointer(unsafe.SliceData(b))
 	for {
-		// Skip eight bytes of printable ASCII without a backslash at a
-		// time. ((x-0x20*lsb)|x)&msb flags bytes below 0x20 and from
-		// 0x80 on (and maybe bytes above a flagged one).
+		// Skip eight bytes of printable ASCII other than a quote or a
+		// backslash at a time. ((x-0x20*lsb)|x)&msb flags bytes below
+		// 0x20 and from 0x80 on (and maybe bytes above a flagged one).
 		for i+8 <= n {
-			if x := *(*uint64)(unsafe.Add(p, i)); ((x-0x20*lsb)|x)&msb|hasZero(x^('\\'*lsb)) != 0 {
+			x := *(*uint64)(unsafe.Add(p, i))
+			if ((x-0x20*lsb)|x)&msb|hasZero(x^('"'*lsb))|hasZero(x^('\\'*lsb)) != 0 {
 				break
 			}
 			i += 8
 		}
-		for i < n && 0x20 <= s[i] && s[i] < utf8.RuneSelf && s[i] != '\\' {
+		for i < n && 0x20 <= b[i] && b[i] < utf8.RuneSelf && b[i] != '"' && b[i] != '\\' {
 			i++
 		}
 		if i >= n {
-			break
+			return "", 0, false
 		}
-		c := s[i]
-		if c < 0x20 {
-			return "", false
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(s[i:])
+		c := b[i]
+		switch {
+		case c == '"':
+			out = append(out, b[start:i]...)
+			d.out = out
+			if len(out) == first {
+				return "", i + 1, true
+			}
+			return unsafe.String(&out[first], len(out)-first), i + 1, true
+		case c < 0x20:
+			return "", 0, false
+		case c >= utf8.RuneSelf:
+			// A sequence cut short by the closing quote is invalid here
+			// as in the string alone: a quote is no continuation byte.
+			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
-				if out == nil {
-					out = make([]byte, 0, n+2)
-				}
-				out = append(out, s[start:i]...)
+				out = append(out, b[start:i]...)
 				out = utf8.AppendRune(out, utf8.RuneError)
 				start = i + 1
 			}
@@ -570,26 +578,23 @@ func decodeChecked(s []byte) (string, bool) {
 		}
 		// A backslash.
 		if i+1 >= n {
-			return "", false
+			return "", 0, false
 		}
-		if out == nil {
-			out = make([]byte, 0, n)
-		}
-		out = append(out, s[start:i]...)
-		switch s[i+1] {
+		out = append(out, b[start:i]...)
+		switch b[i+1] {
 		case 'u':
-			if i+6 > n || !isHex4(s[i+2:i+6]) {
-				return "", false
+			if i+6 > n || !isHex4(b[i+2:i+6]) {
+				return "", 0, false
 			}
-			r := hex4(s[i+2 : i+6])
+			r := hex4(b[i+2 : i+6])
 			i += 6
 			if utf16.IsSurrogate(r) {
 				// Paired with the next escape if that is one of the
 				// other half (if it is an invalid escape, the next
 				// turn of the loop refuses it).
 				r2 := rune(-1)
-				if i+6 <= n && s[i] == '\\' && s[i+1] == 'u' && isHex4(s[i+2:i+6]) {
-					r2 = hex4(s[i+2 : i+6])
+				if i+6 <= n && b[i] == '\\' && b[i+1] == 'u' && isHex4(b[i+2:i+6]) {
+					r2 = hex4(b[i+2 : i+6])
 				}
 				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
 					r = dec
@@ -602,7 +607,7 @@ func decodeChecked(s []byte) (string, bool) {
 			start = i
 			continue
 		case '"', '\\', '/':
-			out = append(out, s[i+1])
+			out = append(out, b[i+1])
 		case 'b':
 			out = append(out, '\b')
 		case 'f':
@@ -614,16 +619,11 @@ func decodeChecked(s []byte) (string, bool) {
 		case 't':
 			out = append(out, '\t')
 		default:
-			return "", false
+			return "", 0, false
 		}
 		i += 2
 		start = i
 	}
-	if out == nil {
-		return string(s), true
-	}
-	out = append(out, s[start:]...)
-	return unsafe.String(unsafe.SliceData(out), len(out)), true
 }
 
 func hex4(b []byte) rune {
