@@ -348,3 +348,47 @@ func BenchmarkStringMembersDense(b *testing.B) {
 		}
 	}
 }
+
+// TestClosingQuote checks closingQuote, with its blocks of 64 bytes,
+// against a byte-by-byte scan, on strings dense and sparse in quotes and
+// backslashes, across block boundaries.
+func TestClosingQuote(t *testing.T) {
+	simple := func(b []byte, i int) int {
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '\\':
+				i++
+			case '"':
+				return i
+			}
+		}
+		return -1
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 20000 {
+		size := r.IntN(600)
+		b := make([]byte, size)
+		quoteRate, slashRate := 1+r.IntN(40), 1+r.IntN(20)
+		for k := range b {
+			switch {
+			case r.IntN(quoteRate) == 0:
+				b[k] = '"'
+			case r.IntN(slashRate) == 0:
+				b[k] = '\\'
+			default:
+				b[k] = 'a'
+			}
+		}
+		if n%3 == 0 && size > 0 {
+			// A long quiet stretch, then dense.
+			for k := range min(size, 300) {
+				b[k] = 'x'
+			}
+		}
+		i := 0
+		if size > 0 {
+			i = r.IntN(size)
+		}
+		require.Equal(t, simple(b, i), closingQuote(b, i), "%q from %d", b, i)
+	}
+}
