@@ -109,29 +109,39 @@ func decodeString(v []byte, s *string) bool {
 
 // unmarshalMembers decodes params, the params of a decoded request, into v
 // as json.Unmarshal does, where v is a struct with fields for the members
-// keys only: a large params has the other members (a big file's content)
-// dropped first, found without checking them again (the request was
-// checked), instead of being scanned by encoding/json. Keys match as
-// encoding/json matches them, regardless of case.
+// keys only (see onlyMembers).
 func unmarshalMembers(params []byte, v any, keys ...string) error {
-	if len(params) >= jsonx.Large {
-		if members, ok := jsonx.MembersOfValid(params); ok {
-			b := []byte{'{'}
-			for _, m := range members {
-				if !slices.ContainsFunc(keys, func(k string) bool { return strings.EqualFold(k, m.Key) }) {
-					continue
-				}
-				if len(b) > 1 {
-					b = append(b, ',')
-				}
-				key, err := json.Marshal(m.Key)
-				if err != nil {
-					return err
-				}
-				b = append(append(append(b, key...), ':'), m.Value...)
-			}
-			params = append(b, '}')
-		}
+	return json.Unmarshal(onlyMembers(params, keys...), v)
+}
+
+// onlyMembers returns params, the params of a decoded request, with only
+// its members keys if it is large: the others (a big file's content) are
+// dropped, found without checking them again (the request was checked),
+// instead of being scanned by encoding/json, which then decodes what is
+// left into a struct of fields for keys as it would have decoded params.
+// Keys match as encoding/json matches them, regardless of case; members
+// keep their order, duplicates included.
+func onlyMembers(params []byte, keys ...string) []byte {
+	if len(params) < jsonx.Large {
+		return params
 	}
-	return json.Unmarshal(params, v)
+	members, ok := jsonx.MembersOfValid(params)
+	if !ok {
+		return params
+	}
+	b := []byte{'{'}
+	for _, m := range members {
+		if !slices.ContainsFunc(keys, func(k string) bool { return strings.EqualFold(k, m.Key) }) {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		key, err := json.Marshal(m.Key)
+		if err != nil {
+			return params
+		}
+		b = append(append(append(b, key...), ':'), m.Value...)
+	}
+	return append(b, '}')
 }

@@ -124,3 +124,26 @@ func TestUnmarshalMembersMatchesEncodingJSON(t *testing.T) {
 		assert.Equal(t, wantName, gotName, "%.80s", p)
 	}
 }
+
+// TestRequestEraOfLargeParams checks that the era of a request with large
+// params is read as from the same params with a small content.
+func TestRequestEraOfLargeParams(t *testing.T) {
+	meta := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`
+	inContent, err := json.Marshal(`"io.modelcontextprotocol/protocolVersion"` + strings.Repeat("x", 70000))
+	require.NoError(t, err)
+	for _, p := range []string{
+		`{"name":"write","arguments":{"path":"/x","content":%s},"_meta":` + meta + `}`,
+		`{"_META":` + meta + `,"name":"write","arguments":{"path":"/x","content":%s}}`,
+		`{"name":"write","arguments":{"path":"/x","content":%s}}`,
+		`{"name":"write","arguments":{"path":"/x","content":%s},"_meta":{"io.modelcontextprotocol/protocolVersion":7}}`,
+		`{"name":"write","arguments":{"path":"/x","content":%s},"_meta":{"io.modelcontextprotocol/protocolVersion":"1999-01-01"}}`,
+	} {
+		for _, content := range []string{bigString, string(inContent)} {
+			wm, wok, werr := requestEra(json.RawMessage(strings.Replace(p, "%s", `"x"`, 1)))
+			gm, gok, gerr := requestEra(json.RawMessage(strings.Replace(p, "%s", content, 1)))
+			assert.Equal(t, wm, gm, "%.80s", p)
+			assert.Equal(t, wok, gok, "%.80s", p)
+			assert.Equal(t, werr, gerr, "%.80s", p)
+		}
+	}
+}

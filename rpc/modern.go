@@ -67,6 +67,9 @@ type modernMeta struct {
 // SDK server does. A modern request whose fields are malformed or whose
 // version the server does not speak gets the error to answer with.
 func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
+	// Only _meta matters: of large params (a write of a big file), only
+	// it is scanned and decoded.
+	params = onlyMembers(params, "_meta")
 	// Legacy clients never send the key: one scan keeps their requests
 	// off any extra decoding.
 	if !bytes.Contains(params, protocolVersionKey) {
@@ -81,7 +84,7 @@ func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
 			Info    json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
 		} `json:"_meta"`
 	}
-	if err := unmarshalMembers(params, &p, "_meta"); err != nil {
+	if err := json.Unmarshal(params, &p); err != nil {
 		return m, false, nil // not an object: the method reports it
 	}
 	raw := p.Meta.Version
