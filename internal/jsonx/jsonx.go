@@ -134,6 +134,10 @@ func closingQuote(b []byte, i int) int {
 	}
 }
 
+// unescaped maps the character after a backslash to what the escape
+// stands for, but for u (and invalid ones): 0.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
 // oddBits has the odd bits of a word set.
 const oddBits = 0xAAAAAAAAAAAAAAAA
 
@@ -658,7 +662,22 @@ func (d *stringDecoder) decode(b []byte, i int) (string, int, bool) {
 		if i+1 >= n {
 			return "", 0, false
 		}
-		out = append(out, b[start:i]...)
+		if run := i - start; run <= 8 && start+8 <= n && cap(out)-len(out) >= 8 {
+			// A short run, as in text dense with escapes: one word
+			// copied, cheaper than a call of memmove.
+			l := len(out)
+			out = out[:l+8]
+			*(*uint64)(unsafe.Pointer(&out[l])) = *(*uint64)(unsafe.Add(p, start))
+			out = out[:l+run]
+		} else {
+			out = append(out, b[start:i]...)
+		}
+		if c := unescaped[b[i+1]]; c != 0 {
+			out = append(out, c)
+			i += 2
+			start = i
+			continue
+		}
 		switch b[i+1] {
 		case 'u':
 			if i+6 > n || !isHex4(b[i+2:i+6]) {
