@@ -55,7 +55,7 @@ func skipString(b []byte, i int) (end int, escaped, ok bool) {
 			}
 			i += 8
 		}
-		for i < n && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+		for i < n && inString[b[i]] {
 			i++
 		}
 		if i >= n {
@@ -69,10 +69,10 @@ func skipString(b []byte, i int) (end int, escaped, ok bool) {
 			if i+1 >= n {
 				return 0, false, false
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			switch c := b[i+1]; {
+			case unescaped[c] != 0:
 				i += 2
-			case 'u':
+			case c == 'u':
 				if i+6 > n || !isHex4(b[i+2:i+6]) {
 					return 0, false, false
 				}
@@ -133,6 +133,15 @@ func closingQuote(b []byte, i int) int {
 		i = j
 	}
 }
+
+// inString tells the bytes that stand for themselves in a JSON string:
+// all but the quote, the backslash and control characters.
+var inString = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // unescaped maps the character after a backslash to what the escape
 // stands for, but for u (and invalid ones): 0.
@@ -629,7 +638,7 @@ func (d *stringDecoder) decode(b []byte, i int) (string, int, bool) {
 			}
 			i += 8
 		}
-		for i < n && 0x20 <= b[i] && b[i] < utf8.RuneSelf && b[i] != '"' && b[i] != '\\' {
+		for i < n && inString[b[i]] && b[i] < utf8.RuneSelf {
 			i++
 		}
 		if i >= n {
