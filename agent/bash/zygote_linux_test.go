@@ -33,14 +33,14 @@ const clonedProbe = `grep -q boxsh-zygote /proc/$$/maps && echo cloned || echo e
 func TestZygoteShellIsFresh(t *testing.T) {
 	p := newPool(t, Options{Workers: 1})
 	out := run(t, p, tool.BashArgs{Command: `echo $$ $PPID; sh -c 'echo $PPID'; cut -d' ' -f5 /proc/$$/stat; ` + clonedProbe +
-		`; env | grep -c -e ^LD_PRELOAD= -e ^BOXSH_ZYGOTE_FD=`})
+		`; env | grep -c -e ^LD_PRELOAD= -e ^BOXSH_ZYGOTE_ -e ^LD_BIND_NOW=`})
 	lines := strings.Fields(out.Stdout)
 	require.Len(t, lines, 6, out.Stdout+out.Stderr)
 	assert.Equal(t, lines[0], lines[2], "$$ is the shell's own PID")
 	assert.Equal(t, strconv.Itoa(os.Getpid()), lines[1], "the shell is the pool's child")
 	assert.Equal(t, lines[0], lines[3], "the shell leads its own process group")
 	assert.Equal(t, "cloned", lines[4], "the shell was cloned from the zygote")
-	assert.Equal(t, "0", lines[5], "no LD_PRELOAD or zygote socket reaches commands")
+	assert.Equal(t, "0", lines[5], "no LD_PRELOAD, LD_BIND_NOW or zygote variable reaches commands")
 }
 
 // Many calls at once each get a shell of their own from the one zygote.
@@ -133,6 +133,16 @@ func TestZygoteLeavesOwnPreload(t *testing.T) {
 	assert.Nil(t, p.zygote.Load())
 	out := run(t, p, tool.BashArgs{Command: `echo "${LD_PRELOAD-unset}"`})
 	assert.Equal(t, "\n", out.Stdout)
+}
+
+// An environment that sets LD_BIND_NOW itself keeps it in its cloned
+// shells (the zygote removes only the one the pool set), with any value.
+func TestZygoteLeavesOwnBindNow(t *testing.T) {
+	for _, v := range []string{"", "1"} {
+		p := newPool(t, Options{Workers: 1, Env: []string{"PATH=/usr/bin:/bin", "LD_BIND_NOW=" + v}})
+		out := run(t, p, tool.BashArgs{Command: `echo "${LD_BIND_NOW-unset}" "${BOXSH_ZYGOTE_BIND_NOW-unset}"; ` + clonedProbe})
+		assert.Equal(t, v+" unset\ncloned\n", out.Stdout, out.Stderr)
+	}
 }
 
 // An inherited BOXSH_ZYGOTE_FD does not stop warm shells.

@@ -44,6 +44,9 @@
 #include <unistd.h>
 
 #define ZYGOTE_FD_ENV "BOXSH_ZYGOTE_FD"
+/* ZYGOTE_BIND_ENV marks an LD_BIND_NOW that the pool set for the zygote
+ * alone (see zygote_linux.go). */
+#define ZYGOTE_BIND_ENV "BOXSH_ZYGOTE_BIND_NOW"
 #define ZYGOTE_NFDS 4
 /* ZYGOTE_HELLO is the zygote's first message: it is serving. */
 #define ZYGOTE_HELLO 0x62787a32 /* "bxz2" */
@@ -222,6 +225,17 @@ __attribute__((constructor)) static void zygote(int argc, char **argv, char **en
 	 * variables. */
 	env_remove(ZYGOTE_FD_ENV);
 	env_remove("LD_PRELOAD");
+	/* LD_BIND_NOW, when the pool set it (the marker says so), had the
+	 * loader bind every symbol now, once for all the clones: each would
+	 * otherwise bind those its shell calls again, writing (and so
+	 * copying) the pages that hold them. */
+	if (env_value(ZYGOTE_BIND_ENV)) {
+		env_remove(ZYGOTE_BIND_ENV);
+		env_remove("LD_BIND_NOW");
+	}
+	/* The C library's allocator sets itself up on its first use: here,
+	 * once, rather than in every clone. */
+	free(malloc(1));
 	/* `shell -c PLACEHOLDER`: the command replaces the placeholder. */
 	if (argc != 3 || strcmp(argv[1], "-c") != 0)
 		_exit(126);
