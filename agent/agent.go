@@ -112,7 +112,9 @@ const StopWait = 500 * time.Millisecond
 //
 // The goroutine that reads a call runs it, after handing the reading on to
 // a new goroutine: a call goes from the channel to its tool, and its reply
-// back, without a hand-over between goroutines.
+// back, without a hand-over between goroutines. A call certain to be quick
+// (the read of a small file, see quick) is run without handing the
+// reading on: the next frame is read once it is answered.
 //
 // Serve first sends boxsh-init's hello, then checks the front's, the first
 // frame it reads: a front of another build gets an error (as the reply to
@@ -221,6 +223,9 @@ func (s *serving) read(ctx context.Context) {
 			s.mu.Unlock()
 			continue
 		}
+		if c.Tool == tool.Read && c.Progress <= 0 && s.quick(ctx, c) {
+			continue
+		}
 		idle.Begin() // idle.End when run ends
 		var ticket *bash.Ticket
 		if c.Tool == tool.Bash {
@@ -246,6 +251,32 @@ func (s *serving) read(ctx context.Context) {
 	}
 }
 
+// quick runs read call c here, on the reading goroutine, and writes its
+// reply, if that is certain to be quick (see files.ReadQuick) and a slot
+// is free; it tells whether it did. A call run here costs no hand-over of
+// the reading to a new goroutine, which, for a small file, took longer
+// than the tool: a third of the time to answer the call.
+func (s *serving) quick(ctx context.Context, c frame.Call) bool {
+	args, err := decode[tool.ReadArgs](c.Tool, c.Args)
+	if err != nil {
+		return false
+	}
+	select {
+	case s.a.other <- struct{}{}:
+	default:
+		return false // calls wait for a slot: this one waits its turn
+	}
+	defer func() { <-s.a.other }()
+	idle.Begin()
+	defer idle.End()
+	r, ok := files.ReadQuick(ctx, args)
+	if !ok {
+		return false
+	}
+	s.reply(c, s.a.encodeResult(c.ID, c.Tool, s.a.explain(r, args.Path, false)))
+	return true
+}
+
 // notify writes a notice of call id's state.
 func (s *serving) notify(id uint64, state string) {
 	if err := s.w.Write(frame.EncodeState(id, state)); err != nil {
@@ -269,6 +300,11 @@ func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *ba
 	// client that stops reading stops the tools too, instead of their
 	// results piling up in memory.
 	defer release()
+	s.reply(c, reply)
+}
+
+// reply writes the reply frame of call c.
+func (s *serving) reply(c frame.Call, reply []byte) {
 	err := s.w.Write(reply)
 	if errors.Is(err, frame.ErrTooLarge) {
 		// Never leave a call unanswered.
@@ -286,36 +322,40 @@ func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *ba
 // gets one, as a bash call waiting for a worker does: if boxsh-init dies
 // meanwhile, the front sends it to the next one.
 func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage, notify func(uint64, string)) ([]byte, func()) {
-	var result []byte
-	var err error
-	release := func() {}
 	if name == tool.Bash {
-		result, release, err = a.bash(ctx, ticket, args)
-	} else {
+		result, release, err := a.bash(ctx, ticket, args)
+		if err != nil {
+			return a.errorReply(id, err), release
+		}
+		return frame.EncodeReply(id, result), release
+	}
+	select {
+	case a.other <- struct{}{}:
+	default:
+		notify(id, frame.StateQueued)
 		select {
 		case a.other <- struct{}{}:
-		default:
-			notify(id, frame.StateQueued)
-			select {
-			case a.other <- struct{}{}:
-				notify(id, frame.StateStarted)
-			case <-ctx.Done():
-				return a.errorReply(id, ctx.Err()), release
-			}
-		}
-		release = func() { <-a.other }
-		var r tool.Result
-		if r, err = a.run(ctx, name, args); err == nil {
-			if result, err = r.AppendJSON(nil); err != nil {
-				result, _ = json.Marshal(tool.Errorf("%s: encode result: %v", name, err))
-				err = nil
-			}
+			notify(id, frame.StateStarted)
+		case <-ctx.Done():
+			return a.errorReply(id, ctx.Err()), func() {}
 		}
 	}
+	release := func() { <-a.other }
+	r, err := a.run(ctx, name, args)
 	if err != nil {
 		return a.errorReply(id, err), release
 	}
-	return frame.EncodeReply(id, result), release
+	return a.encodeResult(id, name, r), release
+}
+
+// encodeResult encodes the reply frame of call id of tool name, whose
+// result is r.
+func (a *Agent) encodeResult(id uint64, name string, r tool.Result) []byte {
+	result, err := r.AppendJSON(nil)
+	if err != nil {
+		result, _ = json.Marshal(tool.Errorf("%s: encode result: %v", name, err))
+	}
+	return frame.EncodeReply(id, result)
 }
 
 // errorReply encodes a protocol error reply.

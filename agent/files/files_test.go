@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -291,5 +292,43 @@ func TestReadRegularMatchesGeneralPath(t *testing.T) {
 	for _, p := range []string{"/nonexistent/boxsh-file", t.TempDir(), "/dev/null"} {
 		_, ok := readRegular(ctx, tool.ReadArgs{Path: p})
 		assert.False(t, ok, "%s is left to the general path", p)
+	}
+}
+
+// TestReadQuick checks that the quick read (ReadQuick) answers exactly as
+// Read does where it answers, that it answers small text and binary files,
+// and that it leaves to Read, without blocking, whatever is not certain to
+// be quick: files of the head size and more, images (decoded), FIFOs,
+// directories, devices, missing files and /proc files (size 0).
+func TestReadQuick(t *testing.T) {
+	line := "the quick brown fox jumps over the lazy dog 0123456789abcdef\n" // 61 bytes
+	text := strings.Repeat(line, 200)
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	var png8 bytes.Buffer
+	require.NoError(t, png.Encode(&png8, img))
+	var quick []string
+	for _, n := range []int{0, 1, 61, 1024, 8191} {
+		quick = append(quick, file(t, "f", text[:n]))
+	}
+	quick = append(quick,
+		file(t, "latin1", "caf\xe9\n"),
+		file(t, "elf", "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+	)
+	for _, p := range quick {
+		for _, args := range []tool.ReadArgs{{Path: p}, {Path: p, Offset: 2}, {Path: p, Limit: 3}, {Path: p, Offset: 130, Limit: 5}} {
+			r, ok := ReadQuick(ctx, args)
+			require.True(t, ok, "%+v is quick", args)
+			assert.Equal(t, Read(ctx, args), r, "%+v", args)
+		}
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	for _, p := range []string{
+		file(t, "f", text[:8192]), file(t, "big", text),
+		file(t, "pic.png", png8.String()), file(t, "trunc.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"),
+		fifo, t.TempDir(), "/dev/null", "/nonexistent/boxsh-file", "/proc/self/limits",
+	} {
+		_, ok := ReadQuick(ctx, tool.ReadArgs{Path: p})
+		assert.False(t, ok, "%s is left to Read", p)
 	}
 }

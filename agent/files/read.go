@@ -44,17 +44,10 @@ func Read(ctx context.Context, args tool.ReadArgs) tool.Result {
 // devices to readAny. The kernel enforces the sandbox's file rules on the
 // open, as on any other.
 func readRegular(ctx context.Context, args tool.ReadArgs) (tool.Result, bool) {
-	// O_NONBLOCK: opening a FIFO must not wait for a writer here.
-	fd, err := openRetry(args.Path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK)
-	if err != nil {
+	fd, size, ok := openRegular(args.Path)
+	if !ok {
 		return tool.Result{}, false
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return tool.Result{}, false
-	}
-	size := st.Size
 	// One byte more than the file holds, to see its end in the same read.
 	head := make([]byte, min(size+1, filetype.HeadSize))
 	n, err := readFD(fd, head)
@@ -77,6 +70,52 @@ func readRegular(ctx context.Context, args tool.ReadArgs) (tool.Result, bool) {
 	f := os.NewFile(uintptr(fd), args.Path)
 	defer f.Close()
 	return readLarge(ctx, f, head, size, args), true
+}
+
+// ReadQuick runs the read tool when that is certain to be quick: path
+// names a regular file shorter than filetype.HeadSize, read whole in one
+// system call, whose result is text or metadata, not an image to decode.
+// Its result is then Read's. Otherwise ok is false and nothing was done
+// but looking: run Read.
+func ReadQuick(ctx context.Context, args tool.ReadArgs) (r tool.Result, ok bool) {
+	fd, size, ok := openRegular(args.Path)
+	if !ok {
+		return tool.Result{}, false
+	}
+	defer unix.Close(fd)
+	if size >= filetype.HeadSize {
+		return tool.Result{}, false
+	}
+	// One byte more than the file holds, to see its end in the same read.
+	head := make([]byte, size+1)
+	n, err := readFD(fd, head)
+	if err != nil || n == len(head) {
+		// A fault to report, or a file that grew since fstat: Read's.
+		return tool.Result{}, false
+	}
+	head = head[:n]
+	ft := filetype.Detect(head, size)
+	if ft.Binary && isImage(ft.MIME, size) {
+		return tool.Result{}, false
+	}
+	return reportHead(ctx, head, size, ft, args), true
+}
+
+// openRegular opens path if it is a regular file, and returns the
+// descriptor and the file's size; ok is false, and nothing is left open,
+// when it cannot be opened or is anything else.
+func openRegular(path string) (fd int, size int64, ok bool) {
+	// O_NONBLOCK: opening a FIFO must not wait for a writer here.
+	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK)
+	if err != nil {
+		return -1, 0, false
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return -1, 0, false
+	}
+	return fd, st.Size, true
 }
 
 // openRetry opens path, retrying when a signal interrupts the call.
@@ -137,9 +176,13 @@ func readAny(ctx context.Context, args tool.ReadArgs) tool.Result {
 
 // readHead reports a file held whole in head.
 func readHead(ctx context.Context, head []byte, size int64, args tool.ReadArgs) tool.Result {
-	ft := filetype.Detect(head, size)
+	return reportHead(ctx, head, size, filetype.Detect(head, size), args)
+}
+
+// reportHead is readHead for a head whose type is ft.
+func reportHead(ctx context.Context, head []byte, size int64, ft filetype.Type, args tool.ReadArgs) tool.Result {
 	if ft.Binary {
-		if strings.HasPrefix(ft.MIME, "image/") && size <= maxImageFile {
+		if isImage(ft.MIME, size) {
 			return inlineImage(head, ft.MIME, size)
 		}
 		return metadata(ft.MIME, size)
@@ -155,7 +198,7 @@ func readHead(ctx context.Context, head []byte, size int64, args tool.ReadArgs) 
 func readLarge(ctx context.Context, f *os.File, head []byte, size int64, args tool.ReadArgs) tool.Result {
 	ft := filetype.Detect(head, size)
 	if ft.Binary {
-		if strings.HasPrefix(ft.MIME, "image/") && size <= maxImageFile {
+		if isImage(ft.MIME, size) {
 			return readImage(f, ft.MIME, size)
 		}
 		return metadata(ft.MIME, size)
@@ -164,6 +207,12 @@ func readLarge(ctx context.Context, f *os.File, head []byte, size int64, args to
 		return tool.Errorf("read: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	return readText(ctx, f, ft.MIME, size, args)
+}
+
+// isImage tells whether a binary file of type mime and size bytes is
+// shown as an image: one not too large to decode.
+func isImage(mime string, size int64) bool {
+	return strings.HasPrefix(mime, "image/") && size <= maxImageFile
 }
 
 // wholeText reports text that is returned whole, as readText would, without

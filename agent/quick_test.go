@@ -1,0 +1,78 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/frame"
+)
+
+// A read of a small file is answered on the reading goroutine (see
+// quick), with the result any read gets; a read that blocks (a FIFO with
+// no writer) is not run there: the calls after it are still read and
+// answered.
+func TestServeQuickRead(t *testing.T) {
+	a, err := New(Config{Workers: 1})
+	require.NoError(t, err)
+	defer a.Close()
+	front, back := net.Pipe()
+	defer front.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() { _ = a.Serve(ctx, back) }()
+	r, w := frame.NewReader(front), frame.NewWriter(front)
+	_, err = r.Read()
+	require.NoError(t, err)
+	require.NoError(t, w.Write(frame.EncodeHello(frame.NewHello(""))))
+
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	require.NoError(t, os.WriteFile(small, []byte("hello\n"), 0o644))
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	readCall := func(id uint64, path string) {
+		args, _ := json.Marshal(map[string]string{"path": path})
+		require.NoError(t, w.WriteJSON(frame.Call{ID: id, Tool: "read", Args: args}))
+	}
+	next := func() frame.Reply {
+		for {
+			payload, err := r.Read()
+			require.NoError(t, err)
+			reply, err := frame.DecodeReply(payload)
+			require.NoError(t, err)
+			if reply.State == "" {
+				return reply
+			}
+		}
+	}
+
+	readCall(1, fifo)
+	for id := uint64(2); id <= 4; id++ {
+		readCall(id, small)
+		reply := next()
+		assert.Equal(t, id, reply.ID, "the calls after a blocked read are answered")
+		var res struct {
+			StructuredContent struct{ Content string } `json:"structuredContent"`
+		}
+		require.NoError(t, json.Unmarshal(reply.Result, &res), "%s", reply.Result)
+		assert.Equal(t, "hello\n", res.StructuredContent.Content)
+	}
+	// A writer lets the FIFO's read end.
+	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("from the fifo\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	reply := next()
+	assert.Equal(t, uint64(1), reply.ID)
+	assert.Contains(t, string(reply.Result), "from the fifo")
+}
