@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // newPipe makes a pipe whose ends are closed on exec. Its read end is
@@ -15,11 +17,18 @@ import (
 // more per shell.)
 func newPipe(pollRead bool) (r, w *os.File, err error) {
 	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+	flags := syscall.O_CLOEXEC
+	if pollRead {
+		flags |= syscall.O_NONBLOCK
+	}
+	if err := syscall.Pipe2(fds[:], flags); err != nil {
 		return nil, nil, fmt.Errorf("pipe: %w", err)
 	}
 	if pollRead {
-		if err := syscall.SetNonblock(fds[0], true); err != nil {
+		// Both ends were made non-blocking: the write end is made blocking
+		// again by one fcntl (a write end has no other status flag), where
+		// making the read end non-blocking took two (get, then set).
+		if _, err := unix.FcntlInt(uintptr(fds[1]), unix.F_SETFL, 0); err != nil {
 			_ = syscall.Close(fds[0])
 			_ = syscall.Close(fds[1])
 			return nil, nil, fmt.Errorf("pipe: %w", err)
