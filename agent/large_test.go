@@ -1,14 +1,11 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,18 +19,7 @@ import (
 // members to the frame, fail with invalid params and leave the channel
 // serving.
 func TestServeLargeWrites(t *testing.T) {
-	a, err := New(Config{Workers: 1})
-	require.NoError(t, err)
-	defer a.Close()
-	front, back := net.Pipe()
-	defer front.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	go func() { _ = a.Serve(ctx, back) }()
-	r, w := frame.NewReader(front), frame.NewWriter(front)
-	_, err = r.Read()
-	require.NoError(t, err)
-	require.NoError(t, w.Write(frame.EncodeHello(frame.NewHello(""))))
+	r, w := serveOnPipe(t)
 	call := func(id uint64, args string) frame.Reply {
 		t.Helper()
 		require.NoError(t, w.WriteCall(frame.Call{ID: id, Tool: "write", Args: json.RawMessage(args)}))

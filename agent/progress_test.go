@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"testing"
 	"time"
 
@@ -17,19 +15,7 @@ import (
 // count, at the rate it asked, then its reply and nothing after; a call
 // that does not ask gets none.
 func TestServeProgressFrames(t *testing.T) {
-	a, err := New(Config{Workers: 1})
-	require.NoError(t, err)
-	defer a.Close()
-	front, back := net.Pipe()
-	defer front.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	go func() { _ = a.Serve(ctx, back) }()
-	r, w := frame.NewReader(front), frame.NewWriter(front)
-	// boxsh-init's hello, then the front's, of the same (empty) build.
-	_, err = r.Read()
-	require.NoError(t, err)
-	require.NoError(t, w.Write(frame.EncodeHello(frame.NewHello(""))))
+	r, w := serveOnPipe(t)
 
 	args := json.RawMessage(`{"command":"for i in 1 2 3 4 5 6; do echo line$i; sleep 0.1; done"}`)
 	require.NoError(t, w.WriteJSON(frame.Call{ID: 1, Tool: "bash", Args: args, Progress: 120}))

@@ -1,14 +1,11 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,18 +18,7 @@ import (
 // no writer) is not run there: the calls after it are still read and
 // answered.
 func TestServeQuickRead(t *testing.T) {
-	a, err := New(Config{Workers: 1})
-	require.NoError(t, err)
-	defer a.Close()
-	front, back := net.Pipe()
-	defer front.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	go func() { _ = a.Serve(ctx, back) }()
-	r, w := frame.NewReader(front), frame.NewWriter(front)
-	_, err = r.Read()
-	require.NoError(t, err)
-	require.NoError(t, w.Write(frame.EncodeHello(frame.NewHello(""))))
+	r, w := serveOnPipe(t)
 
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small")

@@ -506,20 +506,7 @@ func unquoteValid(s []byte, escaped bool) string {
 		var r rune
 		switch s[i+1] {
 		case 'u':
-			r = hex4(s[i+2 : i+6])
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					r2 = hex4(s[i+2 : i+6])
-				}
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
+			r, i = unicodeEscape(s, i)
 			out = utf8.AppendRune(out, r)
 			start = i
 			continue
@@ -692,23 +679,8 @@ func (d *stringDecoder) decode(b []byte, i int) (string, int, bool) {
 			if i+6 > n || !isHex4(b[i+2:i+6]) {
 				return "", 0, false
 			}
-			r := hex4(b[i+2 : i+6])
-			i += 6
-			if utf16.IsSurrogate(r) {
-				// Paired with the next escape if that is one of the
-				// other half (if it is an invalid escape, the next
-				// turn of the loop refuses it).
-				r2 := rune(-1)
-				if i+6 <= n && b[i] == '\\' && b[i+1] == 'u' && isHex4(b[i+2:i+6]) {
-					r2 = hex4(b[i+2 : i+6])
-				}
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
+			var r rune
+			r, i = unicodeEscape(b, i)
 			out = utf8.AppendRune(out, r)
 			start = i
 			continue
@@ -730,6 +702,27 @@ func (d *stringDecoder) decode(b []byte, i int) (string, int, bool) {
 		i += 2
 		start = i
 	}
+}
+
+// unicodeEscape decodes the \uXXXX escape at b[i] (whose four digits
+// are hex), as encoding/json does: a surrogate is paired with the escape
+// that follows if that is its other half, else it stands for U+FFFD (an
+// invalid escape after it is left for the caller to refuse). It returns
+// the rune and the index after what it used.
+func unicodeEscape(b []byte, i int) (rune, int) {
+	r := hex4(b[i+2 : i+6])
+	i += 6
+	if !utf16.IsSurrogate(r) {
+		return r, i
+	}
+	r2 := rune(-1)
+	if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' && isHex4(b[i+2:i+6]) {
+		r2 = hex4(b[i+2 : i+6])
+	}
+	if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+		return dec, i + 6
+	}
+	return utf8.RuneError, i
 }
 
 func hex4(b []byte) rune {

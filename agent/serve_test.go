@@ -1,0 +1,39 @@
+package agent
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/frame"
+)
+
+// serveOnPipe starts an agent with one worker serving one end of a pipe
+// until the test ends, reads its hello and sends the front's (of the same,
+// empty, build), and returns the reader and writer of the other end.
+func serveOnPipe(t *testing.T) (*frame.Reader, *frame.Writer) {
+	t.Helper()
+	a, err := New(Config{Workers: 1})
+	require.NoError(t, err)
+	front, back := net.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = a.Serve(ctx, back)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		front.Close()
+		<-done
+		a.Close()
+	})
+	r, w := frame.NewReader(front), frame.NewWriter(front)
+	_, err = r.Read()
+	require.NoError(t, err)
+	require.NoError(t, w.Write(frame.EncodeHello(frame.NewHello(""))))
+	return r, w
+}
