@@ -315,16 +315,24 @@ func TestCloseKillsRunningCommands(t *testing.T) { inBothModes(t, testCloseKills
 
 func testCloseKillsRunningCommands(t *testing.T, mode string) {
 	p := newPool(t, Options{Workers: 1, ForkServer: mode})
-	done := make(chan tool.BashOutput, 1)
+	// The command says it runs: on a loaded machine its shell may take
+	// longer to start than any fixed wait.
+	marker := filepath.Join(t.TempDir(), "running")
+	type result struct {
+		out tool.BashOutput
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		out, _ := p.Run(context.Background(), nil, tool.BashArgs{Command: "sleep 300"})
-		done <- out
+		out, err := p.Run(context.Background(), nil, tool.BashArgs{Command: "touch " + marker + "; sleep 300"})
+		done <- result{out, err}
 	}()
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool { _, err := os.Stat(marker); return err == nil }, 5*time.Second, 5*time.Millisecond, "the command did not start")
 	p.Close()
 	select {
-	case out := <-done:
-		assert.Equal(t, 137, out.ExitCode)
+	case r := <-done:
+		require.NoError(t, r.err)
+		assert.Equal(t, 137, r.out.ExitCode)
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not kill the running command")
 	}
