@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // An unnamed file shows nowhere in its directory until it is linked.
@@ -81,4 +83,45 @@ func TestReplaceLargeFile(t *testing.T) {
 	old := make([]byte, 16)
 	n, _ := reader.Read(old)
 	assert.Equal(t, "before", string(old[:n]))
+}
+
+// A large write that fails part way (here at the file size limit, as it
+// would on a full disk or quota) reports the error and leaves the file it
+// was to replace whole, and no temporary behind.
+func TestReplaceLargeFileFailsWhole(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big")
+	require.NoError(t, os.WriteFile(path, []byte("before"), 0o644))
+	var old unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_FSIZE, &old))
+	limit := unix.Rlimit{Cur: writeChunk + 100, Max: old.Max}
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &limit))
+	err := replaceFile(path, make([]byte, 2*writeChunk+3), false)
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &old))
+	require.ErrorIs(t, err, unix.EFBIG)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "before", string(got))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1)
+}
+
+// The replaced file's hold (holdInode) is let go after each write: many
+// large replacements leave no descriptor open.
+func TestReplaceLargeFileReleasesHold(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big")
+	require.NoError(t, os.WriteFile(path, []byte("before"), 0o644))
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		require.NoError(t, err)
+		return len(entries)
+	}
+	before := fds()
+	data := make([]byte, writeChunk+1)
+	for range 20 {
+		require.NoError(t, replaceFile(path, data, false))
+	}
+	assert.Eventually(t, func() bool { return fds() <= before }, 5*time.Second, 10*time.Millisecond, "descriptors: %d before", before)
 }
