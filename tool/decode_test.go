@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/jsonx"
 )
 
 // TestDecodeLargeWriteArgs checks that large write arguments decode as
@@ -74,4 +76,28 @@ func TestValidateLarge(t *testing.T) {
 			assert.Equal(t, want, err.Error())
 		}
 	}
+}
+
+// FuzzDecodeLargeWriteArgs checks boxsh-init's decoding of a large write's
+// arguments, which says which path it writes, against encoding/json: any
+// text around a large content decodes to the same path, content and
+// encoding, or is left to encoding/json.
+func FuzzDecodeLargeWriteArgs(f *testing.F) {
+	f.Add(`{"path":"/x","content":`, `}`)
+	f.Add(`{"path":"/a","content":`, `,"PATH":"/b"}`)
+	f.Add(`{"path":"/a","path":"/\u0062","content":`, `,"encoding":"base64"} `)
+	f.Add(`{"pa\u0074h":"/a","content":`, `}}`)
+	f.Add("{\"path\":\"/\xff\\ud800\",\"content\":", `,"encoding":null}`)
+	f.Fuzz(func(t *testing.T, pre, post string) {
+		c, err := json.Marshal(strings.Repeat("x\"\\é\n", jsonx.Large/5))
+		require.NoError(t, err)
+		args := []byte(pre + string(c) + post)
+		got, ok := DecodeLargeWriteArgs(args)
+		if !ok {
+			return
+		}
+		var want WriteArgs
+		require.NoError(t, json.Unmarshal(args, &want), "accepted %.100q", args)
+		require.Equal(t, want, got)
+	})
 }

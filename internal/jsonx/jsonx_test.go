@@ -392,3 +392,29 @@ func TestClosingQuote(t *testing.T) {
 		require.Equal(t, simple(b, i), closingQuote(b, i), "%q from %d", b, i)
 	}
 }
+
+// FuzzClosingQuote checks closingQuote, from any start, against a byte by
+// byte scan, on texts long enough for its blocks of 64 bytes (the fuzzed
+// text is repeated).
+func FuzzClosingQuote(f *testing.F) {
+	f.Add(`a\"b\\"`, uint8(3), uint16(0))
+	f.Add(`\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"`, uint8(1), uint16(2))
+	f.Add("x\\\"", uint8(60), uint16(1))
+	f.Fuzz(func(t *testing.T, s string, times uint8, start uint16) {
+		b := []byte(strings.Repeat(s, int(times)))
+		if len(b) == 0 {
+			return
+		}
+		i := int(start) % len(b)
+		want := -1
+		for k := i; k < len(b); k++ {
+			if b[k] == '\\' {
+				k++
+			} else if b[k] == '"' {
+				want = k
+				break
+			}
+		}
+		require.Equal(t, want, closingQuote(b, i), "%q from %d", b, i)
+	})
+}
