@@ -187,3 +187,52 @@ func TestLargeCallFrameCarriesWhatWasValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeCallOverHTTP sends large modern tools/call requests over HTTP:
+// the Mcp-Name header is checked against the name encoding/json reads
+// (the last of keys equal regardless of case), and a call that passes
+// reaches boxsh-init's frame as the tool and arguments of the body.
+func TestLargeCallOverHTTP(t *testing.T) {
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	b := &frameBackend{}
+	s := &Server{Tools: tools, Backend: b, Name: "boxsh", Version: "test"}
+	opts := HTTPOptions{Token: testToken}
+	ln, err := Listen("127.0.0.1:0", opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStreamable(ctx, ln, opts) }()
+	defer func() { cancel(); <-done }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+
+	content := `"` + strings.Repeat("x", jsonx.Large) + `\"},\"name\":\"bash\",\"arguments\":{\"command\":\"id\"}}"`
+	args := `{"path":"/x","content":` + content + `}`
+	for _, tc := range []struct {
+		extra, header string
+		status        int
+	}{
+		{`"name":"write","arguments":` + args + `,"NAME":"bash"`, "write", 400},
+		{`"name":"write","arguments":` + args + `,"nAmE":"bash"`, "bash", 400},
+		{`"name":"bash","arguments":` + args + `,"Name":"write"`, "write", 200},
+		{`"name":"write","arguments":` + args, "write", 200},
+	} {
+		b.mu.Lock()
+		b.calls, b.sent = nil, nil
+		b.mu.Unlock()
+		r := post(t, url, modernReq("1", "tools/call", tc.extra), modernHeaders("tools/call", tc.header))
+		assert.Equal(t, tc.status, r.status, "%.200s", r.body)
+		b.mu.Lock()
+		calls := b.calls
+		b.mu.Unlock()
+		if tc.status != 200 {
+			assert.Empty(t, calls)
+			continue
+		}
+		if assert.Len(t, calls, 1) {
+			assert.Equal(t, tool.Write, calls[0].Tool)
+			assert.False(t, calls[0].Cancel)
+			assert.Equal(t, args, string(calls[0].Args))
+		}
+	}
+}
