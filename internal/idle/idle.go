@@ -47,9 +47,12 @@ type Trimmer struct {
 	// grown tells whether the heap has grown since the last trim.
 	grown func() bool
 
-	release      func()
+	// release releases, and returns what the next call to begin runs
+	// (on its own goroutine) to map again what was released, or nil.
+	release      func() func()
 	releaseDelay time.Duration
-	released     bool // the first release has run
+	released     bool   // the first release has run
+	repopulate   func() // from the last release, until a call begins
 }
 
 // process is the trimmer of Begin and End.
@@ -58,8 +61,16 @@ var process = &Trimmer{trim: debug.FreeOSMemory, delay: Delay, grown: heapGrown,
 
 // releaseExecutable is ReleaseExecutable for the trimmer, which has no one
 // to report a failure to: a process that cannot release its mappings
-// keeps them, as it would without.
-func releaseExecutable() { _, _ = ReleaseExecutable() }
+// keeps them, as it would without. The call that wakes the process maps
+// them again at once, on another goroutine, as it starts: in one call
+// per mapping, faster than its own faults would, one piece at a time.
+func releaseExecutable() func() {
+	r, _ := ReleaseExecutable()
+	if len(r) == 0 {
+		return nil
+	}
+	return r.Populate
+}
 
 // gcCycles is the runtime's count of collections when last looked at.
 var gcCycles uint64
@@ -95,7 +106,12 @@ func (t *Trimmer) Begin() {
 	if t.timer != nil {
 		t.timer.Stop()
 	}
+	repopulate := t.repopulate
+	t.repopulate = nil
 	t.mu.Unlock()
+	if repopulate != nil {
+		go repopulate()
+	}
 }
 
 // End notes that a call ended; the last one arms the trim.
@@ -146,7 +162,13 @@ func (t *Trimmer) releaseIfIdle(calls int) {
 		t.released = true
 	}
 	t.mu.Unlock()
-	if idle {
-		t.release()
+	if !idle {
+		return
 	}
+	repopulate := t.release()
+	t.mu.Lock()
+	if t.calls == calls {
+		t.repopulate = repopulate
+	}
+	t.mu.Unlock()
 }

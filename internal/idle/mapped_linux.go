@@ -20,29 +20,52 @@ import (
 // idle front held ~10 MiB of its 10 MiB binary in its resident set, and
 // boxsh-init ~5 of its 5. Mappings with private pages (a relocated
 // RELRO page, a debugger's breakpoint) are left alone: dropping them would
-// lose what was written. It returns the bytes of the mappings released.
-func ReleaseExecutable() (int, error) {
+// lose what was written. It returns the mappings released.
+func ReleaseExecutable() (Released, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat("/proc/self/exe", &st); err != nil {
-		return 0, fmt.Errorf("release executable: %w", err)
+		return nil, fmt.Errorf("release executable: %w", err)
 	}
 	smaps, err := os.Open("/proc/self/smaps")
 	if err != nil {
-		return 0, fmt.Errorf("release executable: %w", err)
+		return nil, fmt.Errorf("release executable: %w", err)
 	}
 	clean, err := cleanMappings(smaps, st.Dev, st.Ino)
 	smaps.Close()
 	if err != nil {
-		return 0, fmt.Errorf("release executable: read /proc/self/smaps: %w", err)
+		return nil, fmt.Errorf("release executable: read /proc/self/smaps: %w", err)
 	}
-	released := 0
+	var released Released
 	for _, m := range clean {
 		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_DONTNEED); errno != 0 {
 			return released, fmt.Errorf("release executable: madvise %#x-%#x: %w", m.start, m.end, errno)
 		}
-		released += int(m.end - m.start)
+		released = append(released, m)
 	}
 	return released, nil
+}
+
+// Released are the mappings ReleaseExecutable released.
+type Released []mapping
+
+// Bytes is the size of the mappings.
+func (r Released) Bytes() int {
+	n := 0
+	for _, m := range r {
+		n += int(m.end - m.start)
+	}
+	return n
+}
+
+// Populate maps the pages of the mappings again, from the page cache, in
+// one call each (MADV_POPULATE_READ, Linux 5.14): ~0.25 ms for the front's
+// 10 MiB, where the page faults of a call that maps again what it uses
+// one piece at a time take ~1 ms in a sandbox. Without the call (an
+// older kernel), it does nothing: the faults map them.
+func (r Released) Populate() {
+	for _, m := range r {
+		_, _, _ = unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_POPULATE_READ)
+	}
 }
 
 // mapping is an address range of a mapping in /proc/self/smaps.
