@@ -239,6 +239,32 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
+// colon skips the colon after an object's key, which ends at b[i], and
+// the space around it.
+func colon(b []byte, i int) (int, bool) {
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return 0, false
+	}
+	return skipSpace(b, i+1), true
+}
+
+// afterElement skips what follows an element of an object or array that
+// ends at b[i]: a comma and the space after it, to the next element
+// (more), or the closing bracket (not more).
+func afterElement(b []byte, i int, closing byte) (next int, more, ok bool) {
+	i = skipSpace(b, i)
+	switch {
+	case i >= len(b):
+		return 0, false, false
+	case b[i] == closing:
+		return i + 1, false, true
+	case b[i] == ',':
+		return skipSpace(b, i+1), true, true
+	}
+	return 0, false, false
+}
+
 // skipNumber returns the index after the JSON number at b[i].
 func skipNumber(b []byte, i int) (int, bool) {
 	if i < len(b) && b[i] == '-' {
@@ -314,26 +340,17 @@ func skipValue(b []byte, i, depth int, trusted bool) (int, bool) {
 				if i, ok = skipKey(b, i, trusted); !ok {
 					return 0, false
 				}
-				i = skipSpace(b, i)
-				if i >= len(b) || b[i] != ':' {
+				if i, ok = colon(b, i); !ok {
 					return 0, false
 				}
-				i = skipSpace(b, i+1)
 			}
 			if i, ok = skipValue(b, i, depth+1, trusted); !ok {
 				return 0, false
 			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
+			more := false
+			if i, more, ok = afterElement(b, i, closing); !ok || !more {
+				return i, ok
 			}
-			if b[i] == closing {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return 0, false
-			}
-			i = skipSpace(b, i+1)
 		}
 	case c == '-' || '0' <= c && c <= '9':
 		return skipNumber(b, i)
@@ -416,11 +433,9 @@ func objectMembers(b []byte, trusted bool) (members []Member, ok bool) {
 			return nil, false
 		}
 		key := unquoteValid(b[i+1:end-1], escaped)
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
+		if i, ok = colon(b, end); !ok {
 			return nil, false
 		}
-		i = skipSpace(b, i+1)
 		var vend int
 		str, escaped, unchecked := i < len(b) && b[i] == '"', false, false
 		switch {
@@ -436,17 +451,13 @@ func objectMembers(b []byte, trusted bool) (members []Member, ok bool) {
 			return nil, false
 		}
 		members = append(members, Member{Key: key, Value: b[i:vend], str: str, escaped: escaped, unchecked: unchecked})
-		i = skipSpace(b, vend)
-		if i >= len(b) {
+		more := false
+		if i, more, ok = afterElement(b, vend, '}'); !ok {
 			return nil, false
 		}
-		if b[i] == '}' {
-			return members, skipSpace(b, i+1) == len(b)
+		if !more {
+			return members, skipSpace(b, i) == len(b)
 		}
-		if b[i] != ',' {
-			return nil, false
-		}
-		i = skipSpace(b, i+1)
 	}
 }
 
@@ -563,29 +574,20 @@ func StringMembers(b []byte) (members []StringMember, ok bool) {
 		if m.Key, end, ok = d.decode(b, i); !ok {
 			return nil, false
 		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(b, i+1)
-		if i >= len(b) || b[i] != '"' {
+		if i, ok = colon(b, end); !ok || i >= len(b) || b[i] != '"' {
 			return nil, false
 		}
 		if m.Value, end, ok = d.decode(b, i); !ok {
 			return nil, false
 		}
 		members = append(members, m)
-		i = skipSpace(b, end)
-		if i >= len(b) {
+		more := false
+		if i, more, ok = afterElement(b, end, '}'); !ok {
 			return nil, false
 		}
-		if b[i] == '}' {
-			return members, skipSpace(b, i+1) == len(b)
+		if !more {
+			return members, skipSpace(b, i) == len(b)
 		}
-		if b[i] != ',' {
-			return nil, false
-		}
-		i = skipSpace(b, i+1)
 	}
 }
 
@@ -829,11 +831,9 @@ func (d decoder) value(b []byte, i, depth int) (any, int, bool) {
 					return nil, 0, false
 				}
 				key = unquoteValid(b[i+1:end-1], escaped)
-				i = skipSpace(b, end)
-				if i >= len(b) || b[i] != ':' {
+				if i, ok = colon(b, end); !ok {
 					return nil, 0, false
 				}
-				i = skipSpace(b, i+1)
 			}
 			v, next, ok := d.value(b, i, depth+1)
 			if !ok {
@@ -844,20 +844,16 @@ func (d decoder) value(b []byte, i, depth int) (any, int, bool) {
 			} else {
 				a = append(a, v)
 			}
-			i = skipSpace(b, next)
-			if i >= len(b) {
+			more := false
+			if i, more, ok = afterElement(b, next, closing); !ok {
 				return nil, 0, false
 			}
-			if b[i] == closing {
+			if !more {
 				if m != nil {
-					return m, i + 1, true
+					return m, i, true
 				}
-				return a, i + 1, true
+				return a, i, true
 			}
-			if b[i] != ',' {
-				return nil, 0, false
-			}
-			i = skipSpace(b, i+1)
 		}
 	case c == '-' || '0' <= c && c <= '9':
 		end, ok := skipNumber(b, i)
