@@ -36,14 +36,14 @@ const ReleaseDelay = 10 * time.Second
 // comes after the trim, whose collection would map again much of what it
 // dropped.
 type Trimmer struct {
-	mu    sync.Mutex
-	busy  int
-	dirty bool // a call ran since the last trim
-	// calls counts the calls begun: a release waits for none to begin.
-	calls int
-	timer *time.Timer
-	trim  func()
-	delay time.Duration
+	mu   sync.Mutex
+	busy int
+	// calls counts the calls begun: a trim waits for one since the last
+	// (trimmedAt), a release for none since the trim.
+	calls, trimmedAt int
+	timer            *time.Timer
+	trim             func()
+	delay            time.Duration
 	// grown tells whether the heap has grown since the last trim.
 	grown func() bool
 
@@ -102,7 +102,6 @@ func (t *Trimmer) Begin() {
 	t.mu.Lock()
 	t.busy++
 	t.calls++
-	t.dirty = true
 	if t.timer != nil {
 		t.timer.Stop()
 	}
@@ -132,9 +131,9 @@ func (t *Trimmer) End() {
 // trim, then releases or arms the release.
 func (t *Trimmer) fire() {
 	t.mu.Lock()
-	ready := t.busy == 0 && t.dirty
+	ready := t.busy == 0 && t.calls != t.trimmedAt
 	if ready {
-		t.dirty = false
+		t.trimmedAt = t.calls
 	}
 	calls, first := t.calls, !t.released
 	t.mu.Unlock()
