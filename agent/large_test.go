@@ -23,16 +23,9 @@ func TestServeLargeWrites(t *testing.T) {
 	call := func(id uint64, args string) frame.Reply {
 		t.Helper()
 		require.NoError(t, w.WriteCall(frame.Call{ID: id, Tool: "write", Args: json.RawMessage(args)}))
-		for {
-			payload, err := r.Read()
-			require.NoError(t, err)
-			reply, err := frame.DecodeReply(payload)
-			require.NoError(t, err)
-			if reply.State == "" {
-				require.Equal(t, id, reply.ID)
-				return reply
-			}
-		}
+		reply := nextReply(t, r)
+		require.Equal(t, id, reply.ID)
+		return reply
 	}
 
 	dir := t.TempDir()

@@ -29,17 +29,7 @@ func TestServeQuickRead(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"path": path})
 		require.NoError(t, w.WriteJSON(frame.Call{ID: id, Tool: "read", Args: args}))
 	}
-	next := func() frame.Reply {
-		for {
-			payload, err := r.Read()
-			require.NoError(t, err)
-			reply, err := frame.DecodeReply(payload)
-			require.NoError(t, err)
-			if reply.State == "" {
-				return reply
-			}
-		}
-	}
+	next := func() frame.Reply { return nextReply(t, r) }
 
 	readCall(1, fifo)
 	for id := uint64(2); id <= 4; id++ {

@@ -37,3 +37,18 @@ func serveOnPipe(t *testing.T) (*frame.Reader, *frame.Writer) {
 	require.NoError(t, w.Write(frame.EncodeHello(frame.NewHello(""))))
 	return r, w
 }
+
+// nextReply reads frames from r until a reply, past notices of calls'
+// states.
+func nextReply(t *testing.T, r *frame.Reader) frame.Reply {
+	t.Helper()
+	for {
+		payload, err := r.Read()
+		require.NoError(t, err)
+		reply, err := frame.DecodeReply(payload)
+		require.NoError(t, err)
+		if reply.State == "" {
+			return reply
+		}
+	}
+}

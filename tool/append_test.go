@@ -53,7 +53,8 @@ func TestResultAppendJSONLeavesHTML(t *testing.T) {
 	assert.Equal(t, b, a)
 }
 
-func BenchmarkResultAppendJSON(b *testing.B) {
+// benchReadResult is the result of a read of a 1 KiB text file.
+func benchReadResult() (Result, int) {
 	n, fa := 16, false
 	text := string(make([]byte, 0, 1024))
 	for len(text) < 1024 {
@@ -61,22 +62,21 @@ func BenchmarkResultAppendJSON(b *testing.B) {
 	}
 	r := TextResult(text)
 	r.StructuredContent = ReadOutput{Content: text, Encoding: "text", MimeType: "text/plain", LineCount: &n, Truncated: &fa}
+	return r, len(text)
+}
+
+func BenchmarkResultAppendJSON(b *testing.B) {
+	r, size := benchReadResult()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := r.AppendJSON(make([]byte, 0, 2*len(text)+256)); err != nil {
+		if _, err := r.AppendJSON(make([]byte, 0, 2*size+256)); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkResultEncodingJSON(b *testing.B) {
-	n, fa := 16, false
-	text := string(make([]byte, 0, 1024))
-	for len(text) < 1024 {
-		text += "the quick brown fox jumps over the lazy dog 0123456789abcdefghij\n"
-	}
-	r := TextResult(text)
-	r.StructuredContent = ReadOutput{Content: text, Encoding: "text", MimeType: "text/plain", LineCount: &n, Truncated: &fa}
+	r, _ := benchReadResult()
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := json.Marshal(r); err != nil {
