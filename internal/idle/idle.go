@@ -9,7 +9,6 @@ package idle
 
 import (
 	"runtime/debug"
-	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -80,9 +79,9 @@ var gcCycles uint64
 // little to return, and a forced collection would add memory (the
 // collector's own) rather than free some.
 func heapGrown() bool {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	n := s[0].Value.Uint64()
+	var st debug.GCStats
+	debug.ReadGCStats(&st)
+	n := uint64(st.NumGC)
 	grown := n != gcCycles
 	gcCycles = n
 	if grown {
