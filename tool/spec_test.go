@@ -86,3 +86,36 @@ func TestValidateWriteEncoding(t *testing.T) {
 	assert.EqualError(t, write.Validate(json.RawMessage(`{"path":"p","content":"c","encoding":"hex"}`)),
 		"write tool: field encoding must be one of [utf8 text base64], got hex")
 }
+
+// TestRegistryReadsAsEncodingJSON checks that the schemas NewRegistry reads
+// with jsonx are what encoding/json makes of schemas.json.
+func TestRegistryReadsAsEncodingJSON(t *testing.T) {
+	var all map[string]schemas
+	require.NoError(t, json.Unmarshal(schemasJSON, &all))
+	r, err := NewRegistry()
+	require.NoError(t, err)
+	require.Len(t, r.AllSpecs(), len(all))
+	for _, s := range r.AllSpecs() {
+		want := all[s.Name]
+		var in map[string]any
+		require.NoError(t, json.Unmarshal(want.Input, &in))
+		assert.Equal(t, in, s.input, s.Name)
+		assert.JSONEq(t, string(want.Input), string(s.InputSchema), s.Name)
+		if len(want.Output) > 0 {
+			assert.JSONEq(t, string(want.Output), string(s.OutputSchema), s.Name)
+		} else {
+			assert.Empty(t, s.OutputSchema, s.Name)
+		}
+	}
+}
+
+func TestSplitSchemasRefusesMalformed(t *testing.T) {
+	for _, b := range []string{``, `[]`, `{"bash":`, `{"bash":[]}`, `{"bash":{"inputSchema":}}`} {
+		_, err := splitSchemas([]byte(b))
+		assert.Error(t, err, b)
+	}
+	all, err := splitSchemas([]byte(`{"t":{"inputSchema":{"type":"object"},"outputSchema":{}}}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"object"}`, string(all["t"].Input))
+	assert.JSONEq(t, `{}`, string(all["t"].Output))
+}
