@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	"github.com/boxsh/boxsh/tool"
 )
 
 // The modern MCP revisions (2026-07-28 on) have no initialize handshake:
@@ -134,9 +136,8 @@ func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
 type modernResults struct {
 	// meta is the _meta of every modern result: the server's identity.
 	meta []byte
-	// toolsList and discover are the whole tools/list and server/discover
-	// results.
-	toolsList, discover []byte
+	// discover is the whole server/discover result.
+	discover []byte
 }
 
 func newModernResults(s *Server) (*modernResults, error) {
@@ -146,13 +147,6 @@ func newModernResults(s *Server) (*modernResults, error) {
 		return nil, err
 	}
 	r := &modernResults{meta: meta}
-	r.toolsList, err = json.Marshal(map[string]any{
-		"resultType": "complete", "_meta": json.RawMessage(meta),
-		"tools": s.Tools.AllSpecs(), "ttlMs": listTTL, "cacheScope": "private",
-	})
-	if err != nil {
-		return nil, err
-	}
 	r.discover, err = json.Marshal(map[string]any{
 		"resultType": "complete", "_meta": json.RawMessage(meta),
 		"supportedVersions": supportedVersions(),
@@ -161,6 +155,14 @@ func newModernResults(s *Server) (*modernResults, error) {
 		"ttlMs": listTTL, "cacheScope": "private",
 	})
 	return r, err
+}
+
+// encodeToolsList encodes the whole tools/list result of specs.
+func (r *modernResults) encodeToolsList(specs []*tool.Spec) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"resultType": "complete", "_meta": json.RawMessage(r.meta),
+		"tools": specs, "ttlMs": listTTL, "cacheScope": "private",
+	})
 }
 
 // wrapAs splices resultType rt and the server's _meta into an object the
@@ -210,7 +212,7 @@ func (ss *session) handleModern(ctx context.Context, req *request, id json.RawMe
 	case "server/discover":
 		ss.writeResult(id, ss.modern.discover)
 	case "tools/list":
-		ss.writeResult(id, ss.modern.toolsList)
+		ss.writeToolsList(id, func(l *toolLists) []byte { return l.modern })
 	case "tools/call":
 		if meta.tasks {
 			ss.toolsCallTask(ctx, id, req.Params)

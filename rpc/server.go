@@ -76,12 +76,36 @@ type Server struct {
 	// other than bash may still run (default DefaultEndOfInputGrace).
 	EndOfInputGrace time.Duration
 
-	// toolsList and allToolsList are the tools/list answers to clients of
-	// protocol version 2024-11-05 (boxsh v3's nine tools) and of later
-	// versions (every tool).
-	toolsList, allToolsList []byte
-	modern                  *modernResults
-	tasks                   *taskStore
+	// lists makes the tools/list answers at the first tools/list.
+	lists  func() (*toolLists, error)
+	modern *modernResults
+	tasks  *taskStore
+}
+
+// toolLists are the encoded tools/list results. They are made at the first
+// tools/list, not at the start: encoding every tool's schemas costs some
+// 0.3 ms, which would delay a client's first call.
+type toolLists struct {
+	// v3 is for clients of protocol version 2024-11-05 (boxsh v3's nine
+	// tools), all for later versions (every tool), modern for the modern
+	// era's requests.
+	v3, all, modern []byte
+}
+
+// encodeToolLists encodes the tools/list results of s.
+func (s *Server) encodeToolLists() (*toolLists, error) {
+	var l toolLists
+	var err error
+	if l.v3, err = json.Marshal(map[string]any{"tools": s.Tools.Specs()}); err != nil {
+		return nil, fmt.Errorf("encode tools list: %w", err)
+	}
+	if l.all, err = json.Marshal(map[string]any{"tools": s.Tools.AllSpecs()}); err != nil {
+		return nil, fmt.Errorf("encode tools list: %w", err)
+	}
+	if l.modern, err = s.modern.encodeToolsList(s.Tools.AllSpecs()); err != nil {
+		return nil, fmt.Errorf("encode tools list: %w", err)
+	}
+	return &l, nil
 }
 
 // request is an incoming JSON-RPC message.
@@ -204,15 +228,6 @@ func (s *Server) prepare() error {
 	if s.EndOfInputGrace <= 0 {
 		s.EndOfInputGrace = DefaultEndOfInputGrace
 	}
-	if s.toolsList == nil {
-		var err error
-		if s.toolsList, err = json.Marshal(map[string]any{"tools": s.Tools.Specs()}); err != nil {
-			return fmt.Errorf("encode tools list: %w", err)
-		}
-		if s.allToolsList, err = json.Marshal(map[string]any{"tools": s.Tools.AllSpecs()}); err != nil {
-			return fmt.Errorf("encode tools list: %w", err)
-		}
-	}
 	if s.tasks == nil {
 		s.tasks = newTaskStore()
 	}
@@ -222,6 +237,9 @@ func (s *Server) prepare() error {
 			return fmt.Errorf("encode modern results: %w", err)
 		}
 		s.modern = m
+	}
+	if s.lists == nil {
+		s.lists = sync.OnceValues(s.encodeToolLists)
 	}
 	return nil
 }
@@ -414,11 +432,13 @@ func (ss *session) dispatch(ctx context.Context, p *parsed, e era) {
 	case "ping":
 		ss.writeResult(id, []byte("{}"))
 	case "tools/list":
-		if ss.allTools.Load() {
-			ss.writeResult(id, ss.allToolsList)
-		} else {
-			ss.writeResult(id, ss.toolsList)
-		}
+		all := ss.allTools.Load()
+		ss.writeToolsList(id, func(l *toolLists) []byte {
+			if all {
+				return l.all
+			}
+			return l.v3
+		})
 	case "tools/call":
 		ss.toolsCall(ctx, id, req.Params, false)
 	case "server/discover":
@@ -666,3 +686,13 @@ type output interface {
 // errorNoter is an output that wants the code of an error response before
 // it is written (HTTP maps some codes to a status).
 type errorNoter interface{ noteError(code int) }
+
+// writeToolsList answers tools/list with the list that pick takes.
+func (ss *session) writeToolsList(id json.RawMessage, pick func(*toolLists) []byte) {
+	l, err := ss.lists()
+	if err != nil {
+		ss.writeError(id, CodeInternalError, err.Error())
+		return
+	}
+	ss.writeResult(id, pick(l))
+}
