@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -56,9 +55,9 @@ func run() int {
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "boxsh-init", Level: hclog.LevelFromString(o.LogLevel), Output: os.Stderr})
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer stop()
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	signalsSet := proc.HandleStopSignals(func(os.Signal) { cancel() })
 
 	if o.ProxyFD > 0 {
 		// Before anything else takes a descriptor: when the runtime gave
@@ -107,6 +106,7 @@ func run() int {
 		return 1
 	}
 	starttrace.Mark("init.agent")
+	<-signalsSet
 	go func() {
 		// Unblock Serve when a signal arrives.
 		<-ctx.Done()

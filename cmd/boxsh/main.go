@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -114,17 +113,12 @@ func newLogger(level string) hclog.Logger {
 func serveRPC(opts options, log hclog.Logger) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	var stopSignal syscall.Signal
-	go func() {
-		sig := <-sigs
+	signalsSet := proc.HandleStopSignals(func(sig os.Signal) {
 		stopSignal = sig.(syscall.Signal)
 		log.Info("stopping", "signal", sig)
 		cancel()
-	}()
-	// A client that closes stdout must give EPIPE, not kill the front.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	})
 
 	// The tool registry is read while the sandbox starts.
 	type registryResult struct {
@@ -171,6 +165,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 	}
 	started = true
 	starttrace.Mark("front.supervisor")
+	<-signalsSet
 	reg := <-registry
 	if reg.err != nil {
 		_ = sup.Close(5 * time.Second)
