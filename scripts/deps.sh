@@ -26,8 +26,10 @@ command -v node >/dev/null || need_apt+=(nodejs)
 command -v npm >/dev/null || need_apt+=(npm)
 command -v script >/dev/null || need_apt+=(bsdutils)
 command -v gcc >/dev/null || need_apt+=(gcc)
-# libcontainer's seccomp support links libseccomp (cgo, found by pkg-config).
+# libcontainer's seccomp support links libseccomp (cgo, found by pkg-config);
+# the front is linked statically, with libseccomp.a and glibc's libc.a.
 dpkg -s libseccomp-dev >/dev/null 2>&1 || need_apt+=(libseccomp-dev)
+dpkg -s libc6-dev >/dev/null 2>&1 || need_apt+=(libc6-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 # runc runs the OCI bundles `boxsh spec` writes, in the tests.
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || need_apt+=(runc)
@@ -46,6 +48,7 @@ for cmd in node npm script gcc pkg-config curl; do
   command -v "$cmd" >/dev/null || fail "$cmd is missing after installing Debian packages: install it by hand (apt-get install ${need_apt[*]})"
 done
 dpkg -s libseccomp-dev >/dev/null 2>&1 || fail "libseccomp-dev is missing after installing it: apt-get install libseccomp-dev"
+dpkg -s libc6-dev >/dev/null 2>&1 || fail "libc6-dev is missing after installing it: apt-get install libc6-dev"
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || fail "runc is missing after installing it: apt-get install runc"
 
 # npm takes its global prefix from $PREFIX when that is set (install.sh's
