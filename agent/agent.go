@@ -73,6 +73,8 @@ type Agent struct {
 	terms *terminal.Manager
 	log   hclog.Logger
 	other chan struct{}
+	// readQuick is files.ReadQuick (tests stand in a slow one).
+	readQuick func(context.Context, tool.ReadArgs) (tool.Result, bool)
 }
 
 // New starts the worker pool.
@@ -88,7 +90,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("start worker pool: %w", err)
 	}
 	terms := terminal.NewManager(terminal.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("terminal"), Reaper: cfg.Reaper, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe})
-	return &Agent{cfg: cfg, pool: pool, terms: terms, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls)}, nil
+	return &Agent{cfg: cfg, pool: pool, terms: terms, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls), readQuick: files.ReadQuick}, nil
 }
 
 // Close kills every running command and terminal session, and waits for
@@ -128,6 +130,8 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 		a.Stop(StopWait)
 		return err
 	}
+	s.watch = newQuickWatch(func() { go s.read(ctx) })
+	defer s.watch.stop()
 	go s.read(ctx)
 	err := <-s.ended
 	// The pool is closed before the calls are cancelled: a cancelled call
@@ -167,6 +171,8 @@ type serving struct {
 
 	mu      sync.Mutex
 	running map[uint64]context.CancelFunc
+	// watch hands the reading on when a quick read hangs.
+	watch *quickWatch
 }
 
 // hello sends boxsh-init's hello and checks the front's.
@@ -223,8 +229,16 @@ func (s *serving) read(ctx context.Context) {
 			s.mu.Unlock()
 			continue
 		}
-		if c.Tool == tool.Read && c.Progress <= 0 && s.quick(ctx, c) {
-			continue
+		// handedOn: a quick read took so long that another goroutine reads
+		// the frames now (see quickOrHandOn).
+		handedOn := false
+		if c.Tool == tool.Read && c.Progress <= 0 {
+			var done bool
+			if done, handedOn = s.quickOrHandOn(ctx, c); done && handedOn {
+				return
+			} else if done {
+				continue
+			}
 		}
 		idle.Begin() // idle.End when run ends
 		var ticket *bash.Ticket
@@ -245,10 +259,21 @@ func (s *serving) read(ctx context.Context) {
 		s.mu.Lock()
 		s.running[c.ID] = cancel
 		s.mu.Unlock()
-		go s.read(ctx)
+		if !handedOn {
+			go s.read(ctx)
+		}
 		s.run(callCtx, cancel, ticket, c)
 		return
 	}
+}
+
+// quickOrHandOn is quick, which tells whether it ran c (done), watched: if
+// it takes longer than quickHandOn, a new goroutine reads the frames from
+// then on (handedOn), and the caller must not read them any more.
+func (s *serving) quickOrHandOn(ctx context.Context, c frame.Call) (done, handedOn bool) {
+	token := s.watch.begin()
+	done = s.quick(ctx, c)
+	return done, s.watch.end(token)
 }
 
 // quick runs read call c here, on the reading goroutine, and writes its
@@ -269,7 +294,7 @@ func (s *serving) quick(ctx context.Context, c frame.Call) bool {
 	defer func() { <-s.a.other }()
 	idle.Begin()
 	defer idle.End()
-	r, ok := files.ReadQuick(ctx, args)
+	r, ok := s.a.readQuick(ctx, args)
 	if !ok {
 		return false
 	}

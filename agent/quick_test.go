@@ -1,16 +1,21 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/agent/files"
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/tool"
 )
 
 // A read of a small file is answered on the reading goroutine (see
@@ -51,4 +56,79 @@ func TestServeQuickRead(t *testing.T) {
 	reply := next()
 	assert.Equal(t, uint64(1), reply.ID)
 	assert.Contains(t, string(reply.Result), "from the fifo")
+}
+
+// A quick read that hangs (a file on a stuck network mount) holds up the
+// reading of frames for quickHandOn at most: the calls after it are read
+// and answered while it hangs, and it is answered once it returns.
+func TestServeQuickReadHandsOn(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	require.NoError(t, os.WriteFile(small, []byte("hello\n"), 0o644))
+	stuck := filepath.Join(dir, "stuck")
+	require.NoError(t, os.WriteFile(stuck, []byte("at last\n"), 0o644))
+	release := make(chan struct{})
+	r, w := serveAgentOnPipe(t, func(a *Agent) {
+		a.readQuick = func(ctx context.Context, args tool.ReadArgs) (tool.Result, bool) {
+			if args.Path == stuck {
+				<-release
+			}
+			return files.ReadQuick(ctx, args)
+		}
+	})
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released) // before the agent's: it waits for the stuck read
+	// The calls are written on another goroutine: the pipe takes a frame
+	// only when the agent reads it.
+	calls := make(chan frame.Call, 8)
+	go func() {
+		for c := range calls {
+			if w.WriteJSON(c) != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { close(calls) })
+	readCall := func(id uint64, path string) {
+		args, _ := json.Marshal(map[string]string{"path": path})
+		calls <- frame.Call{ID: id, Tool: "read", Args: args}
+	}
+	replies := make(chan frame.Reply, 8)
+	go func() {
+		for {
+			payload, err := r.Read()
+			if err != nil {
+				close(replies)
+				return
+			}
+			if reply, err := frame.DecodeReply(payload); err == nil && reply.State == "" {
+				replies <- reply
+			}
+		}
+	}()
+	next := func() frame.Reply {
+		select {
+		case reply, ok := <-replies:
+			require.True(t, ok, "the channel ended")
+			return reply
+		case <-time.After(10 * time.Second):
+			t.Fatal("no reply: the reading of frames waits for the stuck read")
+			return frame.Reply{}
+		}
+	}
+
+	readCall(1, stuck)
+	for id := uint64(2); id <= 4; id++ {
+		readCall(id, small)
+		reply := next()
+		assert.Equal(t, id, reply.ID, "the calls after a stuck read are answered")
+		assert.Contains(t, string(reply.Result), "hello")
+	}
+	released()
+	reply := next()
+	assert.Equal(t, uint64(1), reply.ID)
+	assert.Contains(t, string(reply.Result), "at last")
+	// The reading goes on after the hand-over.
+	readCall(5, small)
+	assert.Equal(t, uint64(5), next().ID)
 }

@@ -16,8 +16,16 @@ import (
 // empty, build), and returns the reader and writer of the other end.
 func serveOnPipe(t *testing.T) (*frame.Reader, *frame.Writer) {
 	t.Helper()
+	return serveAgentOnPipe(t, func(*Agent) {})
+}
+
+// serveAgentOnPipe is serveOnPipe with the agent adjusted by adjust before
+// it serves.
+func serveAgentOnPipe(t *testing.T, adjust func(*Agent)) (*frame.Reader, *frame.Writer) {
+	t.Helper()
 	a, err := New(Config{Workers: 1})
 	require.NoError(t, err)
+	adjust(a)
 	front, back := net.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	done := make(chan struct{})
