@@ -53,7 +53,7 @@ func Edit(ctx context.Context, args tool.EditArgs) tool.Result {
 	if hasBOM {
 		out = utf8BOM + out
 	}
-	if err := replaceFile(path, []byte(out), false); err != nil {
+	if err := replaceFile(ctx, path, []byte(out), false); err != nil {
 		return tool.Errorf("edit: cannot write file: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	return editResult(path, original, updated)

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,8 +36,8 @@ func TestReplaceFileLeavesNoTemporary(t *testing.T) {
 	dir := t.TempDir()
 	fresh, old := filepath.Join(dir, "fresh"), filepath.Join(dir, "old")
 	require.NoError(t, os.WriteFile(old, []byte("before"), 0o600))
-	require.NoError(t, replaceFile(fresh, []byte("new"), false))
-	require.NoError(t, replaceFile(old, []byte("after"), false))
+	require.NoError(t, replaceFile(context.Background(), fresh, []byte("new"), false))
+	require.NoError(t, replaceFile(context.Background(), old, []byte("after"), false))
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var names []string
@@ -70,7 +71,7 @@ func TestReplaceLargeFile(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	require.NoError(t, replaceFile(path, data, false))
+	require.NoError(t, replaceFile(context.Background(), path, data, false))
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, data, got)
@@ -96,7 +97,7 @@ func TestReplaceLargeFileFailsWhole(t *testing.T) {
 	require.NoError(t, unix.Getrlimit(unix.RLIMIT_FSIZE, &old))
 	limit := unix.Rlimit{Cur: writeChunk + 100, Max: old.Max}
 	require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &limit))
-	err := replaceFile(path, make([]byte, 2*writeChunk+3), false)
+	err := replaceFile(context.Background(), path, make([]byte, 2*writeChunk+3), false)
 	require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &old))
 	require.ErrorIs(t, err, unix.EFBIG)
 	got, err := os.ReadFile(path)
@@ -121,7 +122,7 @@ func TestReplaceLargeFileReleasesHold(t *testing.T) {
 	before := fds()
 	data := make([]byte, writeChunk+1)
 	for range 20 {
-		require.NoError(t, replaceFile(path, data, false))
+		require.NoError(t, replaceFile(context.Background(), path, data, false))
 	}
 	assert.Eventually(t, func() bool { return fds() <= before }, 5*time.Second, 10*time.Millisecond, "descriptors: %d before", before)
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/boxsh/boxsh/tool"
@@ -30,7 +32,7 @@ func Write(ctx context.Context, args tool.WriteArgs) tool.Result {
 	if err := ctx.Err(); err != nil {
 		return tool.Errorf("write: %s: %v", args.Path, err)
 	}
-	if err := replaceFile(args.Path, data, true); err != nil {
+	if err := replaceFile(ctx, args.Path, data, true); err != nil {
 		return tool.Errorf("write: cannot create file: %s: %s", args.Path, tool.ErrorText(err))
 	}
 	return tool.TextResult(fmt.Sprintf("written %d bytes", len(data)))
@@ -44,8 +46,8 @@ func Write(ctx context.Context, args tool.WriteArgs) tool.Result {
 // .NAME.boxsh-* file, removed on failure (not if boxsh-init is killed). A
 // symbolic link is followed (its target is replaced, the link kept), an
 // existing file keeps its mode, and targets that are not regular files
-// (devices, FIFOs) are written in place.
-func replaceFile(path string, data []byte, mkdirs bool) error {
+// (devices, FIFOs) are written in place (see writeInPlace), until ctx ends.
+func replaceFile(ctx context.Context, path string, data []byte, mkdirs bool) error {
 	target := path
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
@@ -65,7 +67,7 @@ func replaceFile(path string, data []byte, mkdirs bool) error {
 			return &fs.PathError{Op: "write", Path: path, Err: errors.New("is a directory")}
 		}
 		if !fi.Mode().IsRegular() {
-			return os.WriteFile(target, data, 0)
+			return writeInPlace(ctx, target, data, fi.Mode())
 		}
 		mode = fi.Mode().Perm()
 		exists = true
@@ -110,6 +112,50 @@ func replaceFile(path string, data []byte, mkdirs bool) error {
 		_ = os.Remove(name)
 	}
 	return err
+}
+
+// writeInPlace writes data to target, a file that is not regular (a
+// device, a FIFO), as it is. A FIFO is written without waiting in the
+// kernel, which nothing could interrupt: its open, which would wait for a
+// reader, is tried again until one comes, and its writes wait in the
+// runtime's poller. When ctx ends (the call was cancelled) both stop, and
+// the call's slot is free again.
+func writeInPlace(ctx context.Context, target string, data []byte, mode fs.FileMode) error {
+	if mode&fs.ModeNamedPipe == 0 {
+		return os.WriteFile(target, data, 0)
+	}
+	f, err := openFIFOWriter(ctx, target)
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Now()) })
+	_, err = f.Write(data)
+	if !stop() {
+		err = ctx.Err()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// openFIFOWriter opens FIFO path for writing once it has a reader, or
+// returns ctx's error when ctx ends first.
+func openFIFOWriter(ctx context.Context, path string) (*os.File, error) {
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		// O_NONBLOCK: ENXIO at once while no reader has it open.
+		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if !errors.Is(err, syscall.ENXIO) {
+			return f, err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // tempPrefix starts the names of temporary files for target.
