@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -242,6 +243,7 @@ func (s *serving) read(ctx context.Context) {
 		}
 		idle.Begin() // idle.End when run ends
 		var ticket *bash.Ticket
+		queued := false
 		if c.Tool == tool.Bash {
 			ticket = s.a.pool.Reserve() // in arrival order
 			// A call that waits for a worker says so, and says when it
@@ -253,6 +255,7 @@ func (s *serving) read(ctx context.Context) {
 			id := c.ID
 			if s.a.pool.OnStart(ticket, func() { s.notify(id, frame.StateStarted) }) {
 				s.w.Defer(frame.EncodeState(id, frame.StateQueued))
+				queued = true
 			}
 		}
 		callCtx, cancel := context.WithCancel(ctx)
@@ -262,7 +265,9 @@ func (s *serving) read(ctx context.Context) {
 		if !handedOn {
 			go s.read(ctx)
 		}
-		s.run(callCtx, cancel, ticket, c)
+		if !queued || !s.park(callCtx, cancel, ticket, c) {
+			s.run(callCtx, cancel, ticket, c, nil)
+		}
 		return
 	}
 }
@@ -309,8 +314,46 @@ func (s *serving) notify(id uint64, state string) {
 	}
 }
 
-// run runs one call and writes its reply.
-func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *bash.Ticket, c frame.Call) {
+// park leaves bash call c, whose ticket waits in line for a worker, to be
+// run once the ticket has its worker, on a goroutine started then, and
+// tells whether it did: a call waiting in line holds no goroutine (and
+// its stack) of its own, which a burst of hundreds of queued calls made
+// boxsh-init keep for good. If ctx is cancelled first, the call is
+// answered as run would (its ticket given up), on a goroutine started
+// then. Calls that run checks before they wait (a directory to check,
+// argv, arguments that do not decode) are not parked, nor calls with
+// progress, whose notices go out while they wait.
+func (s *serving) park(ctx context.Context, cancel context.CancelFunc, ticket *bash.Ticket, c frame.Call) bool {
+	if c.Progress > 0 {
+		return false
+	}
+	args, err := decode[tool.BashArgs](c.Tool, c.Args)
+	if err != nil || args.Cwd != "" || args.Args != nil {
+		return false
+	}
+	c.Args = nil // decoded: the frame's bytes are not kept while it waits
+	var claimed atomic.Bool
+	finish := func() { s.run(ctx, cancel, ticket, c, &args) }
+	stop := context.AfterFunc(ctx, func() {
+		if claimed.CompareAndSwap(false, true) {
+			finish()
+		}
+	})
+	granted := func() {
+		if claimed.CompareAndSwap(false, true) {
+			stop()
+			finish()
+		}
+	}
+	if !s.a.pool.OnGranted(ticket, func() { go granted() }) {
+		granted() // granted meanwhile: run it here
+	}
+	return true
+}
+
+// run runs one call and writes its reply; bashArgs, if not nil, are the
+// arguments of a bash call, already decoded.
+func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *bash.Ticket, c frame.Call, bashArgs *tool.BashArgs) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.running, c.ID)
@@ -319,7 +362,13 @@ func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *ba
 		idle.End()
 	}()
 	ctx, stopProgress := s.startProgress(ctx, c.ID, c.Progress)
-	reply, release := s.a.call(ctx, ticket, c.ID, c.Tool, c.Args, s.notify)
+	var reply []byte
+	var release func()
+	if bashArgs != nil {
+		reply, release = s.a.bashReply(ctx, ticket, c.ID, *bashArgs)
+	} else {
+		reply, release = s.a.call(ctx, ticket, c.ID, c.Tool, c.Args, s.notify)
+	}
 	stopProgress()
 	// The call's worker or slot is held until its reply is written: a
 	// client that stops reading stops the tools too, instead of their
@@ -348,11 +397,15 @@ func (s *serving) reply(c frame.Call, reply []byte) {
 // meanwhile, the front sends it to the next one.
 func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage, notify func(uint64, string)) ([]byte, func()) {
 	if name == tool.Bash {
-		result, release, err := a.bash(ctx, ticket, args)
-		if err != nil {
-			return a.errorReply(id, err), release
+		bashArgs, err := decode[tool.BashArgs](tool.Bash, args)
+		if err == nil && bashArgs.Args != nil {
+			err = checkArgv(bashArgs)
 		}
-		return frame.EncodeReply(id, result), release
+		if err != nil {
+			a.pool.Abandon(ticket)
+			return a.errorReply(id, err), func() {}
+		}
+		return a.bashReply(ctx, ticket, id, bashArgs)
 	}
 	select {
 	case a.other <- struct{}{}:
@@ -393,17 +446,19 @@ func (a *Agent) errorReply(id uint64, err error) []byte {
 	return b
 }
 
+// bashReply runs a bash call with decoded, checked arguments and returns
+// its reply frame, and the function that frees its worker.
+func (a *Agent) bashReply(ctx context.Context, ticket *bash.Ticket, id uint64, args tool.BashArgs) ([]byte, func()) {
+	result, release, err := a.bash(ctx, ticket, args)
+	if err != nil {
+		return a.errorReply(id, err), release
+	}
+	return frame.EncodeReply(id, result), release
+}
+
 // bash runs a bash call and encodes its result directly: outputs can be
 // megabytes, and this is the one hot path of large results.
-func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, raw json.RawMessage) ([]byte, func(), error) {
-	args, err := decode[tool.BashArgs](tool.Bash, raw)
-	if err == nil && args.Args != nil {
-		err = checkArgv(args)
-	}
-	if err != nil {
-		a.pool.Abandon(ticket)
-		return nil, func() {}, err
-	}
+func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, args tool.BashArgs) ([]byte, func(), error) {
 	if args.Timeout <= 0 && a.cfg.TimeoutDefault > 0 {
 		args.Timeout = a.cfg.TimeoutDefault
 	}

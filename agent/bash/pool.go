@@ -127,6 +127,22 @@ type Ticket struct {
 	ch        chan *worker // receives the worker, once
 	abandoned bool         // guarded by Pool.mu
 	started   func()       // see OnStart; set under Pool.mu before ch receives
+	granted   func()       // see OnGranted; likewise
+}
+
+// OnGranted tells whether ticket t is still in line for a worker. If it
+// is, granted is called once the ticket has its worker (RunHold with it
+// then does not wait), with the pool's lock held: it must not block, and
+// may start the goroutine that runs the call. A call waiting in line thus
+// needs no goroutine of its own.
+func (p *Pool) OnGranted(t *Ticket, granted func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(t.ch) > 0 {
+		return false
+	}
+	t.granted = granted
+	return true
 }
 
 // OnStart tells whether ticket t is still in line for a worker. If it is,
@@ -327,9 +343,15 @@ func (p *Pool) release(w *worker) {
 	}
 	for len(p.queue) > 0 {
 		t := p.queue[0]
+		// The slot let go of: a ticket left in the array would keep its
+		// call's state (closures, context) alive after the call.
+		p.queue[0] = nil
 		p.queue = p.queue[1:]
 		if !t.abandoned {
 			t.ch <- w
+			if t.granted != nil {
+				t.granted()
+			}
 			return
 		}
 	}

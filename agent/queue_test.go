@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/frame"
+)
+
+// Bash calls that wait for a worker hold no goroutine each: a burst of
+// them leaves boxsh-init's goroutines as they were (each kept its stack
+// for good after the burst). They still start in arrival order, one
+// cancelled while it waits is answered at once and never runs, and the
+// others run after it.
+func TestQueuedCallsHoldNoGoroutine(t *testing.T) {
+	r, w := serveOnPipe(t) // one worker
+	replies := make(chan frame.Reply, 1024)
+	go func() {
+		defer close(replies)
+		for {
+			payload, err := r.Read()
+			if err != nil {
+				return
+			}
+			if reply, err := frame.DecodeReply(payload); err == nil {
+				replies <- reply
+			}
+		}
+	}()
+	next := func() frame.Reply {
+		t.Helper()
+		select {
+		case reply, ok := <-replies:
+			require.True(t, ok, "the channel ended")
+			return reply
+		case <-time.After(10 * time.Second):
+			t.Fatal("no frame in 10 s")
+			return frame.Reply{}
+		}
+	}
+	bash := func(id uint64, command string) {
+		t.Helper()
+		args, err := json.Marshal(map[string]string{"command": command})
+		require.NoError(t, err)
+		require.NoError(t, w.WriteJSON(frame.Call{ID: id, Tool: "bash", Args: args}))
+	}
+
+	dir := t.TempDir()
+	gate, log := filepath.Join(dir, "gate"), filepath.Join(dir, "log")
+	// The first call holds the one worker until the gate opens.
+	bash(1, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done", gate))
+	time.Sleep(300 * time.Millisecond)
+	before := runtime.NumGoroutine()
+
+	const n = 100
+	for id := uint64(2); id < 2+n; id++ {
+		bash(id, fmt.Sprintf("echo %d >> %s", id, log))
+	}
+	for queued := 0; queued < n; {
+		reply := next()
+		require.Equal(t, frame.StateQueued, reply.State, "frame for call %d", reply.ID)
+		queued++
+	}
+	grown := runtime.NumGoroutine() - before
+	assert.Less(t, grown, 10, "goroutines added by %d queued calls", n)
+
+	// A queued call cancelled is answered at once, while the first runs.
+	const cancelled = 50
+	require.NoError(t, w.WriteJSON(frame.Call{ID: cancelled, Cancel: true}))
+	reply := next()
+	require.Equal(t, uint64(cancelled), reply.ID)
+	require.Empty(t, reply.State)
+	require.NotNil(t, reply.Error, "the cancelled call's reply")
+	assert.Contains(t, reply.Error.Message, "canceled")
+
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	var started []uint64
+	answered := map[uint64]bool{}
+	for len(answered) < n { // the first call and the n-1 not cancelled
+		reply := next()
+		switch reply.State {
+		case frame.StateStarted:
+			started = append(started, reply.ID)
+		case "":
+			require.Nil(t, reply.Error, "call %d", reply.ID)
+			require.False(t, answered[reply.ID], "call %d answered twice", reply.ID)
+			answered[reply.ID] = true
+		}
+	}
+	assert.False(t, answered[cancelled])
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	var ran []uint64
+	for _, f := range strings.Fields(string(b)) {
+		id, err := strconv.ParseUint(f, 10, 64)
+		require.NoError(t, err)
+		ran = append(ran, id)
+	}
+	var want []uint64
+	for id := uint64(2); id < 2+n; id++ {
+		if id != cancelled {
+			want = append(want, id)
+		}
+	}
+	assert.Equal(t, want, started, "started notices in arrival order")
+	assert.Equal(t, want, ran, "commands ran in arrival order")
+}
