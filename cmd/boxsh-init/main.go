@@ -43,7 +43,10 @@ func main() {
 	}
 	// The tool server blocks no thread in a wait (the reaper answers
 	// SIGCHLD, shells are waited for in the poller): spare Ps would only
-	// have more threads look for work on the same cores.
+	// have more threads look for work on the same cores. One P is enough
+	// for its light work beside the commands', and keeps less runtime
+	// metadata after a burst of calls (see proc.OneProc).
+	proc.OneProc()
 	os.Exit(run())
 }
 

@@ -22,3 +22,18 @@ func TestReserveProcs(t *testing.T) {
 	ReserveProcs(3)
 	assert.Equal(t, before, runtime.GOMAXPROCS(0), "a GOMAXPROCS the user set is kept")
 }
+
+func TestOneProc(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+
+	runtime.GOMAXPROCS(3)
+	t.Setenv("GOMAXPROCS", "")
+	OneProc()
+	assert.Equal(t, 1, runtime.GOMAXPROCS(0))
+
+	runtime.GOMAXPROCS(3)
+	t.Setenv("GOMAXPROCS", "3")
+	OneProc()
+	assert.Equal(t, 3, runtime.GOMAXPROCS(0), "a GOMAXPROCS the user set is kept")
+}
