@@ -189,7 +189,13 @@ func serveRPC(opts options, log hclog.Logger) int {
 		serveErr = web.serve(ctx, srv, log)
 	} else {
 		log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
-		serveErr = srv.Serve(ctx, os.Stdin, os.Stdout)
+		// A stdin waited for in the poller holds no P: the front then
+		// serves on one P, as it does HTTP (see oneProc).
+		in, pollable := proc.PollableInput(os.Stdin)
+		if pollable {
+			oneProc()
+		}
+		serveErr = srv.Serve(ctx, in, os.Stdout)
 	}
 	if err := sup.Close(5 * time.Second); err != nil {
 		log.Debug("boxsh-init exit", "error", err)
