@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +111,35 @@ func TestReapPastOwnZombie(t *testing.T) {
 	require.ErrorAs(t, cmd.Wait(), &ee)
 	assert.Equal(t, 5, ee.ExitCode())
 	r.Forget(cmd.Process.Pid)
+}
+
+// A burst of orphans exiting one after the other (as the shells of a burst
+// of calls do, each with its SIGCHLD) is reaped in a few reaps, one per
+// reapInterval at most, not one per signal; every orphan is reaped.
+func TestReapCoalescesSignals(t *testing.T) {
+	defer func(d time.Duration) { reapInterval = d }(reapInterval)
+	reapInterval = 100 * time.Millisecond
+	r := runningReaper(t)
+
+	// 60 orphans, exiting 5 ms apart.
+	cmd := exec.Command("/bin/sh", "-c", `i=0; while [ $i -lt 60 ]; do (sleep 0.$((200 + i * 5)); exec true) >/dev/null 2>&1 & echo $!; i=$((i+1)); done`)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var orphans []int
+	for _, f := range strings.Fields(string(out)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		orphans = append(orphans, pid)
+	}
+	require.Len(t, orphans, 60)
+	before := r.reaps.Load()
+	assert.Eventually(t, func() bool {
+		for _, pid := range orphans {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond, "every orphan is reaped")
+	assert.LessOrEqual(t, r.reaps.Load()-before, int64(15), "reaps for 60 signals")
 }
