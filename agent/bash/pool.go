@@ -100,8 +100,13 @@ type Pool struct {
 	// Each call has another started in place of the one it took (see
 	// takeShell).
 	shells chan *shell
-	// refills counts the warm shells being started for shells.
+	// refills counts the goroutines starting warm shells for shells.
 	refills sync.WaitGroup
+	// wanted is how many warm shells were asked for (refill) and are
+	// not yet being made; refilling tells that the goroutine making
+	// them runs (guarded by mu).
+	wanted    int
+	refilling bool
 	// warmedUp is closed once the fork server and the first warm shell
 	// have started (or failed to).
 	warmedUp chan struct{}
@@ -204,18 +209,47 @@ func (p *Pool) takeShell() (s *shell, refillLater bool) {
 	}
 }
 
-// refill starts a warm shell for shells, unless the pool is closed.
+// refill asks for a warm shell for shells, unless the pool is closed.
+// One goroutine makes them, as many as were asked for by then in one
+// exchange with the zygote (up to maxBatch): in a burst of calls, where
+// each call asks for one, the zygote and boxsh-init then wake once for
+// several shells, and no goroutine is started for each.
 func (p *Pool) refill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return
 	}
+	p.wanted++
+	if p.refilling {
+		return
+	}
+	p.refilling = true
 	p.refills.Add(1)
-	go func() {
-		defer p.refills.Done()
-		p.stock(p.startShell(nil))
-	}()
+	go p.refiller()
+}
+
+// maxBatch bounds the warm shells made in one exchange with the zygote:
+// the first of them is ready only once the zygote has read every request.
+const maxBatch = 4
+
+// refiller makes the warm shells asked for, until none is.
+func (p *Pool) refiller() {
+	defer p.refills.Done()
+	for {
+		p.mu.Lock()
+		n := min(p.wanted, maxBatch)
+		if n == 0 || p.closed {
+			p.wanted, p.refilling = 0, false
+			p.mu.Unlock()
+			return
+		}
+		p.wanted -= n
+		p.mu.Unlock()
+		for _, s := range p.startWarm(n) {
+			p.stock(s)
+		}
+	}
 }
 
 // stock adds warm shell s to the ready ones, or stops it if the pool is
@@ -400,21 +434,7 @@ func (p *Pool) acquire(ctx context.Context, t *Ticket) (*worker, error) {
 // gives stdin, else /dev/null. Failures are recorded in the result.
 func (p *Pool) startShell(c *coldStart) *shell {
 	if c == nil {
-		z := p.zygote.Load()
-		if z == nil {
-			return &shell{err: errNoZygote}
-		}
-		s := p.newShell(nil, func(s *shell) (*child, error) {
-			return z.spawn(p.devNull, s.outW, s.errW, s.ctlR)
-		})
-		var refused *cloneError
-		if s.err != nil && !errors.As(s.err, &refused) {
-			p.zygoteFailed(z, s.err)
-		}
-		// On failure the call starts its shell by exec, on fresh pipes: a
-		// clone made before the zygote failed to answer may hold the ones
-		// it was sent (it finds them closed, and exits).
-		return s
+		return p.startWarm(1)[0]
 	}
 	return p.newShell(c, func(s *shell) (*child, error) {
 		proc, err := p.execShell(s, c)
@@ -448,6 +468,53 @@ func (p *Pool) newShell(c *coldStart, start func(*shell) (*child, error)) *shell
 		s.err = err
 	}
 	return s
+}
+
+// startWarm starts n warm shells, cloned from the zygote in one exchange
+// (shells with errNoZygote if there is none), through the reaper.
+// Failures are recorded in the results.
+func (p *Pool) startWarm(n int) []*shell {
+	shells := make([]*shell, n)
+	z := p.zygote.Load()
+	if z == nil {
+		for i := range shells {
+			shells[i] = &shell{err: errNoZygote}
+		}
+		return shells
+	}
+	var made []*shell
+	for i := range shells {
+		s := &shell{reaper: p.opts.Reaper}
+		p.makePipes(s, nil)
+		shells[i] = s
+		if s.err == nil {
+			made = append(made, s)
+		}
+	}
+	var failed error
+	p.opts.Reaper.StartEach(func(started func(pid int)) {
+		failed = z.spawnEach(p.devNull, made, func(s *shell, c *child, err error) {
+			if err != nil {
+				s.err = err
+				return
+			}
+			s.proc = c
+			started(c.pid)
+		})
+	})
+	for _, s := range made {
+		s.closeShellEnds()
+		if s.err != nil {
+			s.closeOurEnds()
+		}
+	}
+	if failed != nil {
+		// Those calls start their shells by exec, on fresh pipes: a clone
+		// made before the zygote failed to answer may hold the ones it was
+		// sent (it finds them closed, and exits).
+		p.zygoteFailed(z, failed)
+	}
+	return shells
 }
 
 // makePipes makes the pipes of a shell for c (nil: a warm shell),

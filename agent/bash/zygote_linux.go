@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,8 +31,10 @@ type zygote struct {
 	cmd    *exec.Cmd
 	reaper *reap.Reaper
 
-	mu   sync.Mutex // one request at a time
+	mu   sync.Mutex // one exchange at a time
 	conn *net.UnixConn
+	// exchanges counts spawnEach's exchanges (for the tests).
+	exchanges atomic.Int64
 }
 
 // Protocol of the fork-server library (zygote/zygote.c).
@@ -238,19 +241,51 @@ type cloneError struct{ errno syscall.Errno }
 func (e *cloneError) Error() string { return "zygote: clone: " + e.errno.Error() }
 func (e *cloneError) Unwrap() error { return e.errno }
 
-// spawn makes a new shell with the given stdin, stdout, stderr and
-// command pipe and returns its process, in its own process group. After
-// any error but a cloneError the zygote is of no more use: a late answer
-// would be taken for the next request's.
-func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*child, error) {
-	rights := unix.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()), int(ctl.Fd()))
+// spawnEach makes a new shell for each of shells, with stdin and the
+// shell's stdout, stderr and command pipe (the ends it is to have), and
+// calls done with its process, in its own process group, or the error. The
+// requests are all sent before the first answer is read: the zygote
+// serves them one after the other without waiting, and the answers are
+// read in one wake-up if they are there by then. It returns the error
+// after which the zygote is of no more use (any but a cloneError: a late
+// answer would be taken for the next request's); the shells not made by
+// then get it.
+func (z *zygote) spawnEach(stdin *os.File, shells []*shell, done func(*shell, *child, error)) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	v, err := z.request(rights)
-	if err != nil {
-		_ = z.conn.Close()
-		return nil, fmt.Errorf("zygote: %w", err)
+	z.exchanges.Add(1)
+	var failed error
+	sent := 0
+	for _, s := range shells {
+		rights := unix.UnixRights(int(stdin.Fd()), int(s.outW.Fd()), int(s.errW.Fd()), int(s.ctlR.Fd()))
+		if _, _, err := z.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
+			failed = err
+			break
+		}
+		sent++
 	}
+	for i, s := range shells {
+		if i < sent && failed == nil {
+			v, err := z.answer()
+			if err == nil {
+				c, err := z.child(v)
+				done(s, c, err)
+				continue
+			}
+			failed = err
+		}
+		done(s, nil, fmt.Errorf("zygote: %w", failed))
+	}
+	if failed != nil {
+		_ = z.conn.Close()
+		return fmt.Errorf("zygote: %w", failed)
+	}
+	return nil
+}
+
+// child takes over the shell the zygote answered v for: its PID, or
+// -errno (a cloneError).
+func (z *zygote) child(v int32) (*child, error) {
 	if v < 0 {
 		return nil, &cloneError{syscall.Errno(-v)}
 	}
@@ -267,11 +302,8 @@ func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*child, error) {
 	return c, nil
 }
 
-// request sends one request and reads its answer: a PID, or -errno.
-func (z *zygote) request(rights []byte) (int32, error) {
-	if _, _, err := z.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
-		return 0, err
-	}
+// answer reads the answer to a request: a PID, or -errno.
+func (z *zygote) answer() (int32, error) {
 	v, err := z.read()
 	if err == nil && v == 0 {
 		err = errors.New("answered PID 0")

@@ -386,3 +386,42 @@ func TestZygoteCopyCannotBeChanged(t *testing.T) {
 	out = run(t, p, tool.BashArgs{Command: "echo still; " + clonedProbe})
 	assert.Equal(t, "still\ncloned\n", out.Stdout, out.Stderr)
 }
+
+// Warm shells asked for while the zygote is busy are made together, in one
+// exchange (all the requests, then all the answers), and each runs its
+// command.
+func TestZygoteBatchesRefills(t *testing.T) {
+	p := newPool(t, Options{Workers: 4})
+	require.Eventually(t, func() bool { return p.refillsIdle() }, 5*time.Second, 5*time.Millisecond)
+	z := p.zygote.Load()
+	var taken []*shell
+	for len(p.shells) > 0 {
+		taken = append(taken, <-p.shells)
+	}
+	before := z.exchanges.Load()
+
+	// The first refill's exchange waits for the zygote; three more are
+	// asked for meanwhile.
+	z.mu.Lock()
+	p.refill()
+	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.wanted == 0 }, 5*time.Second, time.Millisecond,
+		"the refiller took the first request")
+	for range 3 {
+		p.refill()
+	}
+	z.mu.Unlock()
+	require.Eventually(t, func() bool { return len(p.shells) == 4 && p.refillsIdle() }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int64(2), z.exchanges.Load()-before, "one exchange for the first shell, one for the three asked for meanwhile")
+
+	for len(p.shells) > 0 {
+		taken = append(taken, <-p.shells)
+	}
+	for _, s := range taken[len(taken)-4:] {
+		out, err := p.runOn(context.Background(), s, tool.BashArgs{Command: "echo $$"})
+		require.NoError(t, err)
+		assert.Equal(t, strconv.Itoa(s.proc.pid)+"\n", out.Stdout)
+	}
+	for _, s := range taken[:len(taken)-4] {
+		s.discard()
+	}
+}

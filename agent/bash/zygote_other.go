@@ -21,8 +21,8 @@ func startZygote(lib, shell string, limits proc.Limits, env []string, dir string
 	return nil, errors.ErrUnsupported
 }
 
-func (z *zygote) spawn(stdin, stdout, stderr, ctl *os.File) (*child, error) {
-	return nil, errors.ErrUnsupported
+func (z *zygote) spawnEach(stdin *os.File, shells []*shell, done func(*shell, *child, error)) error {
+	return errors.ErrUnsupported
 }
 
 func (z *zygote) close() {}

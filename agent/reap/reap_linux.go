@@ -66,6 +66,22 @@ func (r *Reaper) Start(start func() (int, error)) error {
 	return err
 }
 
+// StartEach is Start for children started together: start calls started
+// with the pid of each child it started.
+func (r *Reaper) StartEach(start func(started func(pid int))) {
+	if r == nil {
+		start(func(int) {})
+		return
+	}
+	r.starting.RLock()
+	defer r.starting.RUnlock()
+	start(func(pid int) {
+		r.mu.Lock()
+		r.known[pid]++
+		r.mu.Unlock()
+	})
+}
+
 // Forget drops a child recorded by Start, after its Wait has returned.
 func (r *Reaper) Forget(pid int) {
 	if r == nil {
