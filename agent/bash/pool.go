@@ -367,6 +367,13 @@ func (p *Pool) Reserve() *Ticket {
 	return t
 }
 
+// queued tells whether calls wait for a worker.
+func (p *Pool) queued() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue) > 0
+}
+
 // release hands a worker to the next caller in line, or back to the pool.
 func (p *Pool) release(w *worker) {
 	p.mu.Lock()
@@ -724,6 +731,13 @@ func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out 
 		t.started()
 	}
 	warm, refillLater := p.takeShell()
+	if refillLater && p.queued() {
+		// Calls wait for a worker (a burst): the next one to start takes
+		// a shell now, so its replacement is made at once, not when this
+		// call is answered: the next call then finds one ready.
+		p.refill()
+		refillLater = false
+	}
 	release = sync.OnceFunc(func() {
 		if refillLater {
 			p.refill()

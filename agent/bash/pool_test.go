@@ -447,3 +447,36 @@ func TestCallBeforeWarmUp(t *testing.T) {
 		assert.Equal(t, "later\n", out.Stdout)
 	}
 }
+
+// A call that starts while others wait for a worker (a burst) has the
+// warm shell it took replaced at once, not once it is answered: the next
+// call finds one ready.
+func TestBurstRefillsAtOnce(t *testing.T) { inBothModes(t, testBurstRefillsAtOnce) }
+
+func testBurstRefillsAtOnce(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 1, ForkServer: mode})
+	run(t, p, tool.BashArgs{Command: "true"})
+	require.Eventually(t, func() bool { return len(p.shells) == idleShells && p.refillsIdle() }, 10*time.Second, 5*time.Millisecond)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tickets := []*Ticket{p.Reserve(), p.Reserve(), p.Reserve()}
+	commands := []string{"true", "sleep 3", "true"}
+	done := make(chan error, len(tickets))
+	for i, tk := range tickets {
+		go func() {
+			_, err := p.Run(ctx, tk, tool.BashArgs{Command: commands[i]})
+			done <- err
+		}()
+	}
+	require.NoError(t, <-done, "the first call")
+	// The second call sleeps with the third waiting behind it: the shell it
+	// took is replaced meanwhile.
+	assert.Eventually(t, func() bool { return len(p.shells) == idleShells && p.refillsIdle() }, 2*time.Second, 5*time.Millisecond,
+		"the shells waiting while the second call runs")
+	p.mu.Lock()
+	assert.Len(t, p.queue, 1, "the third call still waits")
+	p.mu.Unlock()
+	require.NoError(t, <-done)
+	require.NoError(t, <-done)
+}
