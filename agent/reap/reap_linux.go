@@ -119,10 +119,10 @@ const (
 
 // reapInterval is the shortest time between two reaps. Every command's
 // shell that exits signals SIGCHLD, and in a burst of calls a reap at
-// each (two wake-ups of the reaper a call: the signal, then Forget) took
-// a tenth of boxsh-init's processor time; signals that come meanwhile
-// make one reap at the end of the interval. An orphan stays a zombie that
-// much longer. (A variable for the tests.)
+// each woke the reaper twice a call (the signal, then Forget) for a reap
+// that found only the pool's own shell; signals that come meanwhile make
+// one reap at the end of the interval. An orphan stays a zombie that much
+// longer. (A variable for the tests.)
 var reapInterval = 5 * time.Millisecond
 
 // Run reaps at every SIGCHLD, at most once per reapInterval, until ctx
