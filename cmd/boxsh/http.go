@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	goruntime "runtime"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/rpc"
 )
 
@@ -19,25 +19,6 @@ type httpListener struct {
 	opts rpc.HTTPOptions
 	// tokenPath is the token file boxsh made (removed at exit), if any.
 	tokenPath string
-}
-
-// oneProc runs the front's Go code on one scheduler P while it serves HTTP,
-// or stdio with a stdin read through the poller (proc.PollableInput),
-// unless GOMAXPROCS is set. The Ps main reserves are for a blocking
-// stdin, which HTTP has none of; and with idle Ps every goroutine made
-// ready (net/http makes several per request, around its background read
-// of the connection; on stdio each reply from boxsh-init) wakes another
-// thread that spins, looking for work, on cores the client, boxsh-init
-// and the commands need. On 2 vCPUs at a load of 9-13 this took the
-// median round trip's excess over stdio (interleaved) from 0.16-0.21 ms
-// to 0.11-0.15 ms, without lowering the 50 clients' rate. On stdio it
-// took the front's processor time in a burst of pipelined calls from
-// ~77 to ~63 µs a call (4.0 to 2.7 context switches). The front's own
-// work per call (tens of microseconds) is far from filling one core.
-func oneProc() {
-	if os.Getenv("GOMAXPROCS") == "" {
-		goruntime.GOMAXPROCS(1)
-	}
 }
 
 // listenHTTP reads or makes the bearer token and opens the listener.
@@ -86,7 +67,7 @@ func (h *httpListener) serve(ctx context.Context, srv *rpc.Server, log hclog.Log
 		return err
 	}
 	h.opts.Extra = rest
-	oneProc() // once boxsh-init runs: its start is not slowed
+	proc.OneProc() // once boxsh-init runs: its start is not slowed
 	fmt.Fprintf(os.Stderr, "boxsh: MCP on http://%s/mcp\n", h.ln.Addr())
 	log.Info("serving MCP over streamable HTTP", "addr", h.ln.Addr().String(), "auth", h.opts.Token != "")
 	return srv.ServeStreamable(ctx, h.ln, h.opts)

@@ -190,10 +190,10 @@ func serveRPC(opts options, log hclog.Logger) int {
 	} else {
 		log.Info("serving MCP on stdio", "workers", opts.workers, "shell", opts.shell, "sandbox", opts.sandbox.Enabled)
 		// A stdin waited for in the poller holds no P: the front then
-		// serves on one P, as it does HTTP (see oneProc).
+		// serves on one P, as it does HTTP (see proc.OneProc).
 		in, pollable := proc.PollableInput(os.Stdin)
 		if pollable {
-			oneProc()
+			proc.OneProc()
 		}
 		serveErr = srv.Serve(ctx, in, os.Stdout)
 	}
