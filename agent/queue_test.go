@@ -24,30 +24,7 @@ import (
 // others run after it.
 func TestQueuedCallsHoldNoGoroutine(t *testing.T) {
 	r, w := serveOnPipe(t) // one worker
-	replies := make(chan frame.Reply, 1024)
-	go func() {
-		defer close(replies)
-		for {
-			payload, err := r.Read()
-			if err != nil {
-				return
-			}
-			if reply, err := frame.DecodeReply(payload); err == nil {
-				replies <- reply
-			}
-		}
-	}()
-	next := func() frame.Reply {
-		t.Helper()
-		select {
-		case reply, ok := <-replies:
-			require.True(t, ok, "the channel ended")
-			return reply
-		case <-time.After(10 * time.Second):
-			t.Fatal("no frame in 10 s")
-			return frame.Reply{}
-		}
-	}
+	next := frames(t, r)
 	bash := func(id uint64, command string) {
 		t.Helper()
 		args, err := json.Marshal(map[string]string{"command": command})

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,27 +92,12 @@ func TestServeQuickReadHandsOn(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"path": path})
 		calls <- frame.Call{ID: id, Tool: "read", Args: args}
 	}
-	replies := make(chan frame.Reply, 8)
-	go func() {
-		for {
-			payload, err := r.Read()
-			if err != nil {
-				close(replies)
-				return
-			}
-			if reply, err := frame.DecodeReply(payload); err == nil && reply.State == "" {
-				replies <- reply
-			}
-		}
-	}()
+	nextFrame := frames(t, r)
 	next := func() frame.Reply {
-		select {
-		case reply, ok := <-replies:
-			require.True(t, ok, "the channel ended")
-			return reply
-		case <-time.After(10 * time.Second):
-			t.Fatal("no reply: the reading of frames waits for the stuck read")
-			return frame.Reply{}
+		for {
+			if reply := nextFrame(); reply.State == "" {
+				return reply
+			}
 		}
 	}
 

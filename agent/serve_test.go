@@ -60,3 +60,33 @@ func nextReply(t *testing.T, r *frame.Reader) frame.Reply {
 		}
 	}
 }
+
+// frames reads r on a goroutine and returns a function that gives the
+// next frame read (a reply, or a notice of a call's state), failing the
+// test if none comes within 10 s.
+func frames(t *testing.T, r *frame.Reader) func() frame.Reply {
+	ch := make(chan frame.Reply, 1024)
+	go func() {
+		defer close(ch)
+		for {
+			payload, err := r.Read()
+			if err != nil {
+				return
+			}
+			if reply, err := frame.DecodeReply(payload); err == nil {
+				ch <- reply
+			}
+		}
+	}()
+	return func() frame.Reply {
+		t.Helper()
+		select {
+		case reply, ok := <-ch:
+			require.True(t, ok, "the channel ended")
+			return reply
+		case <-time.After(10 * time.Second):
+			t.Fatal("no frame in 10 s")
+			return frame.Reply{}
+		}
+	}
+}
