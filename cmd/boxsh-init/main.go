@@ -41,12 +41,6 @@ func main() {
 		proc.ReserveProcs(2)
 		os.Exit(runExec(os.Args[1:]))
 	}
-	// The tool server blocks no thread in a wait (the reaper answers
-	// SIGCHLD, shells are waited for in the poller): spare Ps would only
-	// have more threads look for work on the same cores. One P is enough
-	// for its light work beside the commands', and keeps less runtime
-	// metadata after a burst of calls (see proc.OneProc).
-	proc.OneProc()
 	os.Exit(run())
 }
 
@@ -110,6 +104,14 @@ func run() int {
 	}
 	starttrace.Mark("init.agent")
 	<-signalsSet
+	// The tool server blocks no thread in a wait (the reaper answers
+	// SIGCHLD, shells are waited for in the poller): spare Ps would only
+	// have more threads look for work on the same cores. One P is enough
+	// for its light work beside the commands', and keeps less runtime
+	// metadata after a burst of calls (see proc.OneProc). Not before now:
+	// the start's goroutines (the signals' set-up, the fork server's
+	// start) run beside it on the other P.
+	proc.OneProc()
 	go func() {
 		// Unblock Serve when a signal arrives.
 		<-ctx.Done()
