@@ -40,11 +40,14 @@ type Reaper struct {
 	forgot chan struct{}
 	// reaps counts Run's reaps (for the tests).
 	reaps atomic.Int64
+	// interval is the shortest time between two reaps (reapInterval;
+	// tests set another before Run).
+	interval time.Duration
 }
 
 // New returns a Reaper; Run makes it reap.
 func New() *Reaper {
-	return &Reaper{known: make(map[int]int), forgot: make(chan struct{}, 1)}
+	return &Reaper{known: make(map[int]int), forgot: make(chan struct{}, 1), interval: reapInterval}
 }
 
 // Start starts a child with start (cmd.Start, or pty.Start and the like),
@@ -122,8 +125,8 @@ const (
 // each woke the reaper twice a call (the signal, then Forget) for a reap
 // that found only the pool's own shell; signals that come meanwhile make
 // one reap at the end of the interval. An orphan stays a zombie that much
-// longer. (A variable for the tests.)
-var reapInterval = 5 * time.Millisecond
+// longer.
+const reapInterval = 5 * time.Millisecond
 
 // Run reaps at every SIGCHLD, at most once per reapInterval, until ctx
 // ends.
@@ -145,7 +148,7 @@ func (r *Reaper) Run(ctx context.Context) {
 			delay = retryDelay
 		}
 		// What comes during the interval waits for its end.
-		pause.Reset(reapInterval)
+		pause.Reset(r.interval)
 		select {
 		case <-ctx.Done():
 			return

@@ -20,9 +20,16 @@ import (
 // runningReaper makes the test process inherit orphans (a child
 // subreaper, as PID 1 is) and runs a Reaper until the test ends.
 func runningReaper(t *testing.T) *Reaper {
+	return runningReaperEvery(t, reapInterval)
+}
+
+// runningReaperEvery is runningReaper with reaps at most once per
+// interval.
+func runningReaperEvery(t *testing.T, interval time.Duration) *Reaper {
 	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
 	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
 	r := New()
+	r.interval = interval
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go r.Run(ctx)
@@ -117,9 +124,7 @@ func TestReapPastOwnZombie(t *testing.T) {
 // of calls do, each with its SIGCHLD) is reaped in a few reaps, one per
 // reapInterval at most, not one per signal; every orphan is reaped.
 func TestReapCoalescesSignals(t *testing.T) {
-	defer func(d time.Duration) { reapInterval = d }(reapInterval)
-	reapInterval = 100 * time.Millisecond
-	r := runningReaper(t)
+	r := runningReaperEvery(t, 100*time.Millisecond)
 
 	// 60 orphans, exiting 5 ms apart.
 	cmd := exec.Command("/bin/sh", "-c", `i=0; while [ $i -lt 60 ]; do (sleep 0.$((200 + i * 5)); exec true) >/dev/null 2>&1 & echo $!; i=$((i+1)); done`)
