@@ -21,14 +21,17 @@ build:
 
 # Unit tests, then end-to-end tests against the built binaries (with the
 # seccomp tag, as the front is built, so that the tests of the seccomp
-# program run).
-test: build
-    BOXSH_BIN_DIR={{justfile_directory()}}/{{bin}} go test -count=1 -tags seccomp ./...
+# program run), ending with a count of skipped tests and why. Run as root, it
+# runs them as an unprivileged user (created if missing), rootless: sandbox
+# tests never run as real root. Takes packages and go test flags:
+# `just test ./integration -run TestX`. See scripts/test.sh.
+[positional-arguments]
+test *ARGS:
+    bash scripts/test.sh "$@"
 
-# Unit tests only (fast; with the seccomp tag, as the front is built, so that
-# the tests of the seccomp program run).
+# Unit tests only (fast), as `just test` runs them.
 unit:
-    go test -count=1 -tags seccomp $(go list ./... | grep -v /integration)
+    bash scripts/test.sh $(go list ./... | grep -v /integration)
 
 # gofmt, go vet, staticcheck (a tool dependency in go.mod), the macOS build,
 # and no build output tracked by git.

@@ -22,7 +22,7 @@ import (
 func requireRootless(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() == 0 {
-		t.Skip("sandbox tests run only as an unprivileged user (as .ci/run does), never as real root")
+		t.Skip("sandbox tests never run as real root: run `just test`, which runs them as an unprivileged user")
 	}
 }
 
