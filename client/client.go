@@ -157,6 +157,8 @@ type Client struct {
 
 	done    chan struct{} // closed once the process has exited
 	goneErr *ServerGoneError
+
+	lock *os.File // a session's lock, held until the process has exited
 }
 
 // response is the answer to one request.
@@ -173,10 +175,33 @@ type rpcError struct {
 // Start starts `boxsh --rpc` with opts and waits for it to answer
 // initialize (with a sandbox: until the sandbox is up). Cancelling ctx
 // during Start kills the server; afterwards ctx does not matter.
+//
+// Options the client can check (bind modes and sources, the network
+// mode) are checked first; a configuration the client or the server
+// refuses, or a server that exits before it serves, is a *StartError,
+// which starting again does not fix.
+//
+// On Linux the server dies with the program that started it, however
+// that program dies (a parent-death signal): its sandbox and commands
+// do not outlive their owner.
 func Start(ctx context.Context, opts Options) (*Client, error) {
+	return start(ctx, opts, nil)
+}
+
+// start is Start; lock, when set, is a session lock the Client holds
+// until the server has exited (it is closed if start fails).
+func start(ctx context.Context, opts Options, lock *os.File) (c *Client, err error) {
+	defer func() {
+		if err != nil && lock != nil {
+			lock.Close()
+		}
+	}()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	bin, err := FindBinary(opts.Binary)
 	if err != nil {
-		return nil, err
+		return nil, &StartError{Message: err.Error(), ExitCode: -1, Err: err}
 	}
 	cmd := exec.Command(bin, opts.args()...)
 	cmd.Dir = opts.Dir
@@ -193,16 +218,17 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	if n <= 0 {
 		n = 64 << 10
 	}
-	c := &Client{
+	c = &Client{
 		cmd: cmd, stdin: stdin, stderr: &tail{max: n},
 		pending: map[int64]chan response{},
 		done:    make(chan struct{}),
+		lock:    lock,
 	}
 	cmd.Stderr = c.stderr
 	// A process of the server that keeps stderr open must not hold Wait.
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+	if err := startCmd(cmd); err != nil {
+		return nil, &StartError{Message: fmt.Sprintf("start %s: %v", bin, err), ExitCode: -1, Err: err}
 	}
 	go c.readLoop(stdout)
 	_, err = c.call(ctx, "initialize", map[string]any{
@@ -215,9 +241,57 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	}
 	if err != nil {
 		c.kill()
+		var gone *ServerGoneError
+		if errors.As(err, &gone) {
+			code := -1
+			if ps := c.cmd.ProcessState; ps != nil {
+				code = ps.ExitCode()
+			}
+			return nil, startFailed(gone, code)
+		}
 		return nil, err
 	}
 	return c, nil
+}
+
+// validate checks what the client can check of o before a server runs:
+// the bind modes, that each bind's source exists, that a cow bind has a
+// destination, and the network mode.
+func (o Options) validate() error {
+	bad := func(format string, a ...any) error {
+		msg := fmt.Sprintf(format, a...)
+		return &StartError{Message: msg, ExitCode: -1, Err: errors.New(msg)}
+	}
+	dir := o.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	for _, b := range o.Binds {
+		switch b.Mode {
+		case ReadOnly, ReadWrite, CopyOnWrite:
+		default:
+			return bad("bind %s: unknown mode %q (use %s, %s or %s)", b, b.Mode, ReadOnly, ReadWrite, CopyOnWrite)
+		}
+		if b.Src == "" {
+			return bad("bind %s: no source", b)
+		}
+		if b.Mode == CopyOnWrite && b.Dst == "" {
+			return bad("bind %s: a %s bind needs Dst", b, CopyOnWrite)
+		}
+		src := b.Src
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(dir, src)
+		}
+		if _, err := os.Stat(src); err != nil {
+			return &StartError{Message: fmt.Sprintf("bind %s: source: %v", b, err), ExitCode: -1, Err: err}
+		}
+	}
+	switch o.Network {
+	case "", NetworkDisabled, NetworkAllowAll, NetworkAllowlist:
+	default:
+		return bad("network %q: expected %s, %s or %s", o.Network, NetworkDisabled, NetworkAllowAll, NetworkAllowlist)
+	}
+	return nil
 }
 
 // readLoop reads responses until stdout ends, then waits for the process
@@ -238,6 +312,9 @@ func (c *Client) readLoop(stdout io.Reader) {
 		}
 	}
 	waitErr := c.cmd.Wait()
+	if c.lock != nil {
+		c.lock.Close()
+	}
 	if waitErr == nil {
 		waitErr = readErr
 	}

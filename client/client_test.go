@@ -197,11 +197,14 @@ func TestServerGone(t *testing.T) {
 
 func TestStartFailureShowsStderr(t *testing.T) {
 	_, err := Start(testCtx(t), Options{Binary: boxshBin(), Args: []string{"stray"}})
-	var gone *ServerGoneError
-	require.ErrorAs(t, err, &gone)
-	require.Contains(t, gone.Stderr, "unexpected argument")
+	var se *StartError
+	require.ErrorAs(t, err, &se)
+	require.Contains(t, se.Stderr, "unexpected argument")
+	require.Contains(t, se.Message, "unexpected argument")
+	require.Equal(t, 2, se.ExitCode)
+	require.False(t, errors.Is(err, ErrServerGone), "a configuration error is not a crash")
 	_, err = Start(testCtx(t), Options{Binary: filepath.Join(t.TempDir(), "none")})
-	require.Error(t, err)
+	require.ErrorAs(t, err, &se)
 }
 
 func TestCloseThenCall(t *testing.T) {

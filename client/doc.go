@@ -12,11 +12,15 @@
 // tools. Cancelling a call's context sends notifications/cancelled (the
 // server kills the call's processes) and returns at once.
 //
-// Errors are typed: *ProtocolError for requests the server refuses,
+// Errors are typed: *StartError when Start is refused (a configuration
+// the client or the server rejects, a missing boxsh-init: starting again
+// does not help), *ProtocolError for requests the server refuses,
 // *ToolError for tools that ran and failed (a bash command that exits
 // non-zero is not one: its ExecResult says so), *ServerGoneError when the
-// server died, with its last stderr lines. Close ends the server and
-// waits for it; after a crash, Start a new Client.
+// server died after it started, with its last stderr lines. Close ends
+// the server and waits for it; after a crash, Start a new Client. On
+// Linux the server dies with the program that started it, however that
+// program dies.
 //
 // Supported says whether this machine can run the sandbox, and why not.
 //
@@ -39,8 +43,10 @@
 //     settings, shell start-up files);
 //   - Discard throws the session away.
 //
-// Sessions outlive their owner: RecoverSessions finds those whose owner
-// process died, to apply or discard. The boxsh command offers the same on
+// A session is locked while a server of Session.Start runs on it: a
+// second Start and Discard refuse it (ErrSessionInUse). Sessions outlive
+// their owner: RecoverSessions finds those whose owner process died and
+// that no server uses, to apply or discard. The boxsh command offers the same on
 // a DST, for --try users and CI jobs: boxsh changes, diff, apply, discard
 // and sessions.
 package client

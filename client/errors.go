@@ -72,6 +72,57 @@ func (e *ServerGoneError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrServerGone) true.
 func (e *ServerGoneError) Is(target error) bool { return target == ErrServerGone }
 
+// StartError reports that the server could not start: the client found
+// Options wrong before running it (a bind whose source is missing, an
+// unknown bind or network mode), or the server exited before it served
+// (its own checks refused the configuration, boxsh-init is missing, ...).
+// Unlike a *ServerGoneError, starting again with the same Options fails
+// the same way: fix the configuration first.
+type StartError struct {
+	// Message is the one-line reason, as the server printed it
+	// ("boxsh: --bind ro:/x: source /x: no such file or directory") or the
+	// client found it.
+	Message string
+	// ExitCode is the server's exit status; -1 when it did not run or was
+	// killed by a signal.
+	ExitCode int
+	// Stderr holds the last lines the server wrote to its stderr, if it
+	// ran.
+	Stderr string
+	// Err is the underlying error, if any (an *exec.ExitError, ...).
+	Err error
+}
+
+func (e *StartError) Error() string {
+	msg := strings.TrimPrefix(e.Message, "boxsh: ")
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return "boxsh: start: " + msg
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// startFailed turns the end of a server that exited during Start into a
+// *StartError, its message the server's last error line.
+func startFailed(gone *ServerGoneError, code int) *StartError {
+	msg := ""
+	lines := strings.Split(strings.TrimSpace(gone.Stderr), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "boxsh: ") {
+			msg = l
+			break
+		}
+	}
+	if msg == "" && len(lines) > 0 {
+		msg = strings.TrimSpace(lines[len(lines)-1])
+	}
+	if msg == "" && gone.Err != nil {
+		msg = "server exited: " + gone.Err.Error()
+	}
+	return &StartError{Message: msg, ExitCode: code, Stderr: gone.Stderr, Err: gone.Err}
+}
+
 // lastLines returns at most n trailing lines of s.
 func lastLines(s string, n int) string {
 	s = strings.TrimRight(s, "\n")

@@ -21,9 +21,16 @@ const (
 	MetaFile = "boxsh-session.json"
 	// ManifestFile records SRC's state when the session started.
 	ManifestFile = "boxsh-manifest"
+	// LockFile is locked (flock) by the Client of Session.Start while its
+	// server runs, so that nothing else uses the session meanwhile.
+	LockFile = "boxsh-session.lock"
 	// dstName is the name of DST in a session directory of NewSession.
 	dstName = "dst"
 )
+
+// ErrSessionInUse is returned by Session.Start and Session.Discard (and
+// matched with errors.Is) for a session whose server still runs.
+var ErrSessionInUse = errors.New("boxsh: session in use by a running server")
 
 // SessionOptions configure NewSession.
 type SessionOptions struct {
@@ -233,8 +240,8 @@ func ListSessions(baseDir string) ([]*Session, error) {
 }
 
 // RecoverSessions lists the sessions under baseDir whose owner process
-// has died (a crash, kill -9): their changes are all in DST, to Apply or
-// Discard.
+// has died (a crash, kill -9) and that no server uses (InUse): their
+// changes are all in DST, to Apply or Discard.
 func RecoverSessions(baseDir string) ([]*Session, error) {
 	all, err := ListSessions(baseDir)
 	if err != nil {
@@ -242,7 +249,7 @@ func RecoverSessions(baseDir string) ([]*Session, error) {
 	}
 	var out []*Session
 	for _, s := range all {
-		if !s.OwnerAlive() {
+		if !s.OwnerAlive() && !s.InUse() {
 			out = append(out, s)
 		}
 	}
@@ -273,6 +280,10 @@ func (s *Session) OwnerAlive() bool {
 	return processAlive(s.info.OwnerPID, s.info.OwnerStart)
 }
 
+// InUse tells whether a server started by Session.Start (in this process
+// or another) runs on the session now.
+func (s *Session) InUse() bool { return sessionLocked(s.dir) }
+
 // Adopt makes the calling process the session's owner (after recovering
 // it, say).
 func (s *Session) Adopt() error {
@@ -283,13 +294,20 @@ func (s *Session) Adopt() error {
 // Start starts a sandboxed server on the session: opts with Sandbox set,
 // the session's bind added, and (when opts.Dir is empty) Src as the
 // working directory, so that commands start in the session's view of it.
+// The session is locked while the server runs: a second Start, Discard
+// and RecoverSessions refuse it (ErrSessionInUse) until the server has
+// exited.
 func (s *Session) Start(ctx context.Context, opts Options) (*Client, error) {
+	lock, err := lockSession(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.info.Dst, err)
+	}
 	opts.Sandbox = true
 	opts.Binds = append(append([]Bind{}, opts.Binds...), s.Bind())
 	if opts.Dir == "" {
 		opts.Dir = s.info.Src
 	}
-	return Start(ctx, opts)
+	return start(ctx, opts, lock)
 }
 
 // Changes lists the session's changes (see the package function Changes).
@@ -312,8 +330,16 @@ func (s *Session) Size() int64 {
 }
 
 // Discard removes the session: DST, the overlay's work directory and the
-// metadata. SRC is not touched. The session must not be in use.
+// metadata. SRC is not touched. It refuses a session a server runs on
+// (ErrSessionInUse).
 func (s *Session) Discard() error {
+	lock, err := lockSession(s.dir)
+	if errors.Is(err, ErrSessionInUse) {
+		return fmt.Errorf("discard %s: %w", s.info.Dst, err)
+	}
+	if lock != nil {
+		defer lock.Close()
+	}
 	work := filepath.Join(filepath.Dir(s.info.Dst), ".boxsh", filepath.Base(s.info.Dst))
 	for _, p := range []string{s.info.Dst, work} {
 		if err := removeAll(p); err != nil {
@@ -322,6 +348,7 @@ func (s *Session) Discard() error {
 	}
 	os.Remove(filepath.Dir(work)) // .boxsh, when empty
 	os.Remove(filepath.Join(s.dir, ManifestFile))
+	os.Remove(filepath.Join(s.dir, LockFile))
 	if err := os.Remove(filepath.Join(s.dir, MetaFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("discard: %w", err)
 	}

@@ -102,6 +102,10 @@ type ExecResult struct {
 	StdoutTruncated, StderrTruncated bool
 	// Signal names the signal that killed the command, if any.
 	Signal string
+	// TimedOut is set when the command ran past ExecRequest.Timeout (or
+	// the policy's) and was killed: ExitCode is then -1 and Stderr holds
+	// the server's "timeout" instead of the command's.
+	TimedOut bool
 }
 
 // Exec runs a command. A command that exits non-zero is a result, not an
@@ -137,6 +141,9 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error)
 		Duration:        time.Duration(out.DurationMS) * time.Millisecond,
 		StdoutTruncated: out.StdoutTruncated, StderrTruncated: out.StderrTruncated,
 		Signal: out.Signal,
+		// The server answers a timeout with exit code -1, which no
+		// process can exit with (statuses are 0 to 255).
+		TimedOut: out.ExitCode == -1,
 	}, nil
 }
 
@@ -145,13 +152,31 @@ func (c *Client) Run(ctx context.Context, command string) (*ExecResult, error) {
 	return c.Exec(ctx, ExecRequest{Command: command})
 }
 
-// ReadRequest is a read call: Offset (1-based line) and Limit page text
-// files.
+// ReadRequest is a read call (an alias of tool.ReadArgs), with the
+// fields:
+//
+//	Path   string // the file, absolute or relative to the server's directory
+//	Offset int    // first line to read, 1-based (text files; 0: the first)
+//	Limit  int    // most lines to read (0: 2000, and at most 50 KB)
 type ReadRequest = tool.ReadArgs
 
 // ReadResult is what read answered. Content holds a text file's lines;
 // an image comes as Image (its bytes) with Encoding "image"; other binary
-// files as metadata (Encoding "metadata", Size).
+// files as metadata (Encoding "metadata", Size). The fields of the
+// embedded tool.ReadOutput:
+//
+//	Content        string // the text read (text files)
+//	Encoding       string // "text", "image" or "metadata"
+//	MimeType       string // the detected MIME type
+//	LineCount      *int   // lines returned (text)
+//	Truncated      *bool  // whether more lines follow (text)
+//	TotalLines     int    // lines in the file, when truncated
+//	NextOffset     int    // Offset of the next page, when truncated
+//	Size           *int64 // file size in bytes (binary files)
+//	Width, Height  int    // size of the returned image
+//	OriginalWidth  int    // size of the image file
+//	OriginalHeight int
+//	WasResized     *bool  // whether the image was scaled down
 type ReadResult struct {
 	tool.ReadOutput
 	// Image is the (possibly scaled down) image, for Encoding "image".
@@ -214,11 +239,18 @@ func (c *Client) WriteString(ctx context.Context, path, text string) error {
 	return err
 }
 
-// Edit is one exact-text replacement of Client.Edit.
+// Edit is one exact-text replacement of Client.Edit (an alias of
+// tool.Edit), with the fields:
+//
+//	OldText string // the exact text to replace; it must occur once
+//	NewText string // its replacement
 type Edit = tool.Edit
 
-// EditResult is what edit answered: the unified diff and the first line
-// changed.
+// EditResult is what edit answered (an alias of tool.EditOutput), with
+// the fields:
+//
+//	Diff             string // unified diff of the change
+//	FirstChangedLine int    // first line changed, 1-based
 type EditResult = tool.EditOutput
 
 // Edit replaces text in a file: every OldText must match exactly once,
@@ -309,12 +341,27 @@ func (c *Client) terminal(ctx context.Context, name string, args any) (*Terminal
 	return &t, nil
 }
 
-// ListRequest is a list call: Depth levels (default 1), at most Limit
-// entries (default 1000).
+// ListRequest is a list call (an alias of tool.ListArgs), with the
+// fields:
+//
+//	Path  string // the directory, absolute or relative
+//	Depth int    // levels to descend (0 and 1: the directory's own entries)
+//	Limit int    // most entries (0: 1000; at most 10000)
 type ListRequest = tool.ListArgs
 
-// ListResult is what list answered: the entries, depth first in lexical
-// order, and whether Limit cut them.
+// ListResult is what list answered (an alias of tool.ListOutput), with
+// the fields:
+//
+//	Path      string           // the directory listed, absolute
+//	Entries   []tool.ListEntry // depth first, in lexical order
+//	Truncated bool             // whether Limit left entries out
+//
+// Each tool.ListEntry has Name (relative to Path, "sub/file" below depth
+// 1), Error (why a directory's entries are missing) and the fields of
+// tool.FileInfo: Type ("file", "dir", "symlink", "fifo", "socket",
+// "char_device", "block_device"), Size, Mode (octal, "0644"), Mtime (RFC
+// 3339), Target (of a symbolic link) and DeniedBy (the sandbox rule that
+// refuses reading it).
 type ListResult = tool.ListOutput
 
 // List lists a directory, without following symbolic links.
@@ -330,12 +377,26 @@ func (c *Client) List(ctx context.Context, req ListRequest) (*ListResult, error)
 	return &out, nil
 }
 
-// StatResult is what stat answered; Exists is false for a missing path.
+// StatResult is what stat answered (an alias of tool.StatOutput), with
+// the fields:
+//
+//	Path     string // the path described, absolute
+//	Exists   bool   // false for a missing path; the rest is then empty
+//	Type     string // "file", "dir", "symlink", "fifo", "socket", ...
+//	Size     *int64 // bytes (of the link itself for a symbolic link)
+//	Mode     string // permission bits in octal, "0644", "4755"
+//	Mtime    string // modification time, RFC 3339 with nanoseconds
+//	Target   string // a symbolic link's target
+//	DeniedBy string // the sandbox rule that refuses reading it, if any
 type StatResult = tool.StatOutput
 
 // Stat describes path without following a final symbolic link. A
-// missing path is not an error: Exists is false.
+// missing path is not an error: Exists is false. An empty path is the
+// server's working directory (as ".").
 func (c *Client) Stat(ctx context.Context, path string) (*StatResult, error) {
+	if path == "" {
+		path = "."
+	}
 	r, err := c.callTool(ctx, tool.Stat, tool.StatArgs{Path: path}, false)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -394,4 +395,132 @@ func TestTrySessionCommands(t *testing.T) {
 	r = runBoxshIn(t, ctx, proj, "", nil, "changes", filepath.Join(parent, "nothing"))
 	require.Equal(t, 1, r.code())
 	require.Contains(t, r.stderr, "not a boxsh session")
+}
+
+// TestClientOwnerProcess is the program TestClientServerDiesWithOwner
+// kills: when BOXSH_CLIENT_OWNER is "plain" or "sandbox" it starts a
+// server so, runs `sleep BOXSH_CLIENT_OWNER_SLEEP` in it and prints
+// "ready SERVERPID".
+func TestClientOwnerProcess(t *testing.T) {
+	mode := os.Getenv("BOXSH_CLIENT_OWNER")
+	if mode == "" {
+		return
+	}
+	ctx := context.Background()
+	dir := os.Getenv("BOXSH_CLIENT_OWNER_DIR")
+	opts := client.Options{Binary: boxshPath(), Dir: dir}
+	if mode == "sandbox" {
+		opts.Sandbox = true
+		opts.Binds = []client.Bind{{Mode: client.ReadWrite, Src: dir}}
+	}
+	c, err := client.Start(ctx, opts)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	go func() {
+		_, err := c.Run(ctx, "sleep "+os.Getenv("BOXSH_CLIENT_OWNER_SLEEP"))
+		fmt.Println("error", err)
+		os.Exit(1)
+	}()
+	fmt.Println("ready", c.Pid())
+	time.Sleep(time.Minute)
+	os.Exit(1)
+}
+
+// kill -9 of the program that started a server kills the server and its
+// commands, with or without a sandbox.
+func TestClientServerDiesWithOwner(t *testing.T) {
+	for _, mode := range []string{"plain", "sandbox"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "sandbox" {
+				requireRootless(t)
+			}
+			marker := sleepMarker(1000)
+			killMarkedAtCleanup(t, marker)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestClientOwnerProcess$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "BOXSH_CLIENT_OWNER="+mode, "BOXSH_CLIENT_OWNER_DIR="+t.TempDir(),
+				"BOXSH_CLIENT_OWNER_SLEEP="+marker, "BOXSH_BIN_DIR="+binDir)
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			require.NoError(t, err)
+			f := strings.Fields(line)
+			require.True(t, len(f) == 2 && f[0] == "ready", line)
+			server, err := strconv.Atoi(f[1])
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = syscall.Kill(server, syscall.SIGKILL) })
+			waitForProcess(t, marker)
+
+			require.NoError(t, cmd.Process.Kill())
+			_ = cmd.Wait()
+			start := time.Now()
+			requireNoProcess(t, 1500*time.Millisecond, marker)
+			require.Eventually(t, func() bool {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", server))
+				return err != nil || len(b) == 0
+			}, 1500*time.Millisecond, 10*time.Millisecond, "the server outlives its owner")
+			t.Logf("gone %v after the owner", time.Since(start))
+		})
+	}
+}
+
+// A session is locked while a server runs on it: a second Start and
+// Discard refuse it, RecoverSessions does not offer it even when its
+// owner has died; once the server has exited, all three work.
+func TestClientSessionLock(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	base, src := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644))
+	s, err := client.NewSession(ctx, client.SessionOptions{Src: src, BaseDir: base})
+	require.NoError(t, err)
+	c, err := s.Start(ctx, client.Options{Binary: boxshPath()})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	require.True(t, s.InUse())
+
+	_, err = s.Start(ctx, client.Options{Binary: boxshPath()})
+	require.ErrorIs(t, err, client.ErrSessionInUse, "a second server")
+	other, err := client.OpenSession(s.Dst())
+	require.NoError(t, err)
+	_, err = other.Start(ctx, client.Options{Binary: boxshPath()})
+	require.ErrorIs(t, err, client.ErrSessionInUse, "a second server through another handle")
+	require.ErrorIs(t, other.Discard(), client.ErrSessionInUse)
+	require.DirExists(t, s.Dst())
+	r, err := c.Run(ctx, "echo still > b.txt && cat a.txt")
+	require.NoError(t, err)
+	require.Equal(t, "a\n", r.Stdout, r.Stderr)
+
+	// Its owner is dead (as if another program had made it), its server
+	// runs: not recoverable.
+	meta := filepath.Join(s.Dir(), client.MetaFile)
+	b, err := os.ReadFile(meta)
+	require.NoError(t, err)
+	var info map[string]any
+	require.NoError(t, json.Unmarshal(b, &info))
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	info["owner_pid"], info["owner_start"] = dead.Process.Pid, 1
+	b, err = json.Marshal(info)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(meta, b, 0o600))
+	rec, err := client.RecoverSessions(base)
+	require.NoError(t, err)
+	require.Empty(t, rec, "a session a server uses is not recoverable")
+
+	require.NoError(t, c.Close())
+	require.False(t, s.InUse())
+	rec, err = client.RecoverSessions(base)
+	require.NoError(t, err)
+	require.Len(t, rec, 1)
+	c2, err := s.Start(ctx, client.Options{Binary: boxshPath()})
+	require.NoError(t, err)
+	r, err = c2.Run(ctx, "cat b.txt")
+	require.NoError(t, err)
+	require.Equal(t, "still\n", r.Stdout)
+	require.NoError(t, c2.Close())
+	require.NoError(t, s.Discard())
+	require.NoDirExists(t, s.Dir())
 }
