@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/internal/jsontest"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/syncbuf"
 )
@@ -59,6 +60,7 @@ type message struct {
 
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
 	Result  json.RawMessage `json:"result"`
 	Error   *rpcError       `json:"error"`
 }
@@ -347,7 +349,7 @@ func readMessage(br *bufio.Reader) (message, error) {
 		}
 		m.Raw = line[:len(line)-1]
 	}
-	if err := json.Unmarshal(m.Raw, &m); err != nil {
+	if err := jsontest.Unmarshal(m.Raw, &m); err != nil {
 		return m, fmt.Errorf("response is not a JSON object: %v: %s", err, truncate(m.Raw))
 	}
 	return m, nil

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/jsontest"
 )
 
 // postBody sends body to /mcp as is, with the token and hdr, and decodes
@@ -25,14 +27,14 @@ func (h *httpBoxsh) postBody(t *testing.T, body []byte, hdr map[string]string) (
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := jsontest.NewClient().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	var m message
 	if len(b) > 0 && b[0] == '{' {
-		require.NoError(t, json.Unmarshal(b, &m), "%s", b)
+		require.NoError(t, jsontest.Unmarshal(b, &m), "%s", b)
 		m.Raw = b
 	}
 	return res.StatusCode, m

@@ -20,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/jsontest"
 )
 
 // httpBoxsh is a running `boxsh --rpc --listen`.
@@ -101,7 +103,7 @@ func (h *httpBoxsh) sdkHTTP(t *testing.T, ctx context.Context, version string) *
 	client := mcp.NewClient(&mcp.Implementation{Name: "boxsh-http-test", Version: "1.0.0"}, nil)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:   h.url,
-		HTTPClient: &http.Client{Transport: bearer{h.token, http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: bearer{h.token, jsontest.Transport{}}},
 		MaxRetries: -1,
 	}
 	var opts *mcp.ClientSessionOptions
@@ -131,14 +133,14 @@ func (h *httpBoxsh) rawPost(t *testing.T, method string, params map[string]any, 
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := jsontest.NewClient().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	var m message
 	if len(b) > 0 && b[0] == '{' {
-		require.NoError(t, json.Unmarshal(b, &m), "%s", b)
+		require.NoError(t, jsontest.Unmarshal(b, &m), "%s", b)
 		m.Raw = b
 	}
 	return res.StatusCode, m
@@ -278,7 +280,7 @@ func TestHTTPRESTTwin(t *testing.T) {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
-		res, err := http.DefaultClient.Do(req)
+		res, err := jsontest.NewClient().Do(req)
 		require.NoError(t, err)
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)

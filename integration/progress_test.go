@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/jsontest"
 )
 
 // outputBytesKey is the _meta key of boxsh's progress notifications that
@@ -119,7 +121,7 @@ func TestProgressBytesHTTP(t *testing.T) {
 			log := &progressLog{}
 			tr := &mcp.StreamableClientTransport{
 				Endpoint:   h.url,
-				HTTPClient: &http.Client{Transport: bearer{h.token, http.DefaultTransport}},
+				HTTPClient: &http.Client{Transport: bearer{h.token, jsontest.Transport{}}},
 				MaxRetries: -1,
 			}
 			var opts *mcp.ClientSessionOptions

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/jsontest"
 )
 
 // taskParams are params of a 2026-07-28 client that takes task handles.
@@ -78,6 +80,21 @@ func TestTasksStdio(t *testing.T) {
 	var out bashOutput
 	require.NoError(t, json.Unmarshal(res.StructuredContent, &out))
 	assert.Equal(t, "finished\n", out.Stdout)
+
+	// A listen on the finished task: acknowledged, told at once, ended by
+	// a result with one _meta (readMessage refuses a duplicate member).
+	s.request("L1", "subscriptions/listen", taskParams(map[string]any{"notifications": map[string]any{"taskIds": []string{ts.TaskID}}}))
+	for _, want := range []string{"notifications/subscriptions/acknowledged", "notifications/tasks"} {
+		m = s.next()
+		assert.Equal(t, want, m.Method, "%s", m.Raw)
+	}
+	m = s.expect(`"L1"`)
+	var final struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	require.NoError(t, json.Unmarshal(m.Result, &final), "%s", m.Raw)
+	assert.Equal(t, `"L1"`, string(final.Meta["io.modelcontextprotocol/subscriptionId"]), "%s", m.Raw)
+	assert.Contains(t, final.Meta, "io.modelcontextprotocol/serverInfo", "%s", m.Raw)
 
 	marker := sleepMarker(120)
 	killMarkedAtCleanup(t, marker)
@@ -163,7 +180,7 @@ func TestTaskNotificationsHTTP(t *testing.T) {
 		"Authorization": "Bearer " + h.token, "MCP-Protocol-Version": modernVersion, "Mcp-Method": "subscriptions/listen"} {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := jsontest.NewClient().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, 200, res.StatusCode)
@@ -181,7 +198,7 @@ func TestTaskNotificationsHTTP(t *testing.T) {
 			Method string          `json:"method"`
 			Result json.RawMessage `json:"result"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(data), &ev), data)
+		require.NoError(t, jsontest.Unmarshal([]byte(data), &ev), data)
 		if ev.Method != "" {
 			methods = append(methods, ev.Method)
 			if ev.Method == "notifications/tasks" {
@@ -192,6 +209,16 @@ func TestTaskNotificationsHTTP(t *testing.T) {
 			final = data
 		}
 	}
+	require.NoError(t, sc.Err(), "the stream, read through a reader that refuses duplicate members")
 	assert.Equal(t, []string{"notifications/subscriptions/acknowledged", "notifications/tasks"}, methods)
-	assert.Contains(t, final, `"io.modelcontextprotocol/subscriptionId":"L1"`)
+	// The result has one _meta, with the server's identity and the
+	// subscription.
+	var answer struct {
+		Result struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"result"`
+	}
+	require.NoError(t, jsontest.Unmarshal([]byte(final), &answer), final)
+	assert.Equal(t, `"L1"`, string(answer.Result.Meta["io.modelcontextprotocol/subscriptionId"]), final)
+	assert.Contains(t, answer.Result.Meta, "io.modelcontextprotocol/serverInfo", final)
 }

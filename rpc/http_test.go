@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/internal/jsontest"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -74,14 +75,16 @@ func post(t *testing.T, url, body string, hdr map[string]string) httpReply {
 			req.Header.Set(k, v)
 		}
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := jsontest.NewClient().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	r := httpReply{status: res.StatusCode, header: res.Header, body: b}
-	if bytes.HasPrefix(b, []byte("event: message\ndata: ")) {
-		b = bytes.TrimSpace(bytes.TrimPrefix(b, []byte("event: message\ndata: ")))
+	if bytes.HasPrefix(b, []byte("event: ")) {
+		// An event stream: its last message is the answer.
+		i := bytes.LastIndex(b, []byte("\ndata: "))
+		b = bytes.TrimSpace(b[i+len("\ndata: "):])
 	}
 	if len(b) > 0 && b[0] == '{' {
 		require.NoError(t, json.Unmarshal(b, &r.resp), "%s", b)
@@ -189,7 +192,7 @@ func TestHTTPNoTokenLoopbackOnly(t *testing.T) {
 	for k, v := range modernHeaders("tools/list", "") {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := jsontest.NewClient().Do(req)
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, 403, res.StatusCode)
@@ -214,7 +217,7 @@ func TestHTTPLegacySession(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodDelete, url, nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	req.Header.Set("Mcp-Session-Id", sid)
-	res, err := http.DefaultClient.Do(req)
+	res, err := jsontest.NewClient().Do(req)
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, 204, res.StatusCode)
@@ -280,7 +283,7 @@ func TestRESTTwin(t *testing.T) {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
-		res, err := http.DefaultClient.Do(req)
+		res, err := jsontest.NewClient().Do(req)
 		require.NoError(t, err)
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
@@ -392,4 +395,18 @@ func TestHTTPToolsListVersions(t *testing.T) {
 	assert.Equal(t, all, count(post(t, url, list, map[string]string{"MCP-Protocol-Version": "2025-11-25"})))
 	assert.Equal(t, nine, count(post(t, url, list, nil)))
 	assert.Equal(t, all, count(post(t, url, modernReq("3", "tools/list", ""), modernHeaders("tools/list", ""))))
+}
+
+// The result that ends a subscriptions/listen stream over HTTP has one
+// _meta, with the server's identity and the subscription id.
+func TestHTTPListenResultOneMeta(t *testing.T) {
+	url, _ := httpServer(t, HTTPOptions{Token: testToken})
+	r := post(t, url, modernReq(`"L1"`, "subscriptions/listen", `"notifications":{"taskIds":[]}`), modernHeaders("subscriptions/listen", ""))
+	require.Equal(t, 200, r.status, "%s", r.body)
+	var res struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	require.NoError(t, json.Unmarshal(r.resp.Result, &res), "%s", r.body)
+	assert.Equal(t, `"L1"`, string(res.Meta[metaSubscriptionID]), "%s", r.body)
+	assert.Contains(t, res.Meta, metaServerInfo, "%s", r.body)
 }

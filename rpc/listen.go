@@ -74,7 +74,7 @@ func (ss *session) listen(ctx context.Context, id json.RawMessage, params json.R
 		}
 		cancel()
 		if answer {
-			ss.writeResult(id, ss.modern.wrapAs("complete", append(append([]byte(`{"_meta":`), subMeta...), '}')))
+			ss.writeResult(id, wrapWith("complete", ss.modern.metaWith(subMeta), []byte("{}")))
 		}
 	}
 	_ = ss.out.notify(ack)

@@ -168,11 +168,17 @@ func (r *modernResults) encodeToolsList(specs []*tool.Spec) ([]byte, error) {
 // wrapAs splices resultType rt and the server's _meta into an object the
 // server encoded itself (so without either member).
 func (r *modernResults) wrapAs(rt string, obj []byte) []byte {
-	out := make([]byte, 0, len(obj)+len(r.meta)+len(rt)+32)
+	return wrapWith(rt, r.meta, obj)
+}
+
+// wrapWith splices resultType rt and _meta meta into obj, an object
+// without either member.
+func wrapWith(rt string, meta, obj []byte) []byte {
+	out := make([]byte, 0, len(obj)+len(meta)+len(rt)+32)
 	out = append(out, `{"resultType":"`...)
 	out = append(out, rt...)
 	out = append(out, `","_meta":`...)
-	out = append(out, r.meta...)
+	out = append(out, meta...)
 	if inner := bytes.TrimSpace(obj[1 : len(obj)-1]); len(inner) > 0 {
 		out = append(out, ',')
 		out = append(out, inner...)
@@ -180,8 +186,21 @@ func (r *modernResults) wrapAs(rt string, obj []byte) []byte {
 	return append(out, '}')
 }
 
+// metaWith returns the server's _meta with the members of extra, an
+// object whose keys are not the server's, added: one _meta, never two.
+func (r *modernResults) metaWith(extra []byte) []byte {
+	extra = bytes.TrimSpace(extra)
+	if len(extra) <= 2 {
+		return r.meta
+	}
+	out := make([]byte, 0, len(r.meta)+len(extra))
+	out = append(out, r.meta[:len(r.meta)-1]...)
+	out = append(out, ',')
+	return append(out, extra[1:]...)
+}
+
 // wrap turns an encoded result object into a modern one, adding resultType
-// and _meta (unless the object already has a _meta of its own).
+// and _meta; a _meta of its own gets the server's members it lacks.
 func (r *modernResults) wrap(result []byte) []byte {
 	body := bytes.TrimSpace(result)
 	if len(body) < 2 || body[0] != '{' {
@@ -196,13 +215,32 @@ func (r *modernResults) wrap(result []byte) []byte {
 		if _, ok := m["resultType"]; !ok {
 			m["resultType"] = json.RawMessage(`"complete"`)
 		}
-		if _, ok := m["_meta"]; !ok {
-			m["_meta"] = r.meta
-		}
+		m["_meta"] = r.mergeMeta(m["_meta"])
 		b, _ := json.Marshal(m)
 		return b
 	}
 	return r.wrapAs("complete", body)
+}
+
+// mergeMeta returns own, a result's _meta (or nil), with the server's
+// members it lacks; own is kept as it is when it is not an object.
+func (r *modernResults) mergeMeta(own json.RawMessage) json.RawMessage {
+	if own == nil {
+		return r.meta
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(own, &m) != nil || m == nil {
+		return own
+	}
+	var server map[string]json.RawMessage
+	_ = json.Unmarshal(r.meta, &server)
+	for k, v := range server {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // handleModern answers a request of the modern era. The message has been

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/jsontest"
 )
 
 // modernParams are params carrying the per-request fields of 2026-07-28.
@@ -168,5 +170,12 @@ func TestWrapResult(t *testing.T) {
 	m := &modernResults{meta: []byte(`{"k":1}`)}
 	assert.JSONEq(t, `{"resultType":"complete","_meta":{"k":1}}`, string(m.wrap([]byte(`{}`))))
 	assert.JSONEq(t, `{"resultType":"complete","_meta":{"k":1},"a":[1]}`, string(m.wrap([]byte(` {"a":[1]} `))))
-	assert.JSONEq(t, `{"resultType":"complete","_meta":{"own":true},"a":1}`, string(m.wrap([]byte(`{"a":1,"_meta":{"own":true}}`))))
+	// A result's own _meta gets the server's members: one _meta, with both.
+	assert.JSONEq(t, `{"resultType":"complete","_meta":{"own":true,"k":1},"a":1}`, string(m.wrap([]byte(`{"a":1,"_meta":{"own":true}}`))))
+	assert.JSONEq(t, `{"resultType":"complete","_meta":{"k":2}}`, string(m.wrap([]byte(`{"_meta":{"k":2}}`))))
+	for _, in := range []string{`{"_meta":{"own":true}}`, `{"resultType":"task","a":1}`, `{"_meta":null}`} {
+		assert.NoError(t, jsontest.UniqueKeys(m.wrap([]byte(in))), in)
+	}
+	assert.JSONEq(t, `{"k":1,"io.modelcontextprotocol/subscriptionId":"L1"}`, string(m.metaWith([]byte(`{"io.modelcontextprotocol/subscriptionId":"L1"}`))))
+	assert.Equal(t, `{"k":1}`, string(m.metaWith([]byte(`{}`))))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/jsontest"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -84,7 +85,7 @@ func TestProgressHTTPStream(t *testing.T) {
 	for k, v := range modernHeaders("tools/call", "bash") {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := jsontest.NewClient().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	assert.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
@@ -106,7 +107,7 @@ func TestProgressHTTPStream(t *testing.T) {
 	for k, v := range modernHeaders("tools/call", "bash") {
 		req.Header.Set(k, v)
 	}
-	res, err = http.DefaultClient.Do(req)
+	res, err = jsontest.NewClient().Do(req)
 	require.NoError(t, err)
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
@@ -183,7 +184,7 @@ func TestProgressReportsBytes(t *testing.T) {
 	outR, outW := io.Pipe()
 	go func() { _ = s.Serve(context.Background(), inR, outW); outW.Close() }()
 	defer inW.Close()
-	out := bufio.NewReader(outR)
+	out := bufio.NewReader(jsontest.NewReader(outR))
 
 	_, err = fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"b"},"name":"bash","arguments":{"command":"x"}}}`)
 	require.NoError(t, err)

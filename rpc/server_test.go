@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/jsontest"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -86,7 +87,7 @@ func serve(t *testing.T, input string) []response {
 			continue
 		}
 		var r response
-		require.NoError(t, json.Unmarshal([]byte(line), &r), "response is not JSON: %s", line)
+		require.NoError(t, jsontest.Unmarshal([]byte(line), &r), "response is not JSON: %s", line)
 		resps = append(resps, r)
 	}
 	return resps
@@ -249,7 +250,7 @@ func TestCancelledCallGetsNoAnswer(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(context.Background(), inR, outW); outW.Close() }()
-	lines := bufio.NewScanner(outR)
+	lines := bufio.NewScanner(jsontest.NewReader(outR))
 
 	fmt.Fprintln(inW, call("1", "block"))
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`)
@@ -270,7 +271,7 @@ func TestFramedInputGetsFramedOutput(t *testing.T) {
 	hdr, rest, ok := strings.Cut(out.String(), "\r\n\r\n")
 	require.True(t, ok)
 	assert.Equal(t, fmt.Sprintf("Content-Length: %d", len(rest)), hdr)
-	assert.True(t, json.Valid([]byte(rest)))
+	assert.NoError(t, jsontest.UniqueKeys([]byte(rest)))
 }
 
 func TestInvalidUTF8IDIsSanitized(t *testing.T) {
@@ -315,7 +316,7 @@ func TestEndOfInputCancelsBlockedCalls(t *testing.T) {
 	byID := map[string]response{}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var r response
-		require.NoError(t, json.Unmarshal([]byte(line), &r), line)
+		require.NoError(t, jsontest.Unmarshal([]byte(line), &r), line)
 		byID[string(r.ID)] = r
 	}
 	require.Len(t, byID, 2, out.String())

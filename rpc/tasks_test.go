@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/internal/jsontest"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -41,7 +42,7 @@ func startLive(t *testing.T) *liveServer {
 		go func() { _, _ = io.Copy(io.Discard, outR) }()
 		<-done
 	})
-	return &liveServer{t: t, in: inW, out: bufio.NewReader(outR)}
+	return &liveServer{t: t, in: inW, out: bufio.NewReader(jsontest.NewReader(outR))}
 }
 
 // rt sends one request and returns its answer (the next message).
@@ -269,7 +270,16 @@ func TestTaskNotifications(t *testing.T) {
 		assert.Equal(t, `"L1"`, string(m.Params.Meta[metaSubscriptionID]))
 	}
 	assert.Equal(t, `"L1"`, string(got[3].ID))
-	assert.Contains(t, string(got[3].Result), metaSubscriptionID)
+	// One _meta with both the server's identity and the subscription (the
+	// reader has refused a second _meta already).
+	var final struct {
+		ResultType string                     `json:"resultType"`
+		Meta       map[string]json.RawMessage `json:"_meta"`
+	}
+	require.NoError(t, json.Unmarshal(got[3].Result, &final))
+	assert.Equal(t, "complete", final.ResultType)
+	assert.Equal(t, `"L1"`, string(final.Meta[metaSubscriptionID]))
+	assert.JSONEq(t, `{"name":"boxsh","version":"test"}`, string(final.Meta[metaServerInfo]))
 
 	// Without the extension, task notifications are refused.
 	r := l.rt("subscriptions/listen", modernParams("2026-07-28", `"notifications":{"taskIds":["`+a.TaskID+`"]}`))
