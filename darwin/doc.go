@@ -14,18 +14,26 @@
 // come last, so that nothing lifts them. In SBPL the last rule that
 // matches an operation decides it. Name patterns (".env", "*.pem") become
 // regular expressions matching at any depth inside the bound
-// directories.
+// directories. Every deny matches either case of each letter, because
+// macOS's default file system is case-insensitive (.ENV is .env). The
+// sources of cow binds are denied writing after every allow; the shared
+// temporary directories are read-only; /System/Volumes, the data volume
+// by another path, is never readable. docs/macos.md gives each rule's
+// reason and source.
 //
 // The sandbox matches resolved paths, so the caller passes paths with
 // their symbolic links resolved; Generate rewrites the top-level /etc,
 // /tmp and /var links to /private itself, and reads nothing from the
 // host.
 //
-// Nothing here can be checked on Linux, where boxsh is built and tested:
-// the tests compare the profiles of sample configurations with golden
-// files in testdata (go test ./darwin -update rewrites them), which must
-// be reviewed by eye, and should be tried with sandbox-exec on a Mac when
-// they change.
+// Nothing here can be run on Linux, where boxsh is built and tested: the
+// tests compare the profiles of sample configurations with golden files
+// in testdata (go test ./darwin -update rewrites them), which must be
+// reviewed by eye, and a static checker (checker_test.go) reads the
+// profiles back and decides operations on them as Seatbelt does (the last
+// matching rule wins) for every network mode and kind of bind. They
+// should be tried with sandbox-exec on a Mac when they change (the
+// checklist in docs/macos.md).
 //
 // The front applies the profile on macOS (not in this package): either
 // with sandbox_init(3) in the process that then executes the shell, or by

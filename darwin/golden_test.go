@@ -14,12 +14,23 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// hardDenied is the list boxsh passes as ProfileConfig.HardDenied.
+// hardDenied is a sample of the list boxsh passes as
+// ProfileConfig.HardDenied (the protected list without its .git/ entries,
+// which come as Protected paths of the repositories that exist).
 var hardDenied = []string{
 	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile",
-	".gitconfig", ".gitmodules", ".git/hooks/", ".git/config",
+	".gitconfig", ".gitmodules",
 	".mcp.json", ".ripgreprc", ".vscode/", ".idea/",
 	".claude/commands/", ".claude/agents/",
+}
+
+// protectedRepo is what the front finds of a repository in a wr bind.
+func protectedRepo(gitDir string) []Protected {
+	return []Protected{
+		{Path: gitDir + "/config", Reason: "the repository's configuration"},
+		{Path: gitDir + "/hooks", Dir: true, Reason: "git runs hooks"},
+		{Path: gitDir + "/info", Dir: true, Reason: "info/attributes"},
+	}
 }
 
 const (
@@ -94,7 +105,18 @@ func goldenConfigs(t *testing.T) map[string]ProfileConfig {
 			}(),
 			Home: home, Cwd: proj, TmpDir: tmpDir,
 			HardDenied: hardDenied,
+			Protected:  protectedRepo("/Users/u/out/repo/.git"),
 			Network:    NetworkAllowAll,
+		},
+		// --network allowlist: the proxy's port only.
+		"allowlist": {
+			Sandbox: func() policy.Sandbox {
+				sb := sandbox(t, "wr:"+proj)
+				sb.NewNetNS = true
+				return sb
+			}(),
+			Home: home, Cwd: proj, TmpDir: tmpDir,
+			Network: NetworkAllowlist, ProxyPort: 49152,
 		},
 		// All of it together, as boxsh will run it.
 		"full": {
@@ -106,6 +128,7 @@ func goldenConfigs(t *testing.T) map[string]ProfileConfig {
 			Policy: testPolicy(t),
 			Home:   home, Cwd: proj, TmpDir: tmpDir,
 			HardDenied: hardDenied,
+			Protected:  protectedRepo(proj + "/.git"),
 		},
 	}
 }

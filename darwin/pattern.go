@@ -27,6 +27,22 @@ type matcher struct {
 	// rule, a hard-denied directory); otherwise the path alone (a
 	// hard-denied file).
 	tree bool
+	// fold: the rule matches either case of each ASCII letter. macOS's
+	// default file system (APFS) is case-insensitive: .ENV and .env are
+	// the same file, so a deny that matched only one spelling would let
+	// the other through (issue 29, item 5). Every deny of the profile is
+	// folded; the allows are not (a case variant they miss is denied by
+	// default, which fails closed).
+	fold bool
+}
+
+// folded is m matching either case of each letter (see matcher.fold).
+func (m matcher) folded() matcher { m.fold = true; return m }
+
+// pathMatcher matches the clean absolute path p (and, with tree, what is
+// below it).
+func pathMatcher(p string, tree bool) matcher {
+	return matcher{anchored: true, segs: literalSegments(p), tree: tree}
 }
 
 // hasMeta tells whether s has an unescaped *, ? or [.
@@ -75,7 +91,7 @@ func parseSegments(p string) ([]segment, error) {
 			continue
 		}
 		if hasMeta(c) {
-			if _, err := globRegex(c); err != nil {
+			if _, err := globRegex(c, false); err != nil {
 				return nil, err
 			}
 			segs = append(segs, segment{pat: c})
@@ -270,10 +286,10 @@ func (m matcher) regex() string {
 	for _, s := range m.segs {
 		b.WriteString("/")
 		if s.isGlob() {
-			re, _ := globRegex(s.pat) // checked by parseSegments
+			re, _ := globRegex(s.pat, m.fold) // checked by parseSegments
 			b.WriteString(re)
 		} else {
-			b.WriteString(regexQuote(s.lit))
+			b.WriteString(quoteRegex(s.lit, m.fold))
 		}
 	}
 	if m.tree {
@@ -284,9 +300,9 @@ func (m matcher) regex() string {
 }
 
 // filter is the SBPL filter of m: (subpath P) or (literal P) for a literal
-// path, (regex R) otherwise.
+// path that is not folded, (regex R) otherwise.
 func (m matcher) filter() expr {
-	if m.isLiteral() {
+	if m.isLiteral() && !m.fold {
 		if m.tree {
 			return subpath(m.path())
 		}
@@ -302,7 +318,7 @@ func (m matcher) filter() expr {
 func (m matcher) ancestors() []matcher {
 	var out []matcher
 	for n := len(m.segs) - 1; n >= 1; n-- {
-		out = append(out, matcher{anchored: m.anchored, segs: m.segs[:n]})
+		out = append(out, matcher{anchored: m.anchored, segs: m.segs[:n], fold: m.fold})
 	}
 	return out
 }
@@ -325,11 +341,38 @@ func regexQuote(s string) string {
 	return b.String()
 }
 
+// quoteRegex is regexQuote, or foldQuote when fold is set.
+func quoteRegex(s string, fold bool) string {
+	if fold {
+		return foldQuote(s)
+	}
+	return regexQuote(s)
+}
+
+// foldQuote is regexQuote matching either case of each ASCII letter:
+// ".Env" becomes "\.[eE][nN][vV]". Other letters are matched as they
+// are (APFS folds them too; rules name ASCII paths in practice).
+func foldQuote(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z':
+			b.WriteString("[" + string(c) + string(c-'a'+'A') + "]")
+		case 'A' <= c && c <= 'Z':
+			b.WriteString("[" + string(c-'A'+'a') + string(c) + "]")
+		default:
+			b.WriteString(regexQuote(s[i : i+1]))
+		}
+	}
+	return b.String()
+}
+
 // globRegex converts one component in path.Match syntax to a regular
 // expression (unanchored): * is [^/]*, ? is [^/], [...] a bracket
 // expression that never matches /, \x a literal x; everything else is
-// matched literally.
-func globRegex(pat string) (string, error) {
+// matched literally. With fold, letters match in either case.
+func globRegex(pat string, fold bool) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(pat); i++ {
 		switch c := pat[i]; c {
@@ -342,16 +385,16 @@ func globRegex(pat string) (string, error) {
 			if i == len(pat) {
 				return "", fmt.Errorf("%q ends with a lone backslash", pat)
 			}
-			b.WriteString(regexQuote(pat[i : i+1]))
+			b.WriteString(quoteRegex(pat[i:i+1], fold))
 		case '[':
-			n, class, err := globClass(pat[i:])
+			n, class, err := globClass(pat[i:], fold)
 			if err != nil {
 				return "", fmt.Errorf("%q: %w", pat, err)
 			}
 			b.WriteString(class)
 			i += n - 1
 		default:
-			b.WriteString(regexQuote(pat[i : i+1]))
+			b.WriteString(quoteRegex(pat[i:i+1], fold))
 		}
 	}
 	return b.String(), nil
@@ -364,8 +407,9 @@ const classUnsupported = `[]\^-/`
 
 // globClass converts the character class at the start of s ("[a-z]",
 // "[^0-9]") into a bracket expression, returning how many bytes of s it
-// used.
-func globClass(s string) (int, string, error) {
+// used. With fold, a letter or a range of letters of one case gets the
+// other case too.
+func globClass(s string, fold bool) (int, string, error) {
 	i := 1
 	negated := false
 	if i < len(s) && s[i] == '^' {
@@ -396,9 +440,17 @@ func globClass(s string) (int, string, error) {
 			}
 			i += 1 + n
 			items = append(items, string(lo)+"-"+string(hi))
+			if o, ok := otherCase(lo); fold && ok {
+				if p, ok := otherCase(hi); ok && isUpper(lo) == isUpper(hi) {
+					items = append(items, string(o)+"-"+string(p))
+				}
+			}
 			continue
 		}
 		items = append(items, string(lo))
+		if o, ok := otherCase(lo); fold && ok {
+			items = append(items, string(o))
+		}
 	}
 	class := "["
 	if negated {
@@ -424,4 +476,17 @@ func classChar(s string) (rune, int, error) {
 		return 0, 0, fmt.Errorf("%q is not supported in a character class", r)
 	}
 	return r, n + 1, nil
+}
+
+func isUpper(r rune) bool { return 'A' <= r && r <= 'Z' }
+
+// otherCase is the other case of an ASCII letter.
+func otherCase(r rune) (rune, bool) {
+	switch {
+	case 'a' <= r && r <= 'z':
+		return r - 'a' + 'A', true
+	case isUpper(r):
+		return r - 'A' + 'a', true
+	}
+	return 0, false
 }

@@ -18,6 +18,10 @@ const (
 	NetworkDisabled = "disabled"
 	// NetworkAllowAll allows the whole network.
 	NetworkAllowAll = "allow_all"
+	// NetworkAllowlist allows only the front's network proxy, on the
+	// loopback at ProfileConfig.ProxyPort (and the Unix-domain sockets of
+	// NetworkDisabled).
+	NetworkAllowlist = "allowlist"
 )
 
 // ProfileConfig is everything the profile depends on; Generate reads
@@ -37,16 +41,38 @@ type ProfileConfig struct {
 	// when no rule uses it).
 	Cwd string
 	// TmpDir is the per-user temporary directory ($TMPDIR on macOS,
-	// /private/var/folders/...), writable; empty leaves only /private/tmp.
+	// /private/var/folders/...), readable; like /private/tmp it is shared
+	// with the host's programs and stays read-only unless a bind makes it
+	// writable (issue 29, item 11). Empty leaves only /private/tmp.
 	TmpDir string
 	// HardDenied are the paths no setting makes writable: names or
 	// relative paths matched at any depth inside the bound directories
 	// (".bashrc", ".git/config"), directories when they end in "/"
 	// (".git/hooks/": the directory and everything below it).
 	HardDenied []string
-	// Network is NetworkDisabled or NetworkAllowAll; empty means
-	// NetworkDisabled with Sandbox.NewNetNS, else NetworkAllowAll.
+	// Protected are host paths that stay read-only and cannot be created
+	// either: the git control files of the repositories that exist in
+	// the writable binds when the sandbox starts (see
+	// host.GatherProtection), which HardDenied leaves out so that git
+	// init and git clone work (issue 29, item 6).
+	Protected []Protected
+	// Network is NetworkDisabled, NetworkAllowAll or NetworkAllowlist;
+	// empty means NetworkDisabled with Sandbox.NewNetNS, else
+	// NetworkAllowAll.
 	Network string
+	// ProxyPort is the TCP port of the front's proxy on 127.0.0.1, the
+	// only address a NetworkAllowlist sandbox reaches.
+	ProxyPort int
+}
+
+// Protected is a host path the profile keeps read-only (and uncreated).
+type Protected struct {
+	// Path is absolute, its symbolic links resolved.
+	Path string
+	// Dir covers the path and everything below it.
+	Dir bool
+	// Reason is why, for the profile's comment.
+	Reason string
 }
 
 // Generate returns the SBPL profile text for cfg, the same text for the
@@ -95,7 +121,9 @@ type labeled struct {
 // gen is a checked configuration.
 type gen struct {
 	network       string
+	proxyPort     int
 	hostSystem    bool
+	cowSources    []string // never writable, even inside a writable area
 	areas         []*area
 	writeRegexes  []labeled // allowWrite rules with patterns in their path
 	writeFloating []labeled // allowWrite name patterns
@@ -122,13 +150,18 @@ func load(cfg ProfileConfig) (*gen, error) {
 		}
 	case NetworkDisabled:
 		g.network = cfg.Network
+	case NetworkAllowlist:
+		if cfg.ProxyPort <= 0 || cfg.ProxyPort > 65535 {
+			return nil, fmt.Errorf("network allowlist needs the proxy's port (got %d)", cfg.ProxyPort)
+		}
+		g.network, g.proxyPort = cfg.Network, cfg.ProxyPort
 	case NetworkAllowAll:
 		if sb.NewNetNS {
 			return nil, errors.New("network allow_all contradicts --new-net-ns")
 		}
 		g.network = cfg.Network
 	default:
-		return nil, fmt.Errorf("unknown network mode %q (expected %q or %q)", cfg.Network, NetworkDisabled, NetworkAllowAll)
+		return nil, fmt.Errorf("unknown network mode %q (expected %q, %q or %q)", cfg.Network, NetworkDisabled, NetworkAllowAll, NetworkAllowlist)
 	}
 
 	var home, cwd string
@@ -148,9 +181,13 @@ func load(cfg ProfileConfig) (*gen, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.addArea(tmp, areaReadWrite, "temporary directory ($TMPDIR)", false)
+		g.addArea(tmp, areaRead, "temporary directory ($TMPDIR): shared with the host's programs, read-only unless bound", false)
 	}
-	g.addArea("/private/tmp", areaReadWrite, "/tmp (shared with the host)", false)
+	// Read-only, as the original keeps /tmp (sandbox_darwin.cpp:224-228
+	// allow reading /private and /tmp, and no write there): the host's
+	// programs share it (sockets of ssh-agent and tmux, scripts that
+	// others run), so a command could plant files in it.
+	g.addArea("/private/tmp", areaRead, "/tmp: shared with the host's programs, read-only unless bound", false)
 
 	for _, b := range sb.Binds {
 		if err := g.addBind(b); err != nil {
@@ -183,12 +220,14 @@ func load(cfg ProfileConfig) (*gen, error) {
 	if g.denyRead, err = rules("denyRead", pol.DenyRead); err != nil {
 		return nil, err
 	}
+	foldAll(g.denyRead)
 	if g.allowRead, err = rules("allowRead", pol.AllowRead); err != nil {
 		return nil, err
 	}
 	if g.denyWrite, err = rules("denyWrite", pol.DenyWrite); err != nil {
 		return nil, err
 	}
+	foldAll(g.denyWrite)
 	allowWrite, err := rules("allowWrite", pol.AllowWrite)
 	if err != nil {
 		return nil, err
@@ -211,8 +250,24 @@ func load(cfg ProfileConfig) (*gen, error) {
 		if err != nil {
 			return nil, fmt.Errorf("hard-denied %w", err)
 		}
-		g.hardDenied = append(g.hardDenied, labeled{m, "hard-denied " + e})
+		g.hardDenied = append(g.hardDenied, labeled{m.folded(), "hard-denied " + e})
 	}
+	var protected []labeled
+	for _, p := range cfg.Protected {
+		clean, err := cleanAbs("protected path", p.Path)
+		if err != nil {
+			return nil, err
+		}
+		label := "protected " + clean
+		if p.Reason != "" {
+			label += ": " + p.Reason
+		}
+		protected = append(protected, labeled{pathMatcher(clean, p.Dir).folded(), label})
+	}
+	slices.SortFunc(protected, func(a, b labeled) int { return cmp.Compare(a.label, b.label) })
+	g.hardDenied = append(g.hardDenied, slices.CompactFunc(protected, func(a, b labeled) bool { return a.label == b.label })...)
+	slices.Sort(g.cowSources)
+	g.cowSources = slices.Compact(g.cowSources)
 
 	// Outermost first, so that an inner bind's rule follows (and wins
 	// over) the rule of the bind around it.
@@ -225,6 +280,20 @@ func load(cfg ProfileConfig) (*gen, error) {
 	return g, nil
 }
 
+// foldAll makes the matchers of rules match either case (see
+// matcher.fold).
+func foldAll(rules []labeled) {
+	for i := range rules {
+		rules[i].m = rules[i].m.folded()
+	}
+}
+
+// systemVolumes holds the mount points of the system's APFS volumes; the
+// data volume under it is firmlinked at /Users, /Applications, /opt and
+// the rest, so a path through it names the same files by another path
+// that no rule of the user's names.
+const systemVolumes = "/System/Volumes"
+
 // addBind adds the directories of a --bind.
 func (g *gen) addBind(b policy.Bind) error {
 	src, err := cleanAbs("--bind "+b.String()+": source", b.Src)
@@ -234,6 +303,11 @@ func (g *gen) addBind(b policy.Bind) error {
 	dst, err := cleanAbs("--bind "+b.String()+": destination", b.Dst)
 	if err != nil {
 		return err
+	}
+	for _, p := range []string{src, dst} {
+		if within(strings.ToLower(p), strings.ToLower(systemVolumes)) {
+			return fmt.Errorf("--bind %s: %s is inside %s, which the sandbox never reads: bind the same directory by its usual path (/Users/..., the firmlink)", b, p, systemVolumes)
+		}
 	}
 	switch b.Mode {
 	case policy.ReadOnly, policy.ReadWrite:
@@ -249,6 +323,7 @@ func (g *gen) addBind(b policy.Bind) error {
 		// The front clones SRC into DST; the sandbox reads SRC and works
 		// in DST.
 		g.addArea(src, areaRead, b.String()+" (source)", true)
+		g.cowSources = append(g.cowSources, src)
 		g.addArea(dst, areaReadWrite, b.String()+" (destination)", true)
 	default:
 		return fmt.Errorf("--bind %s: unknown mode %q", b, b.Mode)
@@ -441,21 +516,45 @@ func (g *gen) writeBase(b *builder) {
 	b.line("(allow process-fork)")
 	b.line("(allow signal (target same-sandbox))")
 	b.line("(allow process-info* (target same-sandbox))")
-	b.line("(allow sysctl-read)")
-	b.line("(allow ipc-posix-sem)")
 	b.blank()
-	b.comment("system services: user look-ups, logging, notifications, temporary directories")
+	// Issue 29, item 3: an unrestricted sysctl-read lets a command read
+	// every process's arguments and environment (kern.procargs2: API
+	// keys) and list the processes (kern.proc.*). The list is the
+	// original's (sandbox_darwin.cpp:290-333), without its
+	// kern.proc.pid. prefix (another process's kinfo_proc).
+	b.comment("sysctl: reading the names programs ask for (CPU, memory, system version), nothing about")
+	b.comment("other processes (no kern.proc.*, no kern.procargs2); from the original, sandbox_darwin.cpp:290-333")
+	var sysctls []expr
+	for _, n := range sysctlNames {
+		sysctls = append(sysctls, expr{head: "sysctl-name", arg: n})
+	}
+	for _, n := range sysctlPrefixes {
+		sysctls = append(sysctls, expr{head: "sysctl-name-prefix", arg: n})
+	}
+	b.allow([]string{"sysctl-read"}, sysctls...)
+	b.blank()
+	b.comment("POSIX semaphores and shared memory (shm_open: Python's multiprocessing, PostgreSQL, Chromium);")
+	b.comment("the original's sandbox_darwin.cpp:285-287")
+	b.line("(allow ipc-posix-sem)")
+	b.line("(allow ipc-posix-shm)")
+	b.blank()
+	b.comment("system services: user look-ups, logging, notifications, temporary directories, and the")
+	b.comment("power-management queries of runtimes (fibjs, Node's os module): the original's")
+	b.comment("sandbox_darwin.cpp:265 (com.apple.PowerManagement.control) and 279-283 (RootDomainUserClient)")
 	var names []expr
 	for _, n := range machServices {
 		names = append(names, expr{head: "global-name", arg: n})
 	}
 	b.allow([]string{"mach-lookup"}, names...)
+	b.allow([]string{"iokit-open"}, expr{head: "iokit-user-client-class", arg: "RootDomainUserClient"})
 	b.blank()
 	b.comment("devices")
 	b.allow(opRead, literals(readDevices)...)
 	b.allow(opReadWrite, append(literals(writeDevices), subpath("/dev/fd"))...)
 	b.allow([]string{"file-ioctl"}, literals(ioctlDevices)...)
-	b.comment("pseudo-terminals: new ones (openpty), and the ioctls of the one the shell was given")
+	b.comment("pseudo-terminals: new ones (openpty), and the ioctls of the one the shell was given;")
+	b.comment("grantpt and unlockpt may still fail here, which boxsh's terminals tolerate (the original's")
+	b.comment("sandbox_darwin.cpp:341-346; agent/terminal's openPTY)")
 	b.line("(allow pseudo-tty)")
 	b.allow([]string{"file-read*", "file-write*", "file-ioctl"}, literal("/dev/ptmx"))
 	b.allow(opReadWrite, requireAll(regex(ttyRegex), raw(`(extension "com.apple.sandbox.pty")`)))
@@ -475,7 +574,15 @@ func (g *gen) writeNetwork(b *builder) {
 		b.allow(opRead, literal(resolvConf))
 		return
 	}
-	b.comment("network: disabled; Unix-domain sockets only inside the writable bound directories")
+	if g.network == NetworkAllowlist {
+		b.comment("network: allowlist; only the front's proxy on the loopback (HTTP_PROXY, HTTPS_PROXY and")
+		b.comment("ALL_PROXY name it), which decides on each destination by its name (issue 29, item 8).")
+		b.comment("The loopback is the host's on macOS, not the sandbox's own as on Linux: no other port of")
+		b.comment("it, or the host's local services would be reachable. Names resolve in the proxy: no DNS.")
+		b.comment("Certificate trust (TLS verification goes through trustd, also for Go programs) as for allow_all.")
+	} else {
+		b.comment("network: disabled; Unix-domain sockets only inside the writable bound directories")
+	}
 	b.comment("(not the temporary directories, where the host's own live: ssh-agent, tmux, editors)")
 	b.line("(deny network*)")
 	b.line("(allow system-socket (socket-domain AF_UNIX))")
@@ -491,12 +598,40 @@ func (g *gen) writeNetwork(b *builder) {
 		b.allow([]string{"network-bind", "network-inbound"}, local...)
 		b.allow([]string{"network-outbound"}, remote...)
 	}
+	if g.network == NetworkAllowlist {
+		b.allow([]string{"network-outbound"}, raw(fmt.Sprintf(`(remote ip "localhost:%d")`, g.proxyPort)))
+		var names []expr
+		for _, n := range trustMachServices {
+			names = append(names, expr{head: "global-name", arg: n})
+		}
+		b.allow([]string{"mach-lookup"}, names...)
+	}
 }
 
 func (g *gen) writeSystemFiles(b *builder) {
 	roots := g.systemRoots()
-	b.comment("system files, read-only (/usr covers /usr/local); /etc, /tmp and /var are links into /private")
+	// Issue 29, item 1: without reading "/" itself every dynamically
+	// linked program may abort before main on macOS 26 (public reports:
+	// ai-jail #77, mise #12263); the original's sandbox_darwin.cpp:212-215.
+	b.comment("the root directory itself (its entries, not below): dyld and realpath read it; without it")
+	b.comment("programs abort before main on macOS 26 (sandbox_darwin.cpp:215; ai-jail #77, mise #12263)")
+	b.allow(opRead, literal("/"))
+	b.comment("system files, read-only (/usr covers /usr/local); /etc, /tmp and /var are links into /private;")
+	b.comment("see system.go for why each is here")
 	b.allow(opRead, append(subpaths(roots), literals(systemLinks)...)...)
+	// Issue 29, item 2: /System/Volumes/Data is the data volume, which
+	// /Users, /Applications, /opt, /usr/local and the rest are firmlinks
+	// into: through it every file of the user is readable by a path that
+	// no bind, denyRead or protected rule names. The original's
+	// sandbox_darwin.cpp:237-249. The sandbox sees the paths programs
+	// use, /Users/u/proj for a bind of it (firmlinks are not symbolic
+	// links: realpath keeps /Users), so the binds and the user's rules,
+	// which name such paths, still apply; a bind inside /System/Volumes is
+	// refused (see addBind). Folded: /system/volumes is the same
+	// directory.
+	b.comment("/System/Volumes holds the data volume that /Users, /Applications and /opt are firmlinked")
+	b.comment("from: reading through it would go around every bind and deny (sandbox_darwin.cpp:237-249)")
+	b.deny(opRead, pathMatcher(systemVolumes, true).folded().filter())
 
 	// The directories above everything readable: their attributes only,
 	// so that realpath and getcwd work.
@@ -521,6 +656,7 @@ func (g *gen) writeSystemFiles(b *builder) {
 	for _, p := range append(append(slices.Clone(readDevices), writeDevices...), "/dev/fd") {
 		add(p)
 	}
+	above = slices.DeleteFunc(above, func(p string) bool { return p == "/" }) // readable above
 	slices.Sort(above)
 	b.comment("the directories above those the sandbox may read: attributes only (realpath, getcwd)")
 	b.allow([]string{"file-read-metadata"}, literals(slices.Compact(above))...)
@@ -540,7 +676,7 @@ func (g *gen) writeAreas(b *builder) {
 		case areaReadOnly:
 			b.allow(opRead, subpath(a.path))
 			if g.belowWritable(a.path) {
-				b.deny(opWrite, subpath(a.path))
+				b.deny(opWrite, pathMatcher(a.path, true).folded().filter())
 			}
 		case areaReadWrite:
 			b.allow(opReadWrite, subpath(a.path))
@@ -556,6 +692,31 @@ func (g *gen) writeAreas(b *builder) {
 		b.comment("allowWrite name patterns, at any depth inside the bound directories")
 		g.scoped(b, "allow", opReadWrite, g.writeFloating)
 	}
+	g.writeCowSources(b)
+}
+
+// writeCowSources denies writing the sources of the cow binds after every
+// allow of writing (issue 29, item 4): the front clones a source into its
+// destination and the sandbox works there; the source must stay as it was,
+// also when it lies in a writable directory (/private/tmp bound, a wr
+// bind, an allowWrite path). The original's sandbox_darwin.cpp:368-369.
+// The directories above a source inside a writable one cannot be renamed
+// either, which would carry the source out from under the deny.
+func (g *gen) writeCowSources(b *builder) {
+	if len(g.cowSources) == 0 {
+		return
+	}
+	b.comment("cow sources: never writable, even inside a writable directory (sandbox_darwin.cpp:368-369)")
+	var fs []expr
+	var rules []labeled
+	for _, src := range g.cowSources {
+		m := pathMatcher(src, true).folded()
+		fs = append(fs, m.filter().withComment("cow source "+src))
+		rules = append(rules, labeled{m, "cow source " + src})
+	}
+	b.deny(opWrite, fs...)
+	b.blank()
+	g.writeAncestors(b, rules)
 }
 
 // scoped writes (action ops (require-all (require-any scope) (require-any

@@ -2,14 +2,30 @@ package darwin
 
 // systemReadPaths are the directories of the system every sandbox may
 // read (resolved paths: /etc is /private/etc). /usr covers /usr/local.
+// /System/Volumes is denied after them (see writeSystemFiles).
 var systemReadPaths = []string{
-	"/Library",
+	// Applications: Xcode.app is the developer directory that the /usr/bin
+	// shims (git, clang, make, xcrun) run from when it is selected, and it
+	// may be installed under any name (Xcode-15.4.app); the original reads
+	// all of /Applications (sandbox_darwin.cpp:221). Bundles of programs,
+	// not the user's data (that is in ~/Library).
+	"/Applications",
+	"/Library", // includes /Library/Developer/CommandLineTools (the CLT)
 	"/System",
 	"/bin",
 	"/opt/homebrew",
+	// MacPorts' prefix; the original reads all of /opt (sandbox_darwin.cpp:222).
+	"/opt/local",
 	"/private/etc",
+	// The Security framework's module directory (mdsObject.db): trust
+	// evaluation reads it in-process, and without it Go's crypto/x509
+	// fails with "OSStatus -26276" (the original's open issue on TLS).
+	"/private/var/db/mds",
 	"/private/var/db/timezone", // /etc/localtime points here
-	"/private/var/select",      // /bin/sh runs the shell /private/var/select/sh names
+	// The developer directory xcode-select chose (a symbolic link the
+	// /usr/bin shims read to find Xcode.app or the CLT).
+	"/private/var/db/xcode_select_link",
+	"/private/var/select", // /bin/sh runs the shell /private/var/select/sh names
 	"/sbin",
 	"/usr",
 }
@@ -47,6 +63,10 @@ const ttyRegex = `^/dev/ttys[0-9]+$`
 // user and group look-ups (getpwuid, id), logging, notifications and the
 // per-user temporary directories (confstr).
 var machServices = []string{
+	// Power-management queries (IOPMCopyAssertionsStatus and the like, as
+	// runtimes make for battery and sleep state): the original's
+	// sandbox_darwin.cpp:265, with the RootDomainUserClient iokit rule.
+	"com.apple.PowerManagement.control",
 	"com.apple.bsd.dirhelper",
 	"com.apple.logd",
 	"com.apple.system.logger",
@@ -68,6 +88,39 @@ var networkMachServices = []string{
 	"com.apple.trustd",
 	"com.apple.trustd.agent",
 }
+
+// trustMachServices are the services of certificate trust, which the
+// allowlist mode needs for TLS through the proxy (the client verifies the
+// server's certificate itself). trustd may fetch what a certificate names
+// (intermediates, OCSP, CRLs) from outside the allowlist: see
+// docs/macos.md.
+var trustMachServices = []string{
+	"com.apple.SecurityServer",
+	"com.apple.ocspd",
+	"com.apple.trustd",
+	"com.apple.trustd.agent",
+}
+
+// sysctlNames and sysctlPrefixes are the sysctl names a sandbox may read:
+// the original's list (sandbox_darwin.cpp:290-333) of what programs ask
+// about the machine and the system (CPU counts and features, memory,
+// page size, OS version, host name, limits), without its kern.proc.pid.
+// prefix: nothing about other processes (kern.proc.*, kern.procargs2,
+// which holds every process's arguments and environment).
+var (
+	sysctlNames = []string{
+		"hw.activecpu", "hw.busfrequency_compat", "hw.byteorder", "hw.cacheconfig",
+		"hw.cachelinesize_compat", "hw.cpufamily", "hw.cpufrequency", "hw.cpufrequency_compat",
+		"hw.cputype", "hw.l1dcachesize_compat", "hw.l1icachesize_compat", "hw.l2cachesize_compat",
+		"hw.l3cachesize_compat", "hw.logicalcpu", "hw.logicalcpu_max", "hw.machine", "hw.memsize",
+		"hw.ncpu", "hw.nperflevels", "hw.packages", "hw.pagesize", "hw.pagesize_compat",
+		"hw.physicalcpu", "hw.physicalcpu_max", "hw.tbfrequency_compat", "hw.vectorunit",
+		"kern.argmax", "kern.hostname", "kern.maxfiles", "kern.maxfilesperproc", "kern.maxproc",
+		"kern.ngroups", "kern.osproductversion", "kern.osrelease", "kern.ostype", "kern.osversion",
+		"kern.version",
+	}
+	sysctlPrefixes = []string{"hw.optional.", "hw.perflevel", "machdep.cpu.", "sysctl."}
+)
 
 // resolvConf is read by resolvers that do not ask mDNSResponder.
 const resolvConf = "/private/var/run/resolv.conf"
