@@ -61,7 +61,8 @@ type ProfileConfig struct {
 	// NetworkAllowAll.
 	Network string
 	// ProxyPort is the TCP port of the front's proxy on 127.0.0.1, the
-	// only address a NetworkAllowlist sandbox reaches.
+	// only address a NetworkAllowlist sandbox reaches (0 for a profile
+	// that is printed, not run: boxsh spec starts no proxy).
 	ProxyPort int
 }
 
@@ -151,8 +152,8 @@ func load(cfg ProfileConfig) (*gen, error) {
 	case NetworkDisabled:
 		g.network = cfg.Network
 	case NetworkAllowlist:
-		if cfg.ProxyPort <= 0 || cfg.ProxyPort > 65535 {
-			return nil, fmt.Errorf("network allowlist needs the proxy's port (got %d)", cfg.ProxyPort)
+		if cfg.ProxyPort < 0 || cfg.ProxyPort > 65535 {
+			return nil, fmt.Errorf("network allowlist: bad proxy port %d", cfg.ProxyPort)
 		}
 		g.network, g.proxyPort = cfg.Network, cfg.ProxyPort
 	case NetworkAllowAll:
@@ -599,6 +600,9 @@ func (g *gen) writeNetwork(b *builder) {
 		b.allow([]string{"network-outbound"}, remote...)
 	}
 	if g.network == NetworkAllowlist {
+		if g.proxyPort == 0 {
+			b.comment("(boxsh spec: the front's proxy gets its port when the sandbox starts; 0 stands for it)")
+		}
 		b.allow([]string{"network-outbound"}, raw(fmt.Sprintf(`(remote ip "localhost:%d")`, g.proxyPort)))
 		var names []expr
 		for _, n := range trustMachServices {

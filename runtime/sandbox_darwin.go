@@ -8,16 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/boxsh/boxsh/darwin"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
 )
-
-// sandboxExec is macOS's tool that runs a program under a Seatbelt
-// profile.
-const sandboxExec = "/usr/bin/sandbox-exec"
 
 // SandboxSupported tells whether this system can start sandboxes: macOS
 // with sandbox-exec.
@@ -28,35 +24,28 @@ func SandboxSupported() error {
 	return nil
 }
 
-// Profile is the Seatbelt profile of a sandbox with sb and p, for a
-// process started in cwd by a user whose home is home.
-func Profile(sb policy.Sandbox, p policy.Policy, home, cwd string) (string, error) {
-	return darwin.Generate(darwin.ProfileConfig{
-		Sandbox: sb, Policy: p, Home: home, Cwd: cwd,
-		TmpDir: os.Getenv("TMPDIR"), HardDenied: policy.HardDeniedWrites,
-	})
-}
-
-// SandboxCommand is argv run under the Seatbelt profile of sb and p, its
-// copy-on-write binds prepared (see PrepareClones).
-func SandboxCommand(sb policy.Sandbox, p policy.Policy, home, cwd string, argv []string) (*exec.Cmd, error) {
-	if err := PrepareClones(sb.Binds); err != nil {
-		return nil, err
+// SandboxCommand is argv run under the Seatbelt profile of in, with the
+// environment env (nil: boxsh's own): the cow binds prepared (see
+// PrepareClones) and, in allowlist mode, the front's network proxy started
+// (its port in the profile, its address in the environment). stop stops
+// the proxy once the command has ended.
+func SandboxCommand(in SeatbeltInputs, env, argv []string, log hclog.Logger) (cmd *exec.Cmd, stop func(), err error) {
+	if err := PrepareClones(in.Sandbox.Binds); err != nil {
+		return nil, nil, err
 	}
-	profile, err := Profile(sb, p, home, cwd)
+	env, stop, err = startSeatbeltProxy(&in, env, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cmd := exec.Command(sandboxExec, append([]string{"-p", profile}, argv...)...)
-	cmd.Dir = cwd
-	// A working directory in a cow SRC becomes the same place in its DST:
-	// the sandbox works in the clone.
-	for _, b := range sb.Binds {
-		if rel, err := filepath.Rel(b.Src, cwd); b.Mode == policy.CopyOnWrite && err == nil && (rel == "." || filepath.IsLocal(rel)) {
-			cmd.Dir = filepath.Join(b.Dst, rel)
-		}
+	args, dir, err := SeatbeltArgs(in, argv)
+	if err != nil {
+		stop()
+		return nil, nil, err
 	}
-	return cmd, nil
+	cmd = exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	return cmd, stop, nil
 }
 
 // PrepareClones makes each cow bind's DST a copy-on-write clone of its SRC
@@ -67,6 +56,9 @@ func PrepareClones(binds []policy.Bind) error {
 	for _, b := range binds {
 		if b.Mode != policy.CopyOnWrite {
 			continue
+		}
+		if err := prepareCowDst(b); err != nil {
+			return err
 		}
 		entries, err := os.ReadDir(b.Dst)
 		if err != nil {
@@ -100,20 +92,21 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		return nil, err
 	}
 	defer back.Close()
-	cmd, err := SandboxCommand(cfg.Sandbox, cfg.Policy, cfg.Home, cfg.Cwd, append([]string{cfg.InitPath}, initOptions(cfg).Args()...))
+	in := SeatbeltInputs{Sandbox: cfg.Sandbox, Policy: cfg.Policy, Home: cfg.Home, Cwd: cfg.Cwd, TmpDir: os.Getenv("TMPDIR")}
+	cmd, stop, err := SandboxCommand(in, cfg.Env, append([]string{cfg.InitPath}, initOptions(cfg).Args()...), cfg.Log)
 	if err != nil {
 		front.Close()
 		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{back}
-	cmd.Env = cfg.Env
 	cmd.Stderr = cfg.Stderr
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
 	if err := cmd.Start(); err != nil {
 		front.Close()
+		stop()
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	return newInstance(front, func() { _ = cmd.Process.Kill() }, cmd.Wait, nil)
+	return newInstance(front, func() { _ = cmd.Process.Kill() }, cmd.Wait, stop)
 }

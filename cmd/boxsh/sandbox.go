@@ -72,3 +72,11 @@ func sandboxedCommand(opts options, tty bool) (argv, env []string) {
 	}
 	return argv, env
 }
+
+// seatbeltInputs are the inputs of the macOS profile of the resolved
+// sandbox sb with the policy p, for a command started in cwd by a user
+// whose home is home: the same for the sandbox that runs (shell and
+// --rpc) and for boxsh spec --format sbpl.
+func seatbeltInputs(sb policy.Sandbox, p policy.Policy, home, cwd string) runtime.SeatbeltInputs {
+	return runtime.SeatbeltInputs{Sandbox: sb, Policy: p, Home: home, Cwd: cwd, TmpDir: os.Getenv("TMPDIR")}
+}

@@ -24,11 +24,11 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	started := false
 	defer func() { done(started) }()
 	argv, env := sandboxedCommand(opts, term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())))
-	cmd, err := runtime.SandboxCommand(sb, opts.policy, home, cwd, argv)
+	cmd, stop, err := runtime.SandboxCommand(seatbeltInputs(sb, opts.policy, home, cwd), env, argv, log)
 	if err != nil {
 		return fail(err)
 	}
-	cmd.Env = env
+	defer stop()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	started = true
 	err = cmd.Run()

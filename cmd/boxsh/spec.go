@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/boxsh/boxsh/darwin"
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
@@ -38,7 +37,9 @@ Options:
                        relative to the bundle). An empty directory that
                        boxsh spec --bundle prepares.
   --format oci|sbpl    The output format: the OCI spec (default), or the
-                       macOS Seatbelt profile of the same sandbox and policy.
+                       macOS Seatbelt profile of the same sandbox and policy,
+                       as boxsh --sandbox runs it on macOS (in allowlist
+                       mode, port 0 stands for the proxy's, chosen at start).
   --interactive, -i    The process gets a terminal.
   --workers N, --shell PATH, --log-level LEVEL
                        boxsh-init's arguments, as for boxsh --rpc.
@@ -108,24 +109,23 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	warnUntrusted(stderr, pol)
+	home := os.Getenv("HOME")
+	sb, err := host.ResolveSandbox(opts.sandbox, pol, home, cwd)
+	if err != nil {
+		return fail(err)
+	}
 	if so.format == "sbpl" {
 		if so.bundle != "" {
 			return fail(fmt.Errorf("%w: --bundle is for --format oci", policy.ErrUsage))
 		}
-		profile, err := darwin.Generate(darwin.ProfileConfig{
-			Sandbox: opts.sandbox, Policy: pol, Home: os.Getenv("HOME"), Cwd: cwd,
-			TmpDir: os.Getenv("TMPDIR"), HardDenied: policy.HardDeniedWrites,
-		})
+		// The profile boxsh --sandbox runs with the same flags, built the
+		// same way (issue 29, item 12), after the sandbox is resolved.
+		profile, err := runtime.SeatbeltProfile(seatbeltInputs(sb, pol, home, cwd))
 		if err != nil {
 			return fail(err)
 		}
 		fmt.Fprint(stdout, profile)
 		return 0
-	}
-	home := os.Getenv("HOME")
-	sb, err := host.ResolveSandbox(opts.sandbox, pol, home, cwd)
-	if err != nil {
-		return fail(err)
 	}
 	rules, err := host.ResolveFileRules(sb, pol, home, cwd)
 	if err != nil {
@@ -259,7 +259,7 @@ func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
 	}
 	dirs := []string{bundle, filepath.Clean(rootfs)}
 	for _, d := range slices.Clone(dirs) {
-		if real := realPath(d); real != d {
+		if real := host.RealPath(d); real != d {
 			dirs = append(dirs, real)
 		}
 	}
@@ -268,7 +268,7 @@ func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
 			continue
 		}
 		dsts := []string{b.Dst}
-		if real := realPath(b.Dst); real != b.Dst {
+		if real := host.RealPath(b.Dst); real != b.Dst {
 			dsts = append(dsts, real)
 		}
 		for _, d := range dirs {
@@ -280,22 +280,6 @@ func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
 		}
 	}
 	return nil
-}
-
-// realPath is the absolute path p with the symlinks of its longest
-// existing prefix resolved (the rest, which does not exist yet, kept as
-// it is).
-func realPath(p string) string {
-	var rest []string
-	for d := filepath.Clean(p); ; d = filepath.Dir(d) {
-		if real, err := filepath.EvalSymlinks(d); err == nil {
-			return filepath.Join(append([]string{real}, rest...)...)
-		}
-		if d == filepath.Dir(d) {
-			return p
-		}
-		rest = append([]string{filepath.Base(d)}, rest...)
-	}
 }
 
 // writeBundle writes config.json into the bundle directory and prepares

@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
 	"github.com/boxsh/boxsh/runtime/plan"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
@@ -208,17 +211,73 @@ func TestRunDispatchesSpec(t *testing.T) {
 func TestSpecFormatSBPL(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HOME", t.TempDir())
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755))
 	code, out, errOut := spec(t, dir, "--format", "sbpl", "--bind", "wr:"+dir, "--new-net-ns")
 	require.Equal(t, 0, code, errOut)
 	assert.True(t, strings.HasPrefix(out, "(version 1)\n"), out)
 	assert.Contains(t, out, "(deny default)")
 	assert.Contains(t, out, `(allow file-read* file-write* (subpath "/private`+dir+`"))`, "macOS's /tmp is /private/tmp")
 	assert.Contains(t, out, `; denyRead .env (from default)`, "the policy's rules are in the profile with their sources")
-	assert.Contains(t, out, `.git/hooks`, "the hard-denied paths too")
+	assert.Contains(t, out, `; protected /private`+dir+`/.git/hooks: `, "the existing repository's control files too")
+	assert.Contains(t, out, `; hard-denied .bashrc`, "and the protected names")
 
 	code, _, errOut = spec(t, dir, "--format", "sbpl", "--bundle", dir)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--bundle is for --format oci")
+}
+
+// boxsh spec --format sbpl prints the profile boxsh --sandbox runs with
+// the same flags (issue 29, item 12): resolved the way the front resolves
+// its sandbox (main.go's run), and built by the same function
+// (runtime.SeatbeltArgs, which the macOS front runs sandbox-exec with).
+func TestSpecSBPLIsWhatRuns(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	home := filepath.Join(dir, "home")
+	proj := filepath.Join(home, "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(proj, "repo", ".git", "hooks"), 0o755))
+	require.NoError(t, os.Symlink(proj, filepath.Join(dir, "link")))
+	t.Setenv("HOME", home)
+	t.Setenv("TMPDIR", filepath.Join(dir, "T"))
+	for _, flags := range [][]string{
+		{"--sandbox"},
+		{"--sandbox", "--network", "disabled"},
+		{"--sandbox", "--new-net-ns"},
+		{"--sandbox", "--network", "allowlist", "--allow-domain", "example.com"},
+		{"--sandbox", "--bind", "wr:" + filepath.Join(dir, "link")},
+		{"--sandbox", "--bind", "ro:" + home, "--bind", "cow:" + proj + ":" + filepath.Join(dir, "work"), "--network", "disabled"},
+	} {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			// What the front runs (main.go's run, then the macOS shell).
+			opts, err := parseArgs(flags, proj)
+			require.NoError(t, err)
+			require.NoError(t, opts.sandbox.Validate())
+			opts.policy, err = loadPolicy(opts, home, proj)
+			require.NoError(t, err)
+			sb, err := host.ResolveSandbox(opts.sandbox, opts.policy, home, proj)
+			require.NoError(t, err)
+			args, _, err := runtime.SeatbeltArgs(seatbeltInputs(sb, opts.policy, home, proj), []string{"/bin/sh"})
+			require.NoError(t, err)
+			require.Equal(t, "-p", args[1])
+			runs := args[2]
+
+			code, printed, errOut := spec(t, proj, append([]string{"--format", "sbpl"}, flags[1:]...)...)
+			require.Equal(t, 0, code, errOut)
+			assert.Equal(t, runs, printed)
+
+			mode, _ := opts.policy.Network()
+			switch {
+			case mode == policy.NetworkAllowAll:
+				assert.Contains(t, printed, "\n(allow network*)\n")
+			default:
+				assert.NotContains(t, printed, "(allow network*)", "--network %s", mode)
+				assert.Contains(t, printed, "\n(deny network*)\n")
+			}
+			if mode == policy.NetworkAllowlist {
+				assert.Contains(t, printed, `(allow network-outbound (remote ip "localhost:0"))`)
+			}
+		})
+	}
 }
 
 func TestSpecNetworkModes(t *testing.T) {

@@ -90,6 +90,26 @@ func StartProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(),
 	return child, func() { cancel(); conn.Close(); <-done }, nil
 }
 
+// ListenProxy starts the network proxy of policy p on a TCP port of
+// 127.0.0.1 that the system picks, for a sandbox that reaches it on the
+// host's loopback (macOS, where a sandbox has no network namespace of its
+// own and its profile lets it connect to that port only). It returns the
+// address ("127.0.0.1:PORT") and the function that stops the proxy.
+func ListenProxy(p policy.Policy, log hclog.Logger) (addr string, stop func(), err error) {
+	px, err := NewProxy(p, log)
+	if err != nil {
+		return "", nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("proxy: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = px.Serve(ctx, l); close(done) }()
+	return l.Addr().String(), func() { cancel(); l.Close(); <-done }, nil
+}
+
 // refuseHostLocal refuses upstream connections to the host itself: its
 // loopback, the addresses of any of its interfaces (IPv4 and IPv6, read at
 // each connection, so that an address added since is covered), link-local

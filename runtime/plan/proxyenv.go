@@ -16,8 +16,12 @@ const ProxyFD = frame.ProxyFD
 
 // ProxyEnv are the variables that point commands (curl, git, npm, pip,
 // go) at the proxy.
-func ProxyEnv() []string {
-	httpURL, socksURL := "http://"+ProxyListen, "socks5h://"+ProxyListen
+func ProxyEnv() []string { return ProxyEnvAt(ProxyListen) }
+
+// ProxyEnvAt are the variables that point commands at the proxy on
+// listen ("127.0.0.1:PORT"): the macOS front's, on the host's loopback.
+func ProxyEnvAt(listen string) []string {
+	httpURL, socksURL := "http://"+listen, "socks5h://"+listen
 	noProxy := "localhost,127.0.0.1,::1"
 	var env []string
 	for _, kv := range [][2]string{
@@ -29,7 +33,11 @@ func ProxyEnv() []string {
 }
 
 // WithProxyEnv is env with ProxyEnv replacing any proxy variables.
-func WithProxyEnv(env []string) []string {
+func WithProxyEnv(env []string) []string { return WithProxyEnvAt(env, ProxyListen) }
+
+// WithProxyEnvAt is env with ProxyEnvAt(listen) replacing any proxy
+// variables.
+func WithProxyEnvAt(env []string, listen string) []string {
 	var out []string
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
@@ -39,5 +47,5 @@ func WithProxyEnv(env []string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, ProxyEnv()...)
+	return append(out, ProxyEnvAt(listen)...)
 }

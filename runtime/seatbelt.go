@@ -1,0 +1,188 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/darwin"
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/host"
+	"github.com/boxsh/boxsh/runtime/plan"
+)
+
+// sandboxExec is macOS's tool that runs a program under a Seatbelt
+// profile.
+const sandboxExec = "/usr/bin/sandbox-exec"
+
+// SeatbeltInputs are what the macOS sandbox of a command depends on. The
+// front that runs it and boxsh spec --format sbpl build the profile from
+// them through SeatbeltConfig, so that spec prints the profile that runs.
+type SeatbeltInputs struct {
+	// Sandbox is resolved: --try turned into binds (host.ResolveTry), the
+	// policy applied (host.ResolveSandbox).
+	Sandbox policy.Sandbox
+	// Policy is the merged policy.
+	Policy policy.Policy
+	// Home, Cwd and TmpDir are the caller's $HOME, working directory and
+	// $TMPDIR, as given (SeatbeltConfig resolves them).
+	Home, Cwd, TmpDir string
+	// ProxyPort is the port of the front's proxy on 127.0.0.1 in
+	// allowlist mode (0 in boxsh spec, which starts none).
+	ProxyPort int
+}
+
+// SeatbeltConfig turns in into the configuration of the profile, reading
+// the host as the original does before it writes its rules: every path
+// (binds, working directory, home, $TMPDIR, the policy's absolute paths)
+// with its symbolic links resolved, and, on macOS, its names spelled as on
+// disk (host.RealPath; the sandbox matches resolved paths, so a bind
+// through a symlink would be unreadable and a deny through one would not
+// match); the git control files of the repositories that exist in the wr
+// binds (host.GatherProtection), protected there, so that the profile
+// need not deny every .git/hooks and git init and git clone work.
+func SeatbeltConfig(in SeatbeltInputs) (darwin.ProfileConfig, error) {
+	real := func(p string) string {
+		if p == "" || !filepath.IsAbs(p) {
+			return p
+		}
+		return host.RealPath(p)
+	}
+	sb := in.Sandbox
+	sb.Binds = nil
+	for _, b := range in.Sandbox.Binds {
+		b.Src, b.Dst = real(b.Src), real(b.Dst)
+		sb.Binds = append(sb.Binds, b)
+	}
+	home, cwd := real(in.Home), real(in.Cwd)
+	p := in.Policy
+	p.DenyRead = realRules(p.DenyRead, real)
+	p.AllowRead = realRules(p.AllowRead, real)
+	p.DenyWrite = realRules(p.DenyWrite, real)
+	p.AllowWrite = realRules(p.AllowWrite, real)
+
+	network, _ := p.Network()
+	if sb.NewNetNS && network == policy.NetworkAllowAll {
+		network = policy.NetworkDisabled
+	}
+	cfg := darwin.ProfileConfig{
+		Sandbox: sb, Policy: p, Home: home, Cwd: cwd, TmpDir: real(strings.TrimSuffix(in.TmpDir, "/")),
+		Network: network, ProxyPort: in.ProxyPort,
+	}
+	switch network {
+	case policy.NetworkDisabled:
+		cfg.Network = darwin.NetworkDisabled
+	case policy.NetworkAllowAll:
+		cfg.Network = darwin.NetworkAllowAll
+	case policy.NetworkAllowlist:
+		cfg.Network = darwin.NetworkAllowlist
+	}
+	extra := host.ProtectEntries(p)
+	for _, e := range append(policy.HardDeniedWrites, extra...) {
+		// The .git/ entries come as the paths of the repositories that
+		// exist (below); the rest are denied at any depth, created or not.
+		if !strings.HasPrefix(e, ".git/") {
+			cfg.HardDenied = append(cfg.HardDenied, e)
+		}
+	}
+	prot, err := host.GatherProtection(sb, home, cwd, extra...)
+	if err != nil {
+		return cfg, err
+	}
+	for _, hp := range prot.Paths {
+		if hp.Tree {
+			continue // a writable home's own rule, which Linux makes with mounts
+		}
+		cfg.Protected = append(cfg.Protected, darwin.Protected{Path: hp.Path, Dir: hp.Dir, Reason: hp.Reason})
+	}
+	return cfg, nil
+}
+
+// realRules resolves the absolute rules without patterns with real.
+func realRules(rules []policy.Rule, real func(string) string) []policy.Rule {
+	out := make([]policy.Rule, len(rules))
+	for i, r := range rules {
+		if strings.HasPrefix(r.Value, "/") && !strings.ContainsAny(r.Value, `*?[\`) {
+			r.Value = real(r.Value)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// SeatbeltProfile is the profile of in: darwin.Generate of SeatbeltConfig.
+func SeatbeltProfile(in SeatbeltInputs) (string, error) {
+	cfg, err := SeatbeltConfig(in)
+	if err != nil {
+		return "", err
+	}
+	return darwin.Generate(cfg)
+}
+
+// SeatbeltArgs are the argument vector that runs argv in the sandbox of
+// in (sandbox-exec -p PROFILE argv...), and its working directory: the
+// caller's, or the same place in the destination of the cow bind whose
+// source holds it (the sandbox works in the clone).
+func SeatbeltArgs(in SeatbeltInputs, argv []string) (args []string, dir string, err error) {
+	cfg, err := SeatbeltConfig(in)
+	if err != nil {
+		return nil, "", err
+	}
+	profile, err := darwin.Generate(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	dir = cfg.Cwd
+	for _, b := range cfg.Sandbox.Binds {
+		if rel, err := filepath.Rel(b.Src, cfg.Cwd); b.Mode == policy.CopyOnWrite && err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			dir = filepath.Join(b.Dst, rel)
+		}
+	}
+	if dir == "" {
+		dir = in.Cwd
+	}
+	return append([]string{sandboxExec, "-p", profile}, argv...), dir, nil
+}
+
+// prepareCowDst makes the destination of a cow bind when it is missing
+// (the original clones into a new directory, sandbox_darwin.cpp:448-481)
+// and checks that it is a directory.
+func prepareCowDst(b policy.Bind) error {
+	if err := os.MkdirAll(b.Dst, 0o755); err != nil {
+		return fmt.Errorf("--bind %s: %w", b, err)
+	}
+	return nil
+}
+
+// startSeatbeltProxy starts the front's network proxy when the policy's
+// network mode is allowlist, as the Linux front does (there it reaches the
+// sandbox through boxsh-init's forwarder; on macOS the sandbox has no
+// network of its own and reaches it on the host's loopback, the only
+// address its profile lets it connect to). It sets in.ProxyPort and
+// returns env with the proxy variables (plan.WithProxyEnvAt) and the
+// function that stops the proxy; without allowlist, env as it is.
+func startSeatbeltProxy(in *SeatbeltInputs, env []string, log hclog.Logger) ([]string, func(), error) {
+	if mode, _ := in.Policy.Network(); mode != policy.NetworkAllowlist {
+		return env, func() {}, nil
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	addr, stop, err := host.ListenProxy(in.Policy, log.Named("proxy"))
+	if err != nil {
+		return nil, nil, err
+	}
+	_, port, _ := strings.Cut(addr, ":")
+	if in.ProxyPort, err = strconv.Atoi(port); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("proxy address %s: %w", addr, err)
+	}
+	if env == nil {
+		env = os.Environ()
+	}
+	return plan.WithProxyEnvAt(env, addr), stop, nil
+}
