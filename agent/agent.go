@@ -22,7 +22,6 @@ import (
 	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/agent/terminal"
 	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/jsonx"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/tool"
@@ -65,7 +64,23 @@ type Config struct {
 	// Reaper, when boxsh-init is PID 1, starts every child process, so
 	// that it can reap the orphans without taking their exit status.
 	Reaper *reap.Reaper
+	// Activity is told when each call begins and ends (boxsh-init gives
+	// its memory trimmer, idle.Trimmer); nil: nobody is told.
+	Activity Activity
 }
+
+// Activity is told when calls begin and end, on any goroutine; a call's End
+// follows its Begin.
+type Activity interface {
+	Begin()
+	End()
+}
+
+// noActivity is the Activity of an Agent whose Config gives none.
+type noActivity struct{}
+
+func (noActivity) Begin() {}
+func (noActivity) End()   {}
 
 // Agent runs tools for the front.
 type Agent struct {
@@ -85,6 +100,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxOtherCalls <= 0 {
 		cfg.MaxOtherCalls = 16
+	}
+	if cfg.Activity == nil {
+		cfg.Activity = noActivity{}
 	}
 	pool, err := bash.NewPool(bash.Options{Shell: cfg.Shell, Workers: cfg.Workers, Env: cfg.Env, MaxStream: cfg.MaxOutput, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe, Log: cfg.Log.Named("bash"), Reaper: cfg.Reaper, ForkServer: cfg.ForkServer})
 	if err != nil {
@@ -241,7 +259,7 @@ func (s *serving) read(ctx context.Context) {
 				continue
 			}
 		}
-		idle.Begin() // idle.End when run ends
+		s.a.cfg.Activity.Begin() // Activity.End when run ends
 		var ticket *bash.Ticket
 		queued := false
 		if c.Tool == tool.Bash {
@@ -297,8 +315,8 @@ func (s *serving) quick(ctx context.Context, c frame.Call) bool {
 		return false // calls wait for a slot: this one waits its turn
 	}
 	defer func() { <-s.a.other }()
-	idle.Begin()
-	defer idle.End()
+	s.a.cfg.Activity.Begin()
+	defer s.a.cfg.Activity.End()
 	r, ok := s.a.readQuick(ctx, args)
 	if !ok {
 		return false
@@ -359,7 +377,7 @@ func (s *serving) run(ctx context.Context, cancel context.CancelFunc, ticket *ba
 		delete(s.running, c.ID)
 		s.mu.Unlock()
 		cancel()
-		idle.End()
+		s.a.cfg.Activity.End()
 	}()
 	ctx, stopProgress := s.startProgress(ctx, c.ID, c.Progress)
 	var reply []byte

@@ -2,8 +2,13 @@ package agent
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,4 +52,33 @@ func TestCheckArgv(t *testing.T) {
 		assert.Equal(t, -32602, fe.Code)
 		assert.Equal(t, want, fe.Message)
 	}
+}
+
+// counting is an Activity that counts the calls running and begun.
+type counting struct{ running, begun atomic.Int32 }
+
+func (c *counting) Begin() { c.running.Add(1); c.begun.Add(1) }
+func (c *counting) End()   { c.running.Add(-1) }
+
+// The Activity hears of every call, quick reads, other file calls and bash
+// calls alike, and of its end once it is answered.
+func TestActivityHearsEveryCall(t *testing.T) {
+	var c counting
+	r, w := serveAgentOnPipe(t, func(a *Agent) { a.cfg.Activity = &c })
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	require.NoError(t, os.WriteFile(small, []byte("hello\n"), 0o644))
+	calls := []frame.Call{
+		{ID: 1, Tool: "read", Args: json.RawMessage(`{"path":` + strconv.Quote(small) + `}`)},
+		{ID: 2, Tool: "bash", Args: json.RawMessage(`{"command":"echo hi"}`)},
+		{ID: 3, Tool: "write", Args: json.RawMessage(`{"path":` + strconv.Quote(filepath.Join(dir, "w")) + `,"content":"x"}`)},
+	}
+	for _, call := range calls {
+		require.NoError(t, w.WriteJSON(call))
+		reply := nextReply(t, r)
+		assert.Equal(t, call.ID, reply.ID)
+	}
+	require.Eventually(t, func() bool { return c.running.Load() == 0 }, 5*time.Second, time.Millisecond,
+		"every call that began ended")
+	assert.Equal(t, int32(3), c.begun.Load())
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -563,7 +562,6 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	case <-ctx.Done():
 		return
 	}
-	idle.Begin()
 	// Only calls of other tools are cancelled with a cause (see others):
 	// a bash call's context is a plain one, its CancelFunc no wrapper.
 	var callCtx context.Context
@@ -593,7 +591,6 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	finish := func(result json.RawMessage, err error) {
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()
-		defer idle.End()
 		defer cancel()
 		stopProgress()
 		if tracked || other {

@@ -21,6 +21,7 @@ import (
 	"github.com/boxsh/boxsh/agent/netfwd"
 	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 )
@@ -97,7 +98,8 @@ func run() int {
 		forkServer = proc.FindForkServer(exe)
 	}
 	a, err := agent.New(agent.Config{Build: version, Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
-		Limits: proc.Limits{Data: o.Memory, Procs: o.Pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer})
+		Limits: proc.Limits{Data: o.Memory, Procs: o.Pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer,
+		Activity: idle.NewTrimmer()})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
@@ -172,7 +173,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return fail(reg.err)
 	}
 	tools := reg.tools
-	srv := &rpc.Server{Tools: tools, Backend: sup, Name: "boxsh", Version: version, Log: log}
+	srv := &rpc.Server{Tools: tools, Backend: trimming{sup, idle.NewTrimmer()}, Name: "boxsh", Version: version, Log: log}
 	for name, how := range runtime.Enforcement(opts.policy, opts.sandbox.Enabled || opts.sandbox.Try) {
 		log.Info("limit", "name", name, "how", how)
 	}

@@ -10,6 +10,7 @@ package idle
 import (
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +46,9 @@ type Trimmer struct {
 	delay            time.Duration
 	// grown tells whether the heap has grown since the last trim.
 	grown func() bool
+	// gcCycles is the runtime's count of collections when grown last
+	// looked (see heapGrown).
+	gcCycles atomic.Uint64
 
 	// release releases, and returns what the next call to begin runs
 	// (on its own goroutine) to map again what was released, or nil.
@@ -54,9 +58,16 @@ type Trimmer struct {
 	repopulate   func() // from the last release, until a call begins
 }
 
-// process is the trimmer of Begin and End.
-var process = &Trimmer{trim: debug.FreeOSMemory, delay: Delay, grown: heapGrown,
-	release: releaseExecutable, releaseDelay: ReleaseDelay}
+// NewTrimmer returns the trimmer of a process: it returns the free heap to
+// the system after Delay with no call, if the heap grew since the last
+// time, and drops the process's mappings of its executable after
+// ReleaseDelay (see ReleaseExecutable). A program has one, and tells it
+// when each of its calls begins and ends.
+func NewTrimmer() *Trimmer {
+	t := &Trimmer{trim: debug.FreeOSMemory, delay: Delay, release: releaseExecutable, releaseDelay: ReleaseDelay}
+	t.grown = t.heapGrown
+	return t
+}
 
 // releaseExecutable is ReleaseExecutable for the trimmer, which has no one
 // to report a failure to: a process that cannot release its mappings
@@ -71,30 +82,20 @@ func releaseExecutable() func() {
 	return r.Populate
 }
 
-// gcCycles is the runtime's count of collections when last looked at.
-var gcCycles uint64
-
 // heapGrown tells whether a collection ran since it was last called: the
 // heap reached its goal, a burst of calls allocated. Until then there is
 // little to return, and a forced collection would add memory (the
 // collector's own) rather than free some.
-func heapGrown() bool {
+func (t *Trimmer) heapGrown() bool {
 	var st debug.GCStats
 	debug.ReadGCStats(&st)
 	n := uint64(st.NumGC)
-	grown := n != gcCycles
-	gcCycles = n
+	grown := t.gcCycles.Swap(n) != n
 	if grown {
-		gcCycles++ // the trim's own collection
+		t.gcCycles.Store(n + 1) // the trim's own collection
 	}
 	return grown
 }
-
-// Begin notes that a call of this process starts.
-func Begin() { process.Begin() }
-
-// End notes that a call of this process ended.
-func End() { process.End() }
 
 // Begin notes that a call starts: no trim while it runs.
 func (t *Trimmer) Begin() {
