@@ -521,13 +521,10 @@ func cutUTF8(s string, n int) string {
 }
 
 // checkArgv refuses, as invalid parameters, a bash call's args that cannot
-// be run, or that come with a command.
+// be run. That command and args are exclusive is the schema's to check, in
+// the front (tool.Spec.Validate), before any call becomes a frame.
 func checkArgv(args tool.BashArgs) error {
-	err := bash.CheckArgv(args.Args)
-	if err == nil && args.Command != "" {
-		err = errors.New("fields command and args are exclusive: give only one")
-	}
-	if err != nil {
+	if err := bash.CheckArgv(args.Args); err != nil {
 		return &frame.Error{Code: frame.CodeInvalidParams, Message: "bash tool: " + err.Error()}
 	}
 	return nil

@@ -42,9 +42,8 @@ func TestCutUTF8(t *testing.T) {
 func TestCheckArgv(t *testing.T) {
 	assert.NoError(t, checkArgv(tool.BashArgs{Args: []string{"ls", "-l"}}))
 	for args, want := range map[*tool.BashArgs]string{
-		{Command: "ls", Args: []string{"ls"}}: "bash tool: fields command and args are exclusive: give only one",
-		{Args: []string{}}:                    "bash tool: args must name a program",
-		{Args: []string{"-rf"}}:               `bash tool: args[0] must name a program, got "-rf", which begins with -`,
+		{Args: []string{}}:      "bash tool: args must name a program",
+		{Args: []string{"-rf"}}: `bash tool: args[0] must name a program, got "-rf", which begins with -`,
 	} {
 		err := checkArgv(*args)
 		var fe *frame.Error
