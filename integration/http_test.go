@@ -324,3 +324,44 @@ func TestHTTPSandboxed(t *testing.T) {
 	sdkStructured(t, res, &out)
 	assert.Equal(t, "boxsh-init\n", out.Stdout, "the call ran in the sandbox")
 }
+
+// A --token-file another user could have planted (a symbolic link, or a
+// file open to the group or others) stops boxsh before it listens, with
+// one line that says how to fix it; the planted token never works.
+func TestHTTPTokenFileRefused(t *testing.T) {
+	ctx := testContext(t)
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open")
+	require.NoError(t, os.WriteFile(open, []byte("attacker-token\n"), 0o644))
+	require.NoError(t, os.Chmod(open, 0o644))
+	groupOnly := filepath.Join(dir, "group")
+	require.NoError(t, os.WriteFile(groupOnly, []byte("attacker-token\n"), 0o640))
+	require.NoError(t, os.Chmod(groupOnly, 0o640))
+	mine := filepath.Join(dir, "mine")
+	require.NoError(t, os.WriteFile(mine, []byte("attacker-token\n"), 0o600))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(mine, link))
+	for _, c := range []struct{ path, want string }{
+		{open, "has mode 0644, open to other users: chmod 600 " + open},
+		{groupOnly, "has mode 0640, open to other users: chmod 600 " + groupOnly},
+		{link, "is a symbolic link, which boxsh does not follow: remove it (rm " + link + ")"},
+	} {
+		// It exits at once; a boxsh that serves is stopped after a while.
+		runCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(runCtx, boxshPath(), "--rpc", "--listen", "127.0.0.1:0", "--token-file", c.path)
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "boxsh started with %s:\n%s", c.path, stderr.String())
+		assert.Equal(t, 1, exit.ExitCode())
+		assert.Empty(t, stdout.String())
+		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+		assert.Len(t, lines, 1, "one line: %q", stderr.String())
+		assert.True(t, strings.HasPrefix(lines[0], "boxsh: token file "+c.path+" "), "%q", lines[0])
+		assert.Contains(t, lines[0], c.want)
+		assert.NotContains(t, stderr.String(), "MCP on", "it listened")
+	}
+}

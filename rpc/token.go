@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,44 +16,127 @@ import (
 // LoadOrCreateToken returns the bearer token kept in path: the file's
 // first line when it exists, else a new random token written there,
 // readable by the user only. created tells which.
+//
+// An existing file is used only if it cannot have been planted or read
+// by another user: it is opened without following a symbolic link, and
+// must be a regular file owned by the user with no group or other
+// permission bits (see checkTokenFile).
 func LoadOrCreateToken(path string) (token string, created bool, err error) {
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
-		if token == "" {
-			return "", false, fmt.Errorf("token file %s is empty", path)
+	for range 2 {
+		token, err = readToken(path)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return token, false, err
 		}
-		return token, false, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return "", false, fmt.Errorf("token file: %w", err)
+		token, err = newToken()
+		if err != nil {
+			return "", false, err
+		}
+		// Made only where nothing is: a file or link planted meanwhile
+		// is read (and checked) on the next turn, never written through.
+		err = writeToken(path, token)
+		if !errors.Is(err, fs.ErrExist) {
+			return token, err == nil, err
+		}
 	}
-	token, err = CreateToken(path)
-	return token, err == nil, err
+	return "", false, fmt.Errorf("token file %s: made and removed again while boxsh started: use a path in a directory only you can write", path)
+}
+
+// readToken reads the token of an existing token file path, refusing a
+// file another user could have written or read.
+func readToken(path string) (string, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return "", fmt.Errorf("token file %s is a symbolic link, which boxsh does not follow: remove it (rm %s) or give the path of the file itself", path, path)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fs.ErrNotExist
+		}
+		return "", fmt.Errorf("token file %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
+	}
+	if err := checkTokenFile(path, uint32(st.Mode), st.Uid, uint32(os.Geteuid())); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
+	}
+	token := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+	if token == "" {
+		return "", fmt.Errorf("token file %s is empty", path)
+	}
+	return token, nil
+}
+
+// checkTokenFile tells why an existing token file path, of the kernel's
+// mode and owner uid, must not be used by the user me: not a regular
+// file, owned by another user (who could have written it), or open to
+// the group or others (who could have written or could read it). Each
+// error is one line that says how to fix it.
+func checkTokenFile(path string, mode, uid, me uint32) error {
+	if mode&syscall.S_IFMT != syscall.S_IFREG {
+		return fmt.Errorf("token file %s is not a regular file: give the path of a regular file, or of none to have it made", path)
+	}
+	if uid != me {
+		return fmt.Errorf("token file %s is owned by uid %d, not by you (uid %d): another user may have planted it; remove it, or use a path of your own", path, uid, me)
+	}
+	if perm := mode & 0o7777; perm&0o077 != 0 {
+		return fmt.Errorf("token file %s has mode %04o, open to other users: chmod 600 %s (and make a new token if others could read it)", path, perm, path)
+	}
+	return nil
+}
+
+// newToken is a new random token.
+func newToken() (string, error) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	return hex.EncodeToString(raw[:]), nil
+}
+
+// writeToken makes the token file path, mode 0600, where nothing is
+// (fs.ErrExist otherwise; a symbolic link is never followed).
+func writeToken(path, token string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fs.ErrExist
+		}
+		return fmt.Errorf("token file: %w", err)
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("token file %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("token file %s: %w", path, err)
+	}
+	return nil
 }
 
 // CreateToken makes a new random token and writes it to path, readable by
 // the user only, replacing a file left there (by a process of the same id
 // that died, or planted: its token is never used).
 func CreateToken(path string) (string, error) {
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", fmt.Errorf("token: %w", err)
+	token, err := newToken()
+	if err != nil {
+		return "", err
 	}
-	token := hex.EncodeToString(raw[:])
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("token file: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("token file: %w", err)
-	}
-	if _, err := f.WriteString(token + "\n"); err != nil {
-		f.Close()
-		return "", fmt.Errorf("token file %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("token file %s: %w", path, err)
+	if err := writeToken(path, token); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("token file %s: made again by another process while boxsh replaced it", path)
+		}
+		return "", err
 	}
 	return token, nil
 }

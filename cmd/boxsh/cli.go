@@ -231,7 +231,9 @@ Modes:
                        /openapi.json). Requests need the bearer token written
                        to the file printed on stderr.
   --token-file PATH    The HTTP bearer token: read from PATH, or made and
-                       written there (mode 0600) when PATH does not exist.
+                       written there (mode 0600) when PATH does not exist;
+                       an existing PATH must be a file of yours with no
+                       group or other bits, not a symbolic link.
   --no-auth            No token (only on a loopback address).
   -- COMMAND ARGS...   Run COMMAND (for example a stdio MCP server) with stdio
                        passed through, inside the sandbox when --sandbox is given.
