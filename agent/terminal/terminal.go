@@ -281,7 +281,7 @@ func (m *Manager) start(command string, cols, rows int) (*session, error) {
 	var f *os.File
 	err := m.reaper.Start(func() (int, error) {
 		var err error
-		if f, err = pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		if f, err = startPTY(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
 			return 0, err
 		}
 		return cmd.Process.Pid, nil
