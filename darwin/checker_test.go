@@ -239,6 +239,7 @@ func TestCheckerProperties(t *testing.T) {
 			c := check(t, cfg)
 			c.rootReadable()
 			c.systemVolumesDenied()
+			c.bindsReadable(cfg)
 			c.sysctlLimited()
 			c.cowSourcesReadOnly(cfg)
 			c.protectedNamesFolded(cfg)
@@ -270,6 +271,18 @@ func (c *profileChecker) systemVolumesDenied() {
 		assert.False(c.t, c.allowed(readReq(p)), "read %s", p)
 	}
 	assert.True(c.t, c.allowed(readReq("/System/Library/Frameworks/Security.framework/Security")))
+}
+
+// Item 2, the other side: the binds, named by their usual paths under
+// /Users (firmlinks into the data volume, not symbolic links), stay
+// readable after the deny of /System/Volumes.
+func (c *profileChecker) bindsReadable(cfg ProfileConfig) {
+	c.t.Helper()
+	for _, b := range cfg.Sandbox.Binds {
+		p := "/" + joinLits(canonical(literalSegments(b.Dst)))
+		assert.True(c.t, c.allowed(readReq(p+"/file")), "read %s", p)
+		assert.False(c.t, c.allowed(readReq("/System/Volumes/Data"+p+"/file")), "read %s through the data volume", p)
+	}
 }
 
 // Item 3: sysctl-read only for the listed names; never unrestricted.

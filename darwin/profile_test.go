@@ -280,6 +280,12 @@ func TestGenerateErrors(t *testing.T) {
 			c.Cwd = ""
 			c.Policy.AllowRead = []policy.Rule{{Value: "a/b"}}
 		}),
+		"bind in /System/Volumes": with(func(c *ProfileConfig) {
+			c.Sandbox.Binds = append(c.Sandbox.Binds, policy.Bind{Mode: policy.ReadWrite, Src: "/System/Volumes/Data/Users/u", Dst: "/System/Volumes/Data/Users/u"})
+		}),
+		"cow source in /system/volumes": with(func(c *ProfileConfig) {
+			c.Sandbox.Binds = append(c.Sandbox.Binds, policy.Bind{Mode: policy.CopyOnWrite, Src: "/system/volumes/Data/x", Dst: "/Users/u/x"})
+		}),
 		"bad pattern":            with(func(c *ProfileConfig) { c.Policy.DenyRead = []policy.Rule{{Value: "[z-a].txt"}} }),
 		"bad hard-denied":        with(func(c *ProfileConfig) { c.HardDenied = []string{"../.bashrc"} }),
 		"newline in hard-denied": with(func(c *ProfileConfig) { c.HardDenied = []string{".bashrc\n"} }),
