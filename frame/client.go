@@ -213,6 +213,7 @@ func (c *Client) readHello(r *Reader) error {
 
 // mark records a notice of call id's state.
 func (c *Client) mark(id uint64, state string) {
+	c.cfg.Log.Trace("call state", "id", id, "state", state)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.pending[id]; ok {

@@ -265,6 +265,22 @@ func startServer(t *testing.T, ctx context.Context, opts serverOptions) *server 
 	return s
 }
 
+// waitQueued waits until boxsh-init has said of n calls, in all, that they
+// wait in its queue (for a worker or a slot): the front logs each such
+// notice at --log-level trace, which the server must have been started
+// with.
+func (s *server) waitQueued(n int) {
+	s.t.Helper()
+	const notice = `state=queued`
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(s.stderr.String(), notice) < n {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("boxsh-init queued %d calls in 10 s, want %d; stderr:\n%s", strings.Count(s.stderr.String(), notice), n, truncate(s.stderr.String()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // pid is boxsh's process id.
 func (s *server) pid() int { return s.cmd.Process.Pid }
 

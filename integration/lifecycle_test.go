@@ -316,7 +316,7 @@ func requireAllGoneBy(t *testing.T, deadline time.Time, init int, markers ...str
 // within a second, and a call still waiting for a worker never runs.
 func TestFrontKilledEndsCalls(t *testing.T) {
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
-		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "1"), dir: dir})
+		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "1", "--log-level", "trace"), dir: dir})
 		s.requireServing()
 		init := findChild(t, s.pid(), "boxsh-init")
 		marker := sleepMarker(3)
@@ -327,7 +327,7 @@ func TestFrontKilledEndsCalls(t *testing.T) {
 		waitForProcess(t, marker)
 		waitForProcess(t, escaped)
 		s.callTool("queued", "bash", map[string]any{"command": "touch B"})
-		time.Sleep(100 * time.Millisecond) // the queued call reaches boxsh-init
+		s.waitQueued(1)
 
 		killed := killFront(t, s)
 		requireAllGoneBy(t, killed.Add(time.Second), init, marker, escaped)
@@ -481,7 +481,7 @@ func TestBoxshInitKilledCommandsDieAtOnce(t *testing.T) {
 // on the new one; the call it was running fails.
 func TestQueuedCallsSurviveBoxshInitDeath(t *testing.T) {
 	inBothModes(t, func(t *testing.T, args []string) {
-		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "1")})
+		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "1", "--log-level", "trace")})
 		s.requireServing()
 		init := findChild(t, s.pid(), "boxsh-init")
 		marker := sleepMarker(30)
@@ -491,7 +491,7 @@ func TestQueuedCallsSurviveBoxshInitDeath(t *testing.T) {
 		for i := range 5 {
 			s.callTool(fmt.Sprintf("queued-%d", i), "bash", map[string]any{"command": fmt.Sprintf("echo ran-%d", i)})
 		}
-		time.Sleep(200 * time.Millisecond) // they reach boxsh-init and queue
+		s.waitQueued(5)
 		require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
 
 		m := s.expect(`"running"`)
@@ -515,7 +515,7 @@ func TestQueuedFileCallsSurviveBoxshInitDeath(t *testing.T) {
 		fifo, plain := filepath.Join(dir, "fifo"), filepath.Join(dir, "plain.txt")
 		require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 		require.NoError(t, os.WriteFile(plain, []byte("content\n"), 0o644))
-		s := startServer(t, testContext(t), serverOptions{args: args, dir: dir})
+		s := startServer(t, testContext(t), serverOptions{args: append(args, "--log-level", "trace"), dir: dir})
 		s.requireServing()
 		init := findChild(t, s.pid(), "boxsh-init")
 		const slots = 16 // agent.Config.MaxOtherCalls's default
@@ -525,7 +525,7 @@ func TestQueuedFileCallsSurviveBoxshInitDeath(t *testing.T) {
 		for i := range 3 {
 			s.callTool(fmt.Sprintf("queued-%d", i), "read", map[string]any{"path": plain})
 		}
-		time.Sleep(300 * time.Millisecond) // the reads block in open; the others wait for a slot
+		s.waitQueued(3) // the others wait for a slot, all taken by the reads
 		require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
 
 		var ids []string

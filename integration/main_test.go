@@ -74,8 +74,22 @@ func buildBinaries(dir string) error {
 	if err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
+	if runtime.GOOS == "linux" {
+		// As just build: the fork server's library, beside boxsh-init, so
+		// that bash calls run on warm shells, as installed.
+		cmd := exec.CommandContext(ctx, "cc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+			"-o", filepath.Join(dir, forkServerLib), "agent/bash/zygote/zygote.c")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("cc %s: %v\n%s", forkServerLib, err, out)
+		}
+	}
 	return checkBinaries(dir)
 }
+
+// forkServerLib is the fork server's library, which boxsh-init finds
+// beside itself (Linux).
+const forkServerLib = "boxsh-zygote.so"
 
 func checkBinaries(dir string) error {
 	for _, name := range []string{"boxsh", "boxsh-init"} {
@@ -85,6 +99,13 @@ func checkBinaries(dir string) error {
 		}
 		if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
 			return fmt.Errorf("%s is not an executable file", filepath.Join(dir, name))
+		}
+	}
+	if runtime.GOOS == "linux" {
+		// Without it every bash call would start its shell by exec, and
+		// the warm shells, what users run, would go untested.
+		if _, err := os.Stat(filepath.Join(dir, forkServerLib)); err != nil {
+			return fmt.Errorf("no fork-server library beside the binaries (just build makes it): %w", err)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -305,5 +306,26 @@ tr '\0' ' ' </proc/$bg/cmdline; echo
 ls /proc/$bg/fd >/dev/null && echo bg-fd
 kill $bg`)
 		assert.Equal(t, "own-mem\nself-status\nown-fd\nsleep 5 \nbg-mem\nbg-fd\n", out.Stdout, out.Stderr)
+	})
+}
+
+// Bash calls run on warm shells cloned from the fork server, as installed:
+// the shell of a call has the fork server's library mapped. (The first call
+// of a cold start may start its shell by exec, while the fork server starts.)
+func TestBashRunsOnWarmShells(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the fork server is Linux's")
+	}
+	inBothModes(t, func(t *testing.T, args []string) {
+		s := startServer(t, testContext(t), serverOptions{args: args})
+		s.requireServing()
+		warm := 0
+		for range 20 {
+			out := s.bash(`grep -c ` + forkServerLib + ` /proc/$$/maps || true`)
+			if strings.TrimSpace(out.Stdout) != "0" {
+				warm++
+			}
+		}
+		assert.GreaterOrEqual(t, warm, 15, "calls on warm shells, of 20")
 	})
 }
