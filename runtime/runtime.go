@@ -230,6 +230,7 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
+	startReaper(cfg)
 	adoptOrphans(cfg.Log)
 	in, err := Start(ctx, cfg)
 	if err != nil {

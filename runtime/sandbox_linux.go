@@ -57,3 +57,14 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 // SandboxSupported tells whether this binary can start sandboxes (see
 // host.SandboxSupported).
 func SandboxSupported() error { return host.SandboxSupported() }
+
+// startReaper starts the front's reaper (host.StartReaper) for a sandbox:
+// before the front becomes a child subreaper, which would adopt it.
+func startReaper(cfg Config) {
+	if !cfg.Sandbox.Enabled {
+		return
+	}
+	if err := host.StartReaper(); err != nil {
+		cfg.Log.Warn("placeholders will stay on the host until the next sandbox starts if boxsh is killed", "error", err)
+	}
+}

@@ -15,3 +15,6 @@ func SandboxSupported() error {
 func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	return nil, SandboxSupported()
 }
+
+// startReaper does nothing: there is no sandbox here.
+func startReaper(Config) {}

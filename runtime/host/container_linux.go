@@ -156,6 +156,10 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 			ct.Destroy()
 		}
 	}()
+	// The reaper cleans up if the front dies before it has.
+	if err := reapAfter(dir); err != nil {
+		log.Debug("no reaper", "error", err) // said before the placeholders
+	}
 
 	t0 := time.Now()
 	host := GatherHostFacts()
@@ -177,14 +181,17 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	starttrace.Mark("front.rules")
 	ShareHeldPlaceholders(ct.protect)
+	if err := writeJSON(filepath.Join(dir, protectName), ct.protect); err != nil {
+		return nil, err
+	}
+	if err := reaperReady(); err != nil {
+		log.Warn("placeholders will stay on the host until the next sandbox starts if boxsh is killed", "error", err)
+	}
 	if err := MakePlaceholderDirs(ct.protect); err != nil {
 		return nil, err
 	}
 	placeholders := filepath.Join(dir, "placeholders")
 	if err := PreparePlaceholders(placeholders); err != nil {
-		return nil, err
-	}
-	if err := writeJSON(filepath.Join(dir, protectName), ct.protect); err != nil {
 		return nil, err
 	}
 	rootfs := filepath.Join(dir, "rootfs")
@@ -637,15 +644,7 @@ func sweepStale(root string, log hclog.Logger) {
 			continue
 		}
 		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			log.Debug("removing the state of a dead sandbox", "dir", dir)
-			// Its processes should have died with its front; make sure
-			// before its placeholders go, which would unprotect them.
-			killSandbox(dir)
-			var protect []HostPath
-			if b, err := os.ReadFile(filepath.Join(dir, protectName)); err == nil && json.Unmarshal(b, &protect) == nil {
-				RemovePlaceholders(protect)
-			}
-			os.RemoveAll(dir)
+			cleanDeadSandbox(dir, log)
 		}
 		f.Close()
 	}

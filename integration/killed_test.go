@@ -1,0 +1,86 @@
+package integration
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// dirListing lists every path below dir with its type, mode and size.
+func dirListing(t *testing.T, dir string) string {
+	t.Helper()
+	cmd := exec.Command("find", ".", "-mindepth", "1", "-printf", `%P %y %m %s\n`)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	lines := strings.Fields(strings.ReplaceAll(string(out), " ", "\x00"))
+	sort.Strings(lines)
+	return strings.ReplaceAll(strings.Join(lines, "\n"), "\x00", " ")
+}
+
+// kill -9 of the front (or of its whole process tree) in the middle of a
+// 20 MB write leaves the directory as it was, but for the file written if
+// the write completed: no placeholder of a protected path (.claude,
+// .gitmodules, ...) on the host, no temporary file.
+func TestKilledFrontLeavesNothing(t *testing.T) {
+	const size = 20 << 20
+	content := strings.Repeat("0123456789abcde\n", size/16)
+	for _, mode := range []string{"sandbox", "plain"} {
+		for _, what := range []string{"front", "tree"} {
+			t.Run(mode+"/"+what, func(t *testing.T) {
+				if mode == "sandbox" {
+					requireRootless(t)
+				}
+				for trial := range 4 {
+					dir := t.TempDir()
+					require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o750))
+					require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o640))
+					require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "big.txt"), []byte("old\n"), 0o600))
+					before := dirListing(t, dir)
+					var args []string
+					if mode == "sandbox" {
+						args = []string{"--sandbox", "--bind", "wr:" + dir}
+					}
+					s := startServer(t, testContext(t), serverOptions{dir: dir, args: args})
+					out := s.bash("true")
+					require.Equal(t, 0, out.ExitCode, out.Stderr)
+					if mode == "sandbox" {
+						require.NotEqual(t, before, dirListing(t, dir), "placeholders are on the host while the sandbox runs")
+					}
+					target := filepath.Join(dir, "sub", "big.txt")
+					s.callTool(s.newID(), "write", map[string]any{"path": target, "content": content})
+					time.Sleep(time.Duration(rand.IntN(200)) * time.Millisecond)
+					pids := []int{s.pid()}
+					if what == "tree" {
+						pids = append(pids, descendants(s.pid())...)
+					}
+					for _, pid := range pids {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+					<-s.exited
+					var after string
+					deadline := time.Now().Add(3 * time.Second)
+					for {
+						after = dirListing(t, dir)
+						// The write completed or not: big.txt is the old or the new.
+						after = strings.Replace(after, fmt.Sprintf("sub/big.txt f 600 %d", size), "sub/big.txt f 600 4", 1)
+						if after == before || time.Now().After(deadline) {
+							break
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+					require.Equal(t, before, after, "trial %d: the directory after kill -9 of the %s", trial, what)
+				}
+			})
+		}
+	}
+}

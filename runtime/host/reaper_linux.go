@@ -1,0 +1,192 @@
+package host
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+)
+
+// ReaperEnv marks the front re-executed as its reaper (see StartReaper);
+// its value is the stage, "1" or "2".
+const ReaperEnv = "_BOXSH_REAPER"
+
+// The reaper cleans up after the sandboxes of a front that died without
+// doing so (SIGKILL, of the front or of its whole process tree): it
+// removes the placeholders of the protected paths the front made on the
+// host (the empty .claude, .gitmodules, ... mount points), kills what is
+// left of each sandbox and removes its state directory, at once rather
+// than at the next start of a sandbox (sweepStale).
+//
+// It is the front's binary again, detached from the front before any
+// placeholder is made: it runs in a session of its own (a kill of the
+// front's process group misses it) and is the child of a first stage that
+// exits at once, so that the system's init adopts it and it is in the
+// front's process tree no more (StartReaper must run before the front
+// becomes a child subreaper, which would adopt it instead). It holds the
+// read end of a pipe whose write end only the front has, and reads from
+// it the state directory of each sandbox the front starts. The kernel
+// closes the pipe when the front dies, however it dies; the reaper then
+// takes each directory's lock, free once the front is gone, and cleans up
+// what the directory still lists. A front that ended normally has removed
+// its directories, and the reaper has nothing to do. It removes only the
+// placeholders recorded in a state directory (those its front made), and
+// only while they are still empty and no other sandbox holds them
+// (RemovePlaceholders); nothing else of the host is touched. It costs one
+// idle process for the front's life.
+var reaper struct {
+	once     sync.Once
+	lifeline *os.File      // the pipe's write end, held until the front exits
+	ready    chan struct{} // closed once the first stage has exited
+	err      error         // valid once ready is closed
+}
+
+// StartReaper starts the front's reaper, once, and waits until it runs
+// detached. Call it before the front becomes a child subreaper.
+func StartReaper() error {
+	launchReaper()
+	<-reaper.ready
+	return reaper.err
+}
+
+// launchReaper starts the reaper's first stage, once, without waiting.
+func launchReaper() {
+	reaper.once.Do(func() {
+		reaper.ready = make(chan struct{})
+		r, w, err := os.Pipe()
+		if err != nil {
+			reaper.err = fmt.Errorf("reaper: %w", err)
+			close(reaper.ready)
+			return
+		}
+		defer r.Close()
+		cmd := &exec.Cmd{
+			Path:        "/proc/self/exe",
+			Args:        []string{"boxsh-reaper"},
+			Env:         []string{ReaperEnv + "=1"},
+			Dir:         "/",
+			ExtraFiles:  []*os.File{r},
+			SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+		}
+		if err := cmd.Start(); err != nil {
+			w.Close()
+			reaper.err = fmt.Errorf("reaper: %w", err)
+			close(reaper.ready)
+			return
+		}
+		reaper.lifeline = w
+		go func() {
+			if err := cmd.Wait(); err != nil {
+				reaper.err = fmt.Errorf("reaper: %w", err)
+			}
+			close(reaper.ready)
+		}()
+	})
+}
+
+// reapAfter tells the reaper (starting it if need be) to clean up after
+// the sandbox whose state directory is dir if the front dies. The reaper
+// need not run yet: the pipe keeps what it was told.
+func reapAfter(dir string) error {
+	launchReaper()
+	if reaper.lifeline == nil {
+		<-reaper.ready
+		return reaper.err
+	}
+	// One write of less than PIPE_BUF bytes: whole, or not at all.
+	if _, err := reaper.lifeline.WriteString(dir + "\n"); err != nil {
+		return fmt.Errorf("reaper: %w", err)
+	}
+	return nil
+}
+
+// reaperReady waits until the reaper runs detached (a kill of the
+// front's process tree no longer reaches it).
+func reaperReady() error {
+	launchReaper()
+	<-reaper.ready
+	return reaper.err
+}
+
+// RunReaper is the reaper's main (see reaper), run when ReaperEnv is set;
+// it does not return.
+func RunReaper() {
+	lifeline := os.NewFile(3, "lifeline")
+	switch os.Getenv(ReaperEnv) {
+	case "1":
+		// Start the second stage and exit: it is then an orphan, out of
+		// the front's process tree.
+		cmd := &exec.Cmd{
+			Path:       "/proc/self/exe",
+			Args:       os.Args,
+			Env:        []string{ReaperEnv + "=2"},
+			Dir:        "/",
+			ExtraFiles: []*os.File{lifeline},
+		}
+		if err := cmd.Start(); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "2":
+		// The state directories, until the front has gone.
+		var dirs []string
+		sc := bufio.NewScanner(lifeline)
+		for sc.Scan() {
+			if d := sc.Text(); filepath.IsAbs(d) {
+				dirs = append(dirs, d)
+			}
+		}
+		for _, d := range dirs {
+			reapDir(d)
+		}
+		os.Exit(0)
+	}
+	os.Exit(2)
+}
+
+// reapDir cleans up after the sandbox of state directory dir once its
+// front has released the directory's lock, unless the front removed the
+// directory itself.
+func reapDir(dir string) {
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return // removed: the front cleaned up
+	}
+	defer f.Close()
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dir, lockName)); err != nil {
+		return // removed while we waited: the front cleaned up
+	}
+	cleanDeadSandbox(dir, hclog.NewNullLogger())
+}
+
+// cleanDeadSandbox cleans up after the sandbox of state directory dir
+// whose lock the caller holds: it kills what still runs of it, removes
+// its placeholders and the directory.
+func cleanDeadSandbox(dir string, log hclog.Logger) {
+	log.Debug("removing the state of a dead sandbox", "dir", dir)
+	// Its processes should have died with its front; make sure before its
+	// placeholders go, which would unprotect them.
+	killSandbox(dir)
+	var protect []HostPath
+	if b, err := os.ReadFile(filepath.Join(dir, protectName)); err == nil && json.Unmarshal(b, &protect) == nil {
+		RemovePlaceholders(protect)
+	}
+	os.RemoveAll(dir)
+}
