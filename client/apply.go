@@ -23,7 +23,8 @@ type ApplyOptions struct {
 	Protect []string
 }
 
-// Refusal is a change Apply did not make, and why.
+// Refusal is a change Apply did not make, and why. Reason names paths
+// as QuotePath does and holds no control characters.
 type Refusal struct {
 	Change Change `json:"change"`
 	Reason string `json:"reason"`
@@ -119,7 +120,7 @@ func applyChanges(src, dst string, m manifest, changes []Change, opts ApplyOptio
 		for i := len(a.dirModes) - 1; i >= 0; i-- {
 			d := a.dirModes[i]
 			if err := a.fs.chmod(d.rel, d.mode); err != nil {
-				a.res.Failed = append(a.res.Failed, Refusal{Change: Change{Path: d.rel, Kind: ModeChanged, Type: TypeDir, Mode: d.mode}, Reason: err.Error()})
+				a.res.Failed = append(a.res.Failed, Refusal{Change: Change{Path: d.rel, Kind: ModeChanged, Type: TypeDir, Mode: d.mode}, Reason: EscapeControls(err.Error())})
 				continue
 			}
 			if fi, err := os.Lstat(filepath.Join(src, filepath.FromSlash(d.rel))); err == nil {
@@ -147,7 +148,7 @@ func (a *applier) selected(rel string) bool {
 func (a *applier) one(c Change) {
 	for _, b := range a.blocked {
 		if isUnder(c.Path, b) {
-			a.refuse(&a.res.Skipped, c, "inside "+b+", which is not applied")
+			a.refuse(&a.res.Skipped, c, "inside "+QuotePath(b)+", which is not applied")
 			return
 		}
 	}
@@ -169,7 +170,7 @@ func (a *applier) one(c Change) {
 	}
 	if a.fs != nil {
 		if err := a.write(c); err != nil {
-			a.refuse(&a.res.Failed, c, err.Error())
+			a.refuse(&a.res.Failed, c, EscapeControls(err.Error()))
 			return
 		}
 		a.record(c)
@@ -202,14 +203,14 @@ func (a *applier) scanRemoved(rel string) removedTree {
 	_ = walkStates(a.src, rel, func(rel string, st fileState) error {
 		if t.protected == "" {
 			if r, ok := protectedReason(rel, a.opts.Protect); ok {
-				t.protected = "it would remove " + rel + ": " + r
+				t.protected = "it would remove " + QuotePath(rel) + ": " + r
 			}
 		}
 		if t.changed == "" {
 			if rec, had := a.m[rel]; !had {
-				t.changed = rel + " was created in SRC since the session started"
+				t.changed = QuotePath(rel) + " was created in SRC since the session started"
 			} else if !rec.same(st) {
-				t.changed = rel + " was changed in SRC since the session started"
+				t.changed = QuotePath(rel) + " was changed in SRC since the session started"
 			}
 		}
 		if t.protected != "" && t.changed != "" {
@@ -240,7 +241,7 @@ func (a *applier) unsafe(c Change) (string, bool) {
 	}
 	fi, err := os.Lstat(filepath.Join(a.dst, filepath.FromSlash(c.Path)))
 	if err != nil {
-		return "cannot read it in DST: " + err.Error(), true
+		return "cannot read it in DST: " + EscapeControls(err.Error()), true
 	}
 	if uid, _ := ownerRdev(fi); uid != uint32(os.Getuid()) {
 		return fmt.Sprintf("owned by uid %d in DST, not by you", uid), true
@@ -270,7 +271,7 @@ func (a *applier) changedInSrc(rel string) (string, bool) {
 	fi, err := os.Lstat(filepath.Join(a.src, filepath.FromSlash(rel)))
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
-		return "cannot check it in SRC: " + err.Error(), true
+		return "cannot check it in SRC: " + EscapeControls(err.Error()), true
 	case err != nil && had:
 		return "deleted in SRC since the session started", true
 	case err == nil && !had:

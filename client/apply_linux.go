@@ -53,9 +53,9 @@ func beneath(root int, rel string, flags uint64) (int, error) {
 	})
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			return -1, fmt.Errorf("%s: a symbolic link (never followed) or a file is in the way", rel)
+			return -1, fmt.Errorf("%s: a symbolic link (never followed) or a file is in the way", QuotePath(rel))
 		}
-		return -1, fmt.Errorf("%s: %w", rel, err)
+		return -1, fmt.Errorf("%s: %w", QuotePath(rel), err)
 	}
 	return fd, nil
 }
@@ -92,10 +92,10 @@ func (t *treeFS) copyFile(rel string) error {
 		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fmt.Errorf("%s is no longer a regular file in DST", rel)
+		return fmt.Errorf("%s is no longer a regular file in DST", QuotePath(rel))
 	}
 	if int(st.Uid) != t.uid || st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-		return fmt.Errorf("%s changed owner or gained setuid/setgid bits in DST", rel)
+		return fmt.Errorf("%s changed owner or gained setuid/setgid bits in DST", QuotePath(rel))
 	}
 	pfd, name, err := parent(t.src, rel)
 	if err != nil {
@@ -135,7 +135,7 @@ func (t *treeFS) copySymlink(rel string) error {
 	n, err := unix.Readlinkat(dfd, name, buf)
 	unix.Close(dfd)
 	if err != nil {
-		return fmt.Errorf("read DST: %s: %w", rel, err)
+		return fmt.Errorf("read DST: %s: %w", QuotePath(rel), err)
 	}
 	target := string(buf[:n])
 	pfd, name, err := parent(t.src, rel)
@@ -177,7 +177,7 @@ func (t *treeFS) chmod(rel string, mode fs.FileMode) error {
 		return err
 	}
 	if k := st.Mode & unix.S_IFMT; k != unix.S_IFREG && k != unix.S_IFDIR {
-		return fmt.Errorf("%s: not a file or directory", rel)
+		return fmt.Errorf("%s: not a file or directory", QuotePath(rel))
 	}
 	// An O_PATH descriptor cannot be fchmod'ed; its /proc link names the
 	// very inode opened.
@@ -278,7 +278,7 @@ func readNoFollow(root, rel string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", rel)
+		return nil, fmt.Errorf("%s: not a regular file", QuotePath(rel))
 	}
 	if fi.Size() > max {
 		return nil, errTooLarge

@@ -66,18 +66,20 @@ type Change struct {
 
 // String is the change as `boxsh changes` prints it: a letter (A added,
 // M modified, D deleted, R directory replaced, T type changed, P mode
-// changed, L link changed) and the path.
+// changed, L link changed) and the path, quoted as git quotes it (see
+// QuotePath), as is a link's target.
 func (c Change) String() string {
 	letter := map[Kind]string{Added: "A", Modified: "M", Deleted: "D", DirReplaced: "R", TypeChanged: "T", ModeChanged: "P", SymlinkChanged: "L"}[c.Kind]
-	s := letter + " " + c.Path
+	name := c.Path
 	if c.Type == TypeDir {
-		s += "/"
+		name += "/"
 	}
+	s := letter + " " + QuotePath(name)
 	switch {
 	case c.Kind == TypeChanged:
 		s += fmt.Sprintf(" (%s -> %s)", c.OldType, c.Type)
 	case c.Kind == SymlinkChanged || (c.Kind == Added && c.Type == TypeSymlink):
-		s += " -> " + c.Target
+		s += " -> " + QuotePath(c.Target)
 	case c.Kind == ModeChanged || (c.Kind == Modified && c.Mode != c.OldMode):
 		s += fmt.Sprintf(" (%04o -> %04o)", c.OldMode, c.Mode)
 	}

@@ -23,7 +23,8 @@ func (s *Session) Diff(path string) (string, error) {
 // Diff is the unified diff (a/ is SRC, b/ is DST) of the changes of the
 // upper directory dst over src at path ("" for all). Binary files and
 // files over 8 MiB are named, not compared; mode changes and symbolic
-// links are shown as git shows them.
+// links are shown as git shows them, and names quoted as git quotes them
+// (QuotePath).
 func Diff(src, dst, path string) (string, error) {
 	changes, err := Changes(src, dst)
 	if err != nil {
@@ -42,14 +43,15 @@ func Diff(src, dst, path string) (string, error) {
 		}
 	}
 	if !found && path != "" {
-		return "", fmt.Errorf("diff: no change at %s", path)
+		return "", fmt.Errorf("diff: no change at %s", QuotePath(path))
 	}
 	return b.String(), nil
 }
 
 // diffOne writes the diff of one change.
 func diffOne(b *strings.Builder, src, dst string, c Change) error {
-	a, bb := "a/"+c.Path, "b/"+c.Path
+	// Names are quoted as git quotes them, prefix included.
+	a, bb := QuotePath("a/"+c.Path), QuotePath("b/"+c.Path)
 	if c.Kind == ModeChanged || (c.Kind == Modified && c.Mode != c.OldMode) {
 		fmt.Fprintf(b, "diff %s %s\nold mode %o\nnew mode %o\n", a, bb, c.OldMode, c.Mode)
 	}
@@ -87,20 +89,20 @@ func diffOne(b *strings.Builder, src, dst string, c Change) error {
 	case Deleted:
 		newType = ""
 		if oldType == TypeDir {
-			fmt.Fprintf(b, "deleted directory %s/\n", c.Path)
+			fmt.Fprintf(b, "deleted directory %s\n", QuotePath(c.Path+"/"))
 			return nil
 		}
 	case Added:
 		oldType = ""
 		if newType == TypeDir {
-			fmt.Fprintf(b, "new directory %s/\n", c.Path)
+			fmt.Fprintf(b, "new directory %s\n", QuotePath(c.Path+"/"))
 			return nil
 		}
 	case DirReplaced:
-		fmt.Fprintf(b, "replaced directory %s/\n", c.Path)
+		fmt.Fprintf(b, "replaced directory %s\n", QuotePath(c.Path+"/"))
 		return nil
 	case TypeChanged:
-		fmt.Fprintf(b, "%s: %s replaced by %s\n", c.Path, oldType, newType)
+		fmt.Fprintf(b, "%s: %s replaced by %s\n", QuotePath(c.Path), oldType, newType)
 	}
 	if before, err = side(src, oldType); err != nil {
 		return fmt.Errorf("diff: %w", err)

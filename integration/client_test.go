@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/client"
@@ -523,4 +524,73 @@ func TestClientSessionLock(t *testing.T) {
 	require.NoError(t, c2.Close())
 	require.NoError(t, s.Discard())
 	require.NoDirExists(t, s.Dir())
+}
+
+// Names a sandbox chose reach the reviewer's terminal quoted as git
+// quotes them: no listing of changes, diff or apply holds a raw escape
+// or line break inside a name, and --json keeps the exact names.
+func TestSessionListingsQuoteNames(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	parent := t.TempDir()
+	proj := filepath.Join(parent, "proj")
+	require.NoError(t, os.MkdirAll(proj, 0o755))
+	const esc, nl = "x\033[2K\rA harmless.txt", "y\nA innocent.txt"
+	const escQ, nlQ = `"x\033[2K\rA harmless.txt"`, `"y\nA innocent.txt"`
+	r := runBoxshIn(t, ctx, proj, "", nil, "--try", "-c", `printf e > "$(printf 'x\033[2K\rA harmless.txt')"; printf n > "$(printf 'y\nA innocent.txt')"`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	m := regexp.MustCompile(`boxsh: 2 file\(s\) changed in .*\n  boxsh apply (\S+)\n`).FindStringSubmatch(r.stderr)
+	require.NotNil(t, m, r.stderr)
+	dst := m[1]
+	noRaw := func(what, out string) {
+		t.Helper()
+		assert.NotContains(t, out, "\033", "%s: a raw ESC", what)
+		assert.NotContains(t, out, "\r", "%s: a raw CR", what)
+	}
+	noRaw("--try", r.stderr)
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "changes", dst)
+	require.Equal(t, 0, r.code(), r.stderr)
+	noRaw("changes", r.stdout)
+	assert.Equal(t, []string{"A " + escQ, "A " + nlQ}, lines(r.stdout))
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "changes", dst, "--json")
+	require.Equal(t, 0, r.code(), r.stderr)
+	noRaw("changes --json", r.stdout)
+	var cs []client.Change
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &cs), r.stdout)
+	require.Len(t, cs, 2)
+	assert.Equal(t, esc, cs[0].Path, "--json keeps the exact name")
+	assert.Equal(t, nl, cs[1].Path)
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "diff", dst)
+	require.Equal(t, 0, r.code(), r.stderr)
+	noRaw("diff", r.stdout)
+	assert.Contains(t, r.stdout, "--- /dev/null\n+++ \"b/x\\033[2K\\rA harmless.txt\"\n")
+	assert.Contains(t, r.stdout, "+++ \"b/y\\nA innocent.txt\"\n")
+	for _, l := range lines(r.stdout) {
+		assert.Regexp(t, `^(--- |\+\+\+ |@@ |\+[en]$|\\ No newline)`, l, "a forged or broken line")
+	}
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "apply", dst, "--dry-run")
+	require.Equal(t, 0, r.code(), r.stderr)
+	noRaw("apply --dry-run", r.stdout+r.stderr)
+	assert.Equal(t, []string{"would apply A " + escQ, "would apply A " + nlQ}, lines(r.stdout))
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "apply", dst)
+	require.Equal(t, 0, r.code(), r.stderr)
+	noRaw("apply", r.stdout+r.stderr)
+	assert.Equal(t, []string{"applied A " + escQ, "applied A " + nlQ}, lines(r.stdout))
+	b, err := os.ReadFile(filepath.Join(proj, esc))
+	require.NoError(t, err, "applied under its exact name")
+	assert.Equal(t, "e", string(b))
+	assert.FileExists(t, filepath.Join(proj, nl))
+}
+
+// lines splits out into its lines.
+func lines(out string) []string {
+	if out == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 }

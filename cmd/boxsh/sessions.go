@@ -84,7 +84,8 @@ func sessionFail(stderr io.Writer, err error) int {
 		fmt.Fprint(stderr, sessionUsage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "boxsh: %v\n", err)
+	// The error may name a path the sandbox chose.
+	fmt.Fprintf(stderr, "boxsh: %s\n", client.EscapeControls(err.Error()))
 	if strings.Contains(err.Error(), "unknown option") || strings.Contains(err.Error(), "expected") {
 		return 2
 	}
@@ -189,11 +190,11 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 			rs   []client.Refusal
 		}{{"conflict", res.Conflicts}, {"skipped", res.Skipped}, {"failed", res.Failed}} {
 			for _, r := range list.rs {
-				fmt.Fprintf(stdout, "%s %s: %s\n", list.what, r.Change, r.Reason)
+				fmt.Fprintf(stdout, "%s %s: %s\n", list.what, r.Change, client.EscapeControls(r.Reason))
 			}
 		}
 		fmt.Fprintf(stderr, "boxsh: %s %d change(s) to %s; %d conflict(s), %d skipped, %d failed\n",
-			verb, len(res.Applied), s.Src(), len(res.Conflicts), len(res.Skipped), len(res.Failed))
+			verb, len(res.Applied), client.QuotePath(s.Src()), len(res.Conflicts), len(res.Skipped), len(res.Failed))
 	}
 	if refused > 0 {
 		return 3
@@ -219,7 +220,7 @@ func runDiscard(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
-	fmt.Fprintf(stderr, "boxsh: discarded %s\n", s.Dst())
+	fmt.Fprintf(stderr, "boxsh: discarded %s\n", client.QuotePath(s.Dst()))
 	return 0
 }
 
@@ -263,7 +264,7 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 		if r.Running {
 			state = "running"
 		}
-		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\tsrc %s\n", r.Dst, age(time.Since(r.Started)), humanSize(r.Size), state, r.Src)
+		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\tsrc %s\n", client.QuotePath(r.Dst), age(time.Since(r.Started)), humanSize(r.Size), state, client.QuotePath(r.Src))
 	}
 	return 0
 }
@@ -339,13 +340,13 @@ func (t *trySession) finish(started bool) {
 	}
 	cs, err := s.Changes()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "boxsh: changes in %s: %v\n", t.dst, err)
+		fmt.Fprintf(os.Stderr, "boxsh: changes in %s: %s\n", client.QuotePath(t.dst), client.EscapeControls(err.Error()))
 		return
 	}
 	if len(cs) == 0 {
-		fmt.Fprintf(os.Stderr, "boxsh: no files changed (boxsh discard %s removes the session)\n", t.dst)
+		fmt.Fprintf(os.Stderr, "boxsh: no files changed (boxsh discard %s removes the session)\n", client.QuotePath(t.dst))
 		return
 	}
 	fmt.Fprintf(os.Stderr, "boxsh: %d file(s) changed in %s: review with boxsh changes %s (or boxsh diff), then apply with:\n  boxsh apply %s\n",
-		len(cs), s.Src(), t.dst, t.dst)
+		len(cs), client.QuotePath(s.Src()), client.QuotePath(t.dst), client.QuotePath(t.dst))
 }
