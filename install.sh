@@ -19,6 +19,18 @@ if [ -f bin/boxsh-zygote.so ]; then
   echo "installed: $PREFIX/lib/boxsh/boxsh-zygote.so"
 fi
 
+# Where AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and
+# later), a profile lets the installed boxsh make them.
+if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apparmor_parser >/dev/null; then
+    sh scripts/apparmor-profile.sh "$(realpath "$PREFIX/bin/boxsh")" > /etc/apparmor.d/boxsh
+    apparmor_parser -r /etc/apparmor.d/boxsh
+    echo "installed: /etc/apparmor.d/boxsh (AppArmor restricts user namespaces; the profile allows them to boxsh)"
+  else
+    echo "install.sh: AppArmor restricts user namespaces: as root, install the profile: sh scripts/apparmor-profile.sh $PREFIX/bin/boxsh > /etc/apparmor.d/boxsh && apparmor_parser -r /etc/apparmor.d/boxsh" >&2
+  fi
+fi
+
 "$PREFIX/bin/boxsh" --version
 printf '%s\n' \
   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \

@@ -1,17 +1,37 @@
 package host
 
-import "os"
+import (
+	"os"
+
+	"github.com/boxsh/boxsh/internal/hostcheck"
+)
 
 // SandboxCgroup says whether a sandbox gets a cgroup of its own, and
-// under which parent cgroup: as root, where libcontainer makes one. A
-// rootless sandbox has none: a user's delegated cgroup v2 subtree (which
-// systemd gives with Delegate=yes) holds the user's own processes, and
-// cgroup v2 lets only a cgroup without processes pass controllers down,
-// so using it would mean moving boxsh into a cgroup of its own first;
-// the rlimits stand in (see Limits).
+// under which parent cgroup: as the real root with a writable cgroup file
+// system, where libcontainer makes one. Uid 0 in a container's user
+// namespace (rootless Podman, a pod with a user namespace) is an
+// ordinary user of the host and cannot, nor can root in a container whose
+// cgroup file system is read-only (Docker). A rootless sandbox has none
+// either: a user's delegated cgroup v2 subtree (which systemd gives with
+// Delegate=yes) holds the user's own processes, and cgroup v2 lets only a
+// cgroup without processes pass controllers down, so using it would mean
+// moving boxsh into a cgroup of its own first; the rlimits stand in (see
+// Limits).
 func SandboxCgroup() (parent string, ok bool) {
-	if os.Geteuid() == 0 {
+	if hostcheck.SandboxCgroup() {
 		return "/boxsh", true
 	}
 	return "", false
 }
+
+// rootlessCgroups tells libcontainer to make the sandbox's cgroup where it
+// can and go without where it cannot (a permission error): as any user
+// but the real root with a writable cgroup file system.
+func rootlessCgroups() bool { return !hostcheck.SandboxCgroup() }
+
+// rootlessEUID tells libcontainer to start the sandbox as a user without
+// privileges, as any user but root with CAP_SYS_ADMIN: root in a
+// container without it (Docker's and a pod's defaults) cannot join the
+// sandbox's mount namespace to prepare its mounts, as libcontainer does
+// for root.
+func rootlessEUID() bool { return os.Geteuid() != 0 || !hostcheck.CapSysAdmin() }

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/hostcheck"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/seccompload"
 	"github.com/boxsh/boxsh/internal/starttrace"
@@ -71,6 +72,9 @@ type ContainerConfig struct {
 	Version string
 	// Log receives diagnostics.
 	Log hclog.Logger
+	// Started, if set, is called once the sandbox is set up, just before
+	// its process starts.
+	Started func()
 }
 
 // Container is a running sandbox: a rootless OCI container started by
@@ -121,7 +125,12 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (*Container, error)
 		return nil, err
 	}
 	ct, err := startContainer(ctx, cc)
-	if err != nil && !errors.Is(err, policy.ErrBind) {
+	var se *StartError
+	switch {
+	case errors.As(err, &se):
+		se.Err = fmt.Errorf("start sandbox: %w", se.Err)
+		return ct, se
+	case err != nil && !errors.Is(err, policy.ErrBind):
 		err = fmt.Errorf("start sandbox: %w", err)
 	}
 	return ct, err
@@ -260,12 +269,11 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	var copyEtc func() error
 	spec.Mounts, copyEtc = InlineEtc(spec.Mounts, rootfs, host)
 	t1 := time.Now()
-	rootless := os.Geteuid() != 0
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      filepath.Base(dir),
 		Spec:            spec,
-		RootlessEUID:    rootless,
-		RootlessCgroups: rootless,
+		RootlessEUID:    rootlessEUID(),
+		RootlessCgroups: rootlessCgroups(),
 	})
 	if err != nil {
 		return nil, err
@@ -306,7 +314,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	starttrace.MarkAt("front.spec", t2)
 	ct.c, err = libcontainer.Create(dir, "state", config)
 	if err != nil {
-		return nil, err
+		return nil, explainStartError(err)
 	}
 	t3 := time.Now()
 	starttrace.MarkAt("front.create", t3)
@@ -367,6 +375,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}()
 	if err := <-copied; err != nil {
 		return nil, err
+	}
+	if cc.Started != nil {
+		cc.Started()
 	}
 	if err := ct.c.Exec(); err != nil {
 		return nil, explainStartError(err)
@@ -500,7 +511,10 @@ func (ct *Container) Destroy() {
 // directories among it), private to the user and in memory when possible,
 // where making the root's few dozen mount points is fast:
 // $XDG_RUNTIME_DIR/boxsh when that is set, else /dev/shm/boxsh-UID when
-// /dev/shm is a writable tmpfs, else $TMPDIR/boxsh-UID.
+// /dev/shm is a writable tmpfs, else $TMPDIR/boxsh-UID. In a container's
+// user namespace, whose uid 0 is not the host's root (and may share /tmp
+// or /dev/shm with it), the name says whose uid it is: boxsh-UID.OUTER,
+// OUTER being the uid the parent namespace sees (see stateName).
 func StateRoot() (string, error) {
 	var dir string
 	writable := func(d string) bool {
@@ -512,10 +526,10 @@ func StateRoot() (string, error) {
 	}
 	var fs unix.Statfs_t
 	if dir == "" && writable("/dev/shm") && unix.Statfs("/dev/shm", &fs) == nil && fs.Type == unix.TMPFS_MAGIC {
-		dir = fmt.Sprintf("/dev/shm/boxsh-%d", os.Getuid())
+		dir = filepath.Join("/dev/shm", stateName())
 	}
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("boxsh-%d", os.Getuid()))
+		dir = filepath.Join(os.TempDir(), stateName())
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return "", fmt.Errorf("state directory: %w", err)
@@ -562,15 +576,25 @@ func otherStateRoots() []string {
 	var roots []string
 	for _, r := range []string{
 		fmt.Sprintf("/run/user/%d/boxsh", uid),
-		fmt.Sprintf("/dev/shm/boxsh-%d", uid),
-		filepath.Join(os.TempDir(), fmt.Sprintf("boxsh-%d", uid)),
-		fmt.Sprintf("/tmp/boxsh-%d", uid),
+		filepath.Join("/dev/shm", stateName()),
+		filepath.Join(os.TempDir(), stateName()),
+		filepath.Join("/tmp", stateName()),
 	} {
 		if _, err := os.Lstat(r); err == nil {
 			roots = append(roots, r)
 		}
 	}
 	return roots
+}
+
+// stateName is the name of the state directory under /dev/shm or a
+// temporary directory: boxsh-UID, or in a user namespace other than the
+// host's, boxsh-UID.OUTER (see StateRoot).
+func stateName() string {
+	if hostcheck.InitialUserNS() {
+		return fmt.Sprintf("boxsh-%d", os.Getuid())
+	}
+	return fmt.Sprintf("boxsh-%d.%d", os.Getuid(), hostcheck.OuterUID())
 }
 
 // The files of a sandbox's state directory: lockName is locked by the
@@ -698,41 +722,29 @@ func recvFile(sock *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fds[0]), string(name[:n])), nil
 }
 
-// explainStartError adds what to do to the errors of a failed start whose
-// cause is the kernel's configuration.
-func explainStartError(err error) error {
-	if hint := userNSHint(); hint != "" {
-		return fmt.Errorf("%w (%s)", err, hint)
-	}
-	if strings.Contains(err.Error(), "overlay") {
-		return fmt.Errorf("%w (--bind cow needs overlayfs in a user namespace: Linux 5.11 or later, with the overlay module)", err)
-	}
-	return err
+// StartError is a sandbox that failed to start for a cause of the host's
+// that boxsh knows (see hostcheck.Diagnose): its message starts with one
+// line that names the cause and the fix, and the runtime's error follows.
+type StartError struct {
+	// Cause is the cause and its fix, in one line.
+	Cause string
+	// Err is the runtime's error.
+	Err error
 }
 
-// userNSHint names the kernel setting that keeps this user from making
-// user namespaces, if one does.
-func userNSHint() string {
-	read := func(p string) string {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(b))
+func (e *StartError) Error() string {
+	return "cannot start the sandbox: " + e.Cause + "\n" + e.Err.Error()
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// explainStartError makes err, the runtime's refusal to start a sandbox,
+// a StartError when the host's checks name its cause.
+func explainStartError(err error) error {
+	if cause := hostcheck.Diagnose(err); cause != "" {
+		return &StartError{Cause: cause, Err: err}
 	}
-	if read("/proc/sys/user/max_user_namespaces") == "0" {
-		return "user namespaces are disabled: set sysctl user.max_user_namespaces to a positive number"
-	}
-	if os.Geteuid() == 0 {
-		return ""
-	}
-	if read("/proc/sys/kernel/unprivileged_userns_clone") == "0" {
-		return "unprivileged user namespaces are disabled: set sysctl kernel.unprivileged_userns_clone=1"
-	}
-	if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
-		return "AppArmor restricts unprivileged user namespaces: set sysctl kernel.apparmor_restrict_unprivileged_userns=0 or give boxsh an AppArmor profile that allows userns"
-	}
-	return ""
+	return err
 }
 
 // routeLibcontainerLog sends libcontainer's log (logrus, a global of its

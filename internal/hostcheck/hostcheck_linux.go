@@ -1,0 +1,419 @@
+package hostcheck
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/frame"
+)
+
+// All is every check, in the order a failed start looks for its cause.
+func All() []Check {
+	return []Check{UserNamespaces(), AppArmor(), Seccomp(), Proc(), Cgroups(), Overlay()}
+}
+
+// Diagnose names, in one line with its fix, why a sandbox failed to start
+// with err, or returns "" when no check explains it.
+func Diagnose(err error) string {
+	if p := Problem([]Check{UserNamespaces(), AppArmor(), Proc(), Cgroups()}); p != "" {
+		return p
+	}
+	msg := err.Error()
+	if strings.Contains(msg, `"proc"`) && strings.Contains(msg, "operation not permitted") {
+		return "/proc: the sandbox cannot mount a /proc of its own here (" + firstLine(msg) + "): " + procFix
+	}
+	if strings.Contains(msg, "overlay") {
+		if c := Overlay(); !c.OK {
+			return c.Line()
+		}
+	}
+	return ""
+}
+
+// InitialUserNS tells whether this process is in the host's user
+// namespace, where uid 0 is the real root: its uid map is the identity of
+// every id. In a container with a user namespace of its own (rootless
+// Podman, a pod with hostUsers: false, a sandbox), uid 0 is an ordinary
+// user of the host.
+func InitialUserNS() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return true // no user namespaces: this kernel has only the host's
+	}
+	return strings.Join(strings.Fields(string(b)), " ") == "0 0 4294967295"
+}
+
+// OuterUID is this process's uid as the parent user namespace sees it
+// (its uid itself in the host's user namespace).
+func OuterUID() int {
+	uid := os.Getuid()
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return uid
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		in, err1 := strconv.Atoi(f[0])
+		out, err2 := strconv.Atoi(f[1])
+		n, err3 := strconv.Atoi(f[2])
+		if err1 == nil && err2 == nil && err3 == nil && uid >= in && uid-in < n {
+			return out + uid - in
+		}
+	}
+	return uid
+}
+
+// sysctl reads /proc/sys/NAME.
+func sysctl(name string) (string, bool) {
+	b, err := os.ReadFile("/proc/sys/" + name)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(string(b)), true
+}
+
+// InsideBoxsh tells whether this process runs in a boxsh sandbox: its
+// boxsh-init is bound there, and a seccomp filter holds.
+func InsideBoxsh() bool {
+	_, err := os.Stat(frame.InitMountPath)
+	return err == nil && seccompMode() == "2"
+}
+
+// seccompMode is the Seccomp field of /proc/self/status: "0" none, "2" a
+// filter.
+func seccompMode() string { return statusField("Seccomp") }
+
+// statusField is the value of the field name of /proc/self/status.
+func statusField(name string) string {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// CapSysAdmin tells whether this process has CAP_SYS_ADMIN in its user
+// namespace: root in a container usually has not (Docker's and a pod's
+// default capabilities leave it out).
+func CapSysAdmin() bool {
+	eff, err := strconv.ParseUint(statusField("CapEff"), 16, 64)
+	return err == nil && eff&(1<<unix.CAP_SYS_ADMIN) != 0
+}
+
+// probeUserNS makes a process in a new user namespace, mapping the
+// caller's ids to root as the sandbox does, which then fails to execute
+// "/" (EACCES): that failure means the namespace was made.
+func probeUserNS() error {
+	_, err := syscall.ForkExec("/", []string{"/"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}},
+	}})
+	if err == nil || errors.Is(err, syscall.EACCES) {
+		return nil
+	}
+	return err
+}
+
+// The fixes of the checks that name a setting of a container runtime.
+const (
+	seccompFix = "run the container with a seccomp profile that allows unshare and clone with CLONE_NEWUSER " +
+		"(Docker and Podman: --security-opt seccomp=unconfined, or a copy of the default profile allowing them; " +
+		"Kubernetes: securityContext.seccompProfile.type: Unconfined)"
+	procFix = "unmask /proc in the container (Docker: --security-opt systempaths=unconfined; " +
+		"Podman: --security-opt unmask=ALL; Kubernetes: securityContext.procMount: Unmasked, with hostUsers: false)"
+	nestedFix = "run the command in the outer sandbox as it is (it is sandboxed already), " +
+		"or run boxsh outside it with the binds both need"
+)
+
+// UserNamespaces checks that this process can make a user namespace, as
+// every sandbox starts in one.
+func UserNamespaces() Check {
+	c := Check{Name: "user namespaces", Needed: true}
+	err := probeUserNS()
+	if err == nil {
+		c.OK, c.Detail = true, "a process can make a user namespace"
+		return c
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		if v, _ := sysctl("user/max_user_namespaces"); v == "0" {
+			c.Detail = "user namespaces are off (sysctl user.max_user_namespaces is 0)"
+			c.Fix = "set it to a positive number: sysctl -w user.max_user_namespaces=15000 (on the host, or in the user namespace that set it to 0)"
+		} else {
+			c.Detail = fmt.Sprintf("the limit of user namespaces (sysctl user.max_user_namespaces, %s) is reached", v)
+			c.Fix = "raise it: sysctl -w user.max_user_namespaces=15000"
+		}
+	case errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES):
+		if v, _ := sysctl("kernel/unprivileged_userns_clone"); v == "0" {
+			c.Detail = "unprivileged user namespaces are off (sysctl kernel.unprivileged_userns_clone is 0)"
+			c.Fix = "turn them on: sysctl -w kernel.unprivileged_userns_clone=1"
+		} else if InsideBoxsh() {
+			c.Detail = "boxsh runs inside a boxsh sandbox, whose seccomp filter refuses new user namespaces and mounts, so sandboxes do not nest"
+			c.Fix = nestedFix
+		} else if seccompMode() == "2" {
+			c.Detail = "a seccomp filter refuses unshare(CLONE_NEWUSER) (a container's seccomp profile: Docker's default refuses it)"
+			c.Fix = seccompFix
+		} else {
+			c.Detail = fmt.Sprintf("cannot make a user namespace (%v)", err)
+			c.Fix = "the kernel, a security module or a container refuses it: see boxsh doctor"
+		}
+	default:
+		c.Detail = fmt.Sprintf("cannot make a user namespace (%v)", err)
+	}
+	return c
+}
+
+// AppArmorProfilePath is where install.sh installs the AppArmor profile
+// that lets boxsh make user namespaces.
+const AppArmorProfilePath = "/etc/apparmor.d/boxsh"
+
+// AppArmor checks that AppArmor (Ubuntu 23.10 and later) does not keep
+// boxsh from using the user namespaces it makes.
+func AppArmor() Check {
+	c := Check{Name: "AppArmor", Needed: true, OK: true}
+	v, ok := sysctl("kernel/apparmor_restrict_unprivileged_userns")
+	if !ok || v != "1" {
+		c.Detail = "does not restrict unprivileged user namespaces"
+		return c
+	}
+	label := appArmorLabel()
+	switch {
+	case os.Geteuid() == 0 && InitialUserNS():
+		c.Detail = "restricts unprivileged user namespaces, which does not apply to root"
+	case label != "" && label != "unconfined":
+		c.Detail = fmt.Sprintf("restricts unprivileged user namespaces; boxsh runs under the profile %s, which must allow userns", label)
+	default:
+		c.OK = false
+		c.Detail = "restricts unprivileged user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns is 1) and no profile allows boxsh to use them"
+		c.Fix = "install the profile " + AppArmorProfilePath + " (install.sh does; by hand: see the README, AppArmor), " +
+			"or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+	}
+	return c
+}
+
+// appArmorLabel is the AppArmor label of this process ("" without
+// AppArmor).
+func appArmorLabel() string {
+	for _, p := range []string{"/proc/self/attr/apparmor/current", "/proc/self/attr/current"} {
+		if b, err := os.ReadFile(p); err == nil {
+			label, _, _ := strings.Cut(strings.TrimSpace(string(b)), " (")
+			return label
+		}
+	}
+	return ""
+}
+
+// Seccomp tells whether this process runs under a seccomp filter (a
+// container's profile): it only informs, as UserNamespaces finds out
+// whether the filter refuses what the sandbox needs.
+func Seccomp() Check {
+	c := Check{Name: "seccomp", OK: true}
+	switch seccompMode() {
+	case "0":
+		c.Detail = "boxsh runs under no seccomp filter"
+	case "2":
+		c.Detail = "boxsh runs under a seccomp filter (a container's profile); it must allow unshare and clone with CLONE_NEWUSER, mount and pivot_root"
+	default:
+		c.Detail = "unknown (no Seccomp field in /proc/self/status)"
+	}
+	return c
+}
+
+// maskedProc is the mounts over parts of /proc, which the kernel's rule
+// for mounting proc in a user namespace (mount_too_revealing) counts
+// against a new one: binfmt_misc, a mount on an empty directory, does
+// not count.
+func maskedProc() []string {
+	var masked []string
+	for _, m := range mounts() {
+		if strings.HasPrefix(m.point, "/proc/") && m.point != "/proc/sys/fs/binfmt_misc" {
+			masked = append(masked, m.point)
+		}
+	}
+	return masked
+}
+
+// Proc checks that a sandbox can mount a /proc of its own: in a user
+// namespace, the kernel refuses it while parts of the /proc it sees are
+// masked, as container runtimes mask them by default.
+func Proc() Check {
+	c := Check{Name: "/proc", Needed: true}
+	if self, err := os.Readlink("/proc/self"); err == nil && self != strconv.Itoa(os.Getpid()) {
+		c.Detail = fmt.Sprintf("/proc is another PID namespace's (this process is %d, /proc says %s): the container did not mount a /proc of its own, which the runtime needs", os.Getpid(), self)
+		c.Fix = "mount one in the container (unshare: --mount-proc; container runtimes do)"
+		return c
+	}
+	masked := maskedProc()
+	if len(masked) == 0 {
+		c.OK, c.Detail = true, "not masked: a sandbox can mount its own"
+		return c
+	}
+	shown := masked
+	if len(shown) > 3 {
+		shown = append(shown[:3:3], "…")
+	}
+	c.Detail = fmt.Sprintf("parts are masked (%s), so the kernel refuses a sandbox a /proc of its own", strings.Join(shown, ", "))
+	c.Fix = procFix
+	return c
+}
+
+// A mount is a line of /proc/self/mountinfo: its mount point and type.
+type mount struct{ point, fstype string }
+
+// mounts is this process's mount table.
+func mounts() []mount {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var ms []mount
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		m := mount{point: strings.ReplaceAll(fields[4], `\040`, " ")}
+		for i, f := range fields {
+			if f == "-" && i+1 < len(fields) {
+				m.fstype = fields[i+1]
+				break
+			}
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// CgroupMode is the cgroup file system this process sees: "v2" (unified),
+// "v1" or "none".
+func CgroupMode() string {
+	var fs unix.Statfs_t
+	if unix.Statfs("/sys/fs/cgroup", &fs) == nil && fs.Type == unix.CGROUP2_SUPER_MAGIC {
+		return "v2"
+	}
+	for _, m := range mounts() {
+		if m.fstype == "cgroup" {
+			return "v1"
+		}
+	}
+	return "none"
+}
+
+// cgroupWritable tells whether this process can make cgroups where
+// libcontainer makes a sandbox's: under a v1 hierarchy's root, or under
+// its own v2 cgroup.
+func cgroupWritable(mode string) bool {
+	switch mode {
+	case "v1":
+		for _, m := range mounts() {
+			if m.fstype == "cgroup" {
+				return unix.Access(m.point, unix.W_OK) == nil
+			}
+		}
+	case "v2":
+		b, err := os.ReadFile("/proc/self/cgroup")
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if p, ok := strings.CutPrefix(line, "0::"); ok {
+				return unix.Access(filepath.Join("/sys/fs/cgroup", p), unix.W_OK) == nil
+			}
+		}
+	}
+	return false
+}
+
+// SandboxCgroup tells whether a sandbox gets a cgroup of its own: only
+// when boxsh runs as the real root (uid 0 in the host's user namespace;
+// in a container's, uid 0 is an ordinary user of the host) and the cgroup
+// file system is writable (Docker mounts it read-only).
+func SandboxCgroup() bool {
+	if os.Geteuid() != 0 || !InitialUserNS() {
+		return false
+	}
+	mode := CgroupMode()
+	return mode != "none" && cgroupWritable(mode)
+}
+
+// noCgroupLimits is what becomes of the policy's limits without a cgroup
+// of the sandbox's own.
+const noCgroupLimits = "a sandbox gets no cgroup of its own: the memory and pids limits fall back to rlimits " +
+	"(RLIMIT_DATA per process, RLIMIT_NPROC), cpus is not enforced"
+
+// Cgroups tells which cgroup file system this process sees and whether a
+// sandbox gets a cgroup of its own; it fails only where none is mounted,
+// as the runtime (libcontainer) needs one, even read-only.
+func Cgroups() Check {
+	c := Check{Name: "cgroups", Needed: true, OK: true}
+	mode := CgroupMode()
+	switch {
+	case mode == "none":
+		c.OK = false
+		c.Detail = "no cgroup file system is mounted, and the runtime needs one, even read-only"
+		c.Fix = "mount /sys/fs/cgroup (Docker, Podman and Kubernetes do by default)"
+	case SandboxCgroup():
+		c.Detail = fmt.Sprintf("cgroup %s, writable by root: a sandbox gets a cgroup of its own, which the memory, pids and cpus limits apply to", mode)
+	case !InitialUserNS():
+		c.Detail = fmt.Sprintf("cgroup %s, in a container's user namespace: %s", mode, noCgroupLimits)
+	default:
+		c.Detail = fmt.Sprintf("cgroup %s, not writable here: %s", mode, noCgroupLimits)
+	}
+	return c
+}
+
+// Overlay checks that copy-on-write binds (cow: and --try) can work:
+// overlayfs, mountable in a user namespace since Linux 5.11.
+func Overlay() Check {
+	c := Check{Name: "overlayfs", Needed: true}
+	if major, minor, ok := kernelVersion(); ok && (major < 5 || major == 5 && minor < 11) {
+		c.Detail = fmt.Sprintf("the kernel, Linux %d.%d, cannot mount overlayfs in a user namespace", major, minor)
+		c.Fix = "Linux 5.11 or later is needed for copy-on-write binds (cow: and --try)"
+		return c
+	}
+	if b, err := os.ReadFile("/proc/filesystems"); err == nil && !strings.Contains(string(b), "\toverlay\n") {
+		if _, err := os.Stat("/sys/module/overlay"); err != nil {
+			c.Detail = "overlayfs is not loaded, and copy-on-write binds (cow: and --try) need it"
+			c.Fix = "modprobe overlay"
+			return c
+		}
+	}
+	c.OK, c.Detail = true, "copy-on-write binds (cow: and --try) can mount it"
+	return c
+}
+
+// kernelVersion is the running kernel's major and minor version.
+func kernelVersion() (major, minor int, ok bool) {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return 0, 0, false
+	}
+	parts := strings.SplitN(unix.ByteSliceToString(u.Release[:]), ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	return major, minor, err1 == nil && err2 == nil
+}

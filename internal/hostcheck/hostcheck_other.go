@@ -1,0 +1,10 @@
+//go:build !linux
+
+package hostcheck
+
+// All is the checks of the host: none outside Linux.
+func All() []Check { return nil }
+
+// Diagnose names why a sandbox failed to start with err: nothing is known
+// outside Linux.
+func Diagnose(err error) string { return "" }
