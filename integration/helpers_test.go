@@ -198,6 +198,8 @@ type serverOptions struct {
 	dir string
 	// env are added to boxsh's environment.
 	env []string
+	// wrap is a command that runs boxsh (its path and arguments follow).
+	wrap []string
 }
 
 // server is a running `boxsh --rpc` driven over its stdio.
@@ -234,7 +236,8 @@ func startServer(t *testing.T, ctx context.Context, opts serverOptions) *server 
 	require.NoError(t, err)
 	outR, outW, err := os.Pipe()
 	require.NoError(t, err)
-	cmd := exec.CommandContext(ctx, boxshPath(), append([]string{"--rpc"}, opts.args...)...)
+	argv := append(append(append([]string(nil), opts.wrap...), boxshPath(), "--rpc"), opts.args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	if opts.env != nil {
 		cmd.Env = append(os.Environ(), opts.env...)

@@ -35,6 +35,9 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || need_apt+=(runc)
 # curl goes through the network proxy in the network tests.
 command -v curl >/dev/null || need_apt+=(curl)
+# busybox-static is the shell of the container root file systems the
+# container tests run boxsh in.
+[ -x /bin/busybox ] || need_apt+=(busybox-static)
 if [ ${#need_apt[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || fail "run as root to install these Debian packages, or install them by hand: apt-get install ${need_apt[*]}"
   log=$(mktemp)
@@ -50,6 +53,7 @@ done
 dpkg -s libseccomp-dev >/dev/null 2>&1 || fail "libseccomp-dev is missing after installing it: apt-get install libseccomp-dev"
 dpkg -s libc6-dev >/dev/null 2>&1 || fail "libc6-dev is missing after installing it: apt-get install libc6-dev"
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || fail "runc is missing after installing it: apt-get install runc"
+[ -x /bin/busybox ] || fail "busybox is missing after installing it: apt-get install busybox-static"
 
 # npm takes its global prefix from $PREFIX when that is set (install.sh's
 # PREFIX is where boxsh goes, not npm's packages): leave it out.

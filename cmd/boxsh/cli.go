@@ -275,6 +275,8 @@ Policy options (also in settings files: ~/.config/boxsh/policy.json, then
 
 Other commands:
   boxsh spec [OPTIONS]           Print the sandbox as an OCI runtime spec.
+  boxsh doctor                   Check that this host can run sandboxes, and
+                                 say what to change where it cannot.
   boxsh policy init|show [...]   Write the default settings; show the policy.
   boxsh policy trust [PATH]      Let a project's settings file widen the policy
                                  (it can only narrow it until then).

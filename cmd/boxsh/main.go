@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -46,6 +47,9 @@ func run(argv []string) int {
 	}
 	if len(argv) > 0 && argv[0] == "spec" {
 		return runSpec(argv[1:], cwd, os.Stdout, os.Stderr)
+	}
+	if len(argv) > 0 && argv[0] == "doctor" {
+		return runDoctor(argv[1:], os.Stdout, os.Stderr)
 	}
 	if len(argv) > 0 && argv[0] == "policy" {
 		return runPolicy(argv[1:], cwd, os.Getenv("HOME"), os.Stdout, os.Stderr)
@@ -142,12 +146,11 @@ func serveRPC(opts options, log hclog.Logger) int {
 		}
 		defer web.close()
 	}
-	sb, cwd, home, done, err := prepareSandboxHere(opts.sandbox)
+	sb, cwd, home, run, err := prepareSandboxHere(opts.sandbox)
 	if err != nil {
 		return fail(err)
 	}
-	started := false
-	defer func() { done(started) }()
+	defer run.Done()
 	sup, err := runtime.NewSupervisor(ctx, runtime.Config{
 		InitPath: initPath,
 		Workers:  opts.workers,
@@ -161,30 +164,44 @@ func serveRPC(opts options, log hclog.Logger) int {
 		Version:  version,
 		Log:      log,
 	})
-	if err != nil {
+	var backend rpc.Backend
+	switch {
+	case err == nil:
+		run.Started()
+		backend = sup
+	case (sb.Enabled || sb.Try) && !errors.Is(err, policy.ErrBind):
+		// The client learns why at its first call, rather than from a
+		// server that exits before answering initialize.
+		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
+		why, _, _ := strings.Cut(err.Error(), "\n")
+		backend = unstartedBackend{errors.New(why)}
+	default:
 		return fail(err)
 	}
-	started = true
 	starttrace.Mark("front.supervisor")
 	<-signalsSet
 	reg := <-registry
 	if reg.err != nil {
-		_ = sup.Close(5 * time.Second)
+		if sup != nil {
+			_ = sup.Close(5 * time.Second)
+		}
 		return fail(reg.err)
 	}
 	tools := reg.tools
-	srv := &rpc.Server{Tools: tools, Backend: trimming{sup, idle.NewTrimmer()}, Name: "boxsh", Version: version, Log: log}
+	srv := &rpc.Server{Tools: tools, Backend: trimming{backend, idle.NewTrimmer()}, Name: "boxsh", Version: version, Log: log}
 	for name, how := range runtime.Enforcement(opts.policy, opts.sandbox.Enabled || opts.sandbox.Try) {
 		log.Info("limit", "name", name, "how", how)
 	}
 	// A restart that cannot enforce the file rules ends the session.
-	go func() {
-		select {
-		case <-sup.Failed():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	if sup != nil {
+		go func() {
+			select {
+			case <-sup.Failed():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	var serveErr error
 	if web != nil {
 		serveErr = web.serve(ctx, srv, log)
@@ -198,11 +215,13 @@ func serveRPC(opts options, log hclog.Logger) int {
 		}
 		serveErr = srv.Serve(ctx, in, os.Stdout)
 	}
-	if err := sup.Close(5 * time.Second); err != nil {
-		log.Debug("boxsh-init exit", "error", err)
-	}
-	if err := sup.Err(); err != nil {
-		return fail(err)
+	if sup != nil {
+		if err := sup.Close(5 * time.Second); err != nil {
+			log.Debug("boxsh-init exit", "error", err)
+		}
+		if err := sup.Err(); err != nil {
+			return fail(err)
+		}
 	}
 	if errors.Is(serveErr, context.Canceled) && stopSignal != 0 {
 		return proc.SignalStatus(stopSignal)
@@ -212,4 +231,13 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return 1
 	}
 	return 0
+}
+
+// unstartedBackend fails every tool call with why the sandbox could not
+// start.
+type unstartedBackend struct{ err error }
+
+func (b unstartedBackend) Start(_ context.Context, _ string, _ json.RawMessage, done func(json.RawMessage, error)) error {
+	go done(nil, b.err)
+	return nil
 }

@@ -10,47 +10,68 @@ import (
 	"github.com/boxsh/boxsh/runtime/host"
 )
 
+// sandboxRun is what a start of a sandbox leaves to do: announce where
+// --try saves the changes once the sandbox runs (Started), and remove what
+// --try made that nobody needs once it has ended (Done).
+type sandboxRun struct {
+	changes string
+	ran     bool
+	finish  func(started bool)
+}
+
+// Started announces where --try saves the changes: only once the sandbox
+// runs, as nothing is saved when it cannot start.
+func (r *sandboxRun) Started() {
+	r.ran = true
+	if r.changes != "" {
+		fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", r.changes)
+	}
+}
+
+// Done removes, once the sandbox has ended or failed to start, --try's
+// overlay work directory, and all it made when nothing ran.
+func (r *sandboxRun) Done() { r.finish(r.ran) }
+
 // prepareSandbox checks that this boxsh can make the sandbox sb asks for
-// and turns --try into its binds, announcing where the changes go. Call
-// done once the sandbox has ended (or failed to start: started false) to
-// remove what --try made that nobody needs: its overlay work directory,
-// and all of it when nothing ran.
-func prepareSandbox(sb policy.Sandbox, cwd, home string) (_ policy.Sandbox, done func(started bool), err error) {
-	done = func(bool) {}
+// and turns --try into its binds. Call the run's Started once the sandbox
+// runs and its Done once it has ended (or failed to start).
+func prepareSandbox(sb policy.Sandbox, cwd, home string) (_ policy.Sandbox, _ *sandboxRun, err error) {
+	run := &sandboxRun{finish: func(bool) {}}
 	if !sb.Enabled && !sb.Try {
-		return sb, done, nil
+		return sb, run, nil
 	}
 	if err := runtime.SandboxSupported(); err != nil {
-		return sb, done, err
+		return sb, run, err
 	}
 	if !sb.Try {
-		return sb, done, nil
+		return sb, run, nil
 	}
 	sb, changes, err := host.ResolveTry(sb, cwd, home)
 	if err != nil {
-		return sb, done, err
+		return sb, run, err
 	}
-	fmt.Fprintf(os.Stderr, "boxsh: changes will be saved in %s\n", changes)
+	run.changes = changes
 	cow := sb.Binds[len(sb.Binds)-1:] // --try's own
 	try := startTrySession(cwd, changes)
-	return sb, func(started bool) {
+	run.finish = func(started bool) {
 		try.finish(started)
 		host.RemoveCowWorkDirs(cow)
 		if !started {
 			os.RemoveAll(filepath.Dir(changes))
 		}
-	}, nil
+	}
+	return sb, run, nil
 }
 
 // prepareSandboxHere is prepareSandbox for the caller's working directory
 // and home, which it returns too.
-func prepareSandboxHere(sb policy.Sandbox) (_ policy.Sandbox, cwd, home string, done func(started bool), err error) {
+func prepareSandboxHere(sb policy.Sandbox) (_ policy.Sandbox, cwd, home string, run *sandboxRun, err error) {
 	if cwd, err = os.Getwd(); err != nil {
-		return sb, "", "", func(bool) {}, err
+		return sb, "", "", &sandboxRun{finish: func(bool) {}}, err
 	}
 	home = os.Getenv("HOME")
-	sb, done, err = prepareSandbox(sb, cwd, home)
-	return sb, cwd, home, done, err
+	sb, run, err = prepareSandbox(sb, cwd, home)
+	return sb, cwd, home, run, err
 }
 
 // sandboxedCommand is what shell mode runs in a sandbox: the shell with

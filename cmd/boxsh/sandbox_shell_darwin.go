@@ -17,12 +17,11 @@ import (
 // Seatbelt profile of the sandbox and policy, with stdio passed through,
 // and returns its exit status.
 func runSandboxedShell(opts options, log hclog.Logger) int {
-	sb, cwd, home, done, err := prepareSandboxHere(opts.sandbox)
+	sb, cwd, home, run, err := prepareSandboxHere(opts.sandbox)
 	if err != nil {
 		return fail(err)
 	}
-	started := false
-	defer func() { done(started) }()
+	defer run.Done()
 	argv, env := sandboxedCommand(opts, term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())))
 	cmd, stop, err := runtime.SandboxCommand(seatbeltInputs(sb, opts.policy, home, cwd), env, argv, log)
 	if err != nil {
@@ -30,8 +29,10 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	}
 	defer stop()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	started = true
-	err = cmd.Run()
+	if err = cmd.Start(); err == nil {
+		run.Started()
+		err = cmd.Wait()
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

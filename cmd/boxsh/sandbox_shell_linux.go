@@ -26,12 +26,11 @@ import (
 func runSandboxedShell(opts options, log hclog.Logger) int {
 	sb := opts.sandbox
 	sb.Enabled = true
-	sb, cwd, home, done, err := prepareSandboxHere(sb)
+	sb, cwd, home, run, err := prepareSandboxHere(sb)
 	if err != nil {
 		return fail(err)
 	}
-	started := false
-	defer func() { done(started) }()
+	defer run.Done()
 	initPath, err := runtime.FindInit()
 	if err != nil {
 		return fail(err)
@@ -69,12 +68,12 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		Stderr:   os.Stderr,
 		Version:  version,
 		Log:      log,
+		Started:  run.Started,
 	})
 	lifeline.Close()
 	if err != nil {
 		return fail(err)
 	}
-	started = true
 	defer starttrace.Mark("front.destroyed")
 	defer ct.Destroy()
 
