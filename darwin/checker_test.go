@@ -211,6 +211,7 @@ func checkerConfigs(t *testing.T) map[string]ProfileConfig {
 			cfg.Policy = policy.NewMerger().Policy()
 			cfg.Policy.AllowWrite = []policy.Rule{{Value: "~/.cache", Source: "test"}}
 			cfg.Home, cfg.Cwd, cfg.TmpDir = home, proj, tmpDir
+			cfg.PrivateTmp = tmpDir + "boxsh-sandbox-k2j3"
 			cfg.HardDenied = hardDeniedNoGit()
 			cfg.Protected = protectedRepo("/Users/u/proj/repo/.git")
 			out[mode.Network+" "+name] = cfg
@@ -487,6 +488,11 @@ func (c *profileChecker) sharedTempReadOnly(cfg ProfileConfig) {
 	assert.True(c.t, c.allowed(readReq(tmp+"/x")))
 	assert.Equal(c.t, tmpBound, c.allowed(writeReq("/private/tmp/x")), "write /private/tmp (bound: %v)", tmpBound)
 	assert.False(c.t, c.allowed(writeReq(tmp+"/x")), "write $TMPDIR")
+	assert.False(c.t, c.allowed(writeReq(tmp+"/boxsh-sandbox-other/x")), "write another sandbox's temporary directory")
+	if cfg.PrivateTmp != "" {
+		own := "/" + joinLits(canonical(literalSegments(cfg.PrivateTmp)))
+		assert.True(c.t, c.allowed(writeReq(own+"/sh-thd.123")), "write the sandbox's own temporary directory")
+	}
 }
 
 // The checker itself: it decides by the last matching rule.

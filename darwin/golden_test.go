@@ -126,7 +126,7 @@ func goldenConfigs(t *testing.T) map[string]ProfileConfig {
 				return sb
 			}(),
 			Policy: testPolicy(t),
-			Home:   home, Cwd: proj, TmpDir: tmpDir,
+			Home:   home, Cwd: proj, TmpDir: tmpDir, PrivateTmp: tmpDir + "boxsh-sandbox-XXXXXXXX",
 			HardDenied: hardDenied,
 			Protected:  protectedRepo(proj + "/.git"),
 		},

@@ -45,6 +45,11 @@ type ProfileConfig struct {
 	// with the host's programs and stays read-only unless a bind makes it
 	// writable (issue 29, item 11). Empty leaves only /private/tmp.
 	TmpDir string
+	// PrivateTmp is the sandbox's own temporary directory, writable: the
+	// front makes it (inside TmpDir) for each sandbox, names it in TMPDIR
+	// and removes it at the end, so that mktemp, here-documents and
+	// compilers work while the shared ones stay read-only. Empty for none.
+	PrivateTmp string
 	// HardDenied are the paths no setting makes writable: names or
 	// relative paths matched at any depth inside the bound directories
 	// (".bashrc", ".git/config"), directories when they end in "/"
@@ -189,6 +194,13 @@ func load(cfg ProfileConfig) (*gen, error) {
 	// programs share it (sockets of ssh-agent and tmux, scripts that
 	// others run), so a command could plant files in it.
 	g.addArea("/private/tmp", areaRead, "/tmp: shared with the host's programs, read-only unless bound", false)
+	if cfg.PrivateTmp != "" {
+		tmp, err := cleanAbs("private temporary directory", cfg.PrivateTmp)
+		if err != nil {
+			return nil, err
+		}
+		g.addArea(tmp, areaReadWrite, "the sandbox's own temporary directory (TMPDIR): made at start, removed at the end", false)
+	}
 
 	for _, b := range sb.Binds {
 		if err := g.addBind(b); err != nil {
@@ -581,6 +593,7 @@ func (g *gen) writeNetwork(b *builder) {
 		b.comment("The loopback is the host's on macOS, not the sandbox's own as on Linux: no other port of")
 		b.comment("it, or the host's local services would be reachable. Names resolve in the proxy: no DNS.")
 		b.comment("Certificate trust (TLS verification goes through trustd, also for Go programs) as for allow_all.")
+		b.comment("The port is chosen when the sandbox starts (boxsh spec shows 0).")
 	} else {
 		b.comment("network: disabled; Unix-domain sockets only inside the writable bound directories")
 	}
@@ -600,9 +613,6 @@ func (g *gen) writeNetwork(b *builder) {
 		b.allow([]string{"network-outbound"}, remote...)
 	}
 	if g.network == NetworkAllowlist {
-		if g.proxyPort == 0 {
-			b.comment("(boxsh spec: the front's proxy gets its port when the sandbox starts; 0 stands for it)")
-		}
 		b.allow([]string{"network-outbound"}, raw(fmt.Sprintf(`(remote ip "localhost:%d")`, g.proxyPort)))
 		var names []expr
 		for _, n := range trustMachServices {

@@ -26,26 +26,23 @@ func SandboxSupported() error {
 
 // SandboxCommand is argv run under the Seatbelt profile of in, with the
 // environment env (nil: boxsh's own): the cow binds prepared (see
-// PrepareClones) and, in allowlist mode, the front's network proxy started
-// (its port in the profile, its address in the environment). stop stops
-// the proxy once the command has ended.
+// PrepareClones), the sandbox's own temporary directory made (see
+// makePrivateTmp) and, in allowlist mode, the front's network proxy
+// started (its port in the profile, its address in the environment).
+// stop stops the proxy and removes the temporary directory once the
+// command has ended.
 func SandboxCommand(in SeatbeltInputs, env, argv []string, log hclog.Logger) (cmd *exec.Cmd, stop func(), err error) {
 	if err := PrepareClones(in.Sandbox.Binds); err != nil {
 		return nil, nil, err
 	}
-	env, stop, err = startSeatbeltProxy(&in, env, log)
+	sc, err := StartSeatbelt(in, env, argv, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	args, dir, err := SeatbeltArgs(in, argv)
-	if err != nil {
-		stop()
-		return nil, nil, err
-	}
-	cmd = exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	return cmd, stop, nil
+	cmd = exec.Command(sc.Args[0], sc.Args[1:]...)
+	cmd.Dir = sc.Dir
+	cmd.Env = sc.Env
+	return cmd, sc.Stop, nil
 }
 
 // PrepareClones makes each cow bind's DST a copy-on-write clone of its SRC

@@ -34,7 +34,14 @@ type SeatbeltInputs struct {
 	// ProxyPort is the port of the front's proxy on 127.0.0.1 in
 	// allowlist mode (0 in boxsh spec, which starts none).
 	ProxyPort int
+	// PrivateTmp is the sandbox's own temporary directory (see
+	// makePrivateTmp; PrivateTmpStandIn in boxsh spec, which makes none).
+	PrivateTmp string
 }
+
+// PrivateTmpStandIn is the name boxsh spec shows for the sandbox's own
+// temporary directory, which gets its name when the sandbox starts.
+const PrivateTmpStandIn = "boxsh-sandbox-XXXXXXXX"
 
 // SeatbeltConfig turns in into the configuration of the profile, reading
 // the host as the original does before it writes its rules: every path
@@ -71,7 +78,7 @@ func SeatbeltConfig(in SeatbeltInputs) (darwin.ProfileConfig, error) {
 	}
 	cfg := darwin.ProfileConfig{
 		Sandbox: sb, Policy: p, Home: home, Cwd: cwd, TmpDir: real(strings.TrimSuffix(in.TmpDir, "/")),
-		Network: network, ProxyPort: in.ProxyPort,
+		Network: network, ProxyPort: in.ProxyPort, PrivateTmp: real(in.PrivateTmp),
 	}
 	switch network {
 	case policy.NetworkDisabled:
@@ -146,6 +153,73 @@ func SeatbeltArgs(in SeatbeltInputs, argv []string) (args []string, dir string, 
 		dir = in.Cwd
 	}
 	return append([]string{sandboxExec, "-p", profile}, argv...), dir, nil
+}
+
+// Seatbelt is a sandboxed command ready to run: its argument vector
+// (sandbox-exec -p PROFILE argv...), working directory and environment,
+// and Stop, which undoes what StartSeatbelt made, once it has ended.
+type Seatbelt struct {
+	Args []string
+	Dir  string
+	Env  []string
+	Stop func()
+	// Inputs are the inputs of the profile, with what StartSeatbelt made
+	// (PrivateTmp, ProxyPort).
+	Inputs SeatbeltInputs
+}
+
+// StartSeatbelt prepares argv to run in the sandbox of in with the
+// environment env (nil: boxsh's own): it makes the sandbox's own
+// temporary directory (makePrivateTmp) and, in allowlist mode, starts the
+// front's proxy (startSeatbeltProxy), then builds the profile with them
+// (SeatbeltArgs). The macOS front runs what it returns.
+func StartSeatbelt(in SeatbeltInputs, env, argv []string, log hclog.Logger) (*Seatbelt, error) {
+	env, removeTmp, err := makePrivateTmp(&in, env)
+	if err != nil {
+		return nil, err
+	}
+	env, stopProxy, err := startSeatbeltProxy(&in, env, log)
+	if err != nil {
+		removeTmp()
+		return nil, err
+	}
+	stop := func() { stopProxy(); removeTmp() }
+	args, dir, err := SeatbeltArgs(in, argv)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &Seatbelt{Args: args, Dir: dir, Env: env, Stop: stop, Inputs: in}, nil
+}
+
+// makePrivateTmp makes the sandbox's own temporary directory in the
+// caller's $TMPDIR (in.TmpDir, else the system's), sets in.PrivateTmp,
+// and returns env with TMPDIR naming it (and zsh's TMPPREFIX, which zsh
+// uses for here-documents instead of TMPDIR), and the function that
+// removes it. The shared temporary directories stay read-only (issue 29,
+// item 11); this one is the sandbox's alone, as Linux gives each sandbox
+// a /tmp of its own.
+func makePrivateTmp(in *SeatbeltInputs, env []string) ([]string, func(), error) {
+	base := in.TmpDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "boxsh-sandbox-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox temporary directory: %w", err)
+	}
+	in.PrivateTmp = dir
+	if env == nil {
+		env = os.Environ()
+	}
+	var out []string
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); name != "TMPDIR" && name != "TMPPREFIX" {
+			out = append(out, kv)
+		}
+	}
+	out = append(out, "TMPDIR="+dir+"/", "TMPPREFIX="+dir+"/zsh")
+	return out, func() { _ = os.RemoveAll(dir) }, nil
 }
 
 // prepareCowDst makes the destination of a cow bind when it is missing

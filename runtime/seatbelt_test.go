@@ -193,3 +193,27 @@ func TestPrepareCowDst(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Issue 29, item 11: the shared temporary directories are read-only, so
+// each sandbox gets one of its own in $TMPDIR, named in TMPDIR (and zsh's
+// TMPPREFIX), writable in its profile, removed at the end.
+func TestStartSeatbeltPrivateTmp(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	in := SeatbeltInputs{Sandbox: testSandbox(), Policy: policy.NewMerger().Policy(), Home: t.TempDir(), Cwd: t.TempDir(), TmpDir: base}
+	sc, err := StartSeatbelt(in, []string{"TMPDIR=/elsewhere", "A=1"}, []string{"/bin/sh"}, nil)
+	require.NoError(t, err)
+	tmp := sc.Inputs.PrivateTmp
+	assert.Equal(t, base, filepath.Dir(tmp))
+	assert.True(t, strings.HasPrefix(filepath.Base(tmp), "boxsh-sandbox-"))
+	require.DirExists(t, tmp)
+	assert.Equal(t, []string{"A=1", "TMPDIR=" + tmp + "/", "TMPPREFIX=" + tmp + "/zsh"}, sc.Env)
+	private := tmp
+	if strings.HasPrefix(tmp, "/tmp/") {
+		private = "/private" + tmp
+	}
+	assert.Contains(t, sc.Args[2], `(subpath "`+private+`")`)
+	assert.Contains(t, sc.Args[2], `(allow file-read* (subpath "/private/tmp"))`)
+	sc.Stop()
+	assert.NoDirExists(t, tmp)
+}

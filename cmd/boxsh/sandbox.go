@@ -97,7 +97,9 @@ func sandboxedCommand(opts options, tty bool) (argv, env []string) {
 // seatbeltInputs are the inputs of the macOS profile of the resolved
 // sandbox sb with the policy p, for a command started in cwd by a user
 // whose home is home: the same for the sandbox that runs (shell and
-// --rpc) and for boxsh spec --format sbpl.
+// --rpc; runtime.SandboxCommand adds the proxy's port and the sandbox's
+// own temporary directory when it makes them) and for boxsh spec --format
+// sbpl (which shows runtime.PrivateTmpStandIn and port 0 for them).
 func seatbeltInputs(sb policy.Sandbox, p policy.Policy, home, cwd string) runtime.SeatbeltInputs {
 	return runtime.SeatbeltInputs{Sandbox: sb, Policy: p, Home: home, Cwd: cwd, TmpDir: os.Getenv("TMPDIR")}
 }

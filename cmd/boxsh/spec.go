@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,8 +39,10 @@ Options:
                        boxsh spec --bundle prepares.
   --format oci|sbpl    The output format: the OCI spec (default), or the
                        macOS Seatbelt profile of the same sandbox and policy,
-                       as boxsh --sandbox runs it on macOS (in allowlist
-                       mode, port 0 stands for the proxy's, chosen at start).
+                       as boxsh --sandbox runs it on macOS, but for what
+                       is named at start: the sandbox's own temporary
+                       directory shows as $TMPDIR/boxsh-sandbox-XXXXXXXX,
+                       and in allowlist mode port 0 stands for the proxy's.
   --interactive, -i    The process gets a terminal.
   --workers N, --shell PATH, --log-level LEVEL
                        boxsh-init's arguments, as for boxsh --rpc.
@@ -120,7 +123,9 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		}
 		// The profile boxsh --sandbox runs with the same flags, built the
 		// same way (issue 29, item 12), after the sandbox is resolved.
-		profile, err := runtime.SeatbeltProfile(seatbeltInputs(sb, pol, home, cwd))
+		in := seatbeltInputs(sb, pol, home, cwd)
+		in.PrivateTmp = filepath.Join(cmp.Or(in.TmpDir, os.TempDir()), runtime.PrivateTmpStandIn)
+		profile, err := runtime.SeatbeltProfile(in)
 		if err != nil {
 			return fail(err)
 		}

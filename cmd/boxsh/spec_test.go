@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,6 +239,7 @@ func TestSpecSBPLIsWhatRuns(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(proj, "repo", ".git", "hooks"), 0o755))
 	require.NoError(t, os.Symlink(proj, filepath.Join(dir, "link")))
 	t.Setenv("HOME", home)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "T"), 0o755))
 	t.Setenv("TMPDIR", filepath.Join(dir, "T"))
 	for _, flags := range [][]string{
 		{"--sandbox"},
@@ -256,10 +258,18 @@ func TestSpecSBPLIsWhatRuns(t *testing.T) {
 			require.NoError(t, err)
 			sb, err := host.ResolveSandbox(opts.sandbox, opts.policy, home, proj)
 			require.NoError(t, err)
-			args, _, err := runtime.SeatbeltArgs(seatbeltInputs(sb, opts.policy, home, proj), []string{"/bin/sh"})
+			sc, err := runtime.StartSeatbelt(seatbeltInputs(sb, opts.policy, home, proj), nil, []string{"/bin/sh"}, nil)
 			require.NoError(t, err)
-			require.Equal(t, "-p", args[1])
-			runs := args[2]
+			defer sc.Stop()
+			require.Equal(t, "-p", sc.Args[1])
+			// What is named at start, as spec shows it.
+			tmp := sc.Inputs.PrivateTmp
+			require.DirExists(t, tmp)
+			assert.Contains(t, sc.Env, "TMPDIR="+tmp+"/")
+			runs := strings.ReplaceAll(sc.Args[2], tmp, filepath.Join(dir, "T", runtime.PrivateTmpStandIn))
+			if sc.Inputs.ProxyPort != 0 {
+				runs = strings.ReplaceAll(runs, fmt.Sprintf(`"localhost:%d"`, sc.Inputs.ProxyPort), `"localhost:0"`)
+			}
 
 			code, printed, errOut := spec(t, proj, append([]string{"--format", "sbpl"}, flags[1:]...)...)
 			require.Equal(t, 0, code, errOut)
