@@ -30,7 +30,13 @@ func requireRootless(t *testing.T) {
 // printed and its exit status.
 func runBoxshIn(t *testing.T, ctx context.Context, dir, stdin string, env []string, args ...string) runResult {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, boxshPath(), args...)
+	return runProgramIn(t, ctx, dir, stdin, env, boxshPath(), args...)
+}
+
+// runProgramIn is runBoxshIn of another program (a wrapper of boxsh).
+func runProgramIn(t *testing.T, ctx context.Context, dir, stdin string, env []string, name string, args ...string) runResult {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
 	if env != nil {

@@ -400,8 +400,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 // rlimitTypes are the rlimits BuildSpec sets (libcontainer takes a
 // process's rlimits by number).
 var rlimitTypes = map[string]int{
-	"RLIMIT_DATA":  unix.RLIMIT_DATA,
-	"RLIMIT_NPROC": unix.RLIMIT_NPROC,
+	"RLIMIT_NOFILE": unix.RLIMIT_NOFILE,
+	"RLIMIT_DATA":   unix.RLIMIT_DATA,
+	"RLIMIT_NPROC":  unix.RLIMIT_NPROC,
 }
 
 // guardInterval is how often a running sandbox checks its protection.

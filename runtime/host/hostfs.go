@@ -15,9 +15,10 @@ import (
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
-// GatherHostFacts looks at the host's SystemPaths and EtcPaths.
+// GatherHostFacts looks at the host's SystemPaths and EtcPaths, and at
+// the limit of open files boxsh was started with.
 func GatherHostFacts() HostFacts {
-	var h HostFacts
+	h := HostFacts{NoFile: startNoFile()}
 	for _, p := range plan.SystemPaths {
 		if hp, ok := lookupHostPath(p); ok {
 			h.System = append(h.System, hp)

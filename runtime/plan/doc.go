@@ -14,7 +14,9 @@
 //     frame socket (ModeServe), or boxsh-init --exec running the command
 //     (ModeExec), with boxsh-init's options (frame.InitOptions) and the
 //     descriptors it finds open; the policy's limits (as boxsh-init
-//     options for ModeServe, as rlimits of every process for ModeExec);
+//     options for ModeServe, as rlimits of every process for ModeExec)
+//     and the limit of open files boxsh was started with (an rlimit of
+//     every process: HostFacts.NoFile);
 //     the proxy's descriptor and variables under an allowlist network
 //     policy.
 //  2. BuildSpec: the OCI runtime spec of the sandbox and that process

@@ -316,6 +316,7 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 	for _, d := range p.Descriptors {
 		ann[FDAnnotation+strconv.Itoa(d.FD)] = d.Name
 	}
+	limits.NoFile = cfg.Host.NoFile
 	if cfg.Mode == ModeExec && cfg.InitPath == "" {
 		ann[InitAnnotation] = "missing"
 		return slices.Clone(cfg.Command), env, limits

@@ -128,6 +128,23 @@ func TestPlan(t *testing.T) {
 				assert.Contains(t, p.Annotations, CgroupAnnotation)
 			},
 		},
+		"the limit of open files boxsh was started with binds boxsh-init": {
+			cfg: func(c *Config) { c.Policy = limits; c.Host.NoFile = &Rlimit{Soft: 1024, Hard: 20000} },
+			check: func(t *testing.T, p *Plan) {
+				assert.Equal(t, []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 20000, Soft: 1024}}, p.Spec.Process.Rlimits,
+					"the only rlimit of boxsh-init; the policy's are its options")
+			},
+		},
+		"every rlimit of an exec sandbox is in its spec": {
+			cfg: func(c *Config) {
+				c.Mode, c.Target, c.Policy = ModeExec, TargetPrint, limits
+				c.Host.NoFile = &Rlimit{Soft: 1024, Hard: 20000}
+			},
+			check: func(t *testing.T, p *Plan) {
+				assert.Equal(t, []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 20000, Soft: 1024},
+					{Type: "RLIMIT_DATA", Hard: 1 << 30, Soft: 1 << 30}, {Type: "RLIMIT_NPROC", Hard: 64, Soft: 64}}, p.Spec.Process.Rlimits)
+			},
+		},
 		"exec runs the command under boxsh-init with the lifeline": {
 			cfg: func(c *Config) { c.Mode = ModeExec; c.Policy = limits },
 			check: func(t *testing.T, p *Plan) {

@@ -162,6 +162,15 @@ type HostFacts struct {
 	Etc []HostPath
 	// Whole are the HostSystemPaths that are directories on the host.
 	Whole []HostPath
+	// NoFile is the limit of open files boxsh was started with, which
+	// every process of the sandbox gets (RLIMIT_NOFILE), as every command
+	// boxsh runs outside a sandbox does; nil when unknown.
+	NoFile *Rlimit
+}
+
+// Rlimit is a soft and hard resource limit.
+type Rlimit struct {
+	Soft, Hard uint64
 }
 
 // HostSystemPaths are the directories a sandbox with
@@ -235,11 +244,17 @@ type SpecConfig struct {
 
 // Limits are the resource limits a sandbox's spec sets as rlimits, which
 // every process of the sandbox inherits (a rootless runtime has no cgroup
-// to use). They are for a shell or command run with --exec; with --rpc,
-// boxsh-init applies the limits to each command it starts instead
+// to use). The spec carries every rlimit the sandbox's first process gets,
+// so that another runtime gives the same (it would give its own else).
+// Memory and Pids are for a shell or command run with --exec; with --rpc,
+// boxsh-init applies them to each command it starts instead
 // (InitOptions), so that they do not bind boxsh-init itself: a fork bomb
 // that takes every process slot must not keep it from making a thread.
 type Limits struct {
+	// NoFile is the limit of open files (RLIMIT_NOFILE) of every process,
+	// boxsh-init included: HostFacts.NoFile. nil leaves it to the
+	// runtime.
+	NoFile *Rlimit
 	// Memory caps each process's data (heap and private mappings,
 	// RLIMIT_DATA), in bytes; 0 is no limit.
 	Memory int64
@@ -300,8 +315,13 @@ func LimitsOf(p policy.Policy, forInit bool) Limits {
 	return l
 }
 
+// rlimits are the spec's process.rlimits of l; StartContainer applies
+// exactly these.
 func (l Limits) rlimits() []specs.POSIXRlimit {
 	var rs []specs.POSIXRlimit
+	if l.NoFile != nil {
+		rs = append(rs, specs.POSIXRlimit{Type: "RLIMIT_NOFILE", Hard: l.NoFile.Hard, Soft: l.NoFile.Soft})
+	}
 	if l.Memory > 0 {
 		rs = append(rs, specs.POSIXRlimit{Type: "RLIMIT_DATA", Hard: uint64(l.Memory), Soft: uint64(l.Memory)})
 	}
