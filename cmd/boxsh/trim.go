@@ -12,7 +12,13 @@ import (
 // stdio, HTTP, the REST twin and tasks alike, knows nothing of memory.
 type trimming struct {
 	rpc.Backend
-	trimmer interface{ Begin(); End() } // an *idle.Trimmer
+	trimmer activity // an *idle.Trimmer
+}
+
+// activity is told when calls begin and end.
+type activity interface {
+	Begin()
+	End()
 }
 
 func (b trimming) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
