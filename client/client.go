@@ -159,6 +159,10 @@ type Client struct {
 	goneErr *ServerGoneError
 
 	lock *os.File // a session's lock, held until the process has exited
+
+	// view, for the server of a session, maps the project's host path to
+	// where the sandbox shows it (see Session.Start).
+	view *pathView
 }
 
 // response is the answer to one request.
@@ -185,12 +189,13 @@ type rpcError struct {
 // that program dies (a parent-death signal): its sandbox and commands
 // do not outlive their owner.
 func Start(ctx context.Context, opts Options) (*Client, error) {
-	return start(ctx, opts, nil)
+	return start(ctx, opts, nil, nil)
 }
 
 // start is Start; lock, when set, is a session lock the Client holds
-// until the server has exited (it is closed if start fails).
-func start(ctx context.Context, opts Options, lock *os.File) (c *Client, err error) {
+// until the server has exited (it is closed if start fails), and view the
+// paths the file calls translate.
+func start(ctx context.Context, opts Options, lock *os.File, view *pathView) (c *Client, err error) {
 	defer func() {
 		if err != nil && lock != nil {
 			lock.Close()
@@ -223,6 +228,7 @@ func start(ctx context.Context, opts Options, lock *os.File) (c *Client, err err
 		pending: map[int64]chan response{},
 		done:    make(chan struct{}),
 		lock:    lock,
+		view:    view,
 	}
 	cmd.Stderr = c.stderr
 	// A process of the server that keeps stderr open must not hold Wait.

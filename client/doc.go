@@ -30,7 +30,10 @@
 // the overlay's work directory and its metadata live under
 // SessionOptions.BaseDir (default $XDG_STATE_HOME/boxsh/sessions), mode
 // 0700. Session.Start runs a sandboxed server whose commands see SRC but
-// write to DST. Then:
+// write to DST: inside, the session's view of SRC is at DST's path, where
+// commands start; the session's Client translates SRC's paths in its file
+// calls and ExecRequest.Cwd to it, and those List and Stat answer back.
+// Then:
 //
 //   - Changes lists what differs (added, modified, deleted, directory
 //     replaced, type, mode and symbolic link changes), read from DST, the

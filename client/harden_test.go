@@ -122,3 +122,26 @@ func TestAliasDocsNameFields(t *testing.T) {
 		}
 	}
 }
+
+// A session's Client translates the project's host paths to the
+// sandbox's view of it, and back.
+func TestPathView(t *testing.T) {
+	v := &pathView{src: "/home/u/proj", dst: "/state/s1/dst"}
+	for in, want := range map[string]string{
+		"/home/u/proj":         "/state/s1/dst",
+		"/home/u/proj/a/b":     "/state/s1/dst/a/b",
+		"/home/u/proj/../x":    "/home/u/proj/../x",
+		"/home/u/project/a":    "/home/u/project/a",
+		"/home/u/proj/./a//b/": "/state/s1/dst/a/b",
+		"rel/a":                "rel/a",
+		"":                     "",
+		"/state/s1/dst/a":      "/state/s1/dst/a",
+	} {
+		require.Equal(t, want, v.in(in), in)
+	}
+	require.Equal(t, "/home/u/proj/a", v.out("/state/s1/dst/a"))
+	require.Equal(t, "/home/u/proj", v.out("/state/s1/dst"))
+	require.Equal(t, "/state/s1/dstx", v.out("/state/s1/dstx"))
+	var none *pathView
+	require.Equal(t, "/home/u/proj/a", none.in("/home/u/proj/a"))
+}

@@ -297,6 +297,15 @@ func (s *Session) Adopt() error {
 // The session is locked while the server runs: a second Start, Discard
 // and RecoverSessions refuse it (ErrSessionInUse) until the server has
 // exited.
+//
+// Inside the sandbox the session's view of the project is at Dst (the
+// cow bind's mount point, as `boxsh --bind cow:SRC:DST` shows it): that is
+// where commands start and what `pwd` prints, and the project's host path
+// shows the unchanged project, read-only. The Client's file calls (Read,
+// ReadFile, Write, WriteString, Edit, List, Stat) and ExecRequest.Cwd take
+// the project's host path too: a path in Src is translated to the same
+// place in Dst, and the paths List and Stat answer are translated back.
+// Command lines are not translated: write them with relative paths.
 func (s *Session) Start(ctx context.Context, opts Options) (*Client, error) {
 	lock, err := lockSession(s.dir)
 	if err != nil {
@@ -307,7 +316,34 @@ func (s *Session) Start(ctx context.Context, opts Options) (*Client, error) {
 	if opts.Dir == "" {
 		opts.Dir = s.info.Src
 	}
-	return start(ctx, opts, lock)
+	return start(ctx, opts, lock, &pathView{src: s.info.Src, dst: s.info.Dst})
+}
+
+// pathView maps the host path of a session's project (src) to where its
+// sandbox shows the session's view of it (dst).
+type pathView struct{ src, dst string }
+
+// in is the sandbox path of p: p itself unless it is src or in it.
+func (v *pathView) in(p string) string {
+	if v == nil || !filepath.IsAbs(p) {
+		return p
+	}
+	if c := filepath.Clean(p); isUnder(c, v.src) {
+		return v.dst + strings.TrimPrefix(c, v.src)
+	}
+	return p
+}
+
+// out is the host path of the sandbox path p: p itself unless it is dst or
+// in it.
+func (v *pathView) out(p string) string {
+	if v == nil || !filepath.IsAbs(p) {
+		return p
+	}
+	if c := filepath.Clean(p); isUnder(c, v.dst) {
+		return v.src + strings.TrimPrefix(c, v.dst)
+	}
+	return p
 }
 
 // Changes lists the session's changes (see the package function Changes).

@@ -118,7 +118,7 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error)
 	if req.Command != "" && len(req.Args) > 0 {
 		return nil, fmt.Errorf("boxsh: Exec: Command and Args are exclusive")
 	}
-	args := tool.BashArgs{Command: req.Command, Args: req.Args, Cwd: req.Cwd, Env: req.Env, Stdin: req.Stdin}
+	args := tool.BashArgs{Command: req.Command, Args: req.Args, Cwd: c.view.in(req.Cwd), Env: req.Env, Stdin: req.Stdin}
 	if req.Timeout > 0 {
 		args.Timeout = req.Timeout.Seconds()
 	}
@@ -185,6 +185,7 @@ type ReadResult struct {
 
 // Read reads a file (or a page of it).
 func (c *Client) Read(ctx context.Context, req ReadRequest) (*ReadResult, error) {
+	req.Path = c.view.in(req.Path)
 	r, err := c.callTool(ctx, tool.Read, req, false)
 	if err != nil {
 		return nil, err
@@ -228,14 +229,14 @@ func (c *Client) ReadFile(ctx context.Context, path string) (string, error) {
 
 // Write creates or replaces a file with data (parents are created).
 func (c *Client) Write(ctx context.Context, path string, data []byte) error {
-	args := tool.WriteArgs{Path: path, Content: base64.StdEncoding.EncodeToString(data), Encoding: "base64"}
+	args := tool.WriteArgs{Path: c.view.in(path), Content: base64.StdEncoding.EncodeToString(data), Encoding: "base64"}
 	_, err := c.callTool(ctx, tool.Write, args, false)
 	return err
 }
 
 // WriteString creates or replaces a file with text.
 func (c *Client) WriteString(ctx context.Context, path, text string) error {
-	_, err := c.callTool(ctx, tool.Write, tool.WriteArgs{Path: path, Content: text}, false)
+	_, err := c.callTool(ctx, tool.Write, tool.WriteArgs{Path: c.view.in(path), Content: text}, false)
 	return err
 }
 
@@ -256,7 +257,7 @@ type EditResult = tool.EditOutput
 // Edit replaces text in a file: every OldText must match exactly once,
 // edits must not overlap; all or nothing.
 func (c *Client) Edit(ctx context.Context, path string, edits ...Edit) (*EditResult, error) {
-	r, err := c.callTool(ctx, tool.EditFile, tool.EditArgs{Path: path, Edits: edits}, false)
+	r, err := c.callTool(ctx, tool.EditFile, tool.EditArgs{Path: c.view.in(path), Edits: edits}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -366,6 +367,7 @@ type ListResult = tool.ListOutput
 
 // List lists a directory, without following symbolic links.
 func (c *Client) List(ctx context.Context, req ListRequest) (*ListResult, error) {
+	req.Path = c.view.in(req.Path)
 	r, err := c.callTool(ctx, tool.List, req, false)
 	if err != nil {
 		return nil, err
@@ -374,6 +376,7 @@ func (c *Client) List(ctx context.Context, req ListRequest) (*ListResult, error)
 	if err := structured(tool.List, r, &out); err != nil {
 		return nil, err
 	}
+	out.Path = c.view.out(out.Path)
 	return &out, nil
 }
 
@@ -397,7 +400,7 @@ func (c *Client) Stat(ctx context.Context, path string) (*StatResult, error) {
 	if path == "" {
 		path = "."
 	}
-	r, err := c.callTool(ctx, tool.Stat, tool.StatArgs{Path: path}, false)
+	r, err := c.callTool(ctx, tool.Stat, tool.StatArgs{Path: c.view.in(path)}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -405,6 +408,7 @@ func (c *Client) Stat(ctx context.Context, path string) (*StatResult, error) {
 	if err := structured(tool.Stat, r, &out); err != nil {
 		return nil, err
 	}
+	out.Path = c.view.out(out.Path)
 	return &out, nil
 }
 

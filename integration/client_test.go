@@ -594,3 +594,50 @@ func lines(out string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 }
+
+// A session's Client takes the project's host path: a write there lands
+// in the session (DST), not in the project, until Apply; reads, lists,
+// stats and a command's cwd see the session's view at the same path.
+func TestClientSessionProjectPath(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	repo := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "sub", "a.txt"), []byte("a\n"), 0o644))
+	before := hostListing(t, repo)
+	s, err := client.NewSession(ctx, client.SessionOptions{Src: repo, BaseDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Discard() })
+	c, err := s.Start(ctx, client.Options{Binary: boxshPath()})
+	require.NoError(t, err)
+	defer c.Close()
+
+	require.NoError(t, c.WriteString(ctx, filepath.Join(repo, "x"), "in the session\n"))
+	_, err = c.Edit(ctx, filepath.Join(repo, "sub", "a.txt"), client.Edit{OldText: "a", NewText: "b"})
+	require.NoError(t, err)
+	got, err := c.ReadFile(ctx, filepath.Join(repo, "x"))
+	require.NoError(t, err)
+	require.Equal(t, "in the session\n", got)
+	st, err := c.Stat(ctx, filepath.Join(repo, "x"))
+	require.NoError(t, err)
+	require.True(t, st.Exists)
+	require.Equal(t, filepath.Join(repo, "x"), st.Path)
+	st, err = c.Stat(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, repo, st.Path, "the working directory, as the host names it")
+	l, err := c.List(ctx, client.ListRequest{Path: repo})
+	require.NoError(t, err)
+	require.Equal(t, repo, l.Path)
+	r, err := c.Exec(ctx, client.ExecRequest{Command: "cat ../x a.txt", Cwd: filepath.Join(repo, "sub")})
+	require.NoError(t, err)
+	require.Equal(t, "in the session\nb\n", r.Stdout, r.Stderr)
+
+	require.Equal(t, before, hostListing(t, repo), "the project is untouched before Apply")
+	require.NoError(t, c.Close())
+	res, err := s.Apply(client.ApplyOptions{})
+	require.NoError(t, err)
+	require.Len(t, res.Applied, 2)
+	b, err := os.ReadFile(filepath.Join(repo, "x"))
+	require.NoError(t, err)
+	require.Equal(t, "in the session\n", string(b))
+}
