@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/boxsh/boxsh/agent/background"
 	"github.com/boxsh/boxsh/agent/bash"
 	"github.com/boxsh/boxsh/agent/files"
 	"github.com/boxsh/boxsh/agent/reap"
@@ -87,6 +88,7 @@ type Agent struct {
 	cfg   Config
 	pool  *bash.Pool
 	terms *terminal.Manager
+	procs *background.Manager
 	log   hclog.Logger
 	other chan struct{}
 	// readQuick is files.ReadQuick (tests stand in a slow one).
@@ -109,14 +111,16 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("start worker pool: %w", err)
 	}
 	terms := terminal.NewManager(terminal.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("terminal"), Reaper: cfg.Reaper, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe})
-	return &Agent{cfg: cfg, pool: pool, terms: terms, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls), readQuick: files.ReadQuick}, nil
+	procs := background.NewManager(background.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("background"), Reaper: cfg.Reaper, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe})
+	return &Agent{cfg: cfg, pool: pool, terms: terms, procs: procs, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls), readQuick: files.ReadQuick}, nil
 }
 
-// Close kills every running command and terminal session, and waits for
-// them to end.
+// Close kills every running command, background process and terminal
+// session, and waits for them to end.
 func (a *Agent) Close() {
 	a.pool.Close()
 	a.terms.Close()
+	a.procs.Close(StopWait)
 }
 
 // StopWait bounds how long Serve waits, once the channel has ended, for the
@@ -172,6 +176,7 @@ func (a *Agent) Stop(wait time.Duration) {
 	// Concurrently: each kills at once, then waits for what it killed.
 	wg.Go(a.pool.Close)
 	wg.Go(a.terms.Close)
+	wg.Go(func() { a.procs.Close(wait) })
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
@@ -262,7 +267,7 @@ func (s *serving) read(ctx context.Context) {
 		s.a.cfg.Activity.Begin() // Activity.End when run ends
 		var ticket *bash.Ticket
 		queued := false
-		if c.Tool == tool.Bash {
+		if c.Tool == tool.Bash && !isBackground(c.Args) {
 			ticket = s.a.pool.Reserve() // in arrival order
 			// A call that waits for a worker says so, and says when it
 			// starts, before its command runs: if boxsh-init dies
@@ -414,7 +419,7 @@ func (s *serving) reply(c frame.Call, reply []byte) {
 // gets one, as a bash call waiting for a worker does: if boxsh-init dies
 // meanwhile, the front sends it to the next one.
 func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage, notify func(uint64, string)) ([]byte, func()) {
-	if name == tool.Bash {
+	if name == tool.Bash && ticket != nil {
 		bashArgs, err := decode[tool.BashArgs](tool.Bash, args)
 		if err == nil && bashArgs.Args != nil {
 			err = checkArgv(bashArgs)
@@ -589,6 +594,19 @@ func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool
 			}
 			return tool.StructuredResult(map[string]string{"output": snap.Output}), nil
 		})
+	case tool.Bash: // in the background (see isBackground)
+		return with(name, raw, a.startBackground)
+	case tool.ProcessOutput:
+		return with(name, raw, func(args tool.ProcessOutputArgs) (tool.Result, error) {
+			wait := time.Duration(min(args.WaitMS, tool.MaxProcessWaitMS)) * time.Millisecond
+			return structured(a.procs.Output(ctx, args.ID, args.Offset, wait))
+		})
+	case tool.ProcessKill:
+		return with(name, raw, func(args tool.ProcessKillArgs) (tool.Result, error) {
+			return structured(a.procs.Kill(ctx, args.ID, args.Signal))
+		})
+	case tool.ProcessList:
+		return tool.StructuredResult(tool.ProcessListOutput{Processes: a.procs.List()}), nil
 	case tool.ListTerminals:
 		list := a.terms.List()
 		b, err := json.Marshal(list)

@@ -11,6 +11,9 @@ type BashArgs struct {
 	Cwd     string            `json:"cwd,omitempty" doc:"Working directory of the command (optional)"`
 	Env     map[string]string `json:"env,omitempty" doc:"Extra environment variables for the command (optional)"`
 	Stdin   string            `json:"stdin,omitempty" doc:"Text fed to the command's standard input (optional; default is empty input)"`
+	// Background starts the command and answers at once with its id and
+	// pid, without waiting for a worker (see process_output).
+	Background bool `json:"background,omitempty" doc:"Start the command in the background and answer at once with its id and pid (exit_code 0 then only means it started); read its output with process_output, signal it with process_kill. Such a command holds no worker and has no default timeout."`
 }
 
 // BashOutput is the structured result of the bash tool.
@@ -22,6 +25,9 @@ type BashOutput struct {
 	StdoutTruncated bool   `json:"stdout_truncated,omitempty" required:"false" doc:"Set when stdout exceeded 10 MiB and was cut"`
 	StderrTruncated bool   `json:"stderr_truncated,omitempty" required:"false" doc:"Set when stderr exceeded 10 MiB and was cut"`
 	Signal          string `json:"signal,omitempty" required:"false" doc:"Name of the signal that killed the command, if any"`
+	// ID and PID are those of a command started in the background.
+	ID  string `json:"id,omitempty" required:"false" doc:"Id of the background process (background: true only)"`
+	PID int    `json:"pid,omitempty" required:"false" doc:"Process id of the background process (background: true only)"`
 }
 
 // ReadArgs are the arguments of the read tool.

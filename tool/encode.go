@@ -119,6 +119,12 @@ func (o BashOutput) AppendJSON(b []byte) []byte {
 		b = append(b, `,"signal":`...)
 		b = AppendQuoted(b, o.Signal)
 	}
+	if o.ID != "" {
+		b = append(b, `,"id":`...)
+		b = AppendQuoted(b, o.ID)
+		b = append(b, `,"pid":`...)
+		b = strconv.AppendInt(b, int64(o.PID), 10)
+	}
 	return append(b, '}')
 }
 

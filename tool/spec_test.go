@@ -17,12 +17,12 @@ func names(specs []*Spec) []string {
 }
 
 // TestSpecs checks that clients of boxsh v3's protocol see v3's nine
-// tools, with bash requiring command, and newer clients all eleven.
+// tools, with bash requiring command, and newer clients all of them.
 func TestSpecs(t *testing.T) {
 	r, err := NewRegistry()
 	require.NoError(t, err)
 	assert.Equal(t, []string{Bash, Read, Write, EditFile, RunInTerminal, SendToTerminal, GetTerminalOutput, KillTerminal, ListTerminals}, names(r.Specs()))
-	assert.Equal(t, append(names(r.Specs()), List, Stat), names(r.AllSpecs()))
+	assert.Equal(t, append(names(r.Specs()), List, Stat, ProcessOutput, ProcessKill, ProcessList), names(r.AllSpecs()))
 
 	required := func(s *Spec) []any {
 		var in map[string]any

@@ -47,3 +47,7 @@ func CheckArgv(argv []string) error {
 	}
 	return nil
 }
+
+// ArgvCommand is the shell command that runs argv without the shell
+// interpreting it, as a bash call's args runs (see argvCommand).
+func ArgvCommand(argv []string) (string, error) { return argvCommand(argv) }

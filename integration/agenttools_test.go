@@ -1,0 +1,184 @@
+package integration
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/client"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// sdkStdio connects the official Go SDK client to `boxsh --rpc ARGS`.
+func sdkStdio(t *testing.T, ctx context.Context, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, boxshPath(), append([]string{"--rpc"}, args...)...)
+	cmd.Dir = t.TempDir()
+	cmd.WaitDelay = 5 * time.Second
+	client := mcp.NewClient(&mcp.Implementation{Name: "boxsh-integration", Version: "1.0.0"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: exitTimeout}, nil)
+	require.NoError(t, err, "connect to boxsh --rpc %v", args)
+	t.Cleanup(func() { _ = session.Close() })
+	return session
+}
+
+// eachServer runs fn against a server of each kind: over stdio and HTTP,
+// plain and in a sandbox with args added (the SDK as the client).
+func eachServer(t *testing.T, sandboxArgs []string, fn func(t *testing.T, ctx context.Context, s *mcp.ClientSession)) {
+	for _, mode := range []struct {
+		name    string
+		sandbox bool
+	}{{"plain", false}, {"sandbox", true}} {
+		var args []string
+		if mode.sandbox {
+			args = append([]string{"--sandbox"}, sandboxArgs...)
+		}
+		t.Run("stdio/"+mode.name, func(t *testing.T) {
+			if mode.sandbox {
+				requireRootless(t)
+			}
+			ctx := testContext(t)
+			fn(t, ctx, sdkStdio(t, ctx, args...))
+		})
+		t.Run("http/"+mode.name, func(t *testing.T) {
+			if mode.sandbox {
+				requireRootless(t)
+			}
+			ctx := testContext(t)
+			fn(t, ctx, startHTTP(t, ctx, args...).sdkHTTP(t, ctx, ""))
+		})
+	}
+}
+
+// sdkOK calls a tool and requires a result without isError.
+func sdkOK(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string, args any, out any) {
+	t.Helper()
+	res := sdkCall(t, ctx, s, name, args)
+	require.False(t, res.IsError, "%s: %s", name, sdkText(t, res))
+	if out != nil {
+		sdkStructured(t, res, out)
+	}
+}
+
+func TestBackgroundProcesses(t *testing.T) {
+	eachServer(t, nil, func(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
+		// Answered at once, while the command still runs.
+		begin := time.Now()
+		var started tool.BashOutput
+		sdkOK(t, ctx, s, "bash", map[string]any{"command": "echo out; echo err >&2; sleep 0.5; echo done; exit 7", "background": true}, &started)
+		assert.Less(t, time.Since(begin), 400*time.Millisecond, "answered before the command ended")
+		require.NotEmpty(t, started.ID)
+		require.Positive(t, started.PID)
+
+		var list tool.ProcessListOutput
+		sdkOK(t, ctx, s, "process_list", map[string]any{}, &list)
+		require.Len(t, list.Processes, 1)
+		assert.Equal(t, started.ID, list.Processes[0].ID)
+		assert.Equal(t, "echo out; echo err >&2; sleep 0.5; echo done; exit 7", list.Processes[0].Command)
+
+		var stdout, stderr string
+		var off int64
+		var out tool.ProcessOutputResult
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+			sdkOK(t, ctx, s, "process_output", map[string]any{"id": started.ID, "offset": off, "wait_ms": 2000}, &out)
+			stdout, stderr, off = stdout+out.Stdout, stderr+out.Stderr, out.NextOffset
+			if out.State == tool.ProcessExited {
+				break
+			}
+		}
+		require.Equal(t, tool.ProcessExited, out.State)
+		require.NotNil(t, out.ExitCode)
+		assert.Equal(t, 7, *out.ExitCode)
+		assert.Equal(t, "out\ndone\n", stdout)
+		assert.Equal(t, "err\n", stderr)
+		assert.Zero(t, out.Dropped)
+
+		// Read to the end after its exit: forgotten.
+		res := sdkCall(t, ctx, s, "process_output", map[string]any{"id": started.ID})
+		assert.True(t, res.IsError)
+		assert.Contains(t, sdkText(t, res), "unknown background process")
+
+		// args, killed with its whole group; the bash pool is not held.
+		sdkOK(t, ctx, s, "bash", map[string]any{"args": []string{"sh", "-c", "sleep 300 & sleep 300; wait"}, "background": true}, &started)
+		var fg tool.BashOutput
+		sdkOK(t, ctx, s, "bash", map[string]any{"command": "echo foreground"}, &fg)
+		assert.Equal(t, "foreground\n", fg.Stdout)
+		var killed tool.ProcessInfo
+		sdkOK(t, ctx, s, "process_kill", map[string]any{"id": started.ID, "signal": "KILL"}, &killed)
+		assert.Equal(t, tool.ProcessExited, killed.State)
+		assert.Equal(t, "KILL", killed.Signal)
+		sdkOK(t, ctx, s, "bash", map[string]any{"command": "ps -eo pid,args 2>/dev/null | grep -c '[s]leep 300' || true"}, &fg)
+		assert.Equal(t, "0\n", fg.Stdout, "the group's other sleep was killed too")
+
+		res = sdkCall(t, ctx, s, "process_kill", map[string]any{"id": started.ID, "signal": "BOGUS"})
+		assert.True(t, res.IsError)
+		assert.Contains(t, sdkText(t, res), "unknown signal")
+	})
+}
+
+// The Go client's typed calls of background processes.
+func TestClientBackground(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "sandbox"}[sandboxed], func(t *testing.T) {
+			if sandboxed {
+				requireRootless(t)
+			}
+			c := startClient(t, client.Options{Dir: t.TempDir(), Sandbox: sandboxed})
+			ctx := testContext(t)
+			bg, err := c.StartBackground(ctx, client.ExecRequest{Command: "echo started; exec sleep 300"})
+			require.NoError(t, err)
+			require.NotEmpty(t, bg.ID)
+			out, err := c.ProcessOutput(ctx, bg.ID, 0, 10*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, "started\n", out.Stdout)
+			assert.Equal(t, tool.ProcessRunning, out.State)
+			list, err := c.ListProcesses(ctx)
+			require.NoError(t, err)
+			require.Len(t, list, 1)
+			assert.Equal(t, bg.PID, list[0].PID)
+			assert.Equal(t, int64(8), list[0].OutputBytes)
+			info, err := c.KillProcess(ctx, bg.ID, "")
+			require.NoError(t, err)
+			assert.Equal(t, "TERM", info.Signal)
+			_, err = c.KillProcess(ctx, "nope", "")
+			var te *client.ToolError
+			assert.ErrorAs(t, err, &te)
+		})
+	}
+}
+
+// Background processes end with the server: at the end of its input, and
+// when boxsh is killed (the sandbox, or the plain boxsh-init's process
+// groups, go with it).
+func TestBackgroundEndsWithServer(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		for _, kill := range []bool{false, true} {
+			name := map[bool]string{false: "plain", true: "sandbox"}[sandboxed] + map[bool]string{false: "/eof", true: "/kill"}[kill]
+			t.Run(name, func(t *testing.T) {
+				var args []string
+				if sandboxed {
+					requireRootless(t)
+					args = []string{"--sandbox"}
+				}
+				marker := sleepMarker(300)
+				killMarkedAtCleanup(t, marker)
+				s := startServer(t, testContext(t), serverOptions{args: args})
+				m := s.call("bash", map[string]any{"command": "sleep " + marker + " & exec sleep " + marker, "background": true})
+				require.False(t, m.toolResult(t).IsError, "%s", m.toolResult(t).text())
+				waitForProcess(t, marker)
+				if kill {
+					require.NoError(t, s.cmd.Process.Kill())
+				} else {
+					s.closeStdin()
+				}
+				s.waitExit(exitTimeout)
+				requireNoProcess(t, 5*time.Second, marker)
+			})
+		}
+	}
+}
