@@ -17,11 +17,30 @@ type Background struct {
 	PID int
 }
 
-// ProcessOutput is what process_output answered: the output from the
-// offset asked for on, by stream, and the process's state.
+// ProcessOutput is what process_output answered (an alias of
+// tool.ProcessOutputResult): the output from the offset asked for on, by
+// stream, and the process's state:
+//
+//	ID         string
+//	Stdout     string // standard output from the offset on
+//	Stderr     string // standard error from the offset on
+//	NextOffset int64  // the offset to read on from
+//	Dropped    int64  // bytes from the offset on no longer kept (the last 1 MiB is)
+//	State      string // "running" or "exited" (tool.ProcessRunning, tool.ProcessExited)
+//	ExitCode   *int   // once exited: the code, or 128+N after signal N
+//	Signal     string // the signal that killed it, if any ("TERM")
 type ProcessOutput = tool.ProcessOutputResult
 
-// ProcessInfo describes a background process.
+// ProcessInfo describes a background process (an alias of
+// tool.ProcessInfo):
+//
+//	ID          string
+//	PID         int    // as the sandbox numbers it
+//	Command     string // the command, or the argv joined by spaces
+//	Started     string // RFC 3339
+//	OutputBytes int64  // output written so far, both streams
+//	Dropped     int64  // output no longer kept
+//	State, ExitCode, Signal as in ProcessOutput
 type ProcessInfo = tool.ProcessInfo
 
 // StartBackground starts req's command in the background and returns at
