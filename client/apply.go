@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"syscall"
 )
@@ -44,6 +45,14 @@ type ApplyResult struct {
 	Skipped []Refusal `json:"skipped,omitempty"`
 	// Failed are changes that could not be written (the error says why).
 	Failed []Refusal `json:"failed,omitempty"`
+	// Narrowed are applied changes whose mode Apply wrote without bits
+	// the sandbox set (Reason gives the mode written). Apply never adds
+	// write for the group or others, setuid, setgid or sticky bits that
+	// SRC's entry had not. A new entry keeps group or other write only
+	// where its parent directory in SRC has it and is not sticky, and a
+	// new directory setgid only in a setgid directory; setuid and sticky
+	// bits never.
+	Narrowed []Refusal `json:"narrowed,omitempty"`
 }
 
 // Apply writes the session's changes into SRC, deletions included: each
@@ -52,6 +61,8 @@ type ApplyResult struct {
 // since the session started is refused as a conflict. The applied paths
 // are recorded as SRC's new state, so a later Apply does not see them as
 // the host's changes.
+// Modes are applied without opening SRC to other users (see
+// ApplyResult.Narrowed).
 func (s *Session) Apply(opts ApplyOptions) (*ApplyResult, error) {
 	unlock, err := lockFile(filepath.Join(s.dir, MetaFile))
 	if err != nil {
@@ -91,17 +102,20 @@ type applier struct {
 	// dirModes are the modes of directories made, set once their
 	// contents are in (a read-only directory would refuse them).
 	dirModes []dirMode
+	// made are the modes (kernel bits) of the directories this Apply
+	// makes, which new entries below them are held to.
+	made map[string]uint32
 }
 
 type dirMode struct {
 	rel  string
-	mode fs.FileMode
+	mode uint32 // kernel bits
 }
 
 // applyChanges applies changes (from Changes(src, dst)) to src, checking
 // each against m, SRC's state when the session started, which it updates.
 func applyChanges(src, dst string, m manifest, changes []Change, opts ApplyOptions) (*ApplyResult, error) {
-	a := &applier{src: src, dst: dst, m: m, opts: opts, res: &ApplyResult{}}
+	a := &applier{src: src, dst: dst, m: m, opts: opts, res: &ApplyResult{}, made: map[string]uint32{}}
 	if !opts.DryRun {
 		t, err := openTree(src, dst)
 		if err != nil {
@@ -120,7 +134,7 @@ func applyChanges(src, dst string, m manifest, changes []Change, opts ApplyOptio
 		for i := len(a.dirModes) - 1; i >= 0; i-- {
 			d := a.dirModes[i]
 			if err := a.fs.chmod(d.rel, d.mode); err != nil {
-				a.res.Failed = append(a.res.Failed, Refusal{Change: Change{Path: d.rel, Kind: ModeChanged, Type: TypeDir, Mode: d.mode}, Reason: EscapeControls(err.Error())})
+				a.res.Failed = append(a.res.Failed, Refusal{Change: Change{Path: d.rel, Kind: ModeChanged, Type: TypeDir, Mode: fileMode(d.mode)}, Reason: EscapeControls(err.Error())})
 				continue
 			}
 			if fi, err := os.Lstat(filepath.Join(src, filepath.FromSlash(d.rel))); err == nil {
@@ -168,14 +182,57 @@ func (a *applier) one(c Change) {
 		a.refuse(&a.res.Conflicts, c, reason)
 		return
 	}
+	mode, allowed, hasMode := a.mode(c)
 	if a.fs != nil {
-		if err := a.write(c); err != nil {
+		if err := a.write(c, mode, allowed); err != nil {
 			a.refuse(&a.res.Failed, c, EscapeControls(err.Error()))
 			return
 		}
 		a.record(c)
 	}
+	if hasMode && c.Type == TypeDir && (c.Kind == Added || c.Kind == TypeChanged) {
+		a.made[c.Path] = mode
+	}
+	if hasMode && mode != unixPerm(c.Mode) {
+		a.res.Narrowed = append(a.res.Narrowed, Refusal{Change: c, Reason: fmt.Sprintf(
+			"mode %s applied as %s: apply adds no write for the group or others, set-ID or sticky bit SRC had not",
+			modeString(c.Mode), modeString(fileMode(mode)))})
+	}
 	a.res.Applied = append(a.res.Applied, c)
+}
+
+// mode is the mode (kernel bits) c gives its path in SRC, and the
+// guarded bits it may have (see applyMode); ok is false when c sets no
+// mode (deletions, symbolic links, content-only changes). For a file,
+// the mode is the one DST has when it is copied, held to allowed.
+func (a *applier) mode(c Change) (mode, allowed uint32, ok bool) {
+	switch {
+	case c.Kind == Deleted || c.Type == TypeSymlink:
+		return 0, 0, false
+	case c.Kind == Added || c.Kind == TypeChanged:
+		allowed = newAllowed(a.parentMode(c.Path), c.Type == TypeDir)
+	default:
+		allowed = unixPerm(c.OldMode)
+	}
+	if c.Kind == DirReplaced && c.Mode == c.OldMode {
+		return 0, allowed, false
+	}
+	return applyMode(unixPerm(c.Mode), allowed), allowed, true
+}
+
+// parentMode is the mode (kernel bits) of rel's parent directory in SRC
+// once applied: one this Apply makes, else SRC's (0, the strictest, when
+// it cannot be read).
+func (a *applier) parentMode(rel string) uint32 {
+	dir := path.Dir(rel)
+	if m, ok := a.made[dir]; ok {
+		return m
+	}
+	fi, err := os.Lstat(filepath.Join(a.src, filepath.FromSlash(dir)))
+	if err != nil || !fi.IsDir() {
+		return 0
+	}
+	return unixPerm(fi.Mode())
 }
 
 // refuse records c in list and blocks what is below it.
@@ -234,7 +291,8 @@ func (a *applier) protected(c Change, below removedTree) (string, bool) {
 var errStop = errors.New("stop")
 
 // unsafe tells whether the DST side of c must not be applied: files of
-// another user, setuid or setgid bits, devices, fifos and sockets.
+// another user, files with setuid or setgid bits, devices, fifos and
+// sockets.
 func (a *applier) unsafe(c Change) (string, bool) {
 	if c.Kind == Deleted {
 		return "", false
@@ -246,7 +304,9 @@ func (a *applier) unsafe(c Change) (string, bool) {
 	if uid, _ := ownerRdev(fi); uid != uint32(os.Getuid()) {
 		return fmt.Sprintf("owned by uid %d in DST, not by you", uid), true
 	}
-	if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+	if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 && !fi.IsDir() {
+		// (A directory's are held to SRC's, as its other bits: see
+		// applyMode.)
 		return "setuid or setgid bits", true
 	}
 	if typeOf(fi.Mode()) == TypeOther {
@@ -282,8 +342,9 @@ func (a *applier) changedInSrc(rel string) (string, bool) {
 	return "", false
 }
 
-// write makes change c in SRC.
-func (a *applier) write(c Change) error {
+// write makes change c in SRC, giving its path mode (kernel bits; a
+// copied file: DST's mode held to allowed).
+func (a *applier) write(c Change, mode, allowed uint32) error {
 	t := a.fs
 	if removesTree(c) || (c.Kind == TypeChanged && c.Type == TypeDir) {
 		if err := t.remove(c.Path); err != nil {
@@ -297,23 +358,23 @@ func (a *applier) write(c Change) error {
 		}
 		return nil
 	case c.Kind == ModeChanged:
-		return t.chmod(c.Path, c.Mode)
+		return t.chmod(c.Path, mode)
 	case c.Kind == DirReplaced:
 		// Its contents follow as changes of their own.
 		if c.Mode != c.OldMode {
-			return t.chmod(c.Path, c.Mode)
+			return t.chmod(c.Path, mode)
 		}
 		return nil
 	case c.Type == TypeDir:
 		if err := t.mkdir(c.Path); err != nil {
 			return err
 		}
-		a.dirModes = append(a.dirModes, dirMode{c.Path, c.Mode})
+		a.dirModes = append(a.dirModes, dirMode{c.Path, mode})
 		return nil
 	case c.Type == TypeSymlink:
 		return t.copySymlink(c.Path)
 	case c.Type == TypeFile:
-		return t.copyFile(c.Path)
+		return t.copyFile(c.Path, allowed)
 	}
 	return fmt.Errorf("cannot apply a %s", c.Type)
 }

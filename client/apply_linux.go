@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 
@@ -79,8 +78,9 @@ func tempName(name string) string {
 }
 
 // copyFile writes DST's file rel to SRC: a new file beside the
-// destination, renamed over it.
-func (t *treeFS) copyFile(rel string) error {
+// destination, renamed over it, with DST's mode held to allowed (see
+// applyMode).
+func (t *treeFS) copyFile(rel string, allowed uint32) error {
 	in, err := beneath(t.dst, rel, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
 		return fmt.Errorf("read DST: %w", err)
@@ -110,7 +110,7 @@ func (t *treeFS) copyFile(rel string) error {
 	outf := os.NewFile(uintptr(out), tmp)
 	_, err = io.Copy(outf, inf)
 	if err == nil {
-		err = unix.Fchmod(out, st.Mode&0o1777)
+		err = unix.Fchmod(out, applyMode(st.Mode&0o7777, allowed))
 	}
 	if cerr := outf.Close(); err == nil {
 		err = cerr
@@ -165,8 +165,9 @@ func (t *treeFS) mkdir(rel string) error {
 	return unix.Mkdirat(pfd, name, 0o700)
 }
 
-// chmod sets the mode of SRC's rel, a file or directory (never a link).
-func (t *treeFS) chmod(rel string, mode fs.FileMode) error {
+// chmod sets the mode (kernel bits) of SRC's rel, a file or directory
+// (never a link).
+func (t *treeFS) chmod(rel string, mode uint32) error {
 	fd, err := beneath(t.src, rel, unix.O_PATH)
 	if err != nil {
 		return err
@@ -181,16 +182,7 @@ func (t *treeFS) chmod(rel string, mode fs.FileMode) error {
 	}
 	// An O_PATH descriptor cannot be fchmod'ed; its /proc link names the
 	// very inode opened.
-	return unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unixMode(mode), 0)
-}
-
-// unixMode is the permission bits of mode in the kernel's form.
-func unixMode(mode fs.FileMode) uint32 {
-	m := uint32(mode.Perm())
-	if mode&fs.ModeSticky != 0 {
-		m |= unix.S_ISVTX
-	}
-	return m
+	return unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), mode&0o7777, 0)
 }
 
 // remove removes SRC's rel and, for a directory, everything in it.

@@ -5,7 +5,6 @@ package client
 import (
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -15,14 +14,14 @@ var errApplyUnsupported = errors.New("applying a session needs Linux")
 
 type treeFS struct{}
 
-func openTree(src, dst string) (*treeFS, error)   { return nil, errApplyUnsupported }
-func (t *treeFS) close()                          {}
-func (t *treeFS) copyFile(string) error           { return errApplyUnsupported }
-func (t *treeFS) copySymlink(string) error        { return errApplyUnsupported }
-func (t *treeFS) mkdir(string) error              { return errApplyUnsupported }
-func (t *treeFS) chmod(string, fs.FileMode) error { return errApplyUnsupported }
-func (t *treeFS) remove(string) error             { return errApplyUnsupported }
-func lockFile(string) (func(), error)             { return func() {}, nil }
+func openTree(src, dst string) (*treeFS, error) { return nil, errApplyUnsupported }
+func (t *treeFS) close()                        {}
+func (t *treeFS) copyFile(string, uint32) error { return errApplyUnsupported }
+func (t *treeFS) copySymlink(string) error      { return errApplyUnsupported }
+func (t *treeFS) mkdir(string) error            { return errApplyUnsupported }
+func (t *treeFS) chmod(string, uint32) error    { return errApplyUnsupported }
+func (t *treeFS) remove(string) error           { return errApplyUnsupported }
+func lockFile(string) (func(), error)           { return func() {}, nil }
 
 // errTooLarge is the error of readNoFollow for a file over its limit.
 var errTooLarge = errors.New("file too large")

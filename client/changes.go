@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -67,7 +68,11 @@ type Change struct {
 // String is the change as `boxsh changes` prints it: a letter (A added,
 // M modified, D deleted, R directory replaced, T type changed, P mode
 // changed, L link changed) and the path, quoted as git quotes it (see
-// QuotePath), as is a link's target.
+// QuotePath), as is a link's target. The mode of every new file or
+// directory is shown, and a mode change as OLD -> NEW, in chmod's octal
+// (0644, 01777), followed by a warning for the bits that open it to
+// other users or run it as another, when SRC had not them
+// (group-writable, world-writable, setuid, setgid).
 func (c Change) String() string {
 	letter := map[Kind]string{Added: "A", Modified: "M", Deleted: "D", DirReplaced: "R", TypeChanged: "T", ModeChanged: "P", SymlinkChanged: "L"}[c.Kind]
 	name := c.Path
@@ -75,13 +80,29 @@ func (c Change) String() string {
 		name += "/"
 	}
 	s := letter + " " + QuotePath(name)
+	var detail []string
+	newEntry := c.Kind == Added || c.Kind == TypeChanged
 	switch {
 	case c.Kind == TypeChanged:
-		s += fmt.Sprintf(" (%s -> %s)", c.OldType, c.Type)
+		detail = append(detail, fmt.Sprintf("%s -> %s", c.OldType, c.Type))
 	case c.Kind == SymlinkChanged || (c.Kind == Added && c.Type == TypeSymlink):
 		s += " -> " + QuotePath(c.Target)
-	case c.Kind == ModeChanged || (c.Kind == Modified && c.Mode != c.OldMode):
-		s += fmt.Sprintf(" (%04o -> %04o)", c.OldMode, c.Mode)
+	}
+	switch {
+	case c.Type == TypeSymlink || c.Kind == Deleted:
+	case newEntry:
+		detail = append(detail, modeString(c.Mode))
+		if w := modeWarning(c.Mode, 0); w != "" {
+			detail = append(detail, w)
+		}
+	case c.Mode != c.OldMode:
+		detail = append(detail, modeString(c.OldMode)+" -> "+modeString(c.Mode))
+		if w := modeWarning(c.Mode, c.OldMode); w != "" {
+			detail = append(detail, w)
+		}
+	}
+	if len(detail) > 0 {
+		s += " (" + strings.Join(detail, ", ") + ")"
 	}
 	return s
 }

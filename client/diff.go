@@ -53,7 +53,7 @@ func diffOne(b *strings.Builder, src, dst string, c Change) error {
 	// Names are quoted as git quotes them, prefix included.
 	a, bb := QuotePath("a/"+c.Path), QuotePath("b/"+c.Path)
 	if c.Kind == ModeChanged || (c.Kind == Modified && c.Mode != c.OldMode) {
-		fmt.Fprintf(b, "diff %s %s\nold mode %o\nnew mode %o\n", a, bb, c.OldMode, c.Mode)
+		fmt.Fprintf(b, "diff %s %s\nold mode %s\nnew mode %s\n", a, bb, modeString(c.OldMode), modeString(c.Mode))
 	}
 	var before, after string
 	var binary bool

@@ -139,7 +139,7 @@ func ExampleSession_Changes() {
 	d, _ := s.Diff("main.go")
 	fmt.Print(d)
 	// Output:
-	// A go.mod
+	// A go.mod (0644)
 	// M main.go
 	// --- a/main.go
 	// +++ b/main.go

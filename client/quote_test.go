@@ -93,7 +93,7 @@ func TestChangeStringQuotes(t *testing.T) {
 		c    Change
 		want string
 	}{
-		{Change{Path: "x\033[2K\rA harmless.txt", Kind: Added, Type: TypeFile, Mode: 0o644}, `A "x\033[2K\rA harmless.txt"`},
+		{Change{Path: "x\033[2K\rA harmless.txt", Kind: Added, Type: TypeFile, Mode: 0o644}, `A "x\033[2K\rA harmless.txt" (0644)`},
 		{Change{Path: "y\nA innocent.txt", Kind: Modified, Type: TypeFile, Mode: 0o644, OldMode: 0o644}, `M "y\nA innocent.txt"`},
 		{Change{Path: "d\tir", Kind: Deleted, Type: TypeDir, OldType: TypeDir}, `D "d\tir/"`},
 		{Change{Path: "l", Kind: SymlinkChanged, Type: TypeSymlink, Target: "t\nD all", OldTarget: "u"}, `L l -> "t\nD all"`},

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -283,7 +285,7 @@ func TestDiff(t *testing.T) {
 	d, err = s.Diff("")
 	require.NoError(t, err)
 	require.Contains(t, d, "+++ b/new.txt")
-	require.Contains(t, d, "old mode 644\nnew mode 755")
+	require.Contains(t, d, "old mode 0644\nnew mode 0755")
 	_, err = s.Diff("nothing-here")
 	require.Error(t, err)
 }
@@ -311,4 +313,101 @@ func TestRecoverAndDiscard(t *testing.T) {
 	require.NoError(t, rec[0].Discard())
 	_, err = os.Stat(s.Dir())
 	require.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+// Apply never gives SRC write for the group or others, set-ID or sticky
+// bits SRC had not; bits SRC had are kept, and new entries are held to
+// their parent directory.
+func TestApplyNeverOpensModes(t *testing.T) {
+	old := unix.Umask(0)
+	defer unix.Umask(old)
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "s", "dst")
+	mkTree(t, src, tree{"pub/f a.txt": "f\n", "a.txt": "a\n", "sub/": "", "open.txt": "o\n",
+		"shared/": "", "tmpish/": "", "sgid/": "", "s": "s\n", "run.sh": "r\n"})
+	chmod := func(root, rel string, mode uint32) {
+		t.Helper()
+		require.NoError(t, unix.Chmod(filepath.Join(root, rel), mode))
+	}
+	chmod(src, "open.txt", 0o666)
+	chmod(src, "shared", 0o775)
+	chmod(src, "tmpish", 0o1777)
+	chmod(src, "sgid", 0o2775)
+	s, err := CreateSessionMeta(context.Background(), src, dst)
+	require.NoError(t, err)
+	// What the sandbox did: chmod 777 pub; chmod 666 pub/f a.txt a.txt;
+	// chmod 1777 sub; chmod 4755 s; and new entries.
+	mkTree(t, dst, tree{"pub/f a.txt": "f\n", "a.txt": "A\n", "sub/": "", "open.txt": "O\n", "s": "s\n",
+		"run.sh": "r\n", "new/n": "n\n", "shared/g": "g\n", "tmpish/t": "t\n", "sgid/d/x": "x\n"})
+	chmod(dst, "pub", 0o777)
+	chmod(dst, "pub/f a.txt", 0o666)
+	chmod(dst, "a.txt", 0o666)
+	chmod(dst, "sub", 0o1777)
+	chmod(dst, "open.txt", 0o666)
+	chmod(dst, "s", 0o4755)
+	chmod(dst, "run.sh", 0o755)
+	chmod(dst, "new", 0o777)
+	chmod(dst, "new/n", 0o666)
+	chmod(dst, "shared", 0o775)
+	chmod(dst, "shared/g", 0o666)
+	chmod(dst, "tmpish", 0o1777)
+	chmod(dst, "tmpish/t", 0o666)
+	chmod(dst, "sgid", 0o2775)
+	chmod(dst, "sgid/d", 0o2777)
+
+	// The listing shows every new entry's mode, and flags the open ones.
+	cs, err := s.Changes()
+	require.NoError(t, err)
+	var listed []string
+	for _, c := range cs {
+		listed = append(listed, c.String())
+	}
+	require.Contains(t, listed, "A new/ (0777, group-writable, world-writable)")
+	require.Contains(t, listed, "A new/n (0666, group-writable, world-writable)")
+	require.Contains(t, listed, "P pub/ (0755 -> 0777, group-writable, world-writable)")
+	require.Contains(t, listed, "P pub/f a.txt (0644 -> 0666, group-writable, world-writable)")
+	require.Contains(t, listed, "P sub/ (0755 -> 01777, group-writable, world-writable)")
+	require.Contains(t, listed, "P s (0644 -> 04755, setuid)")
+	require.Contains(t, listed, "M open.txt")
+	require.Contains(t, listed, "A sgid/d/ (02777, group-writable, world-writable, setgid)")
+
+	res, err := s.Apply(ApplyOptions{})
+	require.NoError(t, err)
+	require.Empty(t, res.Failed)
+	mode := func(rel string) uint32 {
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(filepath.Join(src, rel), &st))
+		return st.Mode & 0o7777
+	}
+	for rel, want := range map[string]uint32{
+		"pub":         0o755,  // chmod 777: group and other write dropped
+		"pub/f a.txt": 0o644,  // chmod 666
+		"a.txt":       0o644,  // modified and chmod 666
+		"sub":         0o755,  // chmod 1777: sticky and write dropped
+		"s":           0o644,  // chmod 4755: skipped
+		"open.txt":    0o666,  // SRC had it open: kept
+		"run.sh":      0o755,  // execute bits are the sandbox's to set
+		"new":         0o755,  // new, in a 0755 SRC
+		"new/n":       0o644,  // new, in a new 0755 directory
+		"shared/g":    0o664,  // new, in a 0775 directory: group write kept
+		"tmpish/t":    0o644,  // new, in a sticky directory: no write for others
+		"sgid/d":      0o2775, // new, in a setgid 02775 directory
+		"sgid/d/x":    0o644,  // its own mode, within what its directory allows
+	} {
+		assert.Equal(t, fmt.Sprintf("%04o", want), fmt.Sprintf("%04o", mode(rel)), rel)
+	}
+	var skipped, narrowed []string
+	for _, r := range res.Skipped {
+		skipped = append(skipped, r.Change.Path)
+	}
+	for _, r := range res.Narrowed {
+		narrowed = append(narrowed, r.Change.Path)
+	}
+	assert.Equal(t, []string{"s"}, skipped)
+	assert.ElementsMatch(t, []string{"a.txt", "new", "new/n", "pub", "pub/f a.txt", "shared/g", "sgid/d", "sub", "tmpish/t"}, narrowed)
+	for _, r := range res.Narrowed {
+		if r.Change.Path == "sub" {
+			assert.Equal(t, "mode 01777 applied as 0755: apply adds no write for the group or others, set-ID or sticky bit SRC had not", r.Reason)
+		}
+	}
 }

@@ -364,7 +364,7 @@ func TestTrySessionCommands(t *testing.T) {
 	require.NoError(t, os.MkdirAll(proj, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(proj, "a.txt"), []byte("a\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(proj, "old.txt"), []byte("o\n"), 0o644))
-	r := runBoxshIn(t, ctx, proj, "", nil, "--try", "-c", "echo b >> a.txt; echo n > new.txt; rm old.txt")
+	r := runBoxshIn(t, ctx, proj, "", nil, "--try", "-c", "umask 022; echo b >> a.txt; echo n > new.txt; rm old.txt")
 	require.Equal(t, 0, r.code(), r.stderr)
 	m := regexp.MustCompile(`boxsh: 3 file\(s\) changed in .*\n  boxsh apply (\S+)\n`).FindStringSubmatch(r.stderr)
 	require.NotNil(t, m, r.stderr)
@@ -373,7 +373,7 @@ func TestTrySessionCommands(t *testing.T) {
 
 	r = runBoxshIn(t, ctx, proj, "", nil, "changes", dst)
 	require.Equal(t, 0, r.code(), r.stderr)
-	require.Equal(t, "M a.txt\nA new.txt\nD old.txt\n", r.stdout)
+	require.Equal(t, "M a.txt\nA new.txt (0644)\nD old.txt\n", r.stdout)
 	r = runBoxshIn(t, ctx, proj, "", nil, "diff", dst, "a.txt")
 	require.Equal(t, 0, r.code(), r.stderr)
 	require.Equal(t, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n a\n+b\n", r.stdout)
@@ -537,7 +537,7 @@ func TestSessionListingsQuoteNames(t *testing.T) {
 	require.NoError(t, os.MkdirAll(proj, 0o755))
 	const esc, nl = "x\033[2K\rA harmless.txt", "y\nA innocent.txt"
 	const escQ, nlQ = `"x\033[2K\rA harmless.txt"`, `"y\nA innocent.txt"`
-	r := runBoxshIn(t, ctx, proj, "", nil, "--try", "-c", `printf e > "$(printf 'x\033[2K\rA harmless.txt')"; printf n > "$(printf 'y\nA innocent.txt')"`)
+	r := runBoxshIn(t, ctx, proj, "", nil, "--try", "-c", `umask 022; printf e > "$(printf 'x\033[2K\rA harmless.txt')"; printf n > "$(printf 'y\nA innocent.txt')"`)
 	require.Equal(t, 0, r.code(), r.stderr)
 	m := regexp.MustCompile(`boxsh: 2 file\(s\) changed in .*\n  boxsh apply (\S+)\n`).FindStringSubmatch(r.stderr)
 	require.NotNil(t, m, r.stderr)
@@ -552,7 +552,7 @@ func TestSessionListingsQuoteNames(t *testing.T) {
 	r = runBoxshIn(t, ctx, proj, "", nil, "changes", dst)
 	require.Equal(t, 0, r.code(), r.stderr)
 	noRaw("changes", r.stdout)
-	assert.Equal(t, []string{"A " + escQ, "A " + nlQ}, lines(r.stdout))
+	assert.Equal(t, []string{"A " + escQ + " (0644)", "A " + nlQ + " (0644)"}, lines(r.stdout))
 
 	r = runBoxshIn(t, ctx, proj, "", nil, "changes", dst, "--json")
 	require.Equal(t, 0, r.code(), r.stderr)
@@ -575,12 +575,12 @@ func TestSessionListingsQuoteNames(t *testing.T) {
 	r = runBoxshIn(t, ctx, proj, "", nil, "apply", dst, "--dry-run")
 	require.Equal(t, 0, r.code(), r.stderr)
 	noRaw("apply --dry-run", r.stdout+r.stderr)
-	assert.Equal(t, []string{"would apply A " + escQ, "would apply A " + nlQ}, lines(r.stdout))
+	assert.Equal(t, []string{"would apply A " + escQ + " (0644)", "would apply A " + nlQ + " (0644)"}, lines(r.stdout))
 
 	r = runBoxshIn(t, ctx, proj, "", nil, "apply", dst)
 	require.Equal(t, 0, r.code(), r.stderr)
 	noRaw("apply", r.stdout+r.stderr)
-	assert.Equal(t, []string{"applied A " + escQ, "applied A " + nlQ}, lines(r.stdout))
+	assert.Equal(t, []string{"applied A " + escQ + " (0644)", "applied A " + nlQ + " (0644)"}, lines(r.stdout))
 	b, err := os.ReadFile(filepath.Join(proj, esc))
 	require.NoError(t, err, "applied under its exact name")
 	assert.Equal(t, "e", string(b))
@@ -640,4 +640,96 @@ func TestClientSessionProjectPath(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(repo, "x"))
 	require.NoError(t, err)
 	require.Equal(t, "in the session\n", string(b))
+}
+
+// Apply never opens SRC to other users: modes a sandbox set are applied
+// without group or other write, set-ID or sticky bits SRC had not, and
+// changes shows every new entry's mode and flags the open ones.
+func TestApplyKeepsSrcClosed(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	parent := t.TempDir()
+	proj := filepath.Join(parent, "proj")
+	for _, d := range []string{"pub", "sub"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(proj, d), 0o755))
+		require.NoError(t, os.Chmod(filepath.Join(proj, d), 0o755))
+	}
+	for _, f := range []string{"pub/f", "a.txt", "s"} {
+		require.NoError(t, os.WriteFile(filepath.Join(proj, f), []byte(f+"\n"), 0o644))
+		require.NoError(t, os.Chmod(filepath.Join(proj, f), 0o644))
+	}
+	before := srcModes(t, proj)
+	r := runBoxshIn(t, ctx, proj, "", nil, "--try", "-c",
+		"chmod 777 pub; chmod 666 pub/f a.txt; chmod 1777 sub; chmod 4755 s; mkdir -m 777 open; echo n > open/n; chmod 666 open/n; mkdir -m 1777 tmp; echo x >> a.txt")
+	require.Equal(t, 0, r.code(), r.stderr)
+	m := regexp.MustCompile(`changed in .*\n  boxsh apply (\S+)\n`).FindStringSubmatch(r.stderr)
+	require.NotNil(t, m, r.stderr)
+	dst := m[1]
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "changes", dst)
+	require.Equal(t, 0, r.code(), r.stderr)
+	// (The sandbox may refuse chmod 4755 itself; if it let it through,
+	// the listing flags it and apply skips it.)
+	var listed []string
+	setuid := false
+	for _, l := range lines(r.stdout) {
+		if strings.HasPrefix(l, "P s ") {
+			assert.Equal(t, "P s (0644 -> 04755, setuid)", l)
+			setuid = true
+			continue
+		}
+		listed = append(listed, l)
+	}
+	assert.Equal(t, []string{
+		"M a.txt (0644 -> 0666, group-writable, world-writable)",
+		"A open/ (0777, group-writable, world-writable)",
+		"A open/n (0666, group-writable, world-writable)",
+		"P pub/ (0755 -> 0777, group-writable, world-writable)",
+		"P pub/f (0644 -> 0666, group-writable, world-writable)",
+		"P sub/ (0755 -> 01777, group-writable, world-writable)",
+		"A tmp/ (01777, group-writable, world-writable)",
+	}, listed)
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "apply", dst)
+	if setuid {
+		assert.Equal(t, 3, r.code(), "s is skipped:\n%s%s", r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "skipped P s (0644 -> 04755, setuid): setuid or setgid bits\n")
+	} else {
+		assert.Equal(t, 0, r.code(), "%s%s", r.stdout, r.stderr)
+	}
+	assert.Contains(t, r.stdout, "narrowed P sub/ (0755 -> 01777, group-writable, world-writable): mode 01777 applied as 0755")
+	after := srcModes(t, proj)
+	for rel, mode := range after {
+		old, had := before[rel]
+		if !had {
+			old = before["."] // a new entry is held to SRC's directory (0755 here)
+		}
+		assert.Zero(t, mode&^old&0o7022, "%s: mode %04o adds group/other write, set-ID or sticky bits to %04o", rel, mode, old)
+	}
+	assert.Equal(t, uint32(0o755), after["pub"])
+	assert.Equal(t, uint32(0o644), after["pub/f"])
+	assert.Equal(t, uint32(0o644), after["a.txt"])
+	assert.Equal(t, uint32(0o755), after["sub"])
+	assert.Equal(t, uint32(0o644), after["s"])
+	assert.Equal(t, uint32(0o755), after["open"])
+	assert.Equal(t, uint32(0o644), after["open/n"])
+	assert.Equal(t, uint32(0o755), after["tmp"])
+	b, err := os.ReadFile(filepath.Join(proj, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "a.txt\nx\n", string(b), "the content is applied")
+}
+
+// srcModes are the permission bits (the kernel's) of everything in root.
+func srcModes(t *testing.T, root string) map[string]uint32 {
+	t.Helper()
+	out := map[string]uint32{}
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		require.NoError(t, err)
+		var st syscall.Stat_t
+		require.NoError(t, syscall.Lstat(p, &st))
+		rel, _ := filepath.Rel(root, p)
+		out[rel] = st.Mode & 0o7777
+		return nil
+	}))
+	return out
 }

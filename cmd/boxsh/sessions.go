@@ -185,6 +185,9 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		for _, c := range res.Applied {
 			fmt.Fprintf(stdout, "%s %s\n", verb, c)
 		}
+		for _, r := range res.Narrowed {
+			fmt.Fprintf(stdout, "narrowed %s: %s\n", r.Change, client.EscapeControls(r.Reason))
+		}
 		for _, list := range []struct {
 			what string
 			rs   []client.Refusal
