@@ -11,8 +11,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/boxsh/boxsh/frame"
 )
 
 // All is every check, in the order a failed start looks for its cause.
@@ -83,10 +81,14 @@ func sysctl(name string) (string, bool) {
 	return strings.TrimSpace(string(b)), true
 }
 
+// initMountPath is frame.InitMountPath, where a sandbox has boxsh-init
+// bound (a leaf imports no frame; a test checks the two agree).
+const initMountPath = "/.boxsh/boxsh-init"
+
 // InsideBoxsh tells whether this process runs in a boxsh sandbox: its
 // boxsh-init is bound there, and a seccomp filter holds.
 func InsideBoxsh() bool {
-	_, err := os.Stat(frame.InitMountPath)
+	_, err := os.Stat(initMountPath)
 	return err == nil && seccompMode() == "2"
 }
 

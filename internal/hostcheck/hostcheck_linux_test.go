@@ -9,7 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/frame"
 )
+
+func TestInitMountPathIsFrames(t *testing.T) {
+	assert.Equal(t, frame.InitMountPath, initMountPath)
+}
 
 // On the test host every needed check passes (the sandbox tests need it).
 func TestAllPassHere(t *testing.T) {
