@@ -14,7 +14,9 @@
 # CI=true or BOXSH_TEST_FRESH=1 they are fresh too, as on a new machine.
 # Run as any other user, it runs the tests directly.
 #
-# GOFLAGS=-v (or -v among the flags) prints every test's output.
+# GOFLAGS=-v (or -v among the flags) prints every test's output. A test
+# binary may run 30 minutes (go test's default is 10): the integration
+# package alone takes several on a loaded 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,4 +61,4 @@ just build
 verbose=
 case " ${GOFLAGS:-} $* " in *" -v "*|*" -test.v "*|*" -v=true "*) verbose=-v ;; esac
 go build -o bin/testreport ./scripts/testreport
-BOXSH_BIN_DIR="$(pwd)/bin" go test -json -count=1 -tags seccomp "$@" | bin/testreport $verbose
+BOXSH_BIN_DIR="$(pwd)/bin" go test -json -count=1 -timeout 30m -tags seccomp "$@" | bin/testreport $verbose
