@@ -28,12 +28,28 @@ func Diagnose(err error) string {
 	if strings.Contains(msg, `"proc"`) && strings.Contains(msg, "operation not permitted") {
 		return "/proc: the sandbox cannot mount a /proc of its own here (" + firstLine(msg) + "): " + procFix
 	}
+	if d := diagnoseSeccomp(msg, seccompMode() == "2" && !InsideBoxsh()); d != "" {
+		return d
+	}
 	if strings.Contains(msg, "overlay") {
 		if c := Overlay(); !c.OK {
 			return c.Line()
 		}
 	}
 	return ""
+}
+
+// diagnoseSeccomp names a container's seccomp profile as the cause of
+// the failed start msg when boxsh runs under a filter (filtered) and the
+// runtime was refused a call: Docker's default profile, for one, lets a
+// process with CAP_SYS_ADMIN make a user namespace but refuses it keyctl,
+// which the runtime calls to give the sandbox a session keyring of its
+// own.
+func diagnoseSeccomp(msg string, filtered bool) string {
+	if !filtered || !strings.Contains(msg, "operation not permitted") {
+		return ""
+	}
+	return "seccomp: a seccomp filter (a container's profile) refuses a call the sandbox's start needs (" + firstLine(msg) + "): " + seccompCallsFix
 }
 
 // InitialUserNS tells whether this process is in the host's user
@@ -140,6 +156,8 @@ const (
 	seccompFix = "run the container with a seccomp profile that allows unshare and clone with CLONE_NEWUSER " +
 		"(Docker and Podman: --security-opt seccomp=unconfined, or a copy of the default profile allowing them; " +
 		"Kubernetes: securityContext.seccompProfile.type: Unconfined)"
+	seccompCallsFix = "run the container with a seccomp profile that allows the calls a container runtime makes " +
+		"(Docker and Podman: --security-opt seccomp=unconfined; Kubernetes: securityContext.seccompProfile.type: Unconfined)"
 	procFix = "unmask /proc in the container (Docker: --security-opt systempaths=unconfined; " +
 		"Podman: --security-opt unmask=ALL; Kubernetes: securityContext.procMount: Unmasked, with hostUsers: false)"
 	nestedFix = "run the command in the outer sandbox as it is (it is sandboxed already), " +

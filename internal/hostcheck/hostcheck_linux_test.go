@@ -40,6 +40,19 @@ func TestDiagnoseProcMount(t *testing.T) {
 	assert.Contains(t, d, "procMount: Unmasked")
 }
 
+// Under Docker's default seccomp profile with --cap-add SYS_ADMIN, the
+// user namespace is made but keyctl is refused: the seccomp profile is
+// named, with Docker's flag.
+func TestDiagnoseSeccomp(t *testing.T) {
+	const keyring = "unable to start container process: error during container init: unable to join session keyring: unable to create session key: operation not permitted"
+	d := diagnoseSeccomp(keyring, true)
+	assert.True(t, strings.HasPrefix(d, "seccomp: a seccomp filter (a container's profile) refuses a call the sandbox's start needs (unable to start"), d)
+	assert.Contains(t, d, "--security-opt seccomp=unconfined")
+	assert.Contains(t, d, "seccompProfile.type: Unconfined")
+	assert.Equal(t, "", diagnoseSeccomp(keyring, false), "no filter, no blame")
+	assert.Equal(t, "", diagnoseSeccomp("no such file or directory", true))
+}
+
 func TestCgroupMode(t *testing.T) {
 	mode := CgroupMode()
 	assert.Contains(t, []string{"v1", "v2", "none"}, mode)
