@@ -210,6 +210,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
 		return nil, err
 	}
+	if err := checkCowUpperFS(cc.Sandbox.Binds); err != nil {
+		return nil, err
+	}
 	if ct.cow, err = guardCowDsts(cc.Sandbox.Binds, log); err != nil {
 		return nil, err
 	}

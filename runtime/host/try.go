@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +16,9 @@ import (
 // cow:CWD:DST (the shell starts there, in the merged view of cwd), the home
 // directory read-only (unless the command line binds it, or it is cwd or
 // inside it), and the host's /etc, /var and /run read-only
-// (policy.Sandbox.HostSystem). It returns the sandbox, whose last bind is
+// (policy.Sandbox.HostSystem). A parent on overlayfs (a container's root
+// file system, which cannot hold an overlay's changes) counts as not
+// writable. It returns the sandbox, whose last bind is
 // the cow bind, and DST, the directory of the changes.
 func ResolveTry(sb policy.Sandbox, cwd, home string) (policy.Sandbox, string, error) {
 	if !sb.Try {
@@ -25,11 +28,19 @@ func ResolveTry(sb policy.Sandbox, cwd, home string) (policy.Sandbox, string, er
 	if cwd == "/" {
 		return sb, "", policy.BindErrorf("--try: the working directory cannot be /")
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(cwd), ".boxsh-try-")
+	tmp, err := "", errors.ErrUnsupported
+	if parent := filepath.Dir(cwd); !onOverlayFS(parent) {
+		tmp, err = os.MkdirTemp(parent, ".boxsh-try-")
+	}
 	if err != nil {
 		if tmp, err = os.MkdirTemp("", "boxsh-try-"); err != nil {
 			return sb, "", fmt.Errorf("--try: %w", err)
 		}
+	}
+	if onOverlayFS(tmp) {
+		os.Remove(tmp)
+		return sb, "", fmt.Errorf("--try: the directory above %s and the temporary directory (%s) are on overlayfs (a container's root file system), where the kernel cannot keep the changes: "+
+			"run in a directory whose parent is on a volume or a tmpfs, or set TMPDIR to one (Docker and Podman: -v or --tmpfs; Kubernetes: an emptyDir volume)", cwd, filepath.Dir(tmp))
 	}
 	if real, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = real
