@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -108,6 +109,9 @@ type Container struct {
 
 	destroyOnce sync.Once
 	lostOnce    sync.Once
+	// running is set once the sandbox's first process runs: the guard
+	// kills it from then on.
+	running atomic.Bool
 }
 
 // SandboxSupported tells whether this binary can start sandboxes: it needs
@@ -353,8 +357,12 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		ct.proc.Stdin, ct.proc.Stdout, ct.proc.Stderr = nil, nil, nil
 	}
 	// Watched from before the start, so that a change the host makes
-	// meanwhile is seen too.
-	if ct.watch, err = watchProtection(ct.protect); err != nil {
+	// meanwhile is seen too (and acted on once the sandbox runs).
+	if ct.watch, err = watchProtection(ct.protect, func(path string) {
+		if ct.running.Load() {
+			ct.stopForLostProtection(path)
+		}
+	}); err != nil {
 		return nil, fmt.Errorf("watch the protected paths: %w", err)
 	}
 	// The /etc copies are made while the runtime sets the sandbox up, and
@@ -394,9 +402,8 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		}
 	}
 	ct.held = HoldPlaceholders(ct.protect)
-	if ct.watch != nil {
-		go ct.guard()
-	}
+	ct.running.Store(true)
+	ct.ProtectionLost() // a change made while the sandbox started
 	return ct, nil
 }
 
@@ -408,39 +415,27 @@ var rlimitTypes = map[string]int{
 	"RLIMIT_NPROC":  unix.RLIMIT_NPROC,
 }
 
-// guardInterval is how often a running sandbox checks its protection.
-const guardInterval = 50 * time.Millisecond
-
-// guard stops the sandbox when a change on the host undoes the protection
-// of a protected path (see protectionWatch), so that nothing in it can
-// write there.
-func (ct *Container) guard() {
-	t := time.NewTicker(guardInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ct.exited:
-			return
-		case <-t.C:
-			if ct.ProtectionLost() != "" {
-				return
-			}
-		}
-	}
-}
-
 // ProtectionLost reports, with its path, a change on the host that undid
 // the protection of a protected path; the sandbox is then killed. It
-// returns "" while the protection holds.
+// returns "" while the protection holds. The guard kills the sandbox as
+// the kernel reports the change (see watchProtection); ProtectionLost
+// reads what is queued besides, so that a change made before it was
+// called is always reported.
 func (ct *Container) ProtectionLost() string {
 	p := ct.watch.check()
 	if p != "" {
-		ct.lostOnce.Do(func() {
-			ct.log.Warn("a protected path changed on the host, which lifts its protection in the sandbox: stopping the sandbox", "path", p)
-			_ = ct.Signal(unix.SIGKILL)
-		})
+		ct.stopForLostProtection(p)
 	}
 	return p
+}
+
+// stopForLostProtection kills the sandbox, once, for the lost protection
+// of path.
+func (ct *Container) stopForLostProtection(path string) {
+	ct.lostOnce.Do(func() {
+		_ = ct.Signal(unix.SIGKILL)
+		ct.log.Warn("a protected path changed on the host, which lifts its protection in the sandbox: stopping the sandbox", "path", path)
+	})
 }
 
 // Console is the master side of the sandbox's terminal (with

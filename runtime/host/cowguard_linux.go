@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
@@ -25,10 +24,9 @@ import (
 // guard's, another user can enter DST. CowForeignFiles finds what such a
 // user could have left, for apply to refuse.
 type cowGuard struct {
-	ino  *os.File         // the inotify descriptor
-	dsts map[int]*os.File // watch descriptor -> DST (a directory opened to read)
+	in   *inotifyWatcher
+	dsts map[int32]*os.File // watch -> DST (a directory opened to read)
 	log  hclog.Logger
-	done chan struct{} // closed when run returns
 	once sync.Once
 }
 
@@ -44,13 +42,12 @@ func guardCowDsts(binds []policy.Bind, log hclog.Logger) (*cowGuard, error) {
 	if len(dsts) == 0 {
 		return nil, nil
 	}
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	in, err := newInotifyWatcher()
 	if err != nil {
-		return nil, fmt.Errorf("inotify: %w", err)
+		return nil, err
 	}
-	g := &cowGuard{ino: os.NewFile(uintptr(fd), "inotify"), dsts: map[int]*os.File{}, log: log, done: make(chan struct{})}
+	g := &cowGuard{in: in, dsts: map[int32]*os.File{}, log: log}
 	fail := func(err error) (*cowGuard, error) {
-		close(g.done) // run never started
 		g.close()
 		return nil, err
 	}
@@ -59,7 +56,7 @@ func guardCowDsts(binds []policy.Bind, log hclog.Logger) (*cowGuard, error) {
 		if err != nil {
 			return fail(fmt.Errorf("cow DST %s: %w", dst, err))
 		}
-		wd, err := unix.InotifyAddWatch(fd, dst, unix.IN_ATTRIB|unix.IN_ONLYDIR)
+		wd, err := in.add(dst, unix.IN_ATTRIB|unix.IN_ONLYDIR)
 		if err != nil {
 			f.Close()
 			return fail(fmt.Errorf("cow DST %s: watch: %w", dst, err))
@@ -73,31 +70,20 @@ func guardCowDsts(binds []policy.Bind, log hclog.Logger) (*cowGuard, error) {
 			return fail(fmt.Errorf("cow DST %s: %w", dst, err))
 		}
 	}
-	go g.run()
+	if err := in.start(g.handle); err != nil {
+		return fail(fmt.Errorf("cow DST watch: %w", err))
+	}
 	return g, nil
 }
 
-// run restores the mode of a DST at each change of its attributes, until
-// the inotify descriptor closes.
-func (g *cowGuard) run() {
-	defer close(g.done)
-	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
-	for {
-		n, err := g.ino.Read(buf)
-		if err != nil {
-			return
-		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			off += unix.SizeofInotifyEvent + int(ev.Len)
-			f := g.dsts[int(ev.Wd)]
-			if f == nil || ev.Len != 0 { // an entry inside DST, not DST itself
-				continue
-			}
-			if err := closeToOthers(f); err != nil {
-				g.log.Warn("cannot close the cow DST to other users", "dst", f.Name(), "error", err)
-			}
-		}
+// handle restores the mode of a DST at each change of its attributes.
+func (g *cowGuard) handle(ev inotifyEvent) {
+	f := g.dsts[ev.Wd]
+	if f == nil || ev.Name != "" { // an entry inside DST, not DST itself
+		return
+	}
+	if err := closeToOthers(f); err != nil {
+		g.log.Warn("cannot close the cow DST to other users", "dst", f.Name(), "error", err)
 	}
 }
 
@@ -108,8 +94,7 @@ func (g *cowGuard) close() {
 		return
 	}
 	g.once.Do(func() {
-		g.ino.Close()
-		<-g.done
+		g.in.close()
 		for _, f := range g.dsts {
 			_ = closeToOthers(f)
 			f.Close()

@@ -3,7 +3,9 @@ package host
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +22,7 @@ func TestProtectionWatch(t *testing.T) {
 		{Path: at(".aws/credentials"), Missing: true, MissingFrom: at(".aws/credentials"), Pins: []string{at(".aws")}},
 	}
 	fresh := func(t *testing.T) *protectionWatch {
-		w, err := watchProtection(protect)
+		w, err := watchProtection(protect, nil)
 		require.NoError(t, err)
 		t.Cleanup(w.close)
 		return w
@@ -48,7 +50,7 @@ func TestProtectionWatch(t *testing.T) {
 	})
 	t.Run("placeholder made by the runtime", func(t *testing.T) {
 		ph := HostPath{Path: at(".zshrc"), Missing: true, MissingFrom: at(".zshrc")}
-		w, err := watchProtection([]HostPath{ph})
+		w, err := watchProtection([]HostPath{ph}, nil)
 		require.NoError(t, err)
 		defer w.close()
 		require.NoError(t, os.WriteFile(ph.Path, nil, 0o644)) // the mount point
@@ -57,10 +59,78 @@ func TestProtectionWatch(t *testing.T) {
 		assert.Equal(t, ph.Path, w.check(), "removing it is")
 	})
 	t.Run("nil", func(t *testing.T) {
-		w, err := watchProtection(nil)
+		w, err := watchProtection(nil, nil)
 		require.NoError(t, err)
 		assert.Nil(t, w)
 		assert.Empty(t, w.check())
 		w.close()
 	})
+}
+
+// The guard hands a change that undoes a protection on as the kernel
+// delivers it, not at the next tick of a timer: over several trials the
+// median delay from the rename to onLost is far below what a 50 ms poll
+// gives (25 ms), with room for a loaded machine.
+func TestProtectionWatchReactsAtOnce(t *testing.T) {
+	home := t.TempDir()
+	rc := filepath.Join(home, ".bashrc")
+	const trials = 21
+	var lat []time.Duration
+	for range trials {
+		require.NoError(t, os.WriteFile(rc, []byte("rc"), 0o644))
+		lost := make(chan time.Time, 1)
+		w, err := watchProtection([]HostPath{{Path: rc}}, func(string) { lost <- time.Now() })
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(rc+".new", []byte("new"), 0o644))
+		start := time.Now()
+		require.NoError(t, os.Rename(rc+".new", rc))
+		select {
+		case at := <-lost:
+			lat = append(lat, at.Sub(start))
+		case <-time.After(5 * time.Second):
+			t.Fatal("no onLost 5 s after the protected file was replaced")
+		}
+		assert.Equal(t, rc, w.check())
+		w.close()
+	}
+	slices.Sort(lat)
+	t.Logf("onLost after the rename: min %v, median %v, max %v", lat[0], lat[trials/2], lat[trials-1])
+	assert.Less(t, lat[trials/2], 5*time.Millisecond, "median over %d trials: %v", trials, lat)
+}
+
+// An idle watch reads nothing: its goroutine sleeps in the poller.
+func TestProtectionWatchIdle(t *testing.T) {
+	home := t.TempDir()
+	rc := filepath.Join(home, ".bashrc")
+	require.NoError(t, os.WriteFile(rc, []byte("rc"), 0o644))
+	w, err := watchProtection([]HostPath{{Path: rc}}, nil)
+	require.NoError(t, err)
+	defer w.close()
+	require.Eventually(t, func() bool { return w.in.wakeups.Load() == 1 }, 2*time.Second, time.Millisecond, "the first read")
+	time.Sleep(time.Second)
+	assert.Equal(t, int64(1), w.in.wakeups.Load(), "reads in a second without a change")
+	require.NoError(t, os.WriteFile(filepath.Join(home, "other"), nil, 0o644))
+	require.Eventually(t, func() bool { return w.in.wakeups.Load() == 2 }, 2*time.Second, time.Millisecond, "a change in the directory wakes it once")
+	assert.Empty(t, w.check())
+}
+
+// close stops the goroutine and releases the descriptor, also while it
+// sleeps in the poller, and a check after it reports what was seen.
+func TestProtectionWatchClose(t *testing.T) {
+	home := t.TempDir()
+	rc := filepath.Join(home, ".bashrc")
+	require.NoError(t, os.WriteFile(rc, []byte("rc"), 0o644))
+	w, err := watchProtection([]HostPath{{Path: rc}}, nil)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(rc))
+	require.Eventually(t, func() bool { return w.check() == rc }, 2*time.Second, time.Millisecond)
+	done := make(chan struct{})
+	go func() { w.close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("close did not return")
+	}
+	assert.Equal(t, rc, w.check(), "still reported after close")
+	w.close()
 }
