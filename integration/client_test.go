@@ -728,7 +728,7 @@ func srcModes(t *testing.T, root string) map[string]uint32 {
 		var st syscall.Stat_t
 		require.NoError(t, syscall.Lstat(p, &st))
 		rel, _ := filepath.Rel(root, p)
-		out[rel] = st.Mode & 0o7777
+		out[rel] = uint32(st.Mode) & 0o7777
 		return nil
 	}))
 	return out
