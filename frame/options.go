@@ -92,6 +92,10 @@ type InitOptions struct {
 	// default ProxyListen).
 	ProxyFD     int
 	ProxyListen string
+	// ForwardFD is the descriptor of the forwarding socket, on which the
+	// front opens a stream per connection to a port it exposes (0: none;
+	// see ForwardHeader).
+	ForwardFD int
 }
 
 // Args are boxsh-init's arguments for o (after its path). A server's
@@ -105,6 +109,9 @@ func (o InitOptions) Args() []string {
 			args = append(args, "--lifeline", strconv.Itoa(o.Lifeline))
 		}
 		args = append(args, o.proxyArgs()...)
+		if o.ForwardFD > 0 {
+			args = append(args, "--forward-fd", strconv.Itoa(o.ForwardFD))
+		}
 		return append(append(args, "--"), o.Command...)
 	}
 	workers := o.Workers
@@ -138,7 +145,11 @@ func (o InitOptions) Args() []string {
 	if o.RulesFile != "" {
 		args = append(args, "--rules", o.RulesFile)
 	}
-	return append(args, o.proxyArgs()...)
+	args = append(args, o.proxyArgs()...)
+	if o.ForwardFD > 0 {
+		args = append(args, "--forward-fd", strconv.Itoa(o.ForwardFD))
+	}
+	return args
 }
 
 // proxyArgs are the arguments that expose the proxy.
@@ -174,6 +185,7 @@ func ParseInitOptions(args []string) (InitOptions, error) {
 	fs.StringVar(&o.RulesFile, "rules", "", "the policy's rules, for the file tools' messages (JSON)")
 	fs.IntVar(&o.ProxyFD, "proxy-fd", 0, "descriptor of the socket to the front's network proxy (0: none)")
 	fs.StringVar(&o.ProxyListen, "proxy-listen", ProxyListen, "where commands reach the proxy")
+	fs.IntVar(&o.ForwardFD, "forward-fd", 0, "descriptor of the socket of the front's exposed ports (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -190,10 +202,10 @@ func ParseInitOptions(args []string) (InitOptions, error) {
 }
 
 // parseExec parses the arguments after --exec: [--lifeline FD]
-// [--proxy-fd FD [--proxy-listen ADDR]] [--] CMD ARGS...
+// [--proxy-fd FD [--proxy-listen ADDR]] [--forward-fd FD] [--] CMD ARGS...
 func parseExec(argv []string) (InitOptions, error) {
 	o := InitOptions{Exec: true}
-	for len(argv) > 1 && (argv[0] == "--lifeline" || argv[0] == "--proxy-fd" || argv[0] == "--proxy-listen") {
+	for len(argv) > 1 && (argv[0] == "--lifeline" || argv[0] == "--proxy-fd" || argv[0] == "--proxy-listen" || argv[0] == "--forward-fd") {
 		if argv[0] == "--proxy-listen" {
 			o.ProxyListen = argv[1]
 		} else {
@@ -201,9 +213,12 @@ func parseExec(argv []string) (InitOptions, error) {
 			if err != nil || fd < 3 {
 				return o, fmt.Errorf("%s %q: expected a descriptor number", argv[0], argv[1])
 			}
-			if argv[0] == "--lifeline" {
+			switch argv[0] {
+			case "--lifeline":
 				o.Lifeline = fd
-			} else {
+			case "--forward-fd":
+				o.ForwardFD = fd
+			default:
 				o.ProxyFD = fd
 			}
 		}

@@ -2,7 +2,13 @@ package integration
 
 import (
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,4 +187,132 @@ func TestBackgroundEndsWithServer(t *testing.T) {
 			})
 		}
 	}
+}
+
+// freePort is a TCP port of the host's loopback free just now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// httpGet fetches url from the host, retrying until it answers 200.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == http.StatusOK
+	}, 20*time.Second, 100*time.Millisecond, "GET %s", url)
+	return body
+}
+
+// A web server started in the background inside the sandbox (its own
+// network namespace: --network disabled) is exposed, fetched from the
+// host, and unexposed; the sandbox cannot reach the host's end.
+func TestExposePort(t *testing.T) {
+	eachServer(t, []string{"--network", "disabled"}, func(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
+		port := freePort(t)
+		var started tool.BashOutput
+		sdkOK(t, ctx, s, "bash", map[string]any{"args": []string{"python3", "-m", "http.server", strconv.Itoa(port), "--bind", "127.0.0.1", "--directory", "/usr"}, "background": true}, &started)
+		var info tool.PortInfo
+		sdkOK(t, ctx, s, "expose", map[string]any{"port": port}, &info)
+		assert.Equal(t, port, info.Port)
+		require.Positive(t, info.HostPort)
+		assert.Equal(t, "127.0.0.1:"+strconv.Itoa(info.HostPort), info.Address)
+		assert.Contains(t, httpGet(t, "http://"+info.Address+"/"), "Directory listing for /", "the sandbox's server, fetched from the host")
+
+		var list tool.PortsOutput
+		sdkOK(t, ctx, s, "ports", map[string]any{}, &list)
+		assert.Equal(t, []tool.PortInfo{info}, list.Ports)
+		res := sdkCall(t, ctx, s, "expose", map[string]any{"port": port})
+		assert.True(t, res.IsError, "exposed twice")
+		assert.Contains(t, sdkText(t, res), "already exposed")
+
+		// The host's end is the host's: from the sandbox's own network
+		// namespace, nothing listens there.
+		var probe tool.BashOutput
+		script := "import socket,sys\ntry:\n socket.create_connection(('127.0.0.1', int(sys.argv[1])), 2); print('connected')\nexcept OSError as e: print('refused')"
+		sdkOK(t, ctx, s, "bash", map[string]any{"args": []string{"python3", "-c", script, strconv.Itoa(info.HostPort)}}, &probe)
+		if info.HostPort != port {
+			want := "refused\n"
+			if strings.Contains(t.Name(), "plain") {
+				want = "connected\n" // no sandbox: the host's own loopback
+			}
+			assert.Equal(t, want, probe.Stdout)
+		}
+
+		sdkOK(t, ctx, s, "unexpose", map[string]any{"port": port}, &info)
+		_, err := net.DialTimeout("tcp", info.Address, time.Second)
+		assert.Error(t, err, "no longer listening")
+		sdkOK(t, ctx, s, "ports", map[string]any{}, &list)
+		assert.Empty(t, list.Ports)
+		res = sdkCall(t, ctx, s, "unexpose", map[string]any{"port": port})
+		assert.True(t, res.IsError)
+		assert.Contains(t, sdkText(t, res), "is not exposed")
+		res = sdkCall(t, ctx, s, "expose", map[string]any{"port": 70000})
+		assert.True(t, res.IsError)
+		assert.Contains(t, sdkText(t, res), "must be 1-65535")
+		sdkOK(t, ctx, s, "process_kill", map[string]any{"id": started.ID}, nil)
+	})
+}
+
+// --publish exposes a port from the start, in every network mode.
+func TestPublishFlag(t *testing.T) {
+	for _, network := range []string{"disabled", "allowlist", "allow_all"} {
+		t.Run(network, func(t *testing.T) {
+			requireRootless(t)
+			port := freePort(t)
+			s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--network", network, "--publish", "0:" + strconv.Itoa(port)}})
+			m := s.call("bash", map[string]any{"args": []string{"python3", "-m", "http.server", strconv.Itoa(port), "--bind", "127.0.0.1", "--directory", "/usr"}, "background": true})
+			require.False(t, m.toolResult(t).IsError, "%s", m.toolResult(t).text())
+			var addr string
+			require.Eventually(t, func() bool {
+				sub := regexp.MustCompile(`published at (127\.0\.0\.1:\d+)`).FindStringSubmatch(s.stderr.String())
+				if sub != nil {
+					addr = sub[1]
+				}
+				return sub != nil
+			}, 10*time.Second, 20*time.Millisecond, "the published address on stderr: %s", s.stderr.String())
+			assert.Contains(t, httpGet(t, "http://"+addr+"/"), "Directory listing for /")
+			m = s.call("ports", map[string]any{})
+			assert.Contains(t, m.toolResult(t).text(), `"address":"`+addr+`"`)
+		})
+	}
+	r := runBoxshIn(t, testContext(t), t.TempDir(), "", nil, "--publish", "8000", "-c", "true")
+	assert.Equal(t, 2, r.code())
+	assert.Contains(t, r.stderr, "--publish goes with --rpc")
+	r = runBoxshIn(t, testContext(t), t.TempDir(), "", nil, "--rpc", "--publish", "x:80")
+	assert.Contains(t, r.stderr, `--publish "x:80": expected [HOST_PORT:]PORT`)
+}
+
+// The Go client's typed calls of exposed ports.
+func TestClientExpose(t *testing.T) {
+	requireRootless(t)
+	c := startClient(t, client.Options{Dir: t.TempDir(), Sandbox: true, Network: client.NetworkDisabled})
+	ctx := testContext(t)
+	port := freePort(t)
+	bg, err := c.StartBackground(ctx, client.ExecRequest{Args: []string{"python3", "-m", "http.server", strconv.Itoa(port), "--bind", "127.0.0.1", "--directory", "/usr"}})
+	require.NoError(t, err)
+	info, err := c.Expose(ctx, port, 0)
+	require.NoError(t, err)
+	assert.Contains(t, httpGet(t, "http://"+info.Address+"/"), "Directory listing for /")
+	list, err := c.Ports(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []client.PortInfo{*info}, list)
+	_, err = c.Unexpose(ctx, port)
+	require.NoError(t, err)
+	_, err = c.Unexpose(ctx, port)
+	var te *client.ToolError
+	assert.ErrorAs(t, err, &te)
+	_, err = c.KillProcess(ctx, bg.ID, "KILL")
+	require.NoError(t, err)
 }

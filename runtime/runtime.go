@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/yamux"
 
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/starttrace"
@@ -92,7 +93,10 @@ type Instance struct {
 	// Client sends calls to it.
 	Client *frame.Client
 
-	conn    net.Conn
+	conn net.Conn
+	// fwd is the front's side of the forwarding socket (see
+	// Supervisor.Expose).
+	fwd     *yamux.Session
 	kill    func()
 	waitErr error
 	exited  chan struct{}
@@ -148,8 +152,16 @@ func startProcess(cfg Config) (*Instance, error) {
 		return nil, err
 	}
 	defer back.Close()
-	cmd := exec.Command(cfg.InitPath, initOptions(cfg).Args()...)
-	cmd.ExtraFiles = []*os.File{back}
+	fwdFront, fwdBack, err := host.SocketPair()
+	if err != nil {
+		front.Close()
+		return nil, err
+	}
+	defer fwdBack.Close()
+	o := initOptions(cfg)
+	o.ForwardFD = frame.ChannelFD + 1
+	cmd := exec.Command(cfg.InitPath, o.Args()...)
+	cmd.ExtraFiles = []*os.File{back, fwdBack}
 	cmd.Env = starttrace.Env(cfg.Env)
 	cmd.Stdin = nil
 	cmd.Stdout = nil
@@ -160,17 +172,27 @@ func startProcess(cfg Config) (*Instance, error) {
 	starttrace.Mark("front.plain")
 	if err := cmd.Start(); err != nil {
 		front.Close()
+		fwdFront.Close()
 		return nil, fmt.Errorf("start %s: %w", cfg.InitPath, err)
 	}
-	return newInstance(front, func() { _ = cmd.Process.Kill() }, cmd.Wait, nil)
+	return newInstance(front, fwdFront, func() { _ = cmd.Process.Kill() }, cmd.Wait, nil)
 }
 
 // newInstance makes the Instance of a started boxsh-init, whose frame
-// socket is conn, that kill kills and wait waits for; cleanup runs after
-// it has exited.
-func newInstance(conn *os.File, kill func(), wait func() error, cleanup func()) (*Instance, error) {
+// socket is conn and forwarding socket fwd (nil: none), that kill kills
+// and wait waits for; cleanup runs after it has exited.
+func newInstance(conn, fwd *os.File, kill func(), wait func() error, cleanup func()) (*Instance, error) {
 	c, err := net.FileConn(conn)
 	conn.Close()
+	var session *yamux.Session
+	switch {
+	case err == nil && fwd != nil:
+		if session, err = forwardSession(fwd); err != nil {
+			c.Close()
+		}
+	case fwd != nil:
+		fwd.Close()
+	}
 	if err != nil {
 		kill()
 		_ = wait()
@@ -179,7 +201,7 @@ func newInstance(conn *os.File, kill func(), wait func() error, cleanup func()) 
 		}
 		return nil, fmt.Errorf("frame socket: %w", err)
 	}
-	in := &Instance{conn: c, kill: kill, exited: make(chan struct{}), cleanup: cleanup}
+	in := &Instance{conn: c, fwd: session, kill: kill, exited: make(chan struct{}), cleanup: cleanup}
 	go func() {
 		in.waitErr = wait()
 		close(in.exited)
@@ -191,6 +213,9 @@ func newInstance(conn *os.File, kill func(), wait func() error, cleanup func()) 
 // what still runs and exits), and kills it if it has not exited after grace.
 func (in *Instance) Stop(grace time.Duration) error {
 	_ = in.conn.Close()
+	if in.fwd != nil {
+		_ = in.fwd.Close()
+	}
 	select {
 	case <-in.exited:
 	case <-time.After(grace):
@@ -221,6 +246,9 @@ type Supervisor struct {
 	fatal  error
 	failed chan struct{}
 	closed bool // by Close: no boxsh-init starts any more
+
+	// ports are the exposed ports (see Expose).
+	ports ports
 }
 
 // NewSupervisor makes the front the child subreaper of the processes it
@@ -373,6 +401,9 @@ const maxResends = 3
 // to a new one, up to maxResends times; so is, once, a call that cannot
 // have reached it (frame.ErrNotSent).
 func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	if s.frontTool(name, args, done) {
+		return nil
+	}
 	return s.start(ctx, name, args, done, 0)
 }
 
@@ -418,6 +449,7 @@ func lost(err error) error {
 
 // Close stops the running boxsh-init.
 func (s *Supervisor) Close(grace time.Duration) error {
+	s.closePorts()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true

@@ -105,7 +105,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		stop()
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	return newInstance(front, func() { _ = cmd.Process.Kill() }, cmd.Wait, stop)
+	return newInstance(front, nil, func() { _ = cmd.Process.Kill() }, cmd.Wait, stop)
 }
 
 // startReaper does nothing: a Seatbelt sandbox leaves nothing on the host

@@ -18,6 +18,12 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		return nil, err
 	}
 	defer back.Close()
+	fwdFront, fwdBack, err := host.SocketPair()
+	if err != nil {
+		front.Close()
+		return nil, err
+	}
+	defer fwdBack.Close()
 	stderr := cfg.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
@@ -32,12 +38,13 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		Home:     cfg.Home,
 		InitPath: cfg.InitPath,
 		Stderr:   stderr,
-		Files:    map[string]*os.File{plan.FramesDescriptor: back},
+		Files:    map[string]*os.File{plan.FramesDescriptor: back, plan.ForwardDescriptor: fwdBack},
 		Version:  cfg.Version,
 		Log:      cfg.Log,
 	})
 	if err != nil {
 		front.Close()
+		fwdFront.Close()
 		return nil, err
 	}
 	wait := func() error {
@@ -47,7 +54,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		}
 		return err
 	}
-	in, err := newInstance(front, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
+	in, err := newInstance(front, fwdFront, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
 	if in != nil {
 		in.protectionLost = ct.ProtectionLost
 	}

@@ -44,6 +44,11 @@ func runExec(args []string) int {
 			fmt.Fprintf(os.Stderr, "boxsh-init: no network proxy: %v\n", err)
 		}
 	}
+	if o.ForwardFD > 0 {
+		if err := serveForward(context.Background(), o.ForwardFD); err != nil {
+			fmt.Fprintf(os.Stderr, "boxsh-init: no port forwarding: %v\n", err)
+		}
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh: %s: %v\n", argv[0], err)

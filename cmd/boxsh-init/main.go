@@ -68,6 +68,11 @@ func run() int {
 			log.Warn("no network proxy", "error", err)
 		}
 	}
+	if o.ForwardFD > 0 {
+		if err := serveForward(ctx, o.ForwardFD); err != nil {
+			log.Warn("no port forwarding", "error", err)
+		}
+	}
 	f := os.NewFile(uintptr(o.FD), "frames")
 	conn, err := net.FileConn(f)
 	f.Close()
@@ -183,6 +188,31 @@ func serveProxy(ctx context.Context, fd int, addr string) error {
 	}
 	go func() {
 		_ = netfwd.Forward(ctx, l, func() (net.Conn, error) { return session.Open() })
+		session.Close()
+	}()
+	return nil
+}
+
+// serveForward connects the streams the front opens on the forwarding
+// socket fd (one per connection to a port it exposes) to ports of the
+// sandbox's loopback (see netfwd.ServeInbound).
+func serveForward(ctx context.Context, fd int) error {
+	f := os.NewFile(uintptr(fd), "forward")
+	conn, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("fd %d is not the forwarding socket: %w", fd, err)
+	}
+	cfg := yamux.DefaultConfig()
+	cfg.LogOutput = io.Discard
+	cfg.EnableKeepAlive = false
+	session, err := yamux.Server(conn, cfg)
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("forwarding session: %w", err)
+	}
+	go func() {
+		_ = netfwd.ServeInbound(ctx, func() (net.Conn, error) { return session.Accept() })
 		session.Close()
 	}()
 	return nil

@@ -39,6 +39,8 @@ type options struct {
 	listen    string
 	tokenFile string
 	noAuth    bool
+	// publish are the --publish ports, exposed at the start (--rpc).
+	publish []publish
 	// args are the shell's arguments (modeShell) or the command
 	// (modeCommand).
 	args []string
@@ -103,6 +105,16 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			o.tokenFile = v
 		case "--no-auth":
 			o.noAuth = true
+		case "--publish":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			p, err := parsePublish(v)
+			if err != nil {
+				return o, err
+			}
+			o.publish = append(o.publish, p)
 		case "--workers":
 			v, err := needValue()
 			if err != nil {
@@ -201,6 +213,9 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if !rpc && (o.listen != "" || o.tokenFile != "" || o.noAuth) {
 		return o, fmt.Errorf("%w: --listen, --token-file and --no-auth go with --rpc", policy.ErrUsage)
 	}
+	if !rpc && len(o.publish) > 0 {
+		return o, fmt.Errorf("%w: --publish goes with --rpc (shell mode and -- COMMAND cannot publish ports yet)", policy.ErrUsage)
+	}
 	if o.noAuth && o.tokenFile != "" {
 		return o, fmt.Errorf("%w: --no-auth and --token-file exclude each other", policy.ErrUsage)
 	}
@@ -235,6 +250,11 @@ Modes:
                        an existing PATH must be a file of yours with no
                        group or other bits, not a symbolic link.
   --no-auth            No token (only on a loopback address).
+  --publish [HOST_PORT:]PORT
+                       With --rpc: listen on the host's 127.0.0.1:HOST_PORT
+                       (default: a free port, printed on stderr) and connect
+                       each connection to the sandbox's 127.0.0.1:PORT, as the
+                       expose tool does. Repeatable.
   -- COMMAND ARGS...   Run COMMAND (for example a stdio MCP server) with stdio
                        passed through, inside the sandbox when --sandbox is given.
   --try                A sandboxed shell on the current directory; writes land in

@@ -66,8 +66,9 @@ type ContainerConfig struct {
 	Stdout, Stderr io.Writer
 	// Files are the process's descriptors, by the name the plan gives
 	// them (plan.Plan.Descriptors): plan.FramesDescriptor for
-	// plan.ModeServe, plan.LifelineDescriptor for plan.ModeExec. The
-	// proxy's is the container's own.
+	// plan.ModeServe, plan.LifelineDescriptor for plan.ModeExec, and
+	// plan.ForwardDescriptor for the forwarding socket of exposed ports,
+	// if any. The proxy's is the container's own.
 	Files map[string]*os.File
 	// Version goes into the spec's annotations.
 	Version string
@@ -229,6 +230,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		Policy:       cc.Policy,
 		Command:      cc.Command,
 		Init:         cc.Init,
+		Forward:      cc.Files[plan.ForwardDescriptor] != nil,
 		Env:          cc.Env,
 		Terminal:     cc.Terminal,
 		Cwd:          cc.Cwd,

@@ -120,6 +120,10 @@ type Config struct {
 	// (workers, shell, log level); the plan adds the policy's limits,
 	// the rules file and the proxy.
 	Init frame.InitOptions
+	// Forward gives boxsh-init the forwarding socket of the ports the
+	// front exposes, as the last descriptor (TargetStart only: a printed
+	// spec has no front to forward).
+	Forward bool
 	// Env is the process's environment (the policy's, see
 	// policy.CommandEnv); the plan adds the proxy's variables and a
 	// PATH.
@@ -199,6 +203,7 @@ const (
 	FramesDescriptor   = "frames"
 	LifelineDescriptor = "lifeline"
 	ProxyDescriptor    = "proxy"
+	ForwardDescriptor  = "forward"
 )
 
 // Build plans the sandbox cfg describes (see the steps above). It reads
@@ -312,6 +317,10 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 		p.Proxy = true
 		o.ProxyFD = frame.ProxyFD
 		p.Descriptors = append(p.Descriptors, Descriptor{frame.ProxyFD, ProxyDescriptor})
+	}
+	if cfg.Forward && cfg.Target == TargetStart {
+		o.ForwardFD = 3 + len(p.Descriptors)
+		p.Descriptors = append(p.Descriptors, Descriptor{o.ForwardFD, ForwardDescriptor})
 	}
 	for _, d := range p.Descriptors {
 		ann[FDAnnotation+strconv.Itoa(d.FD)] = d.Name
