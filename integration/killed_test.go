@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -20,8 +21,13 @@ func dirListing(t *testing.T, dir string) string {
 	t.Helper()
 	cmd := exec.Command("find", ".", "-mindepth", "1", "-printf", `%P %y %m %s\n`)
 	cmd.Dir = dir
+	// A placeholder the sandbox holds may be unreadable (mode 0): find
+	// lists it, fails to go into it, and exits 1.
 	out, err := cmd.Output()
-	require.NoError(t, err)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		require.NoError(t, err)
+	}
 	lines := strings.Fields(strings.ReplaceAll(string(out), " ", "\x00"))
 	sort.Strings(lines)
 	return strings.ReplaceAll(strings.Join(lines, "\n"), "\x00", " ")
