@@ -28,9 +28,14 @@
 // refused as too broad. An IP address is refused unless a pattern names it
 // exactly, so a command cannot go around the name rules. Every decision is
 // logged at Info as one line with the fields host, port, protocol (http,
-// connect or socks5), allowed and rule. A refused HTTP request gets 403
-// with a body that names the destination and the setting that would allow
-// it; a refused SOCKS5 request gets "connection not allowed by ruleset".
+// connect or socks5), allowed and rule; the first refusal of each host is
+// logged at Warn too, one line that says how to allow it. A refused HTTP
+// request or CONNECT gets 403 with the reason as the status text ("403
+// boxsh: example.org is not allowed (run with --allow-domain
+// example.org)": a client that fails a CONNECT shows only the status
+// line) and a body that names the destination and the setting that would
+// allow it; a refused SOCKS5 request gets "connection not allowed by
+// ruleset".
 //
 // # Limits
 //

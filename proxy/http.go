@@ -50,7 +50,7 @@ func (srv *server) connect(ctx context.Context, c *conn, br *bufio.Reader, req *
 	}
 	d := srv.decide(host, port, "connect")
 	if !d.allowed {
-		srv.httpError(c, http.StatusForbidden, srv.refusal(d))
+		srv.refuse(c, d)
 		return
 	}
 	up, closeUp, err := srv.dial(ctx, d, "connect")
@@ -90,7 +90,7 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 	}
 	d := srv.decide(u.Hostname(), port, "http")
 	if !d.allowed {
-		srv.httpError(c, http.StatusForbidden, srv.refusal(d))
+		srv.refuse(c, d)
 		return
 	}
 	up, closeUp, err := srv.dial(ctx, d, "http")
@@ -213,14 +213,38 @@ func (srv *server) httpError(c *conn, code int, msg string) {
 	closeGracefully(c)
 }
 
+// refuse answers 403 to the request for the destination d refused, with
+// the reason both as the status text (a client that fails a CONNECT shows
+// only the status line) and, longer, as the body.
+func (srv *server) refuse(c *conn, d decision) {
+	srv.writeStatus(c, http.StatusForbidden, shortRefusal(d), srv.refusal(d))
+	closeGracefully(c)
+}
+
 // writeError answers the request on c with status code and the text msg.
 func (srv *server) writeError(c *conn, code int, msg string) {
+	srv.writeStatus(c, code, http.StatusText(code), msg)
+}
+
+// writeStatus answers the request on c with status code, the status text
+// reason and the text msg.
+func (srv *server) writeStatus(c *conn, code int, reason, msg string) {
 	body := msg + "\n"
 	if c.idle == 0 { // else Write sets its own deadline
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(srv.HeaderTimeout))
 	}
 	_, _ = fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		code, http.StatusText(code), len(body), body)
+		code, statusText(reason), len(body), body)
+}
+
+// statusText is reason made safe for a status line: printable ASCII.
+func statusText(reason string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r >= 0x7f {
+			return '?'
+		}
+		return r
+	}, reason)
 }
 
 // gatewayStatus is the status for an upstream failure err.

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -265,4 +266,42 @@ func TestUpstreamHugeHeader(t *testing.T) {
 	status, body := p.get(t, "http://huge.example.com/")
 	assert.Equal(t, http.StatusBadGateway, status)
 	assert.Contains(t, body, "response header of huge.example.com is too large")
+}
+
+// A refused request explains itself in the status line too (a client that
+// fails a CONNECT shows only that), and each refused host is logged once
+// at Warn, the default level (issue 24).
+func TestRefusalStatusTextAndWarnOnce(t *testing.T) {
+	p := startProxy(t, &Server{Dial: world{}.dial}, []string{"registry.npmjs.org"}, []string{"ads.example.com"})
+	_, resp, msg := p.connect(t, "example.org:443")
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Equal(t, "403 boxsh: example.org is not allowed (run with --allow-domain example.org)", resp.Status)
+	assert.Contains(t, msg, "--allow-domain example.org")
+	resp2, err := p.client().Get("http://example.org/again")
+	require.NoError(t, err)
+	resp2.Body.Close()
+	assert.Equal(t, "403 boxsh: example.org is not allowed (run with --allow-domain example.org)", resp2.Status)
+	_, resp, _ = p.connect(t, "ads.example.com:443")
+	assert.Equal(t, "403 boxsh: ads.example.com is refused by the denied domain ads.example.com", resp.Status)
+	_, resp, _ = p.connect(t, "10.0.0.1:443")
+	assert.Contains(t, resp.Status, "10.0.0.1 is not allowed")
+
+	var warns []string
+	for line := range strings.SplitSeq(strings.TrimSpace(p.log.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		if m["@level"] == "warn" {
+			warns = append(warns, m["@message"].(string))
+		}
+	}
+	assert.Equal(t, []string{
+		"example.org is not allowed (run with --allow-domain example.org)",
+		"ads.example.com is refused by the denied domain ads.example.com",
+		"10.0.0.1 is not allowed (an IP address is allowed only when named exactly: --allow-domain 10.0.0.1)",
+	}, warns, "one line per refused host, however often it is refused")
+}
+
+func TestStatusText(t *testing.T) {
+	assert.Equal(t, "a?b", statusText("a\x7fb"))
+	assert.Equal(t, "x??y", statusText("x\r\ny"))
 }

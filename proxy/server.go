@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -70,8 +71,12 @@ type Server struct {
 // server is a Server with its defaults filled in.
 type server struct {
 	Server
-	slots chan struct{} // a token per connection served
-	busy  chan struct{} // a token per connection refused politely
+	// refused are the hosts whose refusal was logged at Warn.
+	refusedMu   sync.Mutex
+	refused     map[string]struct{}
+	refusedFull sync.Once
+	slots       chan struct{} // a token per connection served
+	busy        chan struct{} // a token per connection refused politely
 }
 
 func (s *Server) withDefaults() *server {
@@ -95,6 +100,7 @@ func (s *Server) withDefaults() *server {
 	if srv.Setting == "" {
 		srv.Setting = DefaultSetting
 	}
+	srv.refused = map[string]struct{}{}
 	srv.slots = make(chan struct{}, srv.MaxConns)
 	srv.busy = make(chan struct{}, busySlots)
 	return srv
@@ -189,11 +195,42 @@ func (srv *server) serveConn(ctx context.Context, nc net.Conn, busy bool) {
 	}
 }
 
-// decide decides on host:port and logs the decision.
+// decide decides on host:port and logs the decision; the first refusal
+// of each host is logged at Warn too (see warnRefused).
 func (srv *server) decide(host string, port int, protocol string) decision {
 	d := srv.Rules.decide(host, port)
 	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule)
+	if !d.allowed {
+		srv.warnRefused(d)
+	}
 	return d
+}
+
+// maxRefusedHosts bounds the hosts whose refusal is logged at Warn, so
+// that a command trying many names cannot grow the set without end.
+const maxRefusedHosts = 1000
+
+// warnRefused logs at Warn, the default level, one line the first time a
+// host is refused, so that the user learns what a build needed (a client
+// often shows only "403" or "connection refused"); later refusals of the
+// host are logged at Info only.
+func (srv *server) warnRefused(d decision) {
+	srv.refusedMu.Lock()
+	_, seen := srv.refused[d.host]
+	full := len(srv.refused) >= maxRefusedHosts
+	if !seen && !full {
+		srv.refused[d.host] = struct{}{}
+	}
+	srv.refusedMu.Unlock()
+	switch {
+	case seen:
+	case full:
+		srv.refusedFull.Do(func() {
+			srv.Log.Warn(fmt.Sprintf("refused more than %d hosts; the others are logged at info only", maxRefusedHosts))
+		})
+	default:
+		srv.Log.Warn(strings.TrimPrefix(shortRefusal(d), "boxsh: "))
+	}
 }
 
 // dial connects to the destination d allowed; ctx ending closes the
@@ -228,6 +265,20 @@ func (srv *server) refusal(d decision) string {
 	default:
 		return fmt.Sprintf("boxsh: access to %s is not allowed by the sandbox's network policy. To allow it, add %q to %s (or run with --allow-domain %s).", dest, d.host, srv.Setting, d.host)
 	}
+}
+
+// shortRefusal is the one-line reason d is refused: the status text of a
+// refused HTTP request and the line logged at Warn.
+func shortRefusal(d decision) string {
+	switch {
+	case d.invalid:
+		return "boxsh: " + d.host + " is not a valid host name"
+	case d.denied:
+		return fmt.Sprintf("boxsh: %s is refused by the denied domain %s", d.host, d.rule)
+	case d.ip:
+		return fmt.Sprintf("boxsh: %s is not allowed (an IP address is allowed only when named exactly: --allow-domain %s)", d.host, d.host)
+	}
+	return fmt.Sprintf("boxsh: %s is not allowed (run with --allow-domain %s)", d.host, d.host)
 }
 
 // deniedSetting names the setting of denied domains after the one of
