@@ -36,6 +36,22 @@ const protectWalkBudget = 100_000
 // ruleWalkSkip.)
 var protectWalkSkip = []string{"node_modules", ".venv", "__pycache__"}
 
+// toolCaches are the names of tool and dependency caches, which the walks
+// of GatherProtection and NewRepositories do not look into either: no
+// tool on the host acts on a .git, .devcontainer or .gitmodules inside
+// them (a module's own files in Go's module cache, a package in npm's),
+// so reporting them would only teach users to ignore the report, and a
+// cache can hold more directories than the walks' budget.
+var toolCaches = []string{".cache", ".npm"}
+
+// skipWalk tells whether the walks do not go into the directory p, whose
+// name is name: dependency trees, tool caches, and Go's module cache
+// (GOPATH/pkg/mod).
+func skipWalk(p, name string) bool {
+	return slices.Contains(protectWalkSkip, name) || slices.Contains(toolCaches, name) ||
+		name == "mod" && filepath.Base(filepath.Dir(p)) == "pkg"
+}
+
 // kernelFSPaths are the kernel's file systems, which the walks of the
 // binds (GatherProtection, ResolveFileRules) would otherwise go into on a
 // bind of /.
@@ -345,7 +361,7 @@ func (g *gatherer) walk(root string) error {
 				g.repo(p, de)
 				continue
 			}
-			if g.matchEntry(p, name) || !de.IsDir() || slices.Contains(protectWalkSkip, name) || slices.Contains(kernelFSPaths, p) || g.readOnly(p) {
+			if g.matchEntry(p, name) || !de.IsDir() || skipWalk(p, name) || slices.Contains(kernelFSPaths, p) || g.readOnly(p) {
 				continue
 			}
 			queue = append(queue, p)
@@ -704,7 +720,7 @@ func (g *gatherer) findNew(dirs []string, old map[string]bool) (repos, entries [
 					entries = append(entries, q+" ("+e.Reason+")")
 				}
 			}
-			if de.IsDir() && !old[p] && !slices.Contains(protectWalkSkip, name) && !g.readOnly(p) {
+			if de.IsDir() && !old[p] && !skipWalk(p, name) && !g.readOnly(p) {
 				queue = append(queue, p)
 			}
 		}

@@ -224,3 +224,39 @@ func TestCowProtectedChanges(t *testing.T) {
 	assert.ElementsMatch(t, []string{".git/hooks/pre-commit", "lib/.vscode/tasks.json", ".claude/settings.json", "new/.git"}, paths)
 	assert.Empty(t, CowProtectedChanges(wrBind(f.at("dst"))), "only cow binds")
 }
+
+// What a command made inside tool and dependency caches is not reported
+// (no host tool acts on a module's .devcontainer in Go's module cache);
+// the same entries elsewhere still are (issue 24).
+func TestNewRepositoriesSkipsToolCaches(t *testing.T) {
+	f := newProtectFixture(t)
+	f.mkdir("proj")
+	sb := policy.Sandbox{Binds: []policy.Bind{wrBind(f.base)}}
+	start, err := GatherProtection(sb, "", "")
+	require.NoError(t, err)
+	since := time.Now()
+	for _, d := range []string{
+		"go/pkg/mod/github.com/x/sdk@v1.8.0",
+		"go/pkg/mod/honnef.co/go/tools@v0.8.2",
+		"proj/node_modules/left-pad",
+		".cache/go-build/ab",
+		".npm/_cacache/x",
+	} {
+		f.write(d+"/.devcontainer/devcontainer.json", "{}")
+		f.write(d+"/.gitmodules", "")
+		f.mkdir(d + "/.git/hooks")
+		f.write(d+"/.git/hooks/post-checkout", "")
+	}
+	f.write("proj/.devcontainer/devcontainer.json", "{}")
+	f.write("proj/sub/.gitmodules", "")
+	f.mkdir("proj/vendored/.git/hooks")
+	f.write("proj/pkg/.vscode/tasks.json", "")
+	repos, entries := NewRepositories(sb, "", start, since)
+	var got []string
+	for _, e := range append(repos, entries...) {
+		p, _, _ := strings.Cut(e, " (")
+		got = append(got, strings.TrimPrefix(p, f.base+"/"))
+	}
+	assert.ElementsMatch(t, []string{"proj/.devcontainer", "proj/sub/.gitmodules", "proj/vendored/.git", "proj/pkg/.vscode"}, got,
+		"the real risks, and nothing inside the caches")
+}
