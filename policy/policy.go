@@ -100,11 +100,20 @@ type Sandbox struct {
 	// it, so that a try shell behaves like the host (package databases,
 	// the resolver's files under /run).
 	HostSystem bool
+	// Cache is --cache: a host directory shown writable at the home's
+	// .cache, where the tools' caches go (see plan.CacheEnv).
+	Cache string
+	// Home, set by the runtime (host.ResolveSandbox), is the caller's
+	// home directory. The sandbox gets an empty, writable tmpfs of its own
+	// there when no bind shows it or a directory above it: tools' caches
+	// and files written to $HOME stay in the sandbox and go with it.
+	Home string
 }
 
 // Validate checks the binds against the host: sources must exist, and no
-// destination may appear twice. As in boxsh v3, binds and --new-net-ns
-// without --sandbox are accepted and have no effect.
+// destination may appear twice; the --cache directory must be a
+// directory. (The command line turns the sandbox on for binds and the
+// network flags: unlike boxsh v3, none is ignored.)
 func (s Sandbox) Validate() error {
 	seen := make(map[string]Bind)
 	for _, b := range s.Binds {
@@ -115,6 +124,15 @@ func (s Sandbox) Validate() error {
 			return BindErrorf("--bind %s: %s is already bound by --bind %s", b, b.Dst, prev)
 		}
 		seen[b.Dst] = b
+	}
+	if s.Cache != "" {
+		fi, err := os.Stat(s.Cache)
+		if err != nil {
+			return BindErrorf("--cache %s: %v", s.Cache, errors.Unwrap(err))
+		}
+		if !fi.IsDir() {
+			return BindErrorf("--cache %s: not a directory", s.Cache)
+		}
 	}
 	return nil
 }

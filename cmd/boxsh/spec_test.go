@@ -57,6 +57,7 @@ func decodeSpec(t *testing.T, out string) *specs.Spec {
 
 func TestSpecDefault(t *testing.T) {
 	stubSpecHost(t, "/opt/boxsh/boxsh-init")
+	t.Setenv("HOME", "/home/u")
 	dir := t.TempDir()
 	code, out, errOut := spec(t, dir, "--workers", "2", "--shell", "/bin/bash", "--new-net-ns", "--bind", "wr:.")
 	require.Equal(t, 0, code, errOut)
@@ -78,9 +79,10 @@ func TestSpecDefault(t *testing.T) {
 	for _, m := range s.Mounts {
 		dsts = append(dsts, m.Destination)
 	}
-	assert.Equal(t, []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue", "/usr", "/etc/passwd", "/tmp", "/.boxsh/boxsh-init", dir}, dsts)
+	assert.Equal(t, []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue", "/usr", "/etc/passwd", "/tmp", "/.boxsh/boxsh-init", "/home/u", dir}, dsts)
 	assert.Equal(t, "/opt/boxsh/boxsh-init", s.Mounts[8].Source)
-	assert.Equal(t, []string{"rbind", "rw", "nosuid", "nodev"}, s.Mounts[9].Options)
+	assert.Equal(t, "tmpfs", s.Mounts[9].Type, "the home is the sandbox's own")
+	assert.Equal(t, []string{"rbind", "rw", "nosuid", "nodev"}, s.Mounts[10].Options)
 }
 
 func TestSpecCommand(t *testing.T) {

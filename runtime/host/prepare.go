@@ -34,9 +34,14 @@ func WritePlanFiles(rootfs string, files []plan.File) error {
 // ResolveSandbox applies the policy p to the sandbox sb: its network
 // policy (a network namespace of the sandbox's own unless the network is
 // open) and its allowWrite rules, as wr binds of the paths no bind
-// exposes yet (see AllowWriteBinds).
+// exposes yet (see AllowWriteBinds). It records the home directory, which
+// the sandbox gets as a tmpfs of its own when no bind shows it (see
+// policy.Sandbox.Home).
 func ResolveSandbox(sb policy.Sandbox, p policy.Policy, home, cwd string) (policy.Sandbox, error) {
 	_, sb.NewNetNS = p.Network()
+	if filepath.IsAbs(home) {
+		sb.Home = filepath.Clean(home)
+	}
 	extra, err := AllowWriteBinds(sb, p, home, cwd)
 	if err != nil {
 		return sb, err

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -524,4 +525,67 @@ func TestBuildSpecGolden(t *testing.T) {
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err, "run go test -run Golden -update to make it")
 	assert.Equal(t, string(want), string(got))
+}
+
+// The home is a tmpfs of the sandbox's own unless a bind shows it; binds
+// inside it are mounted on it (issue 24).
+func TestBuildSpecPrivateHome(t *testing.T) {
+	proj := policy.Bind{Mode: policy.ReadWrite, Src: "/home/u/proj", Dst: "/home/u/proj"}
+	cfg := testConfig(proj)
+	cfg.Sandbox.Home = "/home/u"
+	spec := build(t, cfg)
+	home := mountAt(t, spec, "/home/u")
+	assert.Equal(t, "tmpfs", home.Type)
+	assert.Contains(t, home.Options, "nosuid")
+	dsts := destinations(spec.Mounts)
+	assert.Less(t, slices.Index(dsts, "/home/u"), slices.Index(dsts, "/home/u/proj"), "the bind inside comes after the tmpfs")
+
+	for name, bind := range map[string]policy.Bind{
+		"ro home":  {Mode: policy.ReadOnly, Src: "/home/u", Dst: "/home/u"},
+		"wr home":  {Mode: policy.ReadWrite, Src: "/home/u", Dst: "/home/u"},
+		"ro /home": {Mode: policy.ReadOnly, Src: "/home", Dst: "/home"},
+	} {
+		cfg := testConfig(bind)
+		cfg.Sandbox.Home = "/home/u"
+		spec := build(t, cfg)
+		assert.NotContains(t, types(spec.Mounts, "/home/u"), "tmpfs", name)
+	}
+	for _, h := range []string{"/", "/usr/lib/u", "/proc/self", ""} {
+		cfg := testConfig()
+		cfg.Sandbox.Home = h
+		spec := build(t, cfg)
+		for _, m := range spec.Mounts {
+			if m.Type == "tmpfs" {
+				assert.Contains(t, []string{"/dev", "/dev/shm", "/tmp"}, m.Destination, "no tmpfs for home %q", h)
+			}
+		}
+	}
+}
+
+// types are the types of the mounts at dst.
+func types(ms []specs.Mount, dst string) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Destination == dst {
+			out = append(out, m.Type)
+		}
+	}
+	return out
+}
+
+// --cache binds its directory at the home's .cache and points the tools'
+// caches there, unless the environment already does.
+func TestBuildSpecCache(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sandbox.Home, cfg.Sandbox.Cache = "/home/u", "/ci/cache"
+	cfg.Env = append(cfg.Env, "NPM_CONFIG_CACHE=/elsewhere")
+	spec := build(t, cfg)
+	assert.Equal(t, specs.Mount{Destination: "/home/u/.cache", Type: "bind", Source: "/ci/cache", Options: []string{"rbind", "rw", "nosuid", "nodev"}}, mountAt(t, spec, "/home/u/.cache"))
+	dsts := destinations(spec.Mounts)
+	assert.Less(t, slices.Index(dsts, "/home/u"), slices.Index(dsts, "/home/u/.cache"))
+	env := spec.Process.Env
+	assert.Contains(t, env, "XDG_CACHE_HOME=/home/u/.cache")
+	assert.Contains(t, env, "GOMODCACHE=/home/u/.cache/go-mod")
+	assert.Contains(t, env, "GOCACHE=/home/u/.cache/go-build")
+	assert.NotContains(t, env, "npm_config_cache=/home/u/.cache/npm", "the caller's own setting wins")
 }
