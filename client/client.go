@@ -58,15 +58,25 @@ type Options struct {
 	// (default: the caller's). Inside a cow bind's Src, commands start at
 	// the same place under its Dst.
 	Dir string
-	// Sandbox runs every tool in a rootless sandbox (--sandbox).
+	// Sandbox runs every tool in a rootless sandbox (--sandbox). Binds,
+	// Network, AllowDomains and Cache turn it on too, as does a PolicyFile
+	// with file rules or network settings: none of them is ignored.
 	Sandbox bool
 	// Binds are the sandbox's --bind flags.
 	Binds []Bind
 	// Network is --network: NetworkDisabled, NetworkAllowAll or
 	// NetworkAllowlist; empty leaves the policy's.
 	Network string
-	// AllowDomains are --allow-domain names for NetworkAllowlist.
+	// AllowDomains are --allow-domain names; without Network they mean
+	// NetworkAllowlist (with another mode, Start fails).
 	AllowDomains []string
+	// Cache is --cache: a host directory kept across runs for the tools'
+	// caches (the sandbox's $HOME/.cache).
+	Cache string
+	// CommandEnv are --env flags: NAME passes the server environment's
+	// variable to commands, NAME=VALUE sets one (as a policy's
+	// environment.pass and environment.set).
+	CommandEnv []string
 	// PolicyFile is --policy.
 	PolicyFile string
 	// Workers is --workers (0: boxsh's default, 4).
@@ -97,7 +107,7 @@ func (o Options) args() []string {
 	if o.LogLevel != "" {
 		a = append(a, "--log-level", o.LogLevel)
 	}
-	if o.Sandbox {
+	if o.Sandbox || len(o.Binds) > 0 || o.Network != "" || len(o.AllowDomains) > 0 || o.Cache != "" {
 		a = append(a, "--sandbox")
 	}
 	for _, b := range o.Binds {
@@ -108,6 +118,12 @@ func (o Options) args() []string {
 	}
 	for _, d := range o.AllowDomains {
 		a = append(a, "--allow-domain", d)
+	}
+	if o.Cache != "" {
+		a = append(a, "--cache", o.Cache)
+	}
+	for _, e := range o.CommandEnv {
+		a = append(a, "--env", e)
 	}
 	if o.PolicyFile != "" {
 		a = append(a, "--policy", o.PolicyFile)

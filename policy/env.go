@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -90,4 +92,25 @@ func Values(rs []Rule) []string {
 		vs[i] = r.Value
 	}
 	return vs
+}
+
+// ParseEnvFlag parses the value of --env: NAME passes the variable of
+// boxsh's environment, as environment.pass does (NAME* those it starts,
+// but the ones that look like secrets), and NAME=VALUE sets it, as
+// environment.set does. An invalid name is an error that says why.
+func ParseEnvFlag(v string) (Settings, error) {
+	name, value, set := strings.Cut(v, "=")
+	if set {
+		if strings.HasSuffix(name, "*") || validateVarPattern(name) != nil {
+			return Settings{}, fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
+		}
+		if strings.ContainsRune(value, 0) {
+			return Settings{}, errors.New("a value cannot hold a NUL byte")
+		}
+		return Settings{Environment: EnvironmentSettings{Set: map[string]string{name: value}}}, nil
+	}
+	if err := validateVarPattern(name); err != nil {
+		return Settings{}, fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit; a trailing * matches a prefix)", name)
+	}
+	return Settings{Environment: EnvironmentSettings{Pass: []string{name}}}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCommandEnv(t *testing.T) {
@@ -35,4 +36,18 @@ func TestIsSecretName(t *testing.T) {
 	for _, n := range []string{"PATH", "HOME", "EDITOR", "GOPATH", "LANG", "AUTHOR"} {
 		assert.False(t, IsSecretName(n), n)
 	}
+}
+
+// --env passes and sets as environment.pass and environment.set do,
+// secret scrubbing included.
+func TestParseEnvFlagCommandEnv(t *testing.T) {
+	m := NewMerger()
+	for _, v := range []string{"CI=true", "GOFLAGS", "NPM_CONFIG_*", "GITHUB_TOKEN"} {
+		s, err := ParseEnvFlag(v)
+		require.NoError(t, err, v)
+		m.Add(s, "--env")
+	}
+	env := CommandEnv(m.Policy(), []string{"GOFLAGS=-mod=mod", "NPM_CONFIG_REGISTRY=http://r", "NPM_CONFIG__AUTH=x", "GITHUB_TOKEN=t", "OTHER=o", "CI=false"})
+	assert.ElementsMatch(t, []string{"GOFLAGS=-mod=mod", "NPM_CONFIG_REGISTRY=http://r", "GITHUB_TOKEN=t", "CI=true"}, env,
+		"a prefix does not pass a secret; a secret named exactly is passed; a set value wins")
 }

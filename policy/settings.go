@@ -253,6 +253,14 @@ func lineOf(b []byte, offset int64) int {
 	return bytes.Count(b[:offset], []byte("\n")) + 1
 }
 
+// Restricts tells whether s has file rules or network settings: what only
+// a sandbox enforces, so that a --policy file with them turns it on.
+func (s Settings) Restricts() bool {
+	fs, n := s.Filesystem, s.Network
+	return len(fs.DenyRead)+len(fs.AllowRead)+len(fs.AllowWrite)+len(fs.DenyWrite)+len(fs.Protect) > 0 ||
+		n.Mode != "" || len(n.AllowedDomains)+len(n.DeniedDomains) > 0
+}
+
 // validate checks the values a JSON type does not.
 func (s Settings) validate() error {
 	fs := s.Filesystem
@@ -609,12 +617,16 @@ func MarshalSettings(s Settings) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Network is the network mode of p (allow_all when none is set), and
-// whether a sandbox needs a network namespace of its own for it.
+// Network is the network mode of p (allowlist when none is set but
+// domains are allowed, else allow_all), and whether a sandbox needs a
+// network namespace of its own for it.
 func (p Policy) Network() (mode string, ownNamespace bool) {
 	mode = p.NetworkMode.Value
 	if mode == "" {
 		mode = NetworkAllowAll
+		if len(p.AllowedDomains) > 0 {
+			mode = NetworkAllowlist
+		}
 	}
 	return mode, mode != NetworkAllowAll
 }

@@ -130,3 +130,24 @@ func TestNetworkSettings(t *testing.T) {
 	_, err = ParseSettings("n.json", []byte(`{"network": {"allowedDomains": ["http://x.org/"]}}`))
 	assert.ErrorContains(t, err, `network.allowedDomains: "http://x.org/": expected a domain name`)
 }
+
+// Allowed domains without a mode mean the allowlist, not the open network
+// (issue 24).
+func TestNetworkAllowedDomainsMeanAllowlist(t *testing.T) {
+	m := NewMerger()
+	m.Add(Settings{Network: NetworkSettings{AllowedDomains: []string{"example.com"}}}, "f")
+	mode, own := m.Policy().Network()
+	assert.Equal(t, NetworkAllowlist, mode)
+	assert.True(t, own)
+	m.Add(Settings{Network: NetworkSettings{Mode: NetworkAllowAll}}, "g")
+	mode, _ = m.Policy().Network()
+	assert.Equal(t, NetworkAllowAll, mode, "a mode named wins")
+}
+
+func TestSettingsRestricts(t *testing.T) {
+	assert.False(t, Settings{}.Restricts())
+	assert.False(t, Settings{Environment: EnvironmentSettings{Pass: []string{"X"}}, Limits: LimitSettings{Pids: 3}}.Restricts())
+	assert.True(t, Settings{Filesystem: FilesystemSettings{DenyRead: []string{".env"}}}.Restricts())
+	assert.True(t, Settings{Network: NetworkSettings{Mode: NetworkDisabled}}.Restricts())
+	assert.True(t, Settings{Network: NetworkSettings{AllowedDomains: []string{"x.org"}}}.Restricts())
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,10 @@ type options struct {
 	// args are the shell's arguments (modeShell) or the command
 	// (modeCommand).
 	args []string
+	// impliedBy is the first flag that asks for a sandbox without
+	// --sandbox (a --bind, a network flag, --cache): it turns the sandbox
+	// on, so that no restriction the user asked for is ignored.
+	impliedBy string
 }
 
 // parseArgs parses boxsh's own options, which come first; the first
@@ -53,6 +58,14 @@ type options struct {
 func parseArgs(argv []string, cwd string) (options, error) {
 	o := options{mode: modeShell, workers: 4, shell: "/bin/sh"}
 	rpc := false
+	// networkFlag is the flag that named a network mode (--network MODE
+	// or --new-net-ns), allowDomain the first --allow-domain.
+	var networkFlag, networkMode, allowDomain string
+	sandboxFlag := func(flag string) {
+		if o.impliedBy == "" {
+			o.impliedBy = flag
+		}
+	}
 	for i := 0; i < len(argv); i++ {
 		arg := argv[i]
 		name, value, hasValue := strings.Cut(arg, "=")
@@ -80,7 +93,7 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			if rpc {
 				return o, fmt.Errorf("%w: --rpc cannot be combined with -- COMMAND", policy.ErrUsage)
 			}
-			return o, nil
+			i = len(argv)
 		case "--rpc":
 			rpc = true
 		case "--listen":
@@ -143,6 +156,8 @@ func parseArgs(argv []string, cwd string) (options, error) {
 		case "--sandbox":
 			o.sandbox.Enabled = true
 		case "--new-net-ns":
+			sandboxFlag(name)
+			networkFlag, networkMode = name, policy.NetworkDisabled
 			o.sandbox.NewNetNS = true
 			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--new-net-ns", settings: policy.Settings{Network: policy.NetworkSettings{Mode: policy.NetworkDisabled}}})
 		case "--network":
@@ -155,6 +170,8 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			default:
 				return o, fmt.Errorf("%w: --network %q: expected disabled, allow_all or allowlist", policy.ErrUsage, v)
 			}
+			sandboxFlag(name)
+			networkFlag, networkMode = name+" "+v, v
 			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--network", settings: policy.Settings{Network: policy.NetworkSettings{Mode: v}}})
 		case "--allow-domain":
 			v, err := needValue()
@@ -163,6 +180,10 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			}
 			if v == "" || strings.ContainsAny(v, " /") {
 				return o, fmt.Errorf("%w: --allow-domain %q: expected a domain name such as registry.npmjs.org or *.example.com", policy.ErrUsage, v)
+			}
+			sandboxFlag(name)
+			if allowDomain == "" {
+				allowDomain = v
 			}
 			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--allow-domain", settings: policy.Settings{Network: policy.NetworkSettings{AllowedDomains: []string{v}}}})
 		case "--bind":
@@ -174,7 +195,31 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			if err != nil {
 				return o, err
 			}
+			sandboxFlag(name)
 			o.sandbox.Binds = append(o.sandbox.Binds, b)
+		case "--cache":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			if v == "" {
+				return o, fmt.Errorf("%w: --cache needs a directory", policy.ErrUsage)
+			}
+			if !filepath.IsAbs(v) {
+				v = filepath.Join(cwd, v)
+			}
+			sandboxFlag(name)
+			o.sandbox.Cache = filepath.Clean(v)
+		case "--env":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			s, err := policy.ParseEnvFlag(v)
+			if err != nil {
+				return o, fmt.Errorf("%w: --env %q: %v", policy.ErrUsage, v, err)
+			}
+			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--env", settings: s})
 		case "--try":
 			o.sandbox.Try = true
 		case "--policy":
@@ -210,6 +255,20 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			i = len(argv)
 		}
 	}
+	// --allow-domain means the allowlist: it names the mode when no flag
+	// does, and contradicts another mode.
+	if allowDomain != "" {
+		switch networkMode {
+		case "":
+			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--allow-domain", settings: policy.Settings{Network: policy.NetworkSettings{Mode: policy.NetworkAllowlist}}})
+		case policy.NetworkAllowlist:
+		default:
+			return o, fmt.Errorf("%w: --allow-domain %s needs --network allowlist, not %s", policy.ErrUsage, allowDomain, networkFlag)
+		}
+	}
+	if o.impliedBy != "" {
+		o.sandbox.Enabled = true
+	}
 	if !rpc && (o.listen != "" || o.tokenFile != "" || o.noAuth) {
 		return o, fmt.Errorf("%w: --listen, --token-file and --no-auth go with --rpc", policy.ErrUsage)
 	}
@@ -219,7 +278,7 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if o.noAuth && o.tokenFile != "" {
 		return o, fmt.Errorf("%w: --no-auth and --token-file exclude each other", policy.ErrUsage)
 	}
-	if rpc {
+	if rpc && o.mode != modeCommand {
 		o.mode = modeRPC
 		if len(o.args) > 0 {
 			return o, fmt.Errorf("%w: unexpected argument %q in --rpc mode", policy.ErrUsage, o.args[0])
@@ -269,23 +328,32 @@ Options:
   --version            Print the version.
   --help, -h           Print this help.
 
-Sandbox options:
+Sandbox options (each of them, and a --policy file with filesystem or network
+settings, turns the sandbox on):
   --sandbox            Enable the sandbox: only system directories are visible;
-                       expose project paths with --bind.
+                       expose project paths with --bind. $HOME is an empty,
+                       writable directory of the sandbox's own unless a bind
+                       shows it.
   --new-net-ns         A network namespace of its own (loopback only); the same
                        as --network disabled.
   --network MODE       disabled, allow_all (default), or allowlist: only the
                        allowed domains, through boxsh's proxy.
-  --allow-domain NAME  Allow NAME (registry.npmjs.org, *.example.com, name:443)
-                       in allowlist mode.
+  --allow-domain NAME  Allow NAME (registry.npmjs.org, *.example.com, name:443);
+                       implies --network allowlist.
   --bind ro:PATH       Expose PATH read-only.
   --bind wr:PATH       Expose PATH read-write.
   --bind cow:SRC:DST   Copy-on-write: SRC appears at DST; writes go to DST, SRC
                        never changes.
+  --cache DIR          Keep tool caches in the host directory DIR across runs:
+                       it is $HOME/.cache inside (XDG_CACHE_HOME), with Go's
+                       module and build caches and npm's cache in it.
 
 Policy options (also in settings files: ~/.config/boxsh/policy.json, then
 ./.boxsh/policy.json, then --policy FILE; flags win; see boxsh policy --help):
   --policy FILE        A settings file merged after the global and project ones.
+  --env NAME           Pass the host's variable NAME to commands (NAME* passes
+                       the variables it starts, but those that look like
+                       secrets); --env NAME=VALUE sets one.
   --timeout-default S  Timeout, in seconds, of bash calls that give none.
   --max-output SIZE    Cap on each output stream of a bash call (default 10M).
   --memory SIZE        Cap on the data of each command's processes (512M, 2G).

@@ -82,3 +82,81 @@ func TestParseListen(t *testing.T) {
 		assert.ErrorIs(t, err, policy.ErrUsage, argv)
 	}
 }
+
+// Sandbox flags without --sandbox turn the sandbox on: a restriction the
+// user asked for is never ignored (issue 24).
+func TestParseArgsSandboxFlagsImplySandbox(t *testing.T) {
+	for _, argv := range [][]string{
+		{"--bind", "ro:/usr", "-c", "true"},
+		{"--network", "disabled", "-c", "true"},
+		{"--network", "allow_all", "-c", "true"},
+		{"--new-net-ns", "-c", "true"},
+		{"--allow-domain", "example.com", "-c", "true"},
+		{"--cache", "/tmp", "-c", "true"},
+		{"--rpc", "--bind", "wr:/tmp"},
+		{"--bind", "ro:/usr", "--", "true"},
+	} {
+		o, err := parseArgs(argv, "/")
+		require.NoError(t, err, "%q", argv)
+		assert.True(t, o.sandbox.Enabled, "%q", argv)
+		want := argv[0]
+		if want == "--rpc" {
+			want = argv[1]
+		}
+		assert.Equal(t, want, o.impliedBy, "%q", argv)
+	}
+	for _, argv := range [][]string{{"-c", "true"}, {"--env", "FOO", "-c", "true"}, {"--memory", "1G", "--rpc"}} {
+		o, err := parseArgs(argv, "/")
+		require.NoError(t, err, "%q", argv)
+		assert.False(t, o.sandbox.Enabled, "%q", argv)
+	}
+}
+
+// --allow-domain means the allowlist; with another mode it is refused.
+func TestParseArgsAllowDomainMode(t *testing.T) {
+	mode := func(o options) string {
+		m := ""
+		for _, fs := range o.flagSettings {
+			if fs.settings.Network.Mode != "" {
+				m = fs.settings.Network.Mode
+			}
+		}
+		return m
+	}
+	o, err := parseArgs([]string{"--allow-domain", "example.com"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, policy.NetworkAllowlist, mode(o))
+	o, err = parseArgs([]string{"--allow-domain", "example.com", "--network", "allowlist"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, policy.NetworkAllowlist, mode(o))
+	for _, argv := range [][]string{
+		{"--allow-domain", "example.com", "--network", "disabled"},
+		{"--network", "allow_all", "--allow-domain", "example.com"},
+		{"--new-net-ns", "--allow-domain", "example.com"},
+	} {
+		_, err := parseArgs(argv, "/")
+		require.ErrorIs(t, err, policy.ErrUsage, "%q", argv)
+		assert.Contains(t, err.Error(), "needs --network allowlist", "%q", argv)
+	}
+}
+
+func TestParseArgsEnv(t *testing.T) {
+	o, err := parseArgs([]string{"--env", "GOFLAGS", "--env=CI=true", "--env", "NPM_CONFIG_*", "--env", "EMPTY="}, "/")
+	require.NoError(t, err)
+	var got []policy.Settings
+	for _, fs := range o.flagSettings {
+		assert.Equal(t, "--env", fs.flag)
+		got = append(got, fs.settings)
+	}
+	assert.Equal(t, []policy.Settings{
+		{Environment: policy.EnvironmentSettings{Pass: []string{"GOFLAGS"}}},
+		{Environment: policy.EnvironmentSettings{Set: map[string]string{"CI": "true"}}},
+		{Environment: policy.EnvironmentSettings{Pass: []string{"NPM_CONFIG_*"}}},
+		{Environment: policy.EnvironmentSettings{Set: map[string]string{"EMPTY": ""}}},
+	}, got)
+	for _, v := range []string{"", "1X", "A-B", "*", "X*=1", "=v", "A B=1"} {
+		_, err := parseArgs([]string{"--env", v}, "/")
+		require.ErrorIs(t, err, policy.ErrUsage, "%q", v)
+		assert.Contains(t, err.Error(), "not a variable name", "%q", v)
+	}
+}

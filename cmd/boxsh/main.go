@@ -58,6 +58,14 @@ func run(argv []string) int {
 		return sessionCommands[argv[0]](argv[1:], os.Stdout, os.Stderr)
 	}
 	opts, err := parseArgs(argv, cwd)
+	if err == nil && opts.policyFile != "" && opts.impliedBy == "" {
+		// A --policy file with rules only a sandbox enforces turns it on
+		// (an unreadable one fails in loadPolicy).
+		if s, rerr := policy.ReadSettings(opts.policyFile); rerr == nil && s.Restricts() {
+			opts.impliedBy = "--policy"
+			opts.sandbox.Enabled = true
+		}
+	}
 	if err == nil {
 		err = opts.sandbox.Validate()
 	}
