@@ -1,0 +1,290 @@
+//go:build linux
+
+package integration
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The first build of a CI job in the sandbox (issue 24): a fresh user
+// (empty HOME, no caches) builds a Go module and installs an npm project
+// through the allowlist, from stand-ins of the Go module proxy and the npm
+// registry that the test serves on the loopback and the proxy reaches by
+// name (BOXSH_PROXY_HOSTS of the test-seam front, see fakeInternet).
+
+// goModule is a module the Go proxy stand-in serves: its files by name.
+type goModule struct {
+	path, version string
+	files         map[string]string
+}
+
+// ciModules are the modules of the stand-in: the build's module needs
+// greet, which needs words.
+var ciModules = []goModule{
+	{"example.test/words", "v1.2.0", map[string]string{
+		"go.mod":   "module example.test/words\n\ngo 1.21\n",
+		"words.go": "package words\n\nfunc Hello() string { return \"hello\" }\n",
+	}},
+	{"example.test/greet", "v1.0.0", map[string]string{
+		"go.mod":   "module example.test/greet\n\ngo 1.21\n\nrequire example.test/words v1.2.0\n",
+		"greet.go": "package greet\n\nimport \"example.test/words\"\n\nfunc Greet(n string) string { return words.Hello() + \", \" + n }\n",
+	}},
+}
+
+// requestLog counts a stand-in's requests by path.
+type requestLog struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *requestLog) add(p string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.paths = append(l.paths, p)
+}
+
+// take returns the paths requested since the last take.
+func (l *requestLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.paths
+	l.paths = nil
+	return p
+}
+
+// goProxy serves mods by the GOPROXY protocol: $mod/@v/list, .info, .mod
+// and .zip (module paths of lower case only, which need no escaping).
+func goProxy(t *testing.T, mods []goModule, log *requestLog) http.Handler {
+	t.Helper()
+	zips := map[string][]byte{}
+	for _, m := range mods {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for name, content := range m.files {
+			w, err := zw.Create(m.path + "@" + m.version + "/" + name)
+			require.NoError(t, err)
+			_, err = w.Write([]byte(content))
+			require.NoError(t, err)
+		}
+		require.NoError(t, zw.Close())
+		zips[m.path+"@"+m.version] = buf.Bytes()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.add(r.URL.Path)
+		mod, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/@v/")
+		for _, m := range mods {
+			if !ok || m.path != mod {
+				continue
+			}
+			switch rest {
+			case "list":
+				fmt.Fprintln(w, m.version)
+				return
+			case m.version + ".info":
+				fmt.Fprintf(w, `{"Version":%q,"Time":"2024-01-02T03:04:05Z"}`, m.version)
+				return
+			case m.version + ".mod":
+				fmt.Fprint(w, m.files["go.mod"])
+				return
+			case m.version + ".zip":
+				w.Header().Set("Content-Type", "application/zip")
+				w.Write(zips[m.path+"@"+m.version])
+				return
+			}
+		}
+		http.NotFound(w, r)
+	})
+}
+
+// npmPackage is the one package of the registry stand-in, as a tarball
+// with its integrity.
+type npmPackage struct {
+	name, version string
+	tarball       []byte
+	integrity     string
+	shasum        string
+}
+
+func newNPMPackage(t *testing.T, name, version string) npmPackage {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for file, content := range map[string]string{
+		"package/package.json": fmt.Sprintf(`{"name":%q,"version":%q,"main":"index.js"}`, name, version),
+		"package/index.js":     "module.exports = (s, n) => s.padStart(n);\n",
+	} {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: file, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}))
+		_, err := tw.Write([]byte(content))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, gz.Close())
+	sum512 := sha512.Sum512(buf.Bytes())
+	sum1 := sha1.Sum(buf.Bytes())
+	return npmPackage{name, version, buf.Bytes(), "sha512-" + base64.StdEncoding.EncodeToString(sum512[:]), hex.EncodeToString(sum1[:])}
+}
+
+func (p npmPackage) tarballURL(registry string) string {
+	return registry + "/" + p.name + "/-/" + p.name + "-" + p.version + ".tgz"
+}
+
+// npmRegistry serves the packument of pkg and its tarball, with tarball
+// URLs on registry.
+func npmRegistry(pkg npmPackage, registry string, log *requestLog) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.add(r.URL.Path)
+		switch r.URL.Path {
+		case "/" + pkg.name:
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{
+				"name":      pkg.name,
+				"dist-tags": map[string]string{"latest": pkg.version},
+				"versions": map[string]any{pkg.version: map[string]any{
+					"name": pkg.name, "version": pkg.version,
+					"dist": map[string]string{"tarball": pkg.tarballURL(registry), "integrity": pkg.integrity, "shasum": pkg.shasum},
+				}},
+			})
+		case "/" + pkg.name + "/-/" + pkg.name + "-" + pkg.version + ".tgz":
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(pkg.tarball)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// ciProject is a repository with a Go module that needs greet and an npm
+// project whose lock file names the stand-in's package.
+func ciProject(t *testing.T, pkg npmPackage, registry string) string {
+	t.Helper()
+	repo := t.TempDir()
+	files := map[string]string{
+		"go.mod": "module example.test/app\n\ngo 1.21\n\nrequire example.test/greet v1.0.0\n",
+		// A library of no standard package: a fresh build cache would
+		// compile the runtime first, a minute on a CI machine.
+		"app.go": "package app\n\nimport \"example.test/greet\"\n\nfunc Message() string { return greet.Greet(\"ci\") }\n",
+		"package.json": fmt.Sprintf(`{"name":"app","version":"1.0.0","private":true,"dependencies":{%q:%q}}`,
+			pkg.name, pkg.version),
+		"package-lock.json": fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{`+
+			`"":{"name":"app","version":"1.0.0","dependencies":{%q:%q}},`+
+			`"node_modules/%s":{"version":%q,"resolved":%q,"integrity":%q}}}`,
+			pkg.name, pkg.version, pkg.name, pkg.version, pkg.tarballURL(registry), pkg.integrity),
+	}
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644))
+	}
+	return repo
+}
+
+// ciWorld is the stand-ins, their request logs, and the project.
+type ciWorld struct {
+	repo       string
+	goLog      *requestLog
+	npmLog     *requestLog
+	env        []string // the CI job's environment: a fresh HOME
+	flags      []string // boxsh's flags for the build
+	buildShell string
+}
+
+const (
+	goProxyName = "goproxy.example.test"
+	npmRegName  = "npm.example.test"
+)
+
+func newCIWorld(t *testing.T) *ciWorld {
+	t.Helper()
+	for _, tool := range []string{"go", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed on PATH for the CI build test: %v", tool, err)
+		}
+	}
+	useTestSeamFront(t)
+	w := &ciWorld{goLog: &requestLog{}, npmLog: &requestLog{}}
+	registry := "http://" + npmRegName
+	pkg := newNPMPackage(t, "tiny-pad", "1.0.0")
+	gp := httptest.NewServer(goProxy(t, ciModules, w.goLog))
+	t.Cleanup(gp.Close)
+	np := httptest.NewServer(npmRegistry(pkg, registry, w.npmLog))
+	t.Cleanup(np.Close)
+	t.Setenv("BOXSH_PROXY_HOSTS", goProxyName+"="+strings.TrimPrefix(gp.URL, "http://")+","+npmRegName+"="+strings.TrimPrefix(np.URL, "http://"))
+	w.repo = ciProject(t, pkg, registry)
+	home := homeDir(t)
+	w.env = []string{
+		"HOME=" + home,
+		"GOPROXY=http://" + goProxyName, "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
+		"npm_config_registry=" + registry + "/", "npm_config_audit=false", "npm_config_fund=false",
+		"npm_config_update_notifier=false",
+	}
+	w.flags = []string{"--sandbox", "--bind", "wr:" + w.repo, "--network", "allowlist",
+		"--allow-domain", goProxyName, "--allow-domain", npmRegName,
+		"--env", "GOPROXY", "--env", "GOSUMDB", "--env", "GOFLAGS", "--env", "GOTOOLCHAIN", "--env", "npm_config_*"}
+	w.buildShell = "set -e; cd " + w.repo + "; go mod download && go build ./... && npm ci && node -e 'console.log(require(\"tiny-pad\")(\"x\", 3))'"
+	return w
+}
+
+// build runs the CI build in the sandbox with extra flags.
+func (w *ciWorld) build(t *testing.T, extra ...string) runResult {
+	t.Helper()
+	args := append(append(append([]string{}, w.flags...), extra...), "-c", w.buildShell)
+	r := runBoxshIn(t, testContext(t), w.repo, "", w.env, args...)
+	require.Equal(t, 0, r.code(), "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.FileExists(t, filepath.Join(w.repo, "go.sum"), "the modules were downloaded")
+	assert.Contains(t, r.stdout, "  x\n", "the npm package was installed")
+	return r
+}
+
+func TestCIBuildFreshUser(t *testing.T) {
+	requireRootless(t)
+	w := newCIWorld(t)
+	w.build(t)
+	got := w.goLog.take()
+	assert.Contains(t, got, "/example.test/greet/@v/v1.0.0.zip")
+	assert.Contains(t, got, "/example.test/words/@v/v1.2.0.zip")
+	assert.Contains(t, w.npmLog.take(), "/tiny-pad/-/tiny-pad-1.0.0.tgz")
+	assert.FileExists(t, filepath.Join(w.repo, "node_modules", "tiny-pad", "index.js"), "the repository's writes land on the host")
+	entries, err := os.ReadDir(strings.TrimPrefix(w.env[0], "HOME="))
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the caches went to the sandbox's own home, not the host's")
+}
+
+// With --cache DIR the caches outlive the run: the second build downloads
+// nothing.
+func TestCIBuildCache(t *testing.T) {
+	requireRootless(t)
+	w := newCIWorld(t)
+	cache := t.TempDir()
+	// Go makes its module cache read-only: make it writable again, so
+	// that the test can remove it.
+	t.Cleanup(func() { exec.Command("chmod", "-R", "u+w", cache).Run() })
+	w.build(t, "--cache", cache)
+	assert.NotEmpty(t, w.goLog.take())
+	assert.NotEmpty(t, w.npmLog.take())
+	assert.DirExists(t, filepath.Join(cache, "go-mod", "example.test", "greet@v1.0.0"))
+	assert.DirExists(t, filepath.Join(cache, "go-build"))
+	assert.DirExists(t, filepath.Join(cache, "npm", "_cacache"))
+	require.NoError(t, os.RemoveAll(filepath.Join(w.repo, "node_modules")))
+	r := w.build(t, "--cache", cache)
+	assert.Empty(t, w.goLog.take(), "Go downloaded nothing the second time\n%s", r.stderr)
+	assert.Empty(t, w.npmLog.take(), "npm downloaded nothing the second time\n%s", r.stderr)
+}
