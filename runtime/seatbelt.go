@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,6 +59,10 @@ func SeatbeltConfig(in SeatbeltInputs) (darwin.ProfileConfig, error) {
 			return p
 		}
 		return host.RealPath(p)
+	}
+	if in.Sandbox.Cache != "" {
+		// Seatbelt cannot show a directory at another path.
+		return darwin.ProfileConfig{}, errors.New("--cache is not supported on macOS: Seatbelt cannot show a directory at another path; point the caches into a wr bind with --env instead")
 	}
 	sb := in.Sandbox
 	sb.Binds = nil
