@@ -63,8 +63,9 @@ func sandboxShell(t *testing.T, dir string, flags []string, script string) runRe
 
 // TestSandboxView checks what a sandboxed command sees: root of a user
 // namespace, its own PID namespace with boxsh-init as PID 1, the system
-// directories read-only, a private /tmp, and none of the host's other
-// files (home directories, the working directory unless bound).
+// directories read-only, a private /tmp, an empty home of its own, and
+// none of the host's other files (home directories, the working directory
+// unless bound).
 func TestSandboxView(t *testing.T) {
 	requireRootless(t)
 	dir := t.TempDir()
@@ -76,7 +77,8 @@ func TestSandboxView(t *testing.T) {
 		echo "host=$(hostname)"
 		touch /usr/boxsh-probe 2>/dev/null && echo usr-writable
 		echo tmp > /tmp/probe && echo tmp-writable
-		test -e `+home+` && echo home-visible
+		test -d `+home+` || echo no-home
+		ls -A `+home+` | grep -q . && echo home-not-empty
 		test -e `+dir+`/host-file && echo cwd-visible
 		test -e /root && echo root-visible
 		ls -A | grep -q . && echo cwd-not-empty
@@ -86,7 +88,7 @@ func TestSandboxView(t *testing.T) {
 	assert.Contains(t, r.stdout, "pid1=/.boxsh/boxsh-init --exec --lifeline 3 -- /bin/sh\n")
 	assert.Contains(t, r.stdout, "host=boxsh\n")
 	assert.Contains(t, r.stdout, "tmp-writable\n")
-	for _, leak := range []string{"usr-writable", "home-visible", "cwd-visible", "root-visible", "cwd-not-empty"} {
+	for _, leak := range []string{"usr-writable", "no-home", "home-not-empty", "cwd-visible", "root-visible", "cwd-not-empty"} {
 		assert.NotContains(t, r.stdout, leak)
 	}
 	assert.True(t, strings.HasSuffix(r.stdout, "\n"+dir+"\n"), "an unbound cwd keeps its path (as in boxsh v4), without its files: %q", r.stdout)
