@@ -26,7 +26,9 @@
 //
 // # Sessions
 //
-// NewSession makes a copy-on-write session on a directory, SRC: its DST,
+// Sessions are package client/session's, which programs that only review
+// and apply (boxsh changes, diff, apply) use alone; the names here are its,
+// and the client's Session adds Start. NewSession makes a copy-on-write session on a directory, SRC: its DST,
 // the overlay's work directory and its metadata live under
 // SessionOptions.BaseDir (default $XDG_STATE_HOME/boxsh/sessions), mode
 // 0700. Session.Start runs a sandboxed server whose commands see SRC but

@@ -2,294 +2,139 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"time"
+
+	"github.com/boxsh/boxsh/client/session"
 )
 
-// Names of a session's files, beside its DST.
+// Copy-on-write sessions are package client/session's; the client's names
+// for them stay, and the client's Session adds Start, which runs a server on
+// one.
+
+type (
+	// SessionOptions configure NewSession (session.Options).
+	SessionOptions = session.Options
+	// SessionInfo is a session's metadata (session.Info).
+	SessionInfo = session.Info
+	// Change is one difference between a session's DST and SRC.
+	Change = session.Change
+	// Kind is what a Change does.
+	Kind = session.Kind
+	// FileType is the type of a file in a Change.
+	FileType = session.FileType
+	// ApplyOptions configure Session.Apply.
+	ApplyOptions = session.ApplyOptions
+	// ApplyResult is what Session.Apply applied, refused and narrowed.
+	ApplyResult = session.ApplyResult
+	// Refusal is a change Session.Apply refused, and why.
+	Refusal = session.Refusal
+)
+
+// The kinds of Change and the types of file (see package session).
 const (
-	// MetaFile is the session's metadata (SessionInfo as JSON).
-	MetaFile = "boxsh-session.json"
-	// ManifestFile records SRC's state when the session started.
-	ManifestFile = "boxsh-manifest"
-	// LockFile is locked (flock) by the Client of Session.Start while its
-	// server runs, so that nothing else uses the session meanwhile.
-	LockFile = "boxsh-session.lock"
-	// dstName is the name of DST in a session directory of NewSession.
-	dstName = "dst"
+	Added          = session.Added
+	Modified       = session.Modified
+	Deleted        = session.Deleted
+	DirReplaced    = session.DirReplaced
+	TypeChanged    = session.TypeChanged
+	ModeChanged    = session.ModeChanged
+	SymlinkChanged = session.SymlinkChanged
+
+	TypeFile    = session.TypeFile
+	TypeDir     = session.TypeDir
+	TypeSymlink = session.TypeSymlink
+)
+
+// Names of a session's files, beside its DST (see package session).
+const (
+	MetaFile     = session.MetaFile
+	ManifestFile = session.ManifestFile
+	LockFile     = session.LockFile
 )
 
 // ErrSessionInUse is returned by Session.Start and Session.Discard (and
 // matched with errors.Is) for a session whose server still runs.
-var ErrSessionInUse = errors.New("boxsh: session in use by a running server")
+var ErrSessionInUse = session.ErrInUse
 
-// SessionOptions configure NewSession.
-type SessionOptions struct {
-	// Src is the directory the session works on (copy-on-write).
-	Src string
-	// BaseDir holds the sessions (default DefaultBaseDir()).
-	BaseDir string
-	// Label is free text kept in the metadata (who, what for).
-	Label string
-}
-
-// SessionInfo is a session's metadata, kept as MetaFile beside its DST.
-type SessionInfo struct {
-	Version int    `json:"version"`
-	ID      string `json:"id"`
-	// Src is the directory the session works on; Dst the directory of its
-	// changes (the overlay's upper directory).
-	Src string `json:"src"`
-	Dst string `json:"dst"`
-	// Started is when the session was made.
-	Started time.Time `json:"started"`
-	// OwnerPID is the process that made the session, and OwnerStart its
-	// start time (clock ticks after boot; 0 when unknown), which tells it
-	// from a later process given the same PID.
-	OwnerPID   int    `json:"owner_pid"`
-	OwnerStart uint64 `json:"owner_start"`
-	Label      string `json:"label,omitempty"`
-}
-
-// Session is a copy-on-write session: commands run on a view of Src whose
-// writes land in Dst, to be reviewed (Changes, Diff), then applied to Src
-// (Apply) or thrown away (Discard).
+// Session is a copy-on-write session (a *session.Session: Changes, Diff,
+// Apply, Discard and the rest) on which Start runs a sandboxed server.
 type Session struct {
-	dir  string // holds MetaFile and ManifestFile
-	info SessionInfo
+	*session.Session
 }
 
-// DefaultBaseDir is where sessions are kept by default:
-// $XDG_STATE_HOME/boxsh/sessions, or ~/.local/state/boxsh/sessions.
-func DefaultBaseDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "boxsh", "sessions"), nil
-	}
-	home, err := os.UserHomeDir()
+// wrap gives sessions the client's Start.
+func wrap(s *session.Session, err error) (*Session, error) {
 	if err != nil {
-		return "", fmt.Errorf("session directory: %w", err)
+		return nil, err
 	}
-	return filepath.Join(home, ".local", "state", "boxsh", "sessions"), nil
+	return &Session{s}, nil
 }
 
-// NewSession makes a session on opts.Src under opts.BaseDir: a directory
-// (mode 0700) holding the metadata, a manifest of Src's state now (to
-// detect what the host changes meanwhile) and DST. Start a sandbox on it
-// with Session.Start, or pass Session.Bind to boxsh yourself.
+// wrapAll is wrap for a list.
+func wrapAll(list []*session.Session, err error) ([]*Session, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Session, len(list))
+	for i, s := range list {
+		out[i] = &Session{s}
+	}
+	return out, nil
+}
+
+// DefaultBaseDir is where sessions are kept by default (session.DefaultBaseDir).
+func DefaultBaseDir() (string, error) { return session.DefaultBaseDir() }
+
+// NewSession makes a session on opts.Src (session.New). Start a sandbox on
+// it with Session.Start, or pass Session.Bind to boxsh yourself.
 func NewSession(ctx context.Context, opts SessionOptions) (*Session, error) {
-	src, err := cleanDir(opts.Src)
-	if err != nil {
-		return nil, fmt.Errorf("session source: %w", err)
-	}
-	base := opts.BaseDir
-	if base == "" {
-		if base, err = DefaultBaseDir(); err != nil {
-			return nil, err
-		}
-	}
-	if base, err = filepath.Abs(base); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(base, 0o700); err != nil {
-		return nil, fmt.Errorf("session directory: %w", err)
-	}
-	if real, err := filepath.EvalSymlinks(base); err == nil {
-		base = real
-	}
-	if isUnder(base, src) || isUnder(src, base) {
-		return nil, fmt.Errorf("session directory %s and source %s must not contain one another", base, src)
-	}
-	id := newID()
-	dir := filepath.Join(base, id)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("session directory: %w", err)
-	}
-	s, err := createSession(ctx, dir, filepath.Join(dir, dstName), src, id, opts.Label)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	return s, nil
+	return wrap(session.New(ctx, opts))
 }
 
 // CreateSessionMeta records a session for DST, the changes directory of a
-// cow:SRC:DST bind made elsewhere (boxsh --try does so): the metadata and
-// SRC's manifest go beside DST. It returns the session.
+// cow:SRC:DST bind made elsewhere (session.CreateMeta).
 func CreateSessionMeta(ctx context.Context, src, dst string) (*Session, error) {
-	src, err := cleanDir(src)
-	if err != nil {
-		return nil, err
-	}
-	dst, err = filepath.Abs(dst)
-	if err != nil {
-		return nil, err
-	}
-	return createSession(ctx, filepath.Dir(dst), dst, src, filepath.Base(filepath.Dir(dst)), "")
+	return wrap(session.CreateMeta(ctx, src, dst))
 }
 
-func createSession(ctx context.Context, dir, dst, src, id, label string) (*Session, error) {
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		return nil, fmt.Errorf("session: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m, err := takeManifest(src)
-	if err != nil {
-		return nil, fmt.Errorf("session: record %s: %w", src, err)
-	}
-	if err := m.save(filepath.Join(dir, ManifestFile)); err != nil {
-		return nil, err
-	}
-	s := &Session{dir: dir, info: SessionInfo{
-		Version: 1, ID: id, Src: src, Dst: dst, Started: time.Now().UTC(),
-		OwnerPID: os.Getpid(), OwnerStart: processStart(os.Getpid()), Label: label,
-	}}
-	if err := s.saveInfo(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+// OpenSession opens the session whose DST or directory is path
+// (session.Open).
+func OpenSession(path string) (*Session, error) { return wrap(session.Open(path)) }
 
-// saveInfo writes the metadata atomically.
-func (s *Session) saveInfo() error {
-	b, err := json.MarshalIndent(s.info, "", "  ")
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(s.dir, MetaFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("session metadata: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("session metadata: %w", err)
-	}
-	return nil
-}
+// ListSessions lists the sessions under baseDir (session.List).
+func ListSessions(baseDir string) ([]*Session, error) { return wrapAll(session.List(baseDir)) }
 
-// OpenSession opens the session whose DST, or whose directory (the one
-// holding MetaFile), is path.
-func OpenSession(path string) (*Session, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	for _, dir := range []string{abs, filepath.Dir(abs)} {
-		b, err := os.ReadFile(filepath.Join(dir, MetaFile))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("session metadata: %w", err)
-		}
-		var info SessionInfo
-		if err := json.Unmarshal(b, &info); err != nil {
-			return nil, fmt.Errorf("session metadata %s: %w", filepath.Join(dir, MetaFile), err)
-		}
-		if dir != abs && info.Dst != abs {
-			continue // a metadata file of another DST in the same parent
-		}
-		if info.Src == "" || info.Dst == "" {
-			return nil, fmt.Errorf("session metadata %s: no src or dst", filepath.Join(dir, MetaFile))
-		}
-		return &Session{dir: dir, info: info}, nil
-	}
-	return nil, fmt.Errorf("%s is not a boxsh session: no %s in it or beside it (sessions are made by boxsh --try and the Go client)", path, MetaFile)
-}
-
-// ListSessions lists the sessions under baseDir (default
-// DefaultBaseDir()), oldest first.
-func ListSessions(baseDir string) ([]*Session, error) {
-	if baseDir == "" {
-		var err error
-		if baseDir, err = DefaultBaseDir(); err != nil {
-			return nil, err
-		}
-	}
-	entries, err := os.ReadDir(baseDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sessions: %w", err)
-	}
-	var out []*Session
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		s, err := OpenSession(filepath.Join(baseDir, e.Name()))
-		if err != nil {
-			continue
-		}
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].info.Started.Before(out[j].info.Started) })
-	return out, nil
-}
-
-// RecoverSessions lists the sessions under baseDir whose owner process
-// has died (a crash, kill -9) and that no server uses (InUse): their
-// changes are all in DST, to Apply or Discard.
+// RecoverSessions lists the sessions under baseDir whose owner died and
+// that no server uses (session.Recover).
 func RecoverSessions(baseDir string) ([]*Session, error) {
-	all, err := ListSessions(baseDir)
-	if err != nil {
-		return nil, err
-	}
-	var out []*Session
-	for _, s := range all {
-		if !s.OwnerAlive() && !s.InUse() {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return wrapAll(session.Recover(baseDir))
 }
 
-// Info is the session's metadata.
-func (s *Session) Info() SessionInfo { return s.info }
+// Changes lists the changes of DST, a cow bind's changes directory, against
+// SRC (session.Changes).
+func Changes(src, dst string) ([]Change, error) { return session.Changes(src, dst) }
 
-// ID names the session.
-func (s *Session) ID() string { return s.info.ID }
+// Diff is the unified diff of path's changes in DST against SRC, or of
+// every change when path is "" (session.Diff).
+func Diff(src, dst, path string) (string, error) { return session.Diff(src, dst, path) }
 
-// Src is the directory the session works on.
-func (s *Session) Src() string { return s.info.Src }
+// QuotePath quotes a file name for a listing, as git does with
+// core.quotePath (session.QuotePath).
+func QuotePath(name string) string { return session.QuotePath(name) }
 
-// Dst is the directory of the session's changes.
-func (s *Session) Dst() string { return s.info.Dst }
+// EscapeControls escapes the control characters of a message
+// (session.EscapeControls).
+func EscapeControls(s string) string { return session.EscapeControls(s) }
 
-// Dir is the directory holding the session's metadata.
-func (s *Session) Dir() string { return s.dir }
+// SessionsSupported tells why sessions cannot work here, or nil
+// (session.Supported).
+func SessionsSupported() error { return session.Supported() }
 
 // Bind is the sandbox bind of the session: cow:Src:Dst. Inside the
 // sandbox, Src's files are seen at Dst.
-func (s *Session) Bind() Bind { return Bind{Mode: CopyOnWrite, Src: s.info.Src, Dst: s.info.Dst} }
-
-// OwnerAlive tells whether the process that made the session still runs.
-func (s *Session) OwnerAlive() bool {
-	return processAlive(s.info.OwnerPID, s.info.OwnerStart)
-}
-
-// InUse tells whether a server started by Session.Start (in this process
-// or another) runs on the session now.
-func (s *Session) InUse() bool { return sessionLocked(s.dir) }
-
-// Adopt makes the calling process the session's owner (after recovering
-// it, say).
-func (s *Session) Adopt() error {
-	s.info.OwnerPID, s.info.OwnerStart = os.Getpid(), processStart(os.Getpid())
-	return s.saveInfo()
-}
+func (s *Session) Bind() Bind { return Bind{Mode: CopyOnWrite, Src: s.Src(), Dst: s.Dst()} }
 
 // Start starts a sandboxed server on the session: opts with Sandbox set,
 // the session's bind added, and (when opts.Dir is empty) Src as the
@@ -307,16 +152,16 @@ func (s *Session) Adopt() error {
 // place in Dst, and the paths List and Stat answer are translated back.
 // Command lines are not translated: write them with relative paths.
 func (s *Session) Start(ctx context.Context, opts Options) (*Client, error) {
-	lock, err := lockSession(s.dir)
+	lock, err := s.Lock()
 	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", s.info.Dst, err)
+		return nil, fmt.Errorf("session %s: %w", s.Dst(), err)
 	}
 	opts.Sandbox = true
 	opts.Binds = append(append([]Bind{}, opts.Binds...), s.Bind())
 	if opts.Dir == "" {
-		opts.Dir = s.info.Src
+		opts.Dir = s.Src()
 	}
-	return start(ctx, opts, lock, &pathView{src: s.info.Src, dst: s.info.Dst})
+	return start(ctx, opts, lock, &pathView{src: s.Src(), dst: s.Dst()})
 }
 
 // pathView maps the host path of a session's project (src) to where its
@@ -346,111 +191,7 @@ func (v *pathView) out(p string) string {
 	return p
 }
 
-// Changes lists the session's changes (see the package function Changes).
-func (s *Session) Changes() ([]Change, error) {
-	return Changes(s.info.Src, s.info.Dst)
-}
-
-// Size is the disk space DST takes, in bytes (file sizes).
-func (s *Session) Size() int64 {
-	var n int64
-	_ = filepath.WalkDir(s.info.Dst, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
-// Discard removes the session: DST, the overlay's work directory and the
-// metadata. SRC is not touched. It refuses a session a server runs on
-// (ErrSessionInUse).
-func (s *Session) Discard() error {
-	lock, err := lockSession(s.dir)
-	if errors.Is(err, ErrSessionInUse) {
-		return fmt.Errorf("discard %s: %w", s.info.Dst, err)
-	}
-	if lock != nil {
-		defer lock.Close()
-	}
-	work := filepath.Join(filepath.Dir(s.info.Dst), ".boxsh", filepath.Base(s.info.Dst))
-	for _, p := range []string{s.info.Dst, work} {
-		if err := removeAll(p); err != nil {
-			return fmt.Errorf("discard: %w", err)
-		}
-	}
-	os.Remove(filepath.Dir(work)) // .boxsh, when empty
-	os.Remove(filepath.Join(s.dir, ManifestFile))
-	os.Remove(filepath.Join(s.dir, LockFile))
-	if err := os.Remove(filepath.Join(s.dir, MetaFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("discard: %w", err)
-	}
-	if s.dir != s.info.Src {
-		os.Remove(s.dir) // when empty: a session directory, or --try's
-	}
-	return nil
-}
-
-// removeAll is os.RemoveAll that first makes read-only directories
-// writable by their owner (a sandbox may leave 0555 directories).
-func removeAll(path string) error {
-	err := os.RemoveAll(path)
-	if err == nil {
-		return nil
-	}
-	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(path)
-}
-
-// cleanDir is path made absolute, its symbolic links resolved; it must
-// be a directory.
-func cleanDir(path string) (string, error) {
-	if path == "" {
-		return "", errors.New("no directory given")
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	if abs, err = filepath.EvalSymlinks(abs); err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", err
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a directory", abs)
-	}
-	return abs, nil
-}
-
-// cleanRel is a path relative to SRC in the form of a Change's Path:
-// slash-separated, without leading or trailing slashes; "" for SRC itself.
-func cleanRel(p string) string {
-	p = strings.Trim(filepath.ToSlash(filepath.Clean(p)), "/")
-	if p == "." {
-		return ""
-	}
-	return p
-}
-
-// isUnder tells whether path is prefix or inside it.
+// isUnder tells whether path is prefix or inside it (both clean).
 func isUnder(path, prefix string) bool {
 	return path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/")
-}
-
-// newID is a session id: the time and 6 random hex digits.
-func newID() string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxsh/boxsh/client"
+	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
 )
@@ -37,7 +37,7 @@ const sessionUsage = `Usage: boxsh changes DST [--json]     List the changes of 
        boxsh sessions [--base DIR]     List the sessions, with their age and size.
 
 DST is the directory of the session's changes: the work directory that --try
-announces (.boxsh-try-XXXXXX/work), or a session of the Go client.
+announces (.boxsh-try-XXXXXX/work), or a session of the Go session.
 Exit status: 0, 1 on failure, 3 when apply left changes out.
 `
 
@@ -85,7 +85,7 @@ func sessionFail(stderr io.Writer, err error) int {
 		return 0
 	}
 	// The error may name a path the sandbox chose.
-	fmt.Fprintf(stderr, "boxsh: %s\n", client.EscapeControls(err.Error()))
+	fmt.Fprintf(stderr, "boxsh: %s\n", session.EscapeControls(err.Error()))
 	if strings.Contains(err.Error(), "unknown option") || strings.Contains(err.Error(), "expected") {
 		return 2
 	}
@@ -93,11 +93,11 @@ func sessionFail(stderr io.Writer, err error) int {
 }
 
 // openSessionArg opens the session named by the first argument.
-func openSessionArg(rest []string) (*client.Session, []string, error) {
+func openSessionArg(rest []string) (*session.Session, []string, error) {
 	if len(rest) == 0 {
 		return nil, nil, fmt.Errorf("expected the session's DST directory")
 	}
-	s, err := client.OpenSession(rest[0])
+	s, err := session.Open(rest[0])
 	return s, rest[1:], err
 }
 
@@ -119,7 +119,7 @@ func runChanges(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, ok := flags["--json"]; ok {
 		if cs == nil {
-			cs = []client.Change{}
+			cs = []session.Change{}
 		}
 		return writeJSON(stdout, stderr, cs)
 	}
@@ -168,7 +168,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return sessionFail(stderr, fmt.Errorf("apply: the policy's filesystem.protect: %w", err))
 	}
-	res, err := s.Apply(client.ApplyOptions{DryRun: dry, Paths: paths, Protect: host.ProtectEntries(p)})
+	res, err := s.Apply(session.ApplyOptions{DryRun: dry, Paths: paths, Protect: host.ProtectEntries(p)})
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
@@ -186,18 +186,18 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s %s\n", verb, c)
 		}
 		for _, r := range res.Narrowed {
-			fmt.Fprintf(stdout, "narrowed %s: %s\n", r.Change, client.EscapeControls(r.Reason))
+			fmt.Fprintf(stdout, "narrowed %s: %s\n", r.Change, session.EscapeControls(r.Reason))
 		}
 		for _, list := range []struct {
 			what string
-			rs   []client.Refusal
+			rs   []session.Refusal
 		}{{"conflict", res.Conflicts}, {"skipped", res.Skipped}, {"failed", res.Failed}} {
 			for _, r := range list.rs {
-				fmt.Fprintf(stdout, "%s %s: %s\n", list.what, r.Change, client.EscapeControls(r.Reason))
+				fmt.Fprintf(stdout, "%s %s: %s\n", list.what, r.Change, session.EscapeControls(r.Reason))
 			}
 		}
 		fmt.Fprintf(stderr, "boxsh: %s %d change(s) to %s; %d conflict(s), %d skipped, %d failed\n",
-			verb, len(res.Applied), client.QuotePath(s.Src()), len(res.Conflicts), len(res.Skipped), len(res.Failed))
+			verb, len(res.Applied), session.QuotePath(s.Src()), len(res.Conflicts), len(res.Skipped), len(res.Failed))
 	}
 	if refused > 0 {
 		return 3
@@ -223,7 +223,7 @@ func runDiscard(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
-	fmt.Fprintf(stderr, "boxsh: discarded %s\n", client.QuotePath(s.Dst()))
+	fmt.Fprintf(stderr, "boxsh: discarded %s\n", session.QuotePath(s.Dst()))
 	return 0
 }
 
@@ -235,7 +235,7 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
-	ss, err := client.ListSessions(flags["--base"])
+	ss, err := session.List(flags["--base"])
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
@@ -243,7 +243,7 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 	if cwd, err := os.Getwd(); err == nil {
 		tries, _ := filepath.Glob(filepath.Join(filepath.Dir(cwd), ".boxsh-try-*"))
 		for _, d := range tries {
-			if s, err := client.OpenSession(d); err == nil {
+			if s, err := session.Open(d); err == nil {
 				ss = append(ss, s)
 			}
 		}
@@ -267,7 +267,7 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 		if r.Running {
 			state = "running"
 		}
-		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\tsrc %s\n", client.QuotePath(r.Dst), age(time.Since(r.Started)), humanSize(r.Size), state, client.QuotePath(r.Src))
+		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\tsrc %s\n", session.QuotePath(r.Dst), age(time.Since(r.Started)), humanSize(r.Size), state, session.QuotePath(r.Src))
 	}
 	return 0
 }
@@ -315,18 +315,18 @@ func humanSize(n int64) string {
 // many files changed and how to apply them.
 type trySession struct {
 	dst  string
-	made chan *client.Session
+	made chan *session.Session
 }
 
 // startTrySession records the session of cow:cwd:dst.
 func startTrySession(cwd, dst string) *trySession {
-	t := &trySession{dst: dst, made: make(chan *client.Session, 1)}
-	if client.SessionsSupported() != nil {
+	t := &trySession{dst: dst, made: make(chan *session.Session, 1)}
+	if session.Supported() != nil {
 		t.made <- nil
 		return t
 	}
 	go func() {
-		s, err := client.CreateSessionMeta(context.Background(), cwd, dst)
+		s, err := session.CreateMeta(context.Background(), cwd, dst)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "boxsh: cannot record the session (boxsh apply will not work on it): %v\n", err)
 		}
@@ -343,13 +343,13 @@ func (t *trySession) finish(started bool) {
 	}
 	cs, err := s.Changes()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "boxsh: changes in %s: %s\n", client.QuotePath(t.dst), client.EscapeControls(err.Error()))
+		fmt.Fprintf(os.Stderr, "boxsh: changes in %s: %s\n", session.QuotePath(t.dst), session.EscapeControls(err.Error()))
 		return
 	}
 	if len(cs) == 0 {
-		fmt.Fprintf(os.Stderr, "boxsh: no files changed (boxsh discard %s removes the session)\n", client.QuotePath(t.dst))
+		fmt.Fprintf(os.Stderr, "boxsh: no files changed (boxsh discard %s removes the session)\n", session.QuotePath(t.dst))
 		return
 	}
 	fmt.Fprintf(os.Stderr, "boxsh: %d file(s) changed in %s: review with boxsh changes %s (or boxsh diff), then apply with:\n  boxsh apply %s\n",
-		len(cs), client.QuotePath(s.Src()), client.QuotePath(t.dst), client.QuotePath(t.dst))
+		len(cs), session.QuotePath(s.Src()), session.QuotePath(t.dst), session.QuotePath(t.dst))
 }

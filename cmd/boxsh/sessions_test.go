@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/client"
+	"github.com/boxsh/boxsh/client/session"
 )
 
 func TestSessionArgs(t *testing.T) {
@@ -43,7 +43,7 @@ func TestSessionCommands(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(src, "a"), []byte("a\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(src, ".boxsh"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(src, ".boxsh", "policy.json"), []byte(`{"filesystem":{"protect":["Makefile"]}}`), 0o644))
-	_, err := client.CreateSessionMeta(context.Background(), src, dst)
+	_, err := session.CreateMeta(context.Background(), src, dst)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dst, "a"), []byte("A\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(dst, ".git", "hooks"), 0o755))
@@ -52,7 +52,7 @@ func TestSessionCommands(t *testing.T) {
 
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, runChanges([]string{dst, "--json"}, &out, &errb), errb.String())
-	var cs []client.Change
+	var cs []session.Change
 	require.NoError(t, json.Unmarshal(out.Bytes(), &cs))
 	require.Len(t, cs, 4)
 

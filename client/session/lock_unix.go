@@ -1,6 +1,6 @@
 //go:build unix
 
-package client
+package session
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 
 // lockSession takes the session lock of dir (an exclusive flock of
 // LockFile in it) for a server's life: Close releases it, and so does the
-// kernel when the holder dies. ErrSessionInUse when another holds it.
+// kernel when the holder dies. ErrInUse when another holds it.
 func lockSession(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -29,7 +29,7 @@ func lockSession(dir string) (*os.File, error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, ErrSessionInUse
+			return nil, ErrInUse
 		}
 		return nil, fmt.Errorf("session lock: %w", err)
 	}

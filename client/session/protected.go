@@ -1,4 +1,4 @@
-package client
+package session
 
 import "github.com/boxsh/boxsh/policy"
 

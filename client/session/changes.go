@@ -1,4 +1,4 @@
-package client
+package session
 
 import (
 	"bytes"
@@ -114,7 +114,7 @@ func (c Change) String() string {
 // replace SRC's. A file copied up without a change of content or mode
 // (touched) is not a change.
 func Changes(src, dst string) ([]Change, error) {
-	if err := SessionsSupported(); err != nil {
+	if err := Supported(); err != nil {
 		return nil, err
 	}
 	w := &changeWalker{src: src, dst: dst, sem: make(chan struct{}, 8)}
@@ -396,10 +396,10 @@ func readFull(fd int, p []byte) error {
 	return nil
 }
 
-// SessionsSupported tells whether sessions' changes can be read and
+// Supported tells whether sessions' changes can be read and
 // applied here: they are an overlay's upper directory, read and applied
 // with Linux's openat2. (On macOS a cow DST is a full clone of SRC.)
-func SessionsSupported() error {
+func Supported() error {
 	if goruntime.GOOS != "linux" {
 		return fmt.Errorf("copy-on-write sessions are reviewed and applied on Linux only, not on %s", goruntime.GOOS)
 	}

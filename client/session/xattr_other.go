@@ -1,6 +1,6 @@
 //go:build !linux
 
-package client
+package session
 
 // hasXattr: overlay attributes exist on Linux only.
 func hasXattr(path, name string) bool { return false }

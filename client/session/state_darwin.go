@@ -1,6 +1,6 @@
 //go:build darwin
 
-package client
+package session
 
 import (
 	"io/fs"

@@ -1,4 +1,4 @@
-package client
+package session
 
 import (
 	"context"
@@ -98,7 +98,7 @@ func synthSession(t *testing.T) (*Session, string, string) {
 		"link@": "a.txt", "dir/x": "x\n", "dir/y": "y\n", "repl/old": "o\n", "gone/z": "z\n",
 		"typechg": "file\n", "todir/": "",
 	})
-	s, err := CreateSessionMeta(context.Background(), src, dst)
+	s, err := CreateMeta(context.Background(), src, dst)
 	require.NoError(t, err)
 	mkTree(t, dst, tree{
 		"a.txt": "A\n", "new.txt": "new\n", "mode.sh": "#!/bin/sh\n", "same.txt": "s\n",
@@ -198,7 +198,7 @@ func TestApplySkipsProtectedAndUnsafe(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "s", "dst")
 	mkTree(t, src, tree{".git/HEAD": "ref\n", "sub/.bashrc": "ok\n", "keep/.vscode/settings.json": "{}", "plain": "p\n"})
-	s, err := CreateSessionMeta(context.Background(), src, dst)
+	s, err := CreateMeta(context.Background(), src, dst)
 	require.NoError(t, err)
 	mkTree(t, dst, tree{
 		".git/hooks/pre-commit": "evil\n", ".git/config": "evil\n", "sub/.bashrc": "evil\n",
@@ -235,7 +235,7 @@ func TestApplyNeverFollowsSymlinks(t *testing.T) {
 	src, dst, outside := filepath.Join(dir, "src"), filepath.Join(dir, "s", "dst"), filepath.Join(dir, "outside")
 	require.NoError(t, os.MkdirAll(outside, 0o755))
 	mkTree(t, src, tree{"link@": outside, "f": "f\n"})
-	s, err := CreateSessionMeta(context.Background(), src, dst)
+	s, err := CreateMeta(context.Background(), src, dst)
 	require.NoError(t, err)
 	// DST has a plain directory where SRC has the link.
 	mkTree(t, dst, tree{"link/evil": "pwned\n"})
@@ -294,19 +294,19 @@ func TestRecoverAndDiscard(t *testing.T) {
 	base := t.TempDir()
 	src := t.TempDir()
 	mkTree(t, src, tree{"f": "f\n"})
-	s, err := NewSession(context.Background(), SessionOptions{Src: src, BaseDir: base})
+	s, err := New(context.Background(), Options{Src: src, BaseDir: base})
 	require.NoError(t, err)
 	fi, err := os.Stat(s.Dir())
 	require.NoError(t, err)
 	require.Equal(t, fs.FileMode(0o700), fi.Mode().Perm())
-	rec, err := RecoverSessions(base)
+	rec, err := Recover(base)
 	require.NoError(t, err)
 	require.Empty(t, rec, "its owner (this test) runs")
 
 	// A dead owner: PID of a process that has exited.
 	s.info.OwnerPID, s.info.OwnerStart = 0x3fffffff, 1
 	require.NoError(t, s.saveInfo())
-	rec, err = RecoverSessions(base)
+	rec, err = Recover(base)
 	require.NoError(t, err)
 	require.Len(t, rec, 1)
 	require.Equal(t, s.ID(), rec[0].ID())
@@ -333,7 +333,7 @@ func TestApplyNeverOpensModes(t *testing.T) {
 	chmod(src, "shared", 0o775)
 	chmod(src, "tmpish", 0o1777)
 	chmod(src, "sgid", 0o2775)
-	s, err := CreateSessionMeta(context.Background(), src, dst)
+	s, err := CreateMeta(context.Background(), src, dst)
 	require.NoError(t, err)
 	// What the sandbox did: chmod 777 pub; chmod 666 pub/f a.txt a.txt;
 	// chmod 1777 sub; chmod 4755 s; and new entries.

@@ -1,0 +1,404 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Names of a session's files, beside its DST.
+const (
+	// MetaFile is the session's metadata (Info as JSON).
+	MetaFile = "boxsh-session.json"
+	// ManifestFile records SRC's state when the session started.
+	ManifestFile = "boxsh-manifest"
+	// LockFile is locked (flock, Session.Lock) by whatever runs a server
+	// on the session (the Go client's Session.Start) while the server
+	// runs, so that nothing else uses the session meanwhile.
+	LockFile = "boxsh-session.lock"
+	// dstName is the name of DST in a session directory of New.
+	dstName = "dst"
+)
+
+// ErrInUse is returned by Session.Lock and Session.Discard (and matched
+// with errors.Is) for a session whose server still runs.
+var ErrInUse = errors.New("boxsh: session in use by a running server")
+
+// Options configure New.
+type Options struct {
+	// Src is the directory the session works on (copy-on-write).
+	Src string
+	// BaseDir holds the sessions (default DefaultBaseDir()).
+	BaseDir string
+	// Label is free text kept in the metadata (who, what for).
+	Label string
+}
+
+// Info is a session's metadata, kept as MetaFile beside its DST.
+type Info struct {
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	// Src is the directory the session works on; Dst the directory of its
+	// changes (the overlay's upper directory).
+	Src string `json:"src"`
+	Dst string `json:"dst"`
+	// Started is when the session was made.
+	Started time.Time `json:"started"`
+	// OwnerPID is the process that made the session, and OwnerStart its
+	// start time (clock ticks after boot; 0 when unknown), which tells it
+	// from a later process given the same PID.
+	OwnerPID   int    `json:"owner_pid"`
+	OwnerStart uint64 `json:"owner_start"`
+	Label      string `json:"label,omitempty"`
+}
+
+// Session is a copy-on-write session: commands run on a view of Src whose
+// writes land in Dst, to be reviewed (Changes, Diff), then applied to Src
+// (Apply) or thrown away (Discard).
+type Session struct {
+	dir  string // holds MetaFile and ManifestFile
+	info Info
+}
+
+// DefaultBaseDir is where sessions are kept by default:
+// $XDG_STATE_HOME/boxsh/sessions, or ~/.local/state/boxsh/sessions.
+func DefaultBaseDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "boxsh", "sessions"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("session directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "boxsh", "sessions"), nil
+}
+
+// New makes a session on opts.Src under opts.BaseDir: a directory
+// (mode 0700) holding the metadata, a manifest of Src's state now (to
+// detect what the host changes meanwhile) and DST. Start a sandbox on it
+// with the Go client (client.Session.Start), or bind cow:Src:Dst for
+// boxsh yourself.
+func New(ctx context.Context, opts Options) (*Session, error) {
+	src, err := cleanDir(opts.Src)
+	if err != nil {
+		return nil, fmt.Errorf("session source: %w", err)
+	}
+	base := opts.BaseDir
+	if base == "" {
+		if base, err = DefaultBaseDir(); err != nil {
+			return nil, err
+		}
+	}
+	if base, err = filepath.Abs(base); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, fmt.Errorf("session directory: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(base); err == nil {
+		base = real
+	}
+	if isUnder(base, src) || isUnder(src, base) {
+		return nil, fmt.Errorf("session directory %s and source %s must not contain one another", base, src)
+	}
+	id := newID()
+	dir := filepath.Join(base, id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("session directory: %w", err)
+	}
+	s, err := createSession(ctx, dir, filepath.Join(dir, dstName), src, id, opts.Label)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// CreateMeta records a session for DST, the changes directory of a
+// cow:SRC:DST bind made elsewhere (boxsh --try does so): the metadata and
+// SRC's manifest go beside DST. It returns the session.
+func CreateMeta(ctx context.Context, src, dst string) (*Session, error) {
+	src, err := cleanDir(src)
+	if err != nil {
+		return nil, err
+	}
+	dst, err = filepath.Abs(dst)
+	if err != nil {
+		return nil, err
+	}
+	return createSession(ctx, filepath.Dir(dst), dst, src, filepath.Base(filepath.Dir(dst)), "")
+}
+
+func createSession(ctx context.Context, dir, dst, src, id, label string) (*Session, error) {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, err := takeManifest(src)
+	if err != nil {
+		return nil, fmt.Errorf("session: record %s: %w", src, err)
+	}
+	if err := m.save(filepath.Join(dir, ManifestFile)); err != nil {
+		return nil, err
+	}
+	s := &Session{dir: dir, info: Info{
+		Version: 1, ID: id, Src: src, Dst: dst, Started: time.Now().UTC(),
+		OwnerPID: os.Getpid(), OwnerStart: processStart(os.Getpid()), Label: label,
+	}}
+	if err := s.saveInfo(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// saveInfo writes the metadata atomically.
+func (s *Session) saveInfo() error {
+	b, err := json.MarshalIndent(s.info, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(s.dir, MetaFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("session metadata: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("session metadata: %w", err)
+	}
+	return nil
+}
+
+// Open opens the session whose DST, or whose directory (the one
+// holding MetaFile), is path.
+func Open(path string) (*Session, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range []string{abs, filepath.Dir(abs)} {
+		b, err := os.ReadFile(filepath.Join(dir, MetaFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("session metadata: %w", err)
+		}
+		var info Info
+		if err := json.Unmarshal(b, &info); err != nil {
+			return nil, fmt.Errorf("session metadata %s: %w", filepath.Join(dir, MetaFile), err)
+		}
+		if dir != abs && info.Dst != abs {
+			continue // a metadata file of another DST in the same parent
+		}
+		if info.Src == "" || info.Dst == "" {
+			return nil, fmt.Errorf("session metadata %s: no src or dst", filepath.Join(dir, MetaFile))
+		}
+		return &Session{dir: dir, info: info}, nil
+	}
+	return nil, fmt.Errorf("%s is not a boxsh session: no %s in it or beside it (sessions are made by boxsh --try and the Go client)", path, MetaFile)
+}
+
+// List lists the sessions under baseDir (default
+// DefaultBaseDir()), oldest first.
+func List(baseDir string) ([]*Session, error) {
+	if baseDir == "" {
+		var err error
+		if baseDir, err = DefaultBaseDir(); err != nil {
+			return nil, err
+		}
+	}
+	entries, err := os.ReadDir(baseDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	var out []*Session
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		s, err := Open(filepath.Join(baseDir, e.Name()))
+		if err != nil {
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].info.Started.Before(out[j].info.Started) })
+	return out, nil
+}
+
+// Recover lists the sessions under baseDir whose owner process
+// has died (a crash, kill -9) and that no server uses (InUse): their
+// changes are all in DST, to Apply or Discard.
+func Recover(baseDir string) ([]*Session, error) {
+	all, err := List(baseDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Session
+	for _, s := range all {
+		if !s.OwnerAlive() && !s.InUse() {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Info is the session's metadata.
+func (s *Session) Info() Info { return s.info }
+
+// ID names the session.
+func (s *Session) ID() string { return s.info.ID }
+
+// Src is the directory the session works on.
+func (s *Session) Src() string { return s.info.Src }
+
+// Dst is the directory of the session's changes.
+func (s *Session) Dst() string { return s.info.Dst }
+
+// Dir is the directory holding the session's metadata.
+func (s *Session) Dir() string { return s.dir }
+
+// OwnerAlive tells whether the process that made the session still runs.
+func (s *Session) OwnerAlive() bool {
+	return processAlive(s.info.OwnerPID, s.info.OwnerStart)
+}
+
+// InUse tells whether a server that took the session's lock (in this process
+// or another) runs on the session now.
+func (s *Session) InUse() bool { return sessionLocked(s.dir) }
+
+// Adopt makes the calling process the session's owner (after recovering
+// it, say).
+func (s *Session) Adopt() error {
+	s.info.OwnerPID, s.info.OwnerStart = os.Getpid(), processStart(os.Getpid())
+	return s.saveInfo()
+}
+
+// Changes lists the session's changes (see the package function Changes).
+func (s *Session) Changes() ([]Change, error) {
+	return Changes(s.info.Src, s.info.Dst)
+}
+
+// Size is the disk space DST takes, in bytes (file sizes).
+func (s *Session) Size() int64 {
+	var n int64
+	_ = filepath.WalkDir(s.info.Dst, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// Discard removes the session: DST, the overlay's work directory and the
+// metadata. SRC is not touched. It refuses a session a server runs on
+// (ErrInUse).
+func (s *Session) Discard() error {
+	lock, err := lockSession(s.dir)
+	if errors.Is(err, ErrInUse) {
+		return fmt.Errorf("discard %s: %w", s.info.Dst, err)
+	}
+	if lock != nil {
+		defer lock.Close()
+	}
+	work := filepath.Join(filepath.Dir(s.info.Dst), ".boxsh", filepath.Base(s.info.Dst))
+	for _, p := range []string{s.info.Dst, work} {
+		if err := removeAll(p); err != nil {
+			return fmt.Errorf("discard: %w", err)
+		}
+	}
+	os.Remove(filepath.Dir(work)) // .boxsh, when empty
+	os.Remove(filepath.Join(s.dir, ManifestFile))
+	os.Remove(filepath.Join(s.dir, LockFile))
+	if err := os.Remove(filepath.Join(s.dir, MetaFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("discard: %w", err)
+	}
+	if s.dir != s.info.Src {
+		os.Remove(s.dir) // when empty: a session directory, or --try's
+	}
+	return nil
+}
+
+// removeAll is os.RemoveAll that first makes read-only directories
+// writable by their owner (a sandbox may leave 0555 directories).
+func removeAll(path string) error {
+	err := os.RemoveAll(path)
+	if err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
+}
+
+// cleanDir is path made absolute, its symbolic links resolved; it must
+// be a directory.
+func cleanDir(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("no directory given")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// cleanRel is a path relative to SRC in the form of a Change's Path:
+// slash-separated, without leading or trailing slashes; "" for SRC itself.
+func cleanRel(p string) string {
+	p = strings.Trim(filepath.ToSlash(filepath.Clean(p)), "/")
+	if p == "." {
+		return ""
+	}
+	return p
+}
+
+// isUnder tells whether path is prefix or inside it.
+func isUnder(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/")
+}
+
+// newID is a session id: the time and 6 random hex digits.
+func newID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Lock takes the session's lock (an exclusive flock of LockFile) for the
+// life of a server on it: closing the file releases it, and so does the
+// kernel when the holder dies. ErrInUse when another holds it.
+func (s *Session) Lock() (*os.File, error) { return lockSession(s.dir) }
