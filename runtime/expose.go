@@ -14,8 +14,8 @@ import (
 
 	"github.com/hashicorp/yamux"
 
-	"github.com/boxsh/boxsh/agent/netfwd"
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/splice"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -178,7 +178,7 @@ func (s *Supervisor) serveExposed(e *exposed) {
 				return
 			}
 			defer st.Close()
-			netfwd.Pipe(c, st)
+			splice.Conns(c, st)
 		}()
 	}
 }

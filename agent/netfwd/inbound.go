@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/splice"
 )
 
 // dialTimeout bounds a connection to a port of the sandbox's loopback.
@@ -43,7 +44,7 @@ func ServeInbound(ctx context.Context, accept func() (net.Conn, error)) error {
 				return // nothing listens: the host's client sees the connection close
 			}
 			defer c.Close()
-			Pipe(s, c)
+			splice.Conns(s, c)
 		})
 	}
 }

@@ -8,9 +8,10 @@ package netfwd
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"sync"
+
+	"github.com/boxsh/boxsh/internal/splice"
 )
 
 // Forward accepts connections on l until ctx ends or l fails, and copies
@@ -39,26 +40,7 @@ func Forward(ctx context.Context, l net.Listener, open func() (net.Conn, error))
 				return // the front is gone: the client sees the connection close
 			}
 			defer s.Close()
-			Pipe(c, s)
+			splice.Conns(c, s)
 		}()
 	}
-}
-
-// Pipe copies a to b and b to a until both directions end, passing on
-// each end of stream as a half-close where the connection allows it.
-func Pipe(a, b net.Conn) {
-	var wg sync.WaitGroup
-	wg.Add(2)
-	half := func(dst, src net.Conn) {
-		defer wg.Done()
-		_, _ = io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-		} else {
-			_ = dst.Close()
-		}
-	}
-	go half(a, b)
-	go half(b, a)
-	wg.Wait()
 }
