@@ -153,6 +153,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		Cwd:      cwd,
 		UID:      uint32(os.Getuid()),
 		GID:      uint32(os.Getgid()),
+		Groups:   host.MappedGroups(),
 		Rootfs:   so.rootfs,
 		Host:     specHost(),
 		Protect:  protect,

@@ -212,6 +212,10 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err := PrepareRootfs(rootfs, host); err != nil {
 		return nil, fmt.Errorf("prepare root: %w", err)
 	}
+	groups := MappedGroups()
+	if err := checkCowGroups(cc.Sandbox.Binds, groups); err != nil {
+		return nil, err
+	}
 	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
 		return nil, err
 	}
@@ -236,6 +240,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		Cwd:          cc.Cwd,
 		UID:          uint32(os.Getuid()),
 		GID:          uint32(os.Getgid()),
+		Groups:       groups,
 		Rootfs:       rootfs,
 		InitPath:     cc.InitPath,
 		Host:         host,

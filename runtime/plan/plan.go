@@ -133,6 +133,10 @@ type Config struct {
 	Cwd string
 	// UID and GID are the caller's ids on the host.
 	UID, GID uint32
+	// Groups are supplementary groups of the caller the user namespace
+	// maps too, each to its own gid (newgidmap writes such a map; see
+	// host.MappedGroups).
+	Groups []uint32
 	// Rootfs is the root directory: absolute, or relative to the bundle.
 	Rootfs string
 	// InitPath is the host's boxsh-init ("": not found, only for a
@@ -233,6 +237,7 @@ func Build(cfg Config) (*Plan, error) {
 		Cwd:          cfg.Cwd,
 		UID:          cfg.UID,
 		GID:          cfg.GID,
+		Groups:       cfg.Groups,
 		Rootfs:       cfg.Rootfs,
 		InitPath:     cfg.InitPath,
 		ForkServer:   forkServer,

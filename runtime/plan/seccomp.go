@@ -37,7 +37,11 @@ const (
 // deniedSyscalls fail with EPERM whatever their arguments: they escape or
 // weaken the sandbox (mounts, namespaces, tracing, keyrings, kernel modules,
 // BPF, io_uring, which runs system calls that seccomp does not see) or
-// reach the kernel in ways a shell never needs.
+// reach the kernel in ways a shell never needs. setgroups would let root in
+// the sandbox drop a supplementary group, and so read what the group is
+// denied (a file of mode 0604): an unprivileged user namespace refuses it
+// (its setgroups file says deny), but not one whose groups newgidmap
+// mapped (see SpecConfig.Groups) nor one root made.
 var deniedSyscalls = []string{
 	"add_key",
 	"bpf",
@@ -61,6 +65,7 @@ var deniedSyscalls = []string{
 	"ptrace",
 	"reboot",
 	"request_key",
+	"setgroups",
 	"setns",
 	"swapoff",
 	"swapon",

@@ -213,6 +213,10 @@ type SpecConfig struct {
 	Cwd string
 	// UID and GID are the caller's ids on the host, root inside.
 	UID, GID uint32
+	// Groups are supplementary groups of the caller mapped as well, each
+	// to the same gid inside: files of those groups keep their group in
+	// the sandbox, and a cow bind can copy them up.
+	Groups []uint32
 	// Rootfs is the root directory: absolute, or relative to the bundle.
 	Rootfs string
 	// InitPath is the host's boxsh-init, bound at InitMountPath; empty
@@ -551,7 +555,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 		Mounts:   mounts,
 		Linux: &specs.Linux{
 			UIDMappings:   []specs.LinuxIDMapping{{ContainerID: 0, HostID: cfg.UID, Size: 1}},
-			GIDMappings:   []specs.LinuxIDMapping{{ContainerID: 0, HostID: cfg.GID, Size: 1}},
+			GIDMappings:   gidMappings(cfg.GID, cfg.Groups),
 			Namespaces:    namespaces,
 			Seccomp:       seccomp,
 			MaskedPaths:   slices.Clone(maskedPaths),
@@ -621,6 +625,18 @@ func CacheEnv(env []string, home string) []string {
 		}
 	}
 	return env
+}
+
+// gidMappings maps gid to root and each of groups to itself, but for the
+// gid and root's group, which are mapped already or must not be.
+func gidMappings(gid uint32, groups []uint32) []specs.LinuxIDMapping {
+	m := []specs.LinuxIDMapping{{ContainerID: 0, HostID: gid, Size: 1}}
+	for _, g := range groups {
+		if g != 0 && g != gid && !slices.ContainsFunc(m, func(e specs.LinuxIDMapping) bool { return e.HostID == g }) {
+			m = append(m, specs.LinuxIDMapping{ContainerID: g, HostID: g, Size: 1})
+		}
+	}
+	return m
 }
 
 // systemMounts are the mounts every sandbox has, before the binds.

@@ -126,6 +126,20 @@ func TestBuildSpecIDMappings(t *testing.T) {
 	assert.Nil(t, spec.Linux.Resources)
 }
 
+// The caller's mapped supplementary groups keep their gid inside; its own
+// gid (root inside) and root's group are never mapped again.
+func TestBuildSpecGroups(t *testing.T) {
+	cfg := testConfig()
+	cfg.Groups = []uint32{1003, 0, 1001, 1004, 1003}
+	spec := build(t, cfg)
+	assert.Equal(t, []specs.LinuxIDMapping{
+		{ContainerID: 0, HostID: 1001, Size: 1},
+		{ContainerID: 1003, HostID: 1003, Size: 1},
+		{ContainerID: 1004, HostID: 1004, Size: 1},
+	}, spec.Linux.GIDMappings)
+	assert.Equal(t, []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}, spec.Linux.UIDMappings)
+}
+
 func TestBuildSpecRootAndAnnotations(t *testing.T) {
 	spec := build(t, testConfig())
 	assert.Equal(t, &specs.Root{Path: "rootfs", Readonly: true}, spec.Root)

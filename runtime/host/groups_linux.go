@@ -1,0 +1,191 @@
+package host
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/boxsh/boxsh/policy"
+)
+
+// subgidPath is the file of the host ids each user may map (shadow's
+// newgidmap reads it).
+const subgidPath = "/etc/subgid"
+
+// MappedGroups are the caller's supplementary groups that the sandbox's
+// user namespace maps (see plan.Config.Groups): those /etc/subgid lets the
+// caller map, when newgidmap (Debian: uidmap), which writes such a map for
+// an unprivileged user, is installed. Unmapped, a group's files show as
+// nogroup in the sandbox and cannot be copied up by a cow bind (see
+// checkCowGroups). Root maps none: it starts the sandbox through another
+// path of the runtime.
+func MappedGroups() []uint32 {
+	if !rootlessEUID() {
+		return nil
+	}
+	if _, err := exec.LookPath("newgidmap"); err != nil {
+		return nil
+	}
+	groups, err := os.Getgroups()
+	if err != nil {
+		return nil
+	}
+	ranges := subgidRanges(subgidPath, os.Getuid())
+	var mapped []uint32
+	for _, g := range groups {
+		if g != 0 && g != os.Getgid() && inRanges(uint32(g), ranges) {
+			mapped = append(mapped, uint32(g))
+		}
+	}
+	return mapped
+}
+
+// An idRange is a line of /etc/subgid: count ids from start.
+type idRange struct{ start, count uint64 }
+
+// subgidRanges are the ranges of the subgid file p that belong to the
+// user uid, named by its name or its number.
+func subgidRanges(p string, uid int) []idRange {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names := []string{strconv.Itoa(uid)}
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		names = append(names, u.Username)
+	}
+	var ranges []idRange
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(strings.TrimSpace(sc.Text()), ":")
+		if len(fields) != 3 || !slices.Contains(names, fields[0]) {
+			continue
+		}
+		start, err1 := strconv.ParseUint(fields[1], 10, 32)
+		count, err2 := strconv.ParseUint(fields[2], 10, 32)
+		if err1 == nil && err2 == nil {
+			ranges = append(ranges, idRange{start, count})
+		}
+	}
+	return ranges
+}
+
+// inRanges tells whether id is in one of ranges.
+func inRanges(id uint32, ranges []idRange) bool {
+	for _, r := range ranges {
+		if uint64(id) >= r.start && uint64(id) < r.start+r.count {
+			return true
+		}
+	}
+	return false
+}
+
+// maxGroupScan bounds the entries checkCowGroups looks at in a cow bind's
+// SRC, so that a huge tree does not slow every start.
+const maxGroupScan = 100_000
+
+// checkCowGroups refuses a cow bind whose SRC holds a file that a command
+// could change but the overlay could not copy up: one of a supplementary
+// group of the caller that the user namespace does not map (mapped), or
+// one of the caller's own with a group it does not map. The kernel refuses
+// such a copy-up with EOVERFLOW ("Value too large for defined data type"),
+// which says nothing of the cause. Only a caller with unmapped
+// supplementary groups has its cow binds walked (up to maxGroupScan
+// entries each, on SRC's file system only, as the overlay shows no
+// mounts below SRC).
+func checkCowGroups(binds []policy.Bind, mapped []uint32) error {
+	groups, err := os.Getgroups()
+	if err != nil {
+		return nil
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	ok := map[uint32]bool{uint32(gid): true}
+	for _, g := range mapped {
+		ok[g] = true
+	}
+	var unmapped []uint32
+	for _, g := range groups {
+		if !ok[uint32(g)] {
+			unmapped = append(unmapped, uint32(g))
+		}
+	}
+	if len(unmapped) == 0 {
+		return nil
+	}
+	for _, b := range binds {
+		if b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		p, g, err := findUnmappedGroup(b.Src, uid, ok, unmapped)
+		if err != nil || p == "" {
+			continue
+		}
+		name := strconv.Itoa(int(g))
+		if gr, err := user.LookupGroupId(name); err == nil {
+			name = gr.Name + " (gid " + name + ")"
+		}
+		owner := strconv.Itoa(uid)
+		if u, err := user.LookupId(owner); err == nil {
+			owner = u.Username
+		}
+		return fmt.Errorf("--bind %s: %s belongs to the group %s, which the sandbox's user namespace does not map, "+
+			"so changing it there would fail (Value too large for defined data type): let boxsh map the group "+
+			"(newgidmap, Debian package uidmap, and the line %s:%d:1 in %s) or change the files' group (chgrp)",
+			b, p, name, owner, g, subgidPath)
+	}
+	return nil
+}
+
+// errScanDone ends a walk early.
+var errScanDone = errors.New("done")
+
+// findUnmappedGroup is the first entry under src that is of one of the
+// unmapped groups, or of uid with a group not ok, and its group; "" when
+// there is none among the first maxGroupScan entries.
+func findUnmappedGroup(src string, uid int, ok map[uint32]bool, unmapped []uint32) (string, uint32, error) {
+	var root syscall.Stat_t
+	if err := syscall.Stat(src, &root); err != nil {
+		return "", 0, err
+	}
+	var found string
+	var group uint32
+	n := 0
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable: nothing a command could change
+		}
+		if n++; n > maxGroupScan {
+			return errScanDone
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if st == nil {
+			return nil
+		}
+		if d.IsDir() && st.Dev != root.Dev {
+			return filepath.SkipDir
+		}
+		if slices.Contains(unmapped, st.Gid) || int(st.Uid) == uid && !ok[st.Gid] {
+			found, group = p, st.Gid
+			return errScanDone
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errScanDone) {
+		return "", 0, err
+	}
+	return found, group, nil
+}
