@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
@@ -148,7 +149,7 @@ func (m *Manager) Start(args tool.BashArgs) (tool.BashOutput, error) {
 	}
 	m.opts.Log.Debug("background process started", "id", p.id, "pid", p.pid, "command", command)
 	if args.Timeout > 0 {
-		t := time.AfterFunc(time.Duration(args.Timeout*float64(time.Second)), func() {
+		t := time.AfterFunc(secondsDuration(args.Timeout), func() {
 			p.signal(syscall.SIGKILL)
 		})
 		go func() { <-p.done; t.Stop() }()
@@ -372,6 +373,16 @@ func ParseSignal(s string) (syscall.Signal, error) {
 		return sig, nil
 	}
 	return 0, fmt.Errorf("unknown signal %q", s)
+}
+
+// secondsDuration converts a timeout in seconds to a Duration, clamping
+// what a Duration cannot hold to the longest one (as bash calls do).
+func secondsDuration(s float64) time.Duration {
+	const most = float64(math.MaxInt64) / float64(time.Second)
+	if s >= most || math.IsNaN(s) {
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // mergeEnv is env with extra's variables set, in sorted order.

@@ -220,3 +220,15 @@ func TestParseSignal(t *testing.T) {
 		assert.Error(t, err, in)
 	}
 }
+
+// A timeout too large for a Duration means none, not one that fires at
+// once.
+func TestHugeTimeoutIsNone(t *testing.T) {
+	m := newManager(t, Options{})
+	started, err := m.Start(tool.BashArgs{Command: "sleep 100", Timeout: 1e12})
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	r, err := m.Output(context.Background(), started.ID, 0, 0)
+	require.NoError(t, err)
+	assert.Equal(t, tool.ProcessRunning, r.State)
+}
