@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -73,11 +74,12 @@ func sdkOK(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string,
 
 func TestBackgroundProcesses(t *testing.T) {
 	eachServer(t, nil, func(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
-		// Answered at once, while the command still runs.
-		begin := time.Now()
+		// Answered at once, while the command still runs: it cannot end
+		// before the gate it waits for is made, after the answer.
+		gate := fmt.Sprintf("/tmp/boxsh-gate-%d", time.Now().UnixNano())
+		command := "echo out; echo err >&2; while [ ! -e " + gate + " ]; do sleep 0.02; done; echo done; exit 7"
 		var started tool.BashOutput
-		sdkOK(t, ctx, s, "bash", map[string]any{"command": "echo out; echo err >&2; sleep 0.5; echo done; exit 7", "background": true}, &started)
-		assert.Less(t, time.Since(begin), 400*time.Millisecond, "answered before the command ended")
+		sdkOK(t, ctx, s, "bash", map[string]any{"command": command, "background": true}, &started)
 		require.NotEmpty(t, started.ID)
 		require.Positive(t, started.PID)
 
@@ -85,7 +87,11 @@ func TestBackgroundProcesses(t *testing.T) {
 		sdkOK(t, ctx, s, "process_list", map[string]any{}, &list)
 		require.Len(t, list.Processes, 1)
 		assert.Equal(t, started.ID, list.Processes[0].ID)
-		assert.Equal(t, "echo out; echo err >&2; sleep 0.5; echo done; exit 7", list.Processes[0].Command)
+		assert.Equal(t, command, list.Processes[0].Command)
+		assert.Equal(t, tool.ProcessRunning, list.Processes[0].State, "answered before the command ended")
+		var gated tool.BashOutput
+		sdkOK(t, ctx, s, "bash", map[string]any{"command": "touch " + gate}, &gated)
+		require.Equal(t, 0, gated.ExitCode)
 
 		var stdout, stderr string
 		var off int64
