@@ -10,10 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,7 +147,7 @@ func (m *Manager) Start(args tool.BashArgs) (tool.BashOutput, error) {
 	}
 	m.opts.Log.Debug("background process started", "id", p.id, "pid", p.pid, "command", command)
 	if args.Timeout > 0 {
-		t := time.AfterFunc(secondsDuration(args.Timeout), func() {
+		t := time.AfterFunc(bash.SecondsDuration(args.Timeout), func() {
 			p.signal(syscall.SIGKILL)
 		})
 		go func() { <-p.done; t.Stop() }()
@@ -175,7 +173,7 @@ func (m *Manager) start(p *process, script string, args tool.BashArgs) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = mergeEnv(env, args.Env)
+	cmd.Env = bash.MergeEnv(env, args.Env)
 	cmd.Dir = args.Cwd
 	cmd.Stdout, cmd.Stderr = outW, errW
 	var inW *os.File
@@ -373,39 +371,6 @@ func ParseSignal(s string) (syscall.Signal, error) {
 		return sig, nil
 	}
 	return 0, fmt.Errorf("unknown signal %q", s)
-}
-
-// secondsDuration converts a timeout in seconds to a Duration, clamping
-// what a Duration cannot hold to the longest one (as bash calls do).
-func secondsDuration(s float64) time.Duration {
-	const most = float64(math.MaxInt64) / float64(time.Second)
-	if s >= most || math.IsNaN(s) {
-		return math.MaxInt64
-	}
-	return time.Duration(s * float64(time.Second))
-}
-
-// mergeEnv is env with extra's variables set, in sorted order.
-func mergeEnv(env []string, extra map[string]string) []string {
-	if len(extra) == 0 {
-		return env
-	}
-	out := make([]string, 0, len(env)+len(extra))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := extra[k]; !ok {
-			out = append(out, kv)
-		}
-	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		out = append(out, k+"="+extra[k])
-	}
-	return out
 }
 
 func closeAll(files ...*os.File) {

@@ -185,7 +185,7 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 
 	var timeout <-chan time.Time
 	if args.Timeout > 0 {
-		t := time.NewTimer(secondsDuration(args.Timeout))
+		t := time.NewTimer(SecondsDuration(args.Timeout))
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -262,15 +262,19 @@ func exitStatus(ws syscall.WaitStatus, waited bool) (int, string) {
 }
 
 // env merges the call's variables over the base environment.
-func (p *Pool) env(extra map[string]string) []string {
+func (p *Pool) env(extra map[string]string) []string { return MergeEnv(p.opts.Env, extra) }
+
+// MergeEnv is env with extra's variables set (replacing env's of the same
+// name), in sorted order after env's; env itself when extra is empty.
+func MergeEnv(env []string, extra map[string]string) []string {
 	if len(extra) == 0 {
-		return p.opts.Env
+		return env
 	}
-	env := make([]string, 0, len(p.opts.Env)+len(extra))
-	for _, kv := range p.opts.Env {
+	out := make([]string, 0, len(env)+len(extra))
+	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		if _, ok := extra[k]; !ok {
-			env = append(env, kv)
+			out = append(out, kv)
 		}
 	}
 	keys := make([]string, 0, len(extra))
@@ -279,9 +283,9 @@ func (p *Pool) env(extra map[string]string) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env = append(env, k+"="+extra[k])
+		out = append(out, k+"="+extra[k])
 	}
-	return env
+	return out
 }
 
 // capped collects a stream up to a limit, and drains the rest.
@@ -302,11 +306,11 @@ func (c *capped) readFrom(r io.Reader) {
 	}
 }
 
-// secondsDuration converts a timeout in seconds to a Duration, clamping
+// SecondsDuration converts a timeout in seconds to a Duration, clamping
 // what a Duration cannot hold (1e10 s and more: about 292 years) to the
 // longest Duration rather than letting the conversion overflow into a
 // timeout that fires at once.
-func secondsDuration(s float64) time.Duration {
+func SecondsDuration(s float64) time.Duration {
 	const max = float64(math.MaxInt64) / float64(time.Second)
 	if s >= max || math.IsNaN(s) {
 		return math.MaxInt64
