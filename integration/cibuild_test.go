@@ -246,8 +246,16 @@ func newCIWorld(t *testing.T) *ciWorld {
 // build runs the CI build in the sandbox with extra flags.
 func (w *ciWorld) build(t *testing.T, extra ...string) runResult {
 	t.Helper()
+	return w.buildIn(t, nil, extra...)
+}
+
+// buildIn is build with boxsh run by the command prefix wrap (a container
+// stand-in), or directly when wrap is empty.
+func (w *ciWorld) buildIn(t *testing.T, wrap []string, extra ...string) runResult {
+	t.Helper()
 	args := append(append(append([]string{}, w.flags...), extra...), "-c", w.buildShell)
-	r := runBoxshIn(t, testContext(t), w.repo, "", w.env, args...)
+	argv := append(append(append([]string{}, wrap...), boxshPath()), args...)
+	r := runProgramIn(t, testContext(t), w.repo, "", w.env, argv[0], argv[1:]...)
 	require.Equal(t, 0, r.code(), "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.FileExists(t, filepath.Join(w.repo, "go.sum"), "the modules were downloaded")
 	assert.Contains(t, r.stdout, "  x\n", "the npm package was installed")
@@ -266,6 +274,18 @@ func TestCIBuildFreshUser(t *testing.T) {
 	entries, err := os.ReadDir(strings.TrimPrefix(w.env[0], "HOME="))
 	require.NoError(t, err)
 	assert.Empty(t, entries, "the caches went to the sandbox's own home, not the host's")
+}
+
+// The same build, as a CI job in a rootless container runs it: boxsh as uid
+// 0 of a user namespace of its own (the stand-in of Podman rootless and of
+// pods with a user namespace, see containers_test.go).
+func TestCIBuildInRootlessContainer(t *testing.T) {
+	requireRootless(t)
+	w := newCIWorld(t)
+	w.buildIn(t, rootlessContainer)
+	assert.Contains(t, w.goLog.take(), "/example.test/greet/@v/v1.0.0.zip")
+	assert.Contains(t, w.npmLog.take(), "/tiny-pad/-/tiny-pad-1.0.0.tgz")
+	assert.FileExists(t, filepath.Join(w.repo, "node_modules", "tiny-pad", "index.js"))
 }
 
 // With --cache DIR the caches outlive the run: the second build downloads
