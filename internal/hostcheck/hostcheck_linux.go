@@ -21,6 +21,12 @@ func All() []Check {
 // Diagnose names, in one line with its fix, why a sandbox failed to start
 // with err, or returns "" when no check explains it.
 func Diagnose(err error) string {
+	// A /proc of another PID namespace comes first: the user namespace
+	// probe writes the child's id maps through /proc/PID, which there
+	// names another process or none, so its error would mislead.
+	if c, stale := staleProc(); stale {
+		return c.Line()
+	}
 	if p := Problem([]Check{UserNamespaces(), AppArmor(), Proc(), Cgroups()}); p != "" {
 		return p
 	}
@@ -276,12 +282,10 @@ func maskedProc() []string {
 // namespace, the kernel refuses it while parts of the /proc it sees are
 // masked, as container runtimes mask them by default.
 func Proc() Check {
-	c := Check{Name: "/proc", Needed: true}
-	if self, err := os.Readlink("/proc/self"); err == nil && self != strconv.Itoa(os.Getpid()) {
-		c.Detail = fmt.Sprintf("/proc is another PID namespace's (this process is %d, /proc says %s): the container did not mount a /proc of its own, which the runtime needs", os.Getpid(), self)
-		c.Fix = "mount one in the container (unshare: --mount-proc; container runtimes do)"
+	if c, stale := staleProc(); stale {
 		return c
 	}
+	c := Check{Name: "/proc", Needed: true}
 	masked := maskedProc()
 	if len(masked) == 0 {
 		c.OK, c.Detail = true, "not masked: a sandbox can mount its own"
@@ -294,6 +298,22 @@ func Proc() Check {
 	c.Detail = fmt.Sprintf("parts are masked (%s), so the kernel refuses a sandbox a /proc of its own", strings.Join(shown, ", "))
 	c.Fix = procFix
 	return c
+}
+
+// staleProc tells whether the /proc this process sees is another PID
+// namespace's (unshare --pid without --mount-proc), and the failed check
+// that says so.
+func staleProc() (Check, bool) {
+	self, err := os.Readlink("/proc/self")
+	if err != nil || self == strconv.Itoa(os.Getpid()) {
+		return Check{}, false
+	}
+	return Check{
+		Name:   "/proc",
+		Needed: true,
+		Detail: fmt.Sprintf("/proc is another PID namespace's (this process is %d, /proc says %s): the container did not mount a /proc of its own, which the runtime needs", os.Getpid(), self),
+		Fix:    "mount one in the container (unshare: --mount-proc; container runtimes do)",
+	}, true
 }
 
 // A mount is a line of /proc/self/mountinfo: its mount point and type.
