@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"sync"
 	"testing"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,8 +31,9 @@ import (
 // The first build of a CI job in the sandbox (issue 24): a fresh user
 // (empty HOME, no caches) builds a Go module and installs an npm project
 // through the allowlist, from stand-ins of the Go module proxy and the npm
-// registry that the test serves on the loopback and the proxy reaches by
-// name (BOXSH_PROXY_HOSTS of the test-seam front, see fakeInternet).
+// registry that the test serves on the loopback (in the pod, on the pod's
+// own) and the proxy reaches by name (BOXSH_PROXY_HOSTS of the test-seam
+// front, see fakeInternet); directly, in a rootless container and in a pod.
 
 // goModule is a module the Go proxy stand-in serves: its files by name.
 type goModule struct {
@@ -214,6 +217,27 @@ const (
 
 func newCIWorld(t *testing.T) *ciWorld {
 	t.Helper()
+	return newCIWorldOn(t, nil, nil)
+}
+
+// serveOn serves h on l, or on the loopback when l is nil, until the test
+// ends, and returns the address.
+func serveOn(t *testing.T, l net.Listener, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	if l != nil {
+		srv.Listener.Close()
+		srv.Listener = l
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
+}
+
+// newCIWorldOn is newCIWorld with the Go proxy and the npm registry
+// serving on goL and npmL (on the loopback when nil).
+func newCIWorldOn(t *testing.T, goL, npmL net.Listener) *ciWorld {
+	t.Helper()
 	for _, tool := range []string{"go", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed on PATH for the CI build test: %v", tool, err)
@@ -223,11 +247,9 @@ func newCIWorld(t *testing.T) *ciWorld {
 	w := &ciWorld{goLog: &requestLog{}, npmLog: &requestLog{}}
 	registry := "http://" + npmRegName
 	pkg := newNPMPackage(t, "tiny-pad", "1.0.0")
-	gp := httptest.NewServer(goProxy(t, ciModules, w.goLog))
-	t.Cleanup(gp.Close)
-	np := httptest.NewServer(npmRegistry(pkg, registry, w.npmLog))
-	t.Cleanup(np.Close)
-	t.Setenv("BOXSH_PROXY_HOSTS", goProxyName+"="+strings.TrimPrefix(gp.URL, "http://")+","+npmRegName+"="+strings.TrimPrefix(np.URL, "http://"))
+	gp := serveOn(t, goL, goProxy(t, ciModules, w.goLog))
+	np := serveOn(t, npmL, npmRegistry(pkg, registry, w.npmLog))
+	t.Setenv("BOXSH_PROXY_HOSTS", goProxyName+"="+gp+","+npmRegName+"="+np)
 	w.repo = ciProject(t, pkg, registry)
 	home := homeDir(t)
 	w.env = []string{
@@ -253,13 +275,24 @@ func (w *ciWorld) build(t *testing.T, extra ...string) runResult {
 // stand-in), or directly when wrap is empty.
 func (w *ciWorld) buildIn(t *testing.T, wrap []string, extra ...string) runResult {
 	t.Helper()
-	args := append(append(append([]string{}, w.flags...), extra...), "-c", w.buildShell)
-	argv := append(append(append([]string{}, wrap...), boxshPath()), args...)
+	argv := append(append(append([]string{}, wrap...), boxshPath()), w.args(w.buildShell, extra...)...)
 	r := runProgramIn(t, testContext(t), w.repo, "", w.env, argv[0], argv[1:]...)
+	w.checkBuild(t, r)
+	return r
+}
+
+// args are boxsh's arguments that run shell in the build's sandbox, with
+// extra flags.
+func (w *ciWorld) args(shell string, extra ...string) []string {
+	return append(append(append([]string{}, w.flags...), extra...), "-c", shell)
+}
+
+// checkBuild checks that the build r succeeded.
+func (w *ciWorld) checkBuild(t *testing.T, r runResult) {
+	t.Helper()
 	require.Equal(t, 0, r.code(), "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.FileExists(t, filepath.Join(w.repo, "go.sum"), "the modules were downloaded")
 	assert.Contains(t, r.stdout, "  x\n", "the npm package was installed")
-	return r
 }
 
 func TestCIBuildFreshUser(t *testing.T) {
@@ -307,4 +340,94 @@ func TestCIBuildCache(t *testing.T) {
 	r := w.build(t, "--cache", cache)
 	assert.Empty(t, w.goLog.take(), "Go downloaded nothing the second time\n%s", r.stderr)
 	assert.Empty(t, w.npmLog.take(), "npm downloaded nothing the second time\n%s", r.stderr)
+}
+
+// The same build in a pod with a user namespace (rootless runc running the
+// bundle of podBundle, see TestContainerPod). As in a pod, the container
+// joins the user and network namespaces that the pod's sandbox container
+// holds (podSidecar), where the stand-ins serve as the job's service
+// containers would: on the loopback of the pod's own network namespace,
+// which neither the host nor the sandbox in the pod shares. The pod's image
+// is busybox and boxsh with the host's /usr, Go and Node.js bound
+// read-only (as a CI image has its toolchains), the repository and the
+// job's HOME bound read-write.
+func TestCIBuildInPod(t *testing.T) {
+	requireRootless(t)
+	runc := requireRunc(t)
+	side := startPodSidecar(t, 3)
+	w := newCIWorldOn(t, side.listeners[0], side.listeners[1])
+	// A service of the pod the build is not allowed to reach.
+	var otherLog requestLog
+	other := serveOn(t, side.listeners[2], http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		otherLog.add(r.URL.Path)
+		fmt.Fprint(rw, "reached")
+	}))
+	hosts := os.Getenv("BOXSH_PROXY_HOSTS") + ",other.example.test=" + other
+	probe := w.buildShell + "; busybox wget -q -O- http://other.example.test/proxied && echo LEAK; " +
+		"busybox wget -Y off -q -O- http://" + other + "/direct && echo LEAK; true"
+
+	binds, path := podToolchain(t)
+	home := strings.TrimPrefix(w.env[0], "HOME=")
+	bundle := podBundle(t, false, func(root string, s *specs.Spec) {
+		// The host's libraries, as the host has them: merged into /usr
+		// (symlinks), or directories of their own.
+		for _, d := range []string{"/lib", "/lib32", "/lib64"} {
+			if target, err := os.Readlink(d); err == nil {
+				require.NoError(t, os.Symlink(target, filepath.Join(root, d)))
+			} else if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				s.Mounts = append(s.Mounts, specs.Mount{Destination: d, Type: "bind", Source: d, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+			}
+		}
+		s.Mounts = append(s.Mounts, binds...)
+		for _, d := range []string{w.repo, home} {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: d, Type: "bind", Source: d, Options: []string{"rbind", "rw", "nosuid", "nodev"}})
+		}
+		s.Process.Env = append([]string{"PATH=/bin:" + path + ":/usr/bin", "BOXSH_PROXY_HOSTS=" + hosts}, w.env...)
+		s.Process.Cwd = w.repo
+		for i, ns := range s.Linux.Namespaces {
+			switch ns.Type {
+			case specs.UserNamespace:
+				s.Linux.Namespaces[i].Path = side.nsPath("user")
+			case specs.NetworkNamespace:
+				s.Linux.Namespaces[i].Path = side.nsPath("net")
+			}
+		}
+	}, w.args(probe)...)
+	r := runPod(t, runc, bundle)
+	w.checkBuild(t, r)
+	got := w.goLog.take()
+	assert.Contains(t, got, "/example.test/greet/@v/v1.0.0.zip")
+	assert.Contains(t, got, "/example.test/words/@v/v1.2.0.zip")
+	assert.Contains(t, w.npmLog.take(), "/tiny-pad/-/tiny-pad-1.0.0.tgz")
+	assert.FileExists(t, filepath.Join(w.repo, "node_modules", "tiny-pad", "index.js"), "the repository's writes land on the host")
+	entries, err := os.ReadDir(home)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the caches went to the sandbox's own home, not the job's")
+
+	assert.NotContains(t, r.stdout, "LEAK")
+	assert.Empty(t, otherLog.take(), "a service of the pod not allowed was reached")
+	assert.Contains(t, r.stderr, "other.example.test is not allowed (run with --allow-domain other.example.test)")
+}
+
+// podToolchain are the read-only binds that give a pod the host's Go and
+// Node.js at their paths (the host's /usr, GOROOT, and node's prefix when
+// it is not /usr), and the directories of their commands for PATH.
+func podToolchain(t *testing.T) ([]specs.Mount, string) {
+	t.Helper()
+	ro := func(d string) specs.Mount {
+		return specs.Mount{Destination: d, Type: "bind", Source: d, Options: []string{"rbind", "ro", "nosuid", "nodev"}}
+	}
+	binds := []specs.Mount{ro("/usr")}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	require.NoError(t, err, "go env GOROOT")
+	goroot := strings.TrimSpace(string(out))
+	binds = append(binds, ro(goroot))
+	dirs := []string{filepath.Join(goroot, "bin")}
+	node, err := exec.LookPath("node")
+	require.NoError(t, err)
+	if prefix := filepath.Dir(filepath.Dir(node)); prefix != "/usr" {
+		binds = append(binds, ro(prefix))
+		dirs = append(dirs, filepath.Join(prefix, "bin"))
+	}
+	return binds, strings.Join(dirs, ":")
 }

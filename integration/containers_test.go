@@ -194,14 +194,16 @@ var podCapabilities = []string{
 // profile, as `seccompProfile: Unconfined`) whose root holds busybox and
 // boxsh's binaries, and which runs boxsh with args. masked gives its /proc
 // the runtime's default masks (else it is as with `procMount: Unmasked`).
-func podBundle(t *testing.T, masked bool, args ...string) string {
+// edit, when not nil, changes the spec and the root file system (root)
+// before the bundle is written.
+func podBundle(t *testing.T, masked bool, edit func(root string, spec *specs.Spec), args ...string) string {
 	t.Helper()
 	if _, err := os.Stat("/bin/busybox"); err != nil {
-		t.Skip("busybox is not installed (Debian: apt-get install busybox-static)")
+		requireInCI(t, "busybox is not installed (Debian: apt-get install busybox-static; scripts/deps.sh does)")
 	}
 	bundle := t.TempDir()
 	root := filepath.Join(bundle, "rootfs")
-	for _, d := range []string{"bin", "usr/local/bin", "etc", "root", "tmp", "proc", "dev", "sys", "work"} {
+	for _, d := range []string{"bin", "etc", "root", "tmp", "proc", "dev", "sys", "work"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
 	}
 	require.NoError(t, os.Chmod(filepath.Join(root, "tmp"), 0o1777))
@@ -215,8 +217,8 @@ func podBundle(t *testing.T, masked bool, args ...string) string {
 		require.NoError(t, os.Symlink("busybox", filepath.Join(root, "bin", applet)))
 	}
 	bin := filepath.Dir(boxshPath())
-	copyFile(filepath.Join(bin, "boxsh"), "usr/local/bin/boxsh")
-	copyFile(filepath.Join(bin, "boxsh-init"), "usr/local/bin/boxsh-init")
+	copyFile(filepath.Join(bin, "boxsh"), "bin/boxsh")
+	copyFile(filepath.Join(bin, "boxsh-init"), "bin/boxsh-init")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "etc/group"), []byte("root:x:0:\n"), 0o644))
 
@@ -225,8 +227,8 @@ func podBundle(t *testing.T, masked bool, args ...string) string {
 		Root:     &specs.Root{Path: "rootfs"},
 		Hostname: "pod",
 		Process: &specs.Process{
-			Args: append([]string{"/usr/local/bin/boxsh"}, args...),
-			Env:  []string{"PATH=/usr/local/bin:/bin", "HOME=/root"},
+			Args: append([]string{"/bin/boxsh"}, args...),
+			Env:  []string{"PATH=/bin", "HOME=/root"},
 			Cwd:  "/work",
 			Capabilities: &specs.LinuxCapabilities{
 				Bounding: podCapabilities, Effective: podCapabilities, Permitted: podCapabilities,
@@ -254,6 +256,9 @@ func podBundle(t *testing.T, masked bool, args ...string) string {
 			"/proc/timer_list", "/proc/sched_debug", "/proc/scsi", "/sys/firmware"}
 		spec.Linux.ReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
 	}
+	if edit != nil {
+		edit(root, &spec)
+	}
 	b, err := json.MarshalIndent(spec, "", "  ")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(bundle, "config.json"), b, 0o644))
@@ -277,12 +282,12 @@ func TestContainerPod(t *testing.T) {
 	requireRootless(t)
 	runc := requireRunc(t)
 	t.Run("unmasked", func(t *testing.T) {
-		r := runPod(t, runc, podBundle(t, false, "--sandbox", "-c", `echo "in the sandbox: $(id -u)"; echo data > /tmp/f; cat /tmp/f`))
+		r := runPod(t, runc, podBundle(t, false, nil, "--sandbox", "-c", `echo "in the sandbox: $(id -u)"; echo data > /tmp/f; cat /tmp/f`))
 		require.Equal(t, 0, r.code(), "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 		assert.Equal(t, "in the sandbox: 0\ndata\n", r.stdout)
 	})
 	t.Run("masked", func(t *testing.T) {
-		r := runPod(t, runc, podBundle(t, true, "--sandbox", "-c", "echo ran"))
+		r := runPod(t, runc, podBundle(t, true, nil, "--sandbox", "-c", "echo ran"))
 		require.NotEqual(t, 0, r.code(), "stdout: %s", r.stdout)
 		assert.NotContains(t, r.stdout, "ran")
 		first := firstLine(r.stderr)

@@ -19,7 +19,23 @@ import (
 // binDir holds the boxsh and boxsh-init executables under test.
 var binDir string
 
+// subprocessVar names the mode in which the test binary runs as a helper
+// process of a test (one of subprocessModes) instead of running tests.
+const subprocessVar = "BOXSH_TEST_SUBPROCESS"
+
+// subprocessModes are the helper processes' functions by mode, each
+// returning the exit status; files register theirs in init.
+var subprocessModes = map[string]func() int{}
+
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(subprocessVar); mode != "" {
+		run, ok := subprocessModes[mode]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "integration: %s: no subprocess mode %q\n", subprocessVar, mode)
+			os.Exit(2)
+		}
+		os.Exit(run())
+	}
 	code := runTests(m)
 	if seamDir != "" {
 		os.RemoveAll(seamDir)
