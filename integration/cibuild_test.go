@@ -345,9 +345,12 @@ func TestCIBuildCache(t *testing.T) {
 // The same build in a pod with a user namespace (rootless runc running the
 // bundle of podBundle, see TestContainerPod). As in a pod, the container
 // joins the user and network namespaces that the pod's sandbox container
-// holds (podSidecar), where the stand-ins serve as the job's service
-// containers would: on the loopback of the pod's own network namespace,
-// which neither the host nor the sandbox in the pod shares. The pod's image
+// holds (podSidecar). The stand-ins serve in that network namespace, which
+// neither the host nor the sandbox in the pod shares: the build reaches
+// them only through the proxy of the boxsh in the pod (the loopback there
+// stands for the outside world through the test build's host map, as in
+// the other network tests; a release build refuses the pod's own
+// addresses). The pod's image
 // is busybox and boxsh with the host's /usr, Go and Node.js bound
 // read-only (as a CI image has its toolchains), the repository and the
 // job's HOME bound read-write.

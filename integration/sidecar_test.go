@@ -21,9 +21,8 @@ import (
 // namespace. podSidecar is that stand-in: a process of the test binary in
 // a user and network namespace of its own (uid 0 mapped to the test's
 // user, the loopback up) that opens listening sockets there and hands them
-// to the test, which serves on them as the pod's other containers (the
-// services of a CI job, as GitLab's Kubernetes executor runs them) would.
-// A bundle joins its namespaces by path (/proc/PID/ns/user and .../net).
+// to the test, which serves on them in the pod's network namespace. A
+// bundle joins its namespaces by path (/proc/PID/ns/user and .../net).
 
 // sidecarMode is the subprocess mode of the test binary that runs the
 // sidecar (TestMain).
