@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
@@ -26,19 +27,20 @@ const (
 )
 
 // requireTeamGroup is the gid of the supplementary group name of the test
-// process; the test skips, saying how to set it up, when it has none.
+// process; the test skips, saying how to set it up, when it has none
+// (fails in CI, where scripts/test-groups.sh sets it up).
 func requireTeamGroup(t *testing.T, name string) int {
 	t.Helper()
 	g, err := user.LookupGroup(name)
 	if err != nil {
-		t.Skipf("no group %s: as root, scripts/test-groups.sh makes it and adds the test user to it (.ci/run does)", name)
+		requireInCI(t, fmt.Sprintf("no group %s: as root, scripts/test-groups.sh makes it and adds the test user to it (.ci/run does)", name))
 	}
 	gid, err := strconv.Atoi(g.Gid)
 	require.NoError(t, err)
 	groups, err := os.Getgroups()
 	require.NoError(t, err)
 	if !slices.Contains(groups, gid) {
-		t.Skipf("the test user is not in the group %s: as root, scripts/test-groups.sh adds it (.ci/run does)", name)
+		requireInCI(t, fmt.Sprintf("the test user is not in the group %s: as root, scripts/test-groups.sh adds it (.ci/run does)", name))
 	}
 	return gid
 }
@@ -94,10 +96,10 @@ func TestCowSupplementaryGroup(t *testing.T) {
 	t.Run("mapped", func(t *testing.T) {
 		gid := requireTeamGroup(t, mappedTeam)
 		if _, err := exec.LookPath("newgidmap"); err != nil {
-			t.Skip("newgidmap is not installed (Debian: apt-get install uidmap; scripts/test-groups.sh does)")
+			requireInCI(t, "newgidmap is not installed (Debian: apt-get install uidmap; scripts/test-groups.sh does)")
 		}
 		if !subgidAllows(t, gid) {
-			t.Skipf("/etc/subgid does not let the test user map the group %s (scripts/test-groups.sh adds the line)", mappedTeam)
+			requireInCI(t, fmt.Sprintf("/etc/subgid does not let the test user map the group %s (scripts/test-groups.sh adds the line)", mappedTeam))
 		}
 		src := teamTree(t, gid)
 		dst := filepath.Join(filepath.Dir(src), "dst")
