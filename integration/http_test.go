@@ -40,9 +40,18 @@ var listenLine = regexp.MustCompile(`MCP on (http://[^\s]+/mcp)`)
 // token in a file of the test, and waits for the address on stderr.
 func startHTTP(t *testing.T, ctx context.Context, args ...string) *httpBoxsh {
 	t.Helper()
+	return startHTTPIn(t, ctx, t.TempDir(), nil, args...)
+}
+
+// startHTTPIn is startHTTP in dir, with env added to the environment.
+func startHTTPIn(t *testing.T, ctx context.Context, dir string, env []string, args ...string) *httpBoxsh {
+	t.Helper()
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	cmd := exec.CommandContext(ctx, boxshPath(), append([]string{"--rpc", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, args...)...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	h := &httpBoxsh{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = h.stderr
 	cmd.WaitDelay = 5 * time.Second

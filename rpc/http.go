@@ -27,7 +27,10 @@ import (
 // answering it with one JSON object or an SSE stream. Modern requests are
 // stateless; legacy clients get a session (Mcp-Session-Id) from initialize,
 // which only scopes their notifications/cancelled. Every client shares the
-// server's backend, so one sandbox and one worker pool serve them all.
+// server's backend, so one sandbox and one worker pool serve them all,
+// unless the server hosts many sandboxes (SandboxRouter): each then has
+// an endpoint of its own, and a legacy session's calls carry its id
+// (SessionID) for the backend to find its sandbox.
 
 // HTTPOptions configure the HTTP transport.
 type HTTPOptions struct {
@@ -57,6 +60,17 @@ type HTTPOptions struct {
 	// Extra, when set, serves the requests for paths other than /mcp,
 	// behind the same Origin and token checks (the REST twin).
 	Extra http.Handler
+	// ExtraTokens are bearer tokens accepted besides Token (when Token is
+	// set): a sandbox's own token on its endpoint (see SandboxRouter).
+	ExtraTokens []string
+	// Sandboxes, when set, serves the paths under /s/ (the endpoints of
+	// the sandboxes of one server, see SandboxRouter) behind the Origin
+	// check but not the token check: each endpoint checks its own tokens.
+	Sandboxes http.Handler
+	// SessionEnded, when set, is called on a goroutine of its own with
+	// the id of every legacy session that ends: deleted by its client,
+	// expired, evicted, or at shutdown.
+	SessionEnded func(id string)
 }
 
 func (o *HTTPOptions) defaults() {
@@ -149,12 +163,7 @@ func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTP
 	opts.defaults()
 	base, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelCalls()
-	t := &httpTransport{
-		s: s, opts: opts, base: base,
-		slots:    make(chan struct{}, s.MaxInFlight),
-		streams:  make(chan struct{}, opts.MaxStreams),
-		sessions: make(map[string]*legacySession),
-	}
+	t := newTransport(s, opts, base)
 	srv := &http.Server{
 		Handler:           t,
 		ReadHeaderTimeout: opts.HeaderTimeout,
@@ -191,16 +200,48 @@ func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTP
 	return nil
 }
 
+// newTransport is the transport of s with opts (defaults applied); base
+// ends its sessions and the calls that outlive their request.
+func newTransport(s *Server, opts HTTPOptions, base context.Context) *httpTransport {
+	return &httpTransport{
+		s: s, opts: opts, base: base,
+		slots:    make(chan struct{}, s.MaxInFlight),
+		streams:  make(chan struct{}, opts.MaxStreams),
+		sessions: make(map[string]*legacySession),
+	}
+}
+
+// HTTPHandler is the streamable HTTP transport of a Server (MCP at /mcp,
+// opts.Extra for the other paths) as a handler of someone else's HTTP
+// server: the endpoint of one sandbox among many (see SandboxRouter).
+type HTTPHandler struct {
+	t      *httpTransport
+	cancel context.CancelFunc
+}
+
+// NewHTTPHandler returns the transport of s as a handler; ctx, and Close,
+// end its sessions and tasks.
+func (s *Server) NewHTTPHandler(ctx context.Context, opts HTTPOptions) (*HTTPHandler, error) {
+	if err := s.prepare(); err != nil {
+		return nil, err
+	}
+	opts.defaults()
+	base, cancel := context.WithCancel(ctx)
+	return &HTTPHandler{t: newTransport(s, opts, base), cancel: cancel}, nil
+}
+
+// ServeHTTP handles one request.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.t.ServeHTTP(w, r) }
+
+// Close ends the handler's sessions and the calls that outlive their
+// request. Calls still running end with their backend.
+func (h *HTTPHandler) Close() { h.cancel() }
+
 // ServeHTTP handles one HTTP request.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !t.originAllowed(r) {
 		t.s.Log.Warn("HTTP request refused: origin", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
 		writeHTTPError(w, http.StatusForbidden, nil, CodeInvalidRequest, "forbidden origin")
-		return
-	}
-	if !t.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="boxsh"`)
-		writeHTTPError(w, http.StatusUnauthorized, nil, CodeInvalidRequest, "missing or wrong bearer token")
 		return
 	}
 	select {
@@ -209,6 +250,14 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Retry-After", "1")
 		writeHTTPError(w, http.StatusServiceUnavailable, nil, CodeInternalError, "too many concurrent requests")
+		return
+	}
+	if t.opts.Sandboxes != nil && strings.HasPrefix(r.URL.Path, "/s/") {
+		t.opts.Sandboxes.ServeHTTP(w, r) // checks its own tokens
+		return
+	}
+	if !t.authorized(r) {
+		writeUnauthorized(w)
 		return
 	}
 	if r.URL.Path != "/mcp" {
@@ -266,8 +315,19 @@ func (t *httpTransport) authorized(r *http.Request) bool {
 	if t.opts.Token == "" {
 		return true
 	}
+	return bearerIs(r, t.opts.Token) || slices.ContainsFunc(t.opts.ExtraTokens, func(tok string) bool { return bearerIs(r, tok) })
+}
+
+// bearerIs reports whether r carries the bearer token tok (not empty).
+func bearerIs(r *http.Request, tok string) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(t.opts.Token)) == 1
+	return ok && tok != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(tok)) == 1
+}
+
+// writeUnauthorized refuses a request without the right bearer token.
+func writeUnauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="boxsh"`)
+	writeHTTPError(w, http.StatusUnauthorized, nil, CodeInvalidRequest, "missing or wrong bearer token")
 }
 
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
@@ -323,6 +383,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 			var stop func() bool
 			ctx, stop = mergeCancel(ctx, sess.ctx)
 			defer stop()
+			ctx = context.WithValue(ctx, sessionIDKey{}, sid)
 		case method == "initialize":
 			newSession, scope = t.newSession()
 		}
@@ -459,6 +520,9 @@ func (t *httpTransport) newSession() (string, *legacySession) {
 	id := hex.EncodeToString(b[:])
 	ctx, cancel := context.WithCancel(t.base)
 	sess := &legacySession{inflight: make(map[string]context.CancelFunc), last: time.Now(), ctx: ctx, cancel: cancel}
+	if ended := t.opts.SessionEnded; ended != nil {
+		context.AfterFunc(ctx, func() { ended(id) })
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := time.Now()
@@ -511,6 +575,16 @@ func (t *httpTransport) deleteSession(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cancel()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// sessionIDKey is the context key of a legacy session's id.
+type sessionIDKey struct{}
+
+// SessionID is the Mcp-Session-Id of the legacy HTTP session a call's
+// context belongs to, or "" (stdio, modern requests).
+func SessionID(ctx context.Context) string {
+	id, _ := ctx.Value(sessionIDKey{}).(string)
+	return id
 }
 
 // mergeCancel returns a context of parent that also ends when other does.

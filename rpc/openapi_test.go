@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -39,6 +40,7 @@ func TestOpenAPIGenerated(t *testing.T) {
 	for _, spec := range tools.AllSpecs() {
 		require.NoError(t, registerOpenAPI(api, spec), spec.Name)
 	}
+	registerSandboxesOpenAPI(api)
 	want, err := json.MarshalIndent(api.OpenAPI(), "", "  ")
 	require.NoError(t, err)
 	want = append(want, '\n')
@@ -95,6 +97,61 @@ func registerOpenAPI(api huma.API, spec *tool.Spec) error {
 	// the twin's.
 	delete(api.OpenAPI().Paths[op.Path].Post.Responses, "204")
 	return nil
+}
+
+// registerSandboxesOpenAPI describes the management API of a server of
+// many sandboxes (boxsh --sandboxes) and a sandbox's REST twin.
+func registerSandboxesOpenAPI(api huma.API) {
+	problem := map[string]*huma.MediaType{"application/problem+json": {Schema: &huma.Schema{Type: "object", AdditionalProperties: true}}}
+	reg := api.OpenAPI().Components.Schemas
+	info := reg.Schema(reflect.TypeFor[SandboxInfo](), true, "")
+	req := reg.Schema(reflect.TypeFor[SandboxRequest](), true, "")
+	noop := func(context.Context, *struct{}) (*struct{}, error) { return nil, nil }
+	ops := []huma.Operation{{
+		OperationID: "sandbox-create", Method: http.MethodPost, Path: "/v1/sandboxes",
+		Summary:     "Create a sandbox (boxsh --sandboxes)",
+		Description: "Starts a sandbox with its own boxsh-init, workers, network namespace and copy-on-write view of the server's workspace (from workspace) or an empty directory (from empty). The answer carries the sandbox's bearer token, given only here: its endpoint takes it or the server's.",
+		Tags:        []string{"sandboxes"},
+		RequestBody: &huma.RequestBody{Content: map[string]*huma.MediaType{"application/json": {Schema: req}}},
+		Responses: map[string]*huma.Response{
+			"201": {Description: "The sandbox, with its endpoint and token", Content: map[string]*huma.MediaType{"application/json": {Schema: info}}},
+			"400": {Description: "A bad name or from", Content: problem},
+			"409": {Description: "The name is taken", Content: problem},
+			"429": {Description: "A limit is reached (the detail names it)", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-list", Method: http.MethodGet, Path: "/v1/sandboxes",
+		Summary: "List the sandboxes", Tags: []string{"sandboxes"},
+		Responses: map[string]*huma.Response{"200": {Description: "The sandboxes", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
+			Type: "object", Properties: map[string]*huma.Schema{"sandboxes": {Type: "array", Items: info}}}}}}},
+	}, {
+		OperationID: "sandbox-delete", Method: http.MethodDelete, Path: "/v1/sandboxes/{name}",
+		Summary: "Delete a sandbox: its processes stop, its files go", Tags: []string{"sandboxes"},
+		Parameters: []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},
+		Responses: map[string]*huma.Response{
+			"204": {Description: "Deleted"},
+			"404": {Description: "No such sandbox", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-tool", Method: http.MethodPost, Path: "/s/{sandbox}/v1/tools/{tool}",
+		Summary:     "Call a tool in a sandbox",
+		Description: "The REST twin of /v1/tools/{tool} in sandbox {sandbox}: the same body and answer. Takes the sandbox's token or the server's. /s/{sandbox}/mcp is its MCP endpoint.",
+		Tags:        []string{"sandboxes"},
+		Parameters: []*huma.Param{
+			{Name: "sandbox", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}},
+			{Name: "tool", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}},
+		},
+		RequestBody: &huma.RequestBody{Description: "The tool's arguments", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object", AdditionalProperties: true}}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The MCP CallToolResult", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object", AdditionalProperties: true}}}},
+			"400": {Description: "Invalid arguments", Content: problem},
+			"401": {Description: "A missing or wrong bearer token (or an unknown sandbox, for a token other than the server's)", Content: problem},
+			"404": {Description: "No such sandbox or tool", Content: problem},
+		},
+	}}
+	for _, op := range ops {
+		huma.Register(api, op, noop)
+	}
 }
 
 // hSchema decodes a JSON Schema into huma's form.

@@ -243,6 +243,17 @@ func (s *Server) prepare() error {
 	return nil
 }
 
+// withBackend is a server like s (prepared) whose calls go to b: its
+// tools, name, version and encoded answers, and tasks of its own. It is
+// the server of one sandbox among many.
+func (s *Server) withBackend(b Backend) *Server {
+	return &Server{
+		Tools: s.Tools, Backend: b, Name: s.Name, Version: s.Version, Log: s.Log,
+		MaxInFlight: s.MaxInFlight, EndOfInputGrace: s.EndOfInputGrace,
+		lists: s.lists, modern: s.modern, tasks: newTaskStore(),
+	}
+}
+
 // DefaultEndOfInputGrace is how long, after the end of input, calls of
 // tools other than bash may still run: those still running then are
 // cancelled and answered with an error (errEndOfInput). Such calls finish

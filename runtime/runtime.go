@@ -329,7 +329,7 @@ func (s *Supervisor) refusedLocked(in *Instance) bool {
 	if s.current == in {
 		_ = in.Stop(time.Second)
 		s.current = nil
-		killOrphans(s.cfg.Log)
+		s.killOrphans()
 	}
 	s.fail(mismatch)
 	return true
@@ -348,7 +348,7 @@ func (s *Supervisor) retire(why string, args ...any) {
 	s.cfg.Log.Warn(why, args...)
 	_ = s.current.Stop(time.Second)
 	s.current = nil
-	killOrphans(s.cfg.Log)
+	s.killOrphans()
 }
 
 // instance returns the running boxsh-init, starting a new one if it died.
@@ -459,6 +459,17 @@ func (s *Supervisor) Close(grace time.Duration) error {
 	in := s.current
 	s.current = nil // for watch
 	err := in.Stop(grace)
-	killOrphans(s.cfg.Log)
+	s.killOrphans()
 	return err
+}
+
+// killOrphans kills what a boxsh-init of plain mode left, reparented to the
+// front. A sandbox leaves nothing: its PID namespace ends with its
+// boxsh-init, and the front's other children may be the sandboxes of
+// others (boxsh --sandboxes), which must live on.
+func (s *Supervisor) killOrphans() {
+	if s.cfg.Sandbox.Enabled {
+		return
+	}
+	killOrphans(s.cfg.Log)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/boxsh/boxsh/policy"
 )
@@ -42,6 +43,13 @@ type options struct {
 	noAuth    bool
 	// publish are the --publish ports, exposed at the start (--rpc).
 	publish []publish
+	// sandboxes is --sandboxes: the --listen server hosts many sandboxes
+	// (see cmd/boxsh/internal/sandboxes), at most maxSandboxes (--max-sandboxes),
+	// each deleted after sandboxIdle (--sandbox-idle; 0 the default, -1
+	// never) without a call.
+	sandboxes    bool
+	maxSandboxes int
+	sandboxIdle  time.Duration
 	// args are the shell's arguments (modeShell) or the command
 	// (modeCommand).
 	args []string
@@ -128,6 +136,31 @@ func parseArgs(argv []string, cwd string) (options, error) {
 				return o, err
 			}
 			o.publish = append(o.publish, p)
+		case "--sandboxes":
+			o.sandboxes = true
+		case "--max-sandboxes":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 10000 {
+				return o, fmt.Errorf("%w: --max-sandboxes %q: expected a number from 1 to 10000", policy.ErrUsage, v)
+			}
+			o.maxSandboxes = n
+		case "--sandbox-idle":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return o, fmt.Errorf("%w: --sandbox-idle %q: expected a duration such as 30m or 90s (0: never)", policy.ErrUsage, v)
+			}
+			o.sandboxIdle = d
+			if d == 0 {
+				o.sandboxIdle = -1 // never, not the default
+			}
 		case "--workers":
 			v, err := needValue()
 			if err != nil {
@@ -275,6 +308,20 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if !rpc && len(o.publish) > 0 {
 		return o, fmt.Errorf("%w: --publish goes with --rpc (shell mode and -- COMMAND cannot publish ports yet)", policy.ErrUsage)
 	}
+	if (o.maxSandboxes != 0 || o.sandboxIdle != 0) && !o.sandboxes {
+		return o, fmt.Errorf("%w: --max-sandboxes and --sandbox-idle go with --sandboxes", policy.ErrUsage)
+	}
+	if o.sandboxes {
+		switch {
+		case !rpc || o.listen == "":
+			return o, fmt.Errorf("%w: --sandboxes goes with --rpc --listen", policy.ErrUsage)
+		case o.sandbox.Try:
+			return o, fmt.Errorf("%w: --sandboxes and --try exclude each other: every sandbox of --sandboxes is a copy-on-write session already", policy.ErrUsage)
+		case len(o.publish) > 0:
+			return o, fmt.Errorf("%w: --sandboxes and --publish exclude each other: a sandbox's client exposes its ports with the expose tool", policy.ErrUsage)
+		}
+		o.sandbox.Enabled = true
+	}
 	if o.noAuth && o.tokenFile != "" {
 		return o, fmt.Errorf("%w: --no-auth and --token-file exclude each other", policy.ErrUsage)
 	}
@@ -309,6 +356,18 @@ Modes:
                        an existing PATH must be a file of yours with no
                        group or other bits, not a symbolic link.
   --no-auth            No token (only on a loopback address).
+  --sandboxes          With --rpc --listen: host many sandboxes, each with its
+                       own boxsh-init, workers, network namespace and copy-on-write
+                       session of the current directory (or an empty one):
+                       POST /v1/sandboxes {"name":N,"from":"workspace"|"empty"}
+                       makes one (its MCP endpoint /s/N/mcp, its token in the
+                       answer), GET lists, DELETE /v1/sandboxes/N removes one.
+                       A legacy session on /mcp gets one of its own. Implies
+                       --sandbox; the network is none unless the policy names
+                       one (allow_all is refused: it would share the host's).
+  --max-sandboxes N    With --sandboxes: at most N at once (default 64).
+  --sandbox-idle D     With --sandboxes: delete one idle for D (default 30m; 0:
+                       never).
   --publish [HOST_PORT:]PORT
                        With --rpc: listen on the host's 127.0.0.1:HOST_PORT
                        (default: a free port, printed on stderr) and connect

@@ -154,6 +154,21 @@ func serveRPC(opts options, log hclog.Logger) int {
 		}
 		defer web.close()
 	}
+	if opts.sandboxes {
+		<-signalsSet
+		reg := <-registry
+		if reg.err != nil {
+			return fail(reg.err)
+		}
+		err := serveMany(ctx, opts, log, initPath, web, reg.tools)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return fail(err)
+		}
+		if stopSignal != 0 {
+			return proc.SignalStatus(stopSignal)
+		}
+		return 0
+	}
 	sb, cwd, home, run, err := prepareSandboxHere(opts.sandbox)
 	if err != nil {
 		return fail(err)

@@ -1,0 +1,436 @@
+// Package sandboxes hosts many sandboxes in one server (boxsh --rpc
+// --listen --sandboxes): a Manager starts each, by name, with a
+// boxsh-init, worker pool, network namespace and proxy of its own, on a
+// copy-on-write session of the server's workspace or of an empty
+// directory, and stops it when deleted, idle, or at the end. Package rpc
+// gives each an endpoint (rpc.SandboxRouter).
+package sandboxes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/client/session"
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/rpc"
+	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
+)
+
+// Config configures a Manager.
+type Config struct {
+	// Runtime is every sandbox's boxsh-init: the sandbox (enabled), the
+	// policy, the worker pool. Each sandbox adds the bind of its session,
+	// and starts in its view of Workspace.
+	Runtime runtime.Config
+	// Workspace is the directory a sandbox from rpc.FromWorkspace sees
+	// copy-on-write.
+	Workspace string
+	// SessionDir holds the sessions (default session.DefaultBaseDir());
+	// EmptyDir the empty directories of sandboxes from rpc.FromEmpty
+	// (default: "sandboxes" beside SessionDir). Neither may be in
+	// Workspace, nor Workspace in them.
+	SessionDir, EmptyDir string
+	// Max bounds the sandboxes (default DefaultMax).
+	Max int
+	// IdleTTL deletes a sandbox that ran no call for this long (0: never).
+	IdleTTL time.Duration
+	// Wrap, if set, decorates each sandbox's backend.
+	Wrap func(rpc.Backend) rpc.Backend
+	// Deleted, if set, is called with the name of each sandbox the
+	// manager deletes by itself (idle).
+	Deleted func(name string)
+	// Log receives diagnostics.
+	Log hclog.Logger
+}
+
+// DefaultMax is the default bound on the sandboxes of a server.
+const DefaultMax = 64
+
+// stopGrace is how long a deleted sandbox's boxsh-init may take to exit.
+const stopGrace = 2 * time.Second
+
+// Manager owns the sandboxes of a server, by name.
+type Manager struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	sbs    map[string]*Sandbox
+	closed bool
+	reaped chan struct{}
+}
+
+// Sandbox is one sandbox of a Manager: an rpc.Backend.
+type Sandbox struct {
+	name, from string
+	created    time.Time
+	ephemeral  bool
+
+	sup     *runtime.Supervisor
+	backend rpc.Backend
+	binds   []policy.Bind // its own
+	sess    *session.Session
+	lock    *os.File // the session's, while it runs
+	empty   string   // the empty directory of rpc.FromEmpty
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	running int
+	calls   int64
+	last    time.Time
+	ready   bool
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+
+// New returns a manager whose sandboxes live until ctx ends or Close.
+func New(ctx context.Context, cfg Config) (*Manager, error) {
+	if !cfg.Runtime.Sandbox.Enabled {
+		return nil, errors.New("sandboxes: the runtime configuration must enable the sandbox")
+	}
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	if cfg.Max <= 0 {
+		cfg.Max = DefaultMax
+	}
+	if cfg.SessionDir == "" {
+		d, err := session.DefaultBaseDir()
+		if err != nil {
+			return nil, err
+		}
+		cfg.SessionDir = d
+	}
+	if cfg.EmptyDir == "" {
+		cfg.EmptyDir = filepath.Join(filepath.Dir(cfg.SessionDir), "sandboxes")
+	}
+	for _, d := range []string{cfg.SessionDir, cfg.EmptyDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("sandboxes: %w", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, sbs: make(map[string]*Sandbox), reaped: make(chan struct{})}
+	go m.reapIdle()
+	return m, nil
+}
+
+// Create starts sandbox req.Name and returns it once its boxsh-init runs
+// (rpc.SandboxHost). A refusal is an *rpc.SandboxError naming the limit or
+// the fault.
+func (m *Manager) Create(ctx context.Context, req rpc.SandboxRequest) (rpc.Backend, rpc.SandboxInfo, error) {
+	sb, err := m.create(ctx, req)
+	if err != nil {
+		return nil, rpc.SandboxInfo{}, err
+	}
+	return sb, sb.Info(), nil
+}
+
+func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox, error) {
+	if !validName.MatchString(req.Name) {
+		return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox name %q: expected 1 to 63 letters, digits, '-' or '_', starting with a letter or digit", req.Name)}
+	}
+	switch req.From {
+	case "":
+		req.From = rpc.FromWorkspace
+	case rpc.FromWorkspace, rpc.FromEmpty:
+	default:
+		return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: from %q: expected %q or %q", req.Name, req.From, rpc.FromWorkspace, rpc.FromEmpty)}
+	}
+	sb := &Sandbox{name: req.Name, from: req.From, created: time.Now(), ephemeral: req.Ephemeral}
+	sb.last = sb.created
+	m.mu.Lock()
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return nil, &rpc.SandboxError{Status: http.StatusServiceUnavailable, Msg: "the server is stopping"}
+	case m.sbs[req.Name] != nil:
+		m.mu.Unlock()
+		return nil, &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("sandbox %s exists", req.Name)}
+	case len(m.sbs) >= m.cfg.Max:
+		m.mu.Unlock()
+		return nil, &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server hosts %d sandboxes, its maximum (--max-sandboxes %d)", m.cfg.Max, m.cfg.Max)}
+	}
+	m.sbs[req.Name] = sb // reserved: Lookup skips it until ready
+	m.mu.Unlock()
+	if err := sb.start(ctx, m); err != nil {
+		m.mu.Lock()
+		delete(m.sbs, req.Name)
+		m.mu.Unlock()
+		sb.stop(true)
+		return nil, fmt.Errorf("sandbox %s: %w", req.Name, err)
+	}
+	sb.mu.Lock()
+	sb.ready = true
+	sb.mu.Unlock()
+	m.cfg.Log.Info("sandbox created", "name", sb.name, "from", sb.from, "took", time.Since(sb.created))
+	return sb, nil
+}
+
+// start makes the sandbox's workspace and starts its boxsh-init.
+func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
+	src := m.cfg.Workspace
+	if sb.from == rpc.FromEmpty {
+		dir, err := os.MkdirTemp(m.cfg.EmptyDir, sb.name+"-")
+		if err != nil {
+			return err
+		}
+		sb.empty = dir
+		src = dir
+	}
+	s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: "sandbox " + sb.name})
+	if err != nil {
+		return err
+	}
+	sb.sess = s
+	if sb.lock, err = s.Lock(); err != nil {
+		return err
+	}
+	cfg := m.cfg.Runtime
+	sb.binds = []policy.Bind{{Mode: policy.CopyOnWrite, Src: s.Src(), Dst: s.Dst()}}
+	cfg.Sandbox.Binds = append(slices.Clip(cfg.Sandbox.Binds), sb.binds...)
+	cfg.Cwd = s.Src()
+	if cfg.Log != nil {
+		cfg.Log = cfg.Log.With("sandbox", sb.name)
+	}
+	// Its boxsh-init lives with the manager, not with the request that
+	// made it.
+	sctx, cancel := context.WithCancel(m.ctx)
+	sb.cancel = cancel
+	if sb.sup, err = runtime.NewSupervisor(sctx, cfg); err != nil {
+		return err
+	}
+	sb.backend = sb.sup
+	if m.cfg.Wrap != nil {
+		sb.backend = m.cfg.Wrap(sb.sup)
+	}
+	return nil
+}
+
+// stop stops the sandbox's boxsh-init and removes what it made: its
+// overlay's work directory, and with discard its session and empty
+// directory.
+func (sb *Sandbox) stop(discard bool) {
+	if sb.sup != nil {
+		_ = sb.sup.Close(stopGrace)
+	}
+	if sb.cancel != nil {
+		sb.cancel()
+	}
+	host.RemoveCowWorkDirs(sb.binds)
+	if sb.lock != nil {
+		sb.lock.Close()
+	}
+	if discard && sb.sess != nil {
+		_ = sb.sess.Discard()
+	}
+	if discard && sb.empty != "" {
+		_ = os.RemoveAll(sb.empty)
+	}
+}
+
+// Lookup returns a running sandbox (rpc.SandboxHost).
+func (m *Manager) Lookup(name string) (rpc.Backend, bool) {
+	sb := m.Get(name)
+	if sb == nil {
+		return nil, false
+	}
+	return sb, true
+}
+
+// Get returns a running sandbox, or nil.
+func (m *Manager) Get(name string) *Sandbox {
+	m.mu.Lock()
+	sb := m.sbs[name]
+	m.mu.Unlock()
+	if sb == nil {
+		return nil
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if !sb.ready {
+		return nil
+	}
+	return sb
+}
+
+// Delete stops sandbox name and removes its files (rpc.SandboxHost).
+func (m *Manager) Delete(name string) error {
+	m.mu.Lock()
+	sb := m.sbs[name]
+	if sb != nil {
+		sb.mu.Lock()
+		ready := sb.ready
+		sb.mu.Unlock()
+		if !ready {
+			m.mu.Unlock()
+			return &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("sandbox %s is starting", name)}
+		}
+		delete(m.sbs, name)
+	}
+	m.mu.Unlock()
+	if sb == nil {
+		return &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+	}
+	sb.stop(true)
+	m.cfg.Log.Info("sandbox deleted", "name", name)
+	return nil
+}
+
+// List describes the running sandboxes (rpc.SandboxHost).
+func (m *Manager) List() []rpc.SandboxInfo {
+	m.mu.Lock()
+	all := make([]*Sandbox, 0, len(m.sbs))
+	for _, sb := range m.sbs {
+		all = append(all, sb)
+	}
+	m.mu.Unlock()
+	out := make([]rpc.SandboxInfo, 0, len(all))
+	for _, sb := range all {
+		if info := sb.Info(); !info.Created.IsZero() {
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+// Len is the number of sandboxes, those starting included.
+func (m *Manager) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sbs)
+}
+
+// Close stops every sandbox: the files of those made by Create stay (as
+// sessions `boxsh sessions` lists), an ephemeral one's go.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	all := make([]*Sandbox, 0, len(m.sbs))
+	for name, sb := range m.sbs {
+		all = append(all, sb)
+		delete(m.sbs, name)
+	}
+	m.mu.Unlock()
+	m.cancel()
+	<-m.reaped
+	var wg sync.WaitGroup
+	for _, sb := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sb.stop(sb.ephemeral)
+		}()
+	}
+	wg.Wait()
+}
+
+// reapIdle deletes the sandboxes idle for longer than IdleTTL.
+func (m *Manager) reapIdle() {
+	defer close(m.reaped)
+	if m.cfg.IdleTTL <= 0 {
+		<-m.ctx.Done()
+		return
+	}
+	tick := min(max(m.cfg.IdleTTL/4, 10*time.Millisecond), 30*time.Second)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-t.C:
+		}
+		var idle []string
+		m.mu.Lock()
+		for name, sb := range m.sbs {
+			if sb.idleFor() > m.cfg.IdleTTL {
+				idle = append(idle, name)
+			}
+		}
+		m.mu.Unlock()
+		for _, name := range idle {
+			if sb := m.Get(name); sb == nil || sb.idleFor() <= m.cfg.IdleTTL {
+				continue
+			}
+			if err := m.Delete(name); err == nil {
+				m.cfg.Log.Info("idle sandbox deleted", "name", name, "ttl", m.cfg.IdleTTL)
+				if m.cfg.Deleted != nil {
+					m.cfg.Deleted(name)
+				}
+			}
+		}
+	}
+}
+
+// idleFor is how long the sandbox has run no call (0 while one runs or
+// it starts).
+func (sb *Sandbox) idleFor() time.Duration {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if !sb.ready || sb.running > 0 {
+		return 0
+	}
+	return time.Since(sb.last)
+}
+
+// Name is the sandbox's name.
+func (sb *Sandbox) Name() string { return sb.name }
+
+// Info describes the sandbox (zero while it starts).
+func (sb *Sandbox) Info() rpc.SandboxInfo {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if !sb.ready {
+		return rpc.SandboxInfo{}
+	}
+	now := time.Now()
+	idle := now.Sub(sb.last)
+	if sb.running > 0 {
+		idle = 0
+	}
+	return rpc.SandboxInfo{
+		Name: sb.name, From: sb.from, Created: sb.created.UTC(),
+		Age: now.Sub(sb.created).Seconds(), Idle: idle.Seconds(),
+		Calls: sb.calls, Running: sb.running, Workspace: sb.sess.Dst(),
+	}
+}
+
+// Session is the sandbox's copy-on-write session.
+func (sb *Sandbox) Session() *session.Session { return sb.sess }
+
+// Start runs a tool call in the sandbox (rpc.Backend).
+func (sb *Sandbox) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	sb.mu.Lock()
+	sb.running++
+	sb.calls++
+	sb.last = time.Now()
+	sb.mu.Unlock()
+	end := func() {
+		sb.mu.Lock()
+		sb.running--
+		sb.last = time.Now()
+		sb.mu.Unlock()
+	}
+	err := sb.backend.Start(ctx, name, args, func(res json.RawMessage, err error) {
+		end()
+		done(res, err)
+	})
+	if err != nil {
+		end()
+	}
+	return err
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/cmd/boxsh/internal/sandboxes"
+	"github.com/boxsh/boxsh/internal/idle"
+	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/rpc"
+	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// defaultSandboxIdle is --sandbox-idle's default.
+const defaultSandboxIdle = 30 * time.Minute
+
+// manyNetwork is the network namespace of every sandbox of --sandboxes:
+// one of its own, so that no sandbox reaches another's ports. An open
+// network (allow_all) would be the host's, shared: it is refused when the
+// policy names it, and none is the default.
+func manyNetwork(p policy.Policy) error {
+	if mode, own := p.Network(); !own && p.NetworkMode.Value != "" {
+		return fmt.Errorf("%w: --sandboxes gives every sandbox a network namespace of its own: network %s (from %s) would share the host's between them; use --network disabled or allowlist", policy.ErrUsage, mode, p.NetworkMode.Source)
+	}
+	return nil
+}
+
+// serveMany serves many sandboxes on web until ctx ends (--sandboxes).
+func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath string, web *httpListener, tools *tool.Registry) error {
+	if err := runtime.SandboxSupported(); err != nil {
+		return err
+	}
+	if err := manyNetwork(opts.policy); err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	sb := opts.sandbox
+	sb.NewNetNS = true
+	idleTTL := opts.sandboxIdle
+	if idleTTL == 0 {
+		idleTTL = defaultSandboxIdle
+	} else if idleTTL < 0 {
+		idleTTL = 0
+	}
+	trimmer := idle.NewTrimmer()
+	var router *rpc.SandboxRouter
+	mgr, err := sandboxes.New(ctx, sandboxes.Config{
+		Runtime: runtime.Config{
+			InitPath: initPath,
+			Workers:  opts.workers,
+			Shell:    opts.shell,
+			LogLevel: log.GetLevel().String(),
+			Sandbox:  sb,
+			Policy:   opts.policy,
+			Env:      policy.CommandEnv(opts.policy, os.Environ()),
+			Home:     os.Getenv("HOME"),
+			Version:  version,
+			Log:      log,
+		},
+		Workspace: cwd,
+		Max:       opts.maxSandboxes,
+		IdleTTL:   idleTTL,
+		Wrap:      func(b rpc.Backend) rpc.Backend { return trimming{b, trimmer} },
+		Deleted:   func(name string) { router.Forget(name) },
+		Log:       log,
+	})
+	if err != nil {
+		return err
+	}
+	defer mgr.Close()
+	srv := &rpc.Server{Tools: tools, Name: "boxsh", Version: version, Log: log}
+	if router, err = rpc.NewSandboxRouter(ctx, srv, mgr, web.opts); err != nil {
+		return err
+	}
+	srv.Backend = router.LegacyBackend()
+	if web.opts.Extra, err = router.Management(); err != nil {
+		return err
+	}
+	web.opts.Sandboxes = router
+	web.opts.SessionEnded = router.EndSession
+	defer web.close()
+	proc.OneProc()
+	fmt.Fprintf(os.Stderr, "boxsh: MCP on http://%s/mcp (a sandbox per session); sandboxes at http://%[1]s/v1/sandboxes, each at /s/NAME/mcp\n", web.ln.Addr())
+	log.Info("serving many sandboxes over streamable HTTP", "addr", web.ln.Addr().String(), "max", opts.maxSandboxes, "idle", idleTTL)
+	return srv.ServeStreamable(ctx, web.ln, web.opts)
+}

@@ -1,0 +1,284 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/jsontest"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// manyBoxsh is a running `boxsh --rpc --listen --sandboxes` on a
+// workspace of the test, its sessions under state.
+type manyBoxsh struct {
+	*httpBoxsh
+	workspace, state string
+}
+
+// startMany starts a server of many sandboxes on a workspace holding
+// seed.txt.
+func startMany(t *testing.T, ctx context.Context, args ...string) *manyBoxsh {
+	t.Helper()
+	requireRootless(t)
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "seed.txt"), []byte("seed\n"), 0o644))
+	state := t.TempDir()
+	h := startHTTPIn(t, ctx, ws, []string{"XDG_STATE_HOME=" + state}, append([]string{"--sandboxes", "--workers", "1"}, args...)...)
+	return &manyBoxsh{httpBoxsh: h, workspace: ws, state: state}
+}
+
+// sandboxInfo is a sandbox as the management API describes it.
+type sandboxInfo struct {
+	Name      string  `json:"name"`
+	From      string  `json:"from"`
+	Age       float64 `json:"age_seconds"`
+	Idle      float64 `json:"idle_seconds"`
+	Calls     int64   `json:"calls"`
+	Workspace string  `json:"workspace"`
+	Endpoint  string  `json:"endpoint"`
+	Token     string  `json:"token"`
+}
+
+// do sends a request with token (none when "") and returns the status and
+// body.
+func (m *manyBoxsh) do(t *testing.T, method, path, token string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, m.base+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := jsontest.NewClient().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, b
+}
+
+// create makes sandbox name from from, requiring success.
+func (m *manyBoxsh) create(t *testing.T, name, from string) sandboxInfo {
+	t.Helper()
+	status, body := m.do(t, http.MethodPost, "/v1/sandboxes", m.token, map[string]string{"name": name, "from": from})
+	require.Equal(t, http.StatusCreated, status, "create %s: %s", name, body)
+	var info sandboxInfo
+	require.NoError(t, json.Unmarshal(body, &info))
+	return info
+}
+
+// list lists the sandboxes.
+func (m *manyBoxsh) list(t *testing.T) []sandboxInfo {
+	t.Helper()
+	status, body := m.do(t, http.MethodGet, "/v1/sandboxes", m.token, nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	var out struct {
+		Sandboxes []sandboxInfo `json:"sandboxes"`
+	}
+	require.NoError(t, json.Unmarshal(body, &out))
+	return out.Sandboxes
+}
+
+// names are the names of list.
+func names(list []sandboxInfo) []string {
+	out := []string{}
+	for _, s := range list {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// connect connects the official SDK to a sandbox's endpoint with token
+// (version "" for the SDK's own).
+func (m *manyBoxsh) connect(t *testing.T, ctx context.Context, path, token, version string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "boxsh-sandboxes-test", Version: "1.0.0"}, nil)
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:   m.base + path,
+		HTTPClient: &http.Client{Transport: bearer{token, jsontest.Transport{}}},
+		MaxRetries: -1,
+	}
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	s, err := client.Connect(ctx, tr, opts)
+	require.NoError(t, err, "connect to %s", path)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// sh runs command in a session's sandbox and returns its stdout.
+func sh(t *testing.T, ctx context.Context, s *mcp.ClientSession, command string) string {
+	t.Helper()
+	var out tool.BashOutput
+	sdkOK(t, ctx, s, "bash", map[string]any{"command": command}, &out)
+	return out.Stdout
+}
+
+// Two sandboxes of one server, each driven by the official SDK on its own
+// endpoint with its own token: neither sees the other's files, processes,
+// background processes, terminals or exposed ports, nor reaches the other's
+// endpoint with its token; the management API lists and deletes them.
+func TestSandboxesIsolation(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx)
+	a := m.create(t, "alpha", "workspace")
+	b := m.create(t, "beta", "empty")
+	assert.Equal(t, "/s/alpha/mcp", a.Endpoint)
+	require.NotEmpty(t, a.Token)
+	require.NotEqual(t, a.Token, b.Token)
+	assert.NotEqual(t, m.token, a.Token)
+	assert.Equal(t, []string{"alpha", "beta"}, names(m.list(t)))
+
+	sa := m.connect(t, ctx, a.Endpoint, a.Token, "")
+	sb := m.connect(t, ctx, b.Endpoint, b.Token, "2025-06-18") // the legacy era on a sandbox's endpoint
+	// Files: alpha sees the workspace, beta an empty directory; writes
+	// stay in each one's own view, never on the host's workspace.
+	assert.Equal(t, "seed\n", sh(t, ctx, sa, "cat seed.txt"))
+	assert.Equal(t, "", sh(t, ctx, sb, "ls -A"))
+	sh(t, ctx, sa, "echo a-secret > mine.txt")
+	sh(t, ctx, sb, "echo b-secret > mine.txt")
+	assert.Equal(t, "a-secret\n", sh(t, ctx, sa, "cat mine.txt"))
+	assert.Equal(t, "b-secret\n", sh(t, ctx, sb, "cat mine.txt"))
+	assert.NoFileExists(t, filepath.Join(m.workspace, "mine.txt"), "copy-on-write: the host's workspace is untouched")
+	bPath := strings.TrimSpace(sh(t, ctx, sb, "pwd"))
+	assert.Contains(t, sh(t, ctx, sa, "cat "+bPath+"/mine.txt 2>&1; ls "+filepath.Dir(b.Workspace)+" 2>&1; true"), "No such file", "alpha cannot reach beta's files")
+
+	// Processes and background processes: beta sees none of alpha's.
+	var started tool.BashOutput
+	sdkOK(t, ctx, sa, "bash", map[string]any{"command": "exec sleep 313", "background": true}, &started)
+	require.NotEmpty(t, started.ID)
+	assert.Equal(t, "0\n", sh(t, ctx, sb, "ps -eo args | grep -c '[s]leep 313' || true"), "beta sees alpha's processes")
+	var procs tool.ProcessListOutput
+	sdkOK(t, ctx, sb, "process_list", map[string]any{}, &procs)
+	assert.Empty(t, procs.Processes, "beta lists alpha's background processes")
+	res := sdkCall(t, ctx, sb, "process_kill", map[string]any{"id": started.ID, "signal": "KILL"})
+	assert.True(t, res.IsError, "beta killed alpha's background process")
+	sdkOK(t, ctx, sa, "process_list", map[string]any{}, &procs)
+	require.Len(t, procs.Processes, 1)
+	assert.Equal(t, tool.ProcessRunning, procs.Processes[0].State)
+
+	// Terminals.
+	res = sdkCall(t, ctx, sa, "run_in_terminal", map[string]any{"command": "sleep 300"})
+	require.False(t, res.IsError, "%s", sdkText(t, res))
+	res = sdkCall(t, ctx, sa, "list_terminals", map[string]any{})
+	assert.Contains(t, sdkText(t, res), "sleep 300", "alpha lists its terminal")
+	res = sdkCall(t, ctx, sb, "list_terminals", map[string]any{})
+	assert.NotContains(t, sdkText(t, res), "sleep 300", "beta lists alpha's terminals")
+
+	// Exposed ports: alpha's port is alpha's; beta's listener on the
+	// same port number is another one (its own network namespace).
+	port := freePort(t)
+	sdkOK(t, ctx, sa, "bash", map[string]any{"args": []string{"python3", "-m", "http.server", strconv.Itoa(port), "--bind", "127.0.0.1", "--directory", "/usr"}, "background": true}, &started)
+	var info tool.PortInfo
+	sdkOK(t, ctx, sa, "expose", map[string]any{"port": port}, &info)
+	var ports tool.PortsOutput
+	sdkOK(t, ctx, sb, "ports", map[string]any{}, &ports)
+	assert.Empty(t, ports.Ports, "beta lists alpha's exposed ports")
+	script := "import socket,sys\ntry:\n socket.create_connection(('127.0.0.1', int(sys.argv[1])), 2); print('connected')\nexcept OSError: print('refused')"
+	var probe tool.BashOutput
+	sdkOK(t, ctx, sb, "bash", map[string]any{"args": []string{"python3", "-c", script, strconv.Itoa(port)}}, &probe)
+	assert.Equal(t, "refused\n", probe.Stdout, "beta reaches alpha's server")
+	assert.Contains(t, httpGet(t, "http://"+info.Address+"/"), "Directory listing for /")
+
+	// Tokens: a sandbox's token reaches its own endpoint only, and
+	// manages nothing; an unknown name is told to the server's token only.
+	status, _ := m.do(t, http.MethodPost, "/s/alpha/v1/tools/bash", b.Token, map[string]string{"command": "true"})
+	assert.Equal(t, http.StatusUnauthorized, status, "beta's token on alpha's endpoint")
+	status, body := m.do(t, http.MethodPost, "/s/beta/v1/tools/bash", b.Token, map[string]string{"command": "cat mine.txt"})
+	assert.Equal(t, http.StatusOK, status, "%s", body)
+	assert.Contains(t, string(body), "b-secret")
+	status, _ = m.do(t, http.MethodGet, "/v1/sandboxes", a.Token, nil)
+	assert.Equal(t, http.StatusUnauthorized, status, "a sandbox's token lists the sandboxes")
+	status, _ = m.do(t, http.MethodDelete, "/v1/sandboxes/beta", a.Token, nil)
+	assert.Equal(t, http.StatusUnauthorized, status, "a sandbox's token deletes one")
+	status, _ = m.do(t, http.MethodPost, "/s/gamma/v1/tools/bash", a.Token, map[string]string{"command": "true"})
+	assert.Equal(t, http.StatusUnauthorized, status, "an unknown sandbox told to a sandbox's token")
+	status, _ = m.do(t, http.MethodPost, "/s/gamma/v1/tools/bash", m.token, map[string]string{"command": "true"})
+	assert.Equal(t, http.StatusNotFound, status)
+	status, body = m.do(t, http.MethodPost, "/v1/tools/bash", m.token, map[string]string{"command": "true"})
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, string(body), "/s/NAME/v1/tools/bash")
+
+	// Listing: calls counted, idle and age told.
+	for _, s := range m.list(t) {
+		assert.Positive(t, s.Calls, s.Name)
+		assert.Positive(t, s.Age, s.Name)
+		assert.Empty(t, s.Token, "list gives no token")
+	}
+
+	// Delete: alpha's processes, files and endpoint go; beta lives on.
+	status, body = m.do(t, http.MethodDelete, "/v1/sandboxes/alpha", m.token, nil)
+	require.Equal(t, http.StatusNoContent, status, "%s", body)
+	assert.Equal(t, []string{"beta"}, names(m.list(t)))
+	assert.NoDirExists(t, filepath.Dir(a.Workspace), "alpha's session removed")
+	status, _ = m.do(t, http.MethodPost, "/s/alpha/v1/tools/bash", a.Token, map[string]string{"command": "true"})
+	assert.Equal(t, http.StatusUnauthorized, status, "a deleted sandbox's token")
+	status, _ = m.do(t, http.MethodDelete, "/v1/sandboxes/alpha", m.token, nil)
+	assert.Equal(t, http.StatusNotFound, status)
+	require.Eventually(t, func() bool { return !pgrepArgs("sleep 313") }, 10*time.Second, 50*time.Millisecond, "alpha's background process outlived it")
+	assert.Equal(t, "b-secret\n", sh(t, ctx, sb, "cat mine.txt"), "beta lives on")
+}
+
+// pgrepArgs reports whether a process of the user runs with args.
+func pgrepArgs(args string) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " ") == args {
+			return true
+		}
+	}
+	return false
+}
+
+// Legacy clients of /mcp get a sandbox per session, made at their first
+// tool call and deleted with the session; a modern request on /mcp is
+// told where sandboxes are.
+func TestSandboxesLegacySessions(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx)
+	s1 := m.connect(t, ctx, "/mcp", m.token, "2025-06-18")
+	s2 := m.connect(t, ctx, "/mcp", m.token, "2025-03-26")
+	assert.Empty(t, m.list(t), "no sandbox before the first call")
+	sh(t, ctx, s1, "echo one > mine.txt")
+	assert.Equal(t, "seed\n", sh(t, ctx, s2, "cat seed.txt"))
+	assert.Equal(t, "", sh(t, ctx, s2, "cat mine.txt 2>/dev/null; true"), "session two sees session one's file")
+	list := m.list(t)
+	require.Len(t, list, 2)
+	for _, s := range list {
+		assert.True(t, strings.HasPrefix(s.Name, "mcp-"), s.Name)
+	}
+	require.NoError(t, s1.Close())
+	require.Eventually(t, func() bool { return len(m.list(t)) == 1 }, 10*time.Second, 50*time.Millisecond, "the sandbox of a closed session")
+	assert.Equal(t, "seed\n", sh(t, ctx, s2, "cat seed.txt"))
+
+	_, msg := m.rawPost(t, "tools/call", callParams("bash", map[string]any{"command": "true"}), nil)
+	assert.Equal(t, -32600, msg.rpcErr(t).Code, "%s", msg.Raw)
+	assert.Contains(t, string(msg.Raw), "/s/NAME/mcp")
+	status, body := m.do(t, http.MethodPost, "/v1/sandboxes", m.token, map[string]string{"name": "mcp-x"})
+	assert.Equal(t, http.StatusBadRequest, status, "a name of the sessions' sandboxes: %s", body)
+}

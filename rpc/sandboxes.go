@@ -1,0 +1,379 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// One server, many sandboxes (boxsh --rpc --listen --sandboxes). A
+// SandboxHost (the Manager of boxsh's cmd/boxsh/internal/sandboxes) starts and
+// stops them; the SandboxRouter gives each an endpoint of its own:
+//
+//	POST   /v1/sandboxes            create {"name", "from"}: 201 with its token
+//	GET    /v1/sandboxes            list: name, from, age, idle time, calls
+//	DELETE /v1/sandboxes/NAME       stop it and remove its files
+//	POST   /s/NAME/mcp              MCP (both eras), as /mcp serves it
+//	POST   /s/NAME/v1/tools/TOOL    the tools' REST twin
+//
+// The management paths take the server's token. A sandbox's endpoint
+// takes its own token (given once, at create) or the server's: a client
+// handed one sandbox's token reaches no other. Legacy clients of /mcp get
+// a sandbox per Mcp-Session-Id (LegacyBackend), made at their first tool
+// call and deleted when the session ends.
+
+// Where a new sandbox's workspace comes from.
+const (
+	// FromWorkspace is a copy-on-write view of the server's working
+	// directory (a session, as boxsh --try makes).
+	FromWorkspace = "workspace"
+	// FromEmpty is an empty directory of the sandbox's own.
+	FromEmpty = "empty"
+)
+
+// SandboxRequest is the body of POST /v1/sandboxes.
+type SandboxRequest struct {
+	// Name names the sandbox: 1 to 63 letters, digits, '-' and '_',
+	// starting with a letter or digit.
+	Name string `json:"name"`
+	// From is FromWorkspace (default) or FromEmpty.
+	From string `json:"from,omitempty"`
+	// Ephemeral sandboxes (a legacy session's) lose their files when the
+	// server stops; others keep them, as sessions.
+	Ephemeral bool `json:"-"`
+}
+
+// SandboxInfo describes a sandbox.
+type SandboxInfo struct {
+	Name string `json:"name"`
+	From string `json:"from"`
+	// Created is when it started; Age and Idle are seconds since it
+	// started and since its last call ended (or began, when one runs).
+	Created time.Time `json:"created"`
+	Age     float64   `json:"age_seconds"`
+	Idle    float64   `json:"idle_seconds"`
+	// Calls counts its tool calls; Running are those in flight.
+	Calls   int64 `json:"calls"`
+	Running int   `json:"running"`
+	// Workspace is the host directory of its files: the session's
+	// changes (from workspace) or its own directory (empty).
+	Workspace string `json:"workspace,omitempty"`
+	// Endpoint is the path of its MCP endpoint; Token, given by create
+	// only, its bearer token (none when the server has none).
+	Endpoint string `json:"endpoint"`
+	Token    string `json:"token,omitempty"`
+}
+
+// SandboxHost starts and stops the sandboxes of a SandboxRouter.
+type SandboxHost interface {
+	// Create starts sandbox req.Name, returning its backend once it
+	// answers. A refusal is a *SandboxError.
+	Create(ctx context.Context, req SandboxRequest) (Backend, SandboxInfo, error)
+	// Lookup returns a sandbox's backend.
+	Lookup(name string) (Backend, bool)
+	// Delete stops a sandbox and removes everything it had.
+	Delete(name string) error
+	// List describes the sandboxes, by name.
+	List() []SandboxInfo
+}
+
+// SandboxError is a refused create or delete, with its HTTP status.
+type SandboxError struct {
+	Status int // 400 a bad request, 404 no such sandbox, 409 the name is taken, 429 a limit
+	Msg    string
+}
+
+func (e *SandboxError) Error() string { return e.Msg }
+
+// SandboxRouter serves the management API and the endpoints of the
+// sandboxes of a SandboxHost.
+type SandboxRouter struct {
+	srv  *Server
+	host SandboxHost
+	opts HTTPOptions
+	base context.Context
+
+	mu  sync.Mutex
+	eps map[string]*endpoint
+	// create serialises the creates of legacy sessions' sandboxes.
+	create sync.Mutex
+}
+
+// endpoint is one sandbox's MCP and REST handler and its token.
+type endpoint struct {
+	backend Backend
+	token   string
+	h       *HTTPHandler
+}
+
+// NewSandboxRouter returns the router of host's sandboxes, whose servers
+// are like srv (its tools, name and version). opts are the server's own
+// HTTP options (its token, allowed origins and limits); ctx ends the
+// endpoints' sessions.
+func NewSandboxRouter(ctx context.Context, srv *Server, host SandboxHost, opts HTTPOptions) (*SandboxRouter, error) {
+	if err := srv.prepare(); err != nil {
+		return nil, err
+	}
+	opts.Extra, opts.Sandboxes, opts.SessionEnded, opts.ExtraTokens = nil, nil, nil, nil
+	return &SandboxRouter{srv: srv, host: host, opts: opts, base: ctx, eps: make(map[string]*endpoint)}, nil
+}
+
+// Management returns the handler of /v1/sandboxes and /openapi.json
+// (behind the server's token: HTTPOptions.Extra), which answers 404 for
+// other paths.
+func (rt *SandboxRouter) Management() (http.Handler, error) {
+	doc, err := openAPIDocument(rt.srv.Version)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/openapi+json")
+		_, _ = w.Write(doc)
+	})
+	mux.HandleFunc("POST /v1/sandboxes", rt.serveCreate)
+	mux.HandleFunc("GET /v1/sandboxes", rt.serveList)
+	mux.HandleFunc("DELETE /v1/sandboxes/{name}", rt.serveDelete)
+	mux.HandleFunc("POST /v1/tools/{name}", func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, "this server hosts many sandboxes: call /s/NAME/v1/tools/"+r.PathValue("name"))
+	})
+	return mux, nil
+}
+
+// ServeHTTP serves /s/NAME/...: the sandbox's MCP endpoint and REST twin,
+// for its token or the server's (HTTPOptions.Sandboxes).
+func (rt *SandboxRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, "/s/")
+	name, sub, _ := strings.Cut(rest, "/")
+	ep := rt.endpoint(name)
+	if ep == nil {
+		// Whether a name exists is told to the server's token only.
+		if rt.opts.Token != "" && !bearerIs(r, rt.opts.Token) {
+			writeUnauthorized(w)
+			return
+		}
+		writeProblem(w, http.StatusNotFound, "no sandbox "+name)
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = "/" + sub
+	r2.URL.RawPath = ""
+	ep.h.ServeHTTP(w, r2)
+}
+
+// endpoint returns the endpoint of sandbox name, making it at the first
+// request, or nil when there is no such sandbox.
+func (rt *SandboxRouter) endpoint(name string) *endpoint {
+	b, ok := rt.host.Lookup(name)
+	if !ok {
+		rt.forget(name)
+		return nil
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	ep := rt.eps[name]
+	if ep != nil && ep.backend == b {
+		return ep
+	}
+	// A sandbox this router did not make (a legacy session's) or one
+	// made again under the same name: a token nobody has, so that only
+	// the server's reaches it.
+	ep, err := rt.newEndpoint(b, "")
+	if err != nil {
+		rt.srv.Log.Error("sandbox endpoint", "sandbox", name, "error", err)
+		return nil
+	}
+	rt.eps[name] = ep
+	return ep
+}
+
+// newEndpoint makes the endpoint of backend b with token (a new one when
+// "" and the server has a token).
+func (rt *SandboxRouter) newEndpoint(b Backend, token string) (*endpoint, error) {
+	if token == "" && rt.opts.Token != "" {
+		var err error
+		if token, err = newToken(); err != nil {
+			return nil, err
+		}
+	}
+	s := rt.srv.withBackend(b)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/tools/{name}", func(w http.ResponseWriter, r *http.Request) {
+		s.serveTool(w, r, r.PathValue("name"))
+	})
+	opts := rt.opts
+	opts.Extra = mux
+	if opts.Token != "" {
+		opts.ExtraTokens = []string{token}
+	}
+	h, err := s.NewHTTPHandler(rt.base, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &endpoint{backend: b, token: token, h: h}, nil
+}
+
+// forget drops the endpoint of a sandbox that is gone.
+func (rt *SandboxRouter) forget(name string) {
+	rt.mu.Lock()
+	ep := rt.eps[name]
+	delete(rt.eps, name)
+	rt.mu.Unlock()
+	if ep != nil {
+		ep.h.Close()
+	}
+}
+
+// Forget drops what the router keeps for sandbox name, which the host
+// deleted by itself (idle, or at the end of a legacy session).
+func (rt *SandboxRouter) Forget(name string) { rt.forget(name) }
+
+func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
+	var req SandboxRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeProblem(w, http.StatusBadRequest, "create a sandbox: the body must be {\"name\": NAME, \"from\": \"workspace\" or \"empty\"}: "+err.Error())
+		return
+	}
+	if strings.HasPrefix(req.Name, legacyPrefix) {
+		writeProblem(w, http.StatusBadRequest, fmt.Sprintf("sandbox name %q: names starting with %s are those of the sessions of /mcp", req.Name, legacyPrefix))
+		return
+	}
+	b, info, err := rt.host.Create(r.Context(), req)
+	if err != nil {
+		writeSandboxError(w, err)
+		return
+	}
+	ep, err := rt.newEndpoint(b, "")
+	if err != nil {
+		_ = rt.host.Delete(info.Name)
+		writeProblem(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	rt.mu.Lock()
+	old := rt.eps[info.Name]
+	rt.eps[info.Name] = ep
+	rt.mu.Unlock()
+	if old != nil {
+		old.h.Close()
+	}
+	info.Endpoint = "/s/" + info.Name + "/mcp"
+	info.Token = ep.token
+	writeJSON(w, http.StatusCreated, info)
+}
+
+func (rt *SandboxRouter) serveList(w http.ResponseWriter, _ *http.Request) {
+	list := rt.host.List()
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	for i := range list {
+		list[i].Endpoint = "/s/" + list[i].Name + "/mcp"
+		list[i].Token = ""
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": list})
+}
+
+func (rt *SandboxRouter) serveDelete(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := rt.host.Delete(name); err != nil {
+		writeSandboxError(w, err)
+		return
+	}
+	rt.forget(name)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeSandboxError answers a refused create or delete.
+func writeSandboxError(w http.ResponseWriter, err error) {
+	var se *SandboxError
+	if errors.As(err, &se) {
+		if se.Status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeProblem(w, se.Status, se.Msg)
+		return
+	}
+	writeProblem(w, http.StatusInternalServerError, err.Error())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeProblem(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// LegacyBackend is the backend of /mcp on a server of many sandboxes: a
+// legacy session's calls go to a sandbox of its own, made at its first
+// call (from FromWorkspace, named LegacySandboxName of the session), and
+// deleted when the session ends (EndSession, HTTPOptions.SessionEnded).
+// Requests outside a legacy session name their sandbox in the URL.
+func (rt *SandboxRouter) LegacyBackend() Backend { return legacyBackend{rt} }
+
+type legacyBackend struct{ rt *SandboxRouter }
+
+// errNoSandbox refuses a call on /mcp outside a legacy session.
+var errNoSandbox = &Error{Code: CodeInvalidRequest, Message: "this server hosts many sandboxes: call tools at /s/NAME/mcp (POST /v1/sandboxes makes one), or initialize a session on /mcp for a sandbox of its own"}
+
+func (b legacyBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	id := SessionID(ctx)
+	if id == "" {
+		go done(nil, errNoSandbox)
+		return nil
+	}
+	backend, err := b.rt.sessionSandbox(ctx, LegacySandboxName(id))
+	if err != nil {
+		go done(nil, fmt.Errorf("this session's sandbox: %w", err))
+		return nil
+	}
+	return backend.Start(ctx, name, args, done)
+}
+
+// sessionSandbox returns sandbox name, making it if needed.
+func (rt *SandboxRouter) sessionSandbox(ctx context.Context, name string) (Backend, error) {
+	if b, ok := rt.host.Lookup(name); ok {
+		return b, nil
+	}
+	rt.create.Lock()
+	defer rt.create.Unlock()
+	if b, ok := rt.host.Lookup(name); ok {
+		return b, nil
+	}
+	b, _, err := rt.host.Create(ctx, SandboxRequest{Name: name, From: FromWorkspace, Ephemeral: true})
+	return b, err
+}
+
+// EndSession deletes the sandbox of legacy session id, if it has one
+// (HTTPOptions.SessionEnded).
+func (rt *SandboxRouter) EndSession(id string) {
+	name := LegacySandboxName(id)
+	if _, ok := rt.host.Lookup(name); !ok {
+		return
+	}
+	if err := rt.host.Delete(name); err != nil {
+		rt.srv.Log.Warn("delete a session's sandbox", "sandbox", name, "error", err)
+	}
+	rt.forget(name)
+}
+
+// LegacySandboxName is the name of the sandbox of legacy session id.
+func LegacySandboxName(id string) string {
+	if len(id) > 16 {
+		id = id[:16]
+	}
+	return legacyPrefix + id
+}
+
+// legacyPrefix starts the names of legacy sessions' sandboxes, which
+// create refuses.
+const legacyPrefix = "mcp-"

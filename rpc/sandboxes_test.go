@@ -1,0 +1,209 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/tool"
+)
+
+// fakeHost is a SandboxHost whose sandboxes answer bash with their name.
+type fakeHost struct {
+	mu  sync.Mutex
+	sbs map[string]*fakeSandbox
+	max int
+}
+
+type fakeSandbox struct{ name string }
+
+func (f *fakeSandbox) Start(_ context.Context, _ string, _ json.RawMessage, done func(json.RawMessage, error)) error {
+	res, _ := json.Marshal(tool.TextResult(f.name))
+	go done(res, nil)
+	return nil
+}
+
+func (h *fakeHost) Create(_ context.Context, req SandboxRequest) (Backend, SandboxInfo, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sbs[req.Name] != nil {
+		return nil, SandboxInfo{}, &SandboxError{Status: http.StatusConflict, Msg: "exists"}
+	}
+	if len(h.sbs) >= h.max {
+		return nil, SandboxInfo{}, &SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: %d sandboxes", h.max)}
+	}
+	sb := &fakeSandbox{req.Name}
+	h.sbs[req.Name] = sb
+	return sb, SandboxInfo{Name: req.Name, From: req.From}, nil
+}
+
+func (h *fakeHost) Lookup(name string) (Backend, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sb, ok := h.sbs[name]
+	return sb, ok
+}
+
+func (h *fakeHost) Delete(name string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sbs[name] == nil {
+		return &SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+	}
+	delete(h.sbs, name)
+	return nil
+}
+
+func (h *fakeHost) List() []SandboxInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []SandboxInfo
+	for n := range h.sbs {
+		out = append(out, SandboxInfo{Name: n})
+	}
+	return out
+}
+
+// serveRouter serves a router of host on a loopback port with token.
+func serveRouter(t *testing.T, host *fakeHost, token string) string {
+	t.Helper()
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	srv := &Server{Tools: tools, Name: "boxsh", Version: "test"}
+	opts := HTTPOptions{Token: token}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := NewSandboxRouter(ctx, srv, host, opts)
+	require.NoError(t, err)
+	srv.Backend = rt.LegacyBackend()
+	opts.Extra, err = rt.Management()
+	require.NoError(t, err)
+	opts.Sandboxes = rt
+	opts.SessionEnded = rt.EndSession
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStreamable(ctx, ln, opts) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+func hcall(t *testing.T, method, url, token string, hdr map[string]string, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader([]byte(body)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, string(b)
+}
+
+func TestSandboxRouterManagementAndTokens(t *testing.T) {
+	host := &fakeHost{sbs: map[string]*fakeSandbox{}, max: 2}
+	base := serveRouter(t, host, "server-token")
+
+	res, _ := hcall(t, "POST", base+"/v1/sandboxes", "", nil, `{"name":"a"}`)
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "create without the server's token")
+	res, body := hcall(t, "POST", base+"/v1/sandboxes", "server-token", nil, `{"name":"a","form":"empty"}`)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, "an unknown member: %s", body)
+	var a, b SandboxInfo
+	res, body = hcall(t, "POST", base+"/v1/sandboxes", "server-token", nil, `{"name":"a"}`)
+	require.Equal(t, http.StatusCreated, res.StatusCode, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &a))
+	res, body = hcall(t, "POST", base+"/v1/sandboxes", "server-token", nil, `{"name":"b","from":"empty"}`)
+	require.Equal(t, http.StatusCreated, res.StatusCode, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &b))
+	assert.Equal(t, "/s/a/mcp", a.Endpoint)
+	assert.Len(t, a.Token, 64)
+	assert.NotEqual(t, a.Token, b.Token)
+
+	res, body = hcall(t, "POST", base+"/v1/sandboxes", "server-token", nil, `{"name":"c"}`)
+	assert.Equal(t, http.StatusTooManyRequests, res.StatusCode)
+	assert.Contains(t, body, "limit reached: 2 sandboxes", "the refusal names the limit")
+	assert.Equal(t, "1", res.Header.Get("Retry-After"))
+	res, _ = hcall(t, "POST", base+"/v1/sandboxes", "server-token", nil, `{"name":"mcp-0123"}`)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, "a name of the sessions' sandboxes")
+
+	// Each endpoint takes its own token or the server's, and reaches its
+	// own sandbox.
+	for _, c := range []struct {
+		path, token string
+		status      int
+		want        string
+	}{
+		{"/s/a/v1/tools/bash", a.Token, 200, `"a"`},
+		{"/s/a/v1/tools/bash", "server-token", 200, `"a"`},
+		{"/s/b/v1/tools/bash", b.Token, 200, `"b"`},
+		{"/s/a/v1/tools/bash", b.Token, 401, ""},
+		{"/s/a/v1/tools/bash", "", 401, ""},
+		{"/s/zz/v1/tools/bash", a.Token, 401, ""},
+		{"/s/zz/v1/tools/bash", "server-token", 404, "no sandbox zz"},
+		{"/v1/tools/bash", "server-token", 404, "/s/NAME/v1/tools/bash"},
+	} {
+		res, body := hcall(t, "POST", base+c.path, c.token, nil, `{"command":"true"}`)
+		assert.Equal(t, c.status, res.StatusCode, "%s with %.8s: %s", c.path, c.token, body)
+		assert.Contains(t, body, c.want, c.path)
+	}
+	// MCP on a sandbox's endpoint, modern era.
+	res, body = hcall(t, "POST", base+"/s/b/mcp", b.Token, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "bash"},
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	assert.Equal(t, http.StatusOK, res.StatusCode, body)
+	assert.Contains(t, body, `"text":"b"`)
+
+	res, _ = hcall(t, "GET", base+"/v1/sandboxes", a.Token, nil, "")
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "a sandbox's token lists")
+	res, body = hcall(t, "GET", base+"/v1/sandboxes", "server-token", nil, "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.JSONEq(t, `{"sandboxes":[{"name":"a","from":"","created":"0001-01-01T00:00:00Z","age_seconds":0,"idle_seconds":0,"calls":0,"running":0,"endpoint":"/s/a/mcp"},{"name":"b","from":"","created":"0001-01-01T00:00:00Z","age_seconds":0,"idle_seconds":0,"calls":0,"running":0,"endpoint":"/s/b/mcp"}]}`, body)
+
+	res, _ = hcall(t, "DELETE", base+"/v1/sandboxes/a", "server-token", nil, "")
+	assert.Equal(t, http.StatusNoContent, res.StatusCode)
+	res, _ = hcall(t, "POST", base+"/s/a/v1/tools/bash", a.Token, nil, `{"command":"true"}`)
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "a deleted sandbox's token")
+	// Made again under the same name: the old token does not reach it.
+	res, body = hcall(t, "POST", base+"/v1/sandboxes", "server-token", nil, `{"name":"a"}`)
+	require.Equal(t, http.StatusCreated, res.StatusCode, body)
+	res, _ = hcall(t, "POST", base+"/s/a/v1/tools/bash", a.Token, nil, `{"command":"true"}`)
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "the token of a sandbox of the same name, deleted")
+	res, _ = hcall(t, "DELETE", base+"/v1/sandboxes/zz", "server-token", nil, "")
+	assert.Equal(t, http.StatusNotFound, res.StatusCode)
+}
+
+// A legacy session on /mcp gets a sandbox at its first call, deleted when
+// the session is.
+func TestSandboxRouterLegacySession(t *testing.T) {
+	host := &fakeHost{sbs: map[string]*fakeSandbox{}, max: 4}
+	base := serveRouter(t, host, "tok")
+	res, body := hcall(t, "POST", base+"/mcp", "tok", nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	sid := res.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, sid)
+	assert.Empty(t, host.List(), "no sandbox before the first call")
+	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
+	_, body = hcall(t, "POST", base+"/mcp", "tok", hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true"}}}`)
+	assert.Contains(t, body, LegacySandboxName(sid))
+	_, ok := host.Lookup(LegacySandboxName(sid))
+	require.True(t, ok)
+	res, _ = hcall(t, "DELETE", base+"/mcp", "tok", hdr, "")
+	require.Equal(t, http.StatusNoContent, res.StatusCode)
+	require.Eventually(t, func() bool { _, ok := host.Lookup(LegacySandboxName(sid)); return !ok }, 5*time.Second, 10*time.Millisecond)
+}
