@@ -179,6 +179,10 @@ type Client struct {
 	// view, for the server of a session, maps the project's host path to
 	// where the sandbox shows it (see Session.Start).
 	view *pathView
+
+	// remote, for a sandbox of a server of many (Server.Sandbox), sends
+	// the calls over HTTP; cmd, stdin and stderr are nil then.
+	remote *remoteSandbox
 }
 
 // response is the answer to one request.
@@ -457,6 +461,9 @@ func (c *Client) call(ctx context.Context, method string, params any) (json.RawM
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if c.remote != nil {
+		return c.remote.call(ctx, c, method, params)
+	}
 	id := c.nextID.Add(1)
 	b, err := encodeRequest(&id, method, params)
 	if err != nil {
@@ -525,12 +532,22 @@ func (c *Client) Alive() bool {
 	}
 }
 
-// Pid is the server's process id.
-func (c *Client) Pid() int { return c.cmd.Process.Pid }
+// Pid is the server's process id (0 for a remote sandbox's client).
+func (c *Client) Pid() int {
+	if c.cmd == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
 
 // Stderr is the end of what the server wrote to its stderr (its log), at
-// most Options.StderrTail bytes.
-func (c *Client) Stderr() string { return c.stderr.String() }
+// most Options.StderrTail bytes ("" for a remote sandbox's client).
+func (c *Client) Stderr() string {
+	if c.stderr == nil {
+		return ""
+	}
+	return c.stderr.String()
+}
 
 // Done is closed once the server process has exited.
 func (c *Client) Done() <-chan struct{} { return c.done }
@@ -552,6 +569,10 @@ func (c *Client) CloseTimeout(grace time.Duration) error {
 		<-c.done
 		return nil
 	}
+	if c.remote != nil {
+		c.remote.closeOnce.Do(func() { close(c.done) }) // the sandbox lives on: Server.Delete ends it
+		return nil
+	}
 	c.wmu.Lock()
 	c.stdin.Close()
 	c.wmu.Unlock()
@@ -570,6 +591,10 @@ func (c *Client) CloseTimeout(grace time.Duration) error {
 
 // kill kills the server and waits for it.
 func (c *Client) kill() {
+	if c.remote != nil {
+		c.remote.closeOnce.Do(func() { close(c.done) })
+		return
+	}
 	_ = c.cmd.Process.Kill()
 	c.wmu.Lock()
 	c.stdin.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/client"
 	"github.com/boxsh/boxsh/internal/jsontest"
 	"github.com/boxsh/boxsh/tool"
 )
@@ -281,4 +282,91 @@ func TestSandboxesLegacySessions(t *testing.T) {
 	assert.Contains(t, string(msg.Raw), "/s/NAME/mcp")
 	status, body := m.do(t, http.MethodPost, "/v1/sandboxes", m.token, map[string]string{"name": "mcp-x"})
 	assert.Equal(t, http.StatusBadRequest, status, "a name of the sessions' sandboxes: %s", body)
+}
+
+// The Go client manages the sandboxes of a server and drives one through
+// a Client bound to it.
+func TestSandboxesGoClient(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx)
+	srv := client.NewServer(m.base, m.token, nil)
+	one, err := srv.Create(ctx, "one", client.FromEmpty)
+	require.NoError(t, err)
+	assert.Equal(t, "/s/one/mcp", one.Endpoint)
+	require.NotEmpty(t, one.Token)
+	_, err = srv.Create(ctx, "two", "")
+	require.NoError(t, err)
+	_, err = srv.Create(ctx, "one", "")
+	var he *client.HTTPError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, http.StatusConflict, he.StatusCode)
+
+	c := srv.Sandbox("one", one.Token)
+	require.NoError(t, c.Ping(ctx))
+	res, err := c.Run(ctx, "echo hi > f.txt; cat f.txt; ls -A")
+	require.NoError(t, err)
+	assert.Equal(t, "hi\nf.txt\n", res.Stdout)
+	bg, err := c.StartBackground(ctx, client.ExecRequest{Command: "sleep 300"})
+	require.NoError(t, err)
+	procs, err := c.ListProcesses(ctx)
+	require.NoError(t, err)
+	require.Len(t, procs, 1)
+	assert.Equal(t, bg.ID, procs[0].ID)
+	_, err = c.Exec(ctx, client.ExecRequest{})
+	assert.Error(t, err)
+	two := srv.Sandbox("two", "") // the server's token
+	res, err = two.Run(ctx, "cat seed.txt; cat f.txt 2>/dev/null; true")
+	require.NoError(t, err)
+	assert.Equal(t, "seed\n", res.Stdout)
+	procs, err = two.ListProcesses(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, procs)
+
+	list, err := srv.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.Equal(t, "one", list[0].Name)
+	assert.Positive(t, list[0].Calls)
+	assert.Positive(t, list[0].Age)
+
+	require.NoError(t, srv.Delete(ctx, "one"))
+	_, err = c.Run(ctx, "true")
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, http.StatusUnauthorized, he.StatusCode, "a deleted sandbox")
+	err = srv.Delete(ctx, "one")
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, http.StatusNotFound, he.StatusCode)
+	assert.Contains(t, he.Detail, "no sandbox one")
+	require.NoError(t, c.Close())
+	_, err = c.Run(ctx, "true")
+	assert.ErrorIs(t, err, client.ErrClosed)
+}
+
+// Limits: a create past --max-sandboxes is refused with the limit named;
+// a sandbox idle for --sandbox-idle is deleted (and makes room); the
+// policy's process limit binds each sandbox's commands.
+func TestSandboxesLimits(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx, "--max-sandboxes", "2", "--sandbox-idle", "3s", "--pids", "77")
+	srv := client.NewServer(m.base, m.token, nil)
+	a, err := srv.Create(ctx, "a", client.FromEmpty)
+	require.NoError(t, err)
+	_, err = srv.Create(ctx, "b", client.FromEmpty)
+	require.NoError(t, err)
+	_, err = srv.Create(ctx, "c", client.FromEmpty)
+	var he *client.HTTPError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, http.StatusTooManyRequests, he.StatusCode)
+	assert.Contains(t, he.Detail, "--max-sandboxes 2")
+
+	res, err := srv.Sandbox("a", a.Token).Run(ctx, "grep 'Max processes' /proc/self/limits")
+	require.NoError(t, err)
+	assert.Regexp(t, `Max processes\s+77\s+77`, res.Stdout)
+
+	require.Eventually(t, func() bool {
+		list, err := srv.List(ctx)
+		return err == nil && len(list) == 0
+	}, 20*time.Second, 100*time.Millisecond, "idle sandboxes deleted")
+	_, err = srv.Create(ctx, "c", client.FromEmpty)
+	require.NoError(t, err, "room made by the idle ones")
 }

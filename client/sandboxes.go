@@ -1,0 +1,227 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/boxsh/boxsh/frame"
+)
+
+// A server of many sandboxes (boxsh --rpc --listen --sandboxes) is driven
+// over HTTP: Server creates, lists and deletes its sandboxes, and
+// Server.Sandbox returns a Client bound to one, whose tool calls go to the
+// sandbox's REST endpoint (/s/NAME/v1/tools/TOOL).
+
+// Where a new sandbox's workspace comes from (Server.Create).
+const (
+	// FromWorkspace is a copy-on-write view of the server's working
+	// directory.
+	FromWorkspace = "workspace"
+	// FromEmpty is an empty directory of the sandbox's own.
+	FromEmpty = "empty"
+)
+
+// SandboxInfo describes a sandbox of a Server.
+type SandboxInfo struct {
+	Name string `json:"name"`
+	From string `json:"from"`
+	// Created is when it started; Age and Idle how long ago it started
+	// and ran its last call.
+	Created time.Time     `json:"created"`
+	Age     time.Duration `json:"-"`
+	Idle    time.Duration `json:"-"`
+	// Calls counts its tool calls, Running those in flight.
+	Calls   int64 `json:"calls"`
+	Running int   `json:"running"`
+	// Workspace is the host directory of its files.
+	Workspace string `json:"workspace"`
+	// Endpoint is the path of its MCP endpoint (/s/NAME/mcp).
+	Endpoint string `json:"endpoint"`
+	// Token is its bearer token: set by Create only.
+	Token string `json:"token"`
+
+	AgeSeconds  float64 `json:"age_seconds"`
+	IdleSeconds float64 `json:"idle_seconds"`
+}
+
+// HTTPError is a refusal of a server of many sandboxes: a limit reached
+// (StatusCode 429), a name taken (409), no such sandbox (404), a wrong
+// token (401)...
+type HTTPError struct {
+	StatusCode int
+	// Detail is the server's explanation.
+	Detail string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("boxsh: %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Detail)
+}
+
+// Server is a client of a server of many sandboxes. Its methods are safe
+// for concurrent use.
+type Server struct {
+	base  string
+	token string
+	hc    *http.Client
+}
+
+// NewServer returns the client of the server of many sandboxes at baseURL
+// (http://HOST:PORT) with its bearer token ("" for a server with none).
+// hc nil is http.DefaultClient.
+func NewServer(baseURL, token string, hc *http.Client) *Server {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Server{base: strings.TrimSuffix(baseURL, "/"), token: token, hc: hc}
+}
+
+// Create starts sandbox name, from FromWorkspace or FromEmpty ("" is
+// FromWorkspace), and returns it with its token.
+func (s *Server) Create(ctx context.Context, name, from string) (*SandboxInfo, error) {
+	var info SandboxInfo
+	body, _ := json.Marshal(map[string]string{"name": name, "from": from})
+	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes", s.token, body, http.StatusCreated, &info); err != nil {
+		return nil, err
+	}
+	info.fill()
+	return &info, nil
+}
+
+// List describes the server's sandboxes.
+func (s *Server) List(ctx context.Context) ([]SandboxInfo, error) {
+	var out struct {
+		Sandboxes []SandboxInfo `json:"sandboxes"`
+	}
+	if err := s.do(ctx, http.MethodGet, "/v1/sandboxes", s.token, nil, http.StatusOK, &out); err != nil {
+		return nil, err
+	}
+	for i := range out.Sandboxes {
+		out.Sandboxes[i].fill()
+	}
+	return out.Sandboxes, nil
+}
+
+// Delete stops sandbox name: its processes end and its files go.
+func (s *Server) Delete(ctx context.Context, name string) error {
+	return s.do(ctx, http.MethodDelete, "/v1/sandboxes/"+url.PathEscape(name), s.token, nil, http.StatusNoContent, nil)
+}
+
+// Sandbox returns a Client of sandbox name, which calls its tools with
+// token (its own, from Create; "" for the server's). Close ends the
+// Client, not the sandbox: Delete does.
+func (s *Server) Sandbox(name, token string) *Client {
+	if token == "" {
+		token = s.token
+	}
+	return &Client{
+		remote:  &remoteSandbox{srv: s, name: name, token: token},
+		pending: make(map[int64]chan response),
+		done:    make(chan struct{}),
+	}
+}
+
+func (i *SandboxInfo) fill() {
+	i.Age = time.Duration(i.AgeSeconds * float64(time.Second))
+	i.Idle = time.Duration(i.IdleSeconds * float64(time.Second))
+}
+
+// do sends a request and decodes the answer of status want into out.
+func (s *Server) do(ctx context.Context, method, path, token string, body []byte, want int, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, s.base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := s.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("boxsh: %s %s: %w", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("boxsh: %s %s: %w", method, path, err)
+	}
+	if res.StatusCode != want {
+		var p struct {
+			Detail string `json:"detail"`
+		}
+		if json.Unmarshal(b, &p) != nil || p.Detail == "" {
+			p.Detail = strings.TrimSpace(string(b))
+		}
+		return &HTTPError{StatusCode: res.StatusCode, Detail: p.Detail}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("boxsh: %s %s: undecodable answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// remoteSandbox sends a Client's calls to a sandbox's REST endpoint.
+type remoteSandbox struct {
+	srv         *Server
+	name, token string
+	closeOnce   sync.Once
+}
+
+// call is Client.call over HTTP: tools/call through the REST twin, and
+// ping as the cheapest tool call there is, list_terminals (which counts as
+// a call: the sandbox is not idle).
+func (r *remoteSandbox) call(ctx context.Context, c *Client, method string, params any) (json.RawMessage, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	name := "list_terminals"
+	args := []byte("{}")
+	switch method {
+	case "ping":
+	case "tools/call":
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal(b, &p); err != nil {
+			return nil, err
+		}
+		name, args = p.Name, p.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = []byte("{}")
+		}
+	default:
+		return nil, &ProtocolError{Method: method, Code: frame.CodeMethodNotFound, Message: "not sent to a remote sandbox"}
+	}
+	var res json.RawMessage
+	err := r.srv.do(ctx, http.MethodPost, "/s/"+url.PathEscape(r.name)+"/v1/tools/"+url.PathEscape(name), r.token, args, http.StatusOK, &res)
+	var he *HTTPError
+	if errors.As(err, &he) && he.StatusCode == http.StatusBadRequest {
+		return nil, &ProtocolError{Method: method, Code: frame.CodeInvalidParams, Message: he.Detail}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if method == "ping" {
+		return json.RawMessage("{}"), nil
+	}
+	return res, nil
+}
