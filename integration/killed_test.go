@@ -8,11 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,4 +91,74 @@ func TestKilledFrontLeavesNothing(t *testing.T) {
 			})
 		}
 	}
+}
+
+// procField is the value of field name in /proc/PID/status ("" if none).
+func procField(pid int, name string) string {
+	s, _ := readProcFile(pid, "status")
+	for _, line := range strings.Split(s, "\n") {
+		if rest, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
+// findReaper is the process of argv "boxsh-reaper" whose descriptor 3 is
+// a pipe the front of pid holds (0 if none).
+func findReaper(t *testing.T, pid int) int {
+	t.Helper()
+	pipes := map[string]bool{}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	require.NoError(t, err)
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(l, "pipe:") {
+			pipes[l] = true
+		}
+	}
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if argv, _ := readProcFile(p, "cmdline"); argv != "boxsh-reaper\x00" {
+			continue
+		}
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/3", p)); err == nil && pipes[l] {
+			return p
+		}
+	}
+	return 0
+}
+
+// The reaper of a sandbox's front (see host.StartReaper) is out of the
+// front's process tree and session, one thread of C waiting on the
+// front's pipe (no Go runtime), and ends without a trace when the front
+// ends normally.
+func TestReaperDetachedAndIdle(t *testing.T) {
+	requireRootless(t)
+	dir := t.TempDir()
+	s := startServer(t, testContext(t), serverOptions{dir: dir, args: []string{"--sandbox", "--bind", "wr:" + dir}})
+	out := s.bash("true")
+	require.Equal(t, 0, out.ExitCode, out.Stderr)
+	reaper := findReaper(t, s.pid())
+	require.NotZero(t, reaper, "no reaper holds the front's pipe")
+	assert.NotContains(t, descendants(s.pid()), reaper, "the reaper is in the front's process tree")
+	assert.NotEqual(t, strconv.Itoa(s.pid()), procField(reaper, "PPid"))
+	sid := func(pid int) string {
+		stat, err := readProcFile(pid, "stat")
+		require.NoError(t, err)
+		f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+2:])
+		return f[3] // state ppid pgrp session
+	}
+	assert.NotEqual(t, sid(s.pid()), sid(reaper), "the reaper is in the front's session")
+	assert.Equal(t, "1", procField(reaper, "Threads"), "the waiting reaper runs the Go runtime")
+	s.requireExitZero()
+	deadline := time.Now().Add(5 * time.Second)
+	for procComm(reaper) != "" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Empty(t, procComm(reaper), "the reaper outlives a front that ended normally")
 }

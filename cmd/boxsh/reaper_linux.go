@@ -2,16 +2,16 @@
 
 package main
 
-import (
-	"os"
+// extern int boxsh_reaper_dirs;
+import "C"
 
-	"github.com/boxsh/boxsh/runtime/host"
-)
+import "github.com/boxsh/boxsh/runtime/host"
 
-// init turns this process into the front's reaper when the front started
-// it as one (see host.StartReaper); it never returns then.
+// init turns this process into the front's reaper when the reaper's C
+// stage (reaper_linux.c) found state directories to clean up after; it
+// never returns then.
 func init() {
-	if os.Getenv(host.ReaperEnv) != "" && len(os.Args) == 1 && os.Args[0] == "boxsh-reaper" {
+	if C.boxsh_reaper_dirs != 0 {
 		host.RunReaper()
 	}
 }

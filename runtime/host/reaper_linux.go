@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReaperEnv marks the front re-executed as its reaper (see StartReaper);
-// its value is the stage, "1" or "2".
+// ReaperEnv marks the front re-executed as its reaper (see StartReaper),
+// with the value "1"; cmd/boxsh's reaper_linux.c reads it.
 const ReaperEnv = "_BOXSH_REAPER"
 
 // The reaper cleans up after the sandboxes of a front that died without
@@ -31,12 +31,15 @@ const ReaperEnv = "_BOXSH_REAPER"
 // front's process group misses it) and is the child of a first stage that
 // exits at once, so that the system's init adopts it and it is in the
 // front's process tree no more (StartReaper must run before the front
-// becomes a child subreaper, which would adopt it instead). It holds the
-// read end of a pipe whose write end only the front has, and reads from
-// it the state directory of each sandbox the front starts. The kernel
-// closes the pipe when the front dies, however it dies; the reaper then
-// takes each directory's lock, free once the front is gone, and cleans up
-// what the directory still lists. A front that ended normally has removed
+// becomes a child subreaper, which would adopt it instead). Both stages
+// are one exec of the front: a C constructor forks before the Go runtime
+// starts (cmd/boxsh's reaper_linux.c), and the Go runtime starts only if
+// there is something to clean up. The reaper holds the read end of a pipe
+// whose write end only the front has, and reads from it the state
+// directory of each sandbox the front starts. The kernel closes the pipe
+// when the front dies, however it dies; the reaper then takes each
+// directory's lock, free once the front is gone, and cleans up what the
+// directory still lists. A front that ended normally has removed
 // its directories, and the reaper has nothing to do. It removes only the
 // placeholders recorded in a state directory (those its front made), and
 // only while they are still empty and no other sandbox holds them
@@ -116,40 +119,22 @@ func reaperReady() error {
 	return reaper.err
 }
 
-// RunReaper is the reaper's main (see reaper), run when ReaperEnv is set;
-// it does not return.
+// RunReaper is the reaper's Go stage, which its C stage (cmd/boxsh's
+// reaper_linux.c) starts once the front has gone if a state directory the
+// front named is still there; descriptor 3 then lists those directories,
+// one a line. It does not return.
 func RunReaper() {
-	lifeline := os.NewFile(3, "lifeline")
-	switch os.Getenv(ReaperEnv) {
-	case "1":
-		// Start the second stage and exit: it is then an orphan, out of
-		// the front's process tree.
-		cmd := &exec.Cmd{
-			Path:       "/proc/self/exe",
-			Args:       os.Args,
-			Env:        []string{ReaperEnv + "=2"},
-			Dir:        "/",
-			ExtraFiles: []*os.File{lifeline},
+	var dirs []string
+	sc := bufio.NewScanner(os.NewFile(3, "dirs"))
+	for sc.Scan() {
+		if d := sc.Text(); filepath.IsAbs(d) {
+			dirs = append(dirs, d)
 		}
-		if err := cmd.Start(); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
-	case "2":
-		// The state directories, until the front has gone.
-		var dirs []string
-		sc := bufio.NewScanner(lifeline)
-		for sc.Scan() {
-			if d := sc.Text(); filepath.IsAbs(d) {
-				dirs = append(dirs, d)
-			}
-		}
-		for _, d := range dirs {
-			reapDir(d)
-		}
-		os.Exit(0)
 	}
-	os.Exit(2)
+	for _, d := range dirs {
+		reapDir(d)
+	}
+	os.Exit(0)
 }
 
 // reapDir cleans up after the sandbox of state directory dir once its
