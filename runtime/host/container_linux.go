@@ -213,9 +213,10 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		return nil, fmt.Errorf("prepare root: %w", err)
 	}
 	groups := MappedGroups()
-	if err := checkCowGroups(cc.Sandbox.Binds, groups); err != nil {
-		return nil, err
-	}
+	// The walk of the cow binds' SRC runs while the sandbox is set up, and
+	// refuses it before its first process runs (Exec).
+	cowGroups := make(chan error, 1)
+	go func() { cowGroups <- checkCowGroups(cc.Sandbox.Binds, groups) }()
 	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
 		return nil, err
 	}
@@ -392,6 +393,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		close(ct.exited)
 	}()
 	if err := <-copied; err != nil {
+		return nil, err
+	}
+	if err := <-cowGroups; err != nil {
 		return nil, err
 	}
 	if cc.Started != nil {

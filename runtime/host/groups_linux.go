@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -12,7 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/policy"
 )
@@ -148,46 +148,108 @@ func checkCowGroups(binds []policy.Bind, mapped []uint32) error {
 	return nil
 }
 
-// errScanDone ends a walk early.
-var errScanDone = errors.New("done")
+// maxGroupScanDepth bounds the depth of directories checkCowGroups
+// descends to (one descriptor is open for each level).
+const maxGroupScanDepth = 128
 
 // findUnmappedGroup is the first entry under src that is of one of the
 // unmapped groups, or of uid with a group not ok, and its group; "" when
-// there is none among the first maxGroupScan entries.
+// there is none among the first maxGroupScan entries. It reads each
+// directory once (getdents, in the directory's order) and stats its
+// entries relative to the directory's descriptor, about twice as fast as
+// a walk by path names.
 func findUnmappedGroup(src string, uid int, ok map[uint32]bool, unmapped []uint32) (string, uint32, error) {
-	var root syscall.Stat_t
-	if err := syscall.Stat(src, &root); err != nil {
-		return "", 0, err
-	}
-	var found string
-	var group uint32
-	n := 0
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	fd, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOTDIR) {
+		fd, err = unix.Open(filepath.Dir(src), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil // unreadable: nothing a command could change
+			return "", 0, &os.PathError{Op: "open", Path: src, Err: err}
 		}
-		if n++; n > maxGroupScan {
-			return errScanDone
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, filepath.Base(src), &st, 0); err != nil {
+			return "", 0, &os.PathError{Op: "stat", Path: src, Err: err}
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
+		if bad(st, uid, ok, unmapped) {
+			return src, st.Gid, nil
 		}
-		st, _ := fi.Sys().(*syscall.Stat_t)
-		if st == nil {
-			return nil
-		}
-		if d.IsDir() && st.Dev != root.Dev {
-			return filepath.SkipDir
-		}
-		if slices.Contains(unmapped, st.Gid) || int(st.Uid) == uid && !ok[st.Gid] {
-			found, group = p, st.Gid
-			return errScanDone
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errScanDone) {
-		return "", 0, err
+		return "", 0, nil
 	}
-	return found, group, nil
+	if err != nil {
+		return "", 0, &os.PathError{Op: "open", Path: src, Err: err}
+	}
+	defer unix.Close(fd)
+	var root unix.Stat_t
+	if err := unix.Fstat(fd, &root); err != nil {
+		return "", 0, &os.PathError{Op: "stat", Path: src, Err: err}
+	}
+	if bad(root, uid, ok, unmapped) {
+		return src, root.Gid, nil
+	}
+	w := groupWalk{uid: uid, ok: ok, unmapped: unmapped, dev: root.Dev, n: 1, buf: make([]byte, 32<<10)}
+	w.dir(fd, src, 0)
+	return w.found, w.group, nil
+}
+
+// bad tells whether a file of st could not be copied up.
+func bad(st unix.Stat_t, uid int, ok map[uint32]bool, unmapped []uint32) bool {
+	return slices.Contains(unmapped, st.Gid) || int(st.Uid) == uid && !ok[st.Gid]
+}
+
+// A groupWalk is the state of findUnmappedGroup's walk.
+type groupWalk struct {
+	uid      int
+	ok       map[uint32]bool
+	unmapped []uint32
+	dev      uint64 // SRC's file system: the walk stays on it
+	n        int    // entries looked at
+	buf      []byte // getdents
+	found    string
+	group    uint32
+}
+
+// dir walks the directory of descriptor fd and path p, depth levels below
+// SRC; false ends the walk (found, or maxGroupScan reached).
+func (w *groupWalk) dir(fd int, p string, depth int) bool {
+	var names []string
+	for {
+		k, err := unix.ReadDirent(fd, w.buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || k <= 0 {
+			break // unreadable: nothing a command could change
+		}
+		_, _, names = unix.ParseDirent(w.buf[:k], -1, names)
+	}
+	for _, name := range names {
+		if w.n++; w.n > maxGroupScan {
+			return false
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		if isDir && st.Dev != w.dev {
+			continue // a mount point: the overlay shows what is below it
+		}
+		if bad(st, w.uid, w.ok, w.unmapped) {
+			w.found, w.group = filepath.Join(p, name), st.Gid
+			return false
+		}
+		if !isDir || depth+1 >= maxGroupScanDepth {
+			continue
+		}
+		sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		more := w.dir(sub, filepath.Join(p, name), depth+1)
+		unix.Close(sub)
+		if !more {
+			return false
+		}
+	}
+	return true
 }
