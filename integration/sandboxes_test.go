@@ -26,7 +26,10 @@ import (
 // workspace of the test, its sessions under state.
 type manyBoxsh struct {
 	*httpBoxsh
-	workspace, state string
+	// workspace is the server's directory; state and run its
+	// XDG_STATE_HOME (the sessions) and XDG_RUNTIME_DIR (the sandboxes'
+	// state).
+	workspace, state, run string
 }
 
 // startMany starts a server of many sandboxes on a workspace holding
@@ -36,9 +39,9 @@ func startMany(t *testing.T, ctx context.Context, args ...string) *manyBoxsh {
 	requireRootless(t)
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "seed.txt"), []byte("seed\n"), 0o644))
-	state := t.TempDir()
-	h := startHTTPIn(t, ctx, ws, []string{"XDG_STATE_HOME=" + state}, append([]string{"--sandboxes", "--workers", "1"}, args...)...)
-	return &manyBoxsh{httpBoxsh: h, workspace: ws, state: state}
+	state, run := t.TempDir(), t.TempDir()
+	h := startHTTPIn(t, ctx, ws, []string{"XDG_STATE_HOME=" + state, "XDG_RUNTIME_DIR=" + run}, append([]string{"--sandboxes", "--workers", "1"}, args...)...)
+	return &manyBoxsh{httpBoxsh: h, workspace: ws, state: state, run: run}
 }
 
 // sandboxInfo is a sandbox as the management API describes it.
@@ -369,4 +372,70 @@ func TestSandboxesLimits(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "idle sandboxes deleted")
 	_, err = srv.Create(ctx, "c", client.FromEmpty)
 	require.NoError(t, err, "room made by the idle ones")
+}
+
+// resources are what a server holds that a sandbox adds to.
+type resources struct {
+	procs, fds, mounts, entries int
+	rssKiB                      int64
+}
+
+// held counts m's processes (the server's descendants), descriptors,
+// mounts (as the host sees them) and the files and directories under its
+// state and runtime directories.
+func (m *manyBoxsh) held(t *testing.T) resources {
+	t.Helper()
+	pid := m.cmd.Process.Pid
+	fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	require.NoError(t, err)
+	mounts, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "mountinfo"))
+	require.NoError(t, err)
+	r := resources{procs: len(descendants(pid)), fds: len(fds), mounts: strings.Count(string(mounts), "\n"), rssKiB: rssKiB(pid)}
+	for _, d := range []string{m.state, m.run} {
+		_ = filepath.WalkDir(d, func(string, os.DirEntry, error) error { r.entries++; return nil })
+	}
+	return r
+}
+
+// Sandboxes made, called and deleted leave nothing behind: no process,
+// descriptor, mount, file or directory more than before.
+func TestSandboxesNoLeak(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx)
+	// No kept-alive connection: the server's descriptors are its own.
+	srv := client.NewServer(m.base, m.token, &http.Client{Transport: &http.Transport{DisableKeepAlives: true}})
+	cycle := func(i int) {
+		from := client.FromWorkspace
+		if i%2 == 1 {
+			from = client.FromEmpty
+		}
+		info, err := srv.Create(ctx, "c"+strconv.Itoa(i), from)
+		require.NoError(t, err)
+		c := srv.Sandbox(info.Name, info.Token)
+		_, err = c.StartBackground(ctx, client.ExecRequest{Command: "sleep 300"})
+		require.NoError(t, err)
+		res, err := c.Run(ctx, "echo x > f.txt; cat f.txt")
+		require.NoError(t, err)
+		require.Equal(t, "x\n", res.Stdout)
+		require.NoError(t, srv.Delete(ctx, info.Name))
+	}
+	for i := range 2 { // warm up: the reaper, pools, caches
+		cycle(i)
+	}
+	before := m.held(t)
+	const n = 20
+	for i := range n {
+		cycle(2 + i)
+	}
+	var after resources
+	require.Eventually(t, func() bool {
+		after = m.held(t)
+		return after.procs <= before.procs && after.fds <= before.fds
+	}, 10*time.Second, 50*time.Millisecond, "processes %d before, %d after; descriptors %d before, %d after", before.procs, after.procs, before.fds, after.fds)
+	assert.LessOrEqual(t, after.mounts, before.mounts, "mounts")
+	assert.LessOrEqual(t, after.entries, before.entries, "files and directories under the state and runtime directories")
+	t.Logf("%d cycles: RSS %d KiB before, %d KiB after", n, before.rssKiB, after.rssKiB)
+	list, err := srv.List(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, list)
 }
