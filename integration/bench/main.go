@@ -6,6 +6,7 @@
 //
 //	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-churn 10000] [-only NAMES] [-http] [-json]
 //	go run ./integration/bench -bin PATH [-compare PATH2] -cold-stages N [-sandbox [-cold-bind SPEC]] [-cold-shell]
+//	go run ./integration/bench -bin PATH -sandboxes N [-cycles 200] [-first 30] [-workers 1]
 //
 // It spawns `PATH --rpc --workers N`, speaks newline-delimited JSON-RPC 2.0
 // on its stdio (initialize first, then full tools/call requests) and
@@ -57,6 +58,10 @@ func main() {
 	flag.BoolVar(&c.Sandbox, "sandbox", false, "run the servers with --sandbox")
 	flag.BoolVar(&c.HTTP, "http", false, "also measure the HTTP transport (--listen; boxsh 0.2 on)")
 	flag.DurationVar(&c.Timeout, "timeout", time.Minute, "longest wait for any one answer")
+	var many sandboxesConfig
+	flag.IntVar(&many.Idle, "sandboxes", 0, "instead of the suite, measure a server of many sandboxes (--sandboxes): `N` idle ones for the memory figure, and the first answer and cycles")
+	flag.IntVar(&many.Cycles, "cycles", 200, "with -sandboxes: create → call → delete cycles for the leak figure")
+	flag.IntVar(&many.First, "first", 30, "with -sandboxes: first answers of new sandboxes to time")
 	var sc stagesConfig
 	flag.IntVar(&sc.Runs, "cold-stages", 0, "instead of the suite, time `N` cold starts by stage (BOXSH_TRACE_START marks) and print the median of each")
 	flag.BoolVar(&sc.Shell, "cold-shell", false, "with -cold-stages: time shell mode (-c 'echo x', to its exit) instead of --rpc")
@@ -80,6 +85,13 @@ func main() {
 		os.Exit(2)
 	}
 
+	if many.Idle > 0 {
+		if err := runSandboxes(os.Stdout, targets[0].Bin, c, many); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if sc.Runs > 0 {
 		if err := runColdStages(os.Stdout, targets, c, sc); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
