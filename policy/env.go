@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// BaseEnv are the variables commands always get from boxsh's environment
+// baseEnv are the variables commands always get from boxsh's environment
 // (a trailing "*" matches a prefix).
-var BaseEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TERM", "TZ", "USER", "LOGNAME"}
+var baseEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TERM", "TZ", "USER", "LOGNAME"}
 
 // secretPatterns are the name patterns of variables that look like
 // secrets: they are passed only when a rule names them exactly. "*" matches
@@ -22,8 +22,8 @@ var secretPatterns = []string{
 	"GITHUB_*", "GH_*", "GITLAB_*", "NPM_CONFIG__AUTH*", "DOCKER_AUTH_CONFIG", "VAULT_*", "OP_*",
 }
 
-// IsSecretName tells whether the variable name looks like a secret.
-func IsSecretName(name string) bool {
+// isSecretName tells whether the variable name looks like a secret.
+func isSecretName(name string) bool {
 	upper := strings.ToUpper(name)
 	return slices.ContainsFunc(secretPatterns, func(p string) bool { return matchStars(p, upper) })
 }
@@ -50,12 +50,12 @@ func matchStars(pattern, s string) bool {
 }
 
 // CommandEnv is the environment commands get under p, from boxsh's own
-// environment environ: the BaseEnv variables and those p passes, minus the
-// ones that look like secrets unless a rule (or BaseEnv) names them
+// environment environ: the baseEnv variables and those p passes, minus the
+// ones that look like secrets unless a rule (or baseEnv) names them
 // exactly, plus the variables p sets.
 func CommandEnv(p Policy, environ []string) []string {
 	var exact, prefixes []string
-	for _, r := range append(Values(p.EnvPass), BaseEnv...) {
+	for _, r := range append(Values(p.EnvPass), baseEnv...) {
 		if prefix, ok := strings.CutSuffix(r, "*"); ok {
 			prefixes = append(prefixes, prefix)
 		} else {
@@ -73,7 +73,7 @@ func CommandEnv(p Policy, environ []string) []string {
 		}
 		switch {
 		case slices.Contains(exact, name):
-		case slices.ContainsFunc(prefixes, func(prefix string) bool { return strings.HasPrefix(name, prefix) }) && !IsSecretName(name):
+		case slices.ContainsFunc(prefixes, func(prefix string) bool { return strings.HasPrefix(name, prefix) }) && !isSecretName(name):
 		default:
 			continue
 		}

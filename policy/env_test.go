@@ -31,10 +31,10 @@ func TestCommandEnv(t *testing.T) {
 
 func TestIsSecretName(t *testing.T) {
 	for _, n := range []string{"GITHUB_TOKEN", "aws_access_key_id", "MY_SECRET", "PGPASSWORD", "ANTHROPIC_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH", "NPM_CONFIG__AUTH", "X_SESSION_ID", "SSH_AUTH_SOCK"} {
-		assert.True(t, IsSecretName(n), n)
+		assert.True(t, isSecretName(n), n)
 	}
 	for _, n := range []string{"PATH", "HOME", "EDITOR", "GOPATH", "LANG", "AUTHOR"} {
-		assert.False(t, IsSecretName(n), n)
+		assert.False(t, isSecretName(n), n)
 	}
 }
 

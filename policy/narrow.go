@@ -9,7 +9,7 @@ import (
 )
 
 // How each setting of a file that is not trusted is merged (see
-// AddNarrowing). Every key of Settings must be here: a test checks it, so
+// addNarrowing). Every key of Settings must be here: a test checks it, so
 // that a new setting cannot widen the policy by default.
 var narrowing = map[string]string{
 	"filesystem.denyRead":    "added",
@@ -29,20 +29,20 @@ var narrowing = map[string]string{
 	"network.deniedDomains":  "added",
 }
 
-// DefaultMaxOutput is the cap of each output stream of a bash call when
+// defaultMaxOutput is the cap of each output stream of a bash call when
 // no setting gives one (agent/bash.MaxStream).
-const DefaultMaxOutput = 10 << 20
+const defaultMaxOutput = 10 << 20
 
 // networkStrictness orders the network modes, the least strict first.
 var networkStrictness = []string{NetworkAllowAll, NetworkAllowlist, NetworkDisabled}
 
-// AddNarrowing merges settings s from source, a file the user has not
+// addNarrowing merges settings s from source, a file the user has not
 // trusted, so that it can only narrow the policy merged so far: it adds
 // denyRead, denyWrite and deniedDomains rules, variables the user's
 // settings do not set or pass, lower limits and a stricter network mode;
 // everything else is left out. It returns what it left out, as
 // "key value" (value as JSON), in a stable order.
-func (m *Merger) AddNarrowing(s Settings, source Source) (ignored []string) {
+func (m *Merger) addNarrowing(s Settings, source Source) (ignored []string) {
 	ignore := func(key string, v any) {
 		b, _ := json.Marshal(v)
 		ignored = append(ignored, key+" "+string(b))
@@ -92,7 +92,7 @@ func (m *Merger) AddNarrowing(s Settings, source Source) (ignored []string) {
 		l.TimeoutDefault = 0
 	}
 	if l.MaxOutput > 0 {
-		limit := int64(DefaultMaxOutput)
+		limit := int64(defaultMaxOutput)
 		if m.p.MaxOutput.Set() {
 			limit = m.p.MaxOutput.Value
 		}
@@ -118,12 +118,12 @@ func (m *Merger) AddNarrowing(s Settings, source Source) (ignored []string) {
 }
 
 // userEnv tells whether the variable name is one the policy merged so far
-// sets, or passes from boxsh's environment (BaseEnv included).
+// sets, or passes from boxsh's environment (baseEnv included).
 func (m *Merger) userEnv(name string) bool {
 	if _, set := m.p.EnvSet[name]; set {
 		return true
 	}
-	for _, p := range append(Values(m.p.EnvPass), BaseEnv...) {
+	for _, p := range append(Values(m.p.EnvPass), baseEnv...) {
 		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(name, prefix) || p == name {
 			return true
 		}

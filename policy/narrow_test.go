@@ -31,7 +31,7 @@ func settingsKeys() []string {
 func TestEverySettingHasANarrowingRule(t *testing.T) {
 	keys := settingsKeys()
 	for _, k := range keys {
-		assert.Contains(t, narrowing, k, "a new setting must say how an untrusted file may use it (narrow.go), and AddNarrowing handle it")
+		assert.Contains(t, narrowing, k, "a new setting must say how an untrusted file may use it (narrow.go), and addNarrowing handle it")
 	}
 	assert.Len(t, narrowing, len(keys), "narrowing names a setting that does not exist")
 }
@@ -104,7 +104,7 @@ func TestAddNarrowingPerSetting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := userMerger()
-			ignored := m.AddNarrowing(tc.s, proj)
+			ignored := m.addNarrowing(tc.s, proj)
 			if tc.widen {
 				require.Len(t, ignored, 1)
 				assert.True(t, strings.HasPrefix(ignored[0], tc.key), "%q names the setting", ignored[0])
@@ -120,7 +120,7 @@ func TestAddNarrowingOverDefaults(t *testing.T) {
 	// No user limits or network mode: any limit is lower, any mode but
 	// allow_all stricter, and an allowlist may name its domains.
 	m := NewMerger()
-	ignored := m.AddNarrowing(Settings{
+	ignored := m.addNarrowing(Settings{
 		Limits:  LimitSettings{Memory: "1G", Pids: 50, MaxOutput: 100 << 20},
 		Network: NetworkSettings{Mode: NetworkAllowlist, AllowedDomains: []string{"registry.npmjs.org"}},
 	}, "p")
@@ -134,7 +134,7 @@ func TestAddNarrowingOverDefaults(t *testing.T) {
 
 	m = NewMerger()
 	m.Add(Settings{Network: NetworkSettings{Mode: NetworkDisabled}}, "--new-net-ns")
-	ignored = m.AddNarrowing(Settings{Network: NetworkSettings{Mode: NetworkAllowlist, AllowedDomains: []string{"x.org"}}}, "p")
+	ignored = m.addNarrowing(Settings{Network: NetworkSettings{Mode: NetworkAllowlist, AllowedDomains: []string{"x.org"}}}, "p")
 	assert.Equal(t, []string{`network.mode "allowlist"`, `network.allowedDomains ["x.org"]`}, ignored)
 	mode, _ = m.Policy().Network()
 	assert.Equal(t, NetworkDisabled, mode)

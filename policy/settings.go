@@ -97,8 +97,8 @@ type LimitSettings struct {
 // path, or a command-line flag.
 type Source string
 
-// SourceDefault marks the built-in defaults.
-const SourceDefault Source = "default"
+// sourceDefault marks the built-in defaults.
+const sourceDefault Source = "default"
 
 // Rule is one file rule, or one passed variable, with its source.
 type Rule struct {
@@ -189,11 +189,11 @@ func ReadSettings(path string) (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("policy %s: %w", path, err)
 	}
-	return ParseSettings(path, b)
+	return parseSettings(path, b)
 }
 
-// ParseSettings parses the settings file content b, read from name.
-func ParseSettings(name string, b []byte) (Settings, error) {
+// parseSettings parses the settings file content b, read from name.
+func parseSettings(name string, b []byte) (Settings, error) {
 	var s Settings
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -405,7 +405,7 @@ type Merger struct {
 // NewMerger starts from the default settings.
 func NewMerger() *Merger {
 	m := &Merger{p: Policy{EnvSet: map[string]Value[string]{}}}
-	m.Add(DefaultSettings(), SourceDefault)
+	m.Add(DefaultSettings(), sourceDefault)
 	return m
 }
 
@@ -452,21 +452,6 @@ func (m *Merger) Add(s Settings, source Source) {
 	}
 }
 
-// AddFile reads and merges the settings file path; a missing file is
-// skipped when optional.
-func (m *Merger) AddFile(path string, optional bool) error {
-	s, err := ReadSettings(path)
-	if err != nil {
-		if optional && errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	m.Add(s, Source(path))
-	m.p.Files = append(m.p.Files, path)
-	return nil
-}
-
 // Policy returns the merged policy.
 func (m *Merger) Policy() Policy { return m.p }
 
@@ -498,7 +483,7 @@ type LoadConfig struct {
 // file, the --policy file and the flags, in that order) and the settings
 // a sandbox could have written: the project's file, and a --policy file
 // inside a writable bind. Those only narrow the user's policy (see
-// Merger.AddNarrowing), unless the trust store names them with their
+// Merger.addNarrowing), unless the trust store names them with their
 // current content, and then merge in the order above (project after the
 // global file). The Policy's Untrusted lists what they could not change.
 func Load(cfg LoadConfig) (Policy, error) {
@@ -515,7 +500,7 @@ func Load(cfg LoadConfig) (Policy, error) {
 			}
 			store = &t
 		}
-		return store.Trusts(sf.Key, sf.SHA256), nil
+		return store.trusts(sf.Key, sf.SHA256), nil
 	}
 	type file struct {
 		sf SettingsFile
@@ -532,7 +517,7 @@ func Load(cfg LoadConfig) (Policy, error) {
 			}
 			return err
 		}
-		s, err := ParseSettings(path, sf.Content)
+		s, err := parseSettings(path, sf.Content)
 		if err != nil {
 			return err
 		}
@@ -583,7 +568,7 @@ func Load(cfg LoadConfig) (Policy, error) {
 		m.Add(f.Settings, Source(f.Flag))
 	}
 	for _, f := range later {
-		ignored := m.AddNarrowing(f.s, Source(f.sf.Path))
+		ignored := m.addNarrowing(f.s, Source(f.sf.Path))
 		m.p.Files = append(m.p.Files, f.sf.Path)
 		u := UntrustedFile{Path: f.sf.Path, SHA256: f.sf.SHA256, Ignored: ignored, Untrustable: f.sf.Untrustable}
 		m.p.Untrusted = append(m.p.Untrusted, u)

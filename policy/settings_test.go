@@ -28,7 +28,7 @@ func TestParseSettingsErrorsNameFileKeyAndExpectation(t *testing.T) {
 		{"set with star", `{"environment": {"set": {"A*": "x"}}}`, `environment.set: "A*": expected a variable name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseSettings("p.json", []byte(tc.json))
+			_, err := parseSettings("p.json", []byte(tc.json))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -70,8 +70,8 @@ func TestLoadMergesInOrderWithSources(t *testing.T) {
 
 	assert.Equal(t, []string{global, proj, extra}, p.Files)
 	assert.Contains(t, p.DenyRead, Rule{"*.secret", Source(global)})
-	assert.Contains(t, p.DenyRead, Rule{".env", SourceDefault}, "a rule the defaults have keeps its first source")
-	assert.Contains(t, p.DenyRead, Rule{"~/.ssh", SourceDefault})
+	assert.Contains(t, p.DenyRead, Rule{".env", sourceDefault}, "a rule the defaults have keeps its first source")
+	assert.Contains(t, p.DenyRead, Rule{"~/.ssh", sourceDefault})
 	assert.Equal(t, []Rule{{"build", Source(proj)}}, p.AllowWrite)
 	assert.Equal(t, Value[int64]{2 << 30, Source(proj)}, p.Memory, "the project wins over the global file")
 	assert.Equal(t, Value[int]{64, "--pids"}, p.Pids, "flags win over files")
@@ -103,13 +103,13 @@ func TestDefaultSettingsRoundTrip(t *testing.T) {
 	assert.Contains(t, s.Filesystem.DenyRead, ".env")
 	b, err := MarshalSettings(s)
 	require.NoError(t, err)
-	back, err := ParseSettings("defaults", b)
+	back, err := parseSettings("defaults", b)
 	require.NoError(t, err)
 	assert.Equal(t, s, back)
 }
 
 func TestNetworkSettings(t *testing.T) {
-	s, err := ParseSettings("n.json", []byte(`{"network": {"mode": "allowlist", "allowedDomains": ["registry.npmjs.org", "*.github.com:443"], "deniedDomains": ["ads.github.com"]}}`))
+	s, err := parseSettings("n.json", []byte(`{"network": {"mode": "allowlist", "allowedDomains": ["registry.npmjs.org", "*.github.com:443"], "deniedDomains": ["ads.github.com"]}}`))
 	require.NoError(t, err)
 	m := NewMerger()
 	m.Add(s, "n.json")
@@ -125,9 +125,9 @@ func TestNetworkSettings(t *testing.T) {
 	assert.Equal(t, NetworkAllowAll, mode, "the default")
 	assert.False(t, own)
 
-	_, err = ParseSettings("n.json", []byte(`{"network": {"mode": "some"}}`))
+	_, err = parseSettings("n.json", []byte(`{"network": {"mode": "some"}}`))
 	assert.ErrorContains(t, err, `network.mode: expected disabled, allow_all or allowlist, got "some"`)
-	_, err = ParseSettings("n.json", []byte(`{"network": {"allowedDomains": ["http://x.org/"]}}`))
+	_, err = parseSettings("n.json", []byte(`{"network": {"allowedDomains": ["http://x.org/"]}}`))
 	assert.ErrorContains(t, err, `network.allowedDomains: "http://x.org/": expected a domain name`)
 }
 

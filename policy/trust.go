@@ -56,9 +56,9 @@ type TrustStore struct {
 	Files []TrustedFile `json:"files"`
 }
 
-// Trusts tells whether the store trusts the file at the canonical path key
+// trusts tells whether the store trusts the file at the canonical path key
 // with content of SHA-256 sum.
-func (t TrustStore) Trusts(key, sum string) bool {
+func (t TrustStore) trusts(key, sum string) bool {
 	return slices.ContainsFunc(t.Files, func(f TrustedFile) bool { return f.Path == key && f.SHA256 == sum })
 }
 
@@ -78,9 +78,9 @@ func LoadTrustStore(path string) (TrustStore, error) {
 	return t, nil
 }
 
-// Save writes the store at path atomically (a temporary file renamed over
+// save writes the store at path atomically (a temporary file renamed over
 // it), mode 0600, making its directory (mode 0700) if needed.
-func (t TrustStore) Save(path string) error {
+func (t TrustStore) save(path string) error {
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return err
@@ -217,7 +217,7 @@ func Trust(storePath, path string) (TrustedFile, error) {
 	if sf.Untrustable != "" {
 		return TrustedFile{}, fmt.Errorf("policy %s: cannot be trusted: %s (trust the file it points to, or copy it here)", path, sf.Untrustable)
 	}
-	if _, err := ParseSettings(path, sf.Content); err != nil {
+	if _, err := parseSettings(path, sf.Content); err != nil {
 		return TrustedFile{}, err
 	}
 	t, err := LoadTrustStore(storePath)
@@ -227,7 +227,7 @@ func Trust(storePath, path string) (TrustedFile, error) {
 	t.Files = slices.DeleteFunc(t.Files, func(f TrustedFile) bool { return f.Path == sf.Key })
 	entry := TrustedFile{Path: sf.Key, SHA256: sf.SHA256, Added: time.Now().UTC().Truncate(time.Second)}
 	t.Files = append(t.Files, entry)
-	return entry, t.Save(storePath)
+	return entry, t.save(storePath)
 }
 
 // Untrust removes the trust of the settings file at path from the store
@@ -253,5 +253,5 @@ func Untrust(storePath, path string) (bool, error) {
 	if len(t.Files) == n {
 		return false, nil
 	}
-	return true, t.Save(storePath)
+	return true, t.save(storePath)
 }
