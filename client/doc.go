@@ -2,6 +2,17 @@
 // (boxsh --rpc) with typed calls, and copy-on-write sessions whose changes
 // are reviewed, then applied to the project or thrown away.
 //
+// # Public API
+//
+// This package, client/session, and the tool types this package names
+// through aliases (ReadRequest, Edit, EditResult, ListRequest, ListResult,
+// StatResult, ProcessOutput, ProcessInfo, PortInfo, from package tool) are
+// boxsh's public Go API: programs outside this module may build on them, and
+// they change only compatibly. Every other package of the module (rpc,
+// frame, agent, runtime, policy, tool's other names) is boxsh's own and may
+// change in any release; within the module, only programs (cmd/) and tests
+// (integration/) import this package (see internal/layout).
+//
 // # The client
 //
 // Start runs `boxsh --rpc` (found beside the program, on PATH, or at
