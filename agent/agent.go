@@ -135,11 +135,11 @@ const StopWait = 500 * time.Millisecond
 // never start. The caller exits next, which ends calls blocked in the
 // kernel (a FIFO's open, say) that no kill reaches.
 //
-// The goroutine that reads a call runs it, after handing the reading on to
+// The goroutine that reads a call runs it, after handing the reader on to
 // a new goroutine: a call goes from the channel to its tool, and its reply
 // back, without a hand-over between goroutines. A call certain to be quick
 // (the read of a small file, see quick) is run without handing the
-// reading on: the next frame is read once it is answered.
+// reader on: the next frame is read once it is answered.
 //
 // Serve first sends boxsh-init's hello, then checks the front's, the first
 // frame it reads: a front of another build gets an error (as the reply to
@@ -147,15 +147,16 @@ const StopWait = 500 * time.Millisecond
 func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
-	s := &serving{a: a, r: frame.NewReader(conn), w: frame.NewWriter(conn),
+	s := &serving{a: a, w: frame.NewWriter(conn),
 		running: make(map[uint64]context.CancelFunc), ended: make(chan error, 1)}
-	if err := s.hello(); err != nil {
+	rd := &reader{frame.NewReader(conn)}
+	if err := s.hello(rd); err != nil {
 		a.Stop(StopWait)
 		return err
 	}
-	s.watch = newQuickWatch(func() { go s.read(ctx) })
+	s.watch = newQuickWatch(func(rd *reader) { go s.read(ctx, rd) })
 	defer s.watch.stop()
-	go s.read(ctx)
+	go s.read(ctx, rd)
 	err := <-s.ended
 	// The pool is closed before the calls are cancelled: a cancelled call
 	// hands its worker on, and only a closed pool keeps it from the next
@@ -186,26 +187,31 @@ func (a *Agent) Stop(wait time.Duration) {
 	}
 }
 
+// reader reads the front's frames. Exactly one goroutine holds it, the one
+// that reads: Serve's, then each read's, which hands it on, as an argument
+// of the goroutine it starts, when it has read a call to run, and lends it
+// to the quick watch while it runs a quick read (see quickWatch).
+type reader struct{ fr *frame.Reader }
+
 // serving is the state of one Serve.
 type serving struct {
 	a     *Agent
-	r     *frame.Reader
 	w     *frame.Writer
 	ended chan error // receives how reading ended
 
 	mu      sync.Mutex
 	running map[uint64]context.CancelFunc
-	// watch hands the reading on when a quick read hangs.
+	// watch hands the reader on when a quick read hangs.
 	watch *quickWatch
 }
 
-// hello sends boxsh-init's hello and checks the front's.
-func (s *serving) hello() error {
+// hello sends boxsh-init's hello and checks the front's, read with rd.
+func (s *serving) hello(rd *reader) error {
 	local := frame.NewHello(s.a.cfg.Build)
 	if err := s.w.Write(frame.EncodeHello(local)); err != nil {
 		return fmt.Errorf("send hello: %w", err)
 	}
-	payload, err := s.r.Read()
+	payload, err := rd.fr.Read()
 	if err != nil {
 		return fmt.Errorf("read hello: %w", err)
 	}
@@ -219,18 +225,18 @@ func (s *serving) hello() error {
 	return nil
 }
 
-// read reads frames until one is a call to run, then reads on in a new
-// goroutine and runs the call.
-func (s *serving) read(ctx context.Context) {
+// read reads frames with rd until one is a call to run, then hands rd on to
+// a new goroutine, which reads on, and runs the call.
+func (s *serving) read(ctx context.Context, rd *reader) {
 	for {
-		if s.r.Buffered() == 0 {
+		if rd.fr.Buffered() == 0 {
 			// About to wait for the front: the notices of the calls read
 			// so far go now, in one write.
 			if err := s.w.Flush(); err != nil {
 				s.a.log.Debug("write notices failed", "error", err)
 			}
 		}
-		payload, err := s.r.Read()
+		payload, err := rd.fr.Read()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
@@ -253,12 +259,12 @@ func (s *serving) read(ctx context.Context) {
 			s.mu.Unlock()
 			continue
 		}
-		// handedOn: a quick read took so long that another goroutine reads
-		// the frames now (see quickOrHandOn).
-		handedOn := false
 		if c.Tool == tool.Read && c.Progress <= 0 {
 			var done bool
-			if done, handedOn = s.quickOrHandOn(ctx, c); done && handedOn {
+			// rd is nil if the quick read took so long that another
+			// goroutine has the reader now (see quickOrHandOn).
+			done, rd = s.quickOrHandOn(ctx, rd, c)
+			if done && rd == nil {
 				return
 			} else if done {
 				continue
@@ -285,8 +291,8 @@ func (s *serving) read(ctx context.Context) {
 		s.mu.Lock()
 		s.running[c.ID] = cancel
 		s.mu.Unlock()
-		if !handedOn {
-			go s.read(ctx)
+		if rd != nil {
+			go s.read(ctx, rd)
 		}
 		if !queued || !s.park(callCtx, cancel, ticket, c) {
 			s.run(callCtx, cancel, ticket, c, nil)
@@ -295,13 +301,14 @@ func (s *serving) read(ctx context.Context) {
 	}
 }
 
-// quickOrHandOn is quick, which tells whether it ran c (done), watched: if
-// it takes longer than quickHandOn, a new goroutine reads the frames from
-// then on (handedOn), and the caller must not read them any more.
-func (s *serving) quickOrHandOn(ctx context.Context, c frame.Call) (done, handedOn bool) {
-	token := s.watch.begin()
+// quickOrHandOn is quick, which tells whether it ran c (done), watched: rd,
+// the caller's reader, is lent to the watch meanwhile, and given back; if
+// the read takes longer than quickHandOn, the watch hands rd on to a new
+// goroutine, which reads the frames from then on, and gives back nil.
+func (s *serving) quickOrHandOn(ctx context.Context, rd *reader, c frame.Call) (done bool, back *reader) {
+	l := s.watch.begin(rd)
 	done = s.quick(ctx, c)
-	return done, s.watch.end(token)
+	return done, s.watch.end(l)
 }
 
 // quick runs read call c here, on the reading goroutine, and writes its

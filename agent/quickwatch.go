@@ -11,23 +11,31 @@ import (
 // goroutine, so that the calls after it are not held up with it.
 const quickHandOn = 5 * time.Millisecond
 
-// quickWatch hands the reading of frames on when a quick read takes longer
-// than quickHandOn. One timer watches every quick read: a read that starts
-// arms it if it is not armed, and each time it fires it arms itself again
-// only for a read still running. A run of reads thus arms it once per
-// quickHandOn, not once each: arming a timer wakes the runtime's poller,
-// which cost a back-to-back read of a small file ~7% of its time.
+// quickWatch hands the reader on when a quick read takes longer than
+// quickHandOn. The reading goroutine lends it the reader for the read (begin)
+// and takes it back after (end); if the read is late, the watch hands the
+// reader to a new goroutine instead, and end gives nothing back.
+//
+// One timer watches every quick read: a read that starts arms it if it is
+// not armed, and each time it fires it arms itself again only for a read
+// still running. A run of reads thus arms it once per quickHandOn, not once
+// each: arming a timer wakes the runtime's poller, which costs a
+// back-to-back read of a small file a measurable share of its time (see
+// docs/perf.md).
 type quickWatch struct {
-	epoch  time.Time // the origin of started, a monotonic time
-	handOn func()    // starts a new reading goroutine
+	epoch  time.Time     // the origin of started, a monotonic time
+	handOn func(*reader) // starts a new reading goroutine with the reader
+	// lent is the reader lent by the running quick read.
+	lent atomic.Pointer[reader]
 	// started is when the running quick read started (nanoseconds after
-	// epoch, plus one), 0 when none runs, -1 once it was handed on.
+	// epoch, plus one), 0 when none runs, -1 once it was handed on. Whoever
+	// moves it from a read's start, end to 0 or fire to -1, has the reader.
 	started atomic.Int64
 	armed   atomic.Bool
 	timer   *time.Timer
 }
 
-func newQuickWatch(handOn func()) *quickWatch {
+func newQuickWatch(handOn func(*reader)) *quickWatch {
 	w := &quickWatch{epoch: time.Now(), handOn: handOn}
 	w.timer = time.AfterFunc(time.Hour, w.fire)
 	w.timer.Stop()
@@ -36,25 +44,32 @@ func newQuickWatch(handOn func()) *quickWatch {
 
 func (w *quickWatch) now() int64 { return int64(time.Since(w.epoch)) + 1 }
 
-// begin notes that a quick read starts on the reading goroutine, and
-// returns the token to pass to end.
-func (w *quickWatch) begin() int64 {
+// lease is a quick read's loan of the reader to the watch, for end.
+type lease struct{ started int64 }
+
+// begin lends the watch rd, the caller's reader, for a quick read that
+// starts; the caller reads no frames until end.
+func (w *quickWatch) begin(rd *reader) lease {
 	t := w.now()
+	w.lent.Store(rd)
 	w.started.Store(t)
 	if w.armed.CompareAndSwap(false, true) {
 		w.timer.Reset(quickHandOn)
 	}
-	return t
+	return lease{t}
 }
 
-// end notes that the quick read begin returned token t for has ended. It
-// tells whether the reading was handed on meanwhile: the caller, no longer
-// the reading goroutine, must then read no more frames.
-func (w *quickWatch) end(t int64) (handedOn bool) {
-	return !w.started.CompareAndSwap(t, 0)
+// end notes that the quick read of l has ended, and gives back the reader
+// it lent; nil if the reader was handed on meanwhile: the caller is then no
+// longer the reading goroutine.
+func (w *quickWatch) end(l lease) *reader {
+	if !w.started.CompareAndSwap(l.started, 0) {
+		return nil
+	}
+	return w.lent.Load()
 }
 
-// fire hands the reading on if the running quick read is late, or waits
+// fire hands the reader on if the running quick read is late, or waits
 // on for it.
 func (w *quickWatch) fire() {
 	w.armed.Store(false)
@@ -69,7 +84,7 @@ func (w *quickWatch) fire() {
 		return
 	}
 	if w.started.CompareAndSwap(t, -1) {
-		w.handOn()
+		w.handOn(w.lent.Load())
 	}
 }
 
