@@ -82,8 +82,8 @@ type Server struct {
 }
 
 // toolLists are the encoded tools/list results. They are made at the first
-// tools/list, not at the start: encoding every tool's schemas costs some
-// 0.3 ms, which would delay a client's first call.
+// tools/list, not at the start: encoding every tool's schemas would delay
+// a client's first call (see docs/perf.md).
 type toolLists struct {
 	// v3 is for clients of protocol version 2024-11-05 (boxsh v3's nine
 	// tools), all for later versions (every tool), modern for the modern

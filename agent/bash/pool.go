@@ -150,7 +150,7 @@ func NewPool(opts Options) (*Pool, error) {
 	// The fork server and the first warm shell start while boxsh-init
 	// gets ready and the first call comes. A call that comes before they
 	// are ready gets a shell started by exec, as without a fork server,
-	// which takes less than the fork server's start (~0.8 against ~1.4 ms).
+	// which takes less than the fork server's start (see docs/perf.md).
 	p.refills.Add(1)
 	go func() {
 		defer p.refills.Done()

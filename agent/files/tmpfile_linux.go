@@ -49,7 +49,7 @@ func linkUnnamed(f *os.File, path string) error {
 
 // holdInode holds the inode of path, if there is one, until the release
 // it returns, which lets it go in the background. A file replaced by a
-// rename is freed (its blocks given back: ~5 ms for 20 MB on ext4) when
+// rename is freed (its blocks given back, which takes time) when
 // the rename drops its last name, unless something holds it: it is then
 // freed as the hold is released, once the call has been answered. O_PATH
 // holds it without opening it for reading or writing: no permission is
@@ -68,8 +68,7 @@ const writeChunk = 2 << 20
 
 // writeOut writes data to the new file f. Of a large file it starts the
 // write-back to the disk of each chunk once written (sync_file_range, a
-// hint), so that the fsync that follows has less to wait for: 20 MB are
-// on disk ~5 ms sooner.
+// hint), so that the fsync that follows has less to wait for.
 func writeOut(f *os.File, data []byte) error {
 	if len(data) <= writeChunk {
 		_, err := f.Write(data)

@@ -18,12 +18,12 @@ import (
 // memory is returned: longer than the pauses between an agent's quick
 // calls, and than a client takes to read a large answer before its next
 // call (a heap returned between two 8 MiB outputs costs the second one
-// ~30 ms of page faults), short beside a person's.
+// its page faults again), short beside a person's.
 const Delay = time.Second
 
 // ReleaseDelay is how long the process must have had no call running before
 // its mappings of its executable are dropped: the next call maps again
-// what it uses, which costs it ~0.3–0.4 ms, so not within an agent's
+// what it uses, which costs it page faults, so not within an agent's
 // pauses between the calls of one task, but while nobody is using it. The
 // first release comes with the first trim, once: it drops what only the
 // start used (flags, policy, the sandbox's plan, every package's init),

@@ -58,9 +58,9 @@ func (r Released) Bytes() int {
 }
 
 // Populate maps the pages of the mappings again, from the page cache, in
-// one call each (MADV_POPULATE_READ, Linux 5.14): ~0.25 ms for the front's
-// 10 MiB, where the page faults of a call that maps again what it uses
-// one piece at a time take ~1 ms in a sandbox. Without the call (an
+// one call each (MADV_POPULATE_READ, Linux 5.14), several times faster
+// than the page faults of a call that maps again what it uses one piece at
+// a time (see docs/perf.md). Without the call (an
 // older kernel), it does nothing: the faults map them.
 func (r Released) Populate() {
 	for _, m := range r {

@@ -634,7 +634,7 @@ func (d *stringDecoder) decode(b []byte, i int) (string, int, bool) {
 			// A sequence cut short by the closing quote is invalid here
 			// as in the string alone: a quote is no continuation byte.
 			// (As in unquoteValid, but written out: a call here, even
-			// one rarely made, cost this loop 2-5% on text dense with
+			// one rarely made, slowed this loop on text dense with
 			// escapes.)
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {

@@ -11,8 +11,8 @@ import (
 // processor) until the runtime's monitor takes it back, and with only as
 // many Ps as cores (two here) all of them can be held that way at once; a
 // goroutine woken by the network poller (the answer on the frame socket)
-// then waits for the monitor, up to 10 ms, which was a quarter of the
-// sandbox's start-up time. Spare Ps cost nothing while idle. A GOMAXPROCS
+// then waits for the monitor, up to 10 ms, a large share of the sandbox's
+// start-up time (see docs/perf.md). Spare Ps cost nothing while idle. A GOMAXPROCS
 // set in the environment is left as it is.
 func ReserveProcs(n int) {
 	if n <= 0 || os.Getenv("GOMAXPROCS") != "" {
@@ -30,13 +30,11 @@ func ReserveProcs(n int) {
 // With idle Ps, every goroutine made ready (a reply from boxsh-init;
 // net/http makes several per request) wakes another thread that spins,
 // looking for work, on the cores the client, boxsh-init and the commands
-// need: on 2 vCPUs one P took the front's processor time in a burst of
-// pipelined calls from ~77 to ~63 µs a call (4.0 to 2.7 context
-// switches), and the median HTTP round trip's excess over stdio from
-// 0.16-0.21 to 0.11-0.15 ms. A Go process also keeps, after a burst of
-// work, runtime metadata that grows with the Ps that ran it (per-P
-// caches, the collector's parallel marking): boxsh-init kept ~0.35 MiB
-// more with two Ps after 10 000 calls.
+// need: one P lowers the front's processor time and context switches per
+// pipelined call, and the HTTP round trip's excess over stdio. A Go
+// process also keeps, after a burst of work, runtime metadata that grows
+// with the Ps that ran it (per-P caches, the collector's parallel
+// marking). docs/perf.md has the figures.
 func OneProc() {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return

@@ -10,9 +10,8 @@ import (
 // the process gets, and has it ignore SIGPIPE (a peer that closed its end
 // gives EPIPE instead of killing the process). It returns at once, with a
 // channel that is closed once both are in place: the set-up runs on a
-// goroutine, because the process's first signal.Notify starts a thread
-// (0.25–0.35 ms here), which would otherwise come before the rest of a
-// start. Wait for the channel before serving.
+// goroutine, because the process's first signal.Notify starts a thread,
+// which would otherwise come before the rest of a start. Wait for the channel before serving.
 func HandleStopSignals(stop func(os.Signal)) <-chan struct{} {
 	set := make(chan struct{})
 	go func() {
