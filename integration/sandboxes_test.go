@@ -439,3 +439,41 @@ func TestSandboxesNoLeak(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, list)
 }
+
+// With --warm-sandboxes the server keeps sandboxes of each kind started
+// ahead: a create takes one (its own files, no one else's), the pool
+// refills, and the server stops them all at its end.
+func TestSandboxesWarmPool(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx, "--warm-sandboxes", "1")
+	warm := func() int {
+		status, body := m.do(t, http.MethodGet, "/v1/sandboxes", m.token, nil)
+		require.Equal(t, http.StatusOK, status)
+		var out struct {
+			Warm int `json:"warm"`
+		}
+		require.NoError(t, json.Unmarshal(body, &out))
+		return out.Warm
+	}
+	require.Eventually(t, func() bool { return warm() == 2 }, 30*time.Second, 50*time.Millisecond, "one warm sandbox of each kind")
+	srv := client.NewServer(m.base, m.token, nil)
+	e, err := srv.Create(ctx, "e", client.FromEmpty)
+	require.NoError(t, err)
+	w, err := srv.Create(ctx, "w", client.FromWorkspace)
+	require.NoError(t, err)
+	assert.Less(t, warm(), 2, "taken from the pool")
+	res, err := srv.Sandbox("e", e.Token).Run(ctx, "ls -A; echo e > mine.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "", res.Stdout, "an empty workspace")
+	res, err = srv.Sandbox("w", w.Token).Run(ctx, "cat seed.txt; cat mine.txt 2>&1; true")
+	require.NoError(t, err)
+	assert.Contains(t, res.Stdout, "seed\n")
+	assert.Contains(t, res.Stdout, "No such file", "the workspace sandbox sees the other's file")
+	list, err := srv.List(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"e", "w"}, []string{list[0].Name, list[1].Name})
+	require.Eventually(t, func() bool { return warm() == 2 }, 30*time.Second, 50*time.Millisecond, "the pool refilled")
+	require.NoError(t, srv.Delete(ctx, "e"))
+	_, err = srv.Create(ctx, "e", client.FromEmpty)
+	require.NoError(t, err, "a name made again from the pool")
+}

@@ -276,7 +276,11 @@ func (rt *SandboxRouter) serveList(w http.ResponseWriter, _ *http.Request) {
 		list[i].Endpoint = "/s/" + list[i].Name + "/mcp"
 		list[i].Token = ""
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": list})
+	answer := map[string]any{"sandboxes": list}
+	if p, ok := rt.host.(interface{ Warm() int }); ok {
+		answer["warm"] = p.Warm()
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func (rt *SandboxRouter) serveDelete(w http.ResponseWriter, r *http.Request) {

@@ -50,6 +50,8 @@ type options struct {
 	sandboxes    bool
 	maxSandboxes int
 	sandboxIdle  time.Duration
+	// warmSandboxes is --warm-sandboxes: pre-started ones of each kind.
+	warmSandboxes int
 	// args are the shell's arguments (modeShell) or the command
 	// (modeCommand).
 	args []string
@@ -148,6 +150,16 @@ func parseArgs(argv []string, cwd string) (options, error) {
 				return o, fmt.Errorf("%w: --max-sandboxes %q: expected a number from 1 to 10000", policy.ErrUsage, v)
 			}
 			o.maxSandboxes = n
+		case "--warm-sandboxes":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 100 {
+				return o, fmt.Errorf("%w: --warm-sandboxes %q: expected a number from 0 to 100", policy.ErrUsage, v)
+			}
+			o.warmSandboxes = n
 		case "--sandbox-idle":
 			v, err := needValue()
 			if err != nil {
@@ -308,8 +320,8 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if !rpc && len(o.publish) > 0 {
 		return o, fmt.Errorf("%w: --publish goes with --rpc (shell mode and -- COMMAND cannot publish ports yet)", policy.ErrUsage)
 	}
-	if (o.maxSandboxes != 0 || o.sandboxIdle != 0) && !o.sandboxes {
-		return o, fmt.Errorf("%w: --max-sandboxes and --sandbox-idle go with --sandboxes", policy.ErrUsage)
+	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0) && !o.sandboxes {
+		return o, fmt.Errorf("%w: --max-sandboxes, --sandbox-idle and --warm-sandboxes go with --sandboxes", policy.ErrUsage)
 	}
 	if o.sandboxes {
 		switch {
@@ -368,6 +380,9 @@ Modes:
   --max-sandboxes N    With --sandboxes: at most N at once (default 64).
   --sandbox-idle D     With --sandboxes: delete one idle for D (default 30m; 0:
                        never).
+  --warm-sandboxes N   With --sandboxes: keep N started ahead of each kind
+                       (workspace, empty), so that a create answers at once;
+                       refilled in the background (default 0).
   --publish [HOST_PORT:]PORT
                        With --rpc: listen on the host's 127.0.0.1:HOST_PORT
                        (default: a free port, printed on stderr) and connect

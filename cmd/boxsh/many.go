@@ -69,6 +69,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		Workspace: cwd,
 		Max:       opts.maxSandboxes,
 		IdleTTL:   idleTTL,
+		Warm:      opts.warmSandboxes,
 		Wrap:      func(b rpc.Backend) rpc.Backend { return trimming{b, trimmer} },
 		Deleted:   func(name string) { router.Forget(name) },
 		Log:       log,

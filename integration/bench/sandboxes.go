@@ -40,7 +40,7 @@ type manyServer struct {
 	hc          *http.Client
 }
 
-func startManyServer(bin string, c config, max int) (*manyServer, error) {
+func startManyServer(bin string, c config, max, warm int) (*manyServer, error) {
 	dir, err := os.MkdirTemp("", "boxsh-bench-many")
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func startManyServer(bin string, c config, max int) (*manyServer, error) {
 	}
 	tokenFile := filepath.Join(dir, "token")
 	cmd := exec.Command(bin, "--rpc", "--listen", "127.0.0.1:0", "--token-file", tokenFile, "--sandboxes",
-		"--workers", strconv.Itoa(c.Workers), "--max-sandboxes", strconv.Itoa(max), "--sandbox-idle", "0")
+		"--workers", strconv.Itoa(c.Workers), "--max-sandboxes", strconv.Itoa(max), "--sandbox-idle", "0", "--warm-sandboxes", strconv.Itoa(warm))
 	cmd.Dir = filepath.Join(dir, "ws")
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+m.state, "XDG_RUNTIME_DIR="+m.run)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -181,7 +181,10 @@ func (h held) String() string {
 
 // runSandboxes runs the many-sandboxes measurements of bin and prints them.
 func runSandboxes(w io.Writer, bin string, c config, sc sandboxesConfig) error {
-	m, err := startManyServer(bin, c, sc.Idle+10)
+	if err := measureWarm(w, bin, c, sc); err != nil {
+		return err
+	}
+	m, err := startManyServer(bin, c, sc.Idle+10, 0)
 	if err != nil {
 		return err
 	}
@@ -264,4 +267,43 @@ func quantiles(ds []time.Duration) string {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return fmt.Sprintf("p50 %.1f ms, p90 %.1f ms (%.1f–%.1f)", ms(s[len(s)/2]), ms(s[len(s)*9/10]), ms(s[0]), ms(s[len(s)-1]))
+}
+
+// measureWarm times the first answer of a sandbox taken from a warm pool
+// of one per kind, waiting for the pool to refill before each.
+func measureWarm(w io.Writer, bin string, c config, sc sandboxesConfig) error {
+	m, err := startManyServer(bin, c, sc.First+10, 1)
+	if err != nil {
+		return err
+	}
+	defer m.stop()
+	var creates, calls, totals []time.Duration
+	for i := range sc.First {
+		deadline := time.Now().Add(c.Timeout)
+		for {
+			b, err := m.do(http.MethodGet, "/v1/sandboxes", nil, http.StatusOK)
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(b, []byte(`"warm":2`)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return errors.New("the warm pool did not refill")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		name := "warm" + strconv.Itoa(i)
+		cr, ca, err := m.createCall(name, "empty")
+		if err != nil {
+			return err
+		}
+		creates, calls, totals = append(creates, cr), append(calls, ca), append(totals, cr+ca)
+		if _, err := m.do(http.MethodDelete, "/v1/sandboxes/"+name, nil, http.StatusNoContent); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "first answer of a sandbox from the warm pool (create + first bash, %d runs): %s\n", sc.First, quantiles(totals))
+	fmt.Fprintf(w, "  create: %s\n  first call: %s\n", quantiles(creates), quantiles(calls))
+	return nil
 }

@@ -46,6 +46,11 @@ type Config struct {
 	Max int
 	// IdleTTL deletes a sandbox that ran no call for this long (0: never).
 	IdleTTL time.Duration
+	// Warm is how many sandboxes of each kind (rpc.FromWorkspace,
+	// rpc.FromEmpty) are kept started ahead, so that a create takes one
+	// at once; the pool refills in the background. Warm ones do not count
+	// towards Max.
+	Warm int
 	// Wrap, if set, decorates each sandbox's backend.
 	Wrap func(rpc.Backend) rpc.Backend
 	// Deleted, if set, is called with the name of each sandbox the
@@ -71,6 +76,11 @@ type Manager struct {
 	sbs    map[string]*Sandbox
 	closed bool
 	reaped chan struct{}
+	// warm are the pre-started sandboxes by kind; filling is set while
+	// the filler runs (fills waits for it).
+	warm    map[string][]*Sandbox
+	filling bool
+	fills   sync.WaitGroup
 }
 
 // Sandbox is one sandbox of a Manager: an rpc.Backend.
@@ -123,8 +133,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, sbs: make(map[string]*Sandbox), reaped: make(chan struct{})}
+	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, sbs: make(map[string]*Sandbox), reaped: make(chan struct{}), warm: make(map[string][]*Sandbox)}
 	go m.reapIdle()
+	m.refill()
 	return m, nil
 }
 
@@ -150,19 +161,45 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 	default:
 		return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: from %q: expected %q or %q", req.Name, req.From, rpc.FromWorkspace, rpc.FromEmpty)}
 	}
-	sb := &Sandbox{name: req.Name, from: req.From, created: time.Now(), ephemeral: req.Ephemeral}
-	sb.last = sb.created
+	now := time.Now()
+	sb := m.takeWarm(req.From)
+	warm := sb != nil
+	if !warm {
+		sb = &Sandbox{from: req.From}
+	}
+	sb.mu.Lock()
+	sb.name, sb.created, sb.last, sb.ephemeral = req.Name, now, now, req.Ephemeral
+	sb.mu.Unlock()
 	m.mu.Lock()
+	var refused *rpc.SandboxError
 	switch {
 	case m.closed:
-		m.mu.Unlock()
-		return nil, &rpc.SandboxError{Status: http.StatusServiceUnavailable, Msg: "the server is stopping"}
+		refused = &rpc.SandboxError{Status: http.StatusServiceUnavailable, Msg: "the server is stopping"}
 	case m.sbs[req.Name] != nil:
-		m.mu.Unlock()
-		return nil, &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("sandbox %s exists", req.Name)}
+		refused = &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("sandbox %s exists", req.Name)}
 	case len(m.sbs) >= m.cfg.Max:
+		refused = &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server hosts %d sandboxes, its maximum (--max-sandboxes %d)", m.cfg.Max, m.cfg.Max)}
+	}
+	if refused != nil {
+		if warm && !m.closed {
+			m.warm[sb.from] = append(m.warm[sb.from], sb)
+			warm = false
+		}
 		m.mu.Unlock()
-		return nil, &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server hosts %d sandboxes, its maximum (--max-sandboxes %d)", m.cfg.Max, m.cfg.Max)}
+		if warm {
+			sb.stop(true)
+		}
+		return nil, refused
+	}
+	if warm {
+		m.sbs[req.Name] = sb
+		sb.mu.Lock()
+		sb.ready = true
+		sb.mu.Unlock()
+		m.mu.Unlock()
+		m.refill()
+		m.cfg.Log.Info("sandbox created from the warm pool", "name", sb.name, "from", sb.from, "took", time.Since(now))
+		return sb, nil
 	}
 	m.sbs[req.Name] = sb // reserved: Lookup skips it until ready
 	m.mu.Unlock()
@@ -182,16 +219,20 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 
 // start makes the sandbox's workspace and starts its boxsh-init.
 func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
+	name := sb.name
+	if name == "" {
+		name = "warm"
+	}
 	src := m.cfg.Workspace
 	if sb.from == rpc.FromEmpty {
-		dir, err := os.MkdirTemp(m.cfg.EmptyDir, sb.name+"-")
+		dir, err := os.MkdirTemp(m.cfg.EmptyDir, name+"-")
 		if err != nil {
 			return err
 		}
 		sb.empty = dir
 		src = dir
 	}
-	s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: "sandbox " + sb.name})
+	s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: "sandbox " + name})
 	if err != nil {
 		return err
 	}
@@ -204,7 +245,7 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 	cfg.Sandbox.Binds = append(slices.Clip(cfg.Sandbox.Binds), sb.binds...)
 	cfg.Cwd = s.Src()
 	if cfg.Log != nil {
-		cfg.Log = cfg.Log.With("sandbox", sb.name)
+		cfg.Log = cfg.Log.With("sandbox", name)
 	}
 	// Its boxsh-init lives with the manager, not with the request that
 	// made it.
@@ -307,6 +348,17 @@ func (m *Manager) List() []rpc.SandboxInfo {
 	return out
 }
 
+// Warm is the number of pre-started sandboxes ready to be taken.
+func (m *Manager) Warm() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, l := range m.warm {
+		n += len(l)
+	}
+	return n
+}
+
 // Len is the number of sandboxes, those starting included.
 func (m *Manager) Len() int {
 	m.mu.Lock()
@@ -324,9 +376,17 @@ func (m *Manager) Close() {
 		all = append(all, sb)
 		delete(m.sbs, name)
 	}
+	for kind, list := range m.warm {
+		for _, sb := range list {
+			sb.ephemeral = true
+			all = append(all, sb)
+		}
+		delete(m.warm, kind)
+	}
 	m.mu.Unlock()
 	m.cancel()
 	<-m.reaped
+	m.fills.Wait()
 	var wg sync.WaitGroup
 	for _, sb := range all {
 		wg.Add(1)
@@ -433,4 +493,88 @@ func (sb *Sandbox) Start(ctx context.Context, name string, args json.RawMessage,
 		end()
 	}
 	return err
+}
+
+// takeWarm takes a pre-started sandbox of kind from, or returns nil.
+func (m *Manager) takeWarm(from string) *Sandbox {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list := m.warm[from]
+	if len(list) == 0 {
+		return nil
+	}
+	sb := list[0]
+	m.warm[from] = list[1:]
+	return sb
+}
+
+// warmKinds are the kinds of sandbox the pool keeps.
+var warmKinds = []string{rpc.FromWorkspace, rpc.FromEmpty}
+
+// refill starts the filler of the warm pool unless it runs: it starts
+// sandboxes until each kind has Warm of them.
+func (m *Manager) refill() {
+	if m.cfg.Warm <= 0 {
+		return
+	}
+	m.mu.Lock()
+	if m.filling || m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.filling = true
+	m.fills.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.fills.Done()
+		for {
+			kind := ""
+			m.mu.Lock()
+			for _, k := range warmKinds {
+				if len(m.warm[k]) < m.cfg.Warm {
+					kind = k
+					break
+				}
+			}
+			if kind == "" || m.closed {
+				m.filling = false
+				m.mu.Unlock()
+				return
+			}
+			m.mu.Unlock()
+			sb := &Sandbox{from: kind, created: time.Now()}
+			err := sb.start(m.ctx, m)
+			if err == nil {
+				err = sb.warmUp(m.ctx)
+			}
+			m.mu.Lock()
+			if err != nil || m.closed {
+				m.filling = false
+				m.mu.Unlock()
+				sb.stop(true)
+				if err != nil && m.ctx.Err() == nil {
+					m.cfg.Log.Warn("warm pool: a sandbox failed to start", "error", err)
+				}
+				return
+			}
+			m.warm[kind] = append(m.warm[kind], sb)
+			m.mu.Unlock()
+		}
+	}()
+}
+
+// warmUp runs a first call in a warm sandbox, so that its worker pool is
+// up before its first client's call.
+func (sb *Sandbox) warmUp(ctx context.Context) error {
+	done := make(chan error, 1)
+	err := sb.sup.Start(ctx, "bash", json.RawMessage(`{"command":"true"}`), func(_ json.RawMessage, err error) { done <- err })
+	if err != nil {
+		return err
+	}
+	select {
+	case err = <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
