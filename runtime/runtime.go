@@ -25,6 +25,7 @@ import (
 	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // InitName is the file name of the boxsh-init executable.
@@ -127,22 +128,11 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	return in, nil
 }
 
-// initOptions are boxsh-init's options for cfg.
+// initOptions are boxsh-init's options for cfg, the policy's among them
+// (see plan.ServeOptions).
 func initOptions(cfg Config) frame.InitOptions {
-	o := frame.InitOptions{
-		Workers:        cfg.Workers,
-		Shell:          cfg.Shell,
-		LogLevel:       cfg.LogLevel,
-		TimeoutDefault: cfg.Policy.TimeoutDefault.Value,
-		MaxOutput:      cfg.Policy.MaxOutput.Value,
-		Memory:         cfg.Policy.Memory.Value,
-	}
-	// RLIMIT_NPROC counts the tasks of the user: only in a sandbox's user
-	// namespace are those the sandbox's alone.
-	if cfg.Sandbox.Enabled {
-		o.Pids = cfg.Policy.Pids.Value
-	}
-	return o
+	o := frame.InitOptions{Workers: cfg.Workers, Shell: cfg.Shell, LogLevel: cfg.LogLevel}
+	return plan.ServeOptions(o, cfg.Policy, cfg.Sandbox.Enabled)
 }
 
 // startProcess starts boxsh-init as a plain child process.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/runtime/host"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
@@ -32,7 +31,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		Mode:     plan.ModeServe,
 		Sandbox:  cfg.Sandbox,
 		Policy:   cfg.Policy,
-		Init:     frame.InitOptions{Workers: cfg.Workers, Shell: cfg.Shell, LogLevel: cfg.LogLevel},
+		Init:     initOptions(cfg),
 		Env:      cfg.Env,
 		Cwd:      cfg.Cwd,
 		Home:     cfg.Home,

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/runtime/host"
@@ -56,11 +55,11 @@ The environment of the process is the one boxsh --sandbox gives commands:
 boxsh's, as the policy passes and sets it.
 `
 
-// specHost and specFindInit are the host facts and boxsh-init lookup of
-// boxsh spec (replaced in tests).
+// specHostFacts, when set (by tests), replaces the host facts boxsh spec
+// gathers; specFindInit is its boxsh-init lookup (replaced in tests).
 var (
-	specHost     = host.GatherHostFacts
-	specFindInit = runtime.FindInit
+	specHostFacts func() plan.HostFacts
+	specFindInit  = runtime.FindInit
 )
 
 // specOptions are the options of boxsh spec besides boxsh's own.
@@ -132,18 +131,6 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, profile)
 		return 0
 	}
-	rules, err := host.ResolveFileRules(sb, pol, home, cwd)
-	if err != nil {
-		return fail(err)
-	}
-	protect, err := host.GatherProtectedPaths(sb, home, cwd, host.ProtectEntries(pol)...)
-	if err != nil {
-		return fail(err)
-	}
-	// As boxsh --sandbox: no sandbox that could write boxsh's own settings.
-	if err := host.CheckConfigHidden(sb, protect, home); err != nil {
-		return fail(err)
-	}
 	pc := plan.Config{
 		Target:   plan.TargetPrint,
 		Sandbox:  sb,
@@ -151,13 +138,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		Env:      policy.CommandEnv(pol, os.Environ()),
 		Terminal: opts.interactive,
 		Cwd:      cwd,
-		UID:      uint32(os.Getuid()),
-		GID:      uint32(os.Getgid()),
-		Groups:   host.MappedGroups(),
 		Rootfs:   so.rootfs,
-		Host:     specHost(),
-		Protect:  protect,
-		Rules:    rules,
 		Version:  version,
 	}
 	if so.bundle != "" {
@@ -170,8 +151,6 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		if err := bundleHidden(sb, so.bundle, so.rootfs); err != nil {
 			return fail(err)
 		}
-		// A placeholder another sandbox holds is one here too.
-		host.ShareHeldPlaceholders(pc.Protect)
 	}
 	initPath, initErr := specFindInit()
 	if opts.mode == modeCommand {
@@ -187,7 +166,17 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		pc.Mode = plan.ModeServe
 		pc.Init = frame.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel}
 		pc.InitPath = initPath
-		pc.ForkServer = proc.FindForkServer(initPath)
+	}
+	// The steps of a start (see host.Gather), but the start itself.
+	pc, found, err := host.Gather(pc, home)
+	if err == nil {
+		err = found.Check()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if specHostFacts != nil {
+		pc.Host = specHostFacts()
 	}
 	sp, err := plan.Build(pc)
 	if err != nil {
@@ -205,7 +194,10 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := writeBundle(so.bundle, sp, pc, out); err != nil {
+	if err := host.Prepare(so.bundle, sp); err != nil {
+		return fail(err)
+	}
+	if err := writeConfig(filepath.Join(so.bundle, "config.json"), out); err != nil {
 		return fail(err)
 	}
 	return 0
@@ -286,47 +278,6 @@ func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
 		}
 	}
 	return nil
-}
-
-// writeBundle writes config.json into the bundle directory and prepares
-// its root directory (with the plan's files), its placeholders, the
-// directories above the missing protected paths (pinned by the spec) and
-// the cow directories: what boxsh prepares before it starts a sandbox.
-//
-// A bundle may be written again, and an earlier sandbox may have been
-// able to write in it: it never writes through a symlink there. It
-// refuses a bundle or root directory that is a symlink or not the user's,
-// makes rootfs/.boxsh and placeholders afresh, and replaces config.json.
-func writeBundle(bundle string, sp *plan.Plan, pc plan.Config, config []byte) error {
-	if err := host.CheckOwnDir(bundle); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(bundle, 0o755); err != nil {
-		return err
-	}
-	rootfs := sp.Spec.Root.Path
-	if !filepath.IsAbs(rootfs) {
-		rootfs = filepath.Join(bundle, rootfs)
-	}
-	if err := host.PrepareRootfs(rootfs, pc.Host); err != nil {
-		return fmt.Errorf("prepare %s: %w", rootfs, err)
-	}
-	if err := host.ResetDir(filepath.Join(rootfs, frame.BoxshDir)); err != nil {
-		return fmt.Errorf("prepare %s: %w", rootfs, err)
-	}
-	if err := host.WritePlanFiles(rootfs, sp.Files); err != nil {
-		return err
-	}
-	if err := host.PreparePlaceholders(pc.Placeholders); err != nil {
-		return fmt.Errorf("prepare %s: %w", pc.Placeholders, err)
-	}
-	if err := host.MakePlaceholderDirs(pc.Protect); err != nil {
-		return err
-	}
-	if err := host.PrepareCowDirs(pc.Sandbox.Binds); err != nil {
-		return err
-	}
-	return writeConfig(filepath.Join(bundle, "config.json"), config)
 }
 
 // writeConfig replaces the file path with content, of mode 0600 (the

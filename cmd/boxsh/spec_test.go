@@ -24,9 +24,9 @@ import (
 // for one test; initPath "" means boxsh-init is not found.
 func stubSpecHost(t *testing.T, initPath string) {
 	t.Helper()
-	oldHost, oldFind := specHost, specFindInit
-	t.Cleanup(func() { specHost, specFindInit = oldHost, oldFind })
-	specHost = func() plan.HostFacts {
+	oldHost, oldFind := specHostFacts, specFindInit
+	t.Cleanup(func() { specHostFacts, specFindInit = oldHost, oldFind })
+	specHostFacts = func() plan.HostFacts {
 		return plan.HostFacts{
 			System: []plan.HostPath{{Path: "/usr", Dir: true}, {Path: "/bin", Dir: true, Link: "usr/bin"}},
 			Etc:    []plan.HostPath{{Path: "/etc/passwd"}, {Path: "/etc/localtime", Link: "/usr/share/zoneinfo/UTC"}},

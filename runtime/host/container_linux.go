@@ -93,14 +93,13 @@ type Container struct {
 	protect []HostPath
 	held    []*os.File // shared locks on the placeholders
 	// found is what GatherProtection found at the start (the repositories
-	// among it), started when; binds and home where to look for new ones.
-	found   Protection
-	started time.Time
-	binds   policy.Sandbox
-	home    string
-	watch   *protectionWatch
-	cow     *cowGuard
-	log     hclog.Logger
+	// among it, and when); binds and home where to look for new ones.
+	found Protection
+	binds policy.Sandbox
+	home  string
+	watch *protectionWatch
+	cow   *cowGuard
+	log   hclog.Logger
 	// stopProxy stops the network proxy of an allowlist sandbox.
 	stopProxy func()
 
@@ -176,59 +175,11 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 
 	t0 := time.Now()
-	host := GatherHostFacts()
-	// The seccomp program boxsh-init loads, compiled while the binds are
-	// walked (see startSeccomp).
+	// The seccomp program boxsh-init loads, compiled while the host is
+	// read (see startSeccomp).
 	seccompProg := startSeccomp(plan.DefaultSeccomp(), []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow})
-	protection, err := GatherProtection(cc.Sandbox, cc.Home, cc.Cwd, ProtectEntries(cc.Policy)...)
-	if err != nil {
-		return nil, err
-	}
-	starttrace.Mark("front.protect")
-	ct.protect, ct.found, ct.started, ct.binds, ct.home = protection.Paths, protection, time.Now(), cc.Sandbox, cc.Home
-	if err := CheckConfigHidden(cc.Sandbox, ct.protect, cc.Home); err != nil {
-		return nil, err
-	}
-	rules, err := ResolveFileRules(cc.Sandbox, cc.Policy, cc.Home, cc.Cwd)
-	if err != nil {
-		return nil, err
-	}
-	starttrace.Mark("front.rules")
-	ShareHeldPlaceholders(ct.protect)
-	if err := writeJSON(filepath.Join(dir, protectName), ct.protect); err != nil {
-		return nil, err
-	}
-	if err := reaperReady(); err != nil {
-		log.Warn("placeholders will stay on the host until the next sandbox starts if boxsh is killed", "error", err)
-	}
-	if err := MakePlaceholderDirs(ct.protect); err != nil {
-		return nil, err
-	}
-	placeholders := filepath.Join(dir, "placeholders")
-	if err := PreparePlaceholders(placeholders); err != nil {
-		return nil, err
-	}
 	rootfs := filepath.Join(dir, "rootfs")
-	if err := PrepareRootfs(rootfs, host); err != nil {
-		return nil, fmt.Errorf("prepare root: %w", err)
-	}
-	groups := MappedGroups()
-	// The walk of the cow binds' SRC runs while the sandbox is set up, and
-	// refuses it before its first process runs (Exec).
-	cowGroups := make(chan error, 1)
-	go func() { cowGroups <- checkCowGroups(cc.Sandbox.Binds, groups) }()
-	if err := PrepareCowDirs(cc.Sandbox.Binds); err != nil {
-		return nil, err
-	}
-	if err := checkCowUpperFS(cc.Sandbox.Binds); err != nil {
-		return nil, err
-	}
-	if ct.cow, err = guardCowDsts(cc.Sandbox.Binds, log); err != nil {
-		return nil, err
-	}
-	// The plan of the sandbox, and the sandbox's own cgroup when the
-	// system gives one.
-	pc := plan.Config{
+	pc, found, err := Gather(plan.Config{
 		Mode:         cc.Mode,
 		Target:       plan.TargetStart,
 		Sandbox:      cc.Sandbox,
@@ -239,20 +190,16 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		Env:          cc.Env,
 		Terminal:     cc.Terminal,
 		Cwd:          cc.Cwd,
-		UID:          uint32(os.Getuid()),
-		GID:          uint32(os.Getgid()),
-		Groups:       groups,
 		Rootfs:       rootfs,
 		InitPath:     cc.InitPath,
-		Host:         host,
-		Protect:      ct.protect,
-		Rules:        rules,
-		Placeholders: placeholders,
+		Placeholders: filepath.Join(dir, "placeholders"),
 		Version:      cc.Version,
+	}, cc.Home)
+	if err != nil {
+		return nil, err
 	}
-	if cc.Mode == plan.ModeServe {
-		pc.ForkServer = proc.FindForkServer(cc.InitPath)
-	}
+	ct.protect, ct.found, ct.binds, ct.home = pc.Protect, found.Protection, cc.Sandbox, cc.Home
+	// The sandbox's own cgroup, when the system gives one.
 	if cgroupParent, ok := SandboxCgroup(); ok {
 		pc.Cgroup = filepath.Join(cgroupParent, filepath.Base(dir))
 	}
@@ -261,7 +208,18 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		return nil, err
 	}
 	spec := pl.Spec
-	if err := WritePlanFiles(rootfs, pl.Files); err != nil {
+	// The protected paths are listed before their placeholders are made,
+	// for the reaper to remove them should the front die.
+	if err := writeJSON(filepath.Join(dir, protectName), pl.Protect); err != nil {
+		return nil, err
+	}
+	if err := reaperReady(); err != nil {
+		log.Warn("placeholders will stay on the host until the next sandbox starts if boxsh is killed", "error", err)
+	}
+	if err := Prepare(dir, pl); err != nil {
+		return nil, err
+	}
+	if ct.cow, err = guardCowDsts(pl.Cow, log); err != nil {
 		return nil, err
 	}
 	files := maps.Clone(cc.Files)
@@ -282,7 +240,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		return nil, err
 	}
 	var copyEtc func() error
-	spec.Mounts, copyEtc = InlineEtc(spec.Mounts, rootfs, host)
+	spec.Mounts, copyEtc = InlineEtc(spec.Mounts, rootfs, pl.Inline)
 	t1 := time.Now()
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      filepath.Base(dir),
@@ -300,7 +258,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		config.Seccomp.Flags = append(config.Seccomp.Flags, pl.SeccompFlags...)
 		// The program compiled once, which boxsh-init loads before all
 		// else, rather than libcontainer's init compiling it again.
-		if args := spec.Process.Args; len(args) > 0 && args[0] == frame.InitMountPath {
+		if pl.InitLoadsSeccomp {
 			prog, err := seccompProg.program(config.Seccomp)
 			if err == nil {
 				err = os.WriteFile(filepath.Join(rootfs, seccompload.Path), prog, 0o644)
@@ -395,7 +353,8 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if err := <-copied; err != nil {
 		return nil, err
 	}
-	if err := <-cowGroups; err != nil {
+	// The walk of the cow binds' SRC ran while the sandbox was set up.
+	if err := found.Check(); err != nil {
 		return nil, err
 	}
 	if cc.Started != nil {
@@ -490,7 +449,7 @@ func (ct *Container) Destroy() {
 		// The repositories the sandbox made, looked for meanwhile.
 		newRepos := make(chan func(), 1)
 		if ct.c != nil {
-			go func() { newRepos <- newRepositoriesWarning(ct.log, ct.binds, ct.home, ct.found, ct.started) }()
+			go func() { newRepos <- newRepositoriesWarning(ct.log, ct.binds, ct.home, ct.found, ct.found.At) }()
 		} else {
 			newRepos <- func() {}
 		}

@@ -136,6 +136,23 @@ func removeWorkDir(work string) {
 	os.Remove(work)
 }
 
+// checkCowUpperFS refuses a cow bind whose changes directory (its DST,
+// made by PrepareCowDirs) is on overlayfs: the kernel refuses an overlay
+// whose upper layer is on overlayfs (EINVAL, which the runtime reports
+// without a word about why), and a container's root file system is one.
+func checkCowUpperFS(binds []policy.Bind) error {
+	for _, b := range binds {
+		if b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		if upper, _ := CowDirs(b); onOverlayFS(upper) {
+			return fmt.Errorf("--bind %s: %s is on overlayfs (a container's root file system), where the kernel cannot keep the changes of a copy-on-write bind: "+
+				"put it on a volume or a tmpfs (Docker and Podman: -v or --tmpfs; Kubernetes: an emptyDir volume)", b, upper)
+		}
+	}
+	return nil
+}
+
 // RemoveCowWorkDirs removes the work directories of the cow binds (and
 // their .boxsh directories when left empty), once no sandbox uses them:
 // --try does so, as its directory is the user's only to read the changes

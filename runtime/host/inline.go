@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -22,7 +23,8 @@ const (
 )
 
 // InlineEtc plans to copy into the root directory the small /etc files and
-// trees that the spec binds read-only from the host: it returns the mounts
+// trees among inline, those the plan lets the starter copy (Plan.Inline:
+// binds of the host's /etc entries onto themselves): it returns the mounts
 // left to make, and the function that copies the others. Each mount costs
 // the runtime a few hundred microseconds at every start; a copy of a few
 // kilobytes costs a few microseconds, and the root is mounted read-only,
@@ -37,8 +39,7 @@ const (
 // as they are done before its first process starts: the runtime only
 // mounts the root, whose mount points for the entries are already there.
 // copy reports the first entry it could not copy (which then stays empty).
-func InlineEtc(mounts []specs.Mount, rootfs string, host HostFacts) (kept []specs.Mount, copy func() error) {
-	etc := etcSet(host)
+func InlineEtc(mounts []specs.Mount, rootfs string, inline []string) (kept []specs.Mount, copy func() error) {
 	type entry struct {
 		src, dst string
 		fi       os.FileInfo
@@ -46,7 +47,9 @@ func InlineEtc(mounts []specs.Mount, rootfs string, host HostFacts) (kept []spec
 	var planned []entry
 	kept = mounts[:0:0]
 	for _, m := range mounts {
-		if inlineCandidate(m, etc) {
+		// The read-only bind of a listed host entry onto itself, never
+		// another bind at its place.
+		if m.Type == "bind" && m.Source == m.Destination && slices.Contains(m.Options, "ro") && slices.Contains(inline, m.Destination) {
 			dst := filepath.Join(rootfs, m.Destination)
 			if fi, err := inlinable(m.Source, dst); err == nil {
 				planned = append(planned, entry{m.Source, dst, fi})

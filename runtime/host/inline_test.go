@@ -15,11 +15,12 @@ import (
 )
 
 // inlineFixture is a fake host tree (under a temporary "host" directory),
-// a root made for it as PrepareRootfs makes one, and the read-only binds
-// BuildSpec would list for its entries.
+// a root made for it as PrepareRootfs makes one, the read-only binds
+// BuildSpec would list for its entries, and the plan's list of them
+// (plan.Plan.Inline).
 type inlineFixture struct {
 	host, rootfs string
-	facts        HostFacts
+	inline       []string
 	mounts       []specs.Mount
 }
 
@@ -47,7 +48,7 @@ func (f *inlineFixture) add(t *testing.T, name string, make func(p string)) stri
 	} else {
 		require.NoError(t, os.WriteFile(dst, nil, 0o644))
 	}
-	f.facts.Etc = append(f.facts.Etc, HostPath{Path: p, Dir: fi.IsDir()})
+	f.inline = append(f.inline, p)
 	f.mounts = append(f.mounts, specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 	return p
 }
@@ -72,7 +73,7 @@ func TestInlineEtcCopiesSmallFilesAndTrees(t *testing.T) {
 		require.NoError(t, os.Symlink("libc.conf", filepath.Join(p, "link.conf")))
 	})
 	other := specs.Mount{Destination: "/usr", Type: "bind", Source: "/usr", Options: []string{"rbind", "ro"}}
-	kept, copyEtc := InlineEtc(append([]specs.Mount{other}, f.mounts...), f.rootfs, f.facts)
+	kept, copyEtc := InlineEtc(append([]specs.Mount{other}, f.mounts...), f.rootfs, f.inline)
 	require.NoError(t, copyEtc())
 
 	assert.Equal(t, []string{"/usr"}, destinations(kept), "only mounts that are not /etc entries are left")
@@ -125,7 +126,7 @@ func TestInlineEtcKeepsBindsItCannotCopy(t *testing.T) {
 	if os.Geteuid() != 0 { // root reads a mode-0 file anyway
 		want = append(want, unreadable)
 	}
-	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.facts)
+	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.inline)
 	require.NoError(t, copyEtc())
 	assert.Equal(t, want, destinations(kept))
 	for _, p := range []string{many, deep, fifo} {
@@ -137,7 +138,7 @@ func TestInlineEtcKeepsBindsItCannotCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, fi.Size())
 
-	kept, _ = InlineEtc([]specs.Mount{writable}, f.rootfs, f.facts)
+	kept, _ = InlineEtc([]specs.Mount{writable}, f.rootfs, f.inline)
 	assert.Equal(t, []string{big}, destinations(kept), "a writable bind is never copied")
 }
 
@@ -152,7 +153,7 @@ func TestInlineEtcNeverWritesThroughSymlinks(t *testing.T) {
 	require.NoError(t, os.Remove(dst))
 	require.NoError(t, os.Symlink(victim, dst))
 
-	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.facts)
+	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.inline)
 	require.NoError(t, copyEtc())
 	assert.Equal(t, []string{p}, destinations(kept))
 	b, err := os.ReadFile(victim)
@@ -169,7 +170,7 @@ func TestInlineEtcReportsFailedCopies(t *testing.T) {
 		require.NoError(t, os.Mkdir(p, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(p, "a.sh"), []byte("x"), 0o644))
 	})
-	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.facts)
+	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.inline)
 	assert.Empty(t, kept)
 	require.NoError(t, os.Remove(p))
 	require.NoError(t, os.Chmod(filepath.Join(tree, "a.sh"), 0o000))
@@ -192,10 +193,26 @@ func BenchmarkInlineEtc(b *testing.B) {
 		b.StopTimer()
 		dir := b.TempDir()
 		require.NoError(b, PrepareRootfs(dir, host))
-		spec, err := plan.BuildSpec(plan.SpecConfig{Rootfs: dir, Host: host, Args: []string{"true"}})
+		pl, err := plan.Build(plan.Config{Mode: plan.ModeExec, Target: plan.TargetBundle, Command: []string{"true"}, Rootfs: dir, Host: host})
 		require.NoError(b, err)
 		b.StartTimer()
-		_, copyEtc := InlineEtc(spec.Mounts, dir, host)
+		_, copyEtc := InlineEtc(pl.Spec.Mounts, dir, pl.Inline)
 		require.NoError(b, copyEtc())
 	}
+}
+
+// Only the read-only bind of an entry the plan lists onto itself is
+// copied: an entry it does not list, or another bind at a listed entry's
+// place, stays a mount.
+func TestInlineEtcCopiesOnlyListedBinds(t *testing.T) {
+	f := newInlineFixture(t)
+	hosts := f.add(t, "hosts", writeFile(t, "127.0.0.1 localhost\n", 0o644))
+	group := f.add(t, "group", writeFile(t, "root:x:0:\n", 0o644))
+	other := specs.Mount{Destination: hosts, Type: "bind", Source: group, Options: []string{"bind", "ro"}}
+	kept, copyEtc := InlineEtc(append(f.mounts, other), f.rootfs, []string{hosts})
+	require.NoError(t, copyEtc())
+	assert.Equal(t, []string{group, hosts}, destinations(kept))
+	b, err := os.ReadFile(filepath.Join(f.rootfs, hosts))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1 localhost\n", string(b), "the listed bind is copied")
 }

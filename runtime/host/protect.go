@@ -66,6 +66,8 @@ type Protection struct {
 	Repos []string
 	// Dirs are the directories looked through, for NewRepositories.
 	Dirs []string
+	// At is when they were found (NewRepositories' since).
+	At time.Time
 }
 
 // GatherProtectedPaths is GatherProtection's Paths.
@@ -119,7 +121,7 @@ func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Pro
 	if g.err != nil {
 		return Protection{Repos: g.repos}, g.err
 	}
-	return Protection{Paths: g.finish(), Repos: g.repos, Dirs: g.dirs}, nil
+	return Protection{Paths: g.finish(), Repos: g.repos, Dirs: g.dirs, At: time.Now()}, nil
 }
 
 // newGatherer starts a GatherProtection of sb with the list and extra.

@@ -26,5 +26,5 @@
 //     runtime-spec cannot say it, or the printed spec must run under any
 //     runtime) names in an annotation (AnnotationPrefix): adjustCgroup,
 //     adjustSeccomp, adjustParentDeath, adjustDevices, adjustInlineEtc,
-//     adjustPlaceholders, adjustFiles, adjustCowDirs.
+//     adjustPlaceholders, adjustFiles, adjustCowDirs, adjustPrepare.
 package plan

@@ -200,6 +200,30 @@ type Plan struct {
 	SeccompFlags      []specs.LinuxSeccompFlag
 	ParentDeathSignal string
 	NoDeviceRules     bool
+	// InitLoadsSeccomp tells that the first process is boxsh-init, which
+	// can load the seccomp program the front compiled as its first act
+	// instead of the runtime's init compiling the filter
+	// (SeccompLoaderAnnotation).
+	InitLoadsSeccomp bool
+
+	// What host.Prepare makes on the host before the start (see
+	// adjustPrepare).
+
+	// Host are the host facts the plan was made of: the root directory
+	// gets the mount points and symlinks of their system paths and /etc
+	// entries.
+	Host HostFacts
+	// Placeholders is the host directory of the placeholders bound over
+	// the missing protected paths and what the file rules cover
+	// (Config.Placeholders); "": none.
+	Placeholders string
+	// Protect are the protected paths (Config.Protect): the directories
+	// above the missing ones are made, their placeholders held and
+	// removed after the sandbox, and all are watched while it runs.
+	Protect []HostPath
+	// Cow are the cow binds, whose host directories are made private
+	// (CowDirs) and watched while the sandbox runs.
+	Cow []policy.Bind
 }
 
 // Descriptor names.
@@ -253,6 +277,7 @@ func Build(cfg Config) (*Plan, error) {
 	for _, step := range []func(Config, map[string]string) error{
 		p.adjustCgroup, p.adjustSeccomp, p.adjustParentDeath, p.adjustDevices,
 		p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
+		p.adjustPrepare,
 	} {
 		if err := step(cfg, ann); err != nil {
 			return nil, err
@@ -295,14 +320,8 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 	}
 	var o frame.InitOptions
 	if cfg.Mode == ModeServe {
-		o = cfg.Init
+		o = ServeOptions(cfg.Init, cfg.Policy, true)
 		o.Exec, o.Command, o.Lifeline = false, nil, 0
-		o.TimeoutDefault = cfg.Policy.TimeoutDefault.Value
-		o.MaxOutput = cfg.Policy.MaxOutput.Value
-		o.Memory = cfg.Policy.Memory.Value
-		// RLIMIT_NPROC counts the tasks of the user: in the sandbox's
-		// user namespace, those are the sandbox's alone.
-		o.Pids = cfg.Policy.Pids.Value
 		if cfg.Target != TargetPrint {
 			o.RulesFile = RulesPath
 		}
@@ -382,6 +401,7 @@ func (p *Plan) adjustSeccomp(cfg Config, ann map[string]string) error {
 	p.SeccompFlags = []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}
 	ann[SeccompFlagsAnnotation] = string(specs.LinuxSeccompFlagSpecAllow)
 	if cfg.Mode == ModeServe || cfg.InitPath != "" {
+		p.InitLoadsSeccomp = true
 		ann[SeccompLoaderAnnotation] = "boxsh-init"
 	}
 	return nil
@@ -456,16 +476,45 @@ func (p *Plan) adjustFiles(cfg Config, ann map[string]string) error {
 	return nil
 }
 
-// adjustCowDirs names the host directories of each cow bind (CowDirs),
-// which boxsh makes, private, before the start (PrepareCowDirs).
+// adjustCowDirs names the cow binds (Plan.Cow) and their host directories
+// (CowDirs), which host.Prepare makes, private, before the start.
 func (p *Plan) adjustCowDirs(cfg Config, ann map[string]string) error {
 	for _, b := range cfg.Sandbox.Binds {
 		if b.Mode == policy.CopyOnWrite {
 			upper, work := CowDirs(b)
 			ann[CowAnnotation+b.Dst] = "upper=" + upper + ",work=" + work
+			p.Cow = append(p.Cow, b)
 		}
 	}
 	return nil
+}
+
+// adjustPrepare names what host.Prepare makes on the host for the
+// sandbox: the root directory's entries for the host facts, the
+// placeholders and the directories above the missing protected paths (the
+// cow directories: see adjustCowDirs). A printed spec names them too;
+// boxsh spec prepares none of them.
+func (p *Plan) adjustPrepare(cfg Config, _ map[string]string) error {
+	p.Host = cfg.Host
+	p.Placeholders = cfg.Placeholders
+	p.Protect = slices.Clone(cfg.Protect)
+	return nil
+}
+
+// ServeOptions are boxsh-init's options o for serving calls under the
+// policy p: the policy's per-command limits, timeout and output cap, which
+// boxsh-init applies to each command it starts (they do not bind
+// boxsh-init itself, see Limits). RLIMIT_NPROC counts the tasks of the
+// user: only in a sandbox's user namespace (sandboxed) are those the
+// sandbox's alone, so that only there are the policy's pids a limit.
+func ServeOptions(o InitOptions, p policy.Policy, sandboxed bool) InitOptions {
+	o.TimeoutDefault = p.TimeoutDefault.Value
+	o.MaxOutput = p.MaxOutput.Value
+	o.Memory = p.Memory.Value
+	if sandboxed {
+		o.Pids = p.Pids.Value
+	}
+	return o
 }
 
 // etcSet is the set of the host's /etc entries of host.

@@ -299,6 +299,52 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, "none", p.Annotations[DeviceRulesAnnotation])
 			},
 		},
+		"boxsh-init loads the seccomp program": {
+			cfg: func(c *Config) { c.Mode = ModeExec },
+			check: func(t *testing.T, p *Plan) {
+				assert.Equal(t, frame.InitMountPath, p.Spec.Process.Args[0])
+				assert.True(t, p.InitLoadsSeccomp)
+				assert.Equal(t, "boxsh-init", p.Annotations[SeccompLoaderAnnotation])
+			},
+		},
+		"a printed command without boxsh-init loads no seccomp program": {
+			cfg: func(c *Config) { c.Mode, c.Target, c.InitPath = ModeExec, TargetPrint, "" },
+			check: func(t *testing.T, p *Plan) {
+				assert.Equal(t, []string{"sh", "-c", "echo hi"}, p.Spec.Process.Args)
+				assert.False(t, p.InitLoadsSeccomp)
+				assert.NotContains(t, p.Annotations, SeccompLoaderAnnotation)
+			},
+		},
+		"what the host prepares": {
+			cfg: func(c *Config) {
+				c.Target = TargetBundle
+				c.Sandbox.Binds = []policy.Bind{
+					{Mode: policy.ReadWrite, Src: "/work/p", Dst: "/work/p"},
+					cow,
+					{Mode: policy.ReadOnly, Src: "/data", Dst: "/data"},
+				}
+				c.Protect = []HostPath{missing, {Path: "/work/p/.bashrc"}}
+				c.Placeholders = "/bundle/placeholders"
+			},
+			check: func(t *testing.T, p *Plan) {
+				assert.Equal(t, planHost, p.Host, "the root's mount points and symlinks")
+				assert.Equal(t, "/bundle/placeholders", p.Placeholders)
+				assert.Equal(t, []HostPath{missing, {Path: "/work/p/.bashrc"}}, p.Protect)
+				assert.Equal(t, []policy.Bind{cow}, p.Cow, "only the cow binds have host directories")
+			},
+		},
+		"a printed spec has no placeholders to prepare": {
+			cfg: func(c *Config) {
+				c.Target = TargetPrint
+				c.Sandbox.Binds = []policy.Bind{cow}
+				c.Protect = []HostPath{missing}
+			},
+			check: func(t *testing.T, p *Plan) {
+				assert.Empty(t, p.Placeholders)
+				assert.Equal(t, []policy.Bind{cow}, p.Cow)
+				assert.Equal(t, []HostPath{missing}, p.Protect, "named, left out of the spec")
+			},
+		},
 		"try: the host's /etc, /var and /run whole": {
 			cfg: func(c *Config) {
 				c.Mode = ModeExec
@@ -320,6 +366,25 @@ func TestPlan(t *testing.T) {
 			p, err := Build(cfg)
 			require.NoError(t, err)
 			tc.check(t, p)
+		})
+	}
+}
+
+func TestServeOptions(t *testing.T) {
+	base := frame.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug"}
+	pol := policy.Policy{Memory: set(int64(1 << 20)), Pids: set(32), TimeoutDefault: set(5.0), MaxOutput: set(int64(100))}
+	for _, tc := range []struct {
+		name      string
+		pol       policy.Policy
+		sandboxed bool
+		want      frame.InitOptions
+	}{
+		{"no policy", policy.Policy{}, true, base},
+		{"sandboxed", pol, true, frame.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug", TimeoutDefault: 5, MaxOutput: 100, Memory: 1 << 20, Pids: 32}},
+		{"plain: no pids, which would count the user's own", pol, false, frame.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug", TimeoutDefault: 5, MaxOutput: 100, Memory: 1 << 20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, ServeOptions(base, tc.pol, tc.sandboxed))
 		})
 	}
 }
