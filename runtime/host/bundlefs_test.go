@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // TestResetDir: ResetDir empties a directory that holds mode-0
@@ -44,7 +46,7 @@ func TestPrepareRootfsRefusesSymlinks(t *testing.T) {
 	outside := t.TempDir()
 	root := t.TempDir()
 	require.NoError(t, os.Symlink(outside, filepath.Join(root, "etc")))
-	err := PrepareRootfs(root, HostFacts{Etc: []HostPath{{Path: "/etc/passwd"}}})
+	err := PrepareRootfs(root, rootOf(t, plan.HostFacts{Etc: []plan.HostPath{{Path: "/etc/passwd"}}}))
 	assert.ErrorContains(t, err, "is a symlink")
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
@@ -55,5 +57,5 @@ func TestPrepareRootfsRefusesSymlinks(t *testing.T) {
 	root = t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(root, "etc"), 0o755))
 	require.NoError(t, os.Symlink(victim, filepath.Join(root, "etc", "passwd")))
-	assert.Error(t, PrepareRootfs(root, HostFacts{Etc: []HostPath{{Path: "/etc/passwd"}}}), "a file placeholder that is a link")
+	assert.Error(t, PrepareRootfs(root, rootOf(t, plan.HostFacts{Etc: []plan.HostPath{{Path: "/etc/passwd"}}})), "a file placeholder that is a link")
 }

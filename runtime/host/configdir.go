@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // configHidden refuses a sandbox that could write the user's boxsh
@@ -13,8 +14,8 @@ import (
 // writable when the most specific bind that shows it is a wr bind or a
 // cow destination, unless the protected paths (protect) keep it, or both
 // of its files, read-only.
-func configHidden(sb policy.Sandbox, protect []HostPath, dir string) error {
-	via := bindShowing(sb, dir)
+func configHidden(sb policy.Sandbox, protect []plan.HostPath, dir string) error {
+	via := plan.BindShowing(sb, dir)
 	if via == nil || via.Mode == policy.ReadOnly {
 		return nil
 	}
@@ -26,10 +27,10 @@ func configHidden(sb policy.Sandbox, protect []HostPath, dir string) error {
 
 // protects tells whether the protected paths keep dir read-only: a
 // protected directory holds it, or its two files are protected.
-func protects(protect []HostPath, dir string) bool {
+func protects(protect []plan.HostPath, dir string) bool {
 	covered := func(p string) bool {
 		for _, hp := range protect {
-			if hp.Path == p || hp.Dir && isUnder(p, hp.Path) {
+			if hp.Path == p || hp.Dir && plan.IsUnder(p, hp.Path) {
 				return true
 			}
 		}
@@ -41,7 +42,7 @@ func protects(protect []HostPath, dir string) bool {
 // CheckConfigHidden is configHidden for the caller's configuration
 // directory, home's unless XDG_CONFIG_HOME says otherwise: StartContainer
 // and boxsh spec refuse such a sandbox.
-func CheckConfigHidden(sb policy.Sandbox, protect []HostPath, home string) error {
+func CheckConfigHidden(sb policy.Sandbox, protect []plan.HostPath, home string) error {
 	if !filepath.IsAbs(home) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 func TestConfigHidden(t *testing.T) {
@@ -14,7 +15,7 @@ func TestConfigHidden(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		binds   []policy.Bind
-		protect []HostPath
+		protect []plan.HostPath
 		refused bool
 	}{
 		{"not bound", []policy.Bind{bind(policy.ReadWrite, "/home/u/proj")}, nil, false},
@@ -22,11 +23,11 @@ func TestConfigHidden(t *testing.T) {
 		{"wr home, unprotected", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, nil, true},
 		{"wr of the directory itself", []policy.Bind{bind(policy.ReadWrite, dir)}, nil, true},
 		{"wr home, ro config", []policy.Bind{bind(policy.ReadWrite, "/home/u"), bind(policy.ReadOnly, "/home/u/.config")}, nil, false},
-		{"wr home, protected directory", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, []HostPath{{Path: "/home/u/.config/boxsh", Dir: true}}, false},
-		{"wr home, protected parent", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, []HostPath{{Path: "/home/u/.config", Dir: true}}, false},
-		{"wr home, both files protected", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, []HostPath{{Path: dir + "/policy.json"}, {Path: dir + "/trusted.json", Missing: true}}, false},
-		{"wr home, only the policy protected", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, []HostPath{{Path: dir + "/policy.json"}}, true},
-		{"cow destination", []policy.Bind{{Mode: policy.CopyOnWrite, Src: "/src", Dst: "/home/u"}}, []HostPath{{Path: dir, Dir: true}}, true},
+		{"wr home, protected directory", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, []plan.HostPath{{Path: "/home/u/.config/boxsh", Dir: true}}, false},
+		{"wr home, protected parent", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, []plan.HostPath{{Path: "/home/u/.config", Dir: true}}, false},
+		{"wr home, both files protected", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, []plan.HostPath{{Path: dir + "/policy.json"}, {Path: dir + "/trusted.json", Missing: true}}, false},
+		{"wr home, only the policy protected", []policy.Bind{bind(policy.ReadWrite, "/home/u")}, []plan.HostPath{{Path: dir + "/policy.json"}}, true},
+		{"cow destination", []policy.Bind{{Mode: policy.CopyOnWrite, Src: "/src", Dst: "/home/u"}}, []plan.HostPath{{Path: dir, Dir: true}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := configHidden(policy.Sandbox{Enabled: true, Binds: tc.binds}, tc.protect, dir)

@@ -90,7 +90,7 @@ type Container struct {
 	dir     string
 	lock    *os.File
 	console *os.File
-	protect []HostPath
+	protect []plan.HostPath
 	held    []*os.File // shared locks on the placeholders
 	// found is what GatherProtection found at the start (the repositories
 	// among it, and when); binds and home where to look for new ones.
@@ -529,7 +529,7 @@ func stateHidden(sb policy.Sandbox, root string) error {
 			continue
 		}
 		for _, r := range roots {
-			if isUnder(r, b.Dst) || isUnder(b.Dst, r) {
+			if plan.IsUnder(r, b.Dst) || plan.IsUnder(b.Dst, r) {
 				return fmt.Errorf("--bind %s would let the sandbox write into boxsh's state directory %s: set XDG_RUNTIME_DIR (or TMPDIR) to a directory outside it", b, r)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 func modeOf(t *testing.T, p string) os.FileMode {
@@ -35,7 +36,7 @@ func TestCowDstClosedToOthers(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o700), modeOf(t, made))
 	assert.Equal(t, os.FileMode(0o700), modeOf(t, existing))
 	assert.Equal(t, os.FileMode(0o755), modeOf(t, filepath.Dir(made)), "parents as before")
-	_, work := CowDirs(binds[0])
+	_, work := plan.CowDirs(binds[0])
 	assert.Equal(t, os.FileMode(0o700), modeOf(t, work))
 
 	g, err := guardCowDsts(binds, hclog.NewNullLogger())

@@ -79,7 +79,7 @@ func (f *Found) Check() error { return <-f.cowGroups }
 // Prepare makes on the host what the plan pl needs before its sandbox
 // starts, under root, the directory a relative root path of the spec is
 // in (a bundle, or the sandbox's state directory): the root directory,
-// with the mount points and symlinks of the host facts and the plan's
+// with its mount points and symlinks (plan.Plan.Root) and the plan's
 // files; the placeholders; the directories above the missing protected
 // paths; the cow directories. It is the one step of a start that changes
 // the host. It never writes through a symlink in root, and preparing the
@@ -95,7 +95,7 @@ func Prepare(root string, pl *plan.Plan) error {
 	if !filepath.IsAbs(rootfs) {
 		rootfs = filepath.Join(root, rootfs)
 	}
-	if err := PrepareRootfs(rootfs, pl.Host); err != nil {
+	if err := PrepareRootfs(rootfs, pl.Root); err != nil {
 		return fmt.Errorf("prepare %s: %w", rootfs, err)
 	}
 	if err := ResetDir(filepath.Join(rootfs, frame.BoxshDir)); err != nil {

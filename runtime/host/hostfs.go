@@ -10,15 +10,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // GatherHostFacts looks at the host's SystemPaths and EtcPaths, and at
 // the limit of open files boxsh was started with.
-func GatherHostFacts() HostFacts {
-	h := HostFacts{NoFile: startNoFile()}
+func GatherHostFacts() plan.HostFacts {
+	h := plan.HostFacts{NoFile: startNoFile()}
 	for _, p := range plan.SystemPaths {
 		if hp, ok := lookupHostPath(p); ok {
 			h.System = append(h.System, hp)
@@ -38,19 +37,19 @@ func GatherHostFacts() HostFacts {
 }
 
 // lookupHostPath describes the host's path p, if it exists.
-func lookupHostPath(p string) (HostPath, bool) {
+func lookupHostPath(p string) (plan.HostPath, bool) {
 	lfi, err := os.Lstat(p)
 	if err != nil {
-		return HostPath{}, false
+		return plan.HostPath{}, false
 	}
-	hp := HostPath{Path: p, Dir: lfi.IsDir()}
+	hp := plan.HostPath{Path: p, Dir: lfi.IsDir()}
 	if lfi.Mode()&os.ModeSymlink != 0 {
 		if hp.Link, err = os.Readlink(p); err != nil {
-			return HostPath{}, false
+			return plan.HostPath{}, false
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			return HostPath{}, false
+			return plan.HostPath{}, false
 		}
 		hp.Dir = fi.IsDir()
 	}
@@ -75,7 +74,7 @@ func PrepareCowDirs(binds []policy.Bind) error {
 		if b.Mode != policy.CopyOnWrite {
 			continue
 		}
-		upper, work := CowDirs(b)
+		upper, work := plan.CowDirs(b)
 		for _, d := range []string{upper, work} {
 			if err := mkdirPrivate(d); err != nil {
 				return fmt.Errorf("--bind %s: %w", b, err)
@@ -145,7 +144,7 @@ func checkCowUpperFS(binds []policy.Bind) error {
 		if b.Mode != policy.CopyOnWrite {
 			continue
 		}
-		if upper, _ := CowDirs(b); onOverlayFS(upper) {
+		if upper, _ := plan.CowDirs(b); onOverlayFS(upper) {
 			return fmt.Errorf("--bind %s: %s is on overlayfs (a container's root file system), where the kernel cannot keep the changes of a copy-on-write bind: "+
 				"put it on a volume or a tmpfs (Docker and Podman: -v or --tmpfs; Kubernetes: an emptyDir volume)", b, upper)
 		}
@@ -163,79 +162,49 @@ func RemoveCowWorkDirs(binds []policy.Bind) {
 		if b.Mode != policy.CopyOnWrite {
 			continue
 		}
-		_, work := CowDirs(b)
+		_, work := plan.CowDirs(b)
 		removeWorkDir(work)
 		os.Remove(filepath.Dir(work))
 	}
 }
 
-// PrepareRootfs fills dir, the sandbox's root directory, for the host
-// facts: the symlinks of a merged /usr (bin -> usr/bin, ...) and of /etc
-// entries that are symlinks into /usr or /proc, and the mount points of the
-// system mounts. The binds' mount points are left to the runtime. dir is
-// made if missing; running it again on the same dir is harmless. It never
-// writes through a symlink in dir (a reused bundle's root may hold links
-// an earlier sandbox left): it refuses dir or a directory in it that is
-// one.
-func PrepareRootfs(dir string, host HostFacts) error {
+// PrepareRootfs fills dir, the sandbox's root directory, with the entries
+// of the plan (plan.Plan.Root): mount points and symlinks. dir is made if
+// missing; running it again on the same dir is harmless. It never writes
+// through a symlink in dir (a reused bundle's root may hold links an
+// earlier sandbox left): it refuses dir or a directory in it that is one.
+func PrepareRootfs(dir string, entries []plan.RootEntry) error {
 	if err := CheckOwnDir(dir); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	mkdir := func(p string) error {
-		return mkdirBeneath(dir, p)
-	}
-	mkfile := func(p string) error {
-		if err := mkdir(filepath.Dir(p)); err != nil {
+	for _, e := range entries {
+		made := filepath.Dir(e.Path)
+		if e.Dir {
+			made = e.Path
+		}
+		if err := mkdirBeneath(dir, made); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(filepath.Join(dir, p), os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
-		if err != nil {
-			return err
-		}
-		return f.Close()
-	}
-	symlink := func(p, target string) error {
-		if err := mkdir(filepath.Dir(p)); err != nil {
-			return err
-		}
-		at := filepath.Join(dir, p)
-		if old, err := os.Readlink(at); err == nil && old == target {
-			return nil
-		}
-		return os.Symlink(target, at)
-	}
-	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", frame.BoxshDir} {
-		if err := mkdir(p); err != nil {
-			return err
-		}
-	}
-	for _, hp := range host.System {
-		var err error
+		at := filepath.Join(dir, e.Path)
 		switch {
-		case hp.Link != "":
-			err = symlink(hp.Path, hp.Link)
-		case hp.Dir:
-			err = mkdir(hp.Path)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for _, hp := range host.Etc {
-		var err error
-		switch {
-		case etcSymlink(hp):
-			err = symlink(hp.Path, hp.Link)
-		case hp.Dir:
-			err = mkdir(hp.Path)
-		default:
-			err = mkfile(hp.Path)
-		}
-		if err != nil {
-			return err
+		case e.Link != "":
+			if old, err := os.Readlink(at); err == nil && old == e.Link {
+				continue
+			}
+			if err := os.Symlink(e.Link, at); err != nil {
+				return err
+			}
+		case !e.Dir:
+			f, err := os.OpenFile(at, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644)
+			if err != nil {
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -243,7 +212,7 @@ func PrepareRootfs(dir string, host HostFacts) error {
 
 // MakePlaceholderDirs makes the missing directories above the missing
 // protected paths (from their MissingFrom), so that they can be pinned.
-func MakePlaceholderDirs(protect []HostPath) error {
+func MakePlaceholderDirs(protect []plan.HostPath) error {
 	for _, hp := range protect {
 		if hp.Missing && hp.MissingFrom != hp.Path {
 			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
@@ -271,7 +240,7 @@ func MakePlaceholderDirs(protect []HostPath) error {
 // ShareHeldPlaceholders marks as missing the protected paths that are
 // placeholders another running sandbox holds: they are placeholders here
 // too, and whichever sandbox ends last removes them.
-func ShareHeldPlaceholders(protect []HostPath) {
+func ShareHeldPlaceholders(protect []plan.HostPath) {
 	for i, hp := range protect {
 		if hp.Missing || !isPlaceholder(hp.Path) {
 			continue
@@ -287,7 +256,7 @@ func ShareHeldPlaceholders(protect []HostPath) {
 // HoldPlaceholders takes a shared lock on each placeholder of protect
 // (present once the sandbox has started), which tells other sandboxes
 // that it is in use; closing the files releases it.
-func HoldPlaceholders(protect []HostPath) []*os.File {
+func HoldPlaceholders(protect []plan.HostPath) []*os.File {
 	var held []*os.File
 	for _, hp := range protect {
 		if !hp.Missing {
@@ -329,9 +298,9 @@ func isPlaceholder(p string) bool {
 		return false
 	}
 	if fi.Mode().IsRegular() {
-		if fi.Size() == int64(len(commondirContent)) && filepath.Base(p) == "commondir" {
+		if fi.Size() == int64(len(plan.CommondirContent)) && filepath.Base(p) == "commondir" {
 			b, err := os.ReadFile(p)
-			return err == nil && string(b) == commondirContent
+			return err == nil && string(b) == plan.CommondirContent
 		}
 		return fi.Size() == 0
 	}
@@ -358,8 +327,8 @@ func PreparePlaceholders(dir string) error {
 		perm    os.FileMode
 	}{
 		{"file", "", 0o444},
-		{deniedName, "", 0},
-		{"commondir", commondirContent, 0o444},
+		{plan.DeniedName, "", 0},
+		{"commondir", plan.CommondirContent, 0o444},
 	}
 	for _, f := range files {
 		if err := createFile(filepath.Join(dir, f.name), []byte(f.content), f.perm); err != nil {
@@ -369,7 +338,7 @@ func PreparePlaceholders(dir string) error {
 	for _, d := range []struct {
 		name string
 		perm os.FileMode
-	}{{"dir", 0o555}, {deniedDirName, 0}} {
+	}{{"dir", 0o555}, {plan.DeniedDirName, 0}} {
 		p := filepath.Join(dir, d.name)
 		if err := os.Mkdir(p, 0o700); err != nil {
 			return err
@@ -387,7 +356,7 @@ func PreparePlaceholders(dir string) error {
 // made for them, as long as they are still empty (a file the user has
 // since written stays) and no running sandbox holds them (see
 // HoldPlaceholders).
-func RemovePlaceholders(protect []HostPath) {
+func RemovePlaceholders(protect []plan.HostPath) {
 	for _, hp := range protect {
 		if !hp.Missing {
 			continue
@@ -400,7 +369,7 @@ func RemovePlaceholders(protect []HostPath) {
 			}
 			f.Close()
 		}
-		for d := filepath.Dir(hp.Path); isUnder(d, hp.MissingFrom); d = filepath.Dir(d) {
+		for d := filepath.Dir(hp.Path); plan.IsUnder(d, hp.MissingFrom); d = filepath.Dir(d) {
 			if os.Remove(d) != nil {
 				break
 			}

@@ -56,7 +56,7 @@ func TestPrepareCowDirs(t *testing.T) {
 func TestPrepareRootfs(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		host     HostFacts
+		host     plan.HostFacts
 		links    map[string]string
 		dirs     []string
 		files    []string
@@ -83,8 +83,8 @@ func TestPrepareRootfs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "rootfs")
-			require.NoError(t, PrepareRootfs(dir, tc.host))
-			require.NoError(t, PrepareRootfs(dir, tc.host), "again on the same directory")
+			require.NoError(t, PrepareRootfs(dir, rootOf(t, tc.host)))
+			require.NoError(t, PrepareRootfs(dir, rootOf(t, tc.host)), "again on the same directory")
 			for p, target := range tc.links {
 				got, err := os.Readlink(filepath.Join(dir, p))
 				require.NoError(t, err, p)
@@ -139,7 +139,7 @@ func TestRemovePlaceholders(t *testing.T) {
 	require.NoError(t, PreparePlaceholders(ph), "again, on the same directory")
 
 	at := func(p string) string { return filepath.Join(home, p) }
-	protect := []HostPath{
+	protect := []plan.HostPath{
 		{Path: at(".cargo/credentials.toml"), Missing: true, MissingFrom: at(".cargo")},
 		{Path: at(".profile"), Missing: true, MissingFrom: at(".profile")},
 		{Path: at(".zshrc"), Missing: true, MissingFrom: at(".zshrc")},
@@ -232,7 +232,7 @@ func TestRuncRootless(t *testing.T) {
 	require.NoError(t, PrepareCowDirs(sb.Binds))
 	protect, err := GatherProtectedPaths(sb, filepath.Join(base, "home"), src) // .bashrc is on the list at any depth
 	require.NoError(t, err)
-	existing := slices.DeleteFunc(slices.Clone(protect), func(hp HostPath) bool { return hp.Missing })
+	existing := slices.DeleteFunc(slices.Clone(protect), func(hp plan.HostPath) bool { return hp.Missing })
 	require.Len(t, existing, 1, "only .bashrc exists; the missing ones need placeholders, which a printed spec leaves out")
 	rules, err := ResolveFileRules(sb, policy.Policy{
 		DenyRead:  []policy.Rule{{Value: "*.key", Source: "test"}},
@@ -285,7 +285,7 @@ if { echo x > %[5]s/f; } 2>/tmp/err; then echo "deny-write:writable"; else echo 
 	config, err := json.MarshalIndent(spec, "", "\t")
 	require.NoError(t, err)
 	write(filepath.Join(bundle, "config.json"), string(config))
-	require.NoError(t, PrepareRootfs(filepath.Join(bundle, "rootfs"), GatherHostFacts()))
+	require.NoError(t, PrepareRootfs(filepath.Join(bundle, "rootfs"), rootOf(t, GatherHostFacts())))
 
 	state := mk("state")
 	id := fmt.Sprintf("boxsh-test-%d", os.Getpid())
@@ -358,16 +358,25 @@ func destinations(ms []specs.Mount) []string {
 	return out
 }
 
+// rootOf are the entries of the root directory the plan of a sandbox on
+// host names.
+func rootOf(t testing.TB, host plan.HostFacts) []plan.RootEntry {
+	t.Helper()
+	pl, err := plan.Build(plan.Config{Mode: plan.ModeExec, Target: plan.TargetBundle, Command: []string{"true"}, Rootfs: "rootfs", Host: host})
+	require.NoError(t, err)
+	return pl.Root
+}
+
 // testHost is a merged-/usr host (as in the plan's tests) with a few /etc entries.
-var testHost = HostFacts{
-	System: []HostPath{
+var testHost = plan.HostFacts{
+	System: []plan.HostPath{
 		{Path: "/usr", Dir: true},
 		{Path: "/bin", Dir: true, Link: "usr/bin"},
 		{Path: "/lib", Dir: true, Link: "usr/lib"},
 		{Path: "/lib64", Dir: true, Link: "usr/lib64"},
 		{Path: "/sbin", Dir: true, Link: "usr/sbin"},
 	},
-	Etc: []HostPath{
+	Etc: []plan.HostPath{
 		{Path: "/etc/alternatives", Dir: true},
 		{Path: "/etc/hosts"},
 		{Path: "/etc/localtime", Link: "/usr/share/zoneinfo/Etc/UTC"},
@@ -381,8 +390,8 @@ var testHost = HostFacts{
 
 // splitHost has /bin, /lib and /sbin as real directories, as before the
 // /usr merge.
-var splitHost = HostFacts{
-	System: []HostPath{
+var splitHost = plan.HostFacts{
+	System: []plan.HostPath{
 		{Path: "/usr", Dir: true},
 		{Path: "/bin", Dir: true},
 		{Path: "/lib", Dir: true},

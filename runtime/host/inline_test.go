@@ -192,9 +192,9 @@ func BenchmarkInlineEtc(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
-		require.NoError(b, PrepareRootfs(dir, host))
 		pl, err := plan.Build(plan.Config{Mode: plan.ModeExec, Target: plan.TargetBundle, Command: []string{"true"}, Rootfs: dir, Host: host})
 		require.NoError(b, err)
+		require.NoError(b, PrepareRootfs(dir, pl.Root))
 		b.StartTimer()
 		_, copyEtc := InlineEtc(pl.Spec.Mounts, dir, pl.Inline)
 		require.NoError(b, copyEtc())

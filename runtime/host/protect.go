@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // The protected paths of a sandbox (see policy.ProtectedPaths and
@@ -60,7 +61,7 @@ var kernelFSPaths = []string{"/proc", "/sys", "/dev"}
 // Protection is what GatherProtection found.
 type Protection struct {
 	// Paths are the protected host paths (SpecConfig.Protect).
-	Paths []HostPath
+	Paths []plan.HostPath
 	// Repos are the .git entries (directories and gitfiles) found in the
 	// writable binds, for telling the user about new ones at exit.
 	Repos []string
@@ -71,7 +72,7 @@ type Protection struct {
 }
 
 // GatherProtectedPaths is GatherProtection's Paths.
-func GatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) ([]HostPath, error) {
+func GatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) ([]plan.HostPath, error) {
 	p, err := GatherProtection(sb, home, cwd, extra...)
 	return p.Paths, err
 }
@@ -85,7 +86,7 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) 
 // submodules' git directories, and the files a config includes); and,
 // when a wr bind exposes home itself, home read-only but for its
 // top-level directories that are not dot entries and the caches of
-// policy.WritableHomeCaches (a "Tree" HostPath with those as Rebind).
+// policy.WritableHomeCaches (a "Tree" plan.HostPath with those as Rebind).
 //
 // Paths that do not exist are returned as Missing, so that they cannot be
 // created either: the runtime binds an empty read-only placeholder there,
@@ -143,7 +144,7 @@ type gatherer struct {
 	sb      policy.Sandbox
 	entries []policy.ProtectedEntry // the list but the .git/ entries
 	extra   []string                // the user's entries (also in entries)
-	out     []HostPath
+	out     []plan.HostPath
 	seen    map[string]bool
 	repos   []string
 	dirs    []string // the directories walked
@@ -157,7 +158,7 @@ type gatherer struct {
 // root is the wr bind that p is writable through: the most specific bind
 // that shows p must be a wr bind.
 func (g *gatherer) root(p string) (string, bool) {
-	b := bindShowing(g.sb, p)
+	b := plan.BindShowing(g.sb, p)
 	if b == nil {
 		return "", false
 	}
@@ -167,13 +168,13 @@ func (g *gatherer) root(p string) (string, bool) {
 // readOnly tells whether p is read-only already: in a writable home, and
 // neither rebound writable nor in a bind inside the home.
 func (g *gatherer) readOnly(p string) bool {
-	if g.home == "" || p == g.home || !isUnder(p, g.home) {
+	if g.home == "" || p == g.home || !plan.IsUnder(p, g.home) {
 		return false
 	}
 	if r, _ := g.root(p); len(r) > len(g.home) {
 		return false // a bind of its own
 	}
-	return !slices.ContainsFunc(g.rebind, func(d string) bool { return isUnder(p, d) })
+	return !slices.ContainsFunc(g.rebind, func(d string) bool { return plan.IsUnder(p, d) })
 }
 
 // homeDefaultDeny makes home read-only when a wr bind exposes it whole,
@@ -182,7 +183,7 @@ func (g *gatherer) readOnly(p string) bool {
 // ~/.local/bin) can then be neither changed nor created.
 func (g *gatherer) homeDefaultDeny(home string) {
 	r, ok := g.root(home)
-	if !ok || !isUnder(home, r) || home == "/" {
+	if !ok || !plan.IsUnder(home, r) || home == "/" {
 		return
 	}
 	for _, b := range g.sb.Binds {
@@ -190,7 +191,7 @@ func (g *gatherer) homeDefaultDeny(home string) {
 			return
 		}
 	}
-	for d := home; d != r && isUnder(d, r); d = filepath.Dir(d) {
+	for d := home; d != r && plan.IsUnder(d, r); d = filepath.Dir(d) {
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
 			return // a symlink or missing home: nothing to keep
 		}
@@ -219,7 +220,7 @@ func (g *gatherer) homeDefaultDeny(home string) {
 	}
 	g.home, g.rebind = home, rebind
 	g.seen[home] = true
-	g.out = append(g.out, HostPath{Path: home, Dir: true, Tree: true, Rebind: rebind,
+	g.out = append(g.out, plan.HostPath{Path: home, Dir: true, Tree: true, Rebind: rebind,
 		Reason: "a writable home is read-only but for its top-level directories that are not dot entries and the caches (" + strings.Join(policy.WritableHomeCaches, ", ") + ")"})
 	// Symlinks at the top of home and of ~/.config are read-only, but
 	// their targets may be in a writable directory (dotfiles managers):
@@ -245,7 +246,7 @@ func (g *gatherer) homeDefaultDeny(home string) {
 // noSymlinkBetween tells whether no directory from below top down to p
 // (p included) is a symbolic link.
 func noSymlinkBetween(top, p string) bool {
-	for d := p; d != top && isUnder(d, top); d = filepath.Dir(d) {
+	for d := p; d != top && plan.IsUnder(d, top); d = filepath.Dir(d) {
 		if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			return false
 		}
@@ -272,7 +273,7 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 	}
 	// Neither p nor a directory between the bind and p may be a symbolic
 	// link: the link itself could be replaced, and a bind would follow it.
-	for d := p; isUnder(d, r); d = filepath.Dir(d) {
+	for d := p; plan.IsUnder(d, r); d = filepath.Dir(d) {
 		fi, err := os.Lstat(d)
 		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			if g.err == nil {
@@ -302,10 +303,10 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 			}
 			from = d
 		}
-		hp = HostPath{Path: p, Dir: dir, Missing: true, MissingFrom: from, Content: content}
+		hp = plan.HostPath{Path: p, Dir: dir, Missing: true, MissingFrom: from, Content: content}
 	}
 	hp.Reason = reason
-	for d := filepath.Dir(hp.Path); d != r && isUnder(d, r); d = filepath.Dir(d) {
+	for d := filepath.Dir(hp.Path); d != r && plan.IsUnder(d, r); d = filepath.Dir(d) {
 		hp.Pins = append(hp.Pins, d)
 	}
 	g.out = append(g.out, hp)
@@ -560,7 +561,7 @@ func (g *gatherer) includes(p string, depth int) {
 // finish returns the protected paths, without those inside another
 // protected directory (read-only already: a placeholder could not be
 // made there) and their pins.
-func (g *gatherer) finish() []HostPath {
+func (g *gatherer) finish() []plan.HostPath {
 	var dirs []string
 	for _, hp := range g.out {
 		if hp.Dir && !hp.Tree {
@@ -568,7 +569,7 @@ func (g *gatherer) finish() []HostPath {
 		}
 	}
 	inside := func(p string) bool {
-		return slices.ContainsFunc(dirs, func(d string) bool { return p != d && isUnder(p, d) })
+		return slices.ContainsFunc(dirs, func(d string) bool { return p != d && plan.IsUnder(p, d) })
 	}
 	out := g.out[:0]
 	for _, hp := range g.out {

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // protectionWatch notices host changes that undo the protection of
@@ -14,7 +16,7 @@ import (
 // kernel detaches the mount in the sandbox, and the path there becomes the
 // writable file of the wr bind. The sandbox itself cannot do this (a mount
 // point cannot be renamed or removed, and the directories above it up to
-// the writable bind are pinned, see HostPath.Pins), so the runtime
+// the writable bind are pinned, see plan.HostPath.Pins), so the runtime
 // watches, with inotify, the directories that hold the protected entries
 // and the pinned ones, for a rename, removal or creation of those names.
 // The events are read as the kernel delivers them (inotifyWatcher), and
@@ -41,7 +43,7 @@ const watchMask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.
 // nil) is called once, from the watcher's goroutine, with the protected
 // path whose protection a change undid. It returns nil when there is
 // nothing to watch.
-func watchProtection(protect []HostPath, onLost func(path string)) (*protectionWatch, error) {
+func watchProtection(protect []plan.HostPath, onLost func(path string)) (*protectionWatch, error) {
 	if len(protect) == 0 {
 		return nil, nil
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 func TestProtectionWatch(t *testing.T) {
@@ -17,7 +19,7 @@ func TestProtectionWatch(t *testing.T) {
 	require.NoError(t, os.WriteFile(at(".bashrc"), []byte("rc"), 0o644))
 	require.NoError(t, os.MkdirAll(at(".aws"), 0o755)) // made for a placeholder
 	require.NoError(t, os.WriteFile(at(".aws/credentials"), nil, 0o444))
-	protect := []HostPath{
+	protect := []plan.HostPath{
 		{Path: at(".bashrc")},
 		{Path: at(".aws/credentials"), Missing: true, MissingFrom: at(".aws/credentials"), Pins: []string{at(".aws")}},
 	}
@@ -49,8 +51,8 @@ func TestProtectionWatch(t *testing.T) {
 		assert.Contains(t, w.check(), at(".aws"))
 	})
 	t.Run("placeholder made by the runtime", func(t *testing.T) {
-		ph := HostPath{Path: at(".zshrc"), Missing: true, MissingFrom: at(".zshrc")}
-		w, err := watchProtection([]HostPath{ph}, nil)
+		ph := plan.HostPath{Path: at(".zshrc"), Missing: true, MissingFrom: at(".zshrc")}
+		w, err := watchProtection([]plan.HostPath{ph}, nil)
 		require.NoError(t, err)
 		defer w.close()
 		require.NoError(t, os.WriteFile(ph.Path, nil, 0o644)) // the mount point
@@ -79,7 +81,7 @@ func TestProtectionWatchReactsAtOnce(t *testing.T) {
 	for range trials {
 		require.NoError(t, os.WriteFile(rc, []byte("rc"), 0o644))
 		lost := make(chan time.Time, 1)
-		w, err := watchProtection([]HostPath{{Path: rc}}, func(string) { lost <- time.Now() })
+		w, err := watchProtection([]plan.HostPath{{Path: rc}}, func(string) { lost <- time.Now() })
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(rc+".new", []byte("new"), 0o644))
 		start := time.Now()
@@ -103,7 +105,7 @@ func TestProtectionWatchIdle(t *testing.T) {
 	home := t.TempDir()
 	rc := filepath.Join(home, ".bashrc")
 	require.NoError(t, os.WriteFile(rc, []byte("rc"), 0o644))
-	w, err := watchProtection([]HostPath{{Path: rc}}, nil)
+	w, err := watchProtection([]plan.HostPath{{Path: rc}}, nil)
 	require.NoError(t, err)
 	defer w.close()
 	require.Eventually(t, func() bool { return w.in.wakeups.Load() == 1 }, 2*time.Second, time.Millisecond, "the first read")
@@ -120,7 +122,7 @@ func TestProtectionWatchClose(t *testing.T) {
 	home := t.TempDir()
 	rc := filepath.Join(home, ".bashrc")
 	require.NoError(t, os.WriteFile(rc, []byte("rc"), 0o644))
-	w, err := watchProtection([]HostPath{{Path: rc}}, nil)
+	w, err := watchProtection([]plan.HostPath{{Path: rc}}, nil)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(rc))
 	require.Eventually(t, func() bool { return w.check() == rc }, 2*time.Second, time.Millisecond)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // protectFixture makes files and directories under a temporary base.
@@ -41,7 +42,7 @@ func wrBind(p string) policy.Bind { return policy.Bind{Mode: policy.ReadWrite, S
 
 // rel lists the paths of hps relative to base, the existing or the
 // missing ones, sorted.
-func (f protectFixture) rel(hps []HostPath, missing bool) []string {
+func (f protectFixture) rel(hps []plan.HostPath, missing bool) []string {
 	var out []string
 	for _, hp := range hps {
 		if hp.Missing == missing && !hp.Tree {
@@ -52,10 +53,10 @@ func (f protectFixture) rel(hps []HostPath, missing bool) []string {
 	return out
 }
 
-func find(hps []HostPath, p string) (HostPath, bool) {
-	i := slices.IndexFunc(hps, func(hp HostPath) bool { return hp.Path == p })
+func find(hps []plan.HostPath, p string) (plan.HostPath, bool) {
+	i := slices.IndexFunc(hps, func(hp plan.HostPath) bool { return hp.Path == p })
 	if i < 0 {
-		return HostPath{}, false
+		return plan.HostPath{}, false
 	}
 	return hps[i], true
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // ReaperEnv marks the front re-executed as its reaper (see StartReaper),
@@ -169,7 +171,7 @@ func cleanDeadSandbox(dir string, log hclog.Logger) {
 	// Its processes should have died with its front; make sure before its
 	// placeholders go, which would unprotect them.
 	killSandbox(dir)
-	var protect []HostPath
+	var protect []plan.HostPath
 	if b, err := os.ReadFile(filepath.Join(dir, protectName)); err == nil && json.Unmarshal(b, &protect) == nil {
 		RemovePlaceholders(protect)
 	}

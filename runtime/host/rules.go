@@ -74,21 +74,21 @@ func AllowWriteBinds(sb policy.Sandbox, p policy.Policy, home, cwd string) ([]po
 // the sandbox resolves them to their targets, which the rules cover where
 // they match. Paths that other mounts replace (system directories) are not
 // looked at.
-func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (FileRules, error) {
-	var fr FileRules
+func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (plan.FileRules, error) {
+	var fr plan.FileRules
 	w := &ruleWalk{left: ruleWalkLimit, deadline: time.Now().Add(ruleWalkTimeout), uid: os.Geteuid()}
 	allowed := func(path string) bool {
 		for _, r := range p.AllowRead {
 			rp, pattern := rulePath(r.Value, home, cwd)
-			if pattern && matchName(r.Value, filepath.Base(path)) || !pattern && isUnder(path, rp) {
+			if pattern && matchName(r.Value, filepath.Base(path)) || !pattern && plan.IsUnder(path, rp) {
 				return true
 			}
 		}
 		return false
 	}
-	deny := func(rules []policy.Rule, writable bool, out *[]RuledPath) error {
-		add := func(f RuledPath) {
-			if (writable || !allowed(f.Path)) && !slices.ContainsFunc(*out, func(o RuledPath) bool { return o.Path == f.Path }) {
+	deny := func(rules []policy.Rule, writable bool, out *[]plan.RuledPath) error {
+		add := func(f plan.RuledPath) {
+			if (writable || !allowed(f.Path)) && !slices.ContainsFunc(*out, func(o plan.RuledPath) bool { return o.Path == f.Path }) {
 				*out = append(*out, f)
 			}
 		}
@@ -101,11 +101,11 @@ func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (Fil
 				continue
 			}
 			for _, b := range sb.Binds {
-				if writable && b.Mode == policy.ReadOnly || !isUnder(path, b.Dst) {
+				if writable && b.Mode == policy.ReadOnly || !plan.IsUnder(path, b.Dst) {
 					continue
 				}
 				if fi, err := os.Lstat(hostPathIn(b, path)); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
-					add(RuledPath{Path: path, Dir: fi.IsDir(), Rule: label})
+					add(plan.RuledPath{Path: path, Dir: fi.IsDir(), Rule: label})
 				}
 			}
 		}
@@ -133,7 +133,7 @@ func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (Fil
 	if err := deny(p.DenyWrite, true, &fr.DenyWrite); err != nil {
 		return fr, err
 	}
-	for _, list := range [][]RuledPath{fr.DenyRead, fr.DenyWrite} {
+	for _, list := range [][]plan.RuledPath{fr.DenyRead, fr.DenyWrite} {
 		for i := range list {
 			list[i].Pins = pinsFor(sb, list[i].Path)
 		}
@@ -146,12 +146,12 @@ func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (Fil
 // (In a ro bind nothing can be renamed; in a cow bind the overlay refuses
 // to rename a directory of SRC, EXDEV.)
 func pinsFor(sb policy.Sandbox, path string) []string {
-	via := bindShowing(sb, path)
+	via := plan.BindShowing(sb, path)
 	if via == nil || via.Mode != policy.ReadWrite {
 		return nil
 	}
 	var pins []string
-	for d := filepath.Dir(path); d != via.Dst && isUnder(d, via.Dst); d = filepath.Dir(d) {
+	for d := filepath.Dir(path); d != via.Dst && plan.IsUnder(d, via.Dst); d = filepath.Dir(d) {
 		pins = append(pins, d)
 	}
 	return pins
@@ -233,14 +233,14 @@ func (w *ruleWalk) explain(b policy.Bind, patterns []namePattern, err error) err
 // may have made it unreadable to hide what it holds from this walk, and
 // overlayfs makes its work directories so). It fails when it runs out of
 // entries or time, and when the bind itself cannot be read.
-func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, error) {
-	var found []RuledPath
+func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]plan.RuledPath, error) {
+	var found []plan.RuledPath
 	roots := []string{b.Dst}
 	if b.Mode == policy.CopyOnWrite {
 		roots = []string{b.Src, b.Dst}
 	}
 	for _, root := range roots {
-		if slices.ContainsFunc(kernelFSPaths, func(k string) bool { return isUnder(root, k) }) {
+		if slices.ContainsFunc(kernelFSPaths, func(k string) bool { return plan.IsUnder(root, k) }) {
 			continue
 		}
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -256,7 +256,7 @@ func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, 
 				if rerr != nil {
 					return rerr
 				}
-				found = append(found, RuledPath{Path: filepath.Join(b.Dst, rel), Dir: true, Rule: patterns[0].label + ", covering a directory boxsh cannot read"})
+				found = append(found, plan.RuledPath{Path: filepath.Join(b.Dst, rel), Dir: true, Rule: patterns[0].label + ", covering a directory boxsh cannot read"})
 				return fs.SkipDir
 			}
 			if w.left--; w.left < 0 {
@@ -279,7 +279,7 @@ func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]RuledPath, 
 			if err != nil {
 				return err
 			}
-			found = append(found, RuledPath{Path: filepath.Join(b.Dst, rel), Dir: d.IsDir(), Rule: patterns[i].label})
+			found = append(found, plan.RuledPath{Path: filepath.Join(b.Dst, rel), Dir: d.IsDir(), Rule: patterns[i].label})
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -313,13 +313,13 @@ func (w *ruleWalk) unreadable(p string, err error) error {
 	return err
 }
 
-// WriteRulesFile writes, at RulesPath under rootfs, the paths fr and the
+// WriteRulesFile writes, at plan.RulesPath under rootfs, the paths fr and the
 // protected paths cover, with the rule of each, for boxsh-init's file
 // tools to name the rule that refused an access.
-func WriteRulesFile(rootfs string, fr FileRules, protect []HostPath) error {
+func WriteRulesFile(rootfs string, fr plan.FileRules, protect []plan.HostPath) error {
 	b, err := plan.RulesFileContent(fr, protect)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(rootfs, RulesPath), b, 0o644)
+	return os.WriteFile(filepath.Join(rootfs, plan.RulesPath), b, 0o644)
 }

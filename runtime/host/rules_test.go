@@ -33,7 +33,7 @@ func rules(values ...string) []policy.Rule {
 	return rs
 }
 
-func paths(rps []RuledPath) []string {
+func paths(rps []plan.RuledPath) []string {
 	var ps []string
 	for _, rp := range rps {
 		ps = append(ps, rp.Path)
@@ -87,7 +87,7 @@ func TestResolveFileRules(t *testing.T) {
 	sb.Binds = append(sb.Binds, policy.Bind{Mode: policy.ReadOnly, Src: home, Dst: home})
 	fr, err = ResolveFileRules(sb, p, home, project)
 	require.NoError(t, err)
-	assert.Contains(t, fr.DenyRead, RuledPath{Path: filepath.Join(home, ".ssh"), Dir: true, Rule: "~/.ssh (test)"})
+	assert.Contains(t, fr.DenyRead, plan.RuledPath{Path: filepath.Join(home, ".ssh"), Dir: true, Rule: "~/.ssh (test)"})
 }
 
 func TestAllowWriteBinds(t *testing.T) {

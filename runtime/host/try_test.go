@@ -34,7 +34,7 @@ func TestResolveTry(t *testing.T) {
 		{Mode: policy.ReadOnly, Src: home, Dst: home},
 		{Mode: policy.CopyOnWrite, Src: cwd, Dst: changes},
 	}, sb.Binds)
-	assert.Equal(t, changes, plan.SandboxCwd(sb, HostFacts{}, cwd), "the shell starts in the merged view")
+	assert.Equal(t, changes, plan.SandboxCwd(sb, plan.HostFacts{}, cwd), "the shell starts in the merged view")
 
 	// The home directory is not bound again when the command line binds it,
 	// nor when it is the working directory or inside it.
@@ -58,7 +58,7 @@ func TestRemoveCowWorkDirs(t *testing.T) {
 	base := t.TempDir()
 	b := policy.Bind{Mode: policy.CopyOnWrite, Src: filepath.Join(base, "src"), Dst: filepath.Join(base, "dst")}
 	require.NoError(t, PrepareCowDirs([]policy.Bind{b}))
-	_, work := CowDirs(b)
+	_, work := plan.CowDirs(b)
 	require.NoError(t, os.Mkdir(filepath.Join(work, "work"), 0)) // as the kernel leaves it
 	RemoveCowWorkDirs([]policy.Bind{b, {Mode: policy.ReadOnly, Src: base, Dst: base}})
 	assert.NoDirExists(t, filepath.Join(base, ".boxsh"))
@@ -69,13 +69,13 @@ func TestRemoveCowWorkDirs(t *testing.T) {
 // left in place, and removed once it is released.
 func TestPlaceholdersHeld(t *testing.T) {
 	home := t.TempDir()
-	hp := HostPath{Path: filepath.Join(home, ".zshrc"), Missing: true, MissingFrom: filepath.Join(home, ".zshrc")}
+	hp := plan.HostPath{Path: filepath.Join(home, ".zshrc"), Missing: true, MissingFrom: filepath.Join(home, ".zshrc")}
 	require.NoError(t, os.WriteFile(hp.Path, nil, 0o644)) // the mount point the runtime left
-	held := HoldPlaceholders([]HostPath{hp})
+	held := HoldPlaceholders([]plan.HostPath{hp})
 	require.Len(t, held, 1)
-	RemovePlaceholders([]HostPath{hp})
+	RemovePlaceholders([]plan.HostPath{hp})
 	assert.FileExists(t, hp.Path, "in use by a running sandbox")
 	held[0].Close()
-	RemovePlaceholders([]HostPath{hp})
+	RemovePlaceholders([]plan.HostPath{hp})
 	assert.NoFileExists(t, hp.Path)
 }

@@ -209,10 +209,8 @@ type Plan struct {
 	// What host.Prepare makes on the host before the start (see
 	// adjustPrepare).
 
-	// Host are the host facts the plan was made of: the root directory
-	// gets the mount points and symlinks of their system paths and /etc
-	// entries.
-	Host HostFacts
+	// Root are the entries of the root directory (see rootEntries).
+	Root []RootEntry
 	// Placeholders is the host directory of the placeholders bound over
 	// the missing protected paths and what the file rules cover
 	// (Config.Placeholders); "": none.
@@ -495,7 +493,7 @@ func (p *Plan) adjustCowDirs(cfg Config, ann map[string]string) error {
 // cow directories: see adjustCowDirs). A printed spec names them too;
 // boxsh spec prepares none of them.
 func (p *Plan) adjustPrepare(cfg Config, _ map[string]string) error {
-	p.Host = cfg.Host
+	p.Root = rootEntries(cfg.Host)
 	p.Placeholders = cfg.Placeholders
 	p.Protect = slices.Clone(cfg.Protect)
 	return nil

@@ -327,7 +327,7 @@ func TestPlan(t *testing.T) {
 				c.Placeholders = "/bundle/placeholders"
 			},
 			check: func(t *testing.T, p *Plan) {
-				assert.Equal(t, planHost, p.Host, "the root's mount points and symlinks")
+				assert.Equal(t, rootEntries(planHost), p.Root, "the root's mount points and symlinks")
 				assert.Equal(t, "/bundle/placeholders", p.Placeholders)
 				assert.Equal(t, []HostPath{missing, {Path: "/work/p/.bashrc"}}, p.Protect)
 				assert.Equal(t, []policy.Bind{cow}, p.Cow, "only the cow binds have host directories")

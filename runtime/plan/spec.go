@@ -192,7 +192,48 @@ func etcSymlink(hp HostPath) bool {
 		target = filepath.Join(filepath.Dir(hp.Path), target)
 	}
 	target = filepath.Clean(target)
-	return isUnder(target, "/usr") || isUnder(target, "/proc")
+	return IsUnder(target, "/usr") || IsUnder(target, "/proc")
+}
+
+// RootEntry is an entry of a sandbox's root directory that host.Prepare
+// makes: a directory or an empty file (mount points, or a directory the
+// sandbox needs), or a symlink.
+type RootEntry struct {
+	// Path is its path in the sandbox.
+	Path string
+	// Dir makes it a directory, Link a symlink to Link, neither an empty
+	// file.
+	Dir  bool
+	Link string
+}
+
+// rootEntries are the entries of the root directory of a sandbox on the
+// host host: /proc, /dev, /tmp, /etc and boxsh's directory; the symlinks
+// of a merged /usr (bin -> usr/bin, ...) and of the /etc entries that are
+// symlinks into /usr or /proc (etcSymlink); the mount points of the
+// system directories and of the other /etc entries. The binds' mount
+// points are left to the runtime.
+func rootEntries(host HostFacts) []RootEntry {
+	var es []RootEntry
+	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", frame.BoxshDir} {
+		es = append(es, RootEntry{Path: p, Dir: true})
+	}
+	for _, hp := range host.System {
+		switch {
+		case hp.Link != "":
+			es = append(es, RootEntry{Path: hp.Path, Link: hp.Link})
+		case hp.Dir:
+			es = append(es, RootEntry{Path: hp.Path, Dir: true})
+		}
+	}
+	for _, hp := range host.Etc {
+		if etcSymlink(hp) {
+			es = append(es, RootEntry{Path: hp.Path, Link: hp.Link})
+		} else {
+			es = append(es, RootEntry{Path: hp.Path, Dir: hp.Dir})
+		}
+	}
+	return es
 }
 
 // SpecConfig is what BuildSpec makes a spec of.
@@ -579,18 +620,18 @@ func privateHome(sb policy.Sandbox, host HostFacts) string {
 		return ""
 	}
 	for _, b := range sb.Binds {
-		if isUnder(home, b.Dst) {
+		if IsUnder(home, b.Dst) {
 			return ""
 		}
 	}
 	for _, r := range reservedDsts {
-		if r != "/" && isUnder(home, r) {
+		if r != "/" && IsUnder(home, r) {
 			return ""
 		}
 	}
 	for _, hps := range [][]HostPath{host.System, host.Etc, host.Whole} {
 		for _, hp := range hps {
-			if isUnder(home, hp.Path) {
+			if IsUnder(home, hp.Path) {
 				return ""
 			}
 		}
@@ -742,15 +783,15 @@ func orderBinds(binds []policy.Bind) ([]policy.Bind, error) {
 			}
 		}
 		for _, r := range reservedDsts {
-			if b.Dst == r || (r != "/" && r != "/dev" && isUnder(b.Dst, r)) {
+			if b.Dst == r || (r != "/" && r != "/dev" && IsUnder(b.Dst, r)) {
 				return nil, policy.BindErrorf("--bind %s: cannot bind over %s", b, r)
 			}
 		}
 		if b.Mode == policy.CopyOnWrite {
-			if isUnder(b.Dst, b.Src) || isUnder(b.Src, b.Dst) {
+			if IsUnder(b.Dst, b.Src) || IsUnder(b.Src, b.Dst) {
 				return nil, policy.BindErrorf("--bind %s: SRC and DST must not contain one another", b)
 			}
-			if _, work := CowDirs(b); isUnder(work, b.Src) {
+			if _, work := CowDirs(b); IsUnder(work, b.Src) {
 				return nil, policy.BindErrorf("--bind %s: the work directory %s must not be in SRC", b, work)
 			}
 		}
@@ -774,10 +815,10 @@ func depth(p string) int {
 
 // bindShowing is the most specific bind of sb that shows the sandbox path
 // p (the last of equal ones, as they are mounted in order), or nil.
-func bindShowing(sb policy.Sandbox, p string) *policy.Bind {
+func BindShowing(sb policy.Sandbox, p string) *policy.Bind {
 	var via *policy.Bind
 	for i, b := range sb.Binds {
-		if isUnder(p, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
+		if IsUnder(p, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
 			via = &sb.Binds[i]
 		}
 	}
@@ -785,7 +826,7 @@ func bindShowing(sb policy.Sandbox, p string) *policy.Bind {
 }
 
 // isUnder tells whether path is prefix or inside it.
-func isUnder(path, prefix string) bool {
+func IsUnder(path, prefix string) bool {
 	if prefix == "/" {
 		return strings.HasPrefix(path, "/")
 	}
@@ -808,7 +849,7 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 	}
 	cwd = filepath.Clean(cwd)
 	for _, b := range sb.Binds {
-		if b.Mode == policy.CopyOnWrite && isUnder(cwd, b.Src) {
+		if b.Mode == policy.CopyOnWrite && IsUnder(cwd, b.Src) {
 			return filepath.Join(b.Dst, strings.TrimPrefix(cwd, b.Src))
 		}
 	}
@@ -840,16 +881,16 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 		points = append(points, b.Dst)
 	}
 	for _, d := range shown {
-		if isUnder(cwd, d) {
+		if IsUnder(cwd, d) {
 			return cwd
 		}
 	}
 	for _, p := range points {
-		if isUnder(p, cwd) {
+		if IsUnder(p, cwd) {
 			return cwd
 		}
 	}
-	if isUnder(cwd, "/tmp") {
+	if IsUnder(cwd, "/tmp") {
 		return cwd
 	}
 	return "/"
@@ -873,12 +914,12 @@ func checkCleanAbs(kind, p string) error {
 	return nil
 }
 
-// deniedName and deniedDirName are the names in SpecConfig.Placeholders
+// DeniedName and DeniedDirName are the names in SpecConfig.Placeholders
 // of the empty file and directory, mode 0, bound over the files and
 // directories that denyRead rules cover.
 const (
-	deniedName    = "denied"
-	deniedDirName = "denied-dir"
+	DeniedName    = "denied"
+	DeniedDirName = "denied-dir"
 )
 
 // fileRuleMounts are the mounts of the file rules, after every bind (they
@@ -906,11 +947,11 @@ func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
 		}
 		switch {
 		case rp.Dir && placeholders != "":
-			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: filepath.Join(placeholders, deniedDirName), Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: filepath.Join(placeholders, DeniedDirName), Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		case rp.Dir:
 			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=000", "size=4k"}})
 		case placeholders != "":
-			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: filepath.Join(placeholders, deniedName), Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
+			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: filepath.Join(placeholders, DeniedName), Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		default:
 			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro", "nosuid", "noexec"}})
 		}
@@ -925,13 +966,13 @@ func placeholderName(hp HostPath) string {
 	switch {
 	case hp.Dir:
 		return "dir"
-	case hp.Content == commondirContent:
+	case hp.Content == CommondirContent:
 		return "commondir"
 	}
 	return "file"
 }
 
-// commondirContent is what the placeholder of a missing .git/commondir
+// CommondirContent is what the placeholder of a missing .git/commondir
 // holds: git reads "." as the git directory itself (no redirection),
 // where an empty file would make it fail.
-const commondirContent = "."
+const CommondirContent = "."

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -438,6 +439,47 @@ func TestEtcSymlink(t *testing.T) {
 		{HostPath{Path: "/etc/x", Link: "y"}, false},
 	} {
 		assert.Equal(t, tc.want, etcSymlink(tc.hp), "%+v", tc.hp)
+	}
+}
+
+func TestRootEntries(t *testing.T) {
+	base := []RootEntry{{"/proc", true, ""}, {"/dev", true, ""}, {"/tmp", true, ""}, {"/etc", true, ""}, {frame.BoxshDir, true, ""}}
+	for _, tc := range []struct {
+		name string
+		host HostFacts
+		want []RootEntry
+	}{
+		{"no host facts", HostFacts{}, base},
+		{
+			"merged /usr",
+			HostFacts{System: []HostPath{{Path: "/usr", Dir: true}, {Path: "/bin", Dir: true, Link: "usr/bin"}, {Path: "/lib32"}}},
+			append(slices.Clone(base), RootEntry{"/usr", true, ""}, RootEntry{"/bin", false, "usr/bin"}),
+		},
+		{
+			"/etc: symlinks into /usr and /proc recreated, the others mount points",
+			HostFacts{Etc: []HostPath{
+				{Path: "/etc/localtime", Link: "/usr/share/zoneinfo/UTC"},
+				{Path: "/etc/mtab", Link: "../proc/self/mounts"},
+				{Path: "/etc/resolv.conf", Link: "/run/systemd/resolve/stub-resolv.conf"},
+				{Path: "/etc/ssl", Dir: true},
+				{Path: "/etc/passwd"},
+			}},
+			append(slices.Clone(base),
+				RootEntry{"/etc/localtime", false, "/usr/share/zoneinfo/UTC"},
+				RootEntry{"/etc/mtab", false, "../proc/self/mounts"},
+				RootEntry{"/etc/resolv.conf", false, ""},
+				RootEntry{"/etc/ssl", true, ""},
+				RootEntry{"/etc/passwd", false, ""}),
+		},
+		{
+			"the mount points of --try's whole /var and /run are the runtime's",
+			HostFacts{Whole: []HostPath{{Path: "/var", Dir: true}}},
+			base,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, rootEntries(tc.host))
+		})
 	}
 }
 
