@@ -50,7 +50,7 @@ type Config struct {
 	Env []string
 	// Cwd and Home are the caller's working and home directories on the
 	// host, which place boxsh-init inside the sandbox (see SandboxCwd
-	// and GatherProtectedPaths).
+	// and host.Gather).
 	Cwd, Home string
 	// Version is the front's build: boxsh-init's must be the same (see
 	// frame.Hello). It goes into the sandbox's spec too.

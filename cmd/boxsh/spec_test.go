@@ -94,7 +94,7 @@ func TestSpecCommand(t *testing.T) {
 	assert.True(t, s.Process.Terminal, "-i gives a terminal")
 	assert.Equal(t, "/var/lib/box/root", s.Root.Path)
 	for _, m := range s.Mounts {
-		assert.NotEqual(t, plan.InitMountPath, m.Destination, "no boxsh-init to bind")
+		assert.NotEqual(t, frame.InitMountPath, m.Destination, "no boxsh-init to bind")
 	}
 	assert.Equal(t, "/", s.Process.Cwd)
 

@@ -10,11 +10,11 @@ import (
 	"syscall"
 )
 
-// CheckOwnDir checks that dir, if it exists, is a directory of the user's
+// checkOwnDir checks that dir, if it exists, is a directory of the user's
 // own and not a symlink: boxsh writes into the directories of a bundle,
 // which an earlier sandbox may have been able to write in, and must never
 // write through a link it left there to a host file.
-func CheckOwnDir(dir string) error {
+func checkOwnDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -34,12 +34,12 @@ func CheckOwnDir(dir string) error {
 	return nil
 }
 
-// ResetDir makes dir an empty directory of mode 0755, removing what is
+// resetDir makes dir an empty directory of mode 0755, removing what is
 // there first without following symlinks (dir itself must not be one, see
-// CheckOwnDir). Directories of mode 0 in it (a previous run's denied-dir
+// checkOwnDir). Directories of mode 0 in it (a previous run's denied-dir
 // placeholder) are made removable first.
-func ResetDir(dir string) error {
-	if err := CheckOwnDir(dir); err != nil {
+func resetDir(dir string) error {
+	if err := checkOwnDir(dir); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(dir); err == nil {

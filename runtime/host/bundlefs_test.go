@@ -11,7 +11,7 @@ import (
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
-// TestResetDir: ResetDir empties a directory that holds mode-0
+// TestResetDir: resetDir empties a directory that holds mode-0
 // directories and symlinks, without following the links; it refuses a
 // directory that is a symlink.
 func TestResetDir(t *testing.T) {
@@ -25,7 +25,7 @@ func TestResetDir(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(dir, "locked"), 0))
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link")))
 
-	require.NoError(t, ResetDir(dir))
+	require.NoError(t, resetDir(dir))
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
@@ -36,17 +36,17 @@ func TestResetDir(t *testing.T) {
 
 	link := filepath.Join(t.TempDir(), "link")
 	require.NoError(t, os.Symlink(outside, link))
-	assert.ErrorContains(t, ResetDir(link), "is a symlink")
+	assert.ErrorContains(t, resetDir(link), "is a symlink")
 	assert.FileExists(t, filepath.Join(outside, "keep"))
 }
 
-// TestPrepareRootfsRefusesSymlinks: PrepareRootfs does not make
+// TestPrepareRootfsRefusesSymlinks: prepareRootfs does not make
 // directories or files through a symlink in a reused root.
 func TestPrepareRootfsRefusesSymlinks(t *testing.T) {
 	outside := t.TempDir()
 	root := t.TempDir()
 	require.NoError(t, os.Symlink(outside, filepath.Join(root, "etc")))
-	err := PrepareRootfs(root, rootOf(t, plan.HostFacts{Etc: []plan.HostPath{{Path: "/etc/passwd"}}}))
+	err := prepareRootfs(root, rootOf(t, plan.HostFacts{Etc: []plan.HostPath{{Path: "/etc/passwd"}}}))
 	assert.ErrorContains(t, err, "is a symlink")
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
@@ -57,5 +57,5 @@ func TestPrepareRootfsRefusesSymlinks(t *testing.T) {
 	root = t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(root, "etc"), 0o755))
 	require.NoError(t, os.Symlink(victim, filepath.Join(root, "etc", "passwd")))
-	assert.Error(t, PrepareRootfs(root, rootOf(t, plan.HostFacts{Etc: []plan.HostPath{{Path: "/etc/passwd"}}})), "a file placeholder that is a link")
+	assert.Error(t, prepareRootfs(root, rootOf(t, plan.HostFacts{Etc: []plan.HostPath{{Path: "/etc/passwd"}}})), "a file placeholder that is a link")
 }

@@ -39,10 +39,10 @@ func protects(protect []plan.HostPath, dir string) bool {
 	return covered(dir) || covered(filepath.Join(dir, "policy.json")) && covered(filepath.Join(dir, "trusted.json"))
 }
 
-// CheckConfigHidden is configHidden for the caller's configuration
+// checkConfigHidden is configHidden for the caller's configuration
 // directory, home's unless XDG_CONFIG_HOME says otherwise: StartContainer
 // and boxsh spec refuse such a sandbox.
-func CheckConfigHidden(sb policy.Sandbox, protect []plan.HostPath, home string) error {
+func checkConfigHidden(sb policy.Sandbox, protect []plan.HostPath, home string) error {
 	if !filepath.IsAbs(home) {
 		return nil
 	}

@@ -43,7 +43,7 @@ type ContainerConfig struct {
 	// Sandbox is the policy; Try must have been resolved (see ResolveTry).
 	Sandbox policy.Sandbox
 	// Policy holds the limits, the network and the file rules (see
-	// ResolveFileRules).
+	// resolveFileRules).
 	Policy policy.Policy
 	// Command is what plan.ModeExec runs; Init are boxsh-init's options for
 	// plan.ModeServe (see plan.Config.Init).
@@ -55,7 +55,7 @@ type ContainerConfig struct {
 	Cwd string
 	// InitPath is the host's boxsh-init, bound at InitMountPath.
 	InitPath string
-	// Home is the caller's home directory, for GatherProtectedPaths.
+	// Home is the caller's home directory, for gatherProtectedPaths.
 	Home string
 	// Terminal gives the process a terminal of the sandbox's own: the
 	// master side is then Container.Console, and Stdin, Stdout and Stderr
@@ -129,7 +129,7 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (*Container, error)
 		return nil, err
 	}
 	ct, err := startContainer(ctx, cc)
-	var se *StartError
+	var se *startError
 	switch {
 	case errors.As(err, &se):
 		se.Err = fmt.Errorf("start sandbox: %w", se.Err)
@@ -151,7 +151,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	routeLibcontainerLog(log)
 	traceLevel := traceLibcontainer(log.IsDebug())
 	starttrace.Mark("front.sandbox")
-	root, err := StateRoot()
+	root, err := stateRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	files := maps.Clone(cc.Files)
 	if pl.Proxy {
-		child, stop, err := StartProxy(cc.Policy, log.Named("proxy"))
+		child, stop, err := startProxy(cc.Policy, log.Named("proxy"))
 		if err != nil {
 			return nil, err
 		}
@@ -240,7 +240,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		return nil, err
 	}
 	var copyEtc func() error
-	spec.Mounts, copyEtc = InlineEtc(spec.Mounts, rootfs, pl.Inline)
+	spec.Mounts, copyEtc = inlineEtc(spec.Mounts, rootfs, pl.Inline)
 	t1 := time.Now()
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      filepath.Base(dir),
@@ -371,7 +371,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 			return nil, fmt.Errorf("receive terminal: %w", err)
 		}
 	}
-	ct.held = HoldPlaceholders(ct.protect)
+	ct.held = holdPlaceholders(ct.protect)
 	ct.running.Store(true)
 	ct.ProtectionLost() // a change made while the sandbox started
 	return ct, nil
@@ -467,7 +467,7 @@ func (ct *Container) Destroy() {
 		for _, f := range ct.held {
 			f.Close()
 		}
-		RemovePlaceholders(ct.protect)
+		removePlaceholders(ct.protect)
 		_ = os.RemoveAll(ct.dir)
 		(<-newRepos)()
 		if ct.lock != nil {
@@ -476,7 +476,7 @@ func (ct *Container) Destroy() {
 	})
 }
 
-// StateRoot is the directory of the running sandboxes' state (their root
+// stateRoot is the directory of the running sandboxes' state (their root
 // directories among it), private to the user and in memory when possible,
 // where making the root's few dozen mount points is fast:
 // $XDG_RUNTIME_DIR/boxsh when that is set, else /dev/shm/boxsh-UID when
@@ -484,7 +484,7 @@ func (ct *Container) Destroy() {
 // user namespace, whose uid 0 is not the host's root (and may share /tmp
 // or /dev/shm with it), the name says whose uid it is: boxsh-UID.OUTER,
 // OUTER being the uid the parent namespace sees (see stateName).
-func StateRoot() (string, error) {
+func stateRoot() (string, error) {
 	var dir string
 	writable := func(d string) bool {
 		fi, err := os.Stat(d)
@@ -519,7 +519,7 @@ func StateRoot() (string, error) {
 // stateHidden checks that no bind lets the sandbox write into the state
 // root (or replace it): it would then plant state that a later start acts
 // on, or undo the protection of the placeholders. The other directories
-// StateRoot may choose at another start (XDG_RUNTIME_DIR can change) are
+// stateRoot may choose at another start (XDG_RUNTIME_DIR can change) are
 // refused too: a sandbox that could write one could tamper with the roots
 // of the sandboxes started there.
 func stateHidden(sb policy.Sandbox, root string) error {
@@ -537,7 +537,7 @@ func stateHidden(sb policy.Sandbox, root string) error {
 	return nil
 }
 
-// otherStateRoots are the state directories StateRoot has made for this
+// otherStateRoots are the state directories stateRoot has made for this
 // user at earlier starts, whatever the environment: under the usual
 // runtime directory, in /dev/shm and in the temporary directories.
 func otherStateRoots() []string {
@@ -558,7 +558,7 @@ func otherStateRoots() []string {
 
 // stateName is the name of the state directory under /dev/shm or a
 // temporary directory: boxsh-UID, or in a user namespace other than the
-// host's, boxsh-UID.OUTER (see StateRoot).
+// host's, boxsh-UID.OUTER (see stateRoot).
 func stateName() string {
 	if hostcheck.InitialUserNS() {
 		return fmt.Sprintf("boxsh-%d", os.Getuid())
@@ -691,27 +691,27 @@ func recvFile(sock *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fds[0]), string(name[:n])), nil
 }
 
-// StartError is a sandbox that failed to start for a cause of the host's
+// startError is a sandbox that failed to start for a cause of the host's
 // that boxsh knows (see hostcheck.Diagnose): its message starts with one
 // line that names the cause and the fix, and the runtime's error follows.
-type StartError struct {
+type startError struct {
 	// Cause is the cause and its fix, in one line.
 	Cause string
 	// Err is the runtime's error.
 	Err error
 }
 
-func (e *StartError) Error() string {
+func (e *startError) Error() string {
 	return "cannot start the sandbox: " + e.Cause + "\n" + e.Err.Error()
 }
 
-func (e *StartError) Unwrap() error { return e.Err }
+func (e *startError) Unwrap() error { return e.Err }
 
 // explainStartError makes err, the runtime's refusal to start a sandbox,
-// a StartError when the host's checks name its cause.
+// a startError when the host's checks name its cause.
 func explainStartError(err error) error {
 	if cause := hostcheck.Diagnose(err); cause != "" {
-		return &StartError{Cause: cause, Err: err}
+		return &startError{Cause: cause, Err: err}
 	}
 	return err
 }

@@ -16,7 +16,7 @@ import (
 // chmod of the root of its cow mount (`chmod 777 .`) changes DST's own mode
 // on the host; and once others may enter DST, any directory the command
 // opened up inside lets them plant files there, which a later apply would
-// carry into SRC. PrepareCowDirs makes DST 0700-like (no group or other
+// carry into SRC. prepareCowDirs makes DST 0700-like (no group or other
 // bits); the guard watches DST with inotify and takes those bits away again
 // at once when they come back, and once more when the sandbox ends.
 //

@@ -32,7 +32,7 @@ func TestCowDstClosedToOthers(t *testing.T) {
 		{Src: base, Dst: made, Mode: policy.CopyOnWrite},
 		{Src: base, Dst: existing, Mode: policy.CopyOnWrite},
 	}
-	require.NoError(t, PrepareCowDirs(binds))
+	require.NoError(t, prepareCowDirs(binds))
 	assert.Equal(t, os.FileMode(0o700), modeOf(t, made))
 	assert.Equal(t, os.FileMode(0o700), modeOf(t, existing))
 	assert.Equal(t, os.FileMode(0o755), modeOf(t, filepath.Dir(made)), "parents as before")

@@ -23,27 +23,27 @@ import (
 // (from the caller's home directory home), the file rules resolved, and
 // boxsh-init's fork-server library (ModeServe). For a sandbox boxsh
 // prepares (TargetStart, TargetBundle), a placeholder another running
-// sandbox holds is a placeholder here too (ShareHeldPlaceholders).
+// sandbox holds is a placeholder here too (shareHeldPlaceholders).
 //
 // It refuses a sandbox that could write boxsh's own settings
-// (CheckConfigHidden). For a sandbox boxsh prepares, it leaves the walk
+// (checkConfigHidden). For a sandbox boxsh prepares, it leaves the walk
 // of the cow binds' SRC for files the user namespace could not copy up
 // (checkCowGroups) running: Found.Check returns its refusal, which must
 // stop the sandbox before its first process runs. Gather changes nothing
 // on the host.
 func Gather(cfg plan.Config, home string) (plan.Config, *Found, error) {
 	cfg.UID, cfg.GID = uint32(os.Getuid()), uint32(os.Getgid())
-	cfg.Host = GatherHostFacts()
+	cfg.Host = gatherHostFacts()
 	protection, err := GatherProtection(cfg.Sandbox, home, cfg.Cwd, ProtectEntries(cfg.Policy)...)
 	if err != nil {
 		return cfg, nil, err
 	}
 	starttrace.Mark("front.protect")
 	cfg.Protect = protection.Paths
-	if err := CheckConfigHidden(cfg.Sandbox, cfg.Protect, home); err != nil {
+	if err := checkConfigHidden(cfg.Sandbox, cfg.Protect, home); err != nil {
 		return cfg, nil, err
 	}
-	if cfg.Rules, err = ResolveFileRules(cfg.Sandbox, cfg.Policy, home, cfg.Cwd); err != nil {
+	if cfg.Rules, err = resolveFileRules(cfg.Sandbox, cfg.Policy, home, cfg.Cwd); err != nil {
 		return cfg, nil, err
 	}
 	starttrace.Mark("front.rules")
@@ -56,7 +56,7 @@ func Gather(cfg plan.Config, home string) (plan.Config, *Found, error) {
 		found.cowGroups <- nil
 		return cfg, found, nil
 	}
-	ShareHeldPlaceholders(cfg.Protect)
+	shareHeldPlaceholders(cfg.Protect)
 	go func(binds []policy.Bind, groups []uint32) {
 		found.cowGroups <- checkCowGroups(binds, groups)
 	}(cfg.Sandbox.Binds, cfg.Groups)
@@ -85,7 +85,7 @@ func (f *Found) Check() error { return <-f.cowGroups }
 // the host. It never writes through a symlink in root, and preparing the
 // same root again is harmless (a bundle may be written again).
 func Prepare(root string, pl *plan.Plan) error {
-	if err := CheckOwnDir(root); err != nil {
+	if err := checkOwnDir(root); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -95,24 +95,24 @@ func Prepare(root string, pl *plan.Plan) error {
 	if !filepath.IsAbs(rootfs) {
 		rootfs = filepath.Join(root, rootfs)
 	}
-	if err := PrepareRootfs(rootfs, pl.Root); err != nil {
+	if err := prepareRootfs(rootfs, pl.Root); err != nil {
 		return fmt.Errorf("prepare %s: %w", rootfs, err)
 	}
-	if err := ResetDir(filepath.Join(rootfs, frame.BoxshDir)); err != nil {
+	if err := resetDir(filepath.Join(rootfs, frame.BoxshDir)); err != nil {
 		return fmt.Errorf("prepare %s: %w", rootfs, err)
 	}
-	if err := WritePlanFiles(rootfs, pl.Files); err != nil {
+	if err := writePlanFiles(rootfs, pl.Files); err != nil {
 		return err
 	}
 	if pl.Placeholders != "" {
-		if err := PreparePlaceholders(pl.Placeholders); err != nil {
+		if err := preparePlaceholders(pl.Placeholders); err != nil {
 			return fmt.Errorf("prepare %s: %w", pl.Placeholders, err)
 		}
 	}
-	if err := MakePlaceholderDirs(pl.Protect); err != nil {
+	if err := makePlaceholderDirs(pl.Protect); err != nil {
 		return err
 	}
-	if err := PrepareCowDirs(pl.Cow); err != nil {
+	if err := prepareCowDirs(pl.Cow); err != nil {
 		return err
 	}
 	return checkCowUpperFS(pl.Cow)

@@ -14,9 +14,9 @@ import (
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
-// GatherHostFacts looks at the host's SystemPaths and EtcPaths, and at
+// gatherHostFacts looks at the host's SystemPaths and EtcPaths, and at
 // the limit of open files boxsh was started with.
-func GatherHostFacts() plan.HostFacts {
+func gatherHostFacts() plan.HostFacts {
 	h := plan.HostFacts{NoFile: startNoFile()}
 	for _, p := range plan.SystemPaths {
 		if hp, ok := lookupHostPath(p); ok {
@@ -56,11 +56,11 @@ func lookupHostPath(p string) (plan.HostPath, bool) {
 	return hp, true
 }
 
-// PrepareCowDirs makes the host directories of the cow binds (CowDirs):
+// prepareCowDirs makes the host directories of the cow binds (CowDirs):
 // DST and its work directory, as boxsh v3 does before mounting. Like v3, it
 // first removes the work directories under the same parents whose DST no
 // longer exists, and then .boxsh when it is left empty.
-func PrepareCowDirs(binds []policy.Bind) error {
+func prepareCowDirs(binds []policy.Bind) error {
 	parents := map[string]bool{}
 	for _, b := range binds {
 		if b.Mode == policy.CopyOnWrite {
@@ -136,7 +136,7 @@ func removeWorkDir(work string) {
 }
 
 // checkCowUpperFS refuses a cow bind whose changes directory (its DST,
-// made by PrepareCowDirs) is on overlayfs: the kernel refuses an overlay
+// made by prepareCowDirs) is on overlayfs: the kernel refuses an overlay
 // whose upper layer is on overlayfs (EINVAL, which the runtime reports
 // without a word about why), and a container's root file system is one.
 func checkCowUpperFS(binds []policy.Bind) error {
@@ -168,13 +168,13 @@ func RemoveCowWorkDirs(binds []policy.Bind) {
 	}
 }
 
-// PrepareRootfs fills dir, the sandbox's root directory, with the entries
+// prepareRootfs fills dir, the sandbox's root directory, with the entries
 // of the plan (plan.Plan.Root): mount points and symlinks. dir is made if
 // missing; running it again on the same dir is harmless. It never writes
 // through a symlink in dir (a reused bundle's root may hold links an
 // earlier sandbox left): it refuses dir or a directory in it that is one.
-func PrepareRootfs(dir string, entries []plan.RootEntry) error {
-	if err := CheckOwnDir(dir); err != nil {
+func prepareRootfs(dir string, entries []plan.RootEntry) error {
+	if err := checkOwnDir(dir); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -210,9 +210,9 @@ func PrepareRootfs(dir string, entries []plan.RootEntry) error {
 	return nil
 }
 
-// MakePlaceholderDirs makes the missing directories above the missing
+// makePlaceholderDirs makes the missing directories above the missing
 // protected paths (from their MissingFrom), so that they can be pinned.
-func MakePlaceholderDirs(protect []plan.HostPath) error {
+func makePlaceholderDirs(protect []plan.HostPath) error {
 	for _, hp := range protect {
 		if hp.Missing && hp.MissingFrom != hp.Path {
 			if err := os.MkdirAll(filepath.Dir(hp.Path), 0o755); err != nil {
@@ -237,10 +237,10 @@ func MakePlaceholderDirs(protect []plan.HostPath) error {
 	return nil
 }
 
-// ShareHeldPlaceholders marks as missing the protected paths that are
+// shareHeldPlaceholders marks as missing the protected paths that are
 // placeholders another running sandbox holds: they are placeholders here
 // too, and whichever sandbox ends last removes them.
-func ShareHeldPlaceholders(protect []plan.HostPath) {
+func shareHeldPlaceholders(protect []plan.HostPath) {
 	for i, hp := range protect {
 		if hp.Missing || !isPlaceholder(hp.Path) {
 			continue
@@ -253,10 +253,10 @@ func ShareHeldPlaceholders(protect []plan.HostPath) {
 	}
 }
 
-// HoldPlaceholders takes a shared lock on each placeholder of protect
+// holdPlaceholders takes a shared lock on each placeholder of protect
 // (present once the sandbox has started), which tells other sandboxes
 // that it is in use; closing the files releases it.
-func HoldPlaceholders(protect []plan.HostPath) []*os.File {
+func holdPlaceholders(protect []plan.HostPath) []*os.File {
 	var held []*os.File
 	for _, hp := range protect {
 		if !hp.Missing {
@@ -311,14 +311,14 @@ func isPlaceholder(p string) bool {
 	return false
 }
 
-// PreparePlaceholders makes the placeholders of SpecConfig.Placeholders
+// preparePlaceholders makes the placeholders of SpecConfig.Placeholders
 // in dir: the empty read-only file and directory, the commondir, and the
 // empty file and directory of mode 0 that cover what denyRead rules name.
-// It makes dir afresh each time (removing what is there, see ResetDir),
+// It makes dir afresh each time (removing what is there, see resetDir),
 // so that no placeholder is a symlink an earlier sandbox left in a reused
 // bundle: the spec binds them over the protected paths.
-func PreparePlaceholders(dir string) error {
-	if err := ResetDir(dir); err != nil {
+func preparePlaceholders(dir string) error {
+	if err := resetDir(dir); err != nil {
 		return err
 	}
 	files := []struct {
@@ -351,12 +351,12 @@ func PreparePlaceholders(dir string) error {
 	return nil
 }
 
-// RemovePlaceholders removes the mount points that a sandbox left on the
+// removePlaceholders removes the mount points that a sandbox left on the
 // host for the missing protected paths of protect, and the directories
 // made for them, as long as they are still empty (a file the user has
 // since written stays) and no running sandbox holds them (see
-// HoldPlaceholders).
-func RemovePlaceholders(protect []plan.HostPath) {
+// holdPlaceholders).
+func removePlaceholders(protect []plan.HostPath) {
 	for _, hp := range protect {
 		if !hp.Missing {
 			continue

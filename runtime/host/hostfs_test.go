@@ -38,14 +38,14 @@ func TestPrepareCowDirs(t *testing.T) {
 		{Mode: policy.CopyOnWrite, Src: src, Dst: dst},
 		{Mode: policy.CopyOnWrite, Src: src, Dst: filepath.Join(base, "d2")},
 	}
-	require.NoError(t, PrepareCowDirs(binds))
+	require.NoError(t, prepareCowDirs(binds))
 	assert.DirExists(t, dst)
 	assert.DirExists(t, filepath.Join(base, "new", ".boxsh", "dst"))
 	assert.DirExists(t, filepath.Join(base, "d2"))
 	assert.DirExists(t, filepath.Join(base, ".boxsh", "d2"))
 	assert.NoDirExists(t, filepath.Join(base, ".boxsh", "gone"), "stale work directory removed")
 	assert.DirExists(t, filepath.Join(base, ".boxsh", "live"))
-	require.NoError(t, PrepareCowDirs(binds), "again on the same directories")
+	require.NoError(t, prepareCowDirs(binds), "again on the same directories")
 
 	// .boxsh goes when nothing is left in it.
 	require.NoError(t, os.Remove(filepath.Join(base, "new", "dst")))
@@ -83,8 +83,8 @@ func TestPrepareRootfs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "rootfs")
-			require.NoError(t, PrepareRootfs(dir, rootOf(t, tc.host)))
-			require.NoError(t, PrepareRootfs(dir, rootOf(t, tc.host)), "again on the same directory")
+			require.NoError(t, prepareRootfs(dir, rootOf(t, tc.host)))
+			require.NoError(t, prepareRootfs(dir, rootOf(t, tc.host)), "again on the same directory")
 			for p, target := range tc.links {
 				got, err := os.Readlink(filepath.Join(dir, p))
 				require.NoError(t, err, p)
@@ -113,7 +113,7 @@ func TestGatherHostFacts(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("the system paths are Linux's")
 	}
-	h := GatherHostFacts()
+	h := gatherHostFacts()
 	require.NotEmpty(t, h.System)
 	assert.Equal(t, "/usr", h.System[0].Path)
 	assert.True(t, h.System[0].Dir)
@@ -130,13 +130,13 @@ func TestGatherHostFacts(t *testing.T) {
 func TestRemovePlaceholders(t *testing.T) {
 	home := t.TempDir()
 	ph := filepath.Join(t.TempDir(), "ph")
-	require.NoError(t, PreparePlaceholders(ph))
+	require.NoError(t, preparePlaceholders(ph))
 	assert.FileExists(t, filepath.Join(ph, "file"))
 	assert.DirExists(t, filepath.Join(ph, "dir"))
 	fi, err := os.Stat(filepath.Join(ph, "denied-dir"))
 	require.NoError(t, err)
 	assert.Equal(t, os.ModeDir, fi.Mode(), "the cover of a denyRead directory: empty, mode 0")
-	require.NoError(t, PreparePlaceholders(ph), "again, on the same directory")
+	require.NoError(t, preparePlaceholders(ph), "again, on the same directory")
 
 	at := func(p string) string { return filepath.Join(home, p) }
 	protect := []plan.HostPath{
@@ -154,7 +154,7 @@ func TestRemovePlaceholders(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(at(".zshrc"), []byte("mine"), 0o644))
 
-	RemovePlaceholders(protect)
+	removePlaceholders(protect)
 	assert.NoDirExists(t, at(".cargo"), "made for the placeholder")
 	assert.NoFileExists(t, at(".profile"))
 	assert.NoDirExists(t, at(".ssh"))
@@ -229,12 +229,12 @@ func TestRuncRootless(t *testing.T) {
 		{Mode: policy.CopyOnWrite, Src: src, Dst: dst},
 	}}
 	require.NoError(t, sb.Validate())
-	require.NoError(t, PrepareCowDirs(sb.Binds))
-	protect, err := GatherProtectedPaths(sb, filepath.Join(base, "home"), src) // .bashrc is on the list at any depth
+	require.NoError(t, prepareCowDirs(sb.Binds))
+	protect, err := gatherProtectedPaths(sb, filepath.Join(base, "home"), src) // .bashrc is on the list at any depth
 	require.NoError(t, err)
 	existing := slices.DeleteFunc(slices.Clone(protect), func(hp plan.HostPath) bool { return hp.Missing })
 	require.Len(t, existing, 1, "only .bashrc exists; the missing ones need placeholders, which a printed spec leaves out")
-	rules, err := ResolveFileRules(sb, policy.Policy{
+	rules, err := resolveFileRules(sb, policy.Policy{
 		DenyRead:  []policy.Rule{{Value: "*.key", Source: "test"}},
 		DenyWrite: []policy.Rule{{Value: locked, Source: "test"}},
 	}, wrDir, src)
@@ -242,7 +242,7 @@ func TestRuncRootless(t *testing.T) {
 	require.Len(t, rules.DenyRead, 1)
 	require.Len(t, rules.DenyWrite, 1)
 	placeholders := mk("placeholders")
-	require.NoError(t, PreparePlaceholders(placeholders))
+	require.NoError(t, preparePlaceholders(placeholders))
 	protect = existing
 
 	script := fmt.Sprintf(`
@@ -273,7 +273,7 @@ if { echo x > %[5]s/f; } 2>/tmp/err; then echo "deny-write:writable"; else echo 
 		UID:     uint32(os.Getuid()),
 		GID:     uint32(os.Getgid()),
 		Rootfs:  "rootfs",
-		Host:    GatherHostFacts(),
+		Host:    gatherHostFacts(),
 		Protect: protect,
 		Rules:   rules,
 		// Only the denied placeholder is used: the missing protected
@@ -285,7 +285,7 @@ if { echo x > %[5]s/f; } 2>/tmp/err; then echo "deny-write:writable"; else echo 
 	config, err := json.MarshalIndent(spec, "", "\t")
 	require.NoError(t, err)
 	write(filepath.Join(bundle, "config.json"), string(config))
-	require.NoError(t, PrepareRootfs(filepath.Join(bundle, "rootfs"), rootOf(t, GatherHostFacts())))
+	require.NoError(t, prepareRootfs(filepath.Join(bundle, "rootfs"), rootOf(t, gatherHostFacts())))
 
 	state := mk("state")
 	id := fmt.Sprintf("boxsh-test-%d", os.Getpid())

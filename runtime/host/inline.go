@@ -15,14 +15,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Limits of what InlineEtc copies instead of binding: small files and
+// Limits of what inlineEtc copies instead of binding: small files and
 // small trees.
 const (
 	inlineMaxBytes   = 256 << 10
 	inlineMaxEntries = 32
 )
 
-// InlineEtc plans to copy into the root directory the small /etc files and
+// inlineEtc plans to copy into the root directory the small /etc files and
 // trees among inline, those the plan lets the starter copy (Plan.Inline:
 // binds of the host's /etc entries onto themselves): it returns the mounts
 // left to make, and the function that copies the others. Each mount costs
@@ -39,7 +39,7 @@ const (
 // as they are done before its first process starts: the runtime only
 // mounts the root, whose mount points for the entries are already there.
 // copy reports the first entry it could not copy (which then stays empty).
-func InlineEtc(mounts []specs.Mount, rootfs string, inline []string) (kept []specs.Mount, copy func() error) {
+func inlineEtc(mounts []specs.Mount, rootfs string, inline []string) (kept []specs.Mount, copy func() error) {
 	type entry struct {
 		src, dst string
 		fi       os.FileInfo
@@ -89,21 +89,21 @@ func InlineEtc(mounts []specs.Mount, rootfs string, inline []string) (kept []spe
 	}
 }
 
-// inlineWorkers is the number of goroutines that copy for InlineEtc.
+// inlineWorkers is the number of goroutines that copy for inlineEtc.
 const inlineWorkers = 3
 
-// errTooLarge stops a copy that is over the limits of InlineEtc.
+// errTooLarge stops a copy that is over the limits of inlineEtc.
 var errTooLarge = errors.New("too large to inline")
 
 // inlinable tells whether the host file or tree src (symlinks at src
-// followed, as a bind does) can be copied to dst, which PrepareRootfs made
+// followed, as a bind does) can be copied to dst, which prepareRootfs made
 // as an empty file or directory, and returns what src is.
 func inlinable(src, dst string) (os.FileInfo, error) {
 	fi, err := os.Stat(src)
 	if err != nil {
 		return nil, err
 	}
-	// dst must be what PrepareRootfs made, never a symlink: writing
+	// dst must be what prepareRootfs made, never a symlink: writing
 	// through one would write to the host.
 	dfi, err := os.Lstat(dst)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // inlineFixture is a fake host tree (under a temporary "host" directory),
-// a root made for it as PrepareRootfs makes one, the read-only binds
+// a root made for it as prepareRootfs makes one, the read-only binds
 // BuildSpec would list for its entries, and the plan's list of them
 // (plan.Plan.Inline).
 type inlineFixture struct {
@@ -73,7 +73,7 @@ func TestInlineEtcCopiesSmallFilesAndTrees(t *testing.T) {
 		require.NoError(t, os.Symlink("libc.conf", filepath.Join(p, "link.conf")))
 	})
 	other := specs.Mount{Destination: "/usr", Type: "bind", Source: "/usr", Options: []string{"rbind", "ro"}}
-	kept, copyEtc := InlineEtc(append([]specs.Mount{other}, f.mounts...), f.rootfs, f.inline)
+	kept, copyEtc := inlineEtc(append([]specs.Mount{other}, f.mounts...), f.rootfs, f.inline)
 	require.NoError(t, copyEtc())
 
 	assert.Equal(t, []string{"/usr"}, destinations(kept), "only mounts that are not /etc entries are left")
@@ -126,7 +126,7 @@ func TestInlineEtcKeepsBindsItCannotCopy(t *testing.T) {
 	if os.Geteuid() != 0 { // root reads a mode-0 file anyway
 		want = append(want, unreadable)
 	}
-	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.inline)
+	kept, copyEtc := inlineEtc(f.mounts, f.rootfs, f.inline)
 	require.NoError(t, copyEtc())
 	assert.Equal(t, want, destinations(kept))
 	for _, p := range []string{many, deep, fifo} {
@@ -138,7 +138,7 @@ func TestInlineEtcKeepsBindsItCannotCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, fi.Size())
 
-	kept, _ = InlineEtc([]specs.Mount{writable}, f.rootfs, f.inline)
+	kept, _ = inlineEtc([]specs.Mount{writable}, f.rootfs, f.inline)
 	assert.Equal(t, []string{big}, destinations(kept), "a writable bind is never copied")
 }
 
@@ -153,7 +153,7 @@ func TestInlineEtcNeverWritesThroughSymlinks(t *testing.T) {
 	require.NoError(t, os.Remove(dst))
 	require.NoError(t, os.Symlink(victim, dst))
 
-	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.inline)
+	kept, copyEtc := inlineEtc(f.mounts, f.rootfs, f.inline)
 	require.NoError(t, copyEtc())
 	assert.Equal(t, []string{p}, destinations(kept))
 	b, err := os.ReadFile(victim)
@@ -170,7 +170,7 @@ func TestInlineEtcReportsFailedCopies(t *testing.T) {
 		require.NoError(t, os.Mkdir(p, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(p, "a.sh"), []byte("x"), 0o644))
 	})
-	kept, copyEtc := InlineEtc(f.mounts, f.rootfs, f.inline)
+	kept, copyEtc := inlineEtc(f.mounts, f.rootfs, f.inline)
 	assert.Empty(t, kept)
 	require.NoError(t, os.Remove(p))
 	require.NoError(t, os.Chmod(filepath.Join(tree, "a.sh"), 0o000))
@@ -188,15 +188,15 @@ func TestInlineEtcReportsFailedCopies(t *testing.T) {
 // BenchmarkInlineEtc copies this host's /etc entries as a sandbox start
 // does (into a temporary root; the host's files are only read).
 func BenchmarkInlineEtc(b *testing.B) {
-	host := GatherHostFacts()
+	host := gatherHostFacts()
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
 		pl, err := plan.Build(plan.Config{Mode: plan.ModeExec, Target: plan.TargetBundle, Command: []string{"true"}, Rootfs: dir, Host: host})
 		require.NoError(b, err)
-		require.NoError(b, PrepareRootfs(dir, pl.Root))
+		require.NoError(b, prepareRootfs(dir, pl.Root))
 		b.StartTimer()
-		_, copyEtc := InlineEtc(pl.Spec.Mounts, dir, pl.Inline)
+		_, copyEtc := inlineEtc(pl.Spec.Mounts, dir, pl.Inline)
 		require.NoError(b, copyEtc())
 	}
 }
@@ -209,7 +209,7 @@ func TestInlineEtcCopiesOnlyListedBinds(t *testing.T) {
 	hosts := f.add(t, "hosts", writeFile(t, "127.0.0.1 localhost\n", 0o644))
 	group := f.add(t, "group", writeFile(t, "root:x:0:\n", 0o644))
 	other := specs.Mount{Destination: hosts, Type: "bind", Source: group, Options: []string{"bind", "ro"}}
-	kept, copyEtc := InlineEtc(append(f.mounts, other), f.rootfs, []string{hosts})
+	kept, copyEtc := inlineEtc(append(f.mounts, other), f.rootfs, []string{hosts})
 	require.NoError(t, copyEtc())
 	assert.Equal(t, []string{group, hosts}, destinations(kept))
 	b, err := os.ReadFile(filepath.Join(f.rootfs, hosts))

@@ -33,7 +33,7 @@ func TestStartNoFile(t *testing.T) {
 }
 
 func TestGatherHostFactsNoFile(t *testing.T) {
-	h := GatherHostFacts()
+	h := gatherHostFacts()
 	require.NotNil(t, h.NoFile)
 	assert.Equal(t, startNoFile(), h.NoFile)
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
-// WritePlanFiles writes the files of a plan (Plan.Files) under the root
-// directory rootfs, which PrepareRootfs made. A file already there is
+// writePlanFiles writes the files of a plan (Plan.Files) under the root
+// directory rootfs, which prepareRootfs made. A file already there is
 // replaced, never written through: a symlink at its place is removed.
-func WritePlanFiles(rootfs string, files []plan.File) error {
+func writePlanFiles(rootfs string, files []plan.File) error {
 	for _, f := range files {
 		if err := mkdirBeneath(rootfs, filepath.Dir(f.Path)); err != nil {
 			return fmt.Errorf("prepare root: %w", err)
@@ -34,7 +34,7 @@ func WritePlanFiles(rootfs string, files []plan.File) error {
 // ResolveSandbox applies the policy p to the sandbox sb: its network
 // policy (a network namespace of the sandbox's own unless the network is
 // open) and its allowWrite rules, as wr binds of the paths no bind
-// exposes yet (see AllowWriteBinds). It records the home directory, which
+// exposes yet (see allowWriteBinds). It records the home directory, which
 // the sandbox gets as a tmpfs of its own when no bind shows it (see
 // policy.Sandbox.Home).
 func ResolveSandbox(sb policy.Sandbox, p policy.Policy, home, cwd string) (policy.Sandbox, error) {
@@ -42,7 +42,7 @@ func ResolveSandbox(sb policy.Sandbox, p policy.Policy, home, cwd string) (polic
 	if filepath.IsAbs(home) {
 		sb.Home = filepath.Clean(home)
 	}
-	extra, err := AllowWriteBinds(sb, p, home, cwd)
+	extra, err := allowWriteBinds(sb, p, home, cwd)
 	if err != nil {
 		return sb, err
 	}

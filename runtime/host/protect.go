@@ -24,21 +24,21 @@ import (
 // protected; and a writable home is read-only but for its top-level
 // directories that are not dot entries and a few caches.
 
-// protectWalkBudget bounds the directories GatherProtectedPaths reads to
+// protectWalkBudget bounds the directories gatherProtectedPaths reads to
 // find the protected entries and the repositories in the writable binds.
 // When a bind holds more, the sandbox does not start: a protection that
 // stopped at a budget would let a command hide a repository behind a
 // flood of directories.
 const protectWalkBudget = 100_000
 
-// protectWalkSkip are directories GatherProtectedPaths does not look into:
+// protectWalkSkip are directories gatherProtectedPaths does not look into:
 // dependency trees and build output, large and not run by the host's
-// tools automatically. (ResolveFileRules' walk skips these too, see
+// tools automatically. (resolveFileRules' walk skips these too, see
 // ruleWalkSkip.)
 var protectWalkSkip = []string{"node_modules", ".venv", "__pycache__"}
 
 // toolCaches are the names of tool and dependency caches, which the walks
-// of GatherProtection and NewRepositories do not look into either: no
+// of GatherProtection and newRepositories do not look into either: no
 // tool on the host acts on a .git, .devcontainer or .gitmodules inside
 // them (a module's own files in Go's module cache, a package in npm's),
 // so reporting them would only teach users to ignore the report, and a
@@ -54,7 +54,7 @@ func skipWalk(p, name string) bool {
 }
 
 // kernelFSPaths are the kernel's file systems, which the walks of the
-// binds (GatherProtection, ResolveFileRules) would otherwise go into on a
+// binds (GatherProtection, resolveFileRules) would otherwise go into on a
 // bind of /.
 var kernelFSPaths = []string{"/proc", "/sys", "/dev"}
 
@@ -65,14 +65,14 @@ type Protection struct {
 	// Repos are the .git entries (directories and gitfiles) found in the
 	// writable binds, for telling the user about new ones at exit.
 	Repos []string
-	// Dirs are the directories looked through, for NewRepositories.
+	// Dirs are the directories looked through, for newRepositories.
 	Dirs []string
-	// At is when they were found (NewRepositories' since).
+	// At is when they were found (newRepositories' since).
 	At time.Time
 }
 
-// GatherProtectedPaths is GatherProtection's Paths.
-func GatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) ([]plan.HostPath, error) {
+// gatherProtectedPaths is GatherProtection's Paths.
+func gatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) ([]plan.HostPath, error) {
 	p, err := GatherProtection(sb, home, cwd, extra...)
 	return p.Paths, err
 }
@@ -91,7 +91,7 @@ func GatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) 
 // Paths that do not exist are returned as Missing, so that they cannot be
 // created either: the runtime binds an empty read-only placeholder there,
 // which makes an empty mount point on the host for the time of the
-// sandbox (see RemovePlaceholders). Placeholders for files outside a .git
+// sandbox (see removePlaceholders). Placeholders for files outside a .git
 // directory are directories: git ignores empty directories, so they show
 // in no git status and cannot be committed. A protected path that is a
 // symbolic link, or is under one, is an error naming it and what to do.
@@ -595,7 +595,7 @@ func ruleValues(rules []policy.Rule) []string {
 	return out
 }
 
-// NewRepositories lists what a command made in the writable binds of sb
+// newRepositories lists what a command made in the writable binds of sb
 // that boxsh cannot keep read-only: repositories (.git directories and
 // gitfiles) that are not among start.Repos, the ones found at the start,
 // which a command can give a configuration or hooks that run programs
@@ -606,7 +606,7 @@ func ruleValues(rules []policy.Rule) []string {
 // only those changed (status change time) since a second before since,
 // and the directories new in them: a new entry changes its directory,
 // and a command cannot set a change time back.
-func NewRepositories(sb policy.Sandbox, home string, start Protection, since time.Time) (repos, entries []string) {
+func newRepositories(sb policy.Sandbox, home string, start Protection, since time.Time) (repos, entries []string) {
 	g := newGatherer(sb, nil)
 	if filepath.IsAbs(home) {
 		g.homeDefaultDeny(filepath.Clean(home))
@@ -731,7 +731,7 @@ func (g *gatherer) findNew(dirs []string, old map[string]bool) (repos, entries [
 	return repos, entries
 }
 
-// CowProtectedChanges lists what a sandbox changed in the cow bind b that
+// cowProtectedChanges lists what a sandbox changed in the cow bind b that
 // the protected list covers (policy.IsProtected; extra are the user's
 // entries): the entries of b's upper directory (DST on the host, which
 // holds only what the sandbox changed) that are protected paths, and
@@ -740,7 +740,7 @@ func (g *gatherer) findNew(dirs []string, old map[string]bool) (repos, entries [
 // before they are checked. Directories that only hold changes (copied up)
 // are not listed themselves; dependency trees (node_modules, ...) are not
 // looked into.
-func CowProtectedChanges(b policy.Bind, extra ...string) []string {
+func cowProtectedChanges(b policy.Bind, extra ...string) []string {
 	if b.Mode != policy.CopyOnWrite {
 		return nil
 	}

@@ -176,7 +176,7 @@ func TestNewRepositories(t *testing.T) {
 	start, err := GatherProtection(sb, "", "")
 	require.NoError(t, err)
 	since := time.Now()
-	repos, entries := NewRepositories(sb, "", start, since)
+	repos, entries := newRepositories(sb, "", start, since)
 	assert.Empty(t, repos)
 	assert.Empty(t, entries)
 
@@ -190,7 +190,7 @@ func TestNewRepositories(t *testing.T) {
 	require.NoError(t, os.Chtimes(f.at("quiet/x"), old, old))
 	f.write("a/b/.claude/settings.json", "{}")
 	f.write("fresh/.config/git/config", "")
-	got, entries := NewRepositories(sb, "", start, since)
+	got, entries := newRepositories(sb, "", start, since)
 	assert.Equal(t, []string{
 		f.at("a/b/.claude") + " (Claude Code settings (hooks are shell commands run on the host), commands and agents)",
 		f.at("fresh/.config/git") + " (the user's git configuration (config, attributes): core.fsmonitor, core.hooksPath, aliases run programs)",
@@ -200,7 +200,7 @@ func TestNewRepositories(t *testing.T) {
 		f.at("fresh/deeper/.git"),
 		f.at("quiet/x/.git") + " (a gitfile naming /elsewhere)",
 	}, got)
-	full, fullEntries := NewRepositories(sb, "", Protection{Repos: start.Repos, Paths: start.Paths}, since)
+	full, fullEntries := newRepositories(sb, "", Protection{Repos: start.Repos, Paths: start.Paths}, since)
 	assert.ElementsMatch(t, got, full, "the same by a full walk")
 	assert.ElementsMatch(t, entries, fullEntries, "the same by a full walk")
 }
@@ -216,14 +216,14 @@ func TestCowProtectedChanges(t *testing.T) {
 	f.write("dst/.claude/settings.json", "")
 	f.mkdir("dst/new/.git")
 	b := policy.Bind{Mode: policy.CopyOnWrite, Src: f.at("src"), Dst: f.at("dst")}
-	got := CowProtectedChanges(b)
+	got := cowProtectedChanges(b)
 	var paths []string
 	for _, g := range got {
 		p, _, _ := strings.Cut(g, " (")
 		paths = append(paths, strings.TrimPrefix(p, f.at("dst")+"/"))
 	}
 	assert.ElementsMatch(t, []string{".git/hooks/pre-commit", "lib/.vscode/tasks.json", ".claude/settings.json", "new/.git"}, paths)
-	assert.Empty(t, CowProtectedChanges(wrBind(f.at("dst"))), "only cow binds")
+	assert.Empty(t, cowProtectedChanges(wrBind(f.at("dst"))), "only cow binds")
 }
 
 // What a command made inside tool and dependency caches is not reported
@@ -252,7 +252,7 @@ func TestNewRepositoriesSkipsToolCaches(t *testing.T) {
 	f.write("proj/sub/.gitmodules", "")
 	f.mkdir("proj/vendored/.git/hooks")
 	f.write("proj/pkg/.vscode/tasks.json", "")
-	repos, entries := NewRepositories(sb, "", start, since)
+	repos, entries := newRepositories(sb, "", start, since)
 	var got []string
 	for _, e := range append(repos, entries...) {
 		p, _, _ := strings.Cut(e, " (")

@@ -10,14 +10,14 @@ import (
 )
 
 // newRepositoriesWarning looks for what a command made in the writable
-// binds that boxsh cannot keep read-only (see NewRepositories) and
+// binds that boxsh cannot keep read-only (see newRepositories) and
 // returns what tells the user about it on stderr, so that the user looks
 // before running git or the tools there.
 func newRepositoriesWarning(log hclog.Logger, sb policy.Sandbox, home string, start Protection, since time.Time) func() {
-	repos, entries := NewRepositories(sb, home, start, since)
+	repos, entries := newRepositories(sb, home, start, since)
 	var cow []string
 	for _, b := range sb.Binds {
-		cow = append(cow, CowProtectedChanges(b)...)
+		cow = append(cow, cowProtectedChanges(b)...)
 	}
 	return func() {
 		if len(cow) > 0 {

@@ -17,9 +17,9 @@ import (
 	"github.com/boxsh/boxsh/proxy"
 )
 
-// NewProxy is the network proxy of policy p, logging its decisions to
+// newProxy is the network proxy of policy p, logging its decisions to
 // log.
-func NewProxy(p policy.Policy, log hclog.Logger) (*proxy.Server, error) {
+func newProxy(p policy.Policy, log hclog.Logger) (*proxy.Server, error) {
 	rules, err := proxy.NewRules(policy.Values(p.AllowedDomains), policy.Values(p.DeniedDomains))
 	if err != nil {
 		return nil, fmt.Errorf("network policy: %w", err)
@@ -65,12 +65,12 @@ func serveProxy(ctx context.Context, s *proxy.Server, conn net.Conn) {
 	session.Close()
 }
 
-// StartProxy starts the network proxy of policy p for a sandbox: it
+// startProxy starts the network proxy of policy p for a sandbox: it
 // returns the sandbox's end of the proxy socket (for boxsh-init, which
 // closes it in the parent once started), and the function that stops the
 // proxy.
-func StartProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(), err error) {
-	px, err := NewProxy(p, log)
+func startProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(), err error) {
+	px, err := newProxy(p, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,7 +96,7 @@ func StartProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(),
 // own and its profile lets it connect to that port only). It returns the
 // address ("127.0.0.1:PORT") and the function that stops the proxy.
 func ListenProxy(p policy.Policy, log hclog.Logger) (addr string, stop func(), err error) {
-	px, err := NewProxy(p, log)
+	px, err := newProxy(p, log)
 	if err != nil {
 		return "", nil, err
 	}

@@ -13,19 +13,19 @@ import (
 // integration tests use for the front they start for the network tests
 // (integration/network_test.go); `just build` and releases never set it.
 
-// ProxyHostsVar names the variable that maps host names to addresses for
+// proxyHostsVar names the variable that maps host names to addresses for
 // the proxy's upstream connections ("name=host:port,..." or
 // "name=host,..."): the integration tests' stand-ins for the outside world
 // listen on the loopback, which the real dialer refuses.
-const ProxyHostsVar = "BOXSH_PROXY_HOSTS"
+const proxyHostsVar = "BOXSH_PROXY_HOSTS"
 
 func init() {
-	if hosts := os.Getenv(ProxyHostsVar); hosts != "" {
+	if hosts := os.Getenv(proxyHostsVar); hosts != "" {
 		testDial = func(outside dialFunc) dialFunc { return mapHosts(hosts, outside) }
 	}
 }
 
-// mapHosts is a dialer that connects the names of hosts (ProxyHostsVar's
+// mapHosts is a dialer that connects the names of hosts (proxyHostsVar's
 // syntax) to their addresses, unchecked, and anything else through outside.
 func mapHosts(hosts string, outside dialFunc) dialFunc {
 	m := map[string]string{}

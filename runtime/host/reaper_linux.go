@@ -45,7 +45,7 @@ const ReaperEnv = "_BOXSH_REAPER"
 // its directories, and the reaper has nothing to do. It removes only the
 // placeholders recorded in a state directory (those its front made), and
 // only while they are still empty and no other sandbox holds them
-// (RemovePlaceholders); nothing else of the host is touched. It costs one
+// (removePlaceholders); nothing else of the host is touched. It costs one
 // idle process for the front's life.
 var reaper struct {
 	once     sync.Once
@@ -173,7 +173,7 @@ func cleanDeadSandbox(dir string, log hclog.Logger) {
 	killSandbox(dir)
 	var protect []plan.HostPath
 	if b, err := os.ReadFile(filepath.Join(dir, protectName)); err == nil && json.Unmarshal(b, &protect) == nil {
-		RemovePlaceholders(protect)
+		removePlaceholders(protect)
 	}
 	os.RemoveAll(dir)
 }

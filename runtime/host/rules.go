@@ -15,7 +15,7 @@ import (
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
-// ruleWalkLimit bounds the entries ResolveFileRules looks at to find the
+// ruleWalkLimit bounds the entries resolveFileRules looks at to find the
 // paths name patterns (".env", "*.pem") match, across all binds, and
 // ruleWalkTimeout the time it takes. A walk that cannot finish fails: the
 // sandbox does not start rather than leave a match uncovered. (A variable
@@ -40,11 +40,11 @@ func (e fileRulesError) Is(target error) bool { return target == ErrFileRules }
 // (those of protectWalkSkip and a few more).
 var ruleWalkSkip = append(slices.Clip(protectWalkSkip), ".git", "vendor", "target")
 
-// AllowWriteBinds turns the policy's allowWrite rules into wr binds, for
+// allowWriteBinds turns the policy's allowWrite rules into wr binds, for
 // the paths that no bind exposes yet (a plain name is a path in cwd). A
 // path that does not exist, or a name pattern, is an error naming the
 // rule.
-func AllowWriteBinds(sb policy.Sandbox, p policy.Policy, home, cwd string) ([]policy.Bind, error) {
+func allowWriteBinds(sb policy.Sandbox, p policy.Policy, home, cwd string) ([]policy.Bind, error) {
 	var binds []policy.Bind
 	for _, r := range p.AllowWrite {
 		path, pattern := rulePath(r.Value, home, cwd)
@@ -65,7 +65,7 @@ func AllowWriteBinds(sb policy.Sandbox, p policy.Policy, home, cwd string) ([]po
 	return binds, nil
 }
 
-// ResolveFileRules finds the paths the policy's denyRead and denyWrite
+// resolveFileRules finds the paths the policy's denyRead and denyWrite
 // rules cover among what the sandbox's binds expose: paths (absolute,
 // "~/", or relative to cwd) that exist under a bind, and every entry whose
 // name a name pattern matches, found by walking the binds (within a
@@ -74,7 +74,7 @@ func AllowWriteBinds(sb policy.Sandbox, p policy.Policy, home, cwd string) ([]po
 // the sandbox resolves them to their targets, which the rules cover where
 // they match. Paths that other mounts replace (system directories) are not
 // looked at.
-func ResolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (plan.FileRules, error) {
+func resolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (plan.FileRules, error) {
 	var fr plan.FileRules
 	w := &ruleWalk{left: ruleWalkLimit, deadline: time.Now().Add(ruleWalkTimeout), uid: os.Geteuid()}
 	allowed := func(path string) bool {
@@ -311,15 +311,4 @@ func (w *ruleWalk) unreadable(p string, err error) error {
 		return nil
 	}
 	return err
-}
-
-// WriteRulesFile writes, at plan.RulesPath under rootfs, the paths fr and the
-// protected paths cover, with the rule of each, for boxsh-init's file
-// tools to name the rule that refused an access.
-func WriteRulesFile(rootfs string, fr plan.FileRules, protect []plan.HostPath) error {
-	b, err := plan.RulesFileContent(fr, protect)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(rootfs, plan.RulesPath), b, 0o644)
 }

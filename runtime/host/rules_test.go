@@ -64,7 +64,7 @@ func TestResolveFileRules(t *testing.T) {
 		AllowRead: rules(".env.example"),
 		DenyWrite: rules("docs", "*.go", other),
 	}
-	fr, err := ResolveFileRules(sb, p, home, project)
+	fr, err := resolveFileRules(sb, p, home, project)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{
 		filepath.Join(project, ".env"),
@@ -85,7 +85,7 @@ func TestResolveFileRules(t *testing.T) {
 
 	// ~/.ssh counts once home is bound.
 	sb.Binds = append(sb.Binds, policy.Bind{Mode: policy.ReadOnly, Src: home, Dst: home})
-	fr, err = ResolveFileRules(sb, p, home, project)
+	fr, err = resolveFileRules(sb, p, home, project)
 	require.NoError(t, err)
 	assert.Contains(t, fr.DenyRead, plan.RuledPath{Path: filepath.Join(home, ".ssh"), Dir: true, Rule: "~/.ssh (test)"})
 }
@@ -94,13 +94,13 @@ func TestAllowWriteBinds(t *testing.T) {
 	home, cwd := t.TempDir(), t.TempDir()
 	ruleTree(t, cwd, "build/x", "cache/y")
 	sb := policy.Sandbox{Binds: []policy.Bind{{Mode: policy.ReadWrite, Src: filepath.Join(cwd, "cache"), Dst: filepath.Join(cwd, "cache")}}}
-	binds, err := AllowWriteBinds(sb, policy.Policy{AllowWrite: rules("build", filepath.Join(cwd, "cache"))}, home, cwd)
+	binds, err := allowWriteBinds(sb, policy.Policy{AllowWrite: rules("build", filepath.Join(cwd, "cache"))}, home, cwd)
 	require.NoError(t, err)
 	assert.Equal(t, []policy.Bind{{Mode: policy.ReadWrite, Src: filepath.Join(cwd, "build"), Dst: filepath.Join(cwd, "build")}}, binds, "a path already bound is left as it is")
 
-	_, err = AllowWriteBinds(sb, policy.Policy{AllowWrite: rules("missing")}, home, cwd)
+	_, err = allowWriteBinds(sb, policy.Policy{AllowWrite: rules("missing")}, home, cwd)
 	assert.ErrorContains(t, err, `filesystem.allowWrite "missing" (test)`)
-	_, err = AllowWriteBinds(sb, policy.Policy{AllowWrite: rules("*.log")}, home, cwd)
+	_, err = allowWriteBinds(sb, policy.Policy{AllowWrite: rules("*.log")}, home, cwd)
 	assert.ErrorContains(t, err, "not a name pattern")
 }
 
@@ -120,25 +120,25 @@ func TestResolveFileRulesFailsClosed(t *testing.T) {
 	p := policy.Policy{DenyRead: rules(".env")}
 
 	lowerWalkLimit(t, 5, time.Minute)
-	_, err := ResolveFileRules(sb, p, t.TempDir(), project)
+	_, err := resolveFileRules(sb, p, t.TempDir(), project)
 	require.ErrorIs(t, err, ErrFileRules, "too many files: the sandbox must not start")
 	assert.Equal(t, `file rules: --bind wr:`+project+`: the binds hold more than 5 files, too many to find every match of the denyRead name patterns (such as .env (test)): bind a smaller directory, or write the rules as paths ("config/.env" rather than ".env")`, err.Error())
 
 	lowerWalkLimit(t, 100, time.Minute)
-	fr, err := ResolveFileRules(sb, p, t.TempDir(), project)
+	fr, err := resolveFileRules(sb, p, t.TempDir(), project)
 	require.NoError(t, err, "the normal case")
 	assert.Equal(t, []string{filepath.Join(project, ".env")}, paths(fr.DenyRead))
 
 	lowerWalkLimit(t, 100, -time.Second)
 	ruleTree(t, project, bigTree(5000)...)
 	lowerWalkLimit(t, 100_000, -time.Second)
-	_, err = ResolveFileRules(sb, p, t.TempDir(), project)
+	_, err = resolveFileRules(sb, p, t.TempDir(), project)
 	require.ErrorIs(t, err, ErrFileRules, "out of time")
 	assert.Contains(t, err.Error(), "took more than")
 
 	// Path rules need no walk.
 	lowerWalkLimit(t, 0, time.Minute)
-	fr, err = ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env/x", "a/b")}, t.TempDir(), project)
+	fr, err = resolveFileRules(sb, policy.Policy{DenyRead: rules(".env/x", "a/b")}, t.TempDir(), project)
 	require.NoError(t, err)
 	assert.Equal(t, []string{filepath.Join(project, "a/b")}, paths(fr.DenyRead))
 }
@@ -160,7 +160,7 @@ func TestResolveFileRulesUnreadableDirectory(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(project, "hidden"), 0))
 	t.Cleanup(func() { os.Chmod(filepath.Join(project, "hidden"), 0o755) })
 	sb := policy.Sandbox{Enabled: true, Binds: []policy.Bind{{Mode: policy.ReadWrite, Src: project, Dst: project}}}
-	fr, err := ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env")}, t.TempDir(), project)
+	fr, err := resolveFileRules(sb, policy.Policy{DenyRead: rules(".env")}, t.TempDir(), project)
 	require.NoError(t, err)
 	require.Len(t, fr.DenyRead, 1, "a command could chmod 0 a directory before a restart and chmod it back inside: it is covered whole")
 	assert.Equal(t, filepath.Join(project, "hidden"), fr.DenyRead[0].Path)
@@ -170,7 +170,7 @@ func TestResolveFileRulesUnreadableDirectory(t *testing.T) {
 	// The bind itself unreadable: nothing to cover it with but a refusal.
 	require.NoError(t, os.Chmod(project, 0))
 	t.Cleanup(func() { os.Chmod(project, 0o755) })
-	_, err = ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env")}, t.TempDir(), project)
+	_, err = resolveFileRules(sb, policy.Policy{DenyRead: rules(".env")}, t.TempDir(), project)
 	require.ErrorIs(t, err, ErrFileRules)
 	assert.Contains(t, err.Error(), "permission denied")
 }
@@ -182,7 +182,7 @@ func TestResolveFileRulesPins(t *testing.T) {
 		{Mode: policy.ReadWrite, Src: project, Dst: project},
 		{Mode: policy.ReadOnly, Src: filepath.Join(project, "docs"), Dst: filepath.Join(project, "docs")},
 	}}
-	fr, err := ResolveFileRules(sb, policy.Policy{DenyRead: rules(".env"), DenyWrite: rules("a/b")}, t.TempDir(), project)
+	fr, err := resolveFileRules(sb, policy.Policy{DenyRead: rules(".env"), DenyWrite: rules("a/b")}, t.TempDir(), project)
 	require.NoError(t, err)
 	pins := map[string][]string{}
 	for _, rp := range fr.DenyRead {

@@ -57,7 +57,7 @@ func TestResolveTry(t *testing.T) {
 func TestRemoveCowWorkDirs(t *testing.T) {
 	base := t.TempDir()
 	b := policy.Bind{Mode: policy.CopyOnWrite, Src: filepath.Join(base, "src"), Dst: filepath.Join(base, "dst")}
-	require.NoError(t, PrepareCowDirs([]policy.Bind{b}))
+	require.NoError(t, prepareCowDirs([]policy.Bind{b}))
 	_, work := plan.CowDirs(b)
 	require.NoError(t, os.Mkdir(filepath.Join(work, "work"), 0)) // as the kernel leaves it
 	RemoveCowWorkDirs([]policy.Bind{b, {Mode: policy.ReadOnly, Src: base, Dst: base}})
@@ -71,11 +71,11 @@ func TestPlaceholdersHeld(t *testing.T) {
 	home := t.TempDir()
 	hp := plan.HostPath{Path: filepath.Join(home, ".zshrc"), Missing: true, MissingFrom: filepath.Join(home, ".zshrc")}
 	require.NoError(t, os.WriteFile(hp.Path, nil, 0o644)) // the mount point the runtime left
-	held := HoldPlaceholders([]plan.HostPath{hp})
+	held := holdPlaceholders([]plan.HostPath{hp})
 	require.Len(t, held, 1)
-	RemovePlaceholders([]plan.HostPath{hp})
+	removePlaceholders([]plan.HostPath{hp})
 	assert.FileExists(t, hp.Path, "in use by a running sandbox")
 	held[0].Close()
-	RemovePlaceholders([]plan.HostPath{hp})
+	removePlaceholders([]plan.HostPath{hp})
 	assert.NoFileExists(t, hp.Path)
 }

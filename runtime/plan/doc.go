@@ -3,8 +3,8 @@
 // boxsh --rpc --sandbox (ModeServe) and boxsh spec (TargetPrint or
 // TargetBundle) all describe what they want in a Config and run, or
 // print, the Plan it gives. The plan is made of the host facts its caller
-// gathered (runtime/host: GatherHostFacts, GatherProtection,
-// ResolveFileRules, SandboxCgroup) and reads nothing itself: every
+// gathered (host.Gather) and reads nothing itself: what it names on the
+// host is made by host.Prepare, the one step that changes the host; every
 // function of this package is free of host side effects, and its tests
 // never touch the host.
 //
@@ -24,7 +24,7 @@
 //  3. The run-time adjustments, which boxsh makes when it starts the
 //     sandbox itself and which a spec file either carries or (where
 //     runtime-spec cannot say it, or the printed spec must run under any
-//     runtime) names in an annotation (AnnotationPrefix): adjustCgroup,
+//     runtime) names in an annotation (annotationPrefix): adjustCgroup,
 //     adjustSeccomp, adjustParentDeath, adjustDevices, adjustInlineEtc,
 //     adjustPlaceholders, adjustFiles, adjustCowDirs, adjustPrepare.
 package plan

@@ -39,7 +39,7 @@ type Target int
 
 const (
 	// TargetStart is boxsh starting it itself, with the front beside it (see
-	// StartContainer).
+	// host.StartContainer).
 	TargetStart Target = iota
 	// TargetBundle is boxsh spec --bundle: a spec file for another runtime,
 	// with a root directory that boxsh spec prepares (the plan's Files
@@ -53,54 +53,54 @@ const (
 // The annotations of a planned spec. Each names something of the sandbox
 // that the spec's other fields do not carry; README.md lists them.
 const (
-	// AnnotationPrefix starts every annotation of boxsh.
-	AnnotationPrefix = "org.boxsh."
+	// annotationPrefix starts every annotation of boxsh.
+	annotationPrefix = "org.boxsh."
 	// ModeAnnotation is the Mode ("serve" or "exec").
-	ModeAnnotation = AnnotationPrefix + "mode"
+	ModeAnnotation = annotationPrefix + "mode"
 	// FDAnnotation + N is what descriptor N of the first process must be
 	// ("frames", "lifeline", "proxy").
-	FDAnnotation = AnnotationPrefix + "fd."
+	FDAnnotation = annotationPrefix + "fd."
 	// LifelineAnnotation, on a printed ModeExec spec, is the --lifeline
 	// option boxsh gives boxsh-init and the printed spec leaves out (no
 	// other runtime holds the pipe's write end).
-	LifelineAnnotation = AnnotationPrefix + "lifeline"
-	// InitAnnotation is "missing" when boxsh-init was not found and the
+	LifelineAnnotation = annotationPrefix + "lifeline"
+	// initAnnotation is "missing" when boxsh-init was not found and the
 	// command runs as the first process itself.
-	InitAnnotation = AnnotationPrefix + "init"
+	initAnnotation = annotationPrefix + "init"
 	// CgroupAnnotation is the policy's sandbox-wide limits
 	// ("memory=N,pids=N,cpus=F") when the spec carries no cgroup for
 	// them (linux.resources): applied only by boxsh started as root.
-	CgroupAnnotation = AnnotationPrefix + "cgroup"
+	CgroupAnnotation = annotationPrefix + "cgroup"
 	// SeccompFlagsAnnotation is the seccomp flag boxsh adds at start
 	// (SECCOMP_FILTER_FLAG_SPEC_ALLOW), which runc 1.1 refuses in a spec.
-	SeccompFlagsAnnotation = AnnotationPrefix + "seccomp.flags"
-	// SeccompLoaderAnnotation is "boxsh-init" when boxsh-init is the
+	SeccompFlagsAnnotation = annotationPrefix + "seccomp.flags"
+	// seccompLoaderAnnotation is "boxsh-init" when boxsh-init is the
 	// sandbox's first process: boxsh compiles the spec's filter in the
 	// front, and boxsh-init loads it as its first act instead of the
 	// runtime's init compiling it (the same program: see
 	// host.startSeccomp). Another runtime loads the spec's filter.
-	SeccompLoaderAnnotation = AnnotationPrefix + "seccomp.loader"
+	seccompLoaderAnnotation = annotationPrefix + "seccomp.loader"
 	// ParentDeathAnnotation is the signal the sandbox's first process
 	// gets when the front dies (SIGKILL).
-	ParentDeathAnnotation = AnnotationPrefix + "parent-death-signal"
+	ParentDeathAnnotation = annotationPrefix + "parent-death-signal"
 	// DeviceRulesAnnotation is "none": boxsh drops the device cgroup
 	// rules the runtime would add.
-	DeviceRulesAnnotation = AnnotationPrefix + "device-rules"
+	DeviceRulesAnnotation = annotationPrefix + "device-rules"
 	// InlineAnnotation + PATH ("copy") marks an /etc entry that boxsh
 	// copies into the root at start instead of binding it, when it is
 	// small and readable (the spec keeps the bind).
-	InlineAnnotation = AnnotationPrefix + "inline."
+	InlineAnnotation = annotationPrefix + "inline."
 	// PlaceholderAnnotation + PATH ("file", "dir" or "commondir") marks a
 	// missing protected path that boxsh makes on the host at start and
 	// binds an empty read-only placeholder over (removed after); the
 	// printed spec leaves it out.
-	PlaceholderAnnotation = AnnotationPrefix + "placeholder."
+	PlaceholderAnnotation = annotationPrefix + "placeholder."
 	// FileAnnotation + PATH is a file boxsh writes into the root before
 	// the start, with its content as the value.
-	FileAnnotation = AnnotationPrefix + "file."
-	// CowAnnotation + DST ("upper=DST,work=DIR") marks a cow bind whose
+	FileAnnotation = annotationPrefix + "file."
+	// cowAnnotation + DST ("upper=DST,work=DIR") marks a cow bind whose
 	// host directories boxsh makes, private, before the start.
-	CowAnnotation = AnnotationPrefix + "cow."
+	cowAnnotation = annotationPrefix + "cow."
 )
 
 // Config is what Build makes a plan of: the mode, the options, the
@@ -144,18 +144,17 @@ type Config struct {
 	// none; bound for ModeServe only, whose worker pool uses it).
 	InitPath, ForkServer string
 	// Host, Protect and Rules are the host facts, the protected paths
-	// and the resolved file rules (see GatherHostFacts,
-	// GatherProtection, ResolveFileRules).
+	// and the resolved file rules (see host.Gather).
 	Host    HostFacts
 	Protect []HostPath
 	Rules   FileRules
 	// Placeholders is the directory of placeholders (TargetStart, and
-	// TargetBundle's in the bundle; see PreparePlaceholders). Without it
+	// TargetBundle's in the bundle; see host.Prepare). Without it
 	// the missing protected paths are left out of the spec, and what the
 	// file rules cover is covered by /dev/null and tmpfs instead.
 	Placeholders string
 	// Cgroup is the sandbox's own cgroup path when it gets one (TargetStart as
-	// root, see SandboxCgroup); "": none.
+	// root, see host.SandboxCgroup); "": none.
 	Cgroup string
 	// Version goes into the VersionAnnotation.
 	Version string
@@ -189,10 +188,10 @@ type Plan struct {
 	// Files are written into the root before the start.
 	Files []File
 	// Inline are the /etc entries the starter may copy into the root
-	// instead of binding them (see InlineEtc).
+	// instead of binding them: it copies the small and readable ones.
 	Inline []string
 	// Annotations name what the spec's other fields do not carry (the
-	// annotations of a printed spec, see AnnotationPrefix).
+	// annotations of a printed spec, see annotationPrefix).
 	Annotations map[string]string
 	// SeccompFlags are added to the seccomp filter at start;
 	// ParentDeathSignal is sent to the first process when the front
@@ -203,7 +202,7 @@ type Plan struct {
 	// InitLoadsSeccomp tells that the first process is boxsh-init, which
 	// can load the seccomp program the front compiled as its first act
 	// instead of the runtime's init compiling the filter
-	// (SeccompLoaderAnnotation).
+	// (seccompLoaderAnnotation).
 	InitLoadsSeccomp bool
 
 	// What host.Prepare makes on the host before the start (see
@@ -305,7 +304,7 @@ func Build(cfg Config) (*Plan, error) {
 // limits as rlimits, with the lifeline pipe at frame.LifelineFD when boxsh
 // starts it (a printed spec has no front to hold the pipe: the option is
 // left out and named in LifelineAnnotation). A printed ModeExec spec without a
-// boxsh-init runs the command itself (InitAnnotation).
+// boxsh-init runs the command itself (initAnnotation).
 //
 // Under an allowlist network policy both get the proxy socket at
 // frame.ProxyFD and the variables that point programs at it.
@@ -314,17 +313,17 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 	allowlist := false
 	if mode, _ := cfg.Policy.Network(); mode == policy.NetworkAllowlist {
 		allowlist = true
-		env = WithProxyEnv(env)
+		env = withProxyEnv(env)
 	}
 	var o frame.InitOptions
 	if cfg.Mode == ModeServe {
 		o = ServeOptions(cfg.Init, cfg.Policy, true)
 		o.Exec, o.Command, o.Lifeline = false, nil, 0
 		if cfg.Target != TargetPrint {
-			o.RulesFile = RulesPath
+			o.RulesFile = frame.RulesPath
 		}
 		p.Descriptors = append(p.Descriptors, Descriptor{frame.ChannelFD, FramesDescriptor})
-		limits = LimitsOf(cfg.Policy, true)
+		limits = limitsOf(cfg.Policy, true)
 	} else {
 		o = frame.InitOptions{Exec: true, Command: cfg.Command}
 		if cfg.Target == TargetStart {
@@ -333,7 +332,7 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 		} else {
 			ann[LifelineAnnotation] = strconv.Itoa(frame.LifelineFD)
 		}
-		limits = LimitsOf(cfg.Policy, false)
+		limits = limitsOf(cfg.Policy, false)
 	}
 	if allowlist {
 		p.Proxy = true
@@ -349,10 +348,10 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 	}
 	limits.NoFile = cfg.Host.NoFile
 	if cfg.Mode == ModeExec && cfg.InitPath == "" {
-		ann[InitAnnotation] = "missing"
+		ann[initAnnotation] = "missing"
 		return slices.Clone(cfg.Command), env, limits
 	}
-	return InitArgs(o), env, limits
+	return initArgs(o), env, limits
 }
 
 // adjustCgroup gives the sandbox its own cgroup with the policy's
@@ -361,7 +360,7 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 // use, and whether another runtime has one is not known here), and
 // CgroupAnnotation names the limits left out.
 func (p *Plan) adjustCgroup(cfg Config, ann map[string]string) error {
-	c := LimitsOf(cfg.Policy, cfg.Mode == ModeServe).Cgroup
+	c := limitsOf(cfg.Policy, cfg.Mode == ModeServe).Cgroup
 	if c == nil {
 		p.Spec.Linux.Resources = nil
 		return nil
@@ -400,7 +399,7 @@ func (p *Plan) adjustSeccomp(cfg Config, ann map[string]string) error {
 	ann[SeccompFlagsAnnotation] = string(specs.LinuxSeccompFlagSpecAllow)
 	if cfg.Mode == ModeServe || cfg.InitPath != "" {
 		p.InitLoadsSeccomp = true
-		ann[SeccompLoaderAnnotation] = "boxsh-init"
+		ann[seccompLoaderAnnotation] = "boxsh-init"
 	}
 	return nil
 }
@@ -426,7 +425,7 @@ func (p *Plan) adjustDevices(_ Config, ann map[string]string) error {
 }
 
 // adjustInlineEtc lists the /etc binds that the starter may copy into the
-// root instead (InlineEtc decides at start, for the small and readable
+// root instead (the starter decides at start, for the small and readable
 // ones); the spec keeps the binds, so that it works with any root.
 func (p *Plan) adjustInlineEtc(cfg Config, ann map[string]string) error {
 	etc := etcSet(cfg.Host)
@@ -465,12 +464,12 @@ func (p *Plan) adjustFiles(cfg Config, ann map[string]string) error {
 	if cfg.Mode != ModeServe {
 		return nil
 	}
-	b, err := RulesFileContent(cfg.Rules, cfg.Protect)
+	b, err := rulesFileContent(cfg.Rules, cfg.Protect)
 	if err != nil {
 		return fmt.Errorf("plan: rules file: %w", err)
 	}
-	p.Files = append(p.Files, File{Path: RulesPath, Content: b})
-	ann[FileAnnotation+RulesPath] = string(b)
+	p.Files = append(p.Files, File{Path: frame.RulesPath, Content: b})
+	ann[FileAnnotation+frame.RulesPath] = string(b)
 	return nil
 }
 
@@ -480,7 +479,7 @@ func (p *Plan) adjustCowDirs(cfg Config, ann map[string]string) error {
 	for _, b := range cfg.Sandbox.Binds {
 		if b.Mode == policy.CopyOnWrite {
 			upper, work := CowDirs(b)
-			ann[CowAnnotation+b.Dst] = "upper=" + upper + ",work=" + work
+			ann[cowAnnotation+b.Dst] = "upper=" + upper + ",work=" + work
 			p.Cow = append(p.Cow, b)
 		}
 	}
@@ -505,7 +504,7 @@ func (p *Plan) adjustPrepare(cfg Config, _ map[string]string) error {
 // boxsh-init itself, see Limits). RLIMIT_NPROC counts the tasks of the
 // user: only in a sandbox's user namespace (sandboxed) are those the
 // sandbox's alone, so that only there are the policy's pids a limit.
-func ServeOptions(o InitOptions, p policy.Policy, sandboxed bool) InitOptions {
+func ServeOptions(o frame.InitOptions, p policy.Policy, sandboxed bool) frame.InitOptions {
 	o.TimeoutDefault = p.TimeoutDefault.Value
 	o.MaxOutput = p.MaxOutput.Value
 	o.Memory = p.Memory.Value
@@ -542,7 +541,7 @@ func (p *Plan) ExtraFiles(files map[string]*os.File) ([]*os.File, error) {
 	return out, nil
 }
 
-// inlineCandidate tells whether InlineEtc may copy the mount m instead of
+// inlineCandidate tells whether the starter may copy the mount m instead of
 // binding it: a read-only bind of one of the host's /etc entries etc onto
 // itself.
 func inlineCandidate(m specs.Mount, etc map[string]bool) bool {

@@ -82,7 +82,7 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, "/opt/boxsh/boxsh-init", planMount(p.Spec, frame.InitMountPath).Source)
 				assert.Empty(t, p.Spec.Process.Rlimits, "boxsh-init applies the limits to each command")
 				assert.False(t, p.Proxy)
-				assert.Contains(t, p.Spec.Process.Env, "PATH="+DefaultPATH)
+				assert.Contains(t, p.Spec.Process.Env, "PATH="+defaultPath)
 				assert.Equal(t, "9.9", p.Spec.Annotations[VersionAnnotation])
 				assert.Equal(t, map[string]string{VersionAnnotation: "9.9"}, p.Spec.Annotations, "a started spec carries the plan's fields instead")
 			},
@@ -168,7 +168,7 @@ func TestPlan(t *testing.T) {
 			cfg: func(c *Config) { c.Mode = ModeExec; c.Target = TargetPrint; c.InitPath = "" },
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{"sh", "-c", "echo hi"}, p.Spec.Process.Args)
-				assert.Equal(t, "missing", p.Annotations[InitAnnotation])
+				assert.Equal(t, "missing", p.Annotations[initAnnotation])
 				assert.Nil(t, planMount(p.Spec, frame.InitMountPath))
 			},
 		},
@@ -292,7 +292,7 @@ func TestPlan(t *testing.T) {
 				assert.Equal(t, []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}, p.SeccompFlags)
 				assert.Empty(t, p.Spec.Linux.Seccomp.Flags, "runc 1.1 refuses seccomp flags")
 				assert.Equal(t, "SECCOMP_FILTER_FLAG_SPEC_ALLOW", p.Annotations[SeccompFlagsAnnotation])
-				assert.Equal(t, "boxsh-init", p.Annotations[SeccompLoaderAnnotation])
+				assert.Equal(t, "boxsh-init", p.Annotations[seccompLoaderAnnotation])
 				assert.Equal(t, "SIGKILL", p.ParentDeathSignal)
 				assert.Equal(t, "SIGKILL", p.Annotations[ParentDeathAnnotation])
 				assert.True(t, p.NoDeviceRules)
@@ -304,7 +304,7 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, frame.InitMountPath, p.Spec.Process.Args[0])
 				assert.True(t, p.InitLoadsSeccomp)
-				assert.Equal(t, "boxsh-init", p.Annotations[SeccompLoaderAnnotation])
+				assert.Equal(t, "boxsh-init", p.Annotations[seccompLoaderAnnotation])
 			},
 		},
 		"a printed command without boxsh-init loads no seccomp program": {
@@ -312,7 +312,7 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{"sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.False(t, p.InitLoadsSeccomp)
-				assert.NotContains(t, p.Annotations, SeccompLoaderAnnotation)
+				assert.NotContains(t, p.Annotations, seccompLoaderAnnotation)
 			},
 		},
 		"what the host prepares": {

@@ -6,21 +6,11 @@ import (
 	"github.com/boxsh/boxsh/frame"
 )
 
-// ProxyListen is where commands in an allowlist sandbox reach the
-// network proxy: boxsh-init's forwarder on the sandbox's loopback.
-const ProxyListen = frame.ProxyListen
-
-// ProxyFD is the descriptor of the proxy socket in boxsh-init, after the
-// frame socket (or, in shell mode, the lifeline pipe) at descriptor 3.
-const ProxyFD = frame.ProxyFD
-
-// ProxyEnv are the variables that point commands (curl, git, npm, pip,
-// go) at the proxy.
-func ProxyEnv() []string { return ProxyEnvAt(ProxyListen) }
-
-// ProxyEnvAt are the variables that point commands at the proxy on
-// listen ("127.0.0.1:PORT"): the macOS front's, on the host's loopback.
-func ProxyEnvAt(listen string) []string {
+// proxyEnvAt are the variables that point commands (curl, git, npm, pip,
+// go) at the proxy on listen: in a sandbox boxsh-init's forwarder on its
+// loopback (frame.ProxyListen); the macOS front's ("127.0.0.1:PORT") on
+// the host's loopback.
+func proxyEnvAt(listen string) []string {
 	httpURL, socksURL := "http://"+listen, "socks5h://"+listen
 	noProxy := "localhost,127.0.0.1,::1"
 	var env []string
@@ -32,10 +22,11 @@ func ProxyEnvAt(listen string) []string {
 	return env
 }
 
-// WithProxyEnv is env with ProxyEnv replacing any proxy variables.
-func WithProxyEnv(env []string) []string { return WithProxyEnvAt(env, ProxyListen) }
+// withProxyEnv is env with the variables of the sandbox's proxy
+// (proxyEnvAt frame.ProxyListen) replacing any proxy variables.
+func withProxyEnv(env []string) []string { return WithProxyEnvAt(env, frame.ProxyListen) }
 
-// WithProxyEnvAt is env with ProxyEnvAt(listen) replacing any proxy
+// WithProxyEnvAt is env with proxyEnvAt(listen) replacing any proxy
 // variables.
 func WithProxyEnvAt(env []string, listen string) []string {
 	var out []string
@@ -47,5 +38,5 @@ func WithProxyEnvAt(env []string, listen string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, ProxyEnvAt(listen)...)
+	return append(out, proxyEnvAt(listen)...)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 func TestProxyEnv(t *testing.T) {
-	env := WithProxyEnv([]string{"PATH=/bin", "http_proxy=http://evil:1", "HOME=/h"})
+	env := withProxyEnv([]string{"PATH=/bin", "http_proxy=http://evil:1", "HOME=/h"})
 	assert.Contains(t, env, "HTTP_PROXY=http://127.0.0.1:3128")
 	assert.Contains(t, env, "https_proxy=http://127.0.0.1:3128")
 	assert.Contains(t, env, "ALL_PROXY=socks5h://127.0.0.1:3128")

@@ -30,12 +30,8 @@ type RuledPath struct {
 	Pins []string `json:",omitempty"`
 }
 
-// RulesPath is where the sandbox finds the list of the paths its policy
-// covers (in its read-only root).
-const RulesPath = frame.RulesPath
-
-// RulesFileContent is the content of the rules file (see WriteRulesFile).
-func RulesFileContent(fr FileRules, protect []HostPath) ([]byte, error) {
+// rulesFileContent is the content of the rules file (see Plan.Files).
+func rulesFileContent(fr FileRules, protect []HostPath) ([]byte, error) {
 	entries := []frame.PolicyRule{}
 	for _, rp := range fr.DenyRead {
 		entries = append(entries, frame.PolicyRule{Path: rp.Path, Rule: "denyRead " + rp.Rule, Write: false})

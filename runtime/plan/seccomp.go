@@ -110,12 +110,12 @@ var seccompArches = map[string][]specs.Arch{
 }
 
 // DefaultSeccomp is the seccomp filter of the sandbox for the running
-// architecture. See SeccompFor.
+// architecture. See seccompFor.
 func DefaultSeccomp() *specs.LinuxSeccomp {
-	return SeccompFor(goruntime.GOARCH)
+	return seccompFor(goruntime.GOARCH)
 }
 
-// SeccompFor is the seccomp filter of the sandbox for goarch (a GOARCH
+// seccompFor is the seccomp filter of the sandbox for goarch (a GOARCH
 // value; other architectures than amd64 and arm64 get the native one only).
 // It allows every system call except:
 //
@@ -134,7 +134,7 @@ func DefaultSeccomp() *specs.LinuxSeccomp {
 //
 // The socket family and the ioctl request are compared on their low 32
 // bits (SCMP_CMP_MASKED_EQ with mask 0xFFFFFFFF), the bits the kernel uses.
-func SeccompFor(goarch string) *specs.LinuxSeccomp {
+func seccompFor(goarch string) *specs.LinuxSeccomp {
 	sc := &specs.LinuxSeccomp{
 		DefaultAction: specs.ActAllow,
 		Architectures: seccompArches[goarch],

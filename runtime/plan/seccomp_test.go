@@ -60,16 +60,16 @@ func TestSeccompArchitectures(t *testing.T) {
 		{"riscv64", nil}, // the native architecture only
 	} {
 		t.Run(tc.goarch, func(t *testing.T) {
-			sc := SeccompFor(tc.goarch)
+			sc := seccompFor(tc.goarch)
 			assert.Equal(t, specs.ActAllow, sc.DefaultAction)
 			assert.Equal(t, tc.want, sc.Architectures)
 		})
 	}
-	assert.Equal(t, SeccompFor(goruntime.GOARCH), DefaultSeccomp())
+	assert.Equal(t, seccompFor(goruntime.GOARCH), DefaultSeccomp())
 }
 
 func TestSeccompRuleStructure(t *testing.T) {
-	sc := SeccompFor("amd64")
+	sc := seccompFor("amd64")
 	for _, rule := range sc.Syscalls {
 		assert.Equal(t, specs.ActErrno, rule.Action, "%v", rule.Names)
 		require.NotNil(t, rule.ErrnoRet, "%v", rule.Names)

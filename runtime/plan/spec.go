@@ -15,7 +15,7 @@ import (
 
 // The sandbox as an OCI runtime spec (config.json).
 //
-// The root is an empty directory (PrepareRootfs fills it with mount points
+// The root is an empty directory (host.Prepare fills it with mount points
 // and the /usr-merge symlinks), read-only. Everything the sandbox sees is
 // mounted into it, in this order:
 //
@@ -27,7 +27,7 @@ import (
 //     host's hardware.
 //  2. The system directories, read-only: /usr, and /bin /sbin /lib /lib32
 //     /lib64 /libx32 when they are real directories on the host (when they
-//     are symlinks, as on merged-/usr systems, PrepareRootfs makes the same
+//     are symlinks, as on merged-/usr systems, host.Prepare makes the same
 //     symlinks in the root instead).
 //  3. Selected /etc entries, read-only: the ones programs need to run and
 //     to resolve names and certificates (EtcPaths), where they exist.
@@ -42,7 +42,7 @@ import (
 //     two orders differ only where v3 let a mount hide a bind inside it
 //     (a bind given before one that contains it, or a ro or wr bind in a
 //     cow DST).
-//  7. The protected paths (SpecConfig.Protect, GatherProtectedPaths): the
+//  7. The protected paths (SpecConfig.Protect, host.GatherProtection): the
 //     shell start-up files, credentials and git hooks in $HOME that a wr
 //     bind exposes, bound read-only over themselves.
 //
@@ -53,21 +53,16 @@ import (
 // (which count only inside the namespace), the seccomp filter of
 // DefaultSeccomp and the runtime's default masked and read-only /proc
 // paths. The policy's limits are rlimits of every process (Limits); only a
-// sandbox started by root asks for a cgroup (Limits.Cgroup, SandboxCgroup),
+// sandbox started by root asks for a cgroup (Limits.Cgroup, host.SandboxCgroup),
 // so that a rootless runtime needs none. The
 // process starts in the caller's directory, moved into the cow DST when it
 // is in a cow SRC, or in / when the sandbox does not show it (SandboxCwd).
 
 const (
-	// InitMountPath is where boxsh-init appears inside the sandbox.
-	InitMountPath = frame.InitMountPath
-	// ForkServerMountPath is where the fork-server library appears
-	// inside the sandbox: beside boxsh-init, where it looks.
-	ForkServerMountPath = frame.ForkServerMountPath
-	// DefaultHostname is the sandbox's host name.
-	DefaultHostname = "boxsh"
-	// DefaultPATH is the PATH of a process whose environment has none.
-	DefaultPATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// defaultHostname is the sandbox's host name.
+	defaultHostname = "boxsh"
+	// defaultPath is the PATH of a process whose environment has none.
+	defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	// VersionAnnotation is the spec annotation with boxsh's version.
 	VersionAnnotation = "org.boxsh.version"
 )
@@ -128,7 +123,7 @@ type HostPath struct {
 	// path that must not be created either; Dir then tells what it would
 	// be). MissingFrom is its first ancestor (or Path itself) that does
 	// not exist: the runtime creates the mount point from there, and
-	// RemovePlaceholders removes it again.
+	// the starter removes it again.
 	Missing     bool
 	MissingFrom string
 	// Pins are the directories between the writable bind that holds a
@@ -143,7 +138,7 @@ type HostPath struct {
 	// Reason is why the path is protected, for messages.
 	Reason string `json:",omitempty"`
 	// Tree marks a directory bound read-only over itself in depth order
-	// with the binds (a writable home, see GatherProtection), so that
+	// with the binds (a writable home, see host.GatherProtection), so that
 	// the binds inside it and Rebind come after it.
 	Tree bool `json:",omitempty"`
 	// Rebind are the directories in a Tree path that stay writable: bound
@@ -153,7 +148,7 @@ type HostPath struct {
 }
 
 // HostFacts are the facts about the host that the spec depends on, so that
-// BuildSpec itself reads nothing (see GatherHostFacts).
+// BuildSpec itself reads nothing (see host.Gather).
 type HostFacts struct {
 	// System are the SystemPaths that exist on the host.
 	System []HostPath
@@ -244,7 +239,7 @@ type SpecConfig struct {
 	// Limits are the resource limits of the sandbox's processes.
 	Limits Limits
 	// Args, Env and Terminal describe the process; Env gets a PATH when
-	// it has none. See InitArgs for boxsh-init's arguments.
+	// it has none. See initArgs for boxsh-init's arguments.
 	Args     []string
 	Env      []string
 	Terminal bool
@@ -260,26 +255,26 @@ type SpecConfig struct {
 	Groups []uint32
 	// Rootfs is the root directory: absolute, or relative to the bundle.
 	Rootfs string
-	// InitPath is the host's boxsh-init, bound at InitMountPath; empty
+	// InitPath is the host's boxsh-init, bound at frame.InitMountPath; empty
 	// for none.
 	InitPath string
 	// ForkServer is the host's fork-server library, bound at
-	// ForkServerMountPath; empty for none.
+	// frame.ForkServerMountPath; empty for none.
 	ForkServer string
-	// Hostname is the sandbox's host name (default DefaultHostname).
+	// Hostname is the sandbox's host name (default defaultHostname).
 	Hostname string
-	// Host are the host facts (see GatherHostFacts).
+	// Host are the host facts (see host.Gather).
 	Host HostFacts
 	// Protect are host paths that wr binds expose but that stay
 	// read-only, bound over themselves after the binds (see
-	// GatherProtectedPaths). Missing ones get an empty read-only file or
+	// host.GatherProtection). Missing ones get an empty read-only file or
 	// directory from Placeholders, or are left out when it is empty.
 	Protect []HostPath
 	// Placeholders is a host directory with an empty file "file" and an
 	// empty directory "dir", and an unreadable empty file "denied" and
-	// directory "denied-dir" (see PreparePlaceholders).
+	// directory "denied-dir" (see host.Prepare).
 	Placeholders string
-	// Rules are the policy's file rules, resolved (see ResolveFileRules).
+	// Rules are the policy's file rules, resolved (see host.Gather).
 	Rules FileRules
 	// Seccomp is the seccomp filter (default DefaultSeccomp()).
 	Seccomp *specs.LinuxSeccomp
@@ -293,7 +288,7 @@ type SpecConfig struct {
 // so that another runtime gives the same (it would give its own else).
 // Memory and Pids are for a shell or command run with --exec; with --rpc,
 // boxsh-init applies them to each command it starts instead
-// (InitOptions), so that they do not bind boxsh-init itself: a fork bomb
+// (frame.InitOptions), so that they do not bind boxsh-init itself: a fork bomb
 // that takes every process slot must not keep it from making a thread.
 type Limits struct {
 	// NoFile is the limit of open files (RLIMIT_NOFILE) of every process,
@@ -347,9 +342,9 @@ func (l Limits) resources() *specs.LinuxResources {
 	return r
 }
 
-// LimitsOf are the limits of the policy p that a sandbox's spec sets: all
+// limitsOf are the limits of the policy p that a sandbox's spec sets: all
 // of them for a shell or command, none for boxsh-init (see Limits).
-func LimitsOf(p policy.Policy, forInit bool) Limits {
+func limitsOf(p policy.Policy, forInit bool) Limits {
 	var l Limits
 	if !forInit {
 		l = Limits{Memory: p.Memory.Value, Pids: p.Pids.Value}
@@ -360,7 +355,7 @@ func LimitsOf(p policy.Policy, forInit bool) Limits {
 	return l
 }
 
-// rlimits are the spec's process.rlimits of l; StartContainer applies
+// rlimits are the spec's process.rlimits of l; host.StartContainer applies
 // exactly these.
 func (l Limits) rlimits() []specs.POSIXRlimit {
 	var rs []specs.POSIXRlimit
@@ -376,12 +371,9 @@ func (l Limits) rlimits() []specs.POSIXRlimit {
 	return rs
 }
 
-// InitOptions are boxsh-init's options (written by their Args).
-type InitOptions = frame.InitOptions
-
-// InitArgs are the arguments of boxsh-init inside the sandbox.
-func InitArgs(o InitOptions) []string {
-	return append([]string{InitMountPath}, o.Args()...)
+// initArgs are the arguments of boxsh-init inside the sandbox.
+func initArgs(o frame.InitOptions) []string {
+	return append([]string{frame.InitMountPath}, o.Args()...)
 }
 
 // Mount options.
@@ -466,7 +458,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	}
 	hostname := cfg.Hostname
 	if hostname == "" {
-		hostname = DefaultHostname
+		hostname = defaultHostname
 	}
 	seccomp := cfg.Seccomp
 	if seccomp == nil {
@@ -474,7 +466,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	}
 	env := slices.Clone(cfg.Env)
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
-		env = append(env, "PATH="+DefaultPATH)
+		env = append(env, "PATH="+defaultPath)
 	}
 
 	host := cfg.Host
@@ -526,7 +518,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 		if err := checkCleanAbs("cache", cache); err != nil {
 			return nil, err
 		}
-		tree = append(tree, specs.Mount{Destination: CacheDir(cfg.Sandbox.Home), Type: "bind", Source: cache, Options: slices.Clone(bindRW)})
+		tree = append(tree, specs.Mount{Destination: cacheDir(cfg.Sandbox.Home), Type: "bind", Source: cache, Options: slices.Clone(bindRW)})
 		env = CacheEnv(env, cfg.Sandbox.Home)
 	}
 	for _, b := range binds {
@@ -639,17 +631,17 @@ func privateHome(sb policy.Sandbox, host HostFacts) string {
 	return home
 }
 
-// CacheDir is where the --cache directory appears in a sandbox whose home
+// cacheDir is where the --cache directory appears in a sandbox whose home
 // is home: the home's .cache, the default XDG_CACHE_HOME.
-func CacheDir(home string) string { return filepath.Join(home, ".cache") }
+func cacheDir(home string) string { return filepath.Join(home, ".cache") }
 
 // CacheEnv adds to env the variables that put the tools' caches in the
-// --cache directory of a sandbox whose home is home (see CacheDir), those
+// --cache directory of a sandbox whose home is home (see cacheDir), those
 // env does not set already: XDG_CACHE_HOME, Go's build cache (GOCACHE)
 // and module cache (GOMODCACHE), npm's cache (npm_config_cache). pip,
 // yarn and others use XDG_CACHE_HOME.
 func CacheEnv(env []string, home string) []string {
-	dir := CacheDir(home)
+	dir := cacheDir(home)
 	for _, kv := range []string{
 		"XDG_CACHE_HOME=" + dir,
 		"GOCACHE=" + filepath.Join(dir, "go-build"),
@@ -706,9 +698,9 @@ func systemMounts(host HostFacts, initPath, forkServer string) []specs.Mount {
 	}
 	ms = append(ms, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
 	if initPath != "" {
-		ms = append(ms, specs.Mount{Destination: InitMountPath, Type: "bind", Source: initPath, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		ms = append(ms, specs.Mount{Destination: frame.InitMountPath, Type: "bind", Source: initPath, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 		if forkServer != "" {
-			ms = append(ms, specs.Mount{Destination: ForkServerMountPath, Type: "bind", Source: forkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+			ms = append(ms, specs.Mount{Destination: frame.ForkServerMountPath, Type: "bind", Source: forkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 		}
 	}
 	return ms
@@ -856,7 +848,7 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 	// Directories whose host content the sandbox shows.
 	var shown []string
 	// Mount points: they and their parents exist inside.
-	points := []string{"/proc", "/dev/pts", "/dev/shm", "/dev/mqueue", "/tmp", InitMountPath}
+	points := []string{"/proc", "/dev/pts", "/dev/shm", "/dev/mqueue", "/tmp", frame.InitMountPath}
 	for _, hp := range host.System {
 		points = append(points, hp.Path)
 		if hp.Link == "" && hp.Dir {

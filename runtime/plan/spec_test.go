@@ -56,7 +56,7 @@ var splitHost = HostFacts{
 func testConfig(binds ...policy.Bind) SpecConfig {
 	return SpecConfig{
 		Sandbox:  policy.Sandbox{Enabled: true, Binds: binds},
-		Args:     InitArgs(InitOptions{Workers: 4, Shell: "/bin/sh"}),
+		Args:     initArgs(frame.InitOptions{Workers: 4, Shell: "/bin/sh"}),
 		Env:      []string{"HOME=/home/u", "TERM=xterm"},
 		Cwd:      "/home/u/proj",
 		UID:      1000,
@@ -64,7 +64,7 @@ func testConfig(binds ...policy.Bind) SpecConfig {
 		Rootfs:   "rootfs",
 		InitPath: "/opt/boxsh/bin/boxsh-init",
 		Host:     testHost,
-		Seccomp:  SeccompFor("amd64"),
+		Seccomp:  seccompFor("amd64"),
 		Version:  "1.2.3-test",
 	}
 }
@@ -162,7 +162,7 @@ func TestBuildSpecSystemMounts(t *testing.T) {
 		"/usr",
 		"/etc/alternatives", "/etc/hosts", "/etc/passwd", "/etc/resolv.conf", "/etc/ssl",
 		"/tmp",
-		InitMountPath,
+		frame.InitMountPath,
 	}, destinations(spec.Mounts), "the /usr-merge symlinks and /etc symlinks into /usr and /proc are in the root, not mounts; no /sys")
 
 	assert.Equal(t, specs.Mount{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}}, mountAt(t, spec, "/proc"))
@@ -181,16 +181,16 @@ func TestBuildSpecSystemMounts(t *testing.T) {
 	assert.Equal(t, specs.Mount{Destination: "/etc/ssl", Type: "bind", Source: "/etc/ssl", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/ssl"))
 	assert.Equal(t, specs.Mount{Destination: "/etc/passwd", Type: "bind", Source: "/etc/passwd", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/passwd"))
 	assert.Equal(t, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: "/etc/resolv.conf", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/resolv.conf"), "a symlink out of /usr and /proc is bound, which follows it")
-	assert.Equal(t, specs.Mount{Destination: InitMountPath, Type: "bind", Source: "/opt/boxsh/bin/boxsh-init", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, InitMountPath))
+	assert.Equal(t, specs.Mount{Destination: frame.InitMountPath, Type: "bind", Source: "/opt/boxsh/bin/boxsh-init", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, frame.InitMountPath))
 
-	assert.NotContains(t, destinations(spec.Mounts), ForkServerMountPath, "no fork server without ForkServer")
+	assert.NotContains(t, destinations(spec.Mounts), frame.ForkServerMountPath, "no fork server without ForkServer")
 
 	cfg := testConfig()
 	cfg.ForkServer = "/opt/boxsh/lib/boxsh/boxsh-zygote.so"
 	spec = build(t, cfg)
-	assert.Equal(t, specs.Mount{Destination: ForkServerMountPath, Type: "bind", Source: cfg.ForkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, ForkServerMountPath),
+	assert.Equal(t, specs.Mount{Destination: frame.ForkServerMountPath, Type: "bind", Source: cfg.ForkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, frame.ForkServerMountPath),
 		"the fork server is bound beside boxsh-init, where it looks")
-	assert.Equal(t, filepath.Dir(InitMountPath), filepath.Dir(ForkServerMountPath))
+	assert.Equal(t, filepath.Dir(frame.InitMountPath), filepath.Dir(frame.ForkServerMountPath))
 
 	cfg = testConfig()
 	cfg.InitPath = ""
@@ -275,7 +275,7 @@ func TestBuildSpecBindOrder(t *testing.T) {
 			n := len(spec.Mounts)
 			require.Greater(t, n, len(tc.want))
 			assert.Equal(t, tc.want, destinations(spec.Mounts[n-len(tc.want):]))
-			assert.Equal(t, InitMountPath, spec.Mounts[n-len(tc.want)-1].Destination, "system mounts first")
+			assert.Equal(t, frame.InitMountPath, spec.Mounts[n-len(tc.want)-1].Destination, "system mounts first")
 		})
 	}
 }
@@ -340,7 +340,7 @@ func TestBuildSpecProcess(t *testing.T) {
 	spec := build(t, testConfig())
 	p := spec.Process
 	assert.Equal(t, []string{"/.boxsh/boxsh-init", "--workers", "4", "--shell", "/bin/sh", "--log-level", "warn"}, p.Args)
-	assert.Equal(t, []string{"HOME=/home/u", "TERM=xterm", "PATH=" + DefaultPATH}, p.Env, "a PATH when there is none")
+	assert.Equal(t, []string{"HOME=/home/u", "TERM=xterm", "PATH=" + defaultPath}, p.Env, "a PATH when there is none")
 	assert.True(t, p.NoNewPrivileges)
 	assert.False(t, p.Terminal)
 	assert.Nil(t, p.Rlimits, "resource limits are inherited")
@@ -371,7 +371,7 @@ func TestBuildSpecMaskedAndReadonlyPaths(t *testing.T) {
 		assert.Contains(t, spec.Linux.MaskedPaths, p)
 	}
 	assert.Equal(t, []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}, spec.Linux.ReadonlyPaths)
-	assert.Equal(t, SeccompFor("amd64"), spec.Linux.Seccomp)
+	assert.Equal(t, seccompFor("amd64"), spec.Linux.Seccomp)
 
 	cfg := testConfig()
 	cfg.Seccomp = nil
