@@ -43,7 +43,7 @@ type ContainerConfig struct {
 	// Sandbox is the policy; Try must have been resolved (see ResolveTry).
 	Sandbox policy.Sandbox
 	// Policy holds the limits, the network and the file rules (see
-	// resolveFileRules).
+	// Gather).
 	Policy policy.Policy
 	// Command is what plan.ModeExec runs; Init are boxsh-init's options for
 	// plan.ModeServe (see plan.Config.Init).
@@ -53,9 +53,9 @@ type ContainerConfig struct {
 	Env []string
 	// Cwd is the caller's directory on the host (see SandboxCwd).
 	Cwd string
-	// InitPath is the host's boxsh-init, bound at InitMountPath.
+	// InitPath is the host's boxsh-init, bound at frame.InitMountPath.
 	InitPath string
-	// Home is the caller's home directory, for gatherProtectedPaths.
+	// Home is the caller's home directory, for Gather.
 	Home string
 	// Terminal gives the process a terminal of the sandbox's own: the
 	// master side is then Container.Console, and Stdin, Stdout and Stderr
