@@ -44,14 +44,22 @@ func RESTHandler(s *Server) (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /openapi.json", serveDocument(doc))
+	mux.HandleFunc("POST /v1/tools/{name}", s.toolHandler)
+	return mux, nil
+}
+
+// serveDocument answers with the OpenAPI document doc.
+func serveDocument(doc []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/openapi+json")
 		_, _ = w.Write(doc)
-	})
-	mux.HandleFunc("POST /v1/tools/{name}", func(w http.ResponseWriter, r *http.Request) {
-		s.serveTool(w, r, r.PathValue("name"))
-	})
-	return mux, nil
+	}
+}
+
+// toolHandler answers POST /v1/tools/{name}.
+func (s *Server) toolHandler(w http.ResponseWriter, r *http.Request) {
+	s.serveTool(w, r, r.PathValue("name"))
 }
 
 // openAPIDocument is openapi.json with the server's version.

@@ -133,10 +133,7 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/openapi+json")
-		_, _ = w.Write(doc)
-	})
+	mux.HandleFunc("GET /openapi.json", serveDocument(doc))
 	mux.HandleFunc("POST /v1/sandboxes", rt.serveCreate)
 	mux.HandleFunc("GET /v1/sandboxes", rt.serveList)
 	mux.HandleFunc("DELETE /v1/sandboxes/{name}", rt.serveDelete)
@@ -204,9 +201,7 @@ func (rt *SandboxRouter) newEndpoint(b Backend, token string) (*endpoint, error)
 	}
 	s := rt.srv.withBackend(b)
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/tools/{name}", func(w http.ResponseWriter, r *http.Request) {
-		s.serveTool(w, r, r.PathValue("name"))
-	})
+	mux.HandleFunc("POST /v1/tools/{name}", s.toolHandler)
 	opts := rt.opts
 	opts.Extra = mux
 	if opts.Token != "" {

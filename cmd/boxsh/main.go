@@ -174,19 +174,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer run.Done()
-	sup, err := runtime.NewSupervisor(ctx, runtime.Config{
-		InitPath: initPath,
-		Workers:  opts.workers,
-		Shell:    opts.shell,
-		LogLevel: log.GetLevel().String(),
-		Sandbox:  sb,
-		Policy:   opts.policy,
-		Env:      policy.CommandEnv(opts.policy, os.Environ()),
-		Cwd:      cwd,
-		Home:     home,
-		Version:  version,
-		Log:      log,
-	})
+	sup, err := runtime.NewSupervisor(ctx, runtimeConfig(opts, log, initPath, sb, cwd, home))
 	var backend rpc.Backend
 	switch {
 	case err == nil:
@@ -262,6 +250,24 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return 1
 	}
 	return 0
+}
+
+// runtimeConfig is the boxsh-init of --rpc for the sandbox sb, started in
+// cwd for a user whose home is home.
+func runtimeConfig(opts options, log hclog.Logger, initPath string, sb policy.Sandbox, cwd, home string) runtime.Config {
+	return runtime.Config{
+		InitPath: initPath,
+		Workers:  opts.workers,
+		Shell:    opts.shell,
+		LogLevel: log.GetLevel().String(),
+		Sandbox:  sb,
+		Policy:   opts.policy,
+		Env:      policy.CommandEnv(opts.policy, os.Environ()),
+		Cwd:      cwd,
+		Home:     home,
+		Version:  version,
+		Log:      log,
+	}
 }
 
 // unstartedBackend fails every tool call with why the sandbox could not

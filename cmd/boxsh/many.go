@@ -54,18 +54,8 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	trimmer := idle.NewTrimmer()
 	var router *rpc.SandboxRouter
 	mgr, err := sandboxes.New(ctx, sandboxes.Config{
-		Runtime: runtime.Config{
-			InitPath: initPath,
-			Workers:  opts.workers,
-			Shell:    opts.shell,
-			LogLevel: log.GetLevel().String(),
-			Sandbox:  sb,
-			Policy:   opts.policy,
-			Env:      policy.CommandEnv(opts.policy, os.Environ()),
-			Home:     os.Getenv("HOME"),
-			Version:  version,
-			Log:      log,
-		},
+		// Each sandbox starts in its view of the workspace (its session's).
+		Runtime:   runtimeConfig(opts, log, initPath, sb, "", os.Getenv("HOME")),
 		Workspace: cwd,
 		Max:       opts.maxSandboxes,
 		IdleTTL:   idleTTL,

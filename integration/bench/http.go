@@ -71,18 +71,7 @@ func startHTTPServer(bin string, c config) (*httpServer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
+	found := listenAddress(stderr)
 	s := &httpServer{cmd: cmd, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * httpClients}}}
 	select {
 	case s.url = <-found:
@@ -97,6 +86,24 @@ func startHTTPServer(bin string, c config) (*httpServer, error) {
 	}
 	s.token = strings.TrimSpace(string(b))
 	return s, nil
+}
+
+// listenAddress reads a server's stderr to its end and sends the MCP URL
+// it prints, once.
+func listenAddress(stderr io.Reader) <-chan string {
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	return found
 }
 
 // stop sends SIGTERM and waits for the server.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -66,20 +65,8 @@ func startManyServer(bin string, c config, max, warm int) (*manyServer, error) {
 		return nil, err
 	}
 	m.cmd = cmd
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if mm := listenRE.FindStringSubmatch(sc.Text()); mm != nil {
-				select {
-				case found <- mm[1]:
-				default:
-				}
-			}
-		}
-	}()
 	select {
-	case u := <-found:
+	case u := <-listenAddress(stderr):
 		m.base = strings.TrimSuffix(u, "/mcp")
 	case <-time.After(c.Timeout):
 		m.stop()
@@ -192,20 +179,9 @@ func runSandboxes(w io.Writer, bin string, c config, sc sandboxesConfig) error {
 	fmt.Fprintf(w, "many sandboxes: %s, --workers %d, load %s\n", bin, c.Workers, loadAverage())
 
 	// First answers, cold: create then the first call.
-	var creates, calls, totals []time.Duration
-	for i := range sc.First {
-		name := "first" + strconv.Itoa(i)
-		cr, ca, err := m.createCall(name, "empty")
-		if err != nil {
-			return err
-		}
-		creates, calls, totals = append(creates, cr), append(calls, ca), append(totals, cr+ca)
-		if _, err := m.do(http.MethodDelete, "/v1/sandboxes/"+name, nil, http.StatusNoContent); err != nil {
-			return err
-		}
+	if err := firstAnswers(w, m, "a new sandbox", sc.First, nil); err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "first answer of a new sandbox (create + first bash, %d runs): %s\n", sc.First, quantiles(totals))
-	fmt.Fprintf(w, "  create: %s\n  first call: %s\n", quantiles(creates), quantiles(calls))
 
 	// Memory of idle sandboxes.
 	time.Sleep(2 * time.Second)
@@ -277,23 +253,33 @@ func measureWarm(w io.Writer, bin string, c config, sc sandboxesConfig) error {
 		return err
 	}
 	defer m.stop()
-	var creates, calls, totals []time.Duration
-	for i := range sc.First {
+	refilled := func() error {
 		deadline := time.Now().Add(c.Timeout)
 		for {
 			b, err := m.do(http.MethodGet, "/v1/sandboxes", nil, http.StatusOK)
-			if err != nil {
+			if err != nil || bytes.Contains(b, []byte(`"warm":2`)) {
 				return err
-			}
-			if bytes.Contains(b, []byte(`"warm":2`)) {
-				break
 			}
 			if time.Now().After(deadline) {
 				return errors.New("the warm pool did not refill")
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		name := "warm" + strconv.Itoa(i)
+	}
+	return firstAnswers(w, m, "a sandbox from the warm pool", sc.First, refilled)
+}
+
+// firstAnswers times n creates of a sandbox and its first call (each
+// after wait, if set), deleting each, and prints them as what.
+func firstAnswers(w io.Writer, m *manyServer, what string, n int, wait func() error) error {
+	var creates, calls, totals []time.Duration
+	for i := range n {
+		if wait != nil {
+			if err := wait(); err != nil {
+				return err
+			}
+		}
+		name := "first" + strconv.Itoa(i)
 		cr, ca, err := m.createCall(name, "empty")
 		if err != nil {
 			return err
@@ -303,7 +289,7 @@ func measureWarm(w io.Writer, bin string, c config, sc sandboxesConfig) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "first answer of a sandbox from the warm pool (create + first bash, %d runs): %s\n", sc.First, quantiles(totals))
+	fmt.Fprintf(w, "first answer of %s (create + first bash, %d runs): %s\n", what, n, quantiles(totals))
 	fmt.Fprintf(w, "  create: %s\n  first call: %s\n", quantiles(creates), quantiles(calls))
 	return nil
 }

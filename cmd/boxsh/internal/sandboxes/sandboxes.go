@@ -97,6 +97,10 @@ type Sandbox struct {
 	empty   string   // the empty directory of rpc.FromEmpty
 	cancel  context.CancelFunc
 
+	// answered is closed when its first call ends (see refillAfter).
+	answered     chan struct{}
+	answeredOnce sync.Once
+
 	mu      sync.Mutex
 	running int
 	calls   int64
@@ -197,7 +201,7 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 		sb.ready = true
 		sb.mu.Unlock()
 		m.mu.Unlock()
-		m.refill()
+		m.refillAfter(sb)
 		m.cfg.Log.Info("sandbox created from the warm pool", "name", sb.name, "from", sb.from, "took", time.Since(now))
 		return sb, nil
 	}
@@ -484,6 +488,9 @@ func (sb *Sandbox) Start(ctx context.Context, name string, args json.RawMessage,
 		sb.running--
 		sb.last = time.Now()
 		sb.mu.Unlock()
+		if sb.answered != nil {
+			sb.answeredOnce.Do(func() { close(sb.answered) })
+		}
 	}
 	err := sb.backend.Start(ctx, name, args, func(res json.RawMessage, err error) {
 		end()
@@ -506,6 +513,23 @@ func (m *Manager) takeWarm(from string) *Sandbox {
 	sb := list[0]
 	m.warm[from] = list[1:]
 	return sb
+}
+
+// refillAfter refills the pool once sb, just taken from it, has answered
+// its first call (or after a second): starting a sandbox takes CPU the
+// first call would wait for.
+func (m *Manager) refillAfter(sb *Sandbox) {
+	go func() {
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-sb.answered:
+		case <-t.C:
+		case <-m.ctx.Done():
+			return
+		}
+		m.refill()
+	}()
 }
 
 // warmKinds are the kinds of sandbox the pool keeps.
@@ -542,7 +566,7 @@ func (m *Manager) refill() {
 				return
 			}
 			m.mu.Unlock()
-			sb := &Sandbox{from: kind, created: time.Now()}
+			sb := &Sandbox{from: kind, created: time.Now(), answered: make(chan struct{})}
 			err := sb.start(m.ctx, m)
 			if err == nil {
 				err = sb.warmUp(m.ctx)
