@@ -477,3 +477,43 @@ func TestSandboxesWarmPool(t *testing.T) {
 	_, err = srv.Create(ctx, "e", client.FromEmpty)
 	require.NoError(t, err, "a name made again from the pool")
 }
+
+// A sandbox's changes to the workspace are reviewed and applied through
+// the management API, with the server's token only.
+func TestSandboxesChangesApply(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx)
+	a := m.create(t, "a", "workspace")
+	s := m.connect(t, ctx, a.Endpoint, a.Token, "")
+	sh(t, ctx, s, "echo new > new.txt; echo changed > seed.txt")
+	status, _ := m.do(t, http.MethodGet, "/v1/sandboxes/a/changes", a.Token, nil)
+	assert.Equal(t, http.StatusUnauthorized, status, "a sandbox's token reviews")
+	status, body := m.do(t, http.MethodGet, "/v1/sandboxes/a/changes", m.token, nil)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	var changes struct {
+		Changes []struct {
+			Path string `json:"path"`
+			Kind string `json:"kind"`
+		} `json:"changes"`
+	}
+	require.NoError(t, json.Unmarshal(body, &changes))
+	require.Len(t, changes.Changes, 2, "%s", body)
+	assert.Equal(t, "new.txt", changes.Changes[0].Path)
+	assert.Equal(t, "seed.txt", changes.Changes[1].Path)
+	status, body = m.do(t, http.MethodGet, "/v1/sandboxes/a/diff?path=seed.txt", m.token, nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, string(body), "-seed\n+changed\n")
+	status, body = m.do(t, http.MethodPost, "/v1/sandboxes/a/apply", m.token, map[string]any{"dry_run": true})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	assert.NoFileExists(t, filepath.Join(m.workspace, "new.txt"), "a dry run")
+	status, body = m.do(t, http.MethodPost, "/v1/sandboxes/a/apply", m.token, map[string]any{"paths": []string{"new.txt"}})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	b, err := os.ReadFile(filepath.Join(m.workspace, "new.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", string(b))
+	b, err = os.ReadFile(filepath.Join(m.workspace, "seed.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "seed\n", string(b), "only the path asked for")
+	status, _ = m.do(t, http.MethodGet, "/v1/sandboxes/zz/changes", m.token, nil)
+	assert.Equal(t, http.StatusNotFound, status)
+}

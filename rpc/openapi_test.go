@@ -133,6 +133,39 @@ func registerSandboxesOpenAPI(api huma.API) {
 			"404": {Description: "No such sandbox", Content: problem},
 		},
 	}, {
+		OperationID: "sandbox-changes", Method: http.MethodGet, Path: "/v1/sandboxes/{name}/changes",
+		Summary: "List a sandbox's changes to the workspace (as boxsh changes --json)", Tags: []string{"sandboxes"},
+		Parameters: []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The changes", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object", AdditionalProperties: true}}}},
+			"404": {Description: "No such sandbox", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-diff", Method: http.MethodGet, Path: "/v1/sandboxes/{name}/diff",
+		Summary: "The unified diff of a sandbox's changes (as boxsh diff)", Tags: []string{"sandboxes"},
+		Parameters: []*huma.Param{
+			{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}},
+			{Name: "path", In: "query", Description: "Only this path's changes", Schema: &huma.Schema{Type: "string"}},
+		},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The diff", Content: map[string]*huma.MediaType{"text/x-diff": {Schema: &huma.Schema{Type: "string"}}}},
+			"404": {Description: "No such sandbox", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-apply", Method: http.MethodPost, Path: "/v1/sandboxes/{name}/apply",
+		Summary:     "Apply a sandbox's changes to the workspace (as boxsh apply)",
+		Description: "Conflicts (paths the host changed since the sandbox started) and protected paths are refused, as boxsh apply refuses them.",
+		Tags:        []string{"sandboxes"},
+		Parameters:  []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},
+		RequestBody: &huma.RequestBody{Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object", Properties: map[string]*huma.Schema{
+			"dry_run": {Type: "boolean", Description: "Tell what would be applied; change nothing"},
+			"paths":   {Type: "array", Items: &huma.Schema{Type: "string"}, Description: "Only these paths (relative to the workspace); none: all"},
+		}}}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "What was applied, refused and narrowed", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object", AdditionalProperties: true}}}},
+			"404": {Description: "No such sandbox", Content: problem},
+		},
+	}, {
 		OperationID: "sandbox-tool", Method: http.MethodPost, Path: "/s/{sandbox}/v1/tools/{tool}",
 		Summary:     "Call a tool in a sandbox",
 		Description: "The REST twin of /v1/tools/{tool} in sandbox {sandbox}: the same body and answer. Takes the sandbox's token or the server's. /s/{sandbox}/mcp is its MCP endpoint.",

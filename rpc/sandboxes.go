@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -83,6 +84,20 @@ type SandboxHost interface {
 	List() []SandboxInfo
 }
 
+// SandboxFiles, when a SandboxHost offers it, reviews and applies a
+// sandbox's changes to the workspace (its copy-on-write session):
+// GET /v1/sandboxes/NAME/changes and /diff?path=P, POST .../apply.
+type SandboxFiles interface {
+	// Changes lists the changes (JSON-encodable); Diff is the unified
+	// diff of path's changes, or of all when path is "".
+	Changes(name string) (any, error)
+	Diff(name, path string) (string, error)
+	// Apply writes the changes (of paths, or all) into the workspace,
+	// refusing conflicts and protected paths, or only tells what it
+	// would do with dryRun.
+	Apply(name string, dryRun bool, paths []string) (any, error)
+}
+
 // SandboxError is a refused create or delete, with its HTTP status.
 type SandboxError struct {
 	Status int // 400 a bad request, 404 no such sandbox, 409 the name is taken, 429 a limit
@@ -137,6 +152,43 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 	mux.HandleFunc("POST /v1/sandboxes", rt.serveCreate)
 	mux.HandleFunc("GET /v1/sandboxes", rt.serveList)
 	mux.HandleFunc("DELETE /v1/sandboxes/{name}", rt.serveDelete)
+	if files, ok := rt.host.(SandboxFiles); ok {
+		mux.HandleFunc("GET /v1/sandboxes/{name}/changes", func(w http.ResponseWriter, r *http.Request) {
+			changes, err := files.Changes(r.PathValue("name"))
+			if err != nil {
+				writeSandboxError(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"changes": changes})
+		})
+		mux.HandleFunc("GET /v1/sandboxes/{name}/diff", func(w http.ResponseWriter, r *http.Request) {
+			diff, err := files.Diff(r.PathValue("name"), r.URL.Query().Get("path"))
+			if err != nil {
+				writeSandboxError(w, err)
+				return
+			}
+			w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
+			_, _ = w.Write([]byte(diff))
+		})
+		mux.HandleFunc("POST /v1/sandboxes/{name}/apply", func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				DryRun bool     `json:"dry_run"`
+				Paths  []string `json:"paths"`
+			}
+			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+				writeProblem(w, http.StatusBadRequest, "apply: the body must be {\"dry_run\": BOOL, \"paths\": [PATH...]}: "+err.Error())
+				return
+			}
+			res, err := files.Apply(r.PathValue("name"), req.DryRun, req.Paths)
+			if err != nil {
+				writeSandboxError(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, res)
+		})
+	}
 	mux.HandleFunc("POST /v1/tools/{name}", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "this server hosts many sandboxes: call /s/NAME/v1/tools/"+r.PathValue("name"))
 	})

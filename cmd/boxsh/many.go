@@ -14,6 +14,7 @@ import (
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -60,6 +61,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		Max:       opts.maxSandboxes,
 		IdleTTL:   idleTTL,
 		Warm:      opts.warmSandboxes,
+		Protect:   host.ProtectEntries(opts.policy),
 		Wrap:      func(b rpc.Backend) rpc.Backend { return trimming{b, trimmer} },
 		Deleted:   func(name string) { router.Forget(name) },
 		Log:       log,

@@ -46,6 +46,9 @@ type Config struct {
 	Max int
 	// IdleTTL deletes a sandbox that ran no call for this long (0: never).
 	IdleTTL time.Duration
+	// Protect are the entries Apply never writes (the policy's
+	// filesystem.protect, host.ProtectEntries).
+	Protect []string
 	// Warm is how many sandboxes of each kind (rpc.FromWorkspace,
 	// rpc.FromEmpty) are kept started ahead, so that a create takes one
 	// at once; the pool refills in the background. Warm ones do not count
@@ -601,4 +604,46 @@ func (sb *Sandbox) warmUp(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// sessionOf is the session of running sandbox name.
+func (m *Manager) sessionOf(name string) (*session.Session, error) {
+	sb := m.Get(name)
+	if sb == nil {
+		return nil, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+	}
+	return sb.sess, nil
+}
+
+// Changes lists the changes of sandbox name to the workspace
+// (rpc.SandboxFiles).
+func (m *Manager) Changes(name string) (any, error) {
+	s, err := m.sessionOf(name)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := s.Changes()
+	if changes == nil {
+		changes = []session.Change{}
+	}
+	return changes, err
+}
+
+// Diff is the unified diff of sandbox name's changes (rpc.SandboxFiles).
+func (m *Manager) Diff(name, path string) (string, error) {
+	s, err := m.sessionOf(name)
+	if err != nil {
+		return "", err
+	}
+	return s.Diff(path)
+}
+
+// Apply writes sandbox name's changes into the workspace, as boxsh apply
+// does (rpc.SandboxFiles).
+func (m *Manager) Apply(name string, dryRun bool, paths []string) (any, error) {
+	s, err := m.sessionOf(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Apply(session.ApplyOptions{DryRun: dryRun, Paths: paths, Protect: m.cfg.Protect})
 }
