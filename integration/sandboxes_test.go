@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -516,4 +517,34 @@ func TestSandboxesChangesApply(t *testing.T) {
 	assert.Equal(t, "seed\n", string(b), "only the path asked for")
 	status, _ = m.do(t, http.MethodGet, "/v1/sandboxes/zz/changes", m.token, nil)
 	assert.Equal(t, http.StatusNotFound, status)
+}
+
+// A named sandbox's files outlive the server, as a session `boxsh
+// sessions` lists (labelled with the sandbox's name); a legacy session's
+// sandbox goes with the server.
+func TestSandboxesFilesOutliveServer(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx)
+	a := m.create(t, "keep", "workspace")
+	sh(t, ctx, m.connect(t, ctx, a.Endpoint, a.Token, ""), "echo kept > kept.txt")
+	legacy := m.connect(t, ctx, "/mcp", m.token, "2025-06-18")
+	sh(t, ctx, legacy, "echo gone > gone.txt")
+	require.Len(t, m.list(t), 2)
+	require.NoError(t, m.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-m.exited:
+	case <-time.After(exitTimeout):
+		t.Fatal("the server did not stop on SIGTERM")
+	}
+	b, err := os.ReadFile(filepath.Join(a.Workspace, "kept.txt"))
+	require.NoError(t, err, "the named sandbox's file outlived the server")
+	assert.Equal(t, "kept\n", string(b))
+	base := filepath.Join(m.state, "boxsh", "sessions")
+	r := runBoxshIn(t, ctx, t.TempDir(), "", nil, "sessions", "--base", base)
+	require.Equal(t, 0, r.code(), "%s", r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 1, "the legacy session's sandbox is gone: %s", r.stdout)
+	assert.Contains(t, lines[0], a.Workspace)
+	assert.Contains(t, lines[0], "sandbox keep")
+	assert.Contains(t, lines[0], "ended")
 }

@@ -254,10 +254,11 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 		Started time.Time `json:"started"`
 		Size    int64     `json:"size"`
 		Running bool      `json:"running"`
+		Label   string    `json:"label,omitempty"`
 	}
 	rows := []row{}
 	for _, s := range ss {
-		rows = append(rows, row{s.Dst(), s.Src(), s.Info().Started, s.Size(), s.OwnerAlive()})
+		rows = append(rows, row{s.Dst(), s.Src(), s.Info().Started, s.Size(), s.OwnerAlive(), s.Info().Label})
 	}
 	if _, ok := flags["--json"]; ok {
 		return writeJSON(stdout, stderr, rows)
@@ -267,7 +268,11 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 		if r.Running {
 			state = "running"
 		}
-		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\tsrc %s\n", session.QuotePath(r.Dst), age(time.Since(r.Started)), humanSize(r.Size), state, session.QuotePath(r.Src))
+		label := ""
+		if r.Label != "" {
+			label = "\t" + session.EscapeControls(r.Label)
+		}
+		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\tsrc %s%s\n", session.QuotePath(r.Dst), age(time.Since(r.Started)), humanSize(r.Size), state, session.QuotePath(r.Src), label)
 	}
 	return 0
 }
