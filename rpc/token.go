@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/boxsh/boxsh/internal/ownfile"
 )
 
 // LoadOrCreateToken returns the bearer token kept in path: the file's
@@ -47,7 +49,7 @@ func readToken(path string) (string, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
-			return "", fmt.Errorf("token file %s is a symbolic link, which boxsh does not follow: remove it (rm %s) or give the path of the file itself", path, path)
+			return "", ownfile.SymlinkError("token file", path)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fs.ErrNotExist
@@ -75,21 +77,15 @@ func readToken(path string) (string, error) {
 }
 
 // checkTokenFile tells why an existing token file path, of the kernel's
-// mode and owner uid, must not be used by the user me: not a regular
-// file, owned by another user (who could have written it), or open to
-// the group or others (who could have written or could read it). Each
-// error is one line that says how to fix it.
+// mode and owner uid, must not be used by the user me (see ownfile.Check).
+// Its error about the mode adds that a token others could read must be
+// replaced.
 func checkTokenFile(path string, mode, uid, me uint32) error {
-	if mode&syscall.S_IFMT != syscall.S_IFREG {
-		return fmt.Errorf("token file %s is not a regular file: give the path of a regular file, or of none to have it made", path)
+	err := ownfile.Check("token file", path, mode, uid, me)
+	if err != nil && mode&syscall.S_IFMT == syscall.S_IFREG && uid == me {
+		return fmt.Errorf("%w (and make a new token if others could read it)", err)
 	}
-	if uid != me {
-		return fmt.Errorf("token file %s is owned by uid %d, not by you (uid %d): another user may have planted it; remove it, or use a path of your own", path, uid, me)
-	}
-	if perm := mode & 0o7777; perm&0o077 != 0 {
-		return fmt.Errorf("token file %s has mode %04o, open to other users: chmod 600 %s (and make a new token if others could read it)", path, perm, path)
-	}
-	return nil
+	return err
 }
 
 // newToken is a new random token.
