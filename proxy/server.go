@@ -66,6 +66,21 @@ type Server struct {
 	// Setting is how the user allows a domain, for refusal messages
 	// (default "network.allowedDomains").
 	Setting string
+	// Decided, when set, is told every decision, on the connection's
+	// goroutine (the audit log records them).
+	Decided func(Decision)
+}
+
+// A Decision is what the proxy decided on one request.
+type Decision struct {
+	// Host is the destination as decided on: lower case, no trailing dot,
+	// no brackets (quoted when not a host name).
+	Host     string
+	Port     int
+	Protocol string // "connect", "http" or "socks5"
+	Allowed  bool
+	// Rule is the allowed or denied pattern that decided, or "".
+	Rule string
 }
 
 // server is a Server with its defaults filled in.
@@ -200,6 +215,9 @@ func (srv *server) serveConn(ctx context.Context, nc net.Conn, busy bool) {
 func (srv *server) decide(host string, port int, protocol string) decision {
 	d := srv.Rules.decide(host, port)
 	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule)
+	if srv.Decided != nil {
+		srv.Decided(Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule})
+	}
 	if !d.allowed {
 		srv.warnRefused(d)
 	}

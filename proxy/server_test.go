@@ -19,7 +19,7 @@ import (
 )
 
 // Every decision is one Info line with host, port, protocol, allowed
-// and rule.
+// and rule, and is told to Decided.
 func TestDecisionLog(t *testing.T) {
 	echo := startEcho(t)
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -27,7 +27,13 @@ func TestDecisionLog(t *testing.T) {
 	w := world{"echo.example.com:7": echo, "web.example.com:80": origin.Listener.Addr().String()}
 	buf := &logBuffer{}
 	log := hclog.New(&hclog.LoggerOptions{Output: buf, JSONFormat: true, Level: hclog.Info})
-	p := startProxy(t, &Server{Dial: w.dial, Log: log}, []string{"*.example.com"}, []string{"ads.example.com"})
+	var mu sync.Mutex
+	var decided []Decision
+	p := startProxy(t, &Server{Dial: w.dial, Log: log, Decided: func(d Decision) {
+		mu.Lock()
+		decided = append(decided, d)
+		mu.Unlock()
+	}}, []string{"*.example.com"}, []string{"ads.example.com"})
 	p.log = buf
 
 	status, _ := p.get(t, "http://web.example.com/")
@@ -53,6 +59,14 @@ func TestDecisionLog(t *testing.T) {
 			assert.Equal(t, v, got[i][k], "decision %d, %s", i, k)
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []Decision{
+		{Host: "web.example.com", Port: 80, Protocol: "http", Allowed: true, Rule: "*.example.com"},
+		{Host: "ads.example.com", Port: 80, Protocol: "http", Allowed: false, Rule: "ads.example.com"},
+		{Host: "echo.example.com", Port: 7, Protocol: "connect", Allowed: true, Rule: "*.example.com"},
+		{Host: "127.0.0.1", Port: 7, Protocol: "socks5", Allowed: false},
+	}, decided)
 }
 
 // Beyond MaxConns, clients are refused at once, and served again when

@@ -59,6 +59,9 @@ type Config struct {
 	Stderr io.Writer
 	// Log receives the front's diagnostics.
 	Log hclog.Logger
+	// Proxy observes the network proxy of an allowlist sandbox (the audit
+	// log, sandbox_stats' bytes through it).
+	Proxy host.ProxyHooks
 }
 
 // FindInit locates boxsh-init: next to the running executable, then on

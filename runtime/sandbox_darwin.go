@@ -89,7 +89,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		return nil, err
 	}
 	defer back.Close()
-	in := SeatbeltInputs{Sandbox: cfg.Sandbox, Policy: cfg.Policy, Home: cfg.Home, Cwd: cfg.Cwd, TmpDir: os.Getenv("TMPDIR")}
+	in := SeatbeltInputs{Sandbox: cfg.Sandbox, Policy: cfg.Policy, Home: cfg.Home, Cwd: cfg.Cwd, TmpDir: os.Getenv("TMPDIR"), Proxy: cfg.Proxy}
 	cmd, stop, err := SandboxCommand(in, cfg.Env, append([]string{cfg.InitPath}, initOptions(cfg).Args()...), cfg.Log)
 	if err != nil {
 		front.Close()

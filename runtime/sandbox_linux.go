@@ -40,6 +40,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		Files:    map[string]*os.File{plan.FramesDescriptor: back, plan.ForwardDescriptor: fwdBack},
 		Version:  cfg.Version,
 		Log:      cfg.Log,
+		Proxy:    cfg.Proxy,
 	})
 	if err != nil {
 		front.Close()

@@ -38,6 +38,8 @@ type SeatbeltInputs struct {
 	// PrivateTmp is the sandbox's own temporary directory (see
 	// makePrivateTmp; PrivateTmpStandIn in boxsh spec, which makes none).
 	PrivateTmp string
+	// Proxy observes the network proxy in allowlist mode.
+	Proxy host.ProxyHooks
 }
 
 // PrivateTmpStandIn is the name boxsh spec shows for the sandbox's own
@@ -251,7 +253,7 @@ func startSeatbeltProxy(in *SeatbeltInputs, env []string, log hclog.Logger) ([]s
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	addr, stop, err := host.ListenProxy(in.Policy, log.Named("proxy"))
+	addr, stop, err := host.ListenProxy(in.Policy, log.Named("proxy"), in.Proxy)
 	if err != nil {
 		return nil, nil, err
 	}

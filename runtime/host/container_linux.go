@@ -77,6 +77,8 @@ type ContainerConfig struct {
 	// Started, if set, is called once the sandbox is set up, just before
 	// its process starts.
 	Started func()
+	// Proxy observes the network proxy of an allowlist sandbox.
+	Proxy ProxyHooks
 }
 
 // Container is a running sandbox: a rootless OCI container started by
@@ -224,7 +226,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	files := maps.Clone(cc.Files)
 	if pl.Proxy {
-		child, stop, err := startProxy(cc.Policy, log.Named("proxy"))
+		child, stop, err := startProxy(cc.Policy, log.Named("proxy"), cc.Proxy)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,14 +18,69 @@ import (
 	"github.com/boxsh/boxsh/proxy"
 )
 
+// ProxyHooks observe the network proxy of a sandbox from the front.
+type ProxyHooks struct {
+	// Decided is told each decision (the audit log records them).
+	Decided func(proxy.Decision)
+	// Traffic counts the bytes between the sandbox and the proxy.
+	Traffic *Traffic
+}
+
+// Traffic counts the bytes between a sandbox and the front's proxy: those
+// the sandbox sent (Out) and received (In), the proxy protocol's own
+// (request headers, the multiplexing's framing) included.
+type Traffic struct {
+	Out, In atomic.Int64
+}
+
+// countedConn is a connection whose bytes t counts.
+type countedConn struct {
+	net.Conn
+	t *Traffic
+}
+
+func (c countedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.t.Out.Add(int64(n))
+	return n, err
+}
+
+func (c countedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.t.In.Add(int64(n))
+	return n, err
+}
+
+// count is c with its bytes counted in t (c itself when t is nil).
+func count(c net.Conn, t *Traffic) net.Conn {
+	if t == nil {
+		return c
+	}
+	return countedConn{c, t}
+}
+
+// countedListener counts the bytes of the connections it accepts.
+type countedListener struct {
+	net.Listener
+	t *Traffic
+}
+
+func (l countedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return count(c, l.t), nil
+}
+
 // newProxy is the network proxy of policy p, logging its decisions to
-// log.
-func newProxy(p policy.Policy, log hclog.Logger) (*proxy.Server, error) {
+// log and telling them to hooks.Decided.
+func newProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (*proxy.Server, error) {
 	rules, err := proxy.NewRules(policy.Values(p.AllowedDomains), policy.Values(p.DeniedDomains))
 	if err != nil {
 		return nil, fmt.Errorf("network policy: %w", err)
 	}
-	s := &proxy.Server{Rules: rules, Log: log}
+	s := &proxy.Server{Rules: rules, Log: log, Decided: hooks.Decided}
 	s.Dial = outsideDialer(net.DefaultResolver).DialContext
 	if testDial != nil {
 		s.Dial = testDial(s.Dial)
@@ -69,8 +125,8 @@ func serveProxy(ctx context.Context, s *proxy.Server, conn net.Conn) {
 // returns the sandbox's end of the proxy socket (for boxsh-init, which
 // closes it in the parent once started), and the function that stops the
 // proxy.
-func startProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(), err error) {
-	px, err := newProxy(p, log)
+func startProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (child *os.File, stop func(), err error) {
+	px, err := newProxy(p, log, hooks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,7 +142,7 @@ func startProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { serveProxy(ctx, px, conn); close(done) }()
+	go func() { serveProxy(ctx, px, count(conn, hooks.Traffic)); close(done) }()
 	return child, func() { cancel(); conn.Close(); <-done }, nil
 }
 
@@ -95,8 +151,8 @@ func startProxy(p policy.Policy, log hclog.Logger) (child *os.File, stop func(),
 // host's loopback (macOS, where a sandbox has no network namespace of its
 // own and its profile lets it connect to that port only). It returns the
 // address ("127.0.0.1:PORT") and the function that stops the proxy.
-func ListenProxy(p policy.Policy, log hclog.Logger) (addr string, stop func(), err error) {
-	px, err := newProxy(p, log)
+func ListenProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (addr string, stop func(), err error) {
+	px, err := newProxy(p, log, hooks)
 	if err != nil {
 		return "", nil, err
 	}
@@ -106,7 +162,7 @@ func ListenProxy(p policy.Policy, log hclog.Logger) (addr string, stop func(), e
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = px.Serve(ctx, l); close(done) }()
+	go func() { _ = px.Serve(ctx, countedListener{l, hooks.Traffic}); close(done) }()
 	return l.Addr().String(), func() { cancel(); l.Close(); <-done }, nil
 }
 

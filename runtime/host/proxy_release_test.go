@@ -21,7 +21,7 @@ func TestNewProxyNoTestSeam(t *testing.T) {
 	addr, accepted := acceptCounter(t)
 	t.Setenv("BOXSH_PROXY_HOSTS", "example.invalid="+addr+",localhost="+addr)
 	p := policy.Policy{AllowedDomains: []policy.Rule{{Value: "example.invalid", Source: "t"}, {Value: "localhost", Source: "t"}}}
-	px, err := newProxy(p, hclog.NewNullLogger())
+	px, err := newProxy(p, hclog.NewNullLogger(), ProxyHooks{})
 	require.NoError(t, err)
 	assert.Nil(t, testDial)
 	_, port, _ := net.SplitHostPort(addr)

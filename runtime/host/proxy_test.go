@@ -45,7 +45,7 @@ func acceptCounter(t *testing.T) (addr string, accepted *atomic.Int32) {
 func TestNewProxyDial(t *testing.T) {
 	addr, accepted := acceptCounter(t)
 	p := policy.Policy{AllowedDomains: []policy.Rule{{Value: "localhost", Source: "t"}}}
-	px, err := newProxy(p, hclog.NewNullLogger())
+	px, err := newProxy(p, hclog.NewNullLogger(), ProxyHooks{})
 	require.NoError(t, err)
 	_, err = px.Dial(context.Background(), "tcp", addr)
 	require.Error(t, err)
@@ -55,7 +55,7 @@ func TestNewProxyDial(t *testing.T) {
 	assert.Error(t, err, "a name that resolves to the loopback")
 	assert.Zero(t, accepted.Load())
 
-	_, err = newProxy(policy.Policy{AllowedDomains: []policy.Rule{{Value: "*.com", Source: "t"}}}, hclog.NewNullLogger())
+	_, err = newProxy(policy.Policy{AllowedDomains: []policy.Rule{{Value: "*.com", Source: "t"}}}, hclog.NewNullLogger(), ProxyHooks{})
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "network policy: "), err.Error())
 }
