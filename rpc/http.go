@@ -350,7 +350,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	defer out.close()
 	ss := &session{
 		Server: t.s, out: out, log: t.s.Log, life: t.base,
-		wg: &t.wg, slots: t.slots,
+		wg: &t.wg, slots: t.slots, client: "http " + r.RemoteAddr,
 	}
 	p, ok := ss.parse(body)
 	if !ok {
@@ -380,6 +380,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			scope = sess
+			ss.client = sessionClient(sid)
 			var stop func() bool
 			ctx, stop = mergeCancel(ctx, sess.ctx)
 			defer stop()

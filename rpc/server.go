@@ -126,6 +126,8 @@ type session struct {
 	life context.Context
 	// own are the running tasks a stdio session made (nil on HTTP).
 	own *ownTasks
+	// client names the client for the backend (see ClientOf).
+	client string
 
 	// mu guards inflight and others; inflight, like wg and slots, may be
 	// shared by the sessions of one transport (see http.go).
@@ -189,6 +191,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		log:      s.Log,
 		life:     ctx,
 		own:      &ownTasks{cancel: map[*task]context.CancelFunc{}},
+		client:   "stdio",
 		mu:       new(sync.Mutex),
 		inflight: make(map[string]context.CancelFunc),
 		others:   make(map[*otherCall]bool),
@@ -637,7 +640,7 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	}
 	// The answer is written by whoever finishes the call (for boxsh-init,
 	// the goroutine reading its replies): no hand-over on the way out.
-	if err := ss.Backend.Start(backendCtx, name, args, finish); err != nil {
+	if err := ss.Backend.Start(withClient(backendCtx, ss.client), name, args, finish); err != nil {
 		finish(nil, err)
 	}
 }

@@ -322,7 +322,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 			ss.writeResult(id, result)
 		}
 	}
-	if err := ss.Backend.Start(backendCtx, name, args, finish); err != nil {
+	if err := ss.Backend.Start(withClient(backendCtx, ss.client), name, args, finish); err != nil {
 		finish(nil, err)
 	}
 }

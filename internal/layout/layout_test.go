@@ -43,6 +43,8 @@ var rules = []rule{
 		"the policy model is a leaf every side reads"},
 	{"proxy", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "policy", "darwin", "cmd/..."},
 		"the proxy decides by host name alone"},
+	{"audit", []string{"agent/...", "runtime/...", "rpc", "client/...", "policy", "proxy", "darwin", "cmd/..."},
+		"the audit log records what the front tells it, through a Backend and entries"},
 	{"darwin", []string{"agent/...", "runtime/...", "rpc", "client/...", "cmd/..."},
 		"the macOS profile is built from the policy, beside the Linux plan"},
 	{"...", []string{"client/..."},

@@ -1,0 +1,34 @@
+package rpc
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// clientKey is the context key of a call's client (see ClientOf).
+type clientKey struct{}
+
+// withClient marks ctx as a call of client.
+func withClient(ctx context.Context, client string) context.Context {
+	if client == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, clientKey{}, client)
+}
+
+// ClientOf names the client of a call from the context Backend.Start
+// gets: "stdio"; on HTTP, "http session HASH" for a client with a session
+// (the first 12 hex digits of the SHA-256 of its Mcp-Session-Id: the id
+// itself lets its bearer use the session) or "http ADDRESS" for one
+// without; "rest ADDRESS" for the REST twin; "" when unknown.
+func ClientOf(ctx context.Context) string {
+	s, _ := ctx.Value(clientKey{}).(string)
+	return s
+}
+
+// sessionClient is the client name of the HTTP session id.
+func sessionClient(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "http session " + hex.EncodeToString(sum[:6])
+}

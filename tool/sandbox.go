@@ -1,0 +1,106 @@
+package tool
+
+// The tools about the session itself, beyond v3: the front answers them
+// (it keeps the audit log and sees the sandbox from outside), not
+// boxsh-init.
+const (
+	Audit        = "audit"
+	SandboxStats = "sandbox_stats"
+)
+
+// Bounds of the audit tool.
+const (
+	// AuditDefaultLast is how many entries audit answers by default.
+	AuditDefaultLast = 50
+	// AuditMaxLast bounds audit's last.
+	AuditMaxLast = 1000
+)
+
+// The kinds of AuditEntry.
+const (
+	// AuditCall is a tool call.
+	AuditCall = "call"
+	// AuditNetwork is a decision of the network proxy.
+	AuditNetwork = "network"
+	// AuditShell is a run of shell mode (boxsh -c, a script, an
+	// interactive shell, -- COMMAND).
+	AuditShell = "shell"
+)
+
+// AuditArgs are the arguments of audit.
+type AuditArgs struct {
+	Last int `json:"last,omitempty" minimum:"0" doc:"How many of the latest entries to return (default 50, at most 1000)"`
+}
+
+// AuditEntry is one line of the audit log: a tool call, a network
+// decision of the proxy, or a run of shell mode.
+type AuditEntry struct {
+	Time string `json:"time" doc:"When the call started (or the decision was made), RFC 3339 with nanoseconds, UTC"`
+	Kind string `json:"kind" enum:"call,network,shell" doc:"\"call\": a tool call; \"network\": a decision of the network proxy; \"shell\": a run of shell mode"`
+	// Client and Sandbox say who made the call, and in which sandbox.
+	Client  string `json:"client,omitempty" required:"false" doc:"Who made the call: \"stdio\", \"http session HASH\" (a digest of the Mcp-Session-Id, never the id itself), \"http ADDRESS\" or \"rest ADDRESS\" (the client's address), \"shell\""`
+	Sandbox string `json:"sandbox,omitempty" required:"false" doc:"The sandbox the call ran in, when the server runs several"`
+	Tool    string `json:"tool,omitempty" required:"false" doc:"The tool called (kind call)"`
+	// Args is a summary of the arguments: never file contents, stdin or
+	// the values of env.
+	Args map[string]any `json:"args,omitempty" required:"false" doc:"Summary of the arguments: command, args, paths, ids, numbers and flags as given (long strings cut, marked by NAME_bytes with the full size); for env the names only; for file contents, stdin, edits and other text only their size in sizes (bytes of their JSON text)"`
+	// ExitCode is a bash call's, or shell mode's.
+	ExitCode *int `json:"exit_code,omitempty" required:"false" doc:"Exit code of a bash call or shell run (-1 on timeout)"`
+	// IsError tells that the tool answered a failed result.
+	IsError bool `json:"is_error,omitempty" required:"false" doc:"Whether the tool's result was a failure (isError)"`
+	// Error is a protocol error answered instead of a result.
+	Error       string `json:"error,omitempty" required:"false" doc:"The error answered instead of a result, if any"`
+	DurationMS  int64  `json:"duration_ms" doc:"How long the call took, in milliseconds"`
+	OutputBytes int64  `json:"output_bytes" doc:"Bytes of the result sent back (the encoded CallToolResult)"`
+	Cancelled   bool   `json:"cancelled,omitempty" required:"false" doc:"Whether the client cancelled the call (or went away) before its answer"`
+	TimedOut    bool   `json:"timed_out,omitempty" required:"false" doc:"Whether the command was killed by its timeout"`
+	// Network decisions.
+	Host     string `json:"host,omitempty" required:"false" doc:"Destination host name or address (kind network)"`
+	Port     int    `json:"port,omitempty" required:"false" doc:"Destination port (kind network)"`
+	Protocol string `json:"protocol,omitempty" required:"false" doc:"How the sandbox asked: \"connect\", \"http\" or \"socks5\" (kind network)"`
+	Allowed  *bool  `json:"allowed,omitempty" required:"false" doc:"Whether the proxy let the connection through (kind network)"`
+	Rule     string `json:"rule,omitempty" required:"false" doc:"The allowed or denied domain pattern that decided, empty when none matched (kind network)"`
+}
+
+// AuditOutput is the structured result of audit.
+type AuditOutput struct {
+	Path    string       `json:"path" doc:"The audit log's file on the host"`
+	Entries []AuditEntry `json:"entries" nullable:"false" doc:"The latest entries, oldest first"`
+	// Skipped counts lines among the last read that are not entries.
+	Skipped int `json:"skipped,omitempty" required:"false" doc:"Lines among those read that are not complete entries (a writer killed while writing one)"`
+}
+
+// The values of StatsOutput.Source.
+const (
+	StatsCgroup = "cgroup"
+	StatsProc   = "proc"
+)
+
+// StatsOutput is the structured result of sandbox_stats.
+type StatsOutput struct {
+	Source string `json:"source" enum:"cgroup,proc" doc:"Where CPU, memory and process figures come from: \"cgroup\" (the sandbox's own cgroup) or \"proc\" (the sandbox's processes read in /proc)"`
+	// Sandboxed tells whether the tools run in a sandbox.
+	Sandboxed bool `json:"sandboxed" doc:"Whether the tools run in a sandbox (false: boxsh-init and its commands as plain processes)"`
+	// CPUSeconds is user and system time together.
+	CPUSeconds float64 `json:"cpu_seconds" doc:"Processor time, user and system, of the sandbox's processes: with source proc, of those alive now and of the children they have waited for"`
+	// MemoryBytes is the cgroup's memory, or the sum of the processes'
+	// resident sets.
+	MemoryBytes int64 `json:"memory_bytes" doc:"Memory in use: the cgroup's memory.current, or the sum of the resident sets of the processes (pages shared by several counted once for each)"`
+	Processes   int   `json:"processes" doc:"Processes (the cgroup's tasks, or those of the tree) running now, boxsh-init included"`
+	// DiskBytes is the space used by the copy-on-write binds' changes.
+	DiskBytes int64 `json:"disk_bytes" doc:"Disk space used by the writable layer of the copy-on-write binds (their changes directories), 0 without any"`
+	// DiskTruncated tells that DiskBytes stopped at the walk's bound.
+	DiskTruncated bool `json:"disk_truncated,omitempty" required:"false" doc:"Whether disk_bytes counts only the first 100000 entries of the changes"`
+	// ProxyBytes are the bytes through the network proxy.
+	ProxyBytesOut int64 `json:"proxy_bytes_out" doc:"Bytes the sandbox sent through the network proxy (--network allowlist), 0 without it"`
+	ProxyBytesIn  int64 `json:"proxy_bytes_in" doc:"Bytes the sandbox received through the network proxy"`
+	// UptimeSeconds is since the running boxsh-init started.
+	UptimeSeconds float64 `json:"uptime_seconds" doc:"Seconds since the sandbox (the running boxsh-init) started"`
+}
+
+func init() {
+	defs = append(defs,
+		def{name: Audit, description: "Return the latest entries of the audit log, which the front keeps outside the sandbox: each tool call (tool, argument summary, exit code or error, duration, result size, cancelled or timed out) and each network decision of the proxy. Fails when boxsh runs without an audit log (--audit FILE).",
+			in: AuditArgs{}, out: AuditOutput{}, ann: Annotations{"Audit Log", true, false}, beyondV3: true},
+	)
+}
