@@ -52,6 +52,7 @@ const (
 	MetaFile     = session.MetaFile
 	ManifestFile = session.ManifestFile
 	LockFile     = session.LockFile
+	AuditFile    = session.AuditFile
 )
 
 // ErrSessionInUse is returned by Session.Start and Session.Discard (and

@@ -25,6 +25,9 @@ const (
 	// on the session (the Go client's Session.Start) while the server
 	// runs, so that nothing else uses the session meanwhile.
 	LockFile = "boxsh-session.lock"
+	// AuditFile is the audit log boxsh keeps by default for a sandbox on
+	// the session (see boxsh audit).
+	AuditFile = "boxsh-audit.jsonl"
 	// dstName is the name of DST in a session directory of New.
 	dstName = "dst"
 )

@@ -52,6 +52,9 @@ type options struct {
 	sandboxIdle  time.Duration
 	// warmSandboxes is --warm-sandboxes: pre-started ones of each kind.
 	warmSandboxes int
+	// audit is --audit FILE; noAudit --no-audit (see auditPath).
+	audit   string
+	noAudit bool
 	// args are the shell's arguments (modeShell) or the command
 	// (modeCommand).
 	args []string
@@ -138,6 +141,17 @@ func parseArgs(argv []string, cwd string) (options, error) {
 				return o, err
 			}
 			o.publish = append(o.publish, p)
+		case "--audit":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			if v == "" {
+				return o, fmt.Errorf("%w: --audit needs a file", policy.ErrUsage)
+			}
+			o.audit = v
+		case "--no-audit":
+			o.noAudit = true
 		case "--sandboxes":
 			o.sandboxes = true
 		case "--max-sandboxes":
@@ -320,6 +334,12 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if !rpc && len(o.publish) > 0 {
 		return o, fmt.Errorf("%w: --publish goes with --rpc (shell mode and -- COMMAND cannot publish ports yet)", policy.ErrUsage)
 	}
+	if o.noAudit && o.audit != "" {
+		return o, fmt.Errorf("%w: --audit and --no-audit exclude each other", policy.ErrUsage)
+	}
+	if o.sandboxes && o.audit != "" {
+		return o, fmt.Errorf("%w: --audit does not go with --sandboxes yet", policy.ErrUsage)
+	}
 	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0) && !o.sandboxes {
 		return o, fmt.Errorf("%w: --max-sandboxes, --sandbox-idle and --warm-sandboxes go with --sandboxes", policy.ErrUsage)
 	}
@@ -394,6 +414,14 @@ Modes:
                        a copy-on-write directory that is kept after exit.
 
 Options:
+  --audit FILE         Append a JSON line to FILE for every tool call (tool,
+                       argument summary, outcome, duration), shell mode run and
+                       network decision (boxsh audit FILE prints it). Made mode
+                       0600; an existing FILE must be yours, mode 0600, not a
+                       link. Refused inside a directory the sandbox can write.
+                       On by default on a copy-on-write session (--try, the Go
+                       client's), in the session's directory.
+  --no-audit           No audit log, not even a session's.
   --workers N          Bash commands run at once in --rpc mode (default 4).
   --shell PATH         Shell for commands and shell mode (default /bin/sh).
   --interactive, -i    Force an interactive shell even when stdin is not a tty.
@@ -449,6 +477,8 @@ Other commands:
                                  and protected paths are reported, not applied.
   boxsh discard DST              Remove the session.
   boxsh sessions                 List the sessions, with age and size.
+  boxsh audit FILE|DST [--json]  Print an audit log (--audit's FILE, or a
+                                 copy-on-write session's).
 `
 
 // flagSetting is a setting given on the command line, with its flag.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/boxsh/boxsh/audit"
 	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
@@ -53,6 +54,9 @@ func run(argv []string) int {
 	}
 	if len(argv) > 0 && argv[0] == "policy" {
 		return runPolicy(argv[1:], cwd, os.Getenv("HOME"), os.Stdout, os.Stderr)
+	}
+	if len(argv) > 0 && argv[0] == "audit" {
+		return runAudit(argv[1:], os.Stdout, os.Stderr)
 	}
 	if len(argv) > 0 && sessionCommands[argv[0]] != nil {
 		return sessionCommands[argv[0]](argv[1:], os.Stdout, os.Stderr)
@@ -174,7 +178,17 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer run.Done()
-	sup, err := runtime.NewSupervisor(ctx, runtimeConfig(opts, log, initPath, sb, cwd, home))
+	auditLog, err := openAudit(opts, sb)
+	if err != nil {
+		return fail(err)
+	}
+	if auditLog != nil {
+		defer auditLog.Close()
+		log.Info("audit log", "path", auditLog.Path())
+	}
+	cfg := runtimeConfig(opts, log, initPath, sb, cwd, home)
+	cfg.Proxy = host.ProxyHooks{Decided: auditDecisions(auditLog, log)}
+	sup, err := runtime.NewSupervisor(ctx, cfg)
 	var backend rpc.Backend
 	switch {
 	case err == nil:
@@ -207,6 +221,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return fail(reg.err)
 	}
 	tools := reg.tools
+	backend = &audit.Backend{Next: backend, Log: auditLog, Client: rpc.ClientOf, Errors: log}
 	srv := &rpc.Server{Tools: tools, Backend: trimming{backend, idle.NewTrimmer()}, Name: "boxsh", Version: version, Log: log}
 	for name, how := range runtime.Enforcement(opts.policy, opts.sandbox.Enabled || opts.sandbox.Try) {
 		log.Info("limit", "name", name, "how", how)

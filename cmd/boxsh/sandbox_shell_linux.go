@@ -31,6 +31,13 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer run.Done()
+	auditLog, err := openAudit(opts, sb)
+	if err != nil {
+		return fail(err)
+	}
+	if auditLog != nil {
+		defer auditLog.Close()
+	}
 	initPath, err := runtime.FindInit()
 	if err != nil {
 		return fail(err)
@@ -52,6 +59,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer keep.Close()
+	began := time.Now()
 	ct, err := host.StartContainer(ctx, host.ContainerConfig{
 		Mode:     plan.ModeExec,
 		Sandbox:  sb,
@@ -69,6 +77,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		Version:  version,
 		Log:      log,
 		Started:  run.Started,
+		Proxy:    host.ProxyHooks{Decided: auditDecisions(auditLog, log)},
 	})
 	lifeline.Close()
 	if err != nil {
@@ -99,6 +108,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		case <-ct.Exited():
 			code, err := ct.Wait()
 			starttrace.Mark("front.reaped")
+			auditShell(auditLog, log, argv, began, code)
 			if err != nil {
 				log.Debug("sandbox exit", "error", err)
 			}

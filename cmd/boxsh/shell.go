@@ -1,13 +1,20 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
+
+	"github.com/boxsh/boxsh/audit"
+	"github.com/boxsh/boxsh/internal/proc"
 )
 
 // runShell replaces boxsh with the shell, so that exit status, signals,
@@ -26,6 +33,13 @@ func runShell(opts options, log hclog.Logger) int {
 	if interactive {
 		env = append(env, "PS1="+prompt(false))
 	}
+	if l, err := openAudit(opts, opts.sandbox); err != nil || l != nil {
+		if err != nil {
+			return fail(err)
+		}
+		defer l.Close()
+		return runAudited(l, log, opts.shell, argv, env)
+	}
 	return execOrFail(opts.shell, argv, env)
 }
 
@@ -34,12 +48,65 @@ func runCommand(opts options, log hclog.Logger) int {
 	if opts.sandbox.Enabled {
 		return runSandboxedShell(opts, log)
 	}
+	l, err := openAudit(opts, opts.sandbox)
+	if err != nil {
+		return fail(err)
+	}
+	if l != nil {
+		defer l.Close()
+	}
+	began := time.Now()
 	path, err := exec.LookPath(opts.args[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh: %s: %v\n", opts.args[0], err)
+		auditShell(l, log, opts.args, began, 127)
 		return 127
 	}
+	if l != nil {
+		return runAudited(l, log, path, opts.args, os.Environ())
+	}
 	return execOrFail(path, opts.args, os.Environ())
+}
+
+// runAudited runs what execOrFail would exec as a child instead, to record
+// its run in the audit log l once it has ended. As system(3) does, boxsh
+// ignores the terminal's SIGINT and SIGQUIT meanwhile (they reach the
+// child, in the same process group) and passes SIGTERM and SIGHUP on. It
+// returns the child's exit status, 128+N after a death by signal N.
+func runAudited(l *audit.Log, log hclog.Logger, path string, argv, env []string) int {
+	cmd := exec.Command(path)
+	cmd.Args, cmd.Env = argv, env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "boxsh: %s: %v\n", path, err)
+		code := 126
+		if errors.Is(err, fs.ErrNotExist) {
+			code = 127
+		}
+		auditShell(l, log, argv, began, code)
+		return code
+	}
+	waited := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				_ = cmd.Process.Signal(sig)
+			case <-waited:
+				return
+			}
+		}
+	}()
+	_ = cmd.Wait()
+	close(waited)
+	code := proc.ExitStatus(cmd.ProcessState)
+	auditShell(l, log, argv, began, code)
+	return code
 }
 
 // execOrFail replaces the process; it returns only on failure.

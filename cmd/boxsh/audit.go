@@ -1,0 +1,342 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/boxsh/boxsh/audit"
+	"github.com/boxsh/boxsh/client/session"
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/proxy"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// auditPath is the audit log of a run whose sandbox resolved to sb:
+// --audit's file, else, for a sandbox on a copy-on-write session (--try's,
+// or a cow bind whose DST is a session's), the session's AuditFile; "" for
+// none (or --no-audit).
+func auditPath(opts options, sb policy.Sandbox) string {
+	if opts.noAudit {
+		return ""
+	}
+	if opts.audit != "" {
+		return opts.audit
+	}
+	if !sb.Enabled && !opts.sandbox.Try {
+		return ""
+	}
+	for i, b := range sb.Binds {
+		if b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		dir := filepath.Dir(b.Dst)
+		// --try's own bind is the last (host.ResolveTry); its session
+		// is recorded while the sandbox starts.
+		try := opts.sandbox.Try && i == len(sb.Binds)-1
+		if _, err := os.Lstat(filepath.Join(dir, session.MetaFile)); err == nil || try {
+			return filepath.Join(dir, session.AuditFile)
+		}
+	}
+	return ""
+}
+
+// openAudit opens the audit log of a run, or returns nil when it has
+// none. A log the sandbox sb could write (in a wr bind, a cow bind's
+// changes directory or the --cache directory) is refused: the sandbox
+// must not be able to change the record of what it did.
+func openAudit(opts options, sb policy.Sandbox) (*audit.Log, error) {
+	path := auditPath(opts, sb)
+	if path == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("--audit %s: %w", path, err)
+	}
+	if sb.Enabled || sb.Try {
+		if err := outsideWritable(abs, sb); err != nil {
+			return nil, err
+		}
+	}
+	return audit.Open(abs)
+}
+
+// outsideWritable refuses an audit log path whose directory the sandbox
+// sb can write, compared with symbolic links resolved.
+func outsideWritable(path string, sb policy.Sandbox) error {
+	dir := realPath(filepath.Dir(path))
+	var writable []string
+	for _, b := range sb.Binds {
+		switch b.Mode {
+		case policy.ReadWrite:
+			writable = append(writable, b.Src)
+		case policy.CopyOnWrite:
+			writable = append(writable, b.Dst)
+		}
+	}
+	if sb.Cache != "" {
+		writable = append(writable, sb.Cache)
+	}
+	for _, w := range writable {
+		real := realPath(w)
+		if dir == real || strings.HasPrefix(dir, strings.TrimSuffix(real, "/")+"/") {
+			return fmt.Errorf("%w: audit log %s is in %s, which the sandbox can write: it could change or remove the record of what it did; put the log outside the sandbox's writable binds", policy.ErrUsage, path, w)
+		}
+	}
+	return nil
+}
+
+// realPath is the absolute path p with the symbolic links of its longest
+// existing part resolved (a cow bind's DST may not exist yet).
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(append([]string{p}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// auditDecisions records the network proxy's decisions in l (nil: none).
+func auditDecisions(l *audit.Log, log hclog.Logger) func(proxy.Decision) {
+	if l == nil {
+		return nil
+	}
+	return func(d proxy.Decision) {
+		allowed := d.Allowed
+		e := audit.Entry{Kind: tool.AuditNetwork, Host: d.Host, Port: d.Port, Protocol: d.Protocol, Allowed: &allowed, Rule: d.Rule}
+		if err := l.Record(e); err != nil {
+			log.Error("audit log", "error", err)
+		}
+	}
+}
+
+// auditShell records a run of shell mode, argv, that started at began
+// and ended with code.
+func auditShell(l *audit.Log, log hclog.Logger, argv []string, began time.Time, code int) {
+	if l == nil {
+		return
+	}
+	args, _ := json.Marshal(map[string][]string{"args": argv})
+	e := audit.Entry{Time: audit.Time(began), Kind: tool.AuditShell, Client: "shell", Args: audit.Summarize(args),
+		ExitCode: &code, DurationMS: time.Since(began).Milliseconds()}
+	if err := l.Record(e); err != nil {
+		log.Error("audit log", "error", err)
+	}
+}
+
+const auditUsage = `Usage: boxsh audit FILE|DST [--json]
+
+Print an audit log: FILE (as given to --audit), or the log of the
+copy-on-write session whose DST (or directory) is given. One line per entry:
+time, client, tool and its arguments (names quoted as boxsh changes quotes
+them), then the outcome; network decisions of the proxy, and runs of shell
+mode. --json prints the entries as a JSON array.
+`
+
+// runAudit is `boxsh audit`.
+func runAudit(args []string, stdout, stderr io.Writer) int {
+	flags, rest, err := sessionArgs(args, "--json")
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(stderr, auditUsage)
+		return 0
+	}
+	if err == nil && len(rest) != 1 {
+		err = fmt.Errorf("expected one FILE or DST: boxsh audit FILE|DST [--json]")
+	}
+	if err != nil {
+		return sessionFail(stderr, err)
+	}
+	path, err := auditFileOf(rest[0])
+	if err != nil {
+		return sessionFail(stderr, err)
+	}
+	f, err := audit.ReadFile(path)
+	if err != nil {
+		return sessionFail(stderr, err)
+	}
+	defer f.Close()
+	_, asJSON := flags["--json"]
+	var entries []audit.Entry
+	bad := 0
+	err = audit.Read(f, func(e audit.Entry) error {
+		if asJSON {
+			entries = append(entries, e)
+			return nil
+		}
+		_, err := fmt.Fprintln(stdout, formatEntry(e))
+		return err
+	}, func(le *audit.LineError) {
+		bad++
+		fmt.Fprintf(stderr, "boxsh: %s: %s\n", session.QuotePath(path), session.EscapeControls(le.Error()))
+	})
+	if err != nil {
+		return sessionFail(stderr, err)
+	}
+	if asJSON {
+		if entries == nil {
+			entries = []audit.Entry{}
+		}
+		if code := writeJSON(stdout, stderr, entries); code != 0 {
+			return code
+		}
+	}
+	if bad > 0 {
+		return 1
+	}
+	return 0
+}
+
+// auditFileOf is the log named by arg: a session's (arg is its DST or
+// directory) or arg itself.
+func auditFileOf(arg string) (string, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("audit log %s: no such file or session", arg)
+		}
+		return "", err
+	}
+	if !fi.IsDir() {
+		return arg, nil
+	}
+	s, err := session.Open(arg)
+	if err != nil {
+		return "", fmt.Errorf("%s is a directory but not a session: %w", arg, err)
+	}
+	return filepath.Join(s.Dir(), session.AuditFile), nil
+}
+
+// formatEntry is the line `boxsh audit` prints for e: every name the
+// sandbox or the client chose (a command, a path, a host) quoted as boxsh
+// changes quotes file names, so that none can forge lines on the
+// reader's terminal.
+func formatEntry(e audit.Entry) string {
+	var b strings.Builder
+	b.WriteString(e.Time)
+	who := e.Client
+	if who == "" {
+		who = "-"
+	}
+	fmt.Fprintf(&b, " %s", session.QuotePath(who))
+	if e.Sandbox != "" {
+		fmt.Fprintf(&b, " [%s]", session.QuotePath(e.Sandbox))
+	}
+	switch e.Kind {
+	case tool.AuditNetwork:
+		verdict := "refused"
+		if e.Allowed != nil && *e.Allowed {
+			verdict = "allowed"
+		}
+		fmt.Fprintf(&b, " network %s %s:%d %s", session.QuotePath(e.Protocol), session.QuotePath(e.Host), e.Port, verdict)
+		if e.Rule != "" {
+			fmt.Fprintf(&b, " by %s", session.QuotePath(e.Rule))
+		}
+		return b.String()
+	case tool.AuditShell:
+		b.WriteString(" shell")
+	default:
+		fmt.Fprintf(&b, " %s", session.QuotePath(e.Tool))
+	}
+	b.WriteString(formatArgs(e.Args))
+	switch {
+	case e.Error != "":
+		fmt.Fprintf(&b, " error %s", session.QuotePath(e.Error))
+	case e.ExitCode != nil:
+		fmt.Fprintf(&b, " exit %d", *e.ExitCode)
+	case e.IsError:
+		b.WriteString(" failed")
+	case e.Kind == tool.AuditCall:
+		b.WriteString(" ok")
+	}
+	if e.TimedOut {
+		b.WriteString(" timed-out")
+	}
+	if e.Cancelled {
+		b.WriteString(" cancelled")
+	}
+	fmt.Fprintf(&b, " %dms", e.DurationMS)
+	if e.Kind == tool.AuditCall {
+		fmt.Fprintf(&b, " %s", humanSize(e.OutputBytes))
+	}
+	return b.String()
+}
+
+// argOrder is the order formatEntry prints arguments in; the others
+// follow by name.
+var argOrder = []string{"command", "args", "path", "id", "cwd"}
+
+// formatArgs is " NAME=VALUE" for each member of a summary, strings
+// quoted by session.QuotePath and always in quotes, so that their ends
+// show.
+func formatArgs(args map[string]any) string {
+	var b strings.Builder
+	names := make([]string, 0, len(args))
+	for _, k := range argOrder {
+		if _, ok := args[k]; ok {
+			names = append(names, k)
+		}
+	}
+	var rest []string
+	for k := range args {
+		if !slices.Contains(argOrder, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	names = append(names, rest...)
+	for _, k := range names {
+		fmt.Fprintf(&b, " %s=%s", session.QuotePath(k), formatValue(args[k]))
+	}
+	return b.String()
+}
+
+// formatValue prints a summary value: strings quoted, lists in brackets,
+// the sizes as NAME:BYTES.
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		q := session.QuotePath(v)
+		if !strings.HasPrefix(q, `"`) {
+			q = `"` + q + `"`
+		}
+		return q
+	case []any:
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = formatValue(x)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = session.QuotePath(k) + ":" + formatValue(v[k])
+		}
+		return "{" + strings.Join(parts, " ") + "}"
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
