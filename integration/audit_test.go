@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/client"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -289,4 +290,32 @@ func TestAuditKilledServer(t *testing.T) {
 	entries := readAudit(t, path)
 	assert.Greater(t, len(entries), 1000)
 	assert.Equal(t, tool.AuditShell, entries[len(entries)-1].Kind)
+}
+
+// The Go client's typed call of the audit tool.
+func TestClientAudit(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "sandbox"}[sandboxed], func(t *testing.T) {
+			if sandboxed {
+				requireRootless(t)
+			}
+			ctx := testContext(t)
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			c := startClient(t, client.Options{Dir: t.TempDir(), Sandbox: sandboxed, Args: []string{"--audit", path}})
+			_, err := c.Exec(ctx, client.ExecRequest{Command: "echo audited"})
+			require.NoError(t, err)
+			out, err := c.Audit(ctx, 5)
+			require.NoError(t, err)
+			assert.Equal(t, path, out.Path)
+			require.Len(t, out.Entries, 1)
+			assert.Equal(t, "bash", out.Entries[0].Tool)
+			assert.Equal(t, "echo audited", out.Entries[0].Args["command"])
+
+			plain := startClient(t, client.Options{Dir: t.TempDir()})
+			_, err = plain.Audit(ctx, 0)
+			var te *client.ToolError
+			require.ErrorAs(t, err, &te)
+			assert.Contains(t, err.Error(), "keeps no audit log")
+		})
+	}
 }
