@@ -212,8 +212,9 @@ func testTimeoutKillsProcessGroup(t *testing.T, mode string) {
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err)
-	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH || zombie(pid) },
-		5*time.Second, 20*time.Millisecond, "background child %d survived the timeout", pid)
+	// Dead by the time the call is answered (a zombie only where nothing
+	// reaps orphans: the test's environment; boxsh-init reaps in a sandbox).
+	assert.True(t, syscall.Kill(pid, 0) == syscall.ESRCH || zombie(pid), "background child %d outlived the answer", pid)
 
 	out = run(t, p, tool.BashArgs{Command: "echo next"})
 	assert.Equal(t, "next\n", out.Stdout, "the worker serves the next call")

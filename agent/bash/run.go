@@ -27,6 +27,22 @@ const MaxStream = 10 << 20
 // do not hold the answer up beyond it.
 const drainGrace = 50 * time.Millisecond
 
+// reapGrace bounds how long a killed call's answer waits for the rest of
+// its process group to die and be reaped.
+const reapGrace = 2 * time.Second
+
+// awaitGroupGone waits, at most grace, until process group pgid has no
+// member left, dead or alive. A killed call's processes count against the
+// sandbox's process limit until they are reaped; answering first would let
+// the next call fail to fork (a fork bomb's hundreds of processes take a
+// while to die on a loaded machine).
+func awaitGroupGone(pgid int, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	for pause := 100 * time.Microsecond; syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); pause = min(2*pause, 10*time.Millisecond) {
+		time.Sleep(pause)
+	}
+}
+
 // Run runs one bash call on the ticket's worker, waiting for it first
 // (a nil ticket takes a place in line now). Cancelling ctx kills the
 // command's process group; the returned output then reports what was
@@ -203,6 +219,7 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	if timedOut || cancelled {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-waited
+		awaitGroupGone(pgid, reapGrace)
 	}
 	// Collect what is already in the pipes; do not wait for background
 	// processes that inherited them.
