@@ -60,7 +60,7 @@ type Config struct {
 	// Log receives the front's diagnostics.
 	Log hclog.Logger
 	// Proxy observes the network proxy of an allowlist sandbox (the audit
-	// log, sandbox_stats' bytes through it).
+	// log; the bytes through it).
 	Proxy host.ProxyHooks
 }
 

@@ -1,12 +1,8 @@
 package tool
 
-// The tools about the session itself, beyond v3: the front answers them
-// (it keeps the audit log and sees the sandbox from outside), not
-// boxsh-init.
-const (
-	Audit        = "audit"
-	SandboxStats = "sandbox_stats"
-)
+// The tool about the session itself, beyond v3: the front answers it
+// (it keeps the audit log outside the sandbox), not boxsh-init.
+const Audit = "audit"
 
 // Bounds of the audit tool.
 const (
@@ -68,34 +64,6 @@ type AuditOutput struct {
 	Entries []AuditEntry `json:"entries" nullable:"false" doc:"The latest entries, oldest first"`
 	// Skipped counts lines among the last read that are not entries.
 	Skipped int `json:"skipped,omitempty" required:"false" doc:"Lines among those read that are not complete entries (a writer killed while writing one)"`
-}
-
-// The values of StatsOutput.Source.
-const (
-	StatsCgroup = "cgroup"
-	StatsProc   = "proc"
-)
-
-// StatsOutput is the structured result of sandbox_stats.
-type StatsOutput struct {
-	Source string `json:"source" enum:"cgroup,proc" doc:"Where CPU, memory and process figures come from: \"cgroup\" (the sandbox's own cgroup) or \"proc\" (the sandbox's processes read in /proc)"`
-	// Sandboxed tells whether the tools run in a sandbox.
-	Sandboxed bool `json:"sandboxed" doc:"Whether the tools run in a sandbox (false: boxsh-init and its commands as plain processes)"`
-	// CPUSeconds is user and system time together.
-	CPUSeconds float64 `json:"cpu_seconds" doc:"Processor time, user and system, of the sandbox's processes: with source proc, of those alive now and of the children they have waited for"`
-	// MemoryBytes is the cgroup's memory, or the sum of the processes'
-	// resident sets.
-	MemoryBytes int64 `json:"memory_bytes" doc:"Memory in use: the cgroup's memory.current, or the sum of the resident sets of the processes (pages shared by several counted once for each)"`
-	Processes   int   `json:"processes" doc:"Processes (the cgroup's tasks, or those of the tree) running now, boxsh-init included"`
-	// DiskBytes is the space used by the copy-on-write binds' changes.
-	DiskBytes int64 `json:"disk_bytes" doc:"Disk space used by the writable layer of the copy-on-write binds (their changes directories), 0 without any"`
-	// DiskTruncated tells that DiskBytes stopped at the walk's bound.
-	DiskTruncated bool `json:"disk_truncated,omitempty" required:"false" doc:"Whether disk_bytes counts only the first 100000 entries of the changes"`
-	// ProxyBytes are the bytes through the network proxy.
-	ProxyBytesOut int64 `json:"proxy_bytes_out" doc:"Bytes the sandbox sent through the network proxy (--network allowlist), 0 without it"`
-	ProxyBytesIn  int64 `json:"proxy_bytes_in" doc:"Bytes the sandbox received through the network proxy"`
-	// UptimeSeconds is since the running boxsh-init started.
-	UptimeSeconds float64 `json:"uptime_seconds" doc:"Seconds since the sandbox (the running boxsh-init) started"`
 }
 
 func init() {
