@@ -311,8 +311,8 @@ func (s *Session) Size() int64 {
 	return n
 }
 
-// Discard removes the session: DST, the overlay's work directory and the
-// metadata. SRC is not touched. It refuses a session a server runs on
+// Discard removes the session: DST, the overlay's work directory, the
+// metadata and the session's audit log. SRC is not touched. It refuses a session a server runs on
 // (ErrInUse).
 func (s *Session) Discard() error {
 	lock, err := lockSession(s.dir)
@@ -331,6 +331,7 @@ func (s *Session) Discard() error {
 	os.Remove(filepath.Dir(work)) // .boxsh, when empty
 	os.Remove(filepath.Join(s.dir, ManifestFile))
 	os.Remove(filepath.Join(s.dir, LockFile))
+	os.Remove(filepath.Join(s.dir, AuditFile))
 	if err := os.Remove(filepath.Join(s.dir, MetaFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("discard: %w", err)
 	}

@@ -310,6 +310,8 @@ func TestRecoverAndDiscard(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rec, 1)
 	require.Equal(t, s.ID(), rec[0].ID())
+	// The audit log a sandbox on the session kept goes with it.
+	require.NoError(t, os.WriteFile(filepath.Join(s.Dir(), AuditFile), []byte("{}\n"), 0o600))
 	require.NoError(t, rec[0].Discard())
 	_, err = os.Stat(s.Dir())
 	require.ErrorIs(t, err, fs.ErrNotExist)
