@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -232,10 +233,17 @@ func TestPolicyResourceLimits(t *testing.T) {
 	t.Run("fork bomb", func(t *testing.T) {
 		requireRootless(t)
 		s := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--pids", "48"}})
-		out := s.call("bash", map[string]any{"command": "bomb() { bomb | bomb & }; bomb; sleep 2", "timeout": 4}).bash(t)
-		assert.Contains(t, strings.ToLower(out.Stderr), "fork", "the bomb's forks fail: %+v", out)
-		out = s.call("bash", map[string]any{"command": "echo next works"}).bash(t)
-		assert.Equal(t, "next works\n", out.Stdout, "the next call works once the bomb's call is over: %+v", out)
+		// The bomb runs in the background of its call, so it is killed
+		// with the call's process group at the timeout: a call that ended
+		// by itself would leave it running (background processes outlive
+		// their call) and holding the sandbox's processes.
+		out := s.call("bash", map[string]any{"command": "bomb() { bomb | bomb & }; bomb 2>>/tmp/bomb.err; sleep 60", "timeout": 3}).bash(t)
+		assert.Equal(t, -1, out.ExitCode, "the bomb's call times out: %+v", out)
+		out = s.call("bash", map[string]any{"command": "echo next works; grep -ci fork /tmp/bomb.err"}).bash(t)
+		assert.Equal(t, "next works\n", firstLine(out.Stdout)+"\n", "the next call works once the bomb's call is killed: %+v", out)
+		failed, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(out.Stdout, "next works\n")))
+		require.NoError(t, err, "%+v", out)
+		assert.Positive(t, failed, "the bomb's forks fail: %+v", out)
 		out = s.call("bash", map[string]any{"command": "grep 'Max processes' /proc/self/limits"}).bash(t)
 		assert.Contains(t, out.Stdout, " 48 ")
 	})
