@@ -455,21 +455,33 @@ func runSpecUnderRuncIn(t *testing.T, runc, dir, bundle string, env, flags, argv
 	r := runBoxshNoFile(t, ctx, dir, env, append(args, argv...)...)
 	require.Equal(t, 0, r.code(), "boxsh spec: %s", r.stderr)
 
-	state := t.TempDir()
-	id := fmt.Sprintf("boxsh-runc-%d-%d", os.Getpid(), runcSeq.Add(1))
-	cmd := exec.CommandContext(ctx, runc, "--root", state, "run", "--bundle", bundle, id)
-	cmd.Dir = dir
-	cmd.Stdin = nil
+	// Debian's runc 1.1 sometimes fails to copy itself before the
+	// container starts (nsexec: "could not ensure we are a cloned binary:
+	// Device or resource busy"), a fault of runc's own start, not of the
+	// bundle: such a run is tried again, twice at most.
 	var stdout, stderr lockedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	t.Cleanup(func() {
-		_ = exec.Command(runc, "--root", state, "delete", "--force", id).Run()
-	})
-	err := cmd.Run()
-	if err != nil {
-		config, _ := os.ReadFile(filepath.Join(bundle, "config.json"))
-		t.Fatalf("runc run: %v\nstderr: %s\nstdout: %s\nconfig.json:\n%s", err, stderr.String(), truncate(stdout.String()), truncate(config))
+	for attempt := 1; ; attempt++ {
+		stdout, stderr = lockedBuffer{}, lockedBuffer{}
+		state := t.TempDir()
+		id := fmt.Sprintf("boxsh-runc-%d-%d", os.Getpid(), runcSeq.Add(1))
+		cmd := exec.CommandContext(ctx, runc, "--root", state, "run", "--bundle", bundle, id)
+		cmd.Dir = dir
+		cmd.Stdin = nil
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.WaitDelay = 5 * time.Second
+		t.Cleanup(func() {
+			_ = exec.Command(runc, "--root", state, "delete", "--force", id).Run()
+		})
+		err := cmd.Run()
+		if err != nil && attempt < 3 && strings.Contains(stderr.String(), "could not ensure we are a cloned binary") {
+			t.Logf("runc run, attempt %d: runc failed to copy itself, trying again: %s", attempt, stderr.String())
+			continue
+		}
+		if err != nil {
+			config, _ := os.ReadFile(filepath.Join(bundle, "config.json"))
+			t.Fatalf("runc run: %v\nstderr: %s\nstdout: %s\nconfig.json:\n%s", err, stderr.String(), truncate(stdout.String()), truncate(config))
+		}
+		break
 	}
 	return stdout.String()
 }
