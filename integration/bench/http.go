@@ -71,21 +71,42 @@ func startHTTPServer(bin string, c config) (*httpServer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	found := listenAddress(stderr)
 	s := &httpServer{cmd: cmd, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * httpClients}}}
-	select {
-	case s.url = <-found:
-	case <-time.After(c.Timeout):
-		s.stop()
-		return nil, errors.New("no listen address on stderr")
-	}
-	b, err := os.ReadFile(tokenFile)
-	if err != nil {
+	if s.url, s.token, err = awaitListening(stderr, tokenFile, c.Timeout); err != nil {
 		s.stop()
 		return nil, err
 	}
-	s.token = strings.TrimSpace(string(b))
 	return s, nil
+}
+
+// awaitListening waits, at most timeout, for a server started with
+// --listen and --token-file to print its MCP URL on stderr, and reads
+// its token.
+func awaitListening(stderr io.Reader, tokenFile string, timeout time.Duration) (url, token string, err error) {
+	select {
+	case url = <-listenAddress(stderr):
+	case <-time.After(timeout):
+		return "", "", errors.New("no listen address on stderr")
+	}
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return "", "", err
+	}
+	return url, strings.TrimSpace(string(b)), nil
+}
+
+// terminate sends cmd SIGTERM, and SIGKILL to its process group if it
+// has not exited within exitLimit.
+func terminate(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(exitLimit):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
 }
 
 // listenAddress reads a server's stderr to its end and sends the MCP URL
@@ -107,17 +128,7 @@ func listenAddress(stderr io.Reader) <-chan string {
 }
 
 // stop sends SIGTERM and waits for the server.
-func (s *httpServer) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(exitLimit):
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-}
+func (s *httpServer) stop() { terminate(s.cmd) }
 
 // post sends one JSON-RPC message and returns the answer body.
 func (s *httpServer) post(ctx context.Context, body []byte, hdr map[string]string) ([]byte, http.Header, error) {

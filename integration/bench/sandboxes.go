@@ -65,32 +65,17 @@ func startManyServer(bin string, c config, max, warm int) (*manyServer, error) {
 		return nil, err
 	}
 	m.cmd = cmd
-	select {
-	case u := <-listenAddress(stderr):
-		m.base = strings.TrimSuffix(u, "/mcp")
-	case <-time.After(c.Timeout):
-		m.stop()
-		return nil, errors.New("no listen address on stderr")
-	}
-	b, err := os.ReadFile(tokenFile)
+	url, token, err := awaitListening(stderr, tokenFile, c.Timeout)
 	if err != nil {
 		m.stop()
 		return nil, err
 	}
-	m.token = strings.TrimSpace(string(b))
+	m.base, m.token = strings.TrimSuffix(url, "/mcp"), token
 	return m, nil
 }
 
 func (m *manyServer) stop() {
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = m.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(exitLimit):
-		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
+	terminate(m.cmd)
 	os.RemoveAll(filepath.Dir(m.state))
 }
 
