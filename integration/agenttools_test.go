@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -295,9 +296,79 @@ func TestPublishFlag(t *testing.T) {
 	}
 	r := runBoxshIn(t, testContext(t), t.TempDir(), "", nil, "--publish", "8000", "-c", "true")
 	assert.Equal(t, 2, r.code())
-	assert.Contains(t, r.stderr, "--publish goes with --rpc")
+	assert.Contains(t, r.stderr, "--publish in shell mode and with -- COMMAND needs a sandbox")
 	r = runBoxshIn(t, testContext(t), t.TempDir(), "", nil, "--rpc", "--publish", "x:80")
 	assert.Contains(t, r.stderr, `--publish "x:80": expected [HOST_PORT:]PORT`)
+}
+
+// --publish in shell mode: a web server the shell starts inside
+// --network disabled is fetched from the host at the published address;
+// from inside, neither the host's end of the forward nor a server on the
+// host's loopback can be reached.
+func TestPublishShell(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	port, hostPort := freePort(t), freePort(t)
+	outside, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer outside.Close()
+	go func() {
+		for {
+			c, err := outside.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("outside\n"))
+			c.Close()
+		}
+	}()
+	probe := "import socket,sys\nfor p in sys.argv[1:]:\n try:\n  socket.create_connection(('127.0.0.1', int(p)), 2); print(p, 'connected')\n except OSError: print(p, 'refused')"
+	script := fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1 --directory /usr >/dev/null 2>&1 &\n"+
+		"python3 -c \"$1\" %d %d\necho probed\nread line\nkill $!", port, hostPort, outside.Addr().(*net.TCPAddr).Port)
+	cmd := exec.CommandContext(ctx, boxshPath(), "--sandbox", "--network", "disabled", "--publish", fmt.Sprintf("%d:%d", hostPort, port), "-c", script, "sh", probe)
+	cmd.Dir = t.TempDir()
+	cmd.WaitDelay = 5 * time.Second
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	br := bufio.NewReader(stdout)
+	var probed []string
+	for {
+		line, err := br.ReadString('\n')
+		require.NoError(t, err, "the probes' lines; stderr: %s", stderr.String())
+		if line == "probed\n" {
+			break
+		}
+		probed = append(probed, strings.TrimSpace(line))
+	}
+	assert.Equal(t, []string{
+		strconv.Itoa(hostPort) + " refused", // the host's end is not in the sandbox
+		strconv.Itoa(outside.Addr().(*net.TCPAddr).Port) + " refused",
+	}, probed, "from inside the sandbox")
+	addr := "127.0.0.1:" + strconv.Itoa(hostPort)
+	assert.Contains(t, stderr.String(), fmt.Sprintf("boxsh: port %d of the sandbox published at %s\n", port, addr))
+	assert.NotContains(t, stderr.String(), "shares the host's network")
+	assert.Contains(t, httpGet(t, "http://"+addr+"/"), "Directory listing for /", "the sandbox's server, fetched from the host")
+	_, err = stdin.Write([]byte("done\n"))
+	require.NoError(t, err)
+	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+	_, err = net.DialTimeout("tcp", addr, time.Second)
+	assert.Error(t, err, "the published port closes with boxsh")
+
+	// allow_all: the port is the host's own, which the line says.
+	r := runBoxshIn(t, ctx, t.TempDir(), "", nil, "--sandbox", "--network", "allow_all", "--publish", strconv.Itoa(port), "-c", "true")
+	assert.Equal(t, 0, r.code(), "stderr: %s", r.stderr)
+	assert.Regexp(t, fmt.Sprintf(`boxsh: port %d of the sandbox published at 127\.0\.0\.1:\d+ \(the sandbox shares the host's network: its port %[1]d is the host's own 127\.0\.0\.1:%[1]d too\)\n`, port), r.stderr)
+	// A host port that is taken fails before the sandbox starts.
+	r = runBoxshIn(t, ctx, t.TempDir(), "", nil, "--sandbox", "--network", "disabled", "--publish", fmt.Sprintf("%d:%d", outside.Addr().(*net.TCPAddr).Port, port), "-c", "echo ran")
+	assert.Equal(t, 1, r.code())
+	assert.Contains(t, r.stderr, fmt.Sprintf("boxsh: --publish %d: listen on the host:", port))
+	assert.Empty(t, r.stdout)
 }
 
 // The Go client's typed calls of exposed ports.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 
 	"github.com/boxsh/boxsh/frame"
@@ -57,29 +58,58 @@ type exposed struct {
 	closed bool
 }
 
-// ports are the exposed ports of a Supervisor.
-type ports struct {
+// Ports are the exposed ports of a sandbox: the front listens on the
+// host's loopback and connects each connection to a port of the sandbox's
+// loopback with its dialer. The Supervisor has one; shell mode makes its
+// own (NewPorts).
+type Ports struct {
+	dial func(port int) (net.Conn, error)
+	log  hclog.Logger
+
 	mu     sync.Mutex
 	byPort map[int]*exposed
 	closed bool
+	// onClose, if set, runs at the end of Close.
+	onClose func()
+}
+
+// NewPorts returns the exposed ports of a sandbox started with the
+// forwarding socket fwd (see frame.ForwardHeader), whose other end
+// boxsh-init serves: each connection is a stream of a yamux session on
+// fwd, which NewPorts takes. A nil fwd connects to the host's own
+// loopback (macOS, whose sandbox shares the host's network). Close
+// closes the session too.
+func NewPorts(fwd *os.File, log hclog.Logger) (*Ports, error) {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if fwd == nil {
+		return &Ports{dial: dialLoopback, log: log}, nil
+	}
+	s, err := forwardSession(fwd)
+	if err != nil {
+		return nil, err
+	}
+	p := &Ports{dial: func(port int) (net.Conn, error) { return openForward(s, port) }, log: log}
+	p.onClose = func() { s.Close() }
+	return p, nil
 }
 
 // Expose listens on 127.0.0.1:hostPort (0: a free port) and connects each
-// connection to 127.0.0.1:port inside boxsh-init's network namespace (the
-// sandbox's), through the current boxsh-init.
-func (s *Supervisor) Expose(port, hostPort int) (tool.PortInfo, error) {
+// connection to 127.0.0.1:port inside the sandbox's network namespace.
+func (p *Ports) Expose(port, hostPort int) (tool.PortInfo, error) {
 	if port < 1 || port > 65535 {
 		return tool.PortInfo{}, fmt.Errorf("port %d: must be 1-65535", port)
 	}
 	if hostPort < 0 || hostPort > 65535 {
 		return tool.PortInfo{}, fmt.Errorf("host_port %d: must be 0-65535", hostPort)
 	}
-	s.ports.mu.Lock()
-	defer s.ports.mu.Unlock()
-	if s.ports.closed {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
 		return tool.PortInfo{}, errors.New("boxsh is stopping")
 	}
-	if e, ok := s.ports.byPort[port]; ok {
+	if e, ok := p.byPort[port]; ok {
 		return tool.PortInfo{}, fmt.Errorf("port %d is already exposed at %s", port, e.info.Address)
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)))
@@ -88,21 +118,21 @@ func (s *Supervisor) Expose(port, hostPort int) (tool.PortInfo, error) {
 	}
 	addr := l.Addr().(*net.TCPAddr)
 	e := &exposed{info: tool.PortInfo{Port: port, HostPort: addr.Port, Address: addr.String()}, l: l, conns: map[net.Conn]bool{}}
-	if s.ports.byPort == nil {
-		s.ports.byPort = map[int]*exposed{}
+	if p.byPort == nil {
+		p.byPort = map[int]*exposed{}
 	}
-	s.ports.byPort[port] = e
-	go s.serveExposed(e)
-	s.cfg.Log.Info("port exposed", "port", port, "address", e.info.Address)
+	p.byPort[port] = e
+	go p.serve(e)
+	p.log.Info("port exposed", "port", port, "address", e.info.Address)
 	return e.info, nil
 }
 
 // Unexpose stops listening for port and closes its connections.
-func (s *Supervisor) Unexpose(port int) (tool.PortInfo, error) {
-	s.ports.mu.Lock()
-	e, ok := s.ports.byPort[port]
-	delete(s.ports.byPort, port)
-	s.ports.mu.Unlock()
+func (p *Ports) Unexpose(port int) (tool.PortInfo, error) {
+	p.mu.Lock()
+	e, ok := p.byPort[port]
+	delete(p.byPort, port)
+	p.mu.Unlock()
 	if !ok {
 		return tool.PortInfo{}, fmt.Errorf("port %d is not exposed", port)
 	}
@@ -110,27 +140,30 @@ func (s *Supervisor) Unexpose(port int) (tool.PortInfo, error) {
 	return e.info, nil
 }
 
-// Ports lists the exposed ports by sandbox port.
-func (s *Supervisor) Ports() []tool.PortInfo {
-	s.ports.mu.Lock()
-	defer s.ports.mu.Unlock()
-	out := make([]tool.PortInfo, 0, len(s.ports.byPort))
-	for _, e := range s.ports.byPort {
+// List lists the exposed ports by sandbox port.
+func (p *Ports) List() []tool.PortInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]tool.PortInfo, 0, len(p.byPort))
+	for _, e := range p.byPort {
 		out = append(out, e.info)
 	}
 	slices.SortFunc(out, func(a, b tool.PortInfo) int { return a.Port - b.Port })
 	return out
 }
 
-// closePorts stops listening for every port.
-func (s *Supervisor) closePorts() {
-	s.ports.mu.Lock()
-	s.ports.closed = true
-	all := s.ports.byPort
-	s.ports.byPort = nil
-	s.ports.mu.Unlock()
+// Close stops listening for every port, for good.
+func (p *Ports) Close() {
+	p.mu.Lock()
+	p.closed = true
+	all := p.byPort
+	p.byPort = nil
+	p.mu.Unlock()
 	for _, e := range all {
 		e.close()
+	}
+	if p.onClose != nil {
+		p.onClose()
 	}
 }
 
@@ -159,8 +192,8 @@ func (e *exposed) track(c net.Conn, open bool) bool {
 	return true
 }
 
-// serveExposed accepts e's connections until e is closed.
-func (s *Supervisor) serveExposed(e *exposed) {
+// serve accepts e's connections until e is closed.
+func (p *Ports) serve(e *exposed) {
 	for {
 		c, err := e.l.Accept()
 		if err != nil {
@@ -172,9 +205,9 @@ func (s *Supervisor) serveExposed(e *exposed) {
 				return
 			}
 			defer e.track(c, false)
-			st, err := s.dialExposed(e.info.Port)
+			st, err := p.dial(e.info.Port)
 			if err != nil {
-				s.cfg.Log.Debug("exposed port: no connection", "port", e.info.Port, "error", err)
+				p.log.Debug("exposed port: no connection", "port", e.info.Port, "error", err)
 				return
 			}
 			defer st.Close()
@@ -182,6 +215,17 @@ func (s *Supervisor) serveExposed(e *exposed) {
 		}()
 	}
 }
+
+// Expose exposes a port of the sandbox (see Ports.Expose).
+func (s *Supervisor) Expose(port, hostPort int) (tool.PortInfo, error) {
+	return s.ports.Expose(port, hostPort)
+}
+
+// Unexpose stops exposing port (see Ports.Unexpose).
+func (s *Supervisor) Unexpose(port int) (tool.PortInfo, error) { return s.ports.Unexpose(port) }
+
+// Ports lists the exposed ports by sandbox port.
+func (s *Supervisor) Ports() []tool.PortInfo { return s.ports.List() }
 
 // dialExposed connects to port of the sandbox's loopback: through the
 // current boxsh-init's forwarding socket or, for a boxsh-init that has
@@ -192,9 +236,20 @@ func (s *Supervisor) dialExposed(port int) (net.Conn, error) {
 		return nil, err
 	}
 	if in.fwd == nil {
-		return net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		return dialLoopback(port)
 	}
-	st, err := in.fwd.Open()
+	return openForward(in.fwd, port)
+}
+
+// dialLoopback connects to port of the host's loopback.
+func dialLoopback(port int) (net.Conn, error) {
+	return net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+}
+
+// openForward opens the stream of a connection to port on the forwarding
+// session s.
+func openForward(s *yamux.Session, port int) (net.Conn, error) {
+	st, err := s.Open()
 	if err != nil {
 		return nil, err
 	}

@@ -241,7 +241,7 @@ type Supervisor struct {
 	closed bool // by Close: no boxsh-init starts any more
 
 	// ports are the exposed ports (see Expose).
-	ports ports
+	ports Ports
 }
 
 // NewSupervisor makes the front the child subreaper of the processes it
@@ -258,6 +258,7 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 		return nil, err
 	}
 	s := &Supervisor{cfg: cfg, current: in, failed: make(chan struct{})}
+	s.ports = Ports{dial: s.dialExposed, log: cfg.Log}
 	go s.watch(in)
 	return s, nil
 }
@@ -442,7 +443,7 @@ func lost(err error) error {
 
 // Close stops the running boxsh-init.
 func (s *Supervisor) Close(grace time.Duration) error {
-	s.closePorts()
+	s.ports.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true

@@ -331,9 +331,6 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if !rpc && (o.listen != "" || o.tokenFile != "" || o.noAuth) {
 		return o, fmt.Errorf("%w: --listen, --token-file and --no-auth go with --rpc", policy.ErrUsage)
 	}
-	if !rpc && len(o.publish) > 0 {
-		return o, fmt.Errorf("%w: --publish goes with --rpc (shell mode and -- COMMAND cannot publish ports yet)", policy.ErrUsage)
-	}
 	if o.noAudit && o.audit != "" {
 		return o, fmt.Errorf("%w: --audit and --no-audit exclude each other", policy.ErrUsage)
 	}
@@ -404,10 +401,11 @@ Modes:
                        (workspace, empty), so that a create answers at once;
                        refilled in the background (default 0).
   --publish [HOST_PORT:]PORT
-                       With --rpc: listen on the host's 127.0.0.1:HOST_PORT
-                       (default: a free port, printed on stderr) and connect
+                       Listen on the host's 127.0.0.1:HOST_PORT (default: a
+                       free port; the address is printed on stderr) and connect
                        each connection to the sandbox's 127.0.0.1:PORT, as the
-                       expose tool does. Repeatable.
+                       expose tool does: with --rpc, and in shell mode and with
+                       -- COMMAND in a sandbox. Inbound only. Repeatable.
   -- COMMAND ARGS...   Run COMMAND (for example a stdio MCP server) with stdio
                        passed through, inside the sandbox when --sandbox is given.
   --try                A sandboxed shell on the current directory; writes land in

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/tool"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -159,4 +162,26 @@ func TestParseArgsEnv(t *testing.T) {
 		require.ErrorIs(t, err, policy.ErrUsage, "%q", v)
 		assert.Contains(t, err.Error(), "not a variable name", "%q", v)
 	}
+}
+
+// --publish's line says where each port is, and that a shared network's
+// port is the host's own; a port that cannot be had is named.
+func TestPublishAll(t *testing.T) {
+	var out strings.Builder
+	expose := func(port, hostPort int) (tool.PortInfo, error) {
+		if port == 9 {
+			return tool.PortInfo{}, errors.New("listen on the host: taken")
+		}
+		return tool.PortInfo{Port: port, HostPort: 4000, Address: "127.0.0.1:4000"}, nil
+	}
+	require.NoError(t, publishAll([]publish{{port: 80}}, expose, false, &out))
+	assert.Equal(t, "boxsh: port 80 of the sandbox published at 127.0.0.1:4000\n", out.String())
+	out.Reset()
+	require.NoError(t, publishAll([]publish{{port: 80}}, expose, true, &out))
+	assert.Equal(t, "boxsh: port 80 of the sandbox published at 127.0.0.1:4000 (the sandbox shares the host's network: its port 80 is the host's own 127.0.0.1:80 too)\n", out.String())
+	err := publishAll([]publish{{port: 80}, {port: 9, hostPort: 22}}, expose, false, io.Discard)
+	assert.EqualError(t, err, "--publish 9: listen on the host: taken")
+	o, err := parseArgs([]string{"--sandbox", "--publish", "8000", "-c", "true"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, []publish{{port: 8000}}, o.publish)
 }

@@ -194,13 +194,9 @@ func serveRPC(opts options, log hclog.Logger) int {
 	case err == nil:
 		run.Started()
 		backend = sup
-		for _, p := range opts.publish {
-			info, err := sup.Expose(p.port, p.hostPort)
-			if err != nil {
-				_ = sup.Close(5 * time.Second)
-				return fail(fmt.Errorf("--publish %d: %w", p.port, err))
-			}
-			fmt.Fprintf(os.Stderr, "boxsh: port %d of the sandbox published at %s\n", info.Port, info.Address)
+		if err := publishAll(opts.publish, sup.Expose, sharesHostNetwork(opts), os.Stderr); err != nil {
+			_ = sup.Close(5 * time.Second)
+			return fail(err)
 		}
 	case (sb.Enabled || sb.Try) && !errors.Is(err, policy.ErrBind):
 		// The client learns why at its first call, rather than from a

@@ -28,6 +28,18 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer stop()
+	if len(opts.publish) > 0 {
+		// The sandbox's loopback is the host's: the ports connect to it
+		// directly, as the servers' do on macOS.
+		ports, err := runtime.NewPorts(nil, log)
+		if err != nil {
+			return fail(err)
+		}
+		defer ports.Close()
+		if err := publishAll(opts.publish, ports.Expose, sharesHostNetwork(opts), os.Stderr); err != nil {
+			return fail(err)
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err = cmd.Start(); err == nil {
 		run.Started()

@@ -59,13 +59,23 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer keep.Close()
+	files := map[string]*os.File{plan.LifelineDescriptor: lifeline}
+	if len(opts.publish) > 0 {
+		ports, fwd, err := publishShell(opts, log)
+		if err != nil {
+			lifeline.Close()
+			return fail(err)
+		}
+		defer ports.Close()
+		files[plan.ForwardDescriptor] = fwd
+	}
 	began := time.Now()
 	ct, err := host.StartContainer(ctx, host.ContainerConfig{
 		Mode:     plan.ModeExec,
 		Sandbox:  sb,
 		Policy:   opts.policy,
 		Command:  argv,
-		Files:    map[string]*os.File{plan.LifelineDescriptor: lifeline},
+		Files:    files,
 		Env:      env,
 		Cwd:      cwd,
 		Home:     home,
@@ -79,7 +89,9 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		Started:  run.Started,
 		Proxy:    host.ProxyHooks{Decided: auditDecisions(auditLog, log)},
 	})
-	lifeline.Close()
+	for _, f := range files {
+		f.Close() // the sandbox's now
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -143,4 +155,26 @@ func relayTerminal(console *os.File) (restore func(), done chan struct{}, err er
 		close(done)
 	}()
 	return restore, done, err
+}
+
+// publishShell listens for the --publish ports of shell mode, before the
+// sandbox starts (a port the host cannot give fails at once), and returns
+// them with the forwarding socket's end to hand boxsh-init, for the
+// caller to close once the sandbox has it.
+func publishShell(opts options, log hclog.Logger) (*runtime.Ports, *os.File, error) {
+	front, back, err := host.SocketPair()
+	if err != nil {
+		return nil, nil, err
+	}
+	ports, err := runtime.NewPorts(front, log)
+	if err != nil {
+		back.Close()
+		return nil, nil, err
+	}
+	if err := publishAll(opts.publish, ports.Expose, sharesHostNetwork(opts), os.Stderr); err != nil {
+		ports.Close()
+		back.Close()
+		return nil, nil, err
+	}
+	return ports, back, nil
 }

@@ -23,6 +23,9 @@ func runShell(opts options, log hclog.Logger) int {
 	if opts.sandbox.Enabled || opts.sandbox.Try {
 		return runSandboxedShell(opts, log)
 	}
+	if len(opts.publish) > 0 {
+		return fail(errPublishUnsandboxed)
+	}
 	argv := []string{opts.shell}
 	interactive := opts.interactive || (len(opts.args) == 0 && term.IsTerminal(int(os.Stdin.Fd())))
 	if opts.interactive {
@@ -47,6 +50,9 @@ func runShell(opts options, log hclog.Logger) int {
 func runCommand(opts options, log hclog.Logger) int {
 	if opts.sandbox.Enabled {
 		return runSandboxedShell(opts, log)
+	}
+	if len(opts.publish) > 0 {
+		return fail(errPublishUnsandboxed)
 	}
 	l, err := openAudit(opts, opts.sandbox)
 	if err != nil {
