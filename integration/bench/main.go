@@ -6,7 +6,7 @@
 //
 //	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-churn 10000] [-only NAMES] [-http] [-json]
 //	go run ./integration/bench -bin PATH [-compare PATH2] -cold-stages N [-sandbox [-cold-bind SPEC]] [-cold-shell]
-//	go run ./integration/bench -bin PATH -sandboxes N [-cycles 200] [-first 30] [-workers 1]
+//	go run ./integration/bench -bin PATH -sandboxes N [-cycles 200] [-first 30] [-workers 1] [-clients 50 [-mixed 10s]]
 //
 // It spawns `PATH --rpc --workers N`, speaks newline-delimited JSON-RPC 2.0
 // on its stdio (initialize first, then full tools/call requests) and
@@ -62,6 +62,8 @@ func main() {
 	flag.IntVar(&many.Idle, "sandboxes", 0, "instead of the suite, measure a server of many sandboxes (--sandboxes): `N` idle ones for the memory figure, and the first answer and cycles")
 	flag.IntVar(&many.Cycles, "cycles", 200, "with -sandboxes: create → call → delete cycles for the leak figure")
 	flag.IntVar(&many.First, "first", 30, "with -sandboxes: first answers of new sandboxes to time")
+	flag.IntVar(&many.Clients, "clients", 0, "with -sandboxes: `N` clients making mixed calls on N sandboxes, then on one")
+	flag.DurationVar(&many.Mixed, "mixed", 10*time.Second, "with -clients: how long each run of mixed calls lasts")
 	var sc stagesConfig
 	flag.IntVar(&sc.Runs, "cold-stages", 0, "instead of the suite, time `N` cold starts by stage (BOXSH_TRACE_START marks) and print the median of each")
 	flag.BoolVar(&sc.Shell, "cold-shell", false, "with -cold-stages: time shell mode (-c 'echo x', to its exit) instead of --rpc")

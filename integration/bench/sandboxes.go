@@ -29,6 +29,10 @@ type sandboxesConfig struct {
 	Idle   int // idle sandboxes for the memory figure
 	Cycles int // create → call → delete cycles for the leak figure
 	First  int // timed first answers
+	// Clients make mixed calls for Mixed on as many sandboxes, then on
+	// one (0: not measured).
+	Clients int
+	Mixed   time.Duration
 }
 
 // manyServer is a running server of many sandboxes.
@@ -156,7 +160,7 @@ func runSandboxes(w io.Writer, bin string, c config, sc sandboxesConfig) error {
 	if err := measureWarm(w, bin, c, sc); err != nil {
 		return err
 	}
-	m, err := startManyServer(bin, c, sc.Idle+10, 0)
+	m, err := startManyServer(bin, c, max(sc.Idle, sc.Clients)+10, 0)
 	if err != nil {
 		return err
 	}
@@ -215,6 +219,9 @@ func runSandboxes(w io.Writer, bin string, c config, sc sandboxesConfig) error {
 		float64(took.Milliseconds())/float64(sc.Cycles), h0, h1)
 	if h1.procs > h0.procs || h1.fds > h0.fds || h1.mounts > h0.mounts || h1.entries > h0.entries {
 		return errors.New("the cycles left something behind")
+	}
+	if sc.Clients > 0 {
+		return runMixed(w, m, sc.Clients, sc.Mixed)
 	}
 	return nil
 }
