@@ -44,6 +44,8 @@ type SandboxInfo struct {
 	Running int   `json:"running"`
 	// Workspace is the host directory of its files.
 	Workspace string `json:"workspace"`
+	// Disk is its disk use, with a disk limit (else nil).
+	Disk *SandboxDisk `json:"disk,omitempty"`
 	// Endpoint is the path of its MCP endpoint (/s/NAME/mcp).
 	Endpoint string `json:"endpoint"`
 	// Token is its bearer token: set by Create only.
@@ -51,6 +53,24 @@ type SandboxInfo struct {
 
 	AgeSeconds  float64 `json:"age_seconds"`
 	IdleSeconds float64 `json:"idle_seconds"`
+}
+
+// SandboxDisk is a sandbox's disk use: the space its writable layer
+// took at the server's last look, its limit, and whether it is past it
+// (files can no longer grow).
+type SandboxDisk struct {
+	Used  int64 `json:"used_bytes"`
+	Limit int64 `json:"limit_bytes"`
+	Full  bool  `json:"full"`
+}
+
+// CreateRequest is what CreateWith asks for: a name, where its files come
+// from (From*, "" is FromWorkspace) and a disk limit ("512M"; "" the
+// server's, --sandbox-disk, which bounds it).
+type CreateRequest struct {
+	Name string `json:"name"`
+	From string `json:"from,omitempty"`
+	Disk string `json:"disk,omitempty"`
 }
 
 // HTTPError is a refusal of a server of many sandboxes: a limit reached
@@ -87,8 +107,14 @@ func NewServer(baseURL, token string, hc *http.Client) *Server {
 // Create starts sandbox name, from FromWorkspace or FromEmpty ("" is
 // FromWorkspace), and returns it with its token.
 func (s *Server) Create(ctx context.Context, name, from string) (*SandboxInfo, error) {
+	return s.CreateWith(ctx, CreateRequest{Name: name, From: from})
+}
+
+// CreateWith starts the sandbox req asks for and returns it with its
+// token.
+func (s *Server) CreateWith(ctx context.Context, req CreateRequest) (*SandboxInfo, error) {
 	var info SandboxInfo
-	body, _ := json.Marshal(map[string]string{"name": name, "from": from})
+	body, _ := json.Marshal(req)
 	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes", s.token, body, http.StatusCreated, &info); err != nil {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func registerSandboxesOpenAPI(api huma.API) {
 		RequestBody: &huma.RequestBody{Content: map[string]*huma.MediaType{"application/json": {Schema: req}}},
 		Responses: map[string]*huma.Response{
 			"201": {Description: "The sandbox, with its endpoint and token", Content: map[string]*huma.MediaType{"application/json": {Schema: info}}},
-			"400": {Description: "A bad name or from", Content: problem},
+			"400": {Description: "A bad name, from or disk (a disk above the server's --sandbox-disk)", Content: problem},
 			"409": {Description: "The name is taken", Content: problem},
 			"429": {Description: "A limit is reached (the detail names it)", Content: problem},
 		},

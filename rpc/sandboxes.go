@@ -45,6 +45,9 @@ type SandboxRequest struct {
 	Name string `json:"name"`
 	// From is FromWorkspace (default) or FromEmpty.
 	From string `json:"from,omitempty"`
+	// Disk bounds the sandbox's writable layer ("512M", "2G"; default
+	// and maximum: the server's --sandbox-disk).
+	Disk string `json:"disk,omitempty"`
 	// Ephemeral sandboxes (a legacy session's) lose their files when the
 	// server stops; others keep them, as sessions.
 	Ephemeral bool `json:"-"`
@@ -65,10 +68,21 @@ type SandboxInfo struct {
 	// Workspace is the host directory of its files: the session's
 	// changes (from workspace) or its own directory (empty).
 	Workspace string `json:"workspace,omitempty"`
+	// Disk is the space its writable layer takes, against its limit.
+	Disk *SandboxDisk `json:"disk,omitempty"`
 	// Endpoint is the path of its MCP endpoint; Token, given by create
 	// only, its bearer token (none when the server has none).
 	Endpoint string `json:"endpoint"`
 	Token    string `json:"token,omitempty"`
+}
+
+// SandboxDisk is a sandbox's disk use (with a disk limit).
+type SandboxDisk struct {
+	// Used is the space its writable layer took at the last look, Limit
+	// its bound; Full is set past it (files can no longer grow).
+	Used  int64 `json:"used_bytes"`
+	Limit int64 `json:"limit_bytes"`
+	Full  bool  `json:"full"`
 }
 
 // SandboxHost starts and stops the sandboxes of a SandboxRouter.
@@ -286,7 +300,7 @@ func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeProblem(w, http.StatusBadRequest, "create a sandbox: the body must be {\"name\": NAME, \"from\": \"workspace\" or \"empty\"}: "+err.Error())
+		writeProblem(w, http.StatusBadRequest, "create a sandbox: the body must be {\"name\": NAME, \"from\": \"workspace\" or \"empty\", \"disk\": SIZE}: "+err.Error())
 		return
 	}
 	if strings.HasPrefix(req.Name, legacyPrefix) {

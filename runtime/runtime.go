@@ -62,6 +62,10 @@ type Config struct {
 	// Proxy observes the network proxy of an allowlist sandbox (the audit
 	// log; the bytes through it).
 	Proxy host.ProxyHooks
+	// Sandboxed, if set, is called with the host PID of each boxsh-init
+	// started in a sandbox, before any call reaches it (a disk limit sets
+	// its processes' limits); an error stops that sandbox.
+	Sandboxed func(pid int) error
 }
 
 // FindInit locates boxsh-init: next to the running executable, then on

@@ -42,6 +42,11 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		Log:      cfg.Log,
 		Proxy:    cfg.Proxy,
 	})
+	if err == nil && cfg.Sandboxed != nil {
+		if err = cfg.Sandboxed(ct.Pid()); err != nil {
+			ct.Destroy()
+		}
+	}
 	if err != nil {
 		front.Close()
 		fwdFront.Close()

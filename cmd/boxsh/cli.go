@@ -52,6 +52,9 @@ type options struct {
 	sandboxIdle  time.Duration
 	// warmSandboxes is --warm-sandboxes: pre-started ones of each kind.
 	warmSandboxes int
+	// sandboxDisk is --sandbox-disk: each sandbox's writable layer's
+	// bound, in bytes (0: none).
+	sandboxDisk int64
 	// audit is --audit FILE; noAudit --no-audit (see auditPath).
 	audit   string
 	noAudit bool
@@ -174,6 +177,16 @@ func parseArgs(argv []string, cwd string) (options, error) {
 				return o, fmt.Errorf("%w: --warm-sandboxes %q: expected a number from 0 to 100", policy.ErrUsage, v)
 			}
 			o.warmSandboxes = n
+		case "--sandbox-disk":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			n, err := policy.ParseSize(v)
+			if err != nil || n < 1<<20 {
+				return o, fmt.Errorf("%w: --sandbox-disk %q: expected a size of at least 1M, such as 512M or 2G", policy.ErrUsage, v)
+			}
+			o.sandboxDisk = n
 		case "--sandbox-idle":
 			v, err := needValue()
 			if err != nil {
@@ -337,8 +350,8 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if o.sandboxes && o.audit != "" {
 		return o, fmt.Errorf("%w: --audit does not go with --sandboxes yet", policy.ErrUsage)
 	}
-	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0) && !o.sandboxes {
-		return o, fmt.Errorf("%w: --max-sandboxes, --sandbox-idle and --warm-sandboxes go with --sandboxes", policy.ErrUsage)
+	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0 || o.sandboxDisk != 0) && !o.sandboxes {
+		return o, fmt.Errorf("%w: --max-sandboxes, --sandbox-idle, --sandbox-disk and --warm-sandboxes go with --sandboxes", policy.ErrUsage)
 	}
 	if o.sandboxes {
 		switch {
@@ -397,6 +410,10 @@ Modes:
   --max-sandboxes N    With --sandboxes: at most N at once (default 64).
   --sandbox-idle D     With --sandboxes: delete one idle for D (default 30m; 0:
                        never).
+  --sandbox-disk SIZE  With --sandboxes: bound each sandbox's writable layer
+                       (its changes) to SIZE (512M, 2G); a create may ask
+                       for less ("disk"). Past it files stop growing (EFBIG);
+                       a sandbox that grows it further is stopped.
   --warm-sandboxes N   With --sandboxes: keep N started ahead of each kind
                        (workspace, empty), so that a create answers at once;
                        refilled in the background (default 0).

@@ -61,6 +61,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		Max:       opts.maxSandboxes,
 		IdleTTL:   idleTTL,
 		Warm:      opts.warmSandboxes,
+		Disk:      opts.sandboxDisk,
 		Protect:   host.ProtectEntries(opts.policy),
 		Wrap:      func(b rpc.Backend) rpc.Backend { return trimming{b, trimmer} },
 		Deleted:   func(name string) { router.Forget(name) },

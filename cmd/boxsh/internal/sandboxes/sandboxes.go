@@ -49,6 +49,9 @@ type Config struct {
 	// Protect are the entries Apply never writes (the policy's
 	// filesystem.protect, host.ProtectEntries).
 	Protect []string
+	// Disk bounds each sandbox's writable layer, in bytes (0: no
+	// bound); a create may ask for less (see host.DiskLimit).
+	Disk int64
 	// Warm is how many sandboxes of each kind (rpc.FromWorkspace,
 	// rpc.FromEmpty) are kept started ahead, so that a create takes one
 	// at once; the pool refills in the background. Warm ones do not count
@@ -99,6 +102,9 @@ type Sandbox struct {
 	lock    *os.File // the session's, while it runs
 	empty   string   // the empty directory of rpc.FromEmpty
 	cancel  context.CancelFunc
+	// diskMax is its disk limit (0: none), disk its accounting.
+	diskMax int64
+	disk    *host.DiskLimit
 
 	// answered is closed when its first call ends (see refillAfter).
 	answered     chan struct{}
@@ -168,11 +174,18 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 	default:
 		return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: from %q: expected %q or %q", req.Name, req.From, rpc.FromWorkspace, rpc.FromEmpty)}
 	}
+	diskMax, err := m.diskLimit(req)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
-	sb := m.takeWarm(req.From)
+	var sb *Sandbox
+	if diskMax == m.cfg.Disk { // a warm one has the server's limit
+		sb = m.takeWarm(req.From)
+	}
 	warm := sb != nil
 	if !warm {
-		sb = &Sandbox{from: req.From}
+		sb = &Sandbox{from: req.From, diskMax: diskMax}
 	}
 	sb.mu.Lock()
 	sb.name, sb.created, sb.last, sb.ephemeral = req.Name, now, now, req.Ephemeral
@@ -247,7 +260,13 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 	if sb.lock, err = s.Lock(); err != nil {
 		return err
 	}
+	if err := sb.startDisk(m); err != nil {
+		return err
+	}
 	cfg := m.cfg.Runtime
+	if sb.disk != nil {
+		cfg.Sandboxed = sb.disk.Started
+	}
 	sb.binds = []policy.Bind{{Mode: policy.CopyOnWrite, Src: s.Src(), Dst: s.Dst()}}
 	cfg.Sandbox.Binds = append(slices.Clip(cfg.Sandbox.Binds), sb.binds...)
 	cfg.Cwd = s.Src()
@@ -278,6 +297,7 @@ func (sb *Sandbox) stop(discard bool) {
 	if sb.cancel != nil {
 		sb.cancel()
 	}
+	sb.disk.Close()
 	host.RemoveCowWorkDirs(sb.binds)
 	if sb.lock != nil {
 		sb.lock.Close()
@@ -473,6 +493,7 @@ func (sb *Sandbox) Info() rpc.SandboxInfo {
 		Name: sb.name, From: sb.from, Created: sb.created.UTC(),
 		Age: now.Sub(sb.created).Seconds(), Idle: idle.Seconds(),
 		Calls: sb.calls, Running: sb.running, Workspace: sb.sess.Dst(),
+		Disk: sb.diskInfo(),
 	}
 }
 
@@ -497,12 +518,12 @@ func (sb *Sandbox) Start(ctx context.Context, name string, args json.RawMessage,
 	}
 	err := sb.backend.Start(ctx, name, args, func(res json.RawMessage, err error) {
 		end()
-		done(res, err)
+		done(res, sb.diskError(err))
 	})
 	if err != nil {
 		end()
 	}
-	return err
+	return sb.diskError(err)
 }
 
 // takeWarm takes a pre-started sandbox of kind from, or returns nil.
@@ -569,7 +590,7 @@ func (m *Manager) refill() {
 				return
 			}
 			m.mu.Unlock()
-			sb := &Sandbox{from: kind, created: time.Now(), answered: make(chan struct{})}
+			sb := &Sandbox{from: kind, created: time.Now(), answered: make(chan struct{}), diskMax: m.cfg.Disk}
 			err := sb.start(m.ctx, m)
 			if err == nil {
 				err = sb.warmUp(m.ctx)

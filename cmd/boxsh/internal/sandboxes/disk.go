@@ -1,0 +1,80 @@
+package sandboxes
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/rpc"
+	"github.com/boxsh/boxsh/runtime/host"
+)
+
+// diskLimit is the disk limit of a create: its own (SandboxRequest.Disk)
+// or the server's, which bounds it. A refusal names the limit.
+func (m *Manager) diskLimit(req rpc.SandboxRequest) (int64, error) {
+	if req.Disk == "" {
+		return m.cfg.Disk, nil
+	}
+	n, err := policy.ParseSize(req.Disk)
+	if err != nil {
+		return 0, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: disk: %v", req.Name, err)}
+	}
+	if m.cfg.Disk > 0 && n > m.cfg.Disk {
+		return 0, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: disk %s is above the server's limit, %s (--sandbox-disk)", req.Name, req.Disk, FormatSize(m.cfg.Disk))}
+	}
+	return n, nil
+}
+
+// startDisk starts the accounting of the sandbox's writable layer (its
+// session's DST) against its limit, before its boxsh-init starts.
+func (sb *Sandbox) startDisk(m *Manager) error {
+	if sb.diskMax <= 0 {
+		return nil
+	}
+	d, err := host.NewDiskLimit(sb.sess.Dst(), sb.diskMax, m.cfg.Log.With("sandbox", sb.name))
+	if err != nil {
+		return err
+	}
+	sb.disk = d
+	return nil
+}
+
+// diskInfo is the sandbox's disk use, nil without a limit.
+func (sb *Sandbox) diskInfo() *rpc.SandboxDisk {
+	if sb.disk == nil {
+		return nil
+	}
+	used, full := sb.disk.Used()
+	return &rpc.SandboxDisk{Used: used, Limit: sb.disk.Limit(), Full: full}
+}
+
+// diskError adds to a failed call's error that the sandbox is past its
+// disk limit, if it is (its boxsh-init is killed past the slack).
+func (sb *Sandbox) diskError(err error) error {
+	if err == nil || sb.disk == nil {
+		return err
+	}
+	if used, full := sb.disk.Used(); full {
+		return fmt.Errorf("%w (sandbox %s is past its disk limit: its writable layer holds %s, its limit is %s)", err, sb.name, FormatSize(used), FormatSize(sb.disk.Limit()))
+	}
+	return err
+}
+
+// FormatSize is n bytes in the largest binary unit that keeps it at
+// least 1 ("1.5 GiB", "512 MiB", "100 B").
+func FormatSize(n int64) string {
+	const units = "KMGTPE"
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, i := float64(n)/1024, 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	s := fmt.Sprintf("%.1f", f)
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		s = s[:len(s)-2]
+	}
+	return s + " " + units[i:i+1] + "iB"
+}
