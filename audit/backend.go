@@ -24,8 +24,12 @@ type Backend struct {
 	// Client names the client of a call from its context (rpc.ClientOf).
 	Client func(context.Context) string
 	// Sandbox names the sandbox the calls run in, when a server runs
-	// several.
+	// several, all of them writing Log. The audit tool then answers only
+	// that sandbox's entries from Since on (its start: a sandbox made
+	// again under a name sees none of its predecessor's), so that no
+	// sandbox's client reads another's.
 	Sandbox string
+	Since   time.Time
 	// Errors receives the failures to write the log (the calls go on).
 	Errors hclog.Logger
 }
@@ -98,7 +102,7 @@ func (b *Backend) answer(args json.RawMessage) (json.RawMessage, error) {
 		if n == 0 {
 			n = tool.AuditDefaultLast
 		}
-		entries, skipped, err := b.Log.Tail(n)
+		entries, skipped, err := b.Log.TailOf(n, b.keep())
 		if err != nil {
 			r = tool.Errorf("audit: %v", err)
 			break
@@ -106,4 +110,19 @@ func (b *Backend) answer(args json.RawMessage) (json.RawMessage, error) {
 		r = tool.StructuredResult(tool.AuditOutput{Path: b.Log.Path(), Entries: entries, Skipped: skipped})
 	}
 	return json.Marshal(r)
+}
+
+// keep selects the entries the audit tool answers: every one, or those
+// of Sandbox since Since.
+func (b *Backend) keep() func(Entry) bool {
+	if b.Sandbox == "" {
+		return nil
+	}
+	return func(e Entry) bool {
+		if e.Sandbox != b.Sandbox {
+			return false
+		}
+		t, err := time.Parse(time.RFC3339Nano, e.Time)
+		return err == nil && !t.Before(b.Since)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -174,59 +175,85 @@ func Time(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Tail returns the last n entries of the log, oldest first, and how many
 // of the lines read were not entries.
-func (l *Log) Tail(n int) ([]Entry, int, error) {
+func (l *Log) Tail(n int) ([]Entry, int, error) { return l.TailOf(n, nil) }
+
+// TailOf returns the last n entries of the log for which keep (nil: every
+// entry) is true, oldest first, and how many of the lines read were not
+// entries. It reads the file backwards, one line at a time, from its end
+// to the n-th entry kept or the file's start.
+func (l *Log) TailOf(n int, keep func(Entry) bool) ([]Entry, int, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(l.fd, &st); err != nil {
 		return nil, 0, fmt.Errorf("%s %s: %w", what, l.path, err)
 	}
-	lines, err := lastLines(l.fd, st.Size, n)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s %s: %w", what, l.path, err)
-	}
-	entries := make([]Entry, 0, len(lines))
+	var entries []Entry
 	skipped := 0
-	for _, line := range lines {
+	err := linesBack(l.fd, st.Size, func(line []byte) bool {
+		if len(entries) >= n {
+			return false
+		}
 		var e Entry
 		if json.Unmarshal(line, &e) != nil || e.Kind == "" {
 			skipped++
-			continue
+			return true
 		}
-		entries = append(entries, e)
+		if keep == nil || keep(e) {
+			entries = append(entries, e)
+		}
+		return len(entries) < n
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s %s: %w", what, l.path, err)
+	}
+	slices.Reverse(entries)
+	if entries == nil {
+		entries = []Entry{}
 	}
 	return entries, skipped, nil
 }
 
-// lastLines reads backwards from size the last n complete lines (a last
-// line without its newline, still being written, is left out).
-func lastLines(fd int, size int64, n int) ([][]byte, error) {
-	if n <= 0 {
-		return nil, nil
-	}
-	var tail []byte
-	chunk := int64(64 << 10)
-	end := size
-	for end > 0 && bytes.Count(tail, []byte{'\n'}) <= n {
-		start := max(end-chunk, 0)
-		b := make([]byte, end-start, int64(len(tail))+end-start)
-		if _, err := unix.Pread(fd, b, start); err != nil {
-			return nil, err
+// linesBack calls f with each complete line before size, the last first,
+// until f returns false (a last line without its newline, still being
+// written, is left out).
+func linesBack(fd int, size int64, f func([]byte) bool) error {
+	const chunk = 64 << 10
+	var pending []byte // [start, end of the last complete line]
+	start := size
+	complete := false
+	for {
+		if i := bytes.LastIndexByte(pending, '\n'); complete && i >= 0 {
+			// pending ends a line; the line is after the newline before it.
+			body := pending[:len(pending)-1]
+			if j := bytes.LastIndexByte(body, '\n'); j >= 0 || start == 0 {
+				line := body[j+1:]
+				pending = pending[:j+1]
+				if len(line) > 0 && !f(line) {
+					return nil
+				}
+				continue
+			}
 		}
-		tail = append(b, tail...)
-		end = start
+		if start == 0 {
+			return nil
+		}
+		from := max(start-chunk, 0)
+		b := make([]byte, start-from, int64(len(pending))+start-from)
+		if _, err := unix.Pread(fd, b, from); err != nil {
+			return err
+		}
+		pending = append(b, pending...)
+		start = from
+		if !complete {
+			// Drop the last line until its newline is there.
+			i := bytes.LastIndexByte(pending, '\n')
+			if i < 0 {
+				pending = pending[:0]
+				continue
+			}
+			pending = pending[:i+1]
+			complete = true
+		}
 	}
-	if i := bytes.LastIndexByte(tail, '\n'); i >= 0 {
-		tail = tail[:i]
-	} else {
-		return nil, nil
-	}
-	lines := bytes.Split(tail, []byte{'\n'})
-	if end > 0 {
-		lines = lines[1:] // the first may have been read from its middle
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines, nil
 }
 
 // A LineError is a line of a log that is not an entry.

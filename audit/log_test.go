@@ -200,3 +200,41 @@ func TestKillDuringHeavyLogging(t *testing.T) {
 	}, func(le *LineError) { t.Errorf("torn or mixed line: %v", le) }))
 	assert.Greater(t, n, 1000, "entries written")
 }
+
+// TailOf keeps the entries keep selects, reading back across chunks past
+// those it drops; a last line still being written is left out.
+func TestTailOf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path)
+	require.NoError(t, err)
+	defer l.Close()
+	for i := range 3000 {
+		sb := "b"
+		if i%1000 == 0 {
+			sb = "a"
+		}
+		require.NoError(t, l.Record(Entry{Kind: tool.AuditCall, Tool: tool.Bash, Sandbox: sb, Args: map[string]any{"command": fmt.Sprintf("echo %d", i)}}))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"kind":"call","sandbox":"a","tool":"torn`)
+	require.NoError(t, err)
+	f.Close()
+	onlyA := func(e Entry) bool { return e.Sandbox == "a" }
+	entries, skipped, err := l.TailOf(10, onlyA)
+	require.NoError(t, err)
+	assert.Zero(t, skipped)
+	var got []any
+	for _, e := range entries {
+		got = append(got, e.Args["command"])
+	}
+	assert.Equal(t, []any{"echo 0", "echo 1000", "echo 2000"}, got, "oldest first, across chunks")
+	entries, _, err = l.TailOf(2, onlyA)
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	assert.Equal(t, "echo 1000", entries[0].Args["command"])
+	entries, _, err = l.TailOf(5, func(Entry) bool { return false })
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+	assert.NotNil(t, entries, "an empty list, not null")
+}

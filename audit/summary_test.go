@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -168,4 +169,46 @@ func TestBackendRecordsCalls(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(res), "keeps no audit log (start it with --audit FILE)")
 	assert.Contains(t, string(res), `"isError":true`)
+}
+
+// Two sandboxes' backends on one log: each audit call answers its own
+// sandbox's entries only, and only those since its start.
+func TestBackendAuditIsolation(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "audit.jsonl"))
+	require.NoError(t, err)
+	defer l.Close()
+	ok := starterFunc(func(_ context.Context, _ string, _ json.RawMessage, done func(json.RawMessage, error)) error {
+		b, _ := json.Marshal(tool.TextResult("ok"))
+		go done(b, nil)
+		return nil
+	})
+	call := func(b *Backend, name, args string) json.RawMessage {
+		ch := make(chan json.RawMessage, 1)
+		require.NoError(t, b.Start(context.Background(), name, json.RawMessage(args), func(r json.RawMessage, err error) {
+			assert.NoError(t, err)
+			ch <- r
+		}))
+		return <-ch
+	}
+	old := &Backend{Next: ok, Log: l, Sandbox: "a", Since: time.Now()}
+	call(old, tool.Bash, `{"command":"echo earlier a"}`)
+	time.Sleep(time.Millisecond)
+	a := &Backend{Next: ok, Log: l, Sandbox: "a", Since: time.Now()}
+	b := &Backend{Next: ok, Log: l, Sandbox: "b", Since: time.Now()}
+	call(a, tool.Bash, `{"command":"echo a"}`)
+	call(b, tool.Bash, `{"command":"echo b"}`)
+	require.NoError(t, l.Record(Entry{Kind: tool.AuditNetwork, Sandbox: "b", Host: "example.com", Port: 443}))
+	var r struct {
+		StructuredContent tool.AuditOutput `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal(call(a, tool.Audit, `{}`), &r))
+	require.Len(t, r.StructuredContent.Entries, 1, "a's, not b's, nor those of the a before it")
+	assert.Equal(t, "echo a", r.StructuredContent.Entries[0].Args["command"])
+	require.NoError(t, json.Unmarshal(call(b, tool.Audit, `{}`), &r))
+	require.Len(t, r.StructuredContent.Entries, 2)
+	assert.Equal(t, "echo b", r.StructuredContent.Entries[0].Args["command"])
+	assert.Equal(t, "example.com", r.StructuredContent.Entries[1].Host)
+	all, _, err := l.Tail(10)
+	require.NoError(t, err)
+	assert.Len(t, all, 6, "the file holds every sandbox's, the audit calls too")
 }

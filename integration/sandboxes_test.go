@@ -548,3 +548,89 @@ func TestSandboxesFilesOutliveServer(t *testing.T) {
 	assert.Contains(t, lines[0], "sandbox keep")
 	assert.Contains(t, lines[0], "ended")
 }
+
+// --audit with --sandboxes: one log, each entry naming its sandbox; the
+// audit tool of a sandbox's endpoint answers that sandbox's entries only
+// (a client of alpha reads none of beta's, a sandbox made again under a
+// name none of its predecessor's, a legacy session's sandbox only its
+// own); management calls are logged too.
+func TestSandboxesAudit(t *testing.T) {
+	ctx := testContext(t)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	m := startMany(t, ctx, "--audit", path, "--network", "allowlist", "--allow-domain", "allowed.example")
+	a := m.create(t, "alpha", "workspace")
+	b := m.create(t, "beta", "empty")
+	sa := m.connect(t, ctx, a.Endpoint, a.Token, "")
+	sb := m.connect(t, ctx, b.Endpoint, b.Token, "2025-06-18")
+	sh(t, ctx, sa, "echo alpha-cmd")
+	sh(t, ctx, sb, "echo beta-cmd; curl -s --max-time 5 http://beta-host.example/ >/dev/null; true")
+
+	audit := func(s *mcp.ClientSession) tool.AuditOutput {
+		t.Helper()
+		var got tool.AuditOutput
+		sdkOK(t, ctx, s, "audit", map[string]any{"last": 100}, &got)
+		return got
+	}
+	got := audit(sa)
+	assert.Equal(t, path, got.Path)
+	require.Len(t, got.Entries, 1, "%+v", got.Entries)
+	assert.Equal(t, "alpha", got.Entries[0].Sandbox)
+	assert.Equal(t, "echo alpha-cmd", got.Entries[0].Args["command"])
+	raw, err := json.Marshal(got)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "beta", "alpha's client reads beta's entries")
+
+	got = audit(sb)
+	require.Len(t, got.Entries, 2, "%+v", got.Entries)
+	// The decision is written while the call runs, the call once answered.
+	network, call := got.Entries[0], got.Entries[1]
+	assert.Equal(t, "echo beta-cmd; curl -s --max-time 5 http://beta-host.example/ >/dev/null; true", call.Args["command"])
+	assert.Equal(t, tool.AuditNetwork, network.Kind)
+	assert.Equal(t, "beta-host.example", network.Host)
+	assert.False(t, *network.Allowed)
+	for _, e := range got.Entries {
+		assert.Equal(t, "beta", e.Sandbox)
+	}
+
+	// Management calls: an apply of alpha, beta deleted and made again,
+	// which then sees none of the first beta's entries.
+	status, body := m.do(t, http.MethodPost, "/v1/sandboxes/alpha/apply", m.token, map[string]any{"dry_run": true})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	status, body = m.do(t, http.MethodDelete, "/v1/sandboxes/beta", m.token, nil)
+	require.Equal(t, http.StatusNoContent, status, "%s", body)
+	b = m.create(t, "beta", "empty")
+	sb = m.connect(t, ctx, b.Endpoint, b.Token, "")
+	assert.Empty(t, audit(sb).Entries, "the new beta reads the old one's")
+	got = audit(sa)
+	require.Len(t, got.Entries, 3, "%+v", got.Entries)
+	apply := got.Entries[2]
+	assert.Equal(t, tool.AuditSandbox, apply.Kind)
+	assert.Equal(t, "apply", apply.Tool)
+	assert.Equal(t, true, apply.Args["dry_run"])
+	assert.Regexp(t, `^rest 127\.0\.0\.1:\d+$`, apply.Client)
+
+	// A legacy session's sandbox reads its own entries only.
+	legacy := m.connect(t, ctx, "/mcp", m.token, "2025-06-18")
+	sh(t, ctx, legacy, "echo legacy-cmd")
+	got = audit(legacy)
+	require.Len(t, got.Entries, 1, "%+v", got.Entries)
+	assert.True(t, strings.HasPrefix(got.Entries[0].Sandbox, "mcp-"), got.Entries[0].Sandbox)
+	assert.Equal(t, "echo legacy-cmd", got.Entries[0].Args["command"])
+	assert.Regexp(t, `^http session [0-9a-f]{12}$`, got.Entries[0].Client)
+
+	// The file holds them all, every entry naming its sandbox.
+	var managed []string
+	for _, e := range readAudit(t, path) {
+		assert.NotEmpty(t, e.Sandbox, "%+v", e)
+		if e.Kind == tool.AuditSandbox {
+			managed = append(managed, e.Tool+" "+e.Sandbox)
+		}
+	}
+	require.Len(t, managed, 6, "%q", managed)
+	assert.Equal(t, []string{"create alpha", "create beta", "apply alpha", "delete beta", "create beta"}, managed[:5])
+	assert.Regexp(t, `^create mcp-`, managed[5])
+	r := runBoxsh(t, ctx, "", "audit", path)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, ` [alpha] sandbox apply dry_run=true ok `)
+	assert.Contains(t, r.stdout, ` [beta] network http beta-host.example:80 refused`)
+}

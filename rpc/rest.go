@@ -87,7 +87,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request, name string) 
 		writeProblem(w, http.StatusBadRequest, "read the request body: "+err.Error())
 		return
 	}
-	res, err := s.CallTool(withClient(r.Context(), "rest "+r.RemoteAddr), name, body)
+	res, err := s.CallTool(withClient(r.Context(), restClient(r)), name, body)
 	var rpcErr *Error
 	switch {
 	case errors.As(err, &rpcErr) && rpcErr.Code == CodeInvalidParams:

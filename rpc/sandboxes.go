@@ -120,9 +120,27 @@ type SandboxError struct {
 
 func (e *SandboxError) Error() string { return e.Msg }
 
+// SandboxCall is a management call of a SandboxRouter, once answered:
+// for the audit log (SandboxRouter.Managed).
+type SandboxCall struct {
+	// Action is "create", "delete" or "apply"; Name the sandbox.
+	Action, Name string
+	// Client is who asked: "rest ADDRESS", or a legacy session's client
+	// (see ClientOf) for the sandbox of its own made and deleted.
+	Client string
+	// Args are the request's arguments (from; dry_run and paths).
+	Args  map[string]any
+	Began time.Time
+	Err   error
+}
+
 // SandboxRouter serves the management API and the endpoints of the
 // sandboxes of a SandboxHost.
 type SandboxRouter struct {
+	// Managed, if set, is told each management call (set it before
+	// serving).
+	Managed func(SandboxCall)
+
 	srv  *Server
 	host SandboxHost
 	opts HTTPOptions
@@ -195,7 +213,13 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 				writeProblem(w, http.StatusBadRequest, "apply: the body must be {\"dry_run\": BOOL, \"paths\": [PATH...]}: "+err.Error())
 				return
 			}
+			began := time.Now()
 			res, err := files.Apply(r.PathValue("name"), req.DryRun, req.Paths)
+			args := map[string]any{"dry_run": req.DryRun}
+			if req.Paths != nil {
+				args["paths"] = req.Paths
+			}
+			rt.managed(SandboxCall{Action: "apply", Name: r.PathValue("name"), Client: restClient(r), Args: args, Began: began, Err: err})
 			if err != nil {
 				writeSandboxError(w, err)
 				return
@@ -307,15 +331,17 @@ func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, fmt.Sprintf("sandbox name %q: names starting with %s are those of the sessions of /mcp", req.Name, legacyPrefix))
 		return
 	}
+	began := time.Now()
 	b, info, err := rt.host.Create(r.Context(), req)
+	var ep *endpoint
+	if err == nil {
+		if ep, err = rt.newEndpoint(b, ""); err != nil {
+			_ = rt.host.Delete(info.Name)
+		}
+	}
+	rt.managed(SandboxCall{Action: "create", Name: req.Name, Client: restClient(r), Args: map[string]any{"from": req.From}, Began: began, Err: err})
 	if err != nil {
 		writeSandboxError(w, err)
-		return
-	}
-	ep, err := rt.newEndpoint(b, "")
-	if err != nil {
-		_ = rt.host.Delete(info.Name)
-		writeProblem(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	rt.mu.Lock()
@@ -346,7 +372,10 @@ func (rt *SandboxRouter) serveList(w http.ResponseWriter, _ *http.Request) {
 
 func (rt *SandboxRouter) serveDelete(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := rt.host.Delete(name); err != nil {
+	began := time.Now()
+	err := rt.host.Delete(name)
+	rt.managed(SandboxCall{Action: "delete", Name: name, Client: restClient(r), Began: began, Err: err})
+	if err != nil {
 		writeSandboxError(w, err)
 		return
 	}
@@ -414,7 +443,9 @@ func (rt *SandboxRouter) sessionSandbox(ctx context.Context, name string) (Backe
 	if b, ok := rt.host.Lookup(name); ok {
 		return b, nil
 	}
+	began := time.Now()
 	b, _, err := rt.host.Create(ctx, SandboxRequest{Name: name, From: FromWorkspace, Ephemeral: true})
+	rt.managed(SandboxCall{Action: "create", Name: name, Client: ClientOf(ctx), Args: map[string]any{"from": FromWorkspace}, Began: began, Err: err})
 	return b, err
 }
 
@@ -425,10 +456,20 @@ func (rt *SandboxRouter) EndSession(id string) {
 	if _, ok := rt.host.Lookup(name); !ok {
 		return
 	}
-	if err := rt.host.Delete(name); err != nil {
+	began := time.Now()
+	err := rt.host.Delete(name)
+	rt.managed(SandboxCall{Action: "delete", Name: name, Client: sessionClient(id), Began: began, Err: err})
+	if err != nil {
 		rt.srv.Log.Warn("delete a session's sandbox", "sandbox", name, "error", err)
 	}
 	rt.forget(name)
+}
+
+// managed tells c to Managed.
+func (rt *SandboxRouter) managed(c SandboxCall) {
+	if rt.Managed != nil {
+		rt.Managed(c)
+	}
 }
 
 // LegacySandboxName is the name of the sandbox of legacy session id.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 )
 
 // clientKey is the context key of a call's client (see ClientOf).
@@ -32,3 +33,7 @@ func sessionClient(id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return "http session " + hex.EncodeToString(sum[:6])
 }
+
+// restClient names the client of a REST request (a tool's twin, or a
+// management call of many sandboxes).
+func restClient(r *http.Request) string { return "rest " + r.RemoteAddr }

@@ -21,6 +21,9 @@ const (
 	// AuditShell is a run of shell mode (boxsh -c, a script, an
 	// interactive shell, -- COMMAND).
 	AuditShell = "shell"
+	// AuditSandbox is a management call of a server of many sandboxes
+	// (create, delete, apply), its Tool the action.
+	AuditSandbox = "sandbox"
 )
 
 // AuditArgs are the arguments of audit.
@@ -32,11 +35,11 @@ type AuditArgs struct {
 // decision of the proxy, or a run of shell mode.
 type AuditEntry struct {
 	Time string `json:"time" doc:"When the call started (or the decision was made), RFC 3339 with nanoseconds, UTC"`
-	Kind string `json:"kind" enum:"call,network,shell" doc:"\"call\": a tool call; \"network\": a decision of the network proxy; \"shell\": a run of shell mode"`
+	Kind string `json:"kind" enum:"call,network,shell,sandbox" doc:"\"call\": a tool call; \"network\": a decision of the network proxy; \"shell\": a run of shell mode; \"sandbox\": a management call of a server of many sandboxes (tool: create, delete or apply)"`
 	// Client and Sandbox say who made the call, and in which sandbox.
 	Client  string `json:"client,omitempty" required:"false" doc:"Who made the call: \"stdio\", \"http session HASH\" (a digest of the Mcp-Session-Id, never the id itself), \"http ADDRESS\" or \"rest ADDRESS\" (the client's address), \"shell\""`
 	Sandbox string `json:"sandbox,omitempty" required:"false" doc:"The sandbox the call ran in, when the server runs several"`
-	Tool    string `json:"tool,omitempty" required:"false" doc:"The tool called (kind call)"`
+	Tool    string `json:"tool,omitempty" required:"false" doc:"The tool called (kind call), or the management action (kind sandbox)"`
 	// Args is a summary of the arguments: never file contents, stdin or
 	// the values of env.
 	Args map[string]any `json:"args,omitempty" required:"false" doc:"Summary of the arguments: command, args, paths, ids, numbers and flags as given (long strings cut, marked by NAME_bytes with the full size); for env the names only; for file contents, stdin, edits and other text only their size in sizes (bytes of their JSON text)"`

@@ -18,6 +18,7 @@ import (
 	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/proxy"
+	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -116,15 +117,45 @@ func realPath(p string) string {
 
 // auditDecisions records the network proxy's decisions in l (nil: none).
 func auditDecisions(l *audit.Log, log hclog.Logger) func(proxy.Decision) {
+	rec := auditSandboxDecisions(l, log)
+	if rec == nil {
+		return nil
+	}
+	return func(d proxy.Decision) { rec("", d) }
+}
+
+// auditSandboxDecisions records the decisions of a sandbox's network
+// proxy in l (nil: none), naming the sandbox.
+func auditSandboxDecisions(l *audit.Log, log hclog.Logger) func(string, proxy.Decision) {
 	if l == nil {
 		return nil
 	}
-	return func(d proxy.Decision) {
+	return func(sandbox string, d proxy.Decision) {
 		allowed := d.Allowed
-		e := audit.Entry{Kind: tool.AuditNetwork, Host: d.Host, Port: d.Port, Protocol: d.Protocol, Allowed: &allowed, Rule: d.Rule}
-		if err := l.Record(e); err != nil {
-			log.Error("audit log", "error", err)
+		record(l, log, audit.Entry{Kind: tool.AuditNetwork, Sandbox: sandbox, Host: d.Host, Port: d.Port, Protocol: d.Protocol, Allowed: &allowed, Rule: d.Rule})
+	}
+}
+
+// auditManaged records the management calls of a server of many
+// sandboxes in l (nil: none).
+func auditManaged(l *audit.Log, log hclog.Logger) func(rpc.SandboxCall) {
+	if l == nil {
+		return func(rpc.SandboxCall) {}
+	}
+	return func(c rpc.SandboxCall) {
+		e := audit.Entry{Time: audit.Time(c.Began), Kind: tool.AuditSandbox, Client: c.Client, Sandbox: c.Name, Tool: c.Action,
+			Args: c.Args, DurationMS: time.Since(c.Began).Milliseconds()}
+		if c.Err != nil {
+			e.Error = c.Err.Error()
 		}
+		record(l, log, e)
+	}
+}
+
+// record appends e to l, logging a failure.
+func record(l *audit.Log, log hclog.Logger, e audit.Entry) {
+	if err := l.Record(e); err != nil {
+		log.Error("audit log", "error", err)
 	}
 }
 
@@ -137,9 +168,7 @@ func auditShell(l *audit.Log, log hclog.Logger, argv []string, began time.Time, 
 	args, _ := json.Marshal(map[string][]string{"args": argv})
 	e := audit.Entry{Time: audit.Time(began), Kind: tool.AuditShell, Client: "shell", Args: audit.Summarize(args),
 		ExitCode: &code, DurationMS: time.Since(began).Milliseconds()}
-	if err := l.Record(e); err != nil {
-		log.Error("audit log", "error", err)
-	}
+	record(l, log, e)
 }
 
 const auditUsage = `Usage: boxsh audit FILE|DST [--json]
@@ -252,6 +281,8 @@ func formatEntry(e audit.Entry) string {
 		return b.String()
 	case tool.AuditShell:
 		b.WriteString(" shell")
+	case tool.AuditSandbox:
+		fmt.Fprintf(&b, " sandbox %s", session.QuotePath(e.Tool))
 	default:
 		fmt.Fprintf(&b, " %s", session.QuotePath(e.Tool))
 	}
@@ -263,7 +294,7 @@ func formatEntry(e audit.Entry) string {
 		fmt.Fprintf(&b, " exit %d", *e.ExitCode)
 	case e.IsError:
 		b.WriteString(" failed")
-	case e.Kind == tool.AuditCall:
+	case e.Kind == tool.AuditCall || e.Kind == tool.AuditSandbox:
 		b.WriteString(" ok")
 	}
 	if e.TimedOut {

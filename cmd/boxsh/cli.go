@@ -347,9 +347,6 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if o.noAudit && o.audit != "" {
 		return o, fmt.Errorf("%w: --audit and --no-audit exclude each other", policy.ErrUsage)
 	}
-	if o.sandboxes && o.audit != "" {
-		return o, fmt.Errorf("%w: --audit does not go with --sandboxes yet", policy.ErrUsage)
-	}
 	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0 || o.sandboxDisk != 0) && !o.sandboxes {
 		return o, fmt.Errorf("%w: --max-sandboxes, --sandbox-idle, --sandbox-disk and --warm-sandboxes go with --sandboxes", policy.ErrUsage)
 	}
@@ -435,7 +432,9 @@ Options:
                        0600; an existing FILE must be yours, mode 0600, not a
                        link. Refused inside a directory the sandbox can write.
                        On by default on a copy-on-write session (--try, the Go
-                       client's), in the session's directory.
+                       client's), in the session's directory. With --sandboxes:
+                       one log, each entry naming its sandbox, management calls
+                       too; a sandbox's audit tool answers its own entries.
   --no-audit           No audit log, not even a session's.
   --workers N          Bash commands run at once in --rpc mode (default 4).
   --shell PATH         Shell for commands and shell mode (default /bin/sh).

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/boxsh/boxsh/audit"
+	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/cmd/boxsh/internal/sandboxes"
 	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/proc"
@@ -53,6 +57,14 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		idleTTL = 0
 	}
 	trimmer := idle.NewTrimmer()
+	auditLog, err := openManyAudit(opts, sb)
+	if err != nil {
+		return err
+	}
+	if auditLog != nil {
+		defer auditLog.Close()
+		log.Info("audit log", "path", auditLog.Path())
+	}
 	var router *rpc.SandboxRouter
 	mgr, err := sandboxes.New(ctx, sandboxes.Config{
 		// Each sandbox starts in its view of the workspace (its session's).
@@ -63,9 +75,18 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		Warm:      opts.warmSandboxes,
 		Disk:      opts.sandboxDisk,
 		Protect:   host.ProtectEntries(opts.policy),
-		Wrap:      func(b rpc.Backend) rpc.Backend { return trimming{b, trimmer} },
-		Deleted:   func(name string) { router.Forget(name) },
-		Log:       log,
+		Wrap: func(b rpc.Backend, name string, created time.Time) rpc.Backend {
+			if auditLog != nil {
+				b = &audit.Backend{Next: b, Log: auditLog, Client: rpc.ClientOf, Sandbox: name, Since: created, Errors: log}
+			}
+			return trimming{b, trimmer}
+		},
+		Decided: auditSandboxDecisions(auditLog, log),
+		Deleted: func(name string) {
+			router.Forget(name)
+			auditManaged(auditLog, log)(rpc.SandboxCall{Action: "delete", Name: name, Client: "idle", Began: time.Now()})
+		},
+		Log: log,
 	})
 	if err != nil {
 		return err
@@ -76,6 +97,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		return err
 	}
 	srv.Backend = router.LegacyBackend()
+	router.Managed = auditManaged(auditLog, log)
 	if web.opts.Extra, err = router.Management(); err != nil {
 		return err
 	}
@@ -86,4 +108,23 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	fmt.Fprintf(os.Stderr, "boxsh: MCP on http://%s/mcp (a sandbox per session); sandboxes at http://%[1]s/v1/sandboxes, each at /s/NAME/mcp\n", web.ln.Addr())
 	log.Info("serving many sandboxes over streamable HTTP", "addr", web.ln.Addr().String(), "max", opts.maxSandboxes, "idle", idleTTL)
 	return srv.ServeStreamable(ctx, web.ln, web.opts)
+}
+
+// openManyAudit opens --audit's log for a server of many sandboxes (one
+// log, each entry naming its sandbox), or returns nil. Besides what
+// openAudit refuses, the log may not be among the sandboxes' sessions or
+// empty directories, where their writable layers are.
+func openManyAudit(opts options, sb policy.Sandbox) (*audit.Log, error) {
+	if opts.audit == "" || opts.noAudit {
+		return nil, nil
+	}
+	base, err := session.DefaultBaseDir()
+	if err != nil {
+		return nil, err
+	}
+	check := sb
+	check.Binds = append(slices.Clip(sb.Binds),
+		policy.Bind{Mode: policy.ReadWrite, Src: base},
+		policy.Bind{Mode: policy.ReadWrite, Src: filepath.Join(filepath.Dir(base), "sandboxes")})
+	return openAudit(opts, check)
 }

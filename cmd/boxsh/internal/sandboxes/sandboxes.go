@@ -23,6 +23,7 @@ import (
 
 	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/proxy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/runtime/host"
@@ -57,8 +58,12 @@ type Config struct {
 	// at once; the pool refills in the background. Warm ones do not count
 	// towards Max.
 	Warm int
-	// Wrap, if set, decorates each sandbox's backend.
-	Wrap func(rpc.Backend) rpc.Backend
+	// Wrap, if set, decorates the backend of sandbox name, created at
+	// created, once it has its name (a warm one when it is taken).
+	Wrap func(b rpc.Backend, name string, created time.Time) rpc.Backend
+	// Decided, if set, is told each decision of a sandbox's network
+	// proxy, with the sandbox's name ("" while it is warm).
+	Decided func(sandbox string, d proxy.Decision)
 	// Deleted, if set, is called with the name of each sandbox the
 	// manager deletes by itself (idle).
 	Deleted func(name string)
@@ -213,6 +218,7 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 	}
 	if warm {
 		m.sbs[req.Name] = sb
+		sb.wrap(m)
 		sb.mu.Lock()
 		sb.ready = true
 		sb.mu.Unlock()
@@ -230,6 +236,7 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 		sb.stop(true)
 		return nil, fmt.Errorf("sandbox %s: %w", req.Name, err)
 	}
+	sb.wrap(m)
 	sb.mu.Lock()
 	sb.ready = true
 	sb.mu.Unlock()
@@ -273,6 +280,9 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 	if cfg.Log != nil {
 		cfg.Log = cfg.Log.With("sandbox", name)
 	}
+	if m.cfg.Decided != nil {
+		cfg.Proxy.Decided = func(d proxy.Decision) { m.cfg.Decided(sb.Name(), d) }
+	}
 	// Its boxsh-init lives with the manager, not with the request that
 	// made it.
 	sctx, cancel := context.WithCancel(m.ctx)
@@ -281,10 +291,14 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 		return err
 	}
 	sb.backend = sb.sup
-	if m.cfg.Wrap != nil {
-		sb.backend = m.cfg.Wrap(sb.sup)
-	}
 	return nil
+}
+
+// wrap decorates the backend of the sandbox, named now, with Config.Wrap.
+func (sb *Sandbox) wrap(m *Manager) {
+	if m.cfg.Wrap != nil {
+		sb.backend = m.cfg.Wrap(sb.sup, sb.Name(), sb.created)
+	}
 }
 
 // stop stops the sandbox's boxsh-init and removes what it made: its
@@ -475,7 +489,11 @@ func (sb *Sandbox) idleFor() time.Duration {
 }
 
 // Name is the sandbox's name.
-func (sb *Sandbox) Name() string { return sb.name }
+func (sb *Sandbox) Name() string {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.name
+}
 
 // Info describes the sandbox (zero while it starts).
 func (sb *Sandbox) Info() rpc.SandboxInfo {
