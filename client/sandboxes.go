@@ -122,6 +122,18 @@ func (s *Server) CreateWith(ctx context.Context, req CreateRequest) (*SandboxInf
 	return &info, nil
 }
 
+// NewToken gives sandbox name a new token, which replaces its old one: a
+// sandbox the server hosts again after a restart has none until then.
+func (s *Server) NewToken(ctx context.Context, name string) (string, error) {
+	var out struct {
+		Token string `json:"token"`
+	}
+	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(name)+"/token", s.token, nil, http.StatusOK, &out); err != nil {
+		return "", err
+	}
+	return out.Token, nil
+}
+
 // List describes the server's sandboxes.
 func (s *Server) List(ctx context.Context) ([]SandboxInfo, error) {
 	var out struct {

@@ -133,6 +133,17 @@ func registerSandboxesOpenAPI(api huma.API) {
 			"404": {Description: "No such sandbox", Content: problem},
 		},
 	}, {
+		OperationID: "sandbox-token", Method: http.MethodPost, Path: "/v1/sandboxes/{name}/token",
+		Summary:     "Give a sandbox a new token",
+		Description: "Answers a new bearer token for the sandbox's endpoint, which replaces its old one. Tokens are not kept on disk: a sandbox hosted again after the server's restart takes the server's token only until this call gives it one.",
+		Tags:        []string{"sandboxes"},
+		Parameters:  []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The sandbox's name, endpoint and new token", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
+				Type: "object", Properties: map[string]*huma.Schema{"name": {Type: "string"}, "endpoint": {Type: "string"}, "token": {Type: "string"}}}}}},
+			"404": {Description: "No such sandbox", Content: problem},
+		},
+	}, {
 		OperationID: "sandbox-changes", Method: http.MethodGet, Path: "/v1/sandboxes/{name}/changes",
 		Summary: "List a sandbox's changes to the workspace (as boxsh changes --json)", Tags: []string{"sandboxes"},
 		Parameters: []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},

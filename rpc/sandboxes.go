@@ -184,6 +184,7 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 	mux.HandleFunc("POST /v1/sandboxes", rt.serveCreate)
 	mux.HandleFunc("GET /v1/sandboxes", rt.serveList)
 	mux.HandleFunc("DELETE /v1/sandboxes/{name}", rt.serveDelete)
+	mux.HandleFunc("POST /v1/sandboxes/{name}/token", rt.serveToken)
 	if files, ok := rt.host.(SandboxFiles); ok {
 		mux.HandleFunc("GET /v1/sandboxes/{name}/changes", func(w http.ResponseWriter, r *http.Request) {
 			changes, err := files.Changes(r.PathValue("name"))

@@ -152,6 +152,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, sbs: make(map[string]*Sandbox), reaped: make(chan struct{}), warm: make(map[string][]*Sandbox)}
+	m.adopt(ctx)
 	go m.reapIdle()
 	m.refill()
 	return m, nil
@@ -224,6 +225,7 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 		sb.mu.Unlock()
 		m.mu.Unlock()
 		m.refillAfter(sb)
+		sb.record(m)
 		m.cfg.Log.Info("sandbox created from the warm pool", "name", sb.name, "from", sb.from, "took", time.Since(now))
 		return sb, nil
 	}
@@ -240,6 +242,7 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 	sb.mu.Lock()
 	sb.ready = true
 	sb.mu.Unlock()
+	sb.record(m)
 	m.cfg.Log.Info("sandbox created", "name", sb.name, "from", sb.from, "took", time.Since(sb.created))
 	return sb, nil
 }
@@ -250,20 +253,24 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 	if name == "" {
 		name = "warm"
 	}
-	src := m.cfg.Workspace
-	if sb.from == rpc.FromEmpty {
-		dir, err := os.MkdirTemp(m.cfg.EmptyDir, name+"-")
+	if sb.sess == nil { // else adopted (see adopt)
+		src := m.cfg.Workspace
+		if sb.from == rpc.FromEmpty {
+			dir, err := os.MkdirTemp(m.cfg.EmptyDir, name+"-")
+			if err != nil {
+				return err
+			}
+			sb.empty = dir
+			src = dir
+		}
+		s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: "sandbox " + name})
 		if err != nil {
 			return err
 		}
-		sb.empty = dir
-		src = dir
+		sb.sess = s
 	}
-	s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: "sandbox " + name})
-	if err != nil {
-		return err
-	}
-	sb.sess = s
+	s := sb.sess
+	var err error
 	if sb.lock, err = s.Lock(); err != nil {
 		return err
 	}
@@ -317,6 +324,7 @@ func (sb *Sandbox) stop(discard bool) {
 		sb.lock.Close()
 	}
 	if discard && sb.sess != nil {
+		forgetRecord(sb.sess)
 		_ = sb.sess.Discard()
 	}
 	if discard && sb.empty != "" {

@@ -1,0 +1,31 @@
+package rpc
+
+import (
+	"net/http"
+)
+
+// serveToken answers POST /v1/sandboxes/NAME/token: a new token for
+// sandbox NAME, which replaces its old one (whose sessions end). Tokens
+// are not kept on disk: a sandbox hosted again after a restart answers the
+// server's token only until this call gives it one.
+func (rt *SandboxRouter) serveToken(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	b, ok := rt.host.Lookup(name)
+	if !ok {
+		writeProblem(w, http.StatusNotFound, "no sandbox "+name)
+		return
+	}
+	ep, err := rt.newEndpoint(b, "")
+	if err != nil {
+		writeProblem(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	rt.mu.Lock()
+	old := rt.eps[name]
+	rt.eps[name] = ep
+	rt.mu.Unlock()
+	if old != nil {
+		old.h.Close()
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"name": name, "endpoint": "/s/" + name + "/mcp", "token": ep.token})
+}
