@@ -319,3 +319,34 @@ func TestClientAudit(t *testing.T) {
 		})
 	}
 }
+
+// boxsh audit without an argument prints the log of the latest session
+// whose source is the current directory, and says in one line when there
+// is none.
+func TestAuditDefaultLog(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	base := t.TempDir()
+	proj, other := filepath.Join(base, "proj"), filepath.Join(base, "other")
+	require.NoError(t, os.Mkdir(proj, 0o755))
+	require.NoError(t, os.Mkdir(other, 0o755))
+	r := runBoxshIn(t, ctx, proj, "", nil, "audit")
+	assert.Equal(t, 1, r.code())
+	assert.Equal(t, "boxsh: no audit log: no session of "+proj+" has one (boxsh audit FILE|DST names one; boxsh sessions lists the sessions)\n", r.stderr)
+	assert.Empty(t, r.stdout)
+
+	r = runBoxshIn(t, ctx, proj, "", nil, "--try", "-c", "echo in-proj")
+	require.Equal(t, 0, r.code(), r.stderr)
+	r = runBoxshIn(t, ctx, other, "", nil, "--try", "-c", "echo in-other")
+	require.Equal(t, 0, r.code(), r.stderr)
+	r = runBoxshIn(t, ctx, proj, "", nil, "audit")
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Regexp(t, `^\S+ shell shell args=\["/bin/sh" "-c" "echo in-proj"\] exit 0 \d+ms\n$`, r.stdout, "proj's session, not other's later one")
+	r = runBoxshIn(t, ctx, other, "", nil, "audit", "--json")
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, `"echo in-other"`)
+	assert.NotContains(t, r.stdout, "in-proj")
+	r = runBoxshIn(t, ctx, proj, "", nil, "audit", "a", "b")
+	assert.Equal(t, 2, r.code())
+	assert.Contains(t, r.stderr, `unexpected argument "b": expected boxsh audit [FILE|DST] [--json]`)
+}

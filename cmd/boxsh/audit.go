@@ -171,10 +171,13 @@ func auditShell(l *audit.Log, log hclog.Logger, argv []string, began time.Time, 
 	record(l, log, e)
 }
 
-const auditUsage = `Usage: boxsh audit FILE|DST [--json]
+const auditUsage = `Usage: boxsh audit [FILE|DST] [--json]
 
 Print an audit log: FILE (as given to --audit), or the log of the
-copy-on-write session whose DST (or directory) is given. One line per entry:
+copy-on-write session whose DST (or directory) is given; without either,
+the log of the latest session (of those boxsh sessions lists: --try's, the
+Go client's, a --sandboxes server's) whose source is the current
+directory. One line per entry:
 time, client, tool and its arguments (names quoted as boxsh changes quotes
 them), then the outcome; network decisions of the proxy, and runs of shell
 mode. --json prints the entries as a JSON array.
@@ -187,13 +190,18 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, auditUsage)
 		return 0
 	}
-	if err == nil && len(rest) != 1 {
-		err = fmt.Errorf("expected one FILE or DST: boxsh audit FILE|DST [--json]")
+	if err == nil && len(rest) > 1 {
+		err = fmt.Errorf("unexpected argument %q: expected boxsh audit [FILE|DST] [--json]", rest[1])
 	}
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
-	path, err := auditFileOf(rest[0])
+	var path string
+	if len(rest) == 1 {
+		path, err = auditFileOf(rest[0])
+	} else {
+		path, err = latestAuditHere()
+	}
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
@@ -251,6 +259,37 @@ func auditFileOf(arg string) (string, error) {
 		return "", fmt.Errorf("%s is a directory but not a session: %w", arg, err)
 	}
 	return filepath.Join(s.Dir(), session.AuditFile), nil
+}
+
+// latestAuditHere is the audit log of the latest session, of those
+// knownSessions finds, whose source is the working directory and which
+// has one.
+func latestAuditHere() (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	ss, err := knownSessions("")
+	if err != nil {
+		return "", err
+	}
+	here := realPath(cwd)
+	var latest *session.Session
+	for _, s := range ss {
+		if realPath(s.Src()) != here {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(s.Dir(), session.AuditFile)); err != nil {
+			continue
+		}
+		if latest == nil || s.Info().Started.After(latest.Info().Started) {
+			latest = s
+		}
+	}
+	if latest == nil {
+		return "", fmt.Errorf("no audit log: no session of %s has one (boxsh audit FILE|DST names one; boxsh sessions lists the sessions)", cwd)
+	}
+	return filepath.Join(latest.Dir(), session.AuditFile), nil
 }
 
 // formatEntry is the line `boxsh audit` prints for e: every name the

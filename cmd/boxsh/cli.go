@@ -491,8 +491,10 @@ Other commands:
                                  and protected paths are reported, not applied.
   boxsh discard DST              Remove the session.
   boxsh sessions                 List the sessions, with age and size.
-  boxsh audit FILE|DST [--json]  Print an audit log (--audit's FILE, or a
-                                 copy-on-write session's).
+  boxsh audit [FILE|DST] [--json]
+                                 Print an audit log (--audit's FILE, or a
+                                 copy-on-write session's; by default the latest
+                                 session's whose source is this directory).
 `
 
 // flagSetting is a setting given on the command line, with its flag.

@@ -235,18 +235,9 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return sessionFail(stderr, err)
 	}
-	ss, err := session.List(flags["--base"])
+	ss, err := knownSessions(flags["--base"])
 	if err != nil {
 		return sessionFail(stderr, err)
-	}
-	// And the --try sessions beside the working directory.
-	if cwd, err := os.Getwd(); err == nil {
-		tries, _ := filepath.Glob(filepath.Join(filepath.Dir(cwd), ".boxsh-try-*"))
-		for _, d := range tries {
-			if s, err := session.Open(d); err == nil {
-				ss = append(ss, s)
-			}
-		}
 	}
 	type row struct {
 		Dst     string    `json:"dst"`
@@ -357,4 +348,23 @@ func (t *trySession) finish(started bool) {
 	}
 	fmt.Fprintf(os.Stderr, "boxsh: %d file(s) changed in %s: review with boxsh changes %s (or boxsh diff), then apply with:\n  boxsh apply %s\n",
 		len(cs), session.QuotePath(s.Src()), session.QuotePath(t.dst), session.QuotePath(t.dst))
+}
+
+// knownSessions are the sessions `boxsh sessions` lists: those under base
+// (default session.DefaultBaseDir()) and the --try sessions beside the
+// working directory.
+func knownSessions(base string) ([]*session.Session, error) {
+	ss, err := session.List(base)
+	if err != nil {
+		return nil, err
+	}
+	if cwd, err := os.Getwd(); err == nil {
+		tries, _ := filepath.Glob(filepath.Join(filepath.Dir(cwd), ".boxsh-try-*"))
+		for _, d := range tries {
+			if s, err := session.Open(d); err == nil {
+				ss = append(ss, s)
+			}
+		}
+	}
+	return ss, nil
 }
