@@ -34,6 +34,7 @@ func measureLongIdle(t *target, c config) error {
 	if *longIdles < 1 {
 		return nil
 	}
+	evictPageCache(t.Bin)
 	return session(t, c, "long idle", func(s *server) error {
 		var answers tally
 		if err := warmUp(s, idleCalls, &answers); err != nil {

@@ -465,6 +465,7 @@ func measureBigOutput(t *target, c config) error {
 // measureIdleMemory reads the memory of a server's process tree after a few
 // calls and a pause.
 func measureIdleMemory(t *target, c config) error {
+	evictPageCache(t.Bin)
 	return session(t, c, "idle memory", func(s *server) error {
 		var answers tally
 		if err := warmUp(s, idleCalls, &answers); err != nil {
@@ -494,6 +495,7 @@ func measureIdleMemory(t *target, c config) error {
 // c.Churn `echo x` calls (pipelined, churnBatch at a time) and reads it
 // again once idle: what the calls leave behind.
 func measureChurnMemory(t *target, c config) error {
+	evictPageCache(t.Bin)
 	return session(t, c, "memory after calls", func(s *server) error {
 		var answers tally
 		if err := warmUp(s, idleCalls, &answers); err != nil {
