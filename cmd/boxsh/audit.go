@@ -19,6 +19,7 @@ import (
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/proxy"
 	"github.com/boxsh/boxsh/rpc"
+	"github.com/boxsh/boxsh/runtime/host"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -169,6 +170,43 @@ func auditShell(l *audit.Log, log hclog.Logger, argv []string, began time.Time, 
 	e := audit.Entry{Time: audit.Time(began), Kind: tool.AuditShell, Client: "shell", Args: audit.Summarize(args),
 		ExitCode: &code, DurationMS: time.Since(began).Milliseconds()}
 	record(l, log, e)
+}
+
+// shellAudit records a sandboxed run of shell mode, on Linux and macOS
+// alike: the decisions of its proxy as they come, and the run (its argv,
+// exit status and duration) once it has ended.
+type shellAudit struct {
+	l     *audit.Log // nil: no log
+	log   hclog.Logger
+	began time.Time
+}
+
+// openShellAudit opens the audit log of a sandboxed run of shell mode
+// whose sandbox resolved to sb (see openAudit).
+func openShellAudit(opts options, sb policy.Sandbox, log hclog.Logger) (*shellAudit, error) {
+	l, err := openAudit(opts, sb)
+	if err != nil {
+		return nil, err
+	}
+	return &shellAudit{l: l, log: log, began: time.Now()}, nil
+}
+
+// proxy observes the sandbox's network proxy.
+func (a *shellAudit) proxy() host.ProxyHooks {
+	return host.ProxyHooks{Decided: auditDecisions(a.l, a.log)}
+}
+
+// started marks the start of the run.
+func (a *shellAudit) started() { a.began = time.Now() }
+
+// ended records the run of argv, which ended with code.
+func (a *shellAudit) ended(argv []string, code int) { auditShell(a.l, a.log, argv, a.began, code) }
+
+// close closes the log.
+func (a *shellAudit) close() {
+	if a.l != nil {
+		a.l.Close()
+	}
 }
 
 const auditUsage = `Usage: boxsh audit [FILE|DST] [--json]

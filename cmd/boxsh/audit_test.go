@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/audit"
 	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/proxy"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -49,4 +51,45 @@ func TestFormatEntryQuotes(t *testing.T) {
 	allowed := false
 	line = formatEntry(audit.Entry{Time: "T", Kind: tool.AuditNetwork, Host: "évil\r", Port: 443, Protocol: "connect", Allowed: &allowed})
 	assert.Equal(t, `T - network connect "\303\251vil\r":443 refused`, line)
+}
+
+// A sandboxed run of shell mode, as Linux and macOS record it: the
+// proxy's decisions as they come, then the run with its argv and exit
+// status; no log, nothing; a log the sandbox could write, refused.
+func TestShellAudit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	sb := policy.Sandbox{Enabled: true}
+	a, err := openShellAudit(options{audit: path}, sb, hclog.NewNullLogger())
+	require.NoError(t, err)
+	a.started()
+	decided := a.proxy().Decided
+	require.NotNil(t, decided)
+	decided(proxy.Decision{Host: "evil.example", Port: 443, Protocol: "connect"})
+	a.ended([]string{"/bin/sh", "-c", "exit 3"}, 3)
+	a.close()
+	f, err := audit.ReadFile(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var entries []audit.Entry
+	require.NoError(t, audit.Read(f, func(e audit.Entry) error { entries = append(entries, e); return nil }, func(le *audit.LineError) { t.Error(le) }))
+	require.Len(t, entries, 2)
+	assert.Equal(t, tool.AuditNetwork, entries[0].Kind)
+	assert.Equal(t, "evil.example", entries[0].Host)
+	assert.False(t, *entries[0].Allowed)
+	shell := entries[1]
+	assert.Equal(t, tool.AuditShell, shell.Kind)
+	assert.Equal(t, "shell", shell.Client)
+	assert.Equal(t, []any{"/bin/sh", "-c", "exit 3"}, shell.Args["args"])
+	require.NotNil(t, shell.ExitCode)
+	assert.Equal(t, 3, *shell.ExitCode)
+
+	none, err := openShellAudit(options{}, sb, hclog.NewNullLogger())
+	require.NoError(t, err)
+	assert.Nil(t, none.proxy().Decided)
+	none.ended([]string{"true"}, 0)
+	none.close()
+
+	_, err = openShellAudit(options{audit: path}, policy.Sandbox{Enabled: true, Binds: []policy.Bind{{Mode: policy.ReadWrite, Src: dir, Dst: dir}}}, hclog.NewNullLogger())
+	assert.ErrorContains(t, err, "which the sandbox can write")
 }

@@ -22,8 +22,15 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer run.Done()
+	record, err := openShellAudit(opts, sb, log)
+	if err != nil {
+		return fail(err)
+	}
+	defer record.close()
 	argv, env := sandboxedCommand(opts, term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())))
-	cmd, stop, err := runtime.SandboxCommand(seatbeltInputs(sb, opts.policy, home, cwd), env, argv, log)
+	in := seatbeltInputs(sb, opts.policy, home, cwd)
+	in.Proxy = record.proxy()
+	cmd, stop, err := runtime.SandboxCommand(in, env, argv, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -41,6 +48,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	record.started()
 	if err = cmd.Start(); err == nil {
 		run.Started()
 		err = cmd.Wait()
@@ -48,9 +56,12 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+		record.ended(argv, 0)
 		return 0
 	case errors.As(err, &ee):
-		return proc.ExitStatus(ee.ProcessState)
+		code := proc.ExitStatus(ee.ProcessState)
+		record.ended(argv, code)
+		return code
 	}
 	log.Debug("sandbox", "error", err)
 	return fail(err)

@@ -31,13 +31,11 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer run.Done()
-	auditLog, err := openAudit(opts, sb)
+	record, err := openShellAudit(opts, sb, log)
 	if err != nil {
 		return fail(err)
 	}
-	if auditLog != nil {
-		defer auditLog.Close()
-	}
+	defer record.close()
 	initPath, err := runtime.FindInit()
 	if err != nil {
 		return fail(err)
@@ -69,7 +67,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		defer ports.Close()
 		files[plan.ForwardDescriptor] = fwd
 	}
-	began := time.Now()
+	record.started()
 	ct, err := host.StartContainer(ctx, host.ContainerConfig{
 		Mode:     plan.ModeExec,
 		Sandbox:  sb,
@@ -87,7 +85,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		Version:  version,
 		Log:      log,
 		Started:  run.Started,
-		Proxy:    host.ProxyHooks{Decided: auditDecisions(auditLog, log)},
+		Proxy:    record.proxy(),
 	})
 	for _, f := range files {
 		f.Close() // the sandbox's now
@@ -120,7 +118,7 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		case <-ct.Exited():
 			code, err := ct.Wait()
 			starttrace.Mark("front.reaped")
-			auditShell(auditLog, log, argv, began, code)
+			record.ended(argv, code)
 			if err != nil {
 				log.Debug("sandbox exit", "error", err)
 			}
