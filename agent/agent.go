@@ -23,8 +23,8 @@ import (
 	"github.com/boxsh/boxsh/agent/reap"
 	"github.com/boxsh/boxsh/agent/terminal"
 	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/internal/jsonx"
 	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/largecall"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -246,7 +246,7 @@ func (s *serving) read(ctx context.Context, rd *reader) {
 			s.ended <- err
 			return
 		}
-		c, err := frame.DecodeCall(payload)
+		c, err := largecall.DecodeCall(payload)
 		if err != nil {
 			s.ended <- fmt.Errorf("decode call: %w", err)
 			return
@@ -545,14 +545,7 @@ func checkArgv(args tool.BashArgs) error {
 // decode unmarshals a tool's arguments, as an invalid-params error.
 func decode[T any](name string, args json.RawMessage) (T, error) {
 	var v T
-	if w, ok := any(&v).(*tool.WriteArgs); ok && len(args) >= jsonx.Large {
-		// A big file to write: decoded several times faster.
-		if d, ok := tool.DecodeLargeWriteArgs(args); ok {
-			*w = d
-			return v, nil
-		}
-	}
-	if err := json.Unmarshal(args, &v); err != nil {
+	if err := largecall.UnmarshalArgs(args, &v); err != nil {
 		return v, &frame.Error{Code: frame.CodeInvalidParams, Message: fmt.Sprintf("%s tool: invalid arguments: %v", name, err)}
 	}
 	return v, nil

@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/largecall"
 )
 
 // TestServeLargeWrites sends write calls with large arguments as the front
-// frames them (unchecked, see frame.EncodeCall): valid ones write the file
+// frames them (unchecked, see largecall.EncodeCall): valid ones write the file
 // encoding/json's decoding gives; invalid ones, and ones that try to add
 // members to the frame, fail with invalid params and leave the channel
 // serving.
@@ -22,7 +23,7 @@ func TestServeLargeWrites(t *testing.T) {
 	r, w := serveOnPipe(t)
 	call := func(id uint64, args string) frame.Reply {
 		t.Helper()
-		require.NoError(t, w.WriteCall(frame.Call{ID: id, Tool: "write", Args: json.RawMessage(args)}))
+		require.NoError(t, largecall.WriteCall(w, frame.Call{ID: id, Tool: "write", Args: json.RawMessage(args)}))
 		reply := nextReply(t, r)
 		require.Equal(t, id, reply.ID)
 		return reply

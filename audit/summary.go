@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/boxsh/boxsh/internal/jsonx"
+	"github.com/boxsh/boxsh/largecall"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -33,7 +33,7 @@ var verbatim = []string{"command", "cwd", "path", "id", "signal", "encoding"}
 // other member only their size, in "sizes" (bytes of their JSON text).
 // It never holds file contents or env values.
 func Summarize(args json.RawMessage) map[string]any {
-	members, ok := jsonx.MembersOfValid(args)
+	members, ok := largecall.Members(args)
 	if !ok {
 		return nil
 	}
@@ -82,7 +82,7 @@ func Summarize(args json.RawMessage) map[string]any {
 
 // names are the member names of the JSON object v, sorted.
 func names(v []byte) []string {
-	ms, ok := jsonx.MembersOfValid(v)
+	ms, ok := largecall.Members(v)
 	if !ok {
 		return nil
 	}

@@ -1,36 +1,14 @@
 package frame
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
-
-	"github.com/boxsh/boxsh/internal/jsonx"
 )
 
-// EncodeCall encodes a call as json.Marshal does; but for a call with large
-// arguments (a write of a big file), whose arguments are copied as they
-// are, after the other members: not checked nor compacted, as
-// encoding/json would (several times slower). The front only sends
-// arguments it has checked, and boxsh-init checks them again as it decodes
-// them for the tool. Such a frame starts with "tool", where json.Marshal
-// starts with "id": DecodeCall knows it by that, and takes everything up
-// to the frame's closing brace as the arguments, never as other members.
-func EncodeCall(c Call) ([]byte, error) {
-	if head, ok := largeCallHead(c); ok {
-		b := make([]byte, 0, len(head)+len(c.Args)+1)
-		return append(append(append(b, head...), c.Args...), '}'), nil
-	}
-	return json.Marshal(c)
-}
-
-// WriteCall encodes c (see EncodeCall) and writes it as one frame. A call
-// with large arguments is written from its parts, without copying them.
+// WriteCall encodes c with json.Marshal and writes it as one frame. The
+// front writes its calls through ClientConfig.WriteCall, which may frame
+// calls with large arguments otherwise (see largecall.WriteCall).
 func (fw *Writer) WriteCall(c Call) error {
-	if head, ok := largeCallHead(c); ok {
-		return fw.writeParts(head, c.Args, []byte{'}'})
-	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("encode frame: %w", err)
@@ -38,72 +16,9 @@ func (fw *Writer) WriteCall(c Call) error {
 	return fw.Write(b)
 }
 
-// largeHead starts the frame of a call with large arguments.
-const largeHead = `{"tool":`
-
-// largeCallHead returns what comes before the arguments of c in its frame
-// if its arguments are large; ok is false for another call, which
-// json.Marshal encodes.
-func largeCallHead(c Call) (head []byte, ok bool) {
-	if len(c.Args) < jsonx.Large || c.Cancel || c.Progress != 0 || c.Tool == "" {
-		return nil, false
-	}
-	tool, err := json.Marshal(c.Tool)
-	if err != nil {
-		return nil, false
-	}
-	b := make([]byte, 0, len(tool)+48)
-	b = append(append(b, largeHead...), tool...)
-	b = strconv.AppendUint(append(b, `,"id":`...), c.ID, 10)
-	return append(b, `,"args":`...), true
-}
-
-// DecodeCall decodes a call as json.Unmarshal does; but for a call with
-// large arguments as EncodeCall writes it (tool, id, then the arguments),
-// whose Args are the bytes from `"args":` to the frame's closing brace, not
-// looked at, and refer to payload (as DecodeReply's Result does) instead of
-// a copy. If they are not one valid JSON value, the tool's decoding of them
-// fails: boxsh-init decodes every tool's arguments with encoding/json or
-// jsonx.StringMembers, which check them. Nothing in them can pass for
-// another member of the frame.
+// DecodeCall decodes a call as json.Unmarshal does.
 func DecodeCall(payload []byte) (Call, error) {
-	if len(payload) >= jsonx.Large {
-		if c, ok := decodeLargeCall(payload); ok {
-			return c, nil
-		}
-	}
 	var c Call
 	err := json.Unmarshal(payload, &c)
 	return c, err
-}
-
-// decodeLargeCall splits a call framed as EncodeCall frames one with large
-// arguments; ok is false for anything else.
-func decodeLargeCall(payload []byte) (Call, bool) {
-	rest, ok := bytes.CutPrefix(payload, []byte(largeHead))
-	if !ok {
-		return Call{}, false
-	}
-	tool, n, ok := jsonx.UnquotePrefix(rest)
-	if !ok {
-		return Call{}, false
-	}
-	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"id":`)); !ok {
-		return Call{}, false
-	}
-	n = 0
-	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
-		n++
-	}
-	if n == 0 || n > 1 && rest[0] == '0' {
-		return Call{}, false
-	}
-	id, err := strconv.ParseUint(string(rest[:n]), 10, 64)
-	if err != nil {
-		return Call{}, false
-	}
-	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"args":`)); !ok || len(rest) <= jsonx.Large || rest[len(rest)-1] != '}' {
-		return Call{}, false
-	}
-	return Call{ID: id, Tool: tool, Args: rest[:len(rest)-1]}, true
 }

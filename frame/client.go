@@ -77,6 +77,10 @@ type ClientConfig struct {
 	InitName string
 	// Log receives the faults of boxsh-init's replies.
 	Log hclog.Logger
+	// WriteCall writes each call's frame; nil is (*Writer).WriteCall. The
+	// front's is largecall.WriteCall, which frames a call with large
+	// arguments without json.Marshal's check and copy of them.
+	WriteCall func(*Writer, Call) error
 }
 
 // NewClient sends the front's hello on conn and starts reading replies
@@ -95,6 +99,9 @@ func NewClient(conn io.ReadWriter, cfg ClientConfig) *Client {
 	}
 	if cfg.InitName == "" {
 		cfg.InitName = "boxsh-init"
+	}
+	if cfg.WriteCall == nil {
+		cfg.WriteCall = (*Writer).WriteCall
 	}
 	c := &Client{w: NewWriter(conn), cfg: cfg, pending: make(map[uint64]*call), done: make(chan struct{})}
 	if err := c.w.Write(EncodeHello(cfg.Hello)); err != nil {
@@ -257,7 +264,7 @@ func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, d
 	c.pending[id] = p
 	c.mu.Unlock()
 
-	if err := c.w.WriteCall(Call{ID: id, Tool: name, Args: args, Progress: every}); err != nil {
+	if err := c.cfg.WriteCall(c.w, Call{ID: id, Tool: name, Args: args, Progress: every}); err != nil {
 		if _, ok := c.take(id); !ok {
 			// The channel ended meanwhile and the reader has finished the
 			// call (ErrClosed): it must not fail a second time.

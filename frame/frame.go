@@ -102,10 +102,10 @@ func (fw *Writer) Write(payload []byte) error {
 	return nil
 }
 
-// writeParts writes parts as one frame, in one write where the stream
+// WriteParts writes parts as one frame, in one write where the stream
 // supports writev, without joining them first: a call's large arguments
 // are written from where they are.
-func (fw *Writer) writeParts(parts ...[]byte) error {
+func (fw *Writer) WriteParts(parts ...[]byte) error {
 	n := 0
 	for _, p := range parts {
 		n += len(p)

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/boxsh/boxsh/largecall"
 )
 
 // MCP's streamable HTTP transport (2025-03-26 on, as 2026-07-28 revised
@@ -477,10 +479,10 @@ func checkModernHeaders(h http.Header, method, version string, params json.RawMe
 	}
 	switch method {
 	case "tools/call":
-		_ = unmarshalMembers(params, &p, "name", "taskId")
+		_ = largecall.UnmarshalMembers(params, &p, "name", "taskId")
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		// The Tasks extension routes on the task id (SEP-2663).
-		_ = unmarshalMembers(params, &p, "name", "taskId")
+		_ = largecall.UnmarshalMembers(params, &p, "name", "taskId")
 		p.Name = p.TaskID
 	default:
 		return ""

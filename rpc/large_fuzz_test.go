@@ -7,17 +7,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/internal/jsonx"
+	"github.com/boxsh/boxsh/largecall"
 	"github.com/boxsh/boxsh/tool"
 )
 
 // FuzzLargeRequest checks, on large requests with fuzzed text at each
 // place between their members, that every fast path the front takes on a
 // big write decodes what encoding/json decodes: the request
-// (unmarshalRequest), the tools/call params (unmarshalCallParams), the
-// era (requestEra) and the HTTP routing name (unmarshalMembers); and that
-// ValidateValid, which trusts the arguments to be valid JSON, judges them
-// as Validate does, so that the front never passes arguments it would
+// (largecall.UnmarshalRequest), the tools/call params
+// (largecall.UnmarshalCallParams), the era (requestEra) and the HTTP
+// routing name (largecall.UnmarshalMembers); and that largecall.Validate,
+// which trusts the arguments to be valid JSON, judges them as
+// tool.Spec.Validate does, so that the front never passes arguments it would
 // have refused.
 func FuzzLargeRequest(f *testing.F) {
 	f.Add("", "", "", "", "")
@@ -30,7 +31,7 @@ func FuzzLargeRequest(f *testing.F) {
 			`"name":"write","arguments":{"path":"/x","content":` + bigString + c + `}` + d + `}` + e + `}`)
 		var want, got request
 		wantErr := json.Unmarshal(msg, &want)
-		gotErr := unmarshalRequest(msg, &got)
+		gotErr := largecall.UnmarshalRequest(msg, &got)
 		require.Equal(t, wantErr == nil, gotErr == nil, "%v / %v", wantErr, gotErr)
 		if wantErr != nil {
 			return
@@ -39,7 +40,7 @@ func FuzzLargeRequest(f *testing.F) {
 
 		var wp, gp callParams
 		wErr := json.Unmarshal(want.Params, &wp)
-		gErr := unmarshalCallParams(got.Params, &gp)
+		gErr := largecall.UnmarshalCallParams(got.Params, &gp)
 		require.Equal(t, wErr == nil, gErr == nil, "%v / %v", wErr, gErr)
 		require.Equal(t, wp.Name, gp.Name)
 		require.Equal(t, string(wp.Arguments), string(gp.Arguments))
@@ -48,7 +49,7 @@ func FuzzLargeRequest(f *testing.F) {
 		// requestEra, and the routing name, as on the same params with a
 		// small content, below the fast paths.
 		small := bytes.Replace(want.Params, []byte(bigString), []byte(`"x"`), 1)
-		require.Less(t, len(small), jsonx.Large)
+		require.Less(t, len(small), largecall.Large)
 		wm, wok, werr := requestEra(small)
 		gm, gok, gerr := requestEra(got.Params)
 		require.Equal(t, wm, gm)
@@ -61,7 +62,7 @@ func FuzzLargeRequest(f *testing.F) {
 		}
 		var wn, gn nameOf
 		wnErr := json.Unmarshal(small, &wn)
-		gnErr := unmarshalMembers(got.Params, &gn, "name", "taskId")
+		gnErr := largecall.UnmarshalMembers(got.Params, &gn, "name", "taskId")
 		require.Equal(t, wnErr == nil, gnErr == nil, "%v / %v", wnErr, gnErr)
 		require.Equal(t, wn, gn)
 
@@ -69,7 +70,7 @@ func FuzzLargeRequest(f *testing.F) {
 			tools, err := tool.NewRegistry()
 			require.NoError(t, err)
 			if spec, ok := tools.Lookup(name); ok {
-				require.Equal(t, spec.Validate(wp.Arguments), spec.ValidateValid(gp.Arguments))
+				require.Equal(t, spec.Validate(wp.Arguments), largecall.Validate(spec, gp.Arguments, true))
 			}
 		}
 	})

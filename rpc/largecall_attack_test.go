@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/internal/jsonx"
+	"github.com/boxsh/boxsh/largecall"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -29,14 +29,14 @@ type frameBackend struct {
 func (b *frameBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	var buf bytes.Buffer
 	fw := frame.NewWriter(&buf)
-	if err := fw.WriteCall(frame.Call{ID: 42, Tool: name, Args: args}); err != nil {
+	if err := largecall.WriteCall(fw, frame.Call{ID: 42, Tool: name, Args: args}); err != nil {
 		return err
 	}
 	payload, err := frame.NewReader(&buf).Read()
 	if err != nil {
 		return err
 	}
-	c, err := frame.DecodeCall(payload)
+	c, err := largecall.DecodeCall(payload)
 	if err != nil {
 		return err
 	}
@@ -49,21 +49,16 @@ func (b *frameBackend) Start(ctx context.Context, name string, args json.RawMess
 }
 
 // initDecodeWrite decodes a write call's arguments as boxsh-init does
-// (agent.decode): the fast path, else encoding/json.
+// (agent.decode).
 func initDecodeWrite(args []byte) (tool.WriteArgs, error) {
-	if len(args) >= jsonx.Large {
-		if w, ok := tool.DecodeLargeWriteArgs(args); ok {
-			return w, nil
-		}
-	}
 	var w tool.WriteArgs
-	err := json.Unmarshal(args, &w)
+	err := largecall.UnmarshalArgs(args, &w)
 	return w, err
 }
 
 // TestLargeCallFrameCarriesWhatWasValidated plays an attacker who controls
 // the client's bytes: each tools/call, at and around the size from which
-// the fast paths (jsonx, the large-call frame) are taken, must reach
+// the fast paths (largecall's, the large-call frame) are taken, must reach
 // boxsh-init as the tool, id and arguments encoding/json reads in the
 // request, never as another tool, another id or a cancel; and a call the
 // front refuses never reaches it.
@@ -72,13 +67,13 @@ func TestLargeCallFrameCarriesWhatWasValidated(t *testing.T) {
 		b, _ := json.Marshal(strings.Repeat("ab\"\\c", n/5+1)[:n])
 		return string(b)
 	}
-	// A content whose args land on each side of jsonx.Large.
+	// A content whose args land on each side of largecall.Large.
 	var sizes []string
 	for _, d := range []int{-40, -39, -38, -2, -1, 0, 1, 2, 40} {
-		sizes = append(sizes, content(jsonx.Large*5/8+d))
+		sizes = append(sizes, content(largecall.Large*5/8+d))
 	}
-	big := content(jsonx.Large + 100)
-	inject := `"` + strings.Repeat("x", jsonx.Large) + `\"},\"tool\":\"bash\",\"id\":7,\"cancel\":true,\"args\":{\"command\":\"id\"}}"`
+	big := content(largecall.Large + 100)
+	inject := `"` + strings.Repeat("x", largecall.Large) + `\"},\"tool\":\"bash\",\"id\":7,\"cancel\":true,\"args\":{\"command\":\"id\"}}"`
 	type tc struct {
 		args   string
 		accept bool
@@ -206,7 +201,7 @@ func TestLargeCallOverHTTP(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	url := "http://" + ln.Addr().String() + "/mcp"
 
-	content := `"` + strings.Repeat("x", jsonx.Large) + `\"},\"name\":\"bash\",\"arguments\":{\"command\":\"id\"}}"`
+	content := `"` + strings.Repeat("x", largecall.Large) + `\"},\"name\":\"bash\",\"arguments\":{\"command\":\"id\"}}"`
 	args := `{"path":"/x","content":` + content + `}`
 	for _, tc := range []struct {
 		extra, header string

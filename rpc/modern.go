@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/boxsh/boxsh/largecall"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -71,7 +72,7 @@ type modernMeta struct {
 func requestEra(params json.RawMessage) (m modernMeta, ok bool, rpcErr *Error) {
 	// Only _meta matters: of large params (a write of a big file), only
 	// it is scanned and decoded.
-	params = onlyMembers(params, "_meta")
+	params = largecall.OnlyMembers(params, "_meta")
 	// Legacy clients never send the key: one scan keeps their requests
 	// off any extra decoding.
 	if !bytes.Contains(params, protocolVersionKey) {

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/largecall"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -107,13 +108,13 @@ func (s *Server) encodeToolLists() (*toolLists, error) {
 	return &l, nil
 }
 
-// request is an incoming JSON-RPC message.
-type request struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
+// request is an incoming JSON-RPC message, read by largecall, which
+// splits large ones (a write of a big file) several times faster than
+// encoding/json.
+type request = largecall.Request
+
+// callParams are the params of a tools/call.
+type callParams = largecall.CallParams
 
 // session is the state of one Serve call.
 type session struct {
@@ -378,7 +379,7 @@ func (ss *session) parse(msg []byte) (parsed, bool) {
 		return parsed{}, false
 	}
 	badMethod := false
-	if err := unmarshalRequest(msg, &req); err != nil {
+	if err := largecall.UnmarshalRequest(msg, &req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field == "method":
@@ -531,7 +532,7 @@ type toolCall struct {
 // progress token included.
 func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (toolCall, bool) {
 	var p callParams
-	if err := unmarshalCallParams(params, &p); err != nil && len(params) > 0 && string(params) != "null" {
+	if err := largecall.UnmarshalCallParams(params, &p); err != nil && len(params) > 0 && string(params) != "null" {
 		ss.writeError(id, CodeInvalidParams, "tools/call params must be an object")
 		return toolCall{}, false
 	}
@@ -550,17 +551,13 @@ func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (toolCal
 
 // checkCall validates the arguments of a call of tool name, returning
 // them ready for the backend ({} when absent); valid tells that they are
-// known to be valid JSON (see tool.Spec.ValidateValid).
+// known to be valid JSON (see largecall.Validate).
 func (s *Server) checkCall(name string, args json.RawMessage, valid bool) (json.RawMessage, *Error) {
 	spec, ok := s.Tools.Lookup(name)
 	if !ok {
 		return nil, &Error{Code: CodeInvalidParams, Message: "unknown tool: " + name}
 	}
-	check := spec.Validate
-	if valid {
-		check = spec.ValidateValid
-	}
-	if err := check(args); err != nil {
+	if err := largecall.Validate(spec, args, valid); err != nil {
 		return nil, &Error{Code: CodeInvalidParams, Message: err.Error()}
 	}
 	if len(args) == 0 || string(args) == "null" {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/starttrace"
+	"github.com/boxsh/boxsh/largecall"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
 	"github.com/boxsh/boxsh/runtime/plan"
@@ -131,7 +132,8 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Client = frame.NewClient(in.conn, frame.ClientConfig{Hello: frame.NewHello(cfg.Version), InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log})
+	in.Client = frame.NewClient(in.conn, frame.ClientConfig{Hello: frame.NewHello(cfg.Version), InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log,
+		WriteCall: largecall.WriteCall})
 	return in, nil
 }
 

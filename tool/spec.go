@@ -3,13 +3,10 @@ package tool
 import (
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
 	"sync"
-
-	"github.com/boxsh/boxsh/internal/jsonx"
 )
 
 //go:generate go test . -run TestSchemasGenerated -update
@@ -60,8 +57,9 @@ type Spec struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  Annotations     `json:"annotations"`
 
-	// input is the schema in decoded form, for Validate.
-	input map[string]any
+	// input is the schema in decoded form, for Validate, decoded at its
+	// first use: most tools of a session are never called.
+	input func() map[string]any
 	// oneOf are members of which exactly one is required.
 	oneOf []string
 }
@@ -116,9 +114,8 @@ type Registry struct {
 }
 
 // NewRegistry makes the tool specs, with the schemas of schemas.json. It
-// runs at every start of the front, so it reads them with jsonx rather
-// than encoding/json, whose first use of a type costs more than the
-// reading (see docs/perf.md).
+// runs at every start of the front: each input schema is decoded at its
+// first use, not here.
 func NewRegistry() (*Registry, error) {
 	all, err := splitSchemas(schemasJSON)
 	if err != nil {
@@ -130,13 +127,11 @@ func NewRegistry() (*Registry, error) {
 		if !ok || len(sc.Input) == 0 {
 			return nil, fmt.Errorf("tool schemas: no input schema of %s", d.name)
 		}
-		in, _ := jsonx.DecodeAnyOfValid(sc.Input, 0)
-		input, ok := in.(map[string]any)
-		if !ok {
+		if sc.Input[0] != '{' {
 			return nil, fmt.Errorf("tool schemas: the input schema of %s is not an object", d.name)
 		}
 		s := &Spec{Name: d.name, Description: d.description, Annotations: d.ann,
-			InputSchema: sc.Input, OutputSchema: sc.Output, input: input, oneOf: d.oneOf}
+			InputSchema: sc.Input, OutputSchema: sc.Output, input: decodeSchema(sc.Input), oneOf: d.oneOf}
 		r.specs = append(r.specs, s)
 		r.byName[s.Name] = s
 	}
@@ -155,28 +150,24 @@ func NewRegistry() (*Registry, error) {
 // splitSchemas returns the schemas of each tool in b, the text of
 // schemas.json.
 func splitSchemas(b []byte) (map[string]schemas, error) {
-	tools, ok := jsonx.Members(b)
-	if !ok {
-		return nil, errors.New("not a JSON object")
-	}
-	all := make(map[string]schemas, len(tools))
-	for _, t := range tools {
-		members, ok := jsonx.MembersOfValid(t.Value)
-		if !ok {
-			return nil, fmt.Errorf("%s: not an object", t.Key)
-		}
-		var sc schemas
-		for _, m := range members {
-			switch m.Key {
-			case "inputSchema":
-				sc.Input = m.Value
-			case "outputSchema":
-				sc.Output = m.Value
-			}
-		}
-		all[t.Key] = sc
+	var all map[string]schemas
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
 	}
 	return all, nil
+}
+
+// decodeSchema returns the decoding of schema, a JSON object that
+// encoding/json has checked, made at its first use.
+func decodeSchema(schema json.RawMessage) func() map[string]any {
+	return sync.OnceValue(func() map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(schema, &m); err != nil {
+			// A JSON object encoding/json has read once decodes again.
+			panic(fmt.Sprintf("tool: decode an input schema: %v", err))
+		}
+		return m
+	})
 }
 
 // withRequired returns s, or when required is set, a copy of s whose input
@@ -185,7 +176,7 @@ func (s *Spec) withRequired(required []string) *Spec {
 	if required == nil {
 		return s
 	}
-	in := maps.Clone(s.input)
+	in := maps.Clone(s.input())
 	in["required"] = required
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -215,38 +206,27 @@ func (r *Registry) Lookup(name string) (*Spec, bool) {
 // members present, each member of the JSON type the schema names. Members
 // the schema does not name are ignored, as boxsh v3 does. The error text is
 // meant for the client.
-func (s *Spec) Validate(args json.RawMessage) error { return s.validate(args, false) }
-
-// ValidateValid is Validate for arguments known to be valid JSON (those of
-// a decoded request): large ones are not checked again.
-func (s *Spec) ValidateValid(args json.RawMessage) error { return s.validate(args, true) }
-
-func (s *Spec) validate(args json.RawMessage, valid bool) error {
+func (s *Spec) Validate(args json.RawMessage) error {
 	var v any = map[string]any{}
-	if len(args) >= jsonx.Large {
-		// A big file to write: decoded several times faster, and long
-		// strings only checked (or, if valid, skipped), as only their
-		// type matters here (no long string is one of an enum's values;
-		// an error about one shows its JSON text).
-		decode := jsonx.DecodeAny
-		if valid {
-			decode = jsonx.DecodeAnyOfValid
-		}
-		if d, ok := decode(args, 4<<10); ok {
-			v = d
-			args = nil
-		}
-	}
 	if len(args) > 0 && string(args) != "null" {
 		if err := json.Unmarshal(args, &v); err != nil {
 			return fmt.Errorf("%s tool: arguments are not valid JSON: %v", s.Name, err)
 		}
 	}
+	return s.ValidateDecoded(v)
+}
+
+// ValidateDecoded is Validate for arguments v decoded as json.Unmarshal
+// decodes them into an any; but for strings that may be given as their
+// JSON text, quotes included (largecall so gives long strings, whose type
+// alone matters here: no long string is one of an enum's values, and an
+// error about one shows its JSON text).
+func (s *Spec) ValidateDecoded(v any) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return fmt.Errorf("%s tool: arguments must be an object, got %s", s.Name, jsonType(v))
 	}
-	if err := validateObject(s.Name+" tool", "", s.input, obj); err != nil {
+	if err := validateObject(s.Name+" tool", "", s.input(), obj); err != nil {
 		return err
 	}
 	return s.validateOneOf(obj)
@@ -278,7 +258,7 @@ func (s *Spec) validateOneOf(obj map[string]any) error {
 
 // property is the schema of the named member of s's arguments.
 func (s *Spec) property(name string) map[string]any {
-	props, _ := s.input["properties"].(map[string]any)
+	props, _ := s.input()["properties"].(map[string]any)
 	p, _ := props[name].(map[string]any)
 	return p
 }

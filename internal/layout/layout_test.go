@@ -33,11 +33,11 @@ var rules = []rule{
 		"the runtime starts boxsh-init; it does not serve protocols or run tools"},
 	{"rpc", []string{"agent/...", "runtime/...", "client/...", "policy", "proxy", "darwin", "cmd/..."},
 		"rpc speaks MCP to a Backend; what runs the calls is not its business"},
-	{"frame", []string{"agent/...", "runtime/...", "rpc", "client/...", "tool", "policy", "proxy", "darwin", "cmd/..."},
+	{"frame", []string{"agent/...", "runtime/...", "rpc", "client/...", "tool", "largecall", "policy", "proxy", "darwin", "cmd/..."},
 		"frame is the contract both sides share"},
-	{"tool", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "policy", "proxy", "darwin", "cmd/..."},
+	{"tool", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "largecall", "policy", "proxy", "darwin", "cmd/..."},
 		"the tools as data are shared by both sides"},
-	{"internal/...", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "policy", "proxy", "darwin", "cmd/..."},
+	{"internal/...", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "largecall", "policy", "proxy", "darwin", "cmd/..."},
 		"internal packages are leaves"},
 	{"policy", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "proxy", "darwin", "cmd/..."},
 		"the policy model is a leaf every side reads"},
@@ -47,13 +47,18 @@ var rules = []rule{
 		"the audit log records what the front tells it, through a Backend and entries"},
 	{"darwin", []string{"agent/...", "runtime/...", "rpc", "client/...", "cmd/..."},
 		"the macOS profile is built from the policy, beside the Linux plan"},
+	{"largecall", []string{"agent/...", "runtime/...", "rpc", "client/...", "audit", "policy", "proxy", "darwin", "cmd/..."},
+		"the fast paths of large calls sit between the protocol layers and the contract: they know frames and tools only"},
 	{"...", []string{"client/..."},
 		"the Go client is the public API: only programs (cmd/) and tests (integration/) use it"},
+	{"...", []string{"internal/jsonx"},
+		"the fast JSON paths are behind one seam, largecall: everything else reads JSON with encoding/json"},
 }
 
 // except lists the packages a rule with From "..." does not cover.
 var except = map[string][]string{
-	"client/...": {"client/...", "cmd/...", "integration/..."},
+	"client/...":     {"client/...", "cmd/...", "integration/..."},
+	"internal/jsonx": {"largecall"},
 }
 
 func match(pattern, pkg string) bool {
@@ -144,6 +149,8 @@ func TestImportRulesCatchForbiddenImports(t *testing.T) {
 		"agent/bash":   {"rpc", "tool"},
 		"runtime/plan": {"runtime/host", "policy"},
 		"tool":         {"internal/jsonx"},
+		"largecall":    {"internal/jsonx", "frame", "tool"},
+		"frame":        {"largecall"},
 		"policy":       {"client"},
 		"cmd/boxsh":    {"client", "rpc", "runtime/host"},
 		"integration":  {"client/session"},
@@ -151,8 +158,10 @@ func TestImportRulesCatchForbiddenImports(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"agent/bash imports rpc: " + rules[0].Reason,
-		"policy imports client: " + rules[len(rules)-1].Reason,
+		"frame imports largecall: " + rules[4].Reason,
+		"policy imports client: " + rules[len(rules)-2].Reason,
 		"policy imports client: " + rules[7].Reason,
 		"runtime/plan imports runtime/host: " + rules[1].Reason,
+		"tool imports internal/jsonx: " + rules[len(rules)-1].Reason,
 	}, violations(graph))
 }

@@ -1,4 +1,4 @@
-package frame
+package largecall
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/internal/jsonx"
+	"github.com/boxsh/boxsh/frame"
 )
 
 // FuzzLargeCallFrame checks that whatever bytes a large call's arguments
@@ -26,8 +26,8 @@ func FuzzLargeCallFrame(f *testing.F) {
 		if tool == "" || !utf8.ValidString(tool) {
 			return // the front sends only its own tools' names
 		}
-		args := json.RawMessage(pre + strings.Repeat("x", jsonx.Large) + post)
-		c := Call{ID: id, Tool: tool, Args: args}
+		args := json.RawMessage(pre + strings.Repeat("x", Large) + post)
+		c := frame.Call{ID: id, Tool: tool, Args: args}
 		b, err := EncodeCall(c)
 		require.NoError(t, err)
 		got, err := DecodeCall(b)
@@ -35,8 +35,8 @@ func FuzzLargeCallFrame(f *testing.F) {
 		require.Equal(t, c, got)
 
 		var buf bytes.Buffer
-		require.NoError(t, NewWriter(&buf).WriteCall(c))
-		payload, err := NewReader(&buf).Read()
+		require.NoError(t, WriteCall(frame.NewWriter(&buf), c))
+		payload, err := frame.NewReader(&buf).Read()
 		require.NoError(t, err)
 		require.Equal(t, b, payload, "WriteCall writes what EncodeCall encodes")
 	})

@@ -1,4 +1,4 @@
-package rpc
+package largecall
 
 import (
 	"bytes"
@@ -9,8 +9,16 @@ import (
 	"github.com/boxsh/boxsh/internal/jsonx"
 )
 
-// callParams are the params of a tools/call.
-type callParams struct {
+// Request is a JSON-RPC message as the front reads it.
+type Request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// CallParams are the params of a tools/call.
+type CallParams struct {
 	Name      any             `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	// Meta is kept raw: a _meta of the wrong shape only loses its
@@ -18,17 +26,17 @@ type callParams struct {
 	Meta json.RawMessage `json:"_meta"`
 }
 
-// unmarshalRequest decodes msg into req as json.Unmarshal does. A large
+// UnmarshalRequest decodes msg into req as json.Unmarshal does. A large
 // message (a write of a big file) is split with jsonx, which scans it
 // several times faster; anything it would not decode exactly as
 // encoding/json does goes to encoding/json. The params of a large message
 // are not copied, as encoding/json copies a json.RawMessage: they refer to
 // msg, which must not change while they are in use (each message is read
 // into a slice of its own).
-func unmarshalRequest(msg []byte, req *request) error {
-	if len(msg) >= jsonx.Large {
+func UnmarshalRequest(msg []byte, req *Request) error {
+	if len(msg) >= Large {
 		if members, ok := jsonx.Members(msg); ok {
-			var r request
+			var r Request
 			if decodeMembers(members, map[string]func([]byte) bool{
 				"jsonrpc": func(v []byte) bool { return decodeString(v, &r.JSONRPC) },
 				"id":      func(v []byte) bool { r.ID = bytes.Clone(v); return true },
@@ -50,14 +58,14 @@ func unmarshalRequest(msg []byte, req *request) error {
 	return json.Unmarshal(msg, req)
 }
 
-// unmarshalCallParams decodes the params of a tools/call into p as
-// json.Unmarshal does, large ones with jsonx (see unmarshalRequest). The
+// UnmarshalCallParams decodes the params of a tools/call into p as
+// json.Unmarshal does, large ones with jsonx (see UnmarshalRequest). The
 // params are those of a decoded request, so valid JSON: jsonx splits large
 // ones without checking them again.
-func unmarshalCallParams(params []byte, p *callParams) error {
-	if len(params) >= jsonx.Large {
+func UnmarshalCallParams(params []byte, p *CallParams) error {
+	if len(params) >= Large {
 		if members, ok := jsonx.MembersOfValid(params); ok {
-			var c callParams
+			var c CallParams
 			if decodeMembers(members, map[string]func([]byte) bool{
 				"name":      func(v []byte) bool { return json.Unmarshal(v, &c.Name) == nil },
 				"arguments": func(v []byte) bool { c.Arguments = v; return true },
@@ -107,22 +115,22 @@ func decodeString(v []byte, s *string) bool {
 	return ok
 }
 
-// unmarshalMembers decodes params, the params of a decoded request, into v
+// UnmarshalMembers decodes params, the params of a decoded request, into v
 // as json.Unmarshal does, where v is a struct with fields for the members
-// keys only (see onlyMembers).
-func unmarshalMembers(params []byte, v any, keys ...string) error {
-	return json.Unmarshal(onlyMembers(params, keys...), v)
+// keys only (see OnlyMembers).
+func UnmarshalMembers(params []byte, v any, keys ...string) error {
+	return json.Unmarshal(OnlyMembers(params, keys...), v)
 }
 
-// onlyMembers returns params, the params of a decoded request, with only
+// OnlyMembers returns params, the params of a decoded request, with only
 // its members keys if it is large: the others (a big file's content) are
 // dropped, found without checking them again (the request was checked),
 // instead of being scanned by encoding/json, which then decodes what is
 // left into a struct of fields for keys as it would have decoded params.
 // Keys match as encoding/json matches them, regardless of case; members
 // keep their order, duplicates included.
-func onlyMembers(params []byte, keys ...string) []byte {
-	if len(params) < jsonx.Large {
+func OnlyMembers(params []byte, keys ...string) []byte {
+	if len(params) < Large {
 		return params
 	}
 	members, ok := jsonx.MembersOfValid(params)

@@ -1,4 +1,4 @@
-package frame
+package largecall
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/frame"
 )
 
 // TestCallEncoding checks that EncodeCall's frames decode, with DecodeCall
@@ -17,7 +19,7 @@ func TestCallEncoding(t *testing.T) {
 	content, err := json.Marshal(strings.Repeat("text \"quoted\" é\n", 10000))
 	require.NoError(t, err)
 	large := json.RawMessage(`{"path":"/x", "content":` + string(content) + `}`)
-	for _, c := range []Call{
+	for _, c := range []frame.Call{
 		{ID: 1, Tool: "read", Args: json.RawMessage(`{"path":"/x"}`)},
 		{ID: 2, Tool: "write", Args: large},
 		{ID: 3, Tool: "t\"ool", Args: large},
@@ -28,9 +30,9 @@ func TestCallEncoding(t *testing.T) {
 		require.NoError(t, err)
 		got, err := DecodeCall(b)
 		require.NoError(t, err)
-		var std Call
+		var std frame.Call
 		require.NoError(t, json.Unmarshal(b, &std))
-		for _, d := range []Call{got, std} {
+		for _, d := range []frame.Call{got, std} {
 			assert.Equal(t, c.ID, d.ID)
 			assert.Equal(t, c.Tool, d.Tool)
 			assert.Equal(t, c.Cancel, d.Cancel)
@@ -45,7 +47,7 @@ func TestCallEncoding(t *testing.T) {
 	// Small invalid arguments fail as json.Marshal fails; large ones are
 	// not checked, and come back as they were, to fail in the tool's
 	// decoding.
-	small := Call{ID: 5, Tool: "write", Args: json.RawMessage(`{"content":"x}`)}
+	small := frame.Call{ID: 5, Tool: "write", Args: json.RawMessage(`{"content":"x}`)}
 	_, err = EncodeCall(small)
 	_, want := json.Marshal(small)
 	assert.Error(t, err)
@@ -56,11 +58,11 @@ func TestCallEncoding(t *testing.T) {
 		`{"content":` + string(content) + `},"cancel":true,"id":7,"x":{`,
 		`{"content":` + string(content) + "\x01\"}",
 	} {
-		b, err := EncodeCall(Call{ID: 6, Tool: "write", Args: json.RawMessage(args)})
+		b, err := EncodeCall(frame.Call{ID: 6, Tool: "write", Args: json.RawMessage(args)})
 		require.NoError(t, err)
 		got, err := DecodeCall(b)
 		require.NoError(t, err)
-		assert.Equal(t, Call{ID: 6, Tool: "write", Args: json.RawMessage(args)}, got, "never another member")
+		assert.Equal(t, frame.Call{ID: 6, Tool: "write", Args: json.RawMessage(args)}, got, "never another member")
 		assert.False(t, json.Valid(got.Args))
 	}
 	// Large payloads of other shapes decode as encoding/json decodes them.
@@ -76,7 +78,7 @@ func TestCallEncoding(t *testing.T) {
 		`{"tool":"write","id":9,"args":` + string(large) + ` }`,
 		`{"tool":"write","id":9, "args":` + string(large) + `}`,
 	} {
-		var want Call
+		var want frame.Call
 		wantErr := json.Unmarshal([]byte(odd), &want)
 		got, err := DecodeCall([]byte(odd))
 		assert.Equal(t, wantErr, err, "%.40s", odd)

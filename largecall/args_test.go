@@ -1,4 +1,4 @@
-package tool
+package largecall
 
 import (
 	"encoding/json"
@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/internal/jsonx"
+	"github.com/boxsh/boxsh/tool"
 )
 
 // TestDecodeLargeWriteArgs checks that large write arguments decode as
-// encoding/json decodes them, or are left to it.
+// encoding/json decodes them, or are left to it, and that UnmarshalArgs
+// gives what json.Unmarshal gives.
 func TestDecodeLargeWriteArgs(t *testing.T) {
 	content, err := json.Marshal(strings.Repeat("text \"quoted\" é\n\x01", 10000) + "\xff")
 	require.NoError(t, err)
@@ -32,9 +33,13 @@ func TestDecodeLargeWriteArgs(t *testing.T) {
 		`{"path":"/x","content":` + c[:len(c)-1] + `\ud83d\ude00\ud83d\u00e9\ude00"}`,
 		` { "path" : "/\u0078" , "content" : ` + c + ` } `,
 	} {
-		var want WriteArgs
+		var want tool.WriteArgs
 		wantErr := json.Unmarshal([]byte(args), &want)
-		got, ok := DecodeLargeWriteArgs([]byte(args))
+		var via tool.WriteArgs
+		viaErr := UnmarshalArgs(json.RawMessage(args), &via)
+		assert.Equal(t, wantErr, viaErr, "UnmarshalArgs: %.60s", args)
+		assert.Equal(t, want, via, "UnmarshalArgs: %.60s", args)
+		got, ok := decodeWriteArgs([]byte(args))
 		if ok {
 			require.NoError(t, wantErr, "%.60s", args)
 			assert.Equal(t, want, got, "%.60s", args)
@@ -44,16 +49,16 @@ func TestDecodeLargeWriteArgs(t *testing.T) {
 			assert.True(t, wantErr != nil || strings.Contains(args, "Path") || strings.Contains(args, "null") || strings.Contains(args, "other"), "%.60s", args)
 		}
 	}
-	_, ok := DecodeLargeWriteArgs([]byte(`{"path":"/x","content":` + c + `}`))
+	_, ok := decodeWriteArgs([]byte(`{"path":"/x","content":` + c + `}`))
 	assert.True(t, ok, "the common shape takes the fast path")
 }
 
 // TestValidateLarge checks that large arguments are validated as small
 // ones are.
 func TestValidateLarge(t *testing.T) {
-	reg, err := NewRegistry()
+	reg, err := tool.NewRegistry()
 	require.NoError(t, err)
-	write, ok := reg.Lookup(Write)
+	write, ok := reg.Lookup(tool.Write)
 	require.True(t, ok)
 	content, err := json.Marshal(strings.Repeat("x\n", 40000))
 	require.NoError(t, err)
@@ -66,10 +71,11 @@ func TestValidateLarge(t *testing.T) {
 		`{"path":"/x","content":` + c + `,"encoding":"hex"}`:    "write tool: field encoding must be one of [utf8 text base64], got hex",
 		`[` + c + `]`: "write tool: arguments must be an object, got array",
 	} {
-		err := write.Validate(json.RawMessage(args))
+		err := Validate(write, json.RawMessage(args), false)
 		small := write.Validate(json.RawMessage(strings.Replace(args, c, `"x"`, 1)))
 		assert.Equal(t, small, err, "as encoding/json's path: %.60s", args)
-		assert.Equal(t, err, write.ValidateValid(json.RawMessage(args)), "ValidateValid: %.60s", args)
+		assert.Equal(t, write.Validate(json.RawMessage(args)), err, "as tool.Spec.Validate: %.60s", args)
+		assert.Equal(t, err, Validate(write, json.RawMessage(args), true), "valid: %.60s", args)
 		if want == "" {
 			assert.NoError(t, err, "%.60s", args)
 		} else if assert.Error(t, err, "%.60s", args) {
@@ -89,14 +95,14 @@ func FuzzDecodeLargeWriteArgs(f *testing.F) {
 	f.Add(`{"pa\u0074h":"/a","content":`, `}}`)
 	f.Add("{\"path\":\"/\xff\\ud800\",\"content\":", `,"encoding":null}`)
 	f.Fuzz(func(t *testing.T, pre, post string) {
-		c, err := json.Marshal(strings.Repeat("x\"\\é\n", jsonx.Large/5))
+		c, err := json.Marshal(strings.Repeat("x\"\\é\n", Large/5))
 		require.NoError(t, err)
 		args := []byte(pre + string(c) + post)
-		got, ok := DecodeLargeWriteArgs(args)
+		got, ok := decodeWriteArgs(args)
 		if !ok {
 			return
 		}
-		var want WriteArgs
+		var want tool.WriteArgs
 		require.NoError(t, json.Unmarshal(args, &want), "accepted %.100q", args)
 		require.Equal(t, want, got)
 	})

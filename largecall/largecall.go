@@ -1,0 +1,37 @@
+// Package largecall is the one place of the fast paths for tool calls with
+// large JSON (a write of a big file, of up to tens of megabytes), on both
+// sides of the channel: the front's reading of the request and its
+// arguments (rpc), the frame of such a call (written through
+// frame.ClientConfig.WriteCall, read by boxsh-init with DecodeCall), and
+// boxsh-init's decoding of the arguments (agent). It is the only package
+// that uses internal/jsonx; every other package reads JSON with
+// encoding/json.
+//
+// Each function here gives what encoding/json gives, or leaves what it
+// would not handle exactly as encoding/json does to encoding/json (small
+// documents, odd shapes, invalid JSON), so that the fast paths change
+// speed only. It is not part of boxsh's API.
+package largecall
+
+import (
+	"encoding/json"
+
+	"github.com/boxsh/boxsh/internal/jsonx"
+)
+
+// Large is the size of JSON from which the fast paths are taken: below it
+// encoding/json is fast enough, and its exact behaviour needs no argument.
+const Large = jsonx.Large
+
+// Member is one member of a JSON object: its key, decoded, and its value,
+// raw (Member.String decodes a string value).
+type Member = jsonx.Member
+
+// Members returns the members of valid, a JSON object known to be valid
+// JSON (the arguments of a call the front has validated), in order,
+// duplicates included, without checking them again: the ends of strings
+// are found several times faster than encoding/json finds them. ok is
+// false if valid is not an object.
+func Members(valid json.RawMessage) (members []Member, ok bool) {
+	return jsonx.MembersOfValid(valid)
+}
