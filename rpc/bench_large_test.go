@@ -1,0 +1,86 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/largecall"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// writeFramer takes each call as the front and boxsh-init take it, up to
+// the tool: the front frames it (largecall.WriteCall, as its frame.Client
+// does), boxsh-init decodes the frame and the write's arguments; the file
+// is not written.
+type writeFramer struct{}
+
+func (writeFramer) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
+	var buf bytes.Buffer
+	if err := largecall.WriteCall(frame.NewWriter(&buf), frame.Call{ID: 1, Tool: name, Args: args}); err != nil {
+		return err
+	}
+	payload, err := frame.NewReader(&buf).Read()
+	if err != nil {
+		return err
+	}
+	c, err := largecall.DecodeCall(payload)
+	if err != nil {
+		return err
+	}
+	var w tool.WriteArgs
+	if err := largecall.UnmarshalArgs(c.Args, &w); err != nil {
+		return err
+	}
+	done(json.RawMessage(fmt.Sprintf(`{"content":[{"type":"text","text":"written %d bytes"}]}`, len(w.Content))), nil)
+	return nil
+}
+
+// BenchmarkLegacyWrite20MB is one 2024-11-05 tools/call of write with 20
+// MB of text (the content of integration/bench's "20 MB write") through
+// Serve on pipes, framed and decoded as on its way to the tool
+// (writeFramer): the large-call paths of both sides.
+func BenchmarkLegacyWrite20MB(b *testing.B) {
+	tools, err := tool.NewRegistry()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Server{Tools: tools, Backend: writeFramer{}, Name: "boxsh", Version: "bench"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = s.Serve(context.Background(), inR, outW); outW.Close() }()
+	defer inW.Close()
+	var text strings.Builder
+	for i := 0; text.Len() < 20_000_000; i++ {
+		fmt.Fprintf(&text, "%-63s\n", fmt.Sprintf("line %d: the quick brown fox jumps over the lazy dog", i))
+	}
+	content, err := json.Marshal(text.String()[:20_000_000])
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write","arguments":{"path":"/x","content":` + string(content) + `}}}` + "\n"
+	buf := make([]byte, 64<<10)
+	b.SetBytes(int64(len(line)))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := io.WriteString(inW, line); err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for n == 0 || buf[n-1] != '\n' {
+			m, err := outR.Read(buf[n:])
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += m
+		}
+		if !bytes.Contains(buf[:n], []byte("written 20000000 bytes")) {
+			b.Fatalf("answer: %s", buf[:n])
+		}
+	}
+}
