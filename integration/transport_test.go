@@ -52,7 +52,7 @@ var (
 		"bash", "read", "write", "edit",
 		"run_in_terminal", "send_to_terminal", "get_terminal_output", "kill_terminal", "list_terminals",
 	}
-	allToolNamesNow = append([]string{"list", "stat", "process_output", "process_kill", "process_list", "expose", "unexpose", "ports", "audit"}, allToolNames...)
+	allToolNamesNow = append([]string{"list", "stat", "process_output", "process_kill", "process_list", "expose", "unexpose", "ports", "audit", "sandbox_stats"}, allToolNames...)
 )
 
 // A session in each framing: initialize, the initialized notification (no

@@ -106,6 +106,7 @@ func registerSandboxesOpenAPI(api huma.API) {
 	reg := api.OpenAPI().Components.Schemas
 	info := reg.Schema(reflect.TypeFor[SandboxInfo](), true, "")
 	req := reg.Schema(reflect.TypeFor[SandboxRequest](), true, "")
+	stats := reg.Schema(reflect.TypeFor[tool.StatsOutput](), true, "")
 	noop := func(context.Context, *struct{}) (*struct{}, error) { return nil, nil }
 	ops := []huma.Operation{{
 		OperationID: "sandbox-create", Method: http.MethodPost, Path: "/v1/sandboxes",
@@ -174,6 +175,16 @@ func registerSandboxesOpenAPI(api huma.API) {
 		}}}}},
 		Responses: map[string]*huma.Response{
 			"200": {Description: "What was applied, refused and narrowed", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object", AdditionalProperties: true}}}},
+			"404": {Description: "No such sandbox", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-stats", Method: http.MethodGet, Path: "/v1/sandboxes/{name}/stats",
+		Summary:     "Measure a sandbox (as its sandbox_stats tool)",
+		Description: "Processor time, memory and processes (source: cgroup or proc), disk space of its changes, bytes through its network proxy, uptime: the structuredContent of its sandbox_stats.",
+		Tags:        []string{"sandboxes"},
+		Parameters:  []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "What it uses", Content: map[string]*huma.MediaType{"application/json": {Schema: stats}}},
 			"404": {Description: "No such sandbox", Content: problem},
 		},
 	}, {

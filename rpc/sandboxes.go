@@ -20,6 +20,7 @@ import (
 //	POST   /v1/sandboxes            create {"name", "from"}: 201 with its token
 //	GET    /v1/sandboxes            list: name, from, age, idle time, calls
 //	DELETE /v1/sandboxes/NAME       stop it and remove its files
+//	GET    /v1/sandboxes/NAME/stats what it uses (its sandbox_stats)
 //	POST   /s/NAME/mcp              MCP (both eras), as /mcp serves it
 //	POST   /s/NAME/v1/tools/TOOL    the tools' REST twin
 //
@@ -110,6 +111,14 @@ type SandboxFiles interface {
 	// refusing conflicts and protected paths, or only tells what it
 	// would do with dryRun.
 	Apply(name string, dryRun bool, paths []string) (any, error)
+}
+
+// SandboxStats, when a SandboxHost offers it, measures a sandbox as its
+// sandbox_stats tool does: GET /v1/sandboxes/NAME/stats.
+type SandboxStats interface {
+	// Stats is what sandbox name uses (JSON-encodable); a missing
+	// sandbox is a *SandboxError.
+	Stats(name string) (any, error)
 }
 
 // SandboxError is a refused create or delete, with its HTTP status.
@@ -226,6 +235,16 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 				return
 			}
 			writeJSON(w, http.StatusOK, res)
+		})
+	}
+	if stats, ok := rt.host.(SandboxStats); ok {
+		mux.HandleFunc("GET /v1/sandboxes/{name}/stats", func(w http.ResponseWriter, r *http.Request) {
+			st, err := stats.Stats(r.PathValue("name"))
+			if err != nil {
+				writeSandboxError(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, st)
 		})
 	}
 	mux.HandleFunc("POST /v1/tools/{name}", func(w http.ResponseWriter, r *http.Request) {

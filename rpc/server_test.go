@@ -240,7 +240,7 @@ func TestToolsListByProtocolVersion(t *testing.T) {
 		}
 		assert.Len(t, names, want, "after %s", init)
 		if want == all {
-			assert.Subset(t, names, []string{"list", "stat", "process_output", "process_kill", "process_list", "expose", "unexpose", "ports", "audit"})
+			assert.Subset(t, names, []string{"list", "stat", "process_output", "process_kill", "process_list", "expose", "unexpose", "ports", "audit", "sandbox_stats"})
 		}
 	}
 }

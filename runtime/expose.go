@@ -261,7 +261,7 @@ func openForward(s *yamux.Session, port int) (net.Conn, error) {
 }
 
 // frontTool runs the tools the front itself serves (expose, unexpose,
-// ports), and tells whether name is one.
+// ports, sandbox_stats), and tells whether name is one.
 func (s *Supervisor) frontTool(name string, args json.RawMessage, done func(json.RawMessage, error)) bool {
 	var r tool.Result
 	switch name {
@@ -283,6 +283,8 @@ func (s *Supervisor) frontTool(name string, args json.RawMessage, done func(json
 		r = result(name, info, err)
 	case tool.Ports:
 		r = tool.StructuredResult(tool.PortsOutput{Ports: s.Ports()})
+	case tool.SandboxStats:
+		r = tool.StructuredResult(s.Stats())
 	default:
 		return false
 	}

@@ -103,6 +103,12 @@ type Instance struct {
 	Client *frame.Client
 
 	conn net.Conn
+	// pid is boxsh-init's process id (in the front's PID namespace);
+	// started when it started; cgroup its sandbox's cgroup directory, ""
+	// without one (see Supervisor.Stats).
+	pid     int
+	started time.Time
+	cgroup  string
 	// fwd is the front's side of the forwarding socket (see
 	// Supervisor.Expose).
 	fwd     *yamux.Session
@@ -174,7 +180,11 @@ func startProcess(cfg Config) (*Instance, error) {
 		fwdFront.Close()
 		return nil, fmt.Errorf("start %s: %w", cfg.InitPath, err)
 	}
-	return newInstance(front, fwdFront, func() { _ = cmd.Process.Kill() }, cmd.Wait, nil)
+	in, err := newInstance(front, fwdFront, func() { _ = cmd.Process.Kill() }, cmd.Wait, nil)
+	if in != nil {
+		in.pid = cmd.Process.Pid
+	}
+	return in, err
 }
 
 // newInstance makes the Instance of a started boxsh-init, whose frame
@@ -200,7 +210,7 @@ func newInstance(conn, fwd *os.File, kill func(), wait func() error, cleanup fun
 		}
 		return nil, fmt.Errorf("frame socket: %w", err)
 	}
-	in := &Instance{conn: c, fwd: session, kill: kill, exited: make(chan struct{}), cleanup: cleanup}
+	in := &Instance{conn: c, fwd: session, kill: kill, exited: make(chan struct{}), cleanup: cleanup, started: time.Now()}
 	go func() {
 		in.waitErr = wait()
 		close(in.exited)
@@ -256,6 +266,9 @@ type Supervisor struct {
 func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
+	}
+	if cfg.Proxy.Traffic == nil {
+		cfg.Proxy.Traffic = new(host.Traffic) // for Stats
 	}
 	startReaper(cfg)
 	adoptOrphans(cfg.Log)

@@ -105,7 +105,11 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		stop()
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	return newInstance(front, nil, func() { _ = cmd.Process.Kill() }, cmd.Wait, stop)
+	inst, err := newInstance(front, nil, func() { _ = cmd.Process.Kill() }, cmd.Wait, stop)
+	if inst != nil {
+		inst.pid = cmd.Process.Pid
+	}
+	return inst, err
 }
 
 // startReaper does nothing: a Seatbelt sandbox leaves nothing on the host

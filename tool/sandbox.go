@@ -1,8 +1,12 @@
 package tool
 
-// The tool about the session itself, beyond v3: the front answers it
-// (it keeps the audit log outside the sandbox), not boxsh-init.
-const Audit = "audit"
+// The tools about the session itself, beyond v3: the front answers them,
+// not boxsh-init (it keeps the audit log outside the sandbox, and sees
+// the sandbox's processes, copy-on-write layers and proxy from outside).
+const (
+	Audit        = "audit"
+	SandboxStats = "sandbox_stats"
+)
 
 // Bounds of the audit tool.
 const (
@@ -69,9 +73,46 @@ type AuditOutput struct {
 	Skipped int `json:"skipped,omitempty" required:"false" doc:"Lines among those read that are not complete entries (a writer killed while writing one)"`
 }
 
+// The values of StatsOutput.Source.
+const (
+	StatsCgroup = "cgroup"
+	StatsProc   = "proc"
+	StatsNone   = "none"
+)
+
+// StatsMaxDiskEntries bounds the entries sandbox_stats walks to measure
+// the copy-on-write layers.
+const StatsMaxDiskEntries = 100000
+
+// StatsOutput is the structured result of sandbox_stats.
+type StatsOutput struct {
+	Source string `json:"source" enum:"cgroup,proc,none" doc:"Where the processor, memory and process figures come from: \"cgroup\" (the sandbox's own cgroup, which a sandbox started by root gets), \"proc\" (the sandbox's processes read in /proc), \"none\" (no /proc: the figures are 0)"`
+	// Sandboxed tells whether the tools run in a sandbox.
+	Sandboxed bool `json:"sandboxed" doc:"Whether the tools run in a sandbox (false: the figures are those of boxsh-init's process tree, and of what it left behind)"`
+	// CPUUserSeconds and CPUSystemSeconds are processor time.
+	CPUUserSeconds   float64 `json:"cpu_user_seconds" doc:"Processor time in user mode of the sandbox's processes: with source proc, of those alive and of the children they have waited for"`
+	CPUSystemSeconds float64 `json:"cpu_system_seconds" doc:"Processor time in the kernel of the sandbox's processes, counted as cpu_user_seconds is"`
+	// MemoryBytes is the cgroup's memory, or the sum of the processes'
+	// resident sets.
+	MemoryBytes int64 `json:"memory_bytes" doc:"Memory in use: the cgroup's memory.current, or the sum of the resident sets of the processes (a page shared by several counted for each)"`
+	Processes   int   `json:"processes" doc:"Processes (not threads) running now, boxsh-init included"`
+	// DiskBytes is the space used by the copy-on-write binds' changes.
+	DiskBytes int64    `json:"disk_bytes" doc:"Disk space used by the writable layer of the copy-on-write binds (the directories in disk_dirs, which receive the changes); 0 when disk_dirs is empty"`
+	DiskDirs  []string `json:"disk_dirs" nullable:"false" doc:"The host directories measured for disk_bytes: the writable layer (DST) of each copy-on-write bind; empty without any"`
+	// DiskTruncated tells that DiskBytes stopped at the walk's bound.
+	DiskTruncated bool `json:"disk_truncated,omitempty" required:"false" doc:"Whether disk_bytes stopped short: after 100000 entries, or below 64 levels of directories"`
+	// ProxyBytes are the bytes through the network proxy.
+	ProxyBytesOut int64 `json:"proxy_bytes_out" doc:"Bytes the sandbox sent to the network proxy (--network allowlist) since the server started, the proxy protocol's own included; 0 without a proxy"`
+	ProxyBytesIn  int64 `json:"proxy_bytes_in" doc:"Bytes the sandbox received from the network proxy, counted as proxy_bytes_out is"`
+	// UptimeSeconds is since the running boxsh-init started.
+	UptimeSeconds float64 `json:"uptime_seconds" doc:"Seconds since the sandbox (the running boxsh-init) started"`
+}
+
 func init() {
 	defs = append(defs,
 		def{name: Audit, description: "Return the latest entries of the audit log, which the front keeps outside the sandbox: each tool call (tool, argument summary, exit code or error, duration, result size, cancelled or timed out) and each network decision of the proxy. Fails when boxsh runs without an audit log (--audit FILE).",
 			in: AuditArgs{}, out: AuditOutput{}, ann: Annotations{"Audit Log", true, false}, beyondV3: true},
+		def{name: SandboxStats, description: "Measure the sandbox: processor time (user and system), memory and number of its processes (from its cgroup when it has one, else from /proc: source says which), disk space used by the changes of its copy-on-write binds, bytes through its network proxy, and uptime.",
+			in: NoArgs{}, out: StatsOutput{}, ann: Annotations{"Sandbox Stats", true, false}, beyondV3: true},
 	)
 }

@@ -22,7 +22,7 @@ func TestSpecs(t *testing.T) {
 	r, err := NewRegistry()
 	require.NoError(t, err)
 	assert.Equal(t, []string{Bash, Read, Write, EditFile, RunInTerminal, SendToTerminal, GetTerminalOutput, KillTerminal, ListTerminals}, names(r.Specs()))
-	assert.Equal(t, append(names(r.Specs()), List, Stat, Expose, Unexpose, Ports, ProcessOutput, ProcessKill, ProcessList, Audit), names(r.AllSpecs()))
+	assert.Equal(t, append(names(r.Specs()), List, Stat, Expose, Unexpose, Ports, ProcessOutput, ProcessKill, ProcessList, Audit, SandboxStats), names(r.AllSpecs()))
 
 	required := func(s *Spec) []any {
 		var in map[string]any

@@ -427,6 +427,19 @@ func (ct *Container) Wait() (int, error) {
 	return proc.ExitStatus(ct.state), nil
 }
 
+// CgroupDir is the directory of the sandbox's own cgroup v2, or "" when
+// it has none (see SandboxCgroup) or the host has cgroup v1.
+func (ct *Container) CgroupDir() string {
+	if _, ok := SandboxCgroup(); !ok {
+		return ""
+	}
+	st, err := ct.c.State()
+	if err != nil {
+		return ""
+	}
+	return st.CgroupPaths[""] // the unified hierarchy's; v1 names controllers
+}
+
 // Signal sends sig to the sandbox's first process.
 func (ct *Container) Signal(sig os.Signal) error {
 	return ct.proc.Signal(sig)

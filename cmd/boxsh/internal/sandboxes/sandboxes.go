@@ -694,3 +694,13 @@ func (m *Manager) Apply(name string, dryRun bool, paths []string) (any, error) {
 	}
 	return s.Apply(session.ApplyOptions{DryRun: dryRun, Paths: paths, Protect: m.cfg.Protect})
 }
+
+// Stats measures sandbox name as its sandbox_stats tool does
+// (rpc.SandboxStats).
+func (m *Manager) Stats(name string) (any, error) {
+	sb := m.Get(name)
+	if sb == nil {
+		return nil, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+	}
+	return sb.sup.Stats(), nil
+}

@@ -1,0 +1,71 @@
+package runtime
+
+import (
+	"os"
+	"time"
+
+	"github.com/boxsh/boxsh/internal/usage"
+	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
+	"github.com/boxsh/boxsh/tool"
+)
+
+// Stats measures the sandbox (the sandbox_stats tool), from outside:
+// the processes from the sandbox's cgroup when it has one, else from
+// /proc (in a sandbox, boxsh-init and its descendants, which its PID
+// namespace keeps together; in plain mode, the front's descendants:
+// boxsh-init's tree and what it left, which the front adopts), the
+// writable layers of the copy-on-write binds on the host, the bytes the
+// front's proxy counted since the supervisor started, and the running
+// boxsh-init's uptime. None of it is read from anything the sandbox
+// answers.
+func (s *Supervisor) Stats() tool.StatsOutput {
+	s.mu.Lock()
+	in := s.current
+	s.mu.Unlock()
+	out := tool.StatsOutput{Source: tool.StatsNone, Sandboxed: s.cfg.Sandbox.Enabled, DiskDirs: []string{}}
+	if in != nil {
+		out.UptimeSeconds = time.Since(in.started).Seconds()
+		u, source := in.usage(s.cfg.Sandbox.Enabled)
+		out.Source = source
+		out.CPUUserSeconds, out.CPUSystemSeconds = u.User.Seconds(), u.System.Seconds()
+		out.MemoryBytes, out.Processes = u.Memory, u.Processes
+	}
+	left := tool.StatsMaxDiskEntries
+	for _, b := range s.cfg.Sandbox.Binds {
+		if !s.cfg.Sandbox.Enabled || b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		upper, _ := plan.CowDirs(b)
+		out.DiskDirs = append(out.DiskDirs, upper)
+		n, truncated, err := usage.Disk(upper, left)
+		if err != nil {
+			s.cfg.Log.Debug("sandbox_stats: a copy-on-write layer", "dir", upper, "error", err)
+			continue
+		}
+		out.DiskBytes += n
+		out.DiskTruncated = out.DiskTruncated || truncated
+	}
+	if t := s.cfg.Proxy.Traffic; t != nil {
+		out.ProxyBytesOut, out.ProxyBytesIn = t.Out.Load(), t.In.Load()
+	}
+	return out
+}
+
+// usage measures the processes of boxsh-init in, and says from where.
+func (in *Instance) usage(sandboxed bool) (usage.Usage, string) {
+	if in.cgroup != "" {
+		if u, err := usage.Cgroup(in.cgroup); err == nil {
+			return u, tool.StatsCgroup
+		}
+	}
+	root, withRoot := in.pid, true
+	if !sandboxed {
+		root, withRoot = os.Getpid(), false
+	}
+	u, err := usage.Tree("/proc", root, withRoot)
+	if err != nil {
+		return usage.Usage{}, tool.StatsNone
+	}
+	return u, tool.StatsProc
+}
