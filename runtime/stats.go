@@ -31,14 +31,13 @@ func (s *Supervisor) Stats() tool.StatsOutput {
 		out.CPUUserSeconds, out.CPUSystemSeconds = u.User.Seconds(), u.System.Seconds()
 		out.MemoryBytes, out.Processes = u.Memory, u.Processes
 	}
-	left := tool.StatsMaxDiskEntries
 	for _, b := range s.cfg.Sandbox.Binds {
 		if !s.cfg.Sandbox.Enabled || b.Mode != policy.CopyOnWrite {
 			continue
 		}
 		upper, _ := plan.CowDirs(b)
 		out.DiskDirs = append(out.DiskDirs, upper)
-		n, truncated, err := usage.Disk(upper, left)
+		n, truncated, err := statsDiskWalk.Size(upper)
 		if err != nil {
 			s.cfg.Log.Debug("sandbox_stats: a copy-on-write layer", "dir", upper, "error", err)
 			continue
@@ -51,6 +50,9 @@ func (s *Supervisor) Stats() tool.StatsOutput {
 	}
 	return out
 }
+
+// statsDiskWalk measures each copy-on-write layer for Stats.
+var statsDiskWalk = usage.DiskWalk{MaxEntries: tool.StatsMaxDiskEntries, MaxDepth: tool.StatsMaxDiskDepth}
 
 // usage measures the processes of boxsh-init in, and says from where.
 func (in *Instance) usage(sandboxed bool) (usage.Usage, string) {

@@ -80,9 +80,12 @@ const (
 	StatsNone   = "none"
 )
 
-// StatsMaxDiskEntries bounds the entries sandbox_stats walks to measure
-// the copy-on-write layers.
-const StatsMaxDiskEntries = 100000
+// Bounds of the walk of each copy-on-write layer by sandbox_stats: the
+// entries, and the levels of directories.
+const (
+	StatsMaxDiskEntries = 100000
+	StatsMaxDiskDepth   = 64
+)
 
 // StatsOutput is the structured result of sandbox_stats.
 type StatsOutput struct {

@@ -8,49 +8,73 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Disk is the space that the tree of dir uses below it: the blocks of
-// every entry (a file with several links once), without following
-// symbolic links. Each directory is opened beneath its parent with
-// O_NOFOLLOW, so that a directory swapped for a link while Disk walks
-// leads nowhere outside. It stops after max entries (truncated).
-// Directories it cannot open are left out, and so are those deeper than
-// maxDepth (truncated), which bounds the descriptors it holds.
-func Disk(dir string, max int) (bytes int64, truncated bool, err error) {
+// DiskWalk measures the disk space of a directory tree that someone else
+// may be changing (a sandbox's writable layer): the blocks of the top
+// directory and of every entry below it (a file with several links once),
+// without following symbolic links. Each directory is opened beneath its
+// parent with O_NOFOLLOW, so that a directory swapped for a link during
+// the walk leads nowhere outside. Directories it cannot open are left out.
+type DiskWalk struct {
+	// MaxEntries bounds the entries walked (0: no bound).
+	MaxEntries int
+	// MaxDepth bounds the levels of directories below the top walked
+	// into, and so the descriptors held at once.
+	MaxDepth int
+	// Visit, if set, is called with each directory's descriptor before
+	// its entries are read.
+	Visit func(dirfd int)
+}
+
+// Size measures dir. truncated tells that it stopped at a bound: after
+// MaxEntries entries, or a directory deeper than MaxDepth left out.
+func (o DiskWalk) Size(dir string) (bytes int64, truncated bool, err error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, false, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	w := diskWalk{left: max, seen: map[[2]uint64]bool{}}
+	w := diskWalk{o: o, left: o.MaxEntries, seen: map[[2]uint64]bool{}}
+	if o.MaxEntries <= 0 {
+		w.left = -1 // never reaches 0
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		w.bytes += int64(st.Blocks) * 512
+	}
 	w.dir(fd, 0)
-	return w.bytes, w.left < 0 || w.deep, nil
+	return w.bytes, w.full || w.deep, nil
 }
 
 type diskWalk struct {
+	o     DiskWalk
 	bytes int64
-	left  int
-	deep  bool               // a directory deeper than maxDepth was left out
+	left  int                // entries still to walk; negative: no bound
+	full  bool               // MaxEntries were walked and more were left
+	deep  bool               // a directory deeper than MaxDepth was left out
 	seen  map[[2]uint64]bool // (device, inode) of files with several links
 }
 
-// maxDepth bounds how deep Disk goes.
-const maxDepth = 64
-
 // dir adds the entries of the open directory fd, depth levels below the
-// top, which it closes.
+// top, and closes it.
 func (w *diskWalk) dir(fd, depth int) {
 	f := os.NewFile(uintptr(fd), "")
 	defer f.Close()
-	for w.left >= 0 {
+	if w.o.Visit != nil {
+		w.o.Visit(fd)
+	}
+	for !w.full {
 		names, err := f.Readdirnames(256)
 		for _, name := range names {
-			if w.left--; w.left < 0 {
+			if w.left == 0 {
+				w.full = true
 				return
 			}
+			w.left--
 			var st unix.Stat_t
 			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 				continue // gone
 			}
-			if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
+			isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+			if !isDir && st.Nlink > 1 {
 				key := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
 				if w.seen[key] {
 					continue
@@ -58,14 +82,15 @@ func (w *diskWalk) dir(fd, depth int) {
 				w.seen[key] = true
 			}
 			w.bytes += int64(st.Blocks) * 512
-			if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-				if depth >= maxDepth {
-					w.deep = true
-					continue
-				}
-				if sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-					w.dir(sub, depth+1)
-				}
+			if !isDir {
+				continue
+			}
+			if depth >= w.o.MaxDepth {
+				w.deep = true
+				continue
+			}
+			if sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+				w.dir(sub, depth+1)
 			}
 		}
 		if errors.Is(err, io.EOF) || (err != nil && len(names) == 0) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/usage"
 )
 
 // DiskLimit bounds the space a sandbox's writable layer (the upper
@@ -257,70 +259,21 @@ func descendants(pid int) []int {
 	return out
 }
 
-// walk sums the blocks of the layer and watches each of its directories.
-// It opens each directory beneath its parent, never through a symbolic
-// link (the sandbox owns the layer and could swap one in).
+// walk sums the blocks of the layer and watches each of its directories
+// (each watched before it is read: a change after the read is an event).
+// A tree deeper than diskMaxDepth counts as past the limit and slack.
 func (d *DiskLimit) walk() int64 {
-	fd, err := unix.Open(d.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	w := usage.DiskWalk{MaxDepth: diskMaxDepth, Visit: func(fd int) {
+		_, _ = d.in.add("/proc/self/fd/"+strconv.Itoa(fd), unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_ATTRIB|unix.IN_ONLYDIR)
+	}}
+	bytes, deep, err := w.Size(d.dir)
 	if err != nil {
 		return 0 // gone: nothing on the disk
 	}
-	w := diskWalk{d: d, seen: map[[2]uint64]bool{}}
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil {
-		w.bytes += st.Blocks * 512
+	if deep {
+		return max(bytes, d.limit+d.slack+1)
 	}
-	w.dir(fd, 0)
-	if w.deep {
-		return max(w.bytes, d.limit+d.slack+1)
-	}
-	return w.bytes
-}
-
-type diskWalk struct {
-	d     *DiskLimit
-	bytes int64
-	deep  bool
-	seen  map[[2]uint64]bool
-}
-
-// dir adds the entries of directory fd, depth levels down, and closes it.
-func (w *diskWalk) dir(fd, depth int) {
-	f := os.NewFile(uintptr(fd), "")
-	defer f.Close()
-	// Watched before it is read: a change after the read is an event.
-	_, _ = w.d.in.add("/proc/self/fd/"+strconv.Itoa(fd), unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_ATTRIB|unix.IN_ONLYDIR)
-	for {
-		names, err := f.Readdirnames(256)
-		for _, name := range names {
-			var st unix.Stat_t
-			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-				continue // gone
-			}
-			if st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 {
-				key := [2]uint64{st.Dev, st.Ino}
-				if w.seen[key] {
-					continue
-				}
-				w.seen[key] = true
-			}
-			w.bytes += st.Blocks * 512
-			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-				continue
-			}
-			if depth+1 > diskMaxDepth {
-				w.deep = true
-				continue
-			}
-			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err == nil {
-				w.dir(sub, depth+1)
-			}
-		}
-		if err != nil || len(names) == 0 {
-			return
-		}
-	}
+	return bytes
 }
 
 // Close stops the accounting.
