@@ -214,8 +214,9 @@ func (m *Manager) start(p *process, script string, args tool.BashArgs) error {
 		if err != nil {
 			m.opts.Log.Warn("wait for background process", "id", p.id, "error", err)
 		}
-		// What is already in the pipes is read; processes the command
-		// left running that keep them open are not waited for.
+		// What is already in the pipes is read (see drain.Reader);
+		// processes the command left running that keep them open are
+		// not waited for.
 		deadline := time.Now().Add(50 * time.Millisecond)
 		_ = outR.SetReadDeadline(deadline)
 		_ = errR.SetReadDeadline(deadline)

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boxsh/boxsh/internal/drain"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/tool"
 )
@@ -33,8 +34,9 @@ type process struct {
 // read copies r, one of p's streams, into its buffer until r ends.
 func (p *process) read(r *os.File, stream byte) {
 	buf := make([]byte, 32<<10)
+	d := drain.Reader(r)
 	for {
-		n, err := r.Read(buf)
+		n, err := d.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
 			p.out.write(stream, buf[:n])
@@ -42,7 +44,8 @@ func (p *process) read(r *os.File, stream byte) {
 			p.mu.Unlock()
 		}
 		if err != nil {
-			// io.EOF, or the deadline set once the process exited.
+			// io.EOF, or where a read would wait once the deadline set at
+			// the process's exit has passed.
 			return
 		}
 	}

@@ -98,6 +98,9 @@ type Pool struct {
 	// one is made, so that on a cold start the first call does not share
 	// the processor with more shell start-ups.
 	short atomic.Int32
+	// drainGrace is how long output is still awaited after the shell
+	// exits: the constant drainGrace, which tests shorten.
+	drainGrace time.Duration
 
 	mu      sync.Mutex
 	closed  bool
@@ -146,7 +149,7 @@ func NewPool(opts Options) (*Pool, error) {
 		return nil, fmt.Errorf("start shell %s: %w", opts.Shell, err)
 	}
 	p := &Pool{opts: opts, done: make(chan struct{}), devNull: devNull, running: make(map[int]struct{}), lingering: make(map[int]struct{}),
-		shells: make(chan *shell, opts.Workers+idleShells), warmedUp: make(chan struct{})}
+		shells: make(chan *shell, opts.Workers+idleShells), warmedUp: make(chan struct{}), drainGrace: drainGrace}
 	// The fork server and the first warm shell start while boxsh-init
 	// gets ready and the first call comes. A call that comes before they
 	// are ready gets a shell started by exec, as without a fork server,

@@ -481,3 +481,40 @@ func testBurstRefillsAtOnce(t *testing.T, mode string) {
 	require.NoError(t, <-done)
 	require.NoError(t, <-done)
 }
+
+// Every call's output is its own and complete, however soon after the
+// shell's exit the pool stops waiting for more: what the shell wrote
+// before it exited is in the pipes. Unique outputs tell lost output from
+// output given to another call.
+func TestOutputCompleteWithoutGrace(t *testing.T) { inBothModes(t, testOutputCompleteWithoutGrace) }
+
+func testOutputCompleteWithoutGrace(t *testing.T, mode string) {
+	p := newPool(t, Options{Workers: 4, ForkServer: mode})
+	p.drainGrace = 0
+	const callers, calls = 8, 100
+	var wg sync.WaitGroup
+	errs := make(chan error, callers*calls)
+	for c := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				id := strconv.Itoa(c*calls + i)
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				out, err := p.Run(ctx, nil, tool.BashArgs{Command: "echo " + id + "; echo e" + id + " >&2"})
+				cancel()
+				switch {
+				case err != nil:
+					errs <- fmt.Errorf("call %s: %v", id, err)
+				case out.ExitCode != 0 || out.Stdout != id+"\n" || out.Stderr != "e"+id+"\n":
+					errs <- fmt.Errorf("call %s: exit %d, stdout %q, stderr %q", id, out.ExitCode, out.Stdout, out.Stderr)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	var failed []string
+	for err := range errs {
+		failed = append(failed, err.Error())
+	}
+	assert.Empty(t, failed, "%d of %d calls", len(failed), callers*calls)
+}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/boxsh/boxsh/internal/drain"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/tool"
 )
@@ -196,8 +197,8 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	stderr := &capped{max: p.opts.MaxStream}
 	var drained sync.WaitGroup
 	drained.Add(2)
-	go func() { defer drained.Done(); stdout.readFrom(counted(ctx, s.stdout)) }()
-	go func() { defer drained.Done(); stderr.readFrom(counted(ctx, s.stderr)) }()
+	go func() { defer drained.Done(); stdout.readFrom(counted(ctx, drain.Reader(s.stdout))) }()
+	go func() { defer drained.Done(); stderr.readFrom(counted(ctx, drain.Reader(s.stderr))) }()
 
 	var timeout <-chan time.Time
 	if args.Timeout > 0 {
@@ -221,9 +222,10 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 		<-waited
 		awaitGroupGone(pgid, reapGrace)
 	}
-	// Collect what is already in the pipes; do not wait for background
+	// Collect what is already in the pipes (drain.Reader takes it even
+	// when the deadline passes first); do not wait for background
 	// processes that inherited them.
-	deadline := time.Now().Add(drainGrace)
+	deadline := time.Now().Add(p.drainGrace)
 	_ = s.stdout.SetReadDeadline(deadline)
 	_ = s.stderr.SetReadDeadline(deadline)
 	drained.Wait()
