@@ -44,6 +44,9 @@ type Options struct {
 	BaseDir string
 	// Label is free text kept in the metadata (who, what for).
 	Label string
+	// Layer, if set, is a layer made by SaveLayer from a session on the
+	// same Src: the session starts with its changes, and its manifest.
+	Layer string
 }
 
 // Info is a session's metadata, kept as MetaFile beside its DST.
@@ -118,7 +121,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("session directory: %w", err)
 	}
-	s, err := createSession(ctx, dir, filepath.Join(dir, dstName), src, id, opts.Label)
+	s, err := createSession(ctx, dir, filepath.Join(dir, dstName), src, id, opts.Label, opts.Layer)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -138,22 +141,31 @@ func CreateMeta(ctx context.Context, src, dst string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return createSession(ctx, filepath.Dir(dst), dst, src, filepath.Base(filepath.Dir(dst)), "")
+	return createSession(ctx, filepath.Dir(dst), dst, src, filepath.Base(filepath.Dir(dst)), "", "")
 }
 
-func createSession(ctx context.Context, dir, dst, src, id, label string) (*Session, error) {
+func createSession(ctx context.Context, dir, dst, src, id, label, layer string) (*Session, error) {
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, err := takeManifest(src)
-	if err != nil {
-		return nil, fmt.Errorf("session: record %s: %w", src, err)
-	}
-	if err := m.save(filepath.Join(dir, ManifestFile)); err != nil {
-		return nil, err
+	if layer != "" {
+		if err := copyTree(layer, dst, true); err != nil {
+			return nil, fmt.Errorf("session: start from %s: %w", layer, err)
+		}
+		if err := copyFile(filepath.Join(filepath.Dir(layer), LayerManifest), filepath.Join(dir, ManifestFile)); err != nil {
+			return nil, fmt.Errorf("session: start from %s: %w", layer, err)
+		}
+	} else {
+		m, err := takeManifest(src)
+		if err != nil {
+			return nil, fmt.Errorf("session: record %s: %w", src, err)
+		}
+		if err := m.save(filepath.Join(dir, ManifestFile)); err != nil {
+			return nil, err
+		}
 	}
 	s := &Session{dir: dir, info: Info{
 		Version: 1, ID: id, Src: src, Dst: dst, Started: time.Now().UTC(),
