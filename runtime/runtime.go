@@ -460,6 +460,29 @@ func lost(err error) error {
 	return err
 }
 
+// Pause stops every process of the sandbox (host.Freeze) until resume
+// is called: its commands neither run nor write meanwhile, and calls
+// sent to it wait, as does any start of a new boxsh-init. Without a
+// running boxsh-init there is nothing to stop. A sandbox is required.
+func (s *Supervisor) Pause(timeout time.Duration) (resume func(), err error) {
+	if !s.cfg.Sandbox.Enabled {
+		return nil, errors.New("pause: only a sandbox can be paused")
+	}
+	s.mu.Lock()
+	if s.current == nil || s.current.pid == 0 {
+		return s.mu.Unlock, nil
+	}
+	thaw, err := host.Freeze(s.current.pid, timeout)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	return func() {
+		thaw()
+		s.mu.Unlock()
+	}, nil
+}
+
 // Close stops the running boxsh-init.
 func (s *Supervisor) Close(grace time.Duration) error {
 	s.ports.Close()

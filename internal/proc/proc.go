@@ -47,28 +47,59 @@ func ChildrenOf(pid string) []int {
 }
 
 func childrenByStat(parent int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var pids []int
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(s[i+1:])
-		if len(fields) < 2 {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(fields[1]); ppid == parent {
-			if pid, err := strconv.Atoi(strings.Fields(s)[0]); err == nil {
-				pids = append(pids, pid)
-			}
+	for _, e := range All() {
+		if e.PPID == parent {
+			pids = append(pids, e.PID)
 		}
 	}
 	return pids
+}
+
+// Entry is a process as /proc/PID/stat describes it.
+type Entry struct {
+	PID, PPID int
+	// State is the state letter: R, S, D, T (stopped), t (traced), Z...
+	State byte
+}
+
+// All lists every process of the PID namespace of /proc.
+func All() []Entry {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	out := make([]Entry, 0, len(stats))
+	for _, f := range stats {
+		if e, ok := readStat(f); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// StatOf describes process pid; false when it is gone.
+func StatOf(pid int) (Entry, bool) {
+	return readStat("/proc/" + strconv.Itoa(pid) + "/stat")
+}
+
+// readStat parses the stat file path.
+func readStat(path string) (Entry, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Entry{}, false
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return Entry{}, false
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 2 || len(fields[0]) != 1 {
+		return Entry{}, false
+	}
+	pid, err := strconv.Atoi(strings.Fields(s)[0])
+	if err != nil {
+		return Entry{}, false
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return Entry{PID: pid, PPID: ppid, State: fields[0][0]}, true
 }

@@ -1,0 +1,78 @@
+package host
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/proc"
+)
+
+// treeStates lists the processes under pid, and the state of each.
+func treeStates(pid int) map[int]byte {
+	children := map[int][]proc.Entry{}
+	for _, e := range proc.All() {
+		children[e.PPID] = append(children[e.PPID], e)
+	}
+	out := map[int]byte{}
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, e := range children[p] {
+			out[e.PID] = e.State
+			queue = append(queue, e.PID)
+		}
+	}
+	return out
+}
+
+// Freeze stops a tree of processes, the one that forks too, and thaw
+// continues them, but not one its tree had stopped itself.
+func TestFreeze(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sleep 100 & echo $!; sleep 100 & kill -STOP $!; echo $!; (while :; do sleep 0.01 & wait; done) & wait`)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		for pid := range treeStates(cmd.Process.Pid) {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	buf := make([]byte, 64)
+	var text string
+	for strings.Count(text, "\n") < 2 {
+		n, err := out.Read(buf)
+		require.NoError(t, err)
+		text += string(buf[:n])
+	}
+	pids := strings.Fields(text)
+	selfStopped, _ := strconv.Atoi(pids[1])
+	require.Eventually(t, func() bool { return len(treeStates(cmd.Process.Pid)) >= 4 }, 5*time.Second, 10*time.Millisecond)
+
+	thaw, err := Freeze(cmd.Process.Pid, 2*time.Second)
+	require.NoError(t, err)
+	frozen := treeStates(cmd.Process.Pid)
+	time.Sleep(50 * time.Millisecond) // a forking loop that was missed would show a new child
+	assert.Equal(t, frozen, treeStates(cmd.Process.Pid), "no process came or went while frozen")
+	e, _ := proc.StatOf(cmd.Process.Pid)
+	assert.Equal(t, byte('T'), e.State)
+	for pid, st := range frozen {
+		assert.Contains(t, "TZ", string(st), "process %d", pid)
+	}
+	thaw()
+	require.Eventually(t, func() bool {
+		e, _ := proc.StatOf(cmd.Process.Pid)
+		return e.State != 'T'
+	}, 2*time.Second, 5*time.Millisecond)
+	e, _ = proc.StatOf(selfStopped)
+	assert.Equal(t, byte('T'), e.State, "a process stopped before stays stopped")
+}
