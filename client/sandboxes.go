@@ -30,6 +30,25 @@ const (
 	FromEmpty = "empty"
 )
 
+// FromSnapshot is the from of Server.Create for a sandbox that starts
+// with snapshot snap's files.
+func FromSnapshot(snap string) string { return "snapshot:" + snap }
+
+// SnapshotInfo describes a snapshot of a Server (Server.Snapshot).
+type SnapshotInfo struct {
+	Name string `json:"name"`
+	// Sandbox is the sandbox it was taken of; Base where that sandbox's
+	// files came from (FromWorkspace or FromEmpty).
+	Sandbox string    `json:"sandbox"`
+	Base    string    `json:"base"`
+	Created time.Time `json:"created"`
+	// Bytes is the size of its files.
+	Bytes int64 `json:"size_bytes"`
+	// Paused is how long the sandbox's processes were paused for it.
+	Paused   time.Duration `json:"-"`
+	PausedMS float64       `json:"paused_ms"`
+}
+
 // SandboxInfo describes a sandbox of a Server.
 type SandboxInfo struct {
 	Name string `json:"name"`
@@ -104,8 +123,9 @@ func NewServer(baseURL, token string, hc *http.Client) *Server {
 	return &Server{base: strings.TrimSuffix(baseURL, "/"), token: token, hc: hc}
 }
 
-// Create starts sandbox name, from FromWorkspace or FromEmpty ("" is
-// FromWorkspace), and returns it with its token.
+// Create starts sandbox name, from FromWorkspace, FromEmpty or
+// FromSnapshot(SNAP) ("" is FromWorkspace), and returns it with its
+// token.
 func (s *Server) Create(ctx context.Context, name, from string) (*SandboxInfo, error) {
 	return s.CreateWith(ctx, CreateRequest{Name: name, From: from})
 }
@@ -151,6 +171,63 @@ func (s *Server) List(ctx context.Context) ([]SandboxInfo, error) {
 // Delete stops sandbox name: its processes end and its files go.
 func (s *Server) Delete(ctx context.Context, name string) error {
 	return s.do(ctx, http.MethodDelete, "/v1/sandboxes/"+url.PathEscape(name), s.token, nil, http.StatusNoContent, nil)
+}
+
+// Snapshot freezes sandbox name's files as snapshot snap: its processes
+// are paused while they are copied (writes wait, none is lost).
+func (s *Server) Snapshot(ctx context.Context, name, snap string) (*SnapshotInfo, error) {
+	var info SnapshotInfo
+	body, _ := json.Marshal(map[string]string{"name": snap, "sandbox": name})
+	if err := s.do(ctx, http.MethodPost, "/v1/snapshots", s.token, body, http.StatusCreated, &info); err != nil {
+		return nil, err
+	}
+	info.Paused = time.Duration(info.PausedMS * float64(time.Millisecond))
+	return &info, nil
+}
+
+// Snapshots lists the server's snapshots.
+func (s *Server) Snapshots(ctx context.Context) ([]SnapshotInfo, error) {
+	var out struct {
+		Snapshots []SnapshotInfo `json:"snapshots"`
+	}
+	if err := s.do(ctx, http.MethodGet, "/v1/snapshots", s.token, nil, http.StatusOK, &out); err != nil {
+		return nil, err
+	}
+	for i := range out.Snapshots {
+		out.Snapshots[i].Paused = time.Duration(out.Snapshots[i].PausedMS * float64(time.Millisecond))
+	}
+	return out.Snapshots, nil
+}
+
+// DeleteSnapshot deletes snapshot snap; sandboxes started from it keep
+// their files.
+func (s *Server) DeleteSnapshot(ctx context.Context, snap string) error {
+	return s.do(ctx, http.MethodDelete, "/v1/snapshots/"+url.PathEscape(snap), s.token, nil, http.StatusNoContent, nil)
+}
+
+// Fork starts sandbox newName with sandbox name's files as they are now,
+// and returns it with its token.
+func (s *Server) Fork(ctx context.Context, name, newName string) (*SandboxInfo, error) {
+	var info SandboxInfo
+	body, _ := json.Marshal(map[string]string{"name": newName})
+	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(name)+"/fork", s.token, body, http.StatusCreated, &info); err != nil {
+		return nil, err
+	}
+	info.fill()
+	return &info, nil
+}
+
+// Restore resets sandbox name to snapshot snap: its processes are
+// restarted (terminals and background processes end), its files become
+// the snapshot's. Its token and endpoint stay.
+func (s *Server) Restore(ctx context.Context, name, snap string) (*SandboxInfo, error) {
+	var info SandboxInfo
+	body, _ := json.Marshal(map[string]string{"snapshot": snap})
+	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(name)+"/restore", s.token, body, http.StatusOK, &info); err != nil {
+		return nil, err
+	}
+	info.fill()
+	return &info, nil
 }
 
 // Sandbox returns a Client of sandbox name, which calls its tools with

@@ -111,7 +111,7 @@ func registerSandboxesOpenAPI(api huma.API) {
 	ops := []huma.Operation{{
 		OperationID: "sandbox-create", Method: http.MethodPost, Path: "/v1/sandboxes",
 		Summary:     "Create a sandbox (boxsh --sandboxes)",
-		Description: "Starts a sandbox with its own boxsh-init, workers, network namespace and copy-on-write view of the server's workspace (from workspace) or an empty directory (from empty). The answer carries the sandbox's bearer token, given only here: its endpoint takes it or the server's.",
+		Description: "Starts a sandbox with its own boxsh-init, workers, network namespace and copy-on-write view of the server's workspace (from workspace), an empty directory (from empty) or a snapshot's files (from snapshot:NAME). The answer carries the sandbox's bearer token, given only here: its endpoint takes it or the server's.",
 		Tags:        []string{"sandboxes"},
 		RequestBody: &huma.RequestBody{Content: map[string]*huma.MediaType{"application/json": {Schema: req}}},
 		Responses: map[string]*huma.Response{
@@ -204,9 +204,88 @@ func registerSandboxesOpenAPI(api huma.API) {
 			"404": {Description: "No such sandbox or tool", Content: problem},
 		},
 	}}
+	ops = append(ops, snapshotOps(reg, info, problem)...)
 	for _, op := range ops {
 		huma.Register(api, op, noop)
 	}
+}
+
+// snapshotOps describe the snapshots, forks and restores of a server of
+// many sandboxes, and its management MCP endpoint.
+func snapshotOps(reg huma.Registry, info *huma.Schema, problem map[string]*huma.MediaType) []huma.Operation {
+	snap := reg.Schema(reflect.TypeFor[SnapshotInfo](), true, "")
+	name := func(what string) *huma.Param {
+		return &huma.Param{Name: "name", In: "path", Required: true, Description: what, Schema: &huma.Schema{Type: "string"}}
+	}
+	body := func(props map[string]*huma.Schema, required ...string) *huma.RequestBody {
+		return &huma.RequestBody{Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object", Properties: props, Required: required}}}}
+	}
+	str := func(doc string) *huma.Schema { return &huma.Schema{Type: "string", Description: doc} }
+	media := func(s *huma.Schema) map[string]*huma.MediaType {
+		return map[string]*huma.MediaType{"application/json": {Schema: s}}
+	}
+	return []huma.Operation{{
+		OperationID: "snapshot-create", Method: http.MethodPost, Path: "/v1/snapshots",
+		Summary:     "Snapshot a sandbox",
+		Description: "Freezes a sandbox's files (its copy-on-write layer: writes, deletions, replaced directories) as a named read-only snapshot. The sandbox's processes are paused (SIGSTOP, parents first) while the files are copied and continued after: writes wait, none is lost.",
+		Tags:        []string{"snapshots"},
+		RequestBody: body(map[string]*huma.Schema{"name": str("The snapshot's name, as a sandbox's"), "sandbox": str("The sandbox to snapshot")}, "name", "sandbox"),
+		Responses: map[string]*huma.Response{
+			"201": {Description: "The snapshot", Content: media(snap)},
+			"400": {Description: "A bad name", Content: problem},
+			"404": {Description: "No such sandbox", Content: problem},
+			"409": {Description: "The name is taken", Content: problem},
+			"429": {Description: "The snapshot limit is reached (the detail names it)", Content: problem},
+		},
+	}, {
+		OperationID: "snapshot-list", Method: http.MethodGet, Path: "/v1/snapshots",
+		Summary: "List the snapshots", Tags: []string{"snapshots"},
+		Responses: map[string]*huma.Response{"200": {Description: "The snapshots", Content: media(&huma.Schema{
+			Type: "object", Properties: map[string]*huma.Schema{"snapshots": {Type: "array", Items: snap}}})}},
+	}, {
+		OperationID: "snapshot-delete", Method: http.MethodDelete, Path: "/v1/snapshots/{name}",
+		Summary: "Delete a snapshot (sandboxes started from it keep their files)", Tags: []string{"snapshots"},
+		Parameters: []*huma.Param{name("The snapshot")},
+		Responses: map[string]*huma.Response{
+			"204": {Description: "Deleted"},
+			"404": {Description: "No such snapshot", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-fork", Method: http.MethodPost, Path: "/v1/sandboxes/{name}/fork",
+		Summary:     "Fork a sandbox",
+		Description: "Creates a sandbox with sandbox {name}'s files as they are now (a snapshot, paused as one, then a create from it). The answer carries the new sandbox's token.",
+		Tags:        []string{"sandboxes", "snapshots"},
+		Parameters:  []*huma.Param{name("The sandbox to fork")},
+		RequestBody: body(map[string]*huma.Schema{"name": str("The new sandbox's name")}, "name"),
+		Responses: map[string]*huma.Response{
+			"201": {Description: "The new sandbox, with its endpoint and token", Content: media(info)},
+			"404": {Description: "No such sandbox", Content: problem},
+			"409": {Description: "The name is taken", Content: problem},
+			"429": {Description: "A limit is reached (the detail names it)", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-restore", Method: http.MethodPost, Path: "/v1/sandboxes/{name}/restore",
+		Summary:     "Restore a sandbox to a snapshot",
+		Description: "Stops every process of the sandbox (terminals and background processes end), replaces its files with the snapshot's and starts it again. Its endpoint and token stay. The snapshot must be of a sandbox of the same base (workspace or empty).",
+		Tags:        []string{"sandboxes", "snapshots"},
+		Parameters:  []*huma.Param{name("The sandbox")},
+		RequestBody: body(map[string]*huma.Schema{"snapshot": str("The snapshot")}, "snapshot"),
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The sandbox", Content: media(info)},
+			"404": {Description: "No such sandbox or snapshot", Content: problem},
+			"409": {Description: "The snapshot is of a sandbox of another base", Content: problem},
+		},
+	}, {
+		OperationID: "manage-mcp", Method: http.MethodPost, Path: ManagePath,
+		Summary:     "The management API as MCP tools",
+		Description: "A streamable-HTTP MCP endpoint (both protocol eras) whose tools are create_sandbox, list_sandboxes, delete_sandbox, snapshot_sandbox, list_snapshots, delete_snapshot, fork_sandbox, restore_sandbox, sandbox_changes, sandbox_diff and apply_sandbox. Takes the server's token only.",
+		Tags:        []string{"sandboxes", "snapshots"},
+		RequestBody: &huma.RequestBody{Content: media(&huma.Schema{Type: "object", AdditionalProperties: true, Description: "A JSON-RPC message"})},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The JSON-RPC answer (application/json or text/event-stream)", Content: media(&huma.Schema{Type: "object", AdditionalProperties: true})},
+			"401": {Description: "A missing or wrong bearer token (a sandbox's token included)", Content: problem},
+		},
+	}}
 }
 
 // hSchema decodes a JSON Schema into huma's form.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +36,9 @@ const (
 	FromWorkspace = "workspace"
 	// FromEmpty is an empty directory of the sandbox's own.
 	FromEmpty = "empty"
+	// FromSnapshotPrefix, followed by a snapshot's name, starts the
+	// sandbox from that snapshot (see SandboxSnapshots).
+	FromSnapshotPrefix = "snapshot:"
 )
 
 // SandboxRequest is the body of POST /v1/sandboxes.
@@ -44,7 +46,8 @@ type SandboxRequest struct {
 	// Name names the sandbox: 1 to 63 letters, digits, '-' and '_',
 	// starting with a letter or digit.
 	Name string `json:"name"`
-	// From is FromWorkspace (default) or FromEmpty.
+	// From is FromWorkspace (default), FromEmpty or FromSnapshotPrefix
+	// followed by a snapshot's name.
 	From string `json:"from,omitempty"`
 	// Disk bounds the sandbox's writable layer ("512M", "2G"; default
 	// and maximum: the server's --sandbox-disk).
@@ -121,6 +124,46 @@ type SandboxStats interface {
 	Stats(name string) (any, error)
 }
 
+// SandboxSnapshots, when a SandboxHost offers it, freezes sandboxes'
+// files as named snapshots, starts sandboxes from them and resets
+// sandboxes to them:
+//
+//	POST   /v1/snapshots                {"name", "sandbox"}: 201
+//	GET    /v1/snapshots                list
+//	DELETE /v1/snapshots/NAME
+//	POST   /v1/sandboxes                {"name", "from": "snapshot:SNAP"}
+//	POST   /v1/sandboxes/NAME/fork      {"name"}: 201 with its token
+//	POST   /v1/sandboxes/NAME/restore   {"snapshot"}
+type SandboxSnapshots interface {
+	// Snapshot freezes sandbox name's files as snapshot snap; its
+	// processes are paused meanwhile.
+	Snapshot(name, snap string) (SnapshotInfo, error)
+	// Snapshots lists the snapshots, DeleteSnapshot deletes one.
+	Snapshots() ([]SnapshotInfo, error)
+	DeleteSnapshot(snap string) error
+	// Fork starts sandbox req.Name with sandbox name's files as they are
+	// now (Create from an unnamed snapshot).
+	Fork(ctx context.Context, name string, req SandboxRequest) (Backend, SandboxInfo, error)
+	// Restore resets sandbox name to snapshot snap: its processes are
+	// restarted, its files are the snapshot's.
+	Restore(name, snap string) (SandboxInfo, error)
+}
+
+// SnapshotInfo describes a snapshot.
+type SnapshotInfo struct {
+	Name string `json:"name"`
+	// Sandbox is the sandbox it was taken of, Base where that sandbox's
+	// files came from (FromWorkspace or FromEmpty): a sandbox restored
+	// to it must have the same.
+	Sandbox string    `json:"sandbox"`
+	Base    string    `json:"base"`
+	Created time.Time `json:"created"`
+	// Bytes is the size of its files; PausedMS how long the sandbox was
+	// paused while it was taken, in milliseconds.
+	Bytes    int64   `json:"size_bytes"`
+	PausedMS float64 `json:"paused_ms"`
+}
+
 // SandboxError is a refused create or delete, with its HTTP status.
 type SandboxError struct {
 	Status int // 400 a bad request, 404 no such sandbox, 409 the name is taken, 429 a limit
@@ -132,10 +175,13 @@ func (e *SandboxError) Error() string { return e.Msg }
 // SandboxCall is a management call of a SandboxRouter, once answered:
 // for the audit log (SandboxRouter.Managed).
 type SandboxCall struct {
-	// Action is "create", "delete" or "apply"; Name the sandbox.
+	// Action is "create", "delete", "apply", "fork", "restore",
+	// "snapshot" or "delete_snapshot" (or a management tool's name); Name
+	// the sandbox (the snapshot for delete_snapshot).
 	Action, Name string
-	// Client is who asked: "rest ADDRESS", or a legacy session's client
-	// (see ClientOf) for the sandbox of its own made and deleted.
+	// Client is who asked: "rest ADDRESS", a client of the management
+	// MCP endpoint, or a legacy session's client (see ClientOf) for the
+	// sandbox of its own made and deleted.
 	Client string
 	// Args are the request's arguments (from; dry_run and paths).
 	Args  map[string]any
@@ -247,10 +293,100 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 			writeJSON(w, http.StatusOK, st)
 		})
 	}
+	if snaps, ok := rt.host.(SandboxSnapshots); ok {
+		rt.serveSnapshots(mux, snaps)
+	}
+	mcp, err := rt.manageMCP()
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/v1/manage/mcp", mcp)
 	mux.HandleFunc("POST /v1/tools/{name}", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "this server hosts many sandboxes: call /s/NAME/v1/tools/"+r.PathValue("name"))
 	})
 	return mux, nil
+}
+
+// serveSnapshots adds the paths of snapshots, forks and restores.
+func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapshots) {
+	mux.HandleFunc("POST /v1/snapshots", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Name    string `json:"name"`
+			Sandbox string `json:"sandbox"`
+		}
+		if !decodeBody(w, r, &req, `{"name": SNAPSHOT, "sandbox": SANDBOX}`) {
+			return
+		}
+		began := time.Now()
+		info, err := snaps.Snapshot(req.Sandbox, req.Name)
+		rt.managed(SandboxCall{Action: "snapshot", Name: req.Sandbox, Client: restClient(r), Args: map[string]any{"snapshot": req.Name}, Began: began, Err: err})
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, info)
+	})
+	mux.HandleFunc("GET /v1/snapshots", func(w http.ResponseWriter, _ *http.Request) {
+		list, err := snaps.Snapshots()
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"snapshots": list})
+	})
+	mux.HandleFunc("DELETE /v1/snapshots/{name}", func(w http.ResponseWriter, r *http.Request) {
+		began := time.Now()
+		err := snaps.DeleteSnapshot(r.PathValue("name"))
+		rt.managed(SandboxCall{Action: "delete_snapshot", Name: r.PathValue("name"), Client: restClient(r), Began: began, Err: err})
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /v1/sandboxes/{name}/fork", func(w http.ResponseWriter, r *http.Request) {
+		var req SandboxRequest
+		if !decodeBody(w, r, &req, `{"name": NEW}`) {
+			return
+		}
+		began := time.Now()
+		info, err := rt.fork(r.Context(), snaps, r.PathValue("name"), req.Name)
+		rt.managed(SandboxCall{Action: "fork", Name: req.Name, Client: restClient(r), Args: map[string]any{"from": r.PathValue("name")}, Began: began, Err: err})
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, info)
+	})
+	mux.HandleFunc("POST /v1/sandboxes/{name}/restore", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Snapshot string `json:"snapshot"`
+		}
+		if !decodeBody(w, r, &req, `{"snapshot": SNAPSHOT}`) {
+			return
+		}
+		began := time.Now()
+		info, err := snaps.Restore(r.PathValue("name"), req.Snapshot)
+		rt.managed(SandboxCall{Action: "restore", Name: r.PathValue("name"), Client: restClient(r), Args: map[string]any{"snapshot": req.Snapshot}, Began: began, Err: err})
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		info.Endpoint = "/s/" + info.Name + "/mcp"
+		writeJSON(w, http.StatusOK, info)
+	})
+}
+
+// decodeBody decodes r's JSON body into v, or answers 400 naming the
+// expected shape.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeProblem(w, http.StatusBadRequest, "the body must be "+shape+": "+err.Error())
+		return false
+	}
+	return true
 }
 
 // ServeHTTP serves /s/NAME/...: the sandbox's MCP endpoint and REST twin,
@@ -341,28 +477,60 @@ func (rt *SandboxRouter) Forget(name string) { rt.forget(name) }
 
 func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
 	var req SandboxRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeProblem(w, http.StatusBadRequest, "create a sandbox: the body must be {\"name\": NAME, \"from\": \"workspace\" or \"empty\", \"disk\": SIZE}: "+err.Error())
-		return
-	}
-	if strings.HasPrefix(req.Name, legacyPrefix) {
-		writeProblem(w, http.StatusBadRequest, fmt.Sprintf("sandbox name %q: names starting with %s are those of the sessions of /mcp", req.Name, legacyPrefix))
+	if !decodeBody(w, r, &req, `{"name": NAME, "from": "workspace", "empty" or "snapshot:SNAPSHOT", "disk": SIZE}`) {
 		return
 	}
 	began := time.Now()
-	b, info, err := rt.host.Create(r.Context(), req)
-	var ep *endpoint
-	if err == nil {
-		if ep, err = rt.newEndpoint(b, ""); err != nil {
-			_ = rt.host.Delete(info.Name)
-		}
-	}
+	info, err := rt.createManaged(r.Context(), req)
 	rt.managed(SandboxCall{Action: "create", Name: req.Name, Client: restClient(r), Args: map[string]any{"from": req.From}, Began: began, Err: err})
 	if err != nil {
 		writeSandboxError(w, err)
 		return
+	}
+	writeJSON(w, http.StatusCreated, info)
+}
+
+// createManaged makes sandbox req.Name and its endpoint, and describes it with
+// its token.
+func (rt *SandboxRouter) createManaged(ctx context.Context, req SandboxRequest) (SandboxInfo, error) {
+	if err := checkManagedName(req.Name); err != nil {
+		return SandboxInfo{}, err
+	}
+	b, info, err := rt.host.Create(ctx, req)
+	if err != nil {
+		return SandboxInfo{}, err
+	}
+	return rt.publish(b, info)
+}
+
+// fork makes sandbox name from sandbox src's current files, and its
+// endpoint.
+func (rt *SandboxRouter) fork(ctx context.Context, snaps SandboxSnapshots, src, name string) (SandboxInfo, error) {
+	if err := checkManagedName(name); err != nil {
+		return SandboxInfo{}, err
+	}
+	b, info, err := snaps.Fork(ctx, src, SandboxRequest{Name: name})
+	if err != nil {
+		return SandboxInfo{}, err
+	}
+	return rt.publish(b, info)
+}
+
+// checkManagedName refuses the names of legacy sessions' sandboxes.
+func checkManagedName(name string) error {
+	if strings.HasPrefix(name, legacyPrefix) {
+		return &SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox name %q: names starting with %s are those of the sessions of /mcp", name, legacyPrefix)}
+	}
+	return nil
+}
+
+// publish makes the endpoint of new sandbox b (info) with a token of its
+// own, and returns info with the endpoint and token.
+func (rt *SandboxRouter) publish(b Backend, info SandboxInfo) (SandboxInfo, error) {
+	ep, err := rt.newEndpoint(b, "")
+	if err != nil {
+		_ = rt.host.Delete(info.Name)
+		return SandboxInfo{}, err
 	}
 	rt.mu.Lock()
 	old := rt.eps[info.Name]
@@ -373,21 +541,11 @@ func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	info.Endpoint = "/s/" + info.Name + "/mcp"
 	info.Token = ep.token
-	writeJSON(w, http.StatusCreated, info)
+	return info, nil
 }
 
 func (rt *SandboxRouter) serveList(w http.ResponseWriter, _ *http.Request) {
-	list := rt.host.List()
-	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-	for i := range list {
-		list[i].Endpoint = "/s/" + list[i].Name + "/mcp"
-		list[i].Token = ""
-	}
-	answer := map[string]any{"sandboxes": list}
-	if p, ok := rt.host.(interface{ Warm() int }); ok {
-		answer["warm"] = p.Warm()
-	}
-	writeJSON(w, http.StatusOK, answer)
+	writeJSON(w, http.StatusOK, rt.list())
 }
 
 func (rt *SandboxRouter) serveDelete(w http.ResponseWriter, r *http.Request) {

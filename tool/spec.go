@@ -376,3 +376,22 @@ func article(word string) string {
 	}
 	return "a"
 }
+
+// NewRegistryOf makes a registry of other tools than boxsh's own (the
+// management tools of a server of many sandboxes), each with its input
+// schema given. Every list shows them all.
+func NewRegistryOf(specs ...Spec) (*Registry, error) {
+	r := &Registry{byName: make(map[string]*Spec, len(specs))}
+	for i := range specs {
+		s := specs[i]
+		var input map[string]any
+		if err := json.Unmarshal(s.InputSchema, &input); err != nil || input == nil {
+			return nil, fmt.Errorf("tool %s: the input schema is not a JSON object: %v", s.Name, err)
+		}
+		s.input = func() map[string]any { return input }
+		r.specs = append(r.specs, &s)
+		r.byName[s.Name] = &s
+	}
+	r.v3 = func() []*Spec { return r.specs }
+	return r, nil
+}

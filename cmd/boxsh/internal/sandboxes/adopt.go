@@ -22,6 +22,9 @@ const RecordFile = "sandbox.json"
 type record struct {
 	Name string `json:"name"`
 	From string `json:"from"`
+	// Base is where its files came from at first, when From is a
+	// snapshot or a fork (see Sandbox.base).
+	Base string `json:"base,omitempty"`
 	// Disk is its disk limit in bytes (0: none).
 	Disk int64 `json:"disk,omitempty"`
 	// Ephemeral ones (a legacy session's) are removed at the next start.
@@ -30,7 +33,11 @@ type record struct {
 
 // record writes the sandbox's RecordFile, once it has its name.
 func (sb *Sandbox) record(m *Manager) {
-	b, _ := json.Marshal(record{Name: sb.name, From: sb.from, Disk: sb.diskMax, Ephemeral: sb.ephemeral})
+	rec := record{Name: sb.name, From: sb.from, Disk: sb.diskMax, Ephemeral: sb.ephemeral}
+	if sb.base != sb.from {
+		rec.Base = sb.base
+	}
+	b, _ := json.Marshal(rec)
 	if err := os.WriteFile(filepath.Join(sb.sess.Dir(), RecordFile), b, 0o600); err != nil {
 		m.cfg.Log.Warn("the sandbox will not be hosted again after a restart", "name", sb.name, "error", err)
 	}
@@ -55,7 +62,7 @@ func (m *Manager) adopt(ctx context.Context) {
 	for _, s := range all {
 		rec, ok := readRecord(s)
 		warm := !ok && s.Info().Label == "sandbox warm"
-		if !ok && !warm || s.InUse() || !m.ours(s, rec.From) {
+		if !ok && !warm || s.InUse() || !m.ours(s, rec.base()) {
 			continue
 		}
 		if warm || rec.Ephemeral {
@@ -79,11 +86,11 @@ func (m *Manager) adopt(ctx context.Context) {
 // adoptOne starts sandbox rec on its session s.
 func (m *Manager) adoptOne(ctx context.Context, s *session.Session, rec record) error {
 	now := time.Now()
-	sb := &Sandbox{name: rec.Name, from: rec.From, created: s.Info().Started, last: now, sess: s, diskMax: rec.Disk}
+	sb := &Sandbox{name: rec.Name, from: rec.From, base: rec.base(), created: s.Info().Started, last: now, sess: s, diskMax: rec.Disk}
 	if m.cfg.Disk > 0 && (sb.diskMax <= 0 || sb.diskMax > m.cfg.Disk) {
 		sb.diskMax = m.cfg.Disk
 	}
-	if rec.From == rpc.FromEmpty {
+	if sb.base == rpc.FromEmpty {
 		sb.empty = s.Src()
 	}
 	m.sbs[rec.Name] = sb
@@ -109,7 +116,15 @@ func readRecord(s *session.Session) (record, bool) {
 	if err != nil || json.Unmarshal(b, &rec) != nil {
 		return rec, false
 	}
-	return rec, rec.From == rpc.FromWorkspace || rec.From == rpc.FromEmpty
+	return rec, rec.base() == rpc.FromWorkspace || rec.base() == rpc.FromEmpty
+}
+
+// base is where the sandbox's files came from at first.
+func (rec record) base() string {
+	if rec.Base != "" {
+		return rec.Base
+	}
+	return rec.From
 }
 
 // ours tells whether session s is of this server's sandboxes: a view of

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,11 +41,13 @@ type Config struct {
 	Workspace string
 	// SessionDir holds the sessions (default session.DefaultBaseDir());
 	// EmptyDir the empty directories of sandboxes from rpc.FromEmpty
-	// (default: "sandboxes" beside SessionDir). Neither may be in
+	// (default: "sandboxes" beside SessionDir); SnapshotDir the snapshots
+	// (default: "snapshots" beside SessionDir). None may be in
 	// Workspace, nor Workspace in them.
-	SessionDir, EmptyDir string
-	// Max bounds the sandboxes (default DefaultMax).
-	Max int
+	SessionDir, EmptyDir, SnapshotDir string
+	// Max bounds the sandboxes (default DefaultMax), MaxSnapshots the
+	// snapshots (default DefaultMaxSnapshots).
+	Max, MaxSnapshots int
 	// IdleTTL deletes a sandbox that ran no call for this long (0: never).
 	IdleTTL time.Duration
 	// Protect are the entries Apply never writes (the policy's
@@ -83,6 +86,10 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// snaps is held to read a snapshot (a sandbox starting from it) and
+	// taken to delete one.
+	snaps sync.RWMutex
+
 	mu     sync.Mutex
 	sbs    map[string]*Sandbox
 	closed bool
@@ -97,8 +104,17 @@ type Manager struct {
 // Sandbox is one sandbox of a Manager: an rpc.Backend.
 type Sandbox struct {
 	name, from string
-	created    time.Time
-	ephemeral  bool
+	// base is where its files came from at first (rpc.FromWorkspace or
+	// rpc.FromEmpty); layer the snapshot's layer it starts from, if any.
+	base, layer string
+	created     time.Time
+	ephemeral   bool
+
+	// op serialises snapshots and restores of the sandbox; swap is held
+	// (to read) while a call is handed to the backend, and taken while a
+	// restore replaces it.
+	op   sync.Mutex
+	swap sync.RWMutex
 
 	sup     *runtime.Supervisor
 	backend rpc.Backend
@@ -124,6 +140,15 @@ type Sandbox struct {
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 
+// checkName refuses a sandbox's or snapshot's (what) name that is not 1
+// to 63 letters, digits, '-' or '_', starting with a letter or digit.
+func checkName(what, name string) error {
+	if !validName.MatchString(name) {
+		return &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("%s name %q: expected 1 to 63 letters, digits, '-' or '_', starting with a letter or digit", what, name)}
+	}
+	return nil
+}
+
 // New returns a manager whose sandboxes live until ctx ends or Close.
 func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if !cfg.Runtime.Sandbox.Enabled {
@@ -145,7 +170,13 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.EmptyDir == "" {
 		cfg.EmptyDir = filepath.Join(filepath.Dir(cfg.SessionDir), "sandboxes")
 	}
-	for _, d := range []string{cfg.SessionDir, cfg.EmptyDir} {
+	if cfg.SnapshotDir == "" {
+		cfg.SnapshotDir = filepath.Join(filepath.Dir(cfg.SessionDir), "snapshots")
+	}
+	if cfg.MaxSnapshots <= 0 {
+		cfg.MaxSnapshots = DefaultMaxSnapshots
+	}
+	for _, d := range []string{cfg.SessionDir, cfg.EmptyDir, cfg.SnapshotDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("sandboxes: %w", err)
 		}
@@ -170,15 +201,34 @@ func (m *Manager) Create(ctx context.Context, req rpc.SandboxRequest) (rpc.Backe
 }
 
 func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox, error) {
-	if !validName.MatchString(req.Name) {
-		return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox name %q: expected 1 to 63 letters, digits, '-' or '_', starting with a letter or digit", req.Name)}
+	return m.createFrom(ctx, req, "", "")
+}
+
+// createFrom is create; a sandbox from a snapshot (req.From, or a fork's
+// unnamed one when layer is set) starts from its layer, its files first
+// from base.
+func (m *Manager) createFrom(ctx context.Context, req rpc.SandboxRequest, base, layer string) (*Sandbox, error) {
+	if err := checkName("sandbox", req.Name); err != nil {
+		return nil, err
 	}
-	switch req.From {
-	case "":
+	switch {
+	case layer != "": // a fork's
+	case req.From == "":
 		req.From = rpc.FromWorkspace
-	case rpc.FromWorkspace, rpc.FromEmpty:
+	case req.From == rpc.FromWorkspace, req.From == rpc.FromEmpty:
 	default:
-		return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: from %q: expected %q or %q", req.Name, req.From, rpc.FromWorkspace, rpc.FromEmpty)}
+		snap, ok := strings.CutPrefix(req.From, rpc.FromSnapshotPrefix)
+		if !ok {
+			return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: from %q: expected %q, %q or %q followed by a snapshot's name", req.Name, req.From, rpc.FromWorkspace, rpc.FromEmpty, rpc.FromSnapshotPrefix)}
+		}
+		info, err := m.snapshotInfo(snap)
+		if err != nil {
+			return nil, err
+		}
+		base, layer = info.Base, m.layerOf(snap)
+	}
+	if base == "" {
+		base = req.From
 	}
 	diskMax, err := m.diskLimit(req)
 	if err != nil {
@@ -186,12 +236,12 @@ func (m *Manager) create(ctx context.Context, req rpc.SandboxRequest) (*Sandbox,
 	}
 	now := time.Now()
 	var sb *Sandbox
-	if diskMax == m.cfg.Disk { // a warm one has the server's limit
+	if layer == "" && diskMax == m.cfg.Disk { // a warm one has the server's limit
 		sb = m.takeWarm(req.From)
 	}
 	warm := sb != nil
 	if !warm {
-		sb = &Sandbox{from: req.From, diskMax: diskMax}
+		sb = &Sandbox{from: req.From, base: base, layer: layer, diskMax: diskMax}
 	}
 	sb.mu.Lock()
 	sb.name, sb.created, sb.last, sb.ephemeral = req.Name, now, now, req.Ephemeral
@@ -253,9 +303,12 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 	if name == "" {
 		name = "warm"
 	}
+	if sb.base == "" {
+		sb.base = sb.from
+	}
 	if sb.sess == nil { // else adopted (see adopt)
 		src := m.cfg.Workspace
-		if sb.from == rpc.FromEmpty {
+		if sb.base == rpc.FromEmpty {
 			dir, err := os.MkdirTemp(m.cfg.EmptyDir, name+"-")
 			if err != nil {
 				return err
@@ -263,7 +316,14 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 			sb.empty = dir
 			src = dir
 		}
-		s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: "sandbox " + name})
+		if sb.layer != "" {
+			m.snaps.RLock()
+			defer m.snaps.RUnlock()
+			if _, err := os.Stat(sb.layer); err != nil {
+				return &rpc.SandboxError{Status: http.StatusNotFound, Msg: "the snapshot is gone: " + err.Error()}
+			}
+		}
+		s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: "sandbox " + name, Layer: sb.layer})
 		if err != nil {
 			return err
 		}
@@ -277,14 +337,23 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 	if err := sb.startDisk(m); err != nil {
 		return err
 	}
+	sb.binds = []policy.Bind{{Mode: policy.CopyOnWrite, Src: s.Src(), Dst: s.Dst()}}
+	return sb.launch(m)
+}
+
+// launch starts the sandbox's boxsh-init on its session.
+func (sb *Sandbox) launch(m *Manager) error {
 	cfg := m.cfg.Runtime
 	if sb.disk != nil {
 		cfg.Sandboxed = sb.disk.Started
 	}
-	sb.binds = []policy.Bind{{Mode: policy.CopyOnWrite, Src: s.Src(), Dst: s.Dst()}}
 	cfg.Sandbox.Binds = append(slices.Clip(cfg.Sandbox.Binds), sb.binds...)
-	cfg.Cwd = s.Src()
+	cfg.Cwd = sb.sess.Src()
 	if cfg.Log != nil {
+		name := sb.name
+		if name == "" {
+			name = "warm"
+		}
 		cfg.Log = cfg.Log.With("sandbox", name)
 	}
 	if m.cfg.Decided != nil {
@@ -294,6 +363,7 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 	// made it.
 	sctx, cancel := context.WithCancel(m.ctx)
 	sb.cancel = cancel
+	var err error
 	if sb.sup, err = runtime.NewSupervisor(sctx, cfg); err != nil {
 		return err
 	}
@@ -310,16 +380,17 @@ func (sb *Sandbox) wrap(m *Manager) {
 
 // stop stops the sandbox's boxsh-init and removes what it made: its
 // overlay's work directory, and with discard its session and empty
-// directory.
+// directory. It waits for a snapshot or restore of the sandbox to end.
 func (sb *Sandbox) stop(discard bool) {
-	if sb.sup != nil {
-		_ = sb.sup.Close(stopGrace)
-	}
-	if sb.cancel != nil {
-		sb.cancel()
-	}
+	sb.op.Lock()
+	defer sb.op.Unlock()
+	sb.release(discard)
+}
+
+// release is stop with sb.op held.
+func (sb *Sandbox) release(discard bool) {
+	sb.halt()
 	sb.disk.Close()
-	host.RemoveCowWorkDirs(sb.binds)
 	if sb.lock != nil {
 		sb.lock.Close()
 	}
@@ -330,6 +401,18 @@ func (sb *Sandbox) stop(discard bool) {
 	if discard && sb.empty != "" {
 		_ = os.RemoveAll(sb.empty)
 	}
+}
+
+// halt stops the sandbox's boxsh-init and removes its overlay's work
+// directory.
+func (sb *Sandbox) halt() {
+	if sb.sup != nil {
+		_ = sb.sup.Close(stopGrace)
+	}
+	if sb.cancel != nil {
+		sb.cancel()
+	}
+	host.RemoveCowWorkDirs(sb.binds)
 }
 
 // Lookup returns a running sandbox (rpc.SandboxHost).
@@ -542,10 +625,12 @@ func (sb *Sandbox) Start(ctx context.Context, name string, args json.RawMessage,
 			sb.answeredOnce.Do(func() { close(sb.answered) })
 		}
 	}
+	sb.swap.RLock()
 	err := sb.backend.Start(ctx, name, args, func(res json.RawMessage, err error) {
 		end()
 		done(res, sb.diskError(err))
 	})
+	sb.swap.RUnlock()
 	if err != nil {
 		end()
 	}

@@ -1,0 +1,282 @@
+package sandboxes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/boxsh/boxsh/rpc"
+)
+
+// Snapshots. A snapshot is a sandbox's changes (its session's DST, the
+// overlay's upper directory) copied while the sandbox is paused, with
+// its session's manifest: SnapshotDir/NAME/layer, boxsh-manifest and
+// snapshot.json. A sandbox from a snapshot, a fork and a restore start
+// on a copy of the layer over the same base (the workspace, or an empty
+// directory), so that every sandbox's changes stay one upper directory
+// over its base: changes, diff and apply see them all, and a snapshot
+// depends on no other (each can be deleted at any time).
+
+// FromFork, followed by the name of the sandbox it was forked from, is
+// the From of a fork.
+const FromFork = "fork:"
+
+// DefaultMaxSnapshots is the default bound on the snapshots of a server.
+const DefaultMaxSnapshots = 64
+
+// freezeTimeout bounds how long the processes of a sandbox may take to
+// stop for a snapshot.
+const freezeTimeout = 2 * time.Second
+
+// snapshotMeta is the name of a snapshot's description in its directory.
+const snapshotMeta = "snapshot.json"
+
+// layerOf is the layer directory of snapshot snap.
+func (m *Manager) layerOf(snap string) string {
+	return filepath.Join(m.cfg.SnapshotDir, snap, "layer")
+}
+
+// snapshotInfo reads the description of snapshot snap.
+func (m *Manager) snapshotInfo(snap string) (rpc.SnapshotInfo, error) {
+	var info rpc.SnapshotInfo
+	if err := checkName("snapshot", snap); err != nil {
+		return info, err
+	}
+	b, err := os.ReadFile(filepath.Join(m.cfg.SnapshotDir, snap, snapshotMeta))
+	if errors.Is(err, fs.ErrNotExist) {
+		return info, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no snapshot " + snap}
+	}
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return info, fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	return info, nil
+}
+
+// Snapshot freezes sandbox name's files as snapshot snap
+// (rpc.SandboxSnapshots).
+func (m *Manager) Snapshot(name, snap string) (rpc.SnapshotInfo, error) {
+	if err := checkName("snapshot", snap); err != nil {
+		return rpc.SnapshotInfo{}, err
+	}
+	sb := m.Get(name)
+	if sb == nil {
+		return rpc.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+	}
+	m.snaps.Lock()
+	list, err := m.Snapshots()
+	if err == nil && len(list) >= m.cfg.MaxSnapshots {
+		err = &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server keeps %d snapshots, its maximum (--max-snapshots %d)", len(list), m.cfg.MaxSnapshots)}
+	}
+	dir := filepath.Join(m.cfg.SnapshotDir, snap)
+	if err == nil {
+		// The directory reserves the name until the snapshot is made.
+		if err = os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
+			err = &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("snapshot %s exists", snap)}
+		}
+	}
+	m.snaps.Unlock()
+	if err != nil {
+		return rpc.SnapshotInfo{}, err
+	}
+	info, err := sb.saveLayer(filepath.Join(dir, "layer"))
+	if err == nil {
+		info.Name = snap
+		err = writeMeta(filepath.Join(dir, snapshotMeta), info)
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return rpc.SnapshotInfo{}, fmt.Errorf("snapshot %s of sandbox %s: %w", snap, name, err)
+	}
+	m.cfg.Log.Info("snapshot taken", "sandbox", name, "snapshot", snap, "paused_ms", info.PausedMS, "bytes", info.Bytes)
+	return info, nil
+}
+
+// saveLayer copies the sandbox's changes to layer, its processes paused
+// meanwhile.
+func (sb *Sandbox) saveLayer(layer string) (rpc.SnapshotInfo, error) {
+	sb.op.Lock()
+	defer sb.op.Unlock()
+	sb.swap.RLock()
+	sup := sb.sup
+	sb.swap.RUnlock()
+	resume, err := sup.Pause(freezeTimeout)
+	if err != nil {
+		return rpc.SnapshotInfo{}, err
+	}
+	t0 := time.Now()
+	err = sb.sess.SaveLayer(layer)
+	resume()
+	paused := time.Since(t0)
+	if err != nil {
+		return rpc.SnapshotInfo{}, err
+	}
+	return rpc.SnapshotInfo{
+		Sandbox: sb.name, Base: sb.base, Created: t0.UTC(),
+		Bytes: dirBytes(layer), PausedMS: float64(paused.Microseconds()) / 1000,
+	}, nil
+}
+
+// writeMeta writes a snapshot's description.
+func writeMeta(path string, info rpc.SnapshotInfo) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// dirBytes is the size of the regular files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// Snapshots lists the snapshots, by name (rpc.SandboxSnapshots).
+func (m *Manager) Snapshots() ([]rpc.SnapshotInfo, error) {
+	entries, err := os.ReadDir(m.cfg.SnapshotDir)
+	if err != nil {
+		return nil, fmt.Errorf("snapshots: %w", err)
+	}
+	out := []rpc.SnapshotInfo{}
+	for _, e := range entries {
+		if !e.IsDir() || !validName.MatchString(e.Name()) {
+			continue
+		}
+		if info, err := m.snapshotInfo(e.Name()); err == nil {
+			out = append(out, info)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// DeleteSnapshot removes snapshot snap (rpc.SandboxSnapshots). Sandboxes
+// started from it keep their files: they are copies.
+func (m *Manager) DeleteSnapshot(snap string) error {
+	if _, err := m.snapshotInfo(snap); err != nil {
+		return err
+	}
+	m.snaps.Lock()
+	defer m.snaps.Unlock()
+	dir := filepath.Join(m.cfg.SnapshotDir, snap)
+	gone := filepath.Join(m.cfg.SnapshotDir, ".deleted-"+snap)
+	if err := os.Rename(dir, gone); err != nil {
+		return fmt.Errorf("delete snapshot %s: %w", snap, err)
+	}
+	if err := removeTree(gone); err != nil {
+		return fmt.Errorf("delete snapshot %s: %w", snap, err)
+	}
+	m.cfg.Log.Info("snapshot deleted", "snapshot", snap)
+	return nil
+}
+
+// removeTree is os.RemoveAll that first gives the owner access to the
+// directories a sandbox closed (mode 0).
+func removeTree(dir string) error {
+	if os.RemoveAll(dir) == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// Fork starts sandbox req.Name with sandbox name's files as they are now
+// (rpc.SandboxSnapshots): an unnamed snapshot, deleted once the new
+// sandbox has its copy.
+func (m *Manager) Fork(ctx context.Context, name string, req rpc.SandboxRequest) (rpc.Backend, rpc.SandboxInfo, error) {
+	if err := checkName("sandbox", req.Name); err != nil {
+		return nil, rpc.SandboxInfo{}, err
+	}
+	sb := m.Get(name)
+	if sb == nil {
+		return nil, rpc.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+	}
+	tmp, err := os.MkdirTemp(m.cfg.SnapshotDir, ".fork-")
+	if err != nil {
+		return nil, rpc.SandboxInfo{}, err
+	}
+	defer removeTree(tmp)
+	layer := filepath.Join(tmp, "layer")
+	if _, err := sb.saveLayer(layer); err != nil {
+		return nil, rpc.SandboxInfo{}, fmt.Errorf("fork of sandbox %s: %w", name, err)
+	}
+	req.From = FromFork + name
+	nsb, err := m.createFrom(ctx, req, sb.base, layer)
+	if err != nil {
+		return nil, rpc.SandboxInfo{}, err
+	}
+	return nsb, nsb.Info(), nil
+}
+
+// Restore resets sandbox name to snapshot snap (rpc.SandboxSnapshots):
+// its boxsh-init and every process stop, its changes become the
+// snapshot's, and a new boxsh-init starts. Calls sent meanwhile wait;
+// those running end as with a restart.
+func (m *Manager) Restore(name, snap string) (rpc.SandboxInfo, error) {
+	info, err := m.snapshotInfo(snap)
+	if err != nil {
+		return rpc.SandboxInfo{}, err
+	}
+	sb := m.Get(name)
+	if sb == nil {
+		return rpc.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+	}
+	if info.Base != sb.base {
+		return rpc.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("snapshot %s is of a sandbox from %s; sandbox %s is from %s", snap, info.Base, name, sb.base)}
+	}
+	sb.op.Lock()
+	defer sb.op.Unlock()
+	sb.swap.Lock()
+	defer sb.swap.Unlock()
+	sb.halt()
+	m.snaps.RLock()
+	err = sb.sess.Reset(m.layerOf(snap))
+	m.snaps.RUnlock()
+	if err == nil {
+		if err = sb.launch(m); err == nil {
+			sb.wrap(m)
+		}
+	}
+	if err != nil {
+		// Its files stay, as a session boxsh sessions lists.
+		m.mu.Lock()
+		if m.sbs[name] == sb {
+			delete(m.sbs, name)
+		}
+		m.mu.Unlock()
+		sb.release(false)
+		if m.cfg.Deleted != nil {
+			m.cfg.Deleted(name)
+		}
+		return rpc.SandboxInfo{}, fmt.Errorf("restore sandbox %s to %s: %w (the sandbox is stopped; its files are kept as a session)", name, snap, err)
+	}
+	sb.mu.Lock()
+	sb.from = rpc.FromSnapshotPrefix + snap
+	sb.mu.Unlock()
+	sb.record(m)
+	m.cfg.Log.Info("sandbox restored", "sandbox", name, "snapshot", snap)
+	return sb.Info(), nil
+}
