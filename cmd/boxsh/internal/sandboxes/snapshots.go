@@ -75,7 +75,7 @@ func (m *Manager) Snapshot(name, snap string) (rpc.SnapshotInfo, error) {
 	m.snaps.Lock()
 	list, err := m.Snapshots()
 	if err == nil && len(list) >= m.cfg.MaxSnapshots {
-		err = &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server keeps %d snapshots, its maximum (--max-snapshots %d)", len(list), m.cfg.MaxSnapshots)}
+		err = &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server keeps %d snapshots, its maximum (%d): delete one first", len(list), m.cfg.MaxSnapshots)}
 	}
 	dir := filepath.Join(m.cfg.SnapshotDir, snap)
 	if err == nil {
