@@ -248,7 +248,7 @@ func TestManageMCP(t *testing.T) {
 		toolNames = append(toolNames, tl.Name)
 	}
 	assert.Equal(t, []string{"create_sandbox", "list_sandboxes", "delete_sandbox", "snapshot_sandbox", "list_snapshots", "delete_snapshot",
-		"fork_sandbox", "restore_sandbox", "sandbox_changes", "sandbox_diff", "apply_sandbox"}, toolNames)
+		"fork_sandbox", "restore_sandbox", "sandbox_changes", "sandbox_diff", "apply_sandbox", "sandbox_stats"}, toolNames)
 
 	var a sandboxInfo
 	sdkOK(t, ctx, s, "create_sandbox", map[string]any{"name": "a"}, &a)
@@ -299,6 +299,14 @@ func TestManageMCP(t *testing.T) {
 	}
 	sdkOK(t, ctx, s, "list_snapshots", map[string]any{}, &snaps)
 	require.Len(t, snaps.Snapshots, 1)
+
+	// A sandbox's figures through management, as its own tool gives them.
+	var st tool.StatsOutput
+	sdkOK(t, ctx, s, "sandbox_stats", map[string]any{"sandbox": "a"}, &st)
+	assert.Positive(t, st.Processes, "the sandbox's boxsh-init at least")
+	assert.Positive(t, st.UptimeSeconds)
+	res0 := sdkCall(t, ctx, s, "sandbox_stats", map[string]any{"sandbox": "nosuch"})
+	assert.True(t, res0.IsError, "an unknown sandbox's stats are refused")
 	var list struct {
 		Sandboxes []sandboxInfo `json:"sandboxes"`
 	}

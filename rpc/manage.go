@@ -35,6 +35,7 @@ const (
 	ToolSandboxChanges  = "sandbox_changes"
 	ToolSandboxDiff     = "sandbox_diff"
 	ToolApplySandbox    = "apply_sandbox"
+	ToolSandboxStats    = "sandbox_stats"
 )
 
 // nameProp is the schema of a sandbox's or snapshot's name.
@@ -81,6 +82,8 @@ func manageSpecs() []tool.Spec {
 				`"dry_run": {"type": "boolean", "description": "Tell what would be applied; change nothing"}`,
 				`"paths": {"type": "array", "items": {"type": "string"}, "description": "Only these paths (relative to the workspace); none: all"}`),
 			Annotations: rw("Apply Sandbox Changes", true)},
+		{Name: ToolSandboxStats, Description: "A sandbox's figures (as its own sandbox_stats tool answers them): CPU time, memory and processes, disk used by its writable layer, bytes through its proxy, uptime.",
+			InputSchema: obj([]string{"sandbox"}, sandbox), Annotations: ro("Sandbox Stats")},
 	}
 }
 
@@ -166,6 +169,7 @@ func (b manageBackend) call(ctx context.Context, name string, a manageArgs) (any
 	rt := b.rt
 	files, _ := rt.host.(SandboxFiles)
 	snaps, _ := rt.host.(SandboxSnapshots)
+	stats, _ := rt.host.(SandboxStats)
 	switch name {
 	case ToolCreateSandbox:
 		return rt.createManaged(ctx, SandboxRequest{Name: a.Name, From: a.From})
@@ -177,6 +181,11 @@ func (b manageBackend) call(ctx context.Context, name string, a manageArgs) (any
 		}
 		rt.forget(a.Name)
 		return map[string]any{"deleted": a.Name}, nil
+	case ToolSandboxStats:
+		if stats == nil {
+			return nil, errUnsupported
+		}
+		return stats.Stats(a.Sandbox)
 	}
 	switch name {
 	case ToolSandboxChanges, ToolSandboxDiff, ToolApplySandbox:

@@ -278,7 +278,7 @@ func snapshotOps(reg huma.Registry, info *huma.Schema, problem map[string]*huma.
 	}, {
 		OperationID: "manage-mcp", Method: http.MethodPost, Path: ManagePath,
 		Summary:     "The management API as MCP tools",
-		Description: "A streamable-HTTP MCP endpoint (both protocol eras) whose tools are create_sandbox, list_sandboxes, delete_sandbox, snapshot_sandbox, list_snapshots, delete_snapshot, fork_sandbox, restore_sandbox, sandbox_changes, sandbox_diff and apply_sandbox. Takes the server's token only.",
+		Description: "A streamable-HTTP MCP endpoint (both protocol eras) whose tools are create_sandbox, list_sandboxes, delete_sandbox, snapshot_sandbox, list_snapshots, delete_snapshot, fork_sandbox, restore_sandbox, sandbox_changes, sandbox_diff, apply_sandbox and sandbox_stats. Takes the server's token only.",
 		Tags:        []string{"sandboxes", "snapshots"},
 		RequestBody: &huma.RequestBody{Content: media(&huma.Schema{Type: "object", AdditionalProperties: true, Description: "A JSON-RPC message"})},
 		Responses: map[string]*huma.Response{
