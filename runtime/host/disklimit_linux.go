@@ -3,14 +3,15 @@ package host
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/usage"
 )
 
@@ -235,17 +236,25 @@ func (d *DiskLimit) sweepLocked() error {
 }
 
 // descendants are pid and the processes below it (all of a sandbox's,
-// whose init is pid: orphans are reparented to it), found by their parents
-// in /proc/*/stat: /proc/PID/task/TID/children exists only on kernels built
-// with CONFIG_PROC_CHILDREN.
+// whose init is pid: orphans are reparented to it).
 func descendants(pid int) []int {
-	children := map[int][]int{}
-	for _, e := range proc.All() {
-		children[e.PPID] = append(children[e.PPID], e.PID)
-	}
 	out := []int{pid}
 	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(out[i]) + "/task")
+		if err != nil {
+			continue
+		}
+		for _, t := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(out[i]) + "/task/" + t.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+				}
+			}
+		}
 	}
 	return out
 }
