@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -46,15 +45,7 @@ func (writeFramer) Start(ctx context.Context, name string, args json.RawMessage,
 // Serve on pipes, framed and decoded as on its way to the tool
 // (writeFramer): the large-call paths of both sides.
 func BenchmarkLegacyWrite20MB(b *testing.B) {
-	tools, err := tool.NewRegistry()
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := &Server{Tools: tools, Backend: writeFramer{}, Name: "boxsh", Version: "bench"}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go func() { _ = s.Serve(context.Background(), inR, outW); outW.Close() }()
-	defer inW.Close()
+	call := pipedServer(b, writeFramer{})
 	var text strings.Builder
 	for i := 0; text.Len() < 20_000_000; i++ {
 		fmt.Fprintf(&text, "%-63s\n", fmt.Sprintf("line %d: the quick brown fox jumps over the lazy dog", i))
@@ -64,23 +55,12 @@ func BenchmarkLegacyWrite20MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	line := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write","arguments":{"path":"/x","content":` + string(content) + `}}}` + "\n"
-	buf := make([]byte, 64<<10)
 	b.SetBytes(int64(len(line)))
 	b.ResetTimer()
 	for range b.N {
-		if _, err := io.WriteString(inW, line); err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		for n == 0 || buf[n-1] != '\n' {
-			m, err := outR.Read(buf[n:])
-			if err != nil {
-				b.Fatal(err)
-			}
-			n += m
-		}
-		if !bytes.Contains(buf[:n], []byte("written 20000000 bytes")) {
-			b.Fatalf("answer: %s", buf[:n])
+		answer := call(line)
+		if !bytes.Contains(answer, []byte("written 20000000 bytes")) {
+			b.Fatalf("answer: %s", answer)
 		}
 	}
 }

@@ -92,20 +92,31 @@ func (instantBackend) Start(ctx context.Context, name string, args json.RawMessa
 // BenchmarkStdioLegacyCall is one 2024-11-05 tools/call of bash through
 // Serve on pipes with an instant backend: the front's cost per call.
 func BenchmarkStdioLegacyCall(b *testing.B) {
+	call := pipedServer(b, instantBackend{})
+	line := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo x"}}}` + "\n"
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		call(line)
+	}
+}
+
+// pipedServer serves the tools through Serve on pipes with backend, and
+// returns what writes one request line and reads its answer line (valid
+// until the next call).
+func pipedServer(b *testing.B, backend Backend) func(line string) []byte {
+	b.Helper()
 	tools, err := tool.NewRegistry()
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &Server{Tools: tools, Backend: instantBackend{}, Name: "boxsh", Version: "bench"}
+	s := &Server{Tools: tools, Backend: backend, Name: "boxsh", Version: "bench"}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() { _ = s.Serve(context.Background(), inR, outW); outW.Close() }()
-	defer inW.Close()
-	line := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo x"}}}` + "\n"
+	b.Cleanup(func() { inW.Close() })
 	buf := make([]byte, 64<<10)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
+	return func(line string) []byte {
 		if _, err := io.WriteString(inW, line); err != nil {
 			b.Fatal(err)
 		}
@@ -117,5 +128,6 @@ func BenchmarkStdioLegacyCall(b *testing.B) {
 			}
 			n += m
 		}
+		return buf[:n]
 	}
 }
