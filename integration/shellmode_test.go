@@ -195,13 +195,26 @@ func TestHelpAndVersion(t *testing.T) {
 	for _, flag := range []string{"--help", "-h"} {
 		r := runBoxsh(t, ctx, "", flag)
 		assert.Equal(t, 0, r.code(), flag)
-		assert.Contains(t, r.stderr, "Usage: boxsh", flag)
-		assert.Contains(t, r.stderr, "--rpc", flag)
-		assert.Contains(t, r.stderr, "--workers", flag)
+		assert.Contains(t, r.stdout, "Usage: boxsh", flag)
+		assert.Contains(t, r.stdout, "--rpc", flag)
+		assert.Contains(t, r.stdout, "--workers", flag)
+		assert.Empty(t, r.stderr, flag)
 	}
 	r := runBoxsh(t, ctx, "", "--version")
 	assert.Equal(t, 0, r.code())
-	assert.Contains(t, r.stdout+r.stderr, "boxsh version ")
+	assert.True(t, strings.HasPrefix(r.stdout, "boxsh version "), "stdout %q", r.stdout)
+	assert.Empty(t, r.stderr)
+
+	// Each subcommand's --help: its usage on stdout, exit 0.
+	for _, sub := range []string{"spec", "doctor", "policy", "audit", "changes", "diff", "apply", "discard", "sessions"} {
+		for _, args := range [][]string{{sub, "--help"}, {sub, "-h"}} {
+			r := runBoxsh(t, ctx, "", args...)
+			assert.Equal(t, 0, r.code(), "%q: stderr %q", args, r.stderr)
+			assert.True(t, strings.HasPrefix(r.stdout, "Usage: boxsh "), "%q: stdout %q", args, r.stdout)
+			assert.Contains(t, r.stdout, "boxsh "+sub, "%q", args)
+			assert.Empty(t, r.stderr, "%q", args)
+		}
+	}
 }
 
 // Bad options: exit status 2 and a "boxsh: ..." message on stderr naming
@@ -219,6 +232,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--shell", ""}, "--shell"},
 		{[]string{"--rpc", "extra-arg"}, "extra-arg"},
 		{[]string{"--"}, "--"},
+		{[]string{"--frobnicate"}, "unknown option --frobnicate"},
+		{[]string{"--sandbox", "--frobnicate", "-c", "echo x"}, "unknown option --frobnicate"},
 	}
 	for _, c := range cases {
 		r := runBoxsh(t, ctx, "echo should-not-run\n", c.args...)

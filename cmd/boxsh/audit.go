@@ -224,10 +224,6 @@ mode. --json prints the entries as a JSON array.
 // runAudit is `boxsh audit`.
 func runAudit(args []string, stdout, stderr io.Writer) int {
 	flags, rest, err := sessionArgs(args, "--json")
-	if errors.Is(err, errHelp) {
-		fmt.Fprint(stderr, auditUsage)
-		return 0
-	}
 	if err == nil && len(rest) > 1 {
 		err = fmt.Errorf("unexpected argument %q: expected boxsh audit [FILE|DST] [--json]", rest[1])
 	}

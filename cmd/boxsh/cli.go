@@ -322,6 +322,11 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			o.mode = modeVersion
 			return o, nil
 		default:
+			if strings.HasPrefix(arg, "--") {
+				// A long option that is none of boxsh's: a typo, or a
+				// shell's own, which goes after -- (boxsh -- bash --login).
+				return o, fmt.Errorf("%w: unknown option %s; a shell's own long option goes after --: boxsh -- %s %s", policy.ErrUsage, name, o.shell, arg)
+			}
 			// Not ours: this and the rest go to the shell.
 			o.args = argv[i:]
 			i = len(argv)
@@ -382,6 +387,8 @@ A sandboxed POSIX shell and MCP server.
 Modes:
   (default)            Run the shell (--shell, default /bin/sh) with SHELL-ARGS:
                        boxsh, boxsh -c 'CMD' [NAME ARGS...], boxsh script.sh ARGS...
+                       A long option that is not boxsh's is refused: a shell's
+                       own goes after -- (boxsh -- /bin/bash --login).
   --rpc                MCP server: JSON-RPC 2.0 on stdin/stdout (Content-Length
                        framed or newline-delimited, detected from the first bytes).
   --rpc --listen [ADDR]

@@ -55,13 +55,16 @@ func TestParseArgsErrors(t *testing.T) {
 	for _, argv := range [][]string{
 		{"--workers"}, {"--workers", "0"}, {"--workers", "x"}, {"--workers=2000"},
 		{"--shell", ""}, {"--bind"}, {"--"}, {"--rpc", "--", "cmd"},
-		{"--rpc", "script.sh"},
+		{"--rpc", "script.sh"}, {"--frobnicate"}, {"--sandbox", "--frobnicate=1", "-c", "true"},
 	} {
 		_, err := parseArgs(argv, "/")
 		assert.ErrorIs(t, err, policy.ErrUsage, "%q", argv)
 	}
+	_, err := parseArgs([]string{"--frobnicate"}, "/")
+	assert.ErrorContains(t, err, "unknown option --frobnicate")
+	assert.ErrorContains(t, err, "boxsh -- /bin/sh --frobnicate", "says where a shell's own option goes")
 	// As boxsh v3, a bad --bind value exits with 1, not 2.
-	_, err := parseArgs([]string{"--bind", "bogus:/x"}, "/")
+	_, err = parseArgs([]string{"--bind", "bogus:/x"}, "/")
 	assert.ErrorIs(t, err, policy.ErrBind)
 }
 

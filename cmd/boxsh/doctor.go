@@ -12,6 +12,15 @@ import (
 	"github.com/boxsh/boxsh/runtime"
 )
 
+const doctorUsage = `Usage: boxsh doctor
+
+Check what starting a sandbox needs on this host (a build with seccomp
+support, user namespaces, AppArmor, the seccomp filter boxsh runs under,
+an unmasked /proc, cgroups, overlayfs, runc for boxsh spec), one check a
+line: ok, warn (not needed) or FAIL with its fix. Exit status 0 when every
+needed check passes, 1 when one fails, 2 for arguments (it takes none).
+`
+
 // runDoctor prints the checks of the host a sandbox needs (boxsh doctor),
 // one a line, each that fails with its fix, and returns 0 when every
 // needed check passes.

@@ -46,20 +46,8 @@ func run(argv []string) int {
 		fmt.Fprintf(os.Stderr, "boxsh: %v\n", err)
 		return 1
 	}
-	if len(argv) > 0 && argv[0] == "spec" {
-		return runSpec(argv[1:], cwd, os.Stdout, os.Stderr)
-	}
-	if len(argv) > 0 && argv[0] == "doctor" {
-		return runDoctor(argv[1:], os.Stdout, os.Stderr)
-	}
-	if len(argv) > 0 && argv[0] == "policy" {
-		return runPolicy(argv[1:], cwd, os.Getenv("HOME"), os.Stdout, os.Stderr)
-	}
-	if len(argv) > 0 && argv[0] == "audit" {
-		return runAudit(argv[1:], os.Stdout, os.Stderr)
-	}
-	if len(argv) > 0 && sessionCommands[argv[0]] != nil {
-		return sessionCommands[argv[0]](argv[1:], os.Stdout, os.Stderr)
+	if code, ok := runSubcommand(argv, cwd, os.Stdout, os.Stderr); ok {
+		return code
 	}
 	opts, err := parseArgs(argv, cwd)
 	if err == nil && opts.policyFile != "" && opts.impliedBy == "" {
@@ -89,10 +77,10 @@ func run(argv []string) int {
 	log := newLogger(opts.logLevel)
 	switch opts.mode {
 	case modeHelp:
-		fmt.Fprintf(os.Stderr, "boxsh version %s\n\n%s", version, usage)
+		fmt.Fprintf(os.Stdout, "boxsh version %s\n\n%s", version, usage)
 		return 0
 	case modeVersion:
-		fmt.Fprintf(os.Stderr, "boxsh version %s\n", version)
+		fmt.Fprintf(os.Stdout, "boxsh version %s\n", version)
 		return 0
 	case modeRPC:
 		return serveRPC(opts, log)

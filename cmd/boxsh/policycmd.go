@@ -56,9 +56,6 @@ func runPolicy(argv []string, cwd, home string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("%w: expected init, show, trust, untrust or trusted (see boxsh policy --help)", policy.ErrUsage))
 	}
 	switch argv[0] {
-	case "--help", "-h":
-		fmt.Fprint(stdout, policyUsage)
-		return 0
 	case "init":
 		global, force := false, false
 		for _, a := range argv[1:] {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,15 +14,6 @@ import (
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
 )
-
-// sessionCommands are the commands on copy-on-write sessions.
-var sessionCommands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"changes":  runChanges,
-	"diff":     runDiff,
-	"apply":    runApply,
-	"discard":  runDiscard,
-	"sessions": runSessions,
-}
 
 const sessionUsage = `Usage: boxsh changes DST [--json]     List the changes of a copy-on-write session.
        boxsh diff DST [PATH]           Unified diff of its changes (at PATH).
@@ -47,9 +37,6 @@ func sessionArgs(args []string, flags ...string) (map[string]string, []string, e
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--help" || a == "-h" {
-			return nil, nil, errHelp
-		}
 		if !strings.HasPrefix(a, "--") {
 			rest = append(rest, a)
 			continue
@@ -76,14 +63,8 @@ func sessionArgs(args []string, flags ...string) (map[string]string, []string, e
 	return set, rest, nil
 }
 
-var errHelp = errors.New("help")
-
 // sessionFail prints a session command's error.
 func sessionFail(stderr io.Writer, err error) int {
-	if err == errHelp {
-		fmt.Fprint(stderr, sessionUsage)
-		return 0
-	}
 	// The error may name a path the sandbox chose.
 	fmt.Fprintf(stderr, "boxsh: %s\n", session.EscapeControls(err.Error()))
 	if strings.Contains(err.Error(), "unknown option") || strings.Contains(err.Error(), "expected") {

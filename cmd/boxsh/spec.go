@@ -89,9 +89,6 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	switch {
-	case opts.mode == modeHelp:
-		fmt.Fprint(stdout, specUsage)
-		return 0
 	case opts.mode == modeVersion:
 		return fail(fmt.Errorf("%w: --version is not an option of spec", policy.ErrUsage))
 	case opts.mode == modeRPC:

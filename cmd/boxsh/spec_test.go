@@ -201,9 +201,12 @@ func TestSpecErrors(t *testing.T) {
 
 func TestSpecHelp(t *testing.T) {
 	stubSpecHost(t, "/i")
-	code, out, _ := spec(t, "/", "--help")
+	var out, errOut bytes.Buffer
+	code, ok := runSubcommand([]string{"spec", "--bind", "wr:/x", "--help"}, "/", &out, &errOut)
+	assert.True(t, ok)
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "Usage: boxsh spec")
+	assert.Contains(t, out.String(), "Usage: boxsh spec")
+	assert.Empty(t, errOut.String())
 }
 
 func TestRunDispatchesSpec(t *testing.T) {
