@@ -131,6 +131,18 @@ func TestEnvFlag(t *testing.T) {
 	out := s.bash("echo $CI_FOO-$BAR-${X_TOKEN:-none}")
 	assert.Equal(t, "1-1-none\n", out.Stdout)
 
+	// A CI's pattern: the plain variables pass, the secret-looking ones
+	// are withheld and named in one line, with how to pass one.
+	env = []string{"GITHUB_SHA=0123abc", "GITHUB_REF=refs/heads/main", "GITHUB_TOKEN=ghs_x", "GITHUB_PAT=p", "GITHUB_REPOSITORY=acme/app"}
+	r = runBoxshIn(t, ctx, t.TempDir(), "", env, "--sandbox", "--env", "GITHUB_*", "-c", "env | sort")
+	require.Equal(t, 0, r.code(), r.stderr)
+	for _, want := range []string{"GITHUB_SHA=0123abc\n", "GITHUB_REF=refs/heads/main\n", "GITHUB_REPOSITORY=acme/app\n"} {
+		assert.Contains(t, r.stdout, want)
+	}
+	assert.NotContains(t, r.stdout, "GITHUB_TOKEN")
+	assert.NotContains(t, r.stdout, "GITHUB_PAT")
+	assert.Equal(t, "boxsh: GITHUB_* (--env) withheld GITHUB_PAT, GITHUB_TOKEN: they look like secrets; pass one by its name, as --env GITHUB_PAT\n", r.stderr)
+
 	r = runBoxsh(t, ctx, "", "--env", "1BAD=x", "-c", "true")
 	assert.Equal(t, 2, r.code())
 	assert.Contains(t, r.stderr, `boxsh: --env "1BAD=x": "1BAD" is not a variable name`)

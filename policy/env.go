@@ -19,7 +19,7 @@ var secretPatterns = []string{
 	"*TOKEN*", "*SECRET*", "*KEY*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*PRIVATE*", "*SESSION*",
 	"*_AUTH", "*_AUTH_*", "*COOKIE*", // SSH_AUTH_SOCK too: the ssh agent is a credential
 	"AWS_*", "AZURE_*", "GOOGLE_APPLICATION_CREDENTIALS", "GCP_*", "CLOUDSDK_*", "DIGITALOCEAN_*",
-	"GITHUB_*", "GH_*", "GITLAB_*", "NPM_CONFIG__AUTH*", "DOCKER_AUTH_CONFIG", "VAULT_*", "OP_*",
+	"*_PAT", "*_PAT_*", "*JWT*", "NPM_CONFIG__AUTH*", "DOCKER_AUTH_CONFIG", "VAULT_*", "OP_*",
 }
 
 // isSecretName tells whether the variable name looks like a secret.
@@ -83,6 +83,40 @@ func CommandEnv(p Policy, environ []string) []string {
 		env = append(env, name+"="+p.EnvSet[name].Value)
 	}
 	return env
+}
+
+// Withheld is what one prefix rule of environment.pass (such as --env
+// 'GITHUB_*') matched but CommandEnv leaves out, as looking like secrets.
+type Withheld struct {
+	Rule  Rule
+	Names []string
+}
+
+// WithheldEnv lists, by rule, the variables of environ that a prefix rule
+// of p matches and CommandEnv withholds because they look like secrets
+// (and no rule names them exactly).
+func WithheldEnv(p Policy, environ []string) []Withheld {
+	exact := append(Values(p.EnvPass), baseEnv...)
+	var out []Withheld
+	for _, r := range p.EnvPass {
+		prefix, ok := strings.CutSuffix(r.Value, "*")
+		if !ok {
+			continue
+		}
+		w := Withheld{Rule: r}
+		for _, kv := range environ {
+			name, _, _ := strings.Cut(kv, "=")
+			_, set := p.EnvSet[name]
+			if strings.HasPrefix(name, prefix) && isSecretName(name) && !set && !slices.Contains(exact, name) {
+				w.Names = append(w.Names, name)
+			}
+		}
+		if len(w.Names) > 0 {
+			slices.Sort(w.Names)
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Values are the values of rules rs.

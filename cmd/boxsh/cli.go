@@ -587,3 +587,12 @@ func warnUntrusted(w io.Writer, p policy.Policy) {
 		}
 	}
 }
+
+// warnWithheld prints one line for each environment.pass pattern whose
+// matches in environ were withheld as secret-looking, with how to pass one.
+func warnWithheld(w io.Writer, p policy.Policy, environ []string) {
+	for _, h := range policy.WithheldEnv(p, environ) {
+		fmt.Fprintf(w, "boxsh: %s (%s) withheld %s: they look like secrets; pass one by its name, as --env %s\n",
+			h.Rule.Value, h.Rule.Source, strings.Join(h.Names, ", "), h.Names[0])
+	}
+}

@@ -66,6 +66,7 @@ func run(argv []string) int {
 		// Without a sandbox, only --rpc applies a policy (the environment).
 		if err == nil && (opts.mode == modeRPC || opts.sandbox.Enabled || opts.sandbox.Try) {
 			warnUntrusted(os.Stderr, opts.policy)
+			warnWithheld(os.Stderr, opts.policy, os.Environ())
 		}
 		if err == nil && (opts.sandbox.Enabled || opts.sandbox.Try) {
 			opts.sandbox, err = host.ResolveSandbox(opts.sandbox, opts.policy, os.Getenv("HOME"), cwd)
