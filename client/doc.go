@@ -35,6 +35,14 @@
 //
 // Supported says whether this machine can run the sandbox, and why not.
 //
+// # Many sandboxes
+//
+// NewServer is a client of a server of many sandboxes (boxsh --rpc
+// --listen --sandboxes), and StartServer runs one and returns it once it
+// listens. Server creates, lists, snapshots, forks, restores and deletes
+// sandboxes, reviews and applies a sandbox's changes to the workspace
+// (Changes, Diff, Apply), and Sandbox gives a Client of one sandbox.
+//
 // # Sessions
 //
 // Sessions are package client/session's, which programs that only review

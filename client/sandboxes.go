@@ -277,7 +277,11 @@ func (s *Server) do(ctx context.Context, method, path, token string, body []byte
 		}
 		return &HTTPError{StatusCode: res.StatusCode, Detail: p.Detail}
 	}
-	if out == nil {
+	switch out := out.(type) {
+	case nil:
+		return nil
+	case *rawText:
+		*out = b
 		return nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
