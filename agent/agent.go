@@ -68,6 +68,10 @@ type Config struct {
 	// Activity is told when each call begins and ends (boxsh-init gives
 	// its memory trimmer, idle.Trimmer); nil: nobody is told.
 	Activity Activity
+	// Setup, when set, is given what the front's hello tells besides the
+	// hello (the forwarding socket), once Serve has found the hello to be
+	// its own and before it reads a call.
+	Setup func(frame.Setup)
 }
 
 // Activity is told when calls begin and end, on any goroutine; a call's End
@@ -143,7 +147,8 @@ const StopWait = 500 * time.Millisecond
 //
 // Serve first sends boxsh-init's hello, then checks the front's, the first
 // frame it reads: a front of another build gets an error (as the reply to
-// its call, when it sent one first), and Serve returns it.
+// its call, when it sent one first), and Serve returns it. A front's hello
+// that checks is given to Config.Setup.
 func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
@@ -221,6 +226,13 @@ func (s *serving) hello(rd *reader) error {
 			_ = s.w.Write(s.a.errorReply(c.ID, err))
 		}
 		return err
+	}
+	if s.a.cfg.Setup != nil {
+		setup, err := frame.DecodeSetup(payload)
+		if err != nil {
+			return fmt.Errorf("read hello: %w", err)
+		}
+		s.a.cfg.Setup(setup)
 	}
 	return nil
 }

@@ -90,3 +90,42 @@ func frames(t *testing.T, r *frame.Reader) func() frame.Reply {
 		}
 	}
 }
+
+// Serve gives Config.Setup what the front's hello carries once the hello
+// checks, and nothing for a hello of another build.
+func TestServeGivesSetup(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build string
+		same  bool
+	}{{"same build", "", true}, {"other build", "other", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan frame.Setup, 1)
+			a, err := New(Config{Workers: 1, Setup: func(s frame.Setup) { got <- s }})
+			require.NoError(t, err)
+			defer a.Close()
+			front, back := net.Pipe()
+			defer front.Close()
+			served := make(chan error, 1)
+			go func() { served <- a.Serve(context.Background(), back) }()
+			r, w := frame.NewReader(front), frame.NewWriter(front)
+			_, err = r.Read()
+			require.NoError(t, err)
+			require.NoError(t, w.Write(frame.EncodeFrontHello(frame.NewHello(tc.build), frame.Setup{ForwardFD: 7})))
+			if !tc.same {
+				var mismatch *frame.MismatchError
+				require.ErrorAs(t, <-served, &mismatch)
+				require.Empty(t, got, "no setup from a front of another build")
+				return
+			}
+			select {
+			case s := <-got:
+				require.Equal(t, frame.Setup{ForwardFD: 7}, s)
+			case err := <-served:
+				t.Fatalf("Serve returned before the setup: %v", err)
+			}
+			front.Close()
+			require.NoError(t, <-served)
+		})
+	}
+}

@@ -73,6 +73,8 @@ type ClientConfig struct {
 	// Hello is the front's hello, sent before any call; boxsh-init's
 	// must be the same (see CheckHello).
 	Hello Hello
+	// Setup is what the hello tells boxsh-init besides (see Setup).
+	Setup Setup
 	// InitName names boxsh-init in errors ("boxsh-init at /usr/bin/boxsh-init").
 	InitName string
 	// Log receives the faults of boxsh-init's replies.
@@ -83,9 +85,9 @@ type ClientConfig struct {
 	WriteCall func(*Writer, Call) error
 }
 
-// NewClient sends the front's hello on conn and starts reading replies
-// from it. Close conn (or let the other side end it) to stop; pending
-// calls then finish with ErrClosed.
+// NewClient sends the front's hello, with cfg.Setup, on conn and starts
+// reading replies from it. Close conn (or let the other side end it) to
+// stop; pending calls then finish with ErrClosed.
 //
 // The first frame boxsh-init sends must be its hello, the same as the
 // front's: else the channel ends (and conn is closed, if it is an
@@ -104,7 +106,7 @@ func NewClient(conn io.ReadWriter, cfg ClientConfig) *Client {
 		cfg.WriteCall = (*Writer).WriteCall
 	}
 	c := &Client{w: NewWriter(conn), cfg: cfg, pending: make(map[uint64]*call), done: make(chan struct{})}
-	if err := c.w.Write(EncodeHello(cfg.Hello)); err != nil {
+	if err := c.w.Write(EncodeFrontHello(cfg.Hello, cfg.Setup)); err != nil {
 		// The reader finds the channel ended.
 		cfg.Log.Debug("send hello", "error", err)
 	}

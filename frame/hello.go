@@ -28,15 +28,51 @@ type Hello struct {
 // NewHello is this program's hello, for build.
 func NewHello(build string) Hello { return Hello{Protocol: ProtocolVersion, Build: build} }
 
-// helloFrame is the encoded form of a Hello.
+// Setup is what the front's hello tells boxsh-init besides the hello: the
+// options of a boxsh-init serving calls that came after protocol 1. Its
+// command line keeps the options it had then (see InitOptions.Args), which
+// a boxsh-init of any older build parses, so that it gets as far as its
+// hello and is refused naming both builds; an option added to the
+// command line would make it exit with its usage instead. Each new option
+// goes here: a boxsh-init of another build ignores what it does not know
+// (its hello is refused anyway).
+type Setup struct {
+	// ForwardFD is the descriptor of the forwarding socket, on which the
+	// front opens a stream per connection to a port it exposes (0: none;
+	// see ForwardHeader).
+	ForwardFD int `json:"forward_fd,omitempty"`
+}
+
+// helloFrame is the encoded form of a Hello, and of the Setup the front's
+// carries.
 type helloFrame struct {
 	Hello *Hello `json:"hello"`
+	Setup *Setup `json:"setup,omitempty"`
 }
 
 // EncodeHello encodes a hello frame.
 func EncodeHello(h Hello) []byte {
-	b, _ := json.Marshal(helloFrame{&h}) // cannot fail: two plain fields
+	b, _ := json.Marshal(helloFrame{Hello: &h}) // cannot fail: plain fields
 	return b
+}
+
+// EncodeFrontHello encodes the front's hello frame, which carries s.
+func EncodeFrontHello(h Hello, s Setup) []byte {
+	b, _ := json.Marshal(helloFrame{Hello: &h, Setup: &s}) // cannot fail: plain fields
+	return b
+}
+
+// DecodeSetup decodes the Setup of the front's hello frame: the zero Setup
+// when it carries none.
+func DecodeSetup(payload []byte) (Setup, error) {
+	var f helloFrame
+	if err := json.Unmarshal(payload, &f); err != nil || f.Hello == nil {
+		return Setup{}, errNoHello
+	}
+	if f.Setup == nil {
+		return Setup{}, nil
+	}
+	return *f.Setup, nil
 }
 
 // errNoHello reports a first frame that is not a hello.

@@ -35,6 +35,33 @@ func TestCheckHello(t *testing.T) {
 	}
 }
 
+// The front's hello carries the Setup; to a boxsh-init it is a hello like
+// any other (one of an older build, which knows no Setup, reads its build
+// and refuses it), and a hello without one has the zero Setup.
+func TestFrontHelloSetup(t *testing.T) {
+	local := NewHello("v1.2.0")
+	payload := EncodeFrontHello(local, Setup{ForwardFD: 5})
+	assert.JSONEq(t, `{"hello":{"protocol":1,"build":"v1.2.0"},"setup":{"forward_fd":5}}`, string(payload))
+	peer, err := CheckHello(payload, local, "the boxsh that started this boxsh-init", "this boxsh-init")
+	require.NoError(t, err)
+	assert.Equal(t, local, peer)
+	setup, err := DecodeSetup(payload)
+	require.NoError(t, err)
+	assert.Equal(t, Setup{ForwardFD: 5}, setup)
+
+	setup, err = DecodeSetup(EncodeHello(local))
+	require.NoError(t, err)
+	assert.Equal(t, Setup{}, setup)
+	_, err = DecodeSetup([]byte(`{"id":1,"tool":"bash"}`))
+	assert.Error(t, err, "not a hello")
+
+	var older struct {
+		Hello *Hello `json:"hello"`
+	}
+	require.NoError(t, json.Unmarshal(EncodeFrontHello(NewHello("v1.3.0"), Setup{ForwardFD: 5}), &older))
+	assert.Equal(t, NewHello("v1.3.0"), *older.Hello, "what an older build decodes")
+}
+
 // A boxsh-init of another build ends the channel with the mismatch, which
 // the calls sent meanwhile get too; the front's hello goes first.
 func TestClientRefusesOtherBuild(t *testing.T) {

@@ -11,7 +11,9 @@ import (
 // boxsh-init's command line, descriptors and paths: the part of the
 // contract between the front and boxsh-init that is not frames. The front
 // writes the arguments with InitOptions.Args, boxsh-init reads them with
-// ParseInitOptions; nothing else spells them.
+// ParseInitOptions; nothing else spells them. The command line of a
+// boxsh-init serving calls has the options it had at protocol 1, no more:
+// those added since travel in the front's hello (see Setup).
 
 // Descriptors boxsh-init finds open when it starts.
 const (
@@ -94,13 +96,19 @@ type InitOptions struct {
 	ProxyListen string
 	// ForwardFD is the descriptor of the forwarding socket, on which the
 	// front opens a stream per connection to a port it exposes (0: none;
-	// see ForwardHeader).
+	// see ForwardHeader). Serving calls, it is in the front's hello (see
+	// Setup), not on the command line.
 	ForwardFD int
 }
 
+// Setup is what the front's hello tells a boxsh-init serving calls with
+// options o: the options its command line does not carry.
+func (o InitOptions) Setup() Setup { return Setup{ForwardFD: o.ForwardFD} }
+
 // Args are boxsh-init's arguments for o (after its path). A server's
 // always name the number of workers and the log level (the defaults when
-// unset), so that the command line says how it runs.
+// unset), so that the command line says how it runs, and leave out what
+// its hello carries (Setup).
 func (o InitOptions) Args() []string {
 	if o.Exec {
 		var args []string
@@ -145,11 +153,7 @@ func (o InitOptions) Args() []string {
 	if o.RulesFile != "" {
 		args = append(args, "--rules", o.RulesFile)
 	}
-	args = append(args, o.proxyArgs()...)
-	if o.ForwardFD > 0 {
-		args = append(args, "--forward-fd", strconv.Itoa(o.ForwardFD))
-	}
-	return args
+	return append(args, o.proxyArgs()...)
 }
 
 // proxyArgs are the arguments that expose the proxy.
@@ -166,7 +170,9 @@ func (o InitOptions) proxyArgs() []string {
 
 // ParseInitOptions parses boxsh-init's arguments (after its path), as
 // Args writes them, and fills in the defaults: Workers, Shell, LogLevel,
-// FD, and ProxyListen when there is a ProxyFD.
+// FD, and ProxyListen when there is a ProxyFD. Serving calls, it takes
+// and ignores --forward-fd, which a front of an older build passes: such
+// a front is refused at the hello, naming both builds.
 func ParseInitOptions(args []string) (InitOptions, error) {
 	if len(args) > 0 && args[0] == ExecFlag {
 		return parseExec(args[1:])
@@ -185,7 +191,7 @@ func ParseInitOptions(args []string) (InitOptions, error) {
 	fs.StringVar(&o.RulesFile, "rules", "", "the policy's rules, for the file tools' messages (JSON)")
 	fs.IntVar(&o.ProxyFD, "proxy-fd", 0, "descriptor of the socket to the front's network proxy (0: none)")
 	fs.StringVar(&o.ProxyListen, "proxy-listen", ProxyListen, "where commands reach the proxy")
-	fs.IntVar(&o.ForwardFD, "forward-fd", 0, "descriptor of the socket of the front's exposed ports (0: none)")
+	fs.Int("forward-fd", 0, "ignored: the front's hello names the socket of its exposed ports")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -257,6 +257,12 @@ func TestExposePort(t *testing.T) {
 			assert.Equal(t, want, probe.Stdout)
 		}
 
+		// The forwarding socket is boxsh-init's alone: no command holds it.
+		var fds tool.BashOutput
+		sdkOK(t, ctx, s, "bash", map[string]any{"command": "for f in /proc/$$/fd/*; do readlink $f; done; true"}, &fds)
+		assert.Contains(t, fds.Stdout, "pipe:", "the command's output")
+		assert.NotContains(t, fds.Stdout, "socket:", "the command's descriptors")
+
 		sdkOK(t, ctx, s, "unexpose", map[string]any{"port": port}, &info)
 		_, err := net.DialTimeout("tcp", info.Address, time.Second)
 		assert.Error(t, err, "no longer listening")

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -519,19 +518,6 @@ func knownProxyDifference(t *testing.T, annotations map[string]string, boxsh, ru
 	runc.sections["network"] = strings.Replace(runc.sections["network"], "proxy: unreachable\n", proxyLine, 1)
 }
 
-// forwardArg is boxsh-init's option naming the forwarding socket of
-// exposed ports.
-var forwardArg = regexp.MustCompile(`--forward-fd \d+ `)
-
-// knownForwardDifference drops from boxsh's observation the one argument
-// a printed spec leaves out: the forwarding socket of exposed ports, which
-// only boxsh's front holds (no front serves it under another runtime).
-func knownForwardDifference(t *testing.T, boxsh observation) {
-	t.Helper()
-	require.Regexp(t, forwardArg, boxsh.sections["init"], "boxsh's boxsh-init has the forwarding socket")
-	boxsh.sections["init"] = forwardArg.ReplaceAllString(boxsh.sections["init"], "")
-}
-
 // compareObservations requires the two runs to have observed the same,
 // section by section, with a diff of each section that differs.
 func compareObservations(t *testing.T, boxsh, runc observation, extra ...string) {
@@ -748,7 +734,6 @@ func TestRuncSpecInitMatchesRPC(t *testing.T) {
 				knownProxyDifference(t, bundleAnnotations(t, ri.bundle), inBoxsh, inRunc)
 			}
 			inRunc.sections["tools"] = toolTexts(read, ri.call)
-			knownForwardDifference(t, inBoxsh)
 			compareObservations(t, inBoxsh, inRunc, "pid1", "init", "tools")
 			if t.Failed() {
 				t.Logf("flags: %q", flags)

@@ -216,7 +216,7 @@ func TestSandboxRPC(t *testing.T) {
 	s := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--bind", "ro:" + ro}, dir: base})
 	out := s.bash("echo hi > /tmp/shared; id -u; cat /proc/1/cmdline | tr '\\0' ' '")
 	require.Equal(t, 0, out.ExitCode, out.Stderr)
-	assert.Equal(t, "0\n/.boxsh/boxsh-init --workers 4 --shell /bin/sh --log-level warn --rules /.boxsh/rules.json --forward-fd 4 ", out.Stdout)
+	assert.Equal(t, "0\n/.boxsh/boxsh-init --workers 4 --shell /bin/sh --log-level warn --rules /.boxsh/rules.json ", out.Stdout, "the options of protocol 1 (the forwarding socket is named in the front's hello)")
 
 	read := s.call("read", map[string]any{"path": "/tmp/shared"}).toolResult(t)
 	assert.False(t, read.IsError, read.text())

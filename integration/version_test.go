@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -24,43 +25,62 @@ func frontBuild(t *testing.T) string {
 	return build
 }
 
-// TestOtherBuildOfInitRefused checks that boxsh refuses a boxsh-init of
-// another build, found at $BOXSH_INIT (boxsh alone in its directory, no
-// boxsh-init on PATH), at start: with one error naming both builds, and
-// an exit status that is not 0, while its client still waits, not at the
-// first call or never.
-func TestOtherBuildOfInitRefused(t *testing.T) {
-	ctx := testContext(t)
-	dir := t.TempDir()
-	frontDir := filepath.Join(dir, "front")
-	require.NoError(t, os.Mkdir(frontDir, 0o755))
-	exe, err := os.ReadFile(boxshPath())
-	require.NoError(t, err)
-	front := filepath.Join(frontDir, "boxsh")
-	require.NoError(t, os.WriteFile(front, exe, 0o755))
-
+// buildInit builds the program of package pkg (a path from the module's
+// root) statically into dir as boxsh-init, with ldflags, and returns its
+// path.
+func buildInit(t *testing.T, ctx context.Context, dir, pkg, ldflags string) string {
+	t.Helper()
 	root, err := moduleRoot()
 	require.NoError(t, err)
-	initDir := filepath.Join(dir, "init")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-X main.version=other-build", "-o", initDir+string(filepath.Separator), "./cmd/boxsh-init")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, "boxsh-init")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", path, pkg)
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	initPath := filepath.Join(initDir, "boxsh-init")
+	return path
+}
 
-	want := "boxsh-init at " + initPath + " is build other-build (protocol 1); this boxsh is build " + frontBuild(t) + " (protocol 1): install them together"
-	for _, mode := range []struct {
-		name string
-		args []string
-	}{{"plain", nil}, {"sandbox", []string{"--sandbox"}}} {
+// copyFront copies the boxsh under test into dir and returns its path.
+func copyFront(t *testing.T, dir string) string {
+	t.Helper()
+	exe, err := os.ReadFile(boxshPath())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	front := filepath.Join(dir, "boxsh")
+	require.NoError(t, os.WriteFile(front, exe, 0o755))
+	return front
+}
+
+// refusalModes are the ways boxsh starts a boxsh-init that serves calls:
+// plain and in a sandbox, on stdio and over HTTP.
+var refusalModes = []struct {
+	name    string
+	args    []string
+	sandbox bool
+	// stdio modes get an initialize, sent while boxsh-init starts.
+	stdio bool
+}{
+	{"plain", []string{"--rpc"}, false, true},
+	{"sandbox", []string{"--rpc", "--sandbox"}, true, true},
+	{"http", []string{"--rpc", "--listen", "127.0.0.1:0", "--no-auth"}, false, false},
+	{"http-sandbox", []string{"--rpc", "--sandbox", "--listen", "127.0.0.1:0", "--no-auth"}, true, false},
+}
+
+// assertRefusedAtStart runs front in each of refusalModes with env and
+// checks that it ends by itself, while its client still waits, with a
+// status that is not 0 and one error, said once, that contains want.
+func assertRefusedAtStart(t *testing.T, ctx context.Context, front string, env []string, want string) {
+	t.Helper()
+	for _, mode := range refusalModes {
 		t.Run(mode.name, func(t *testing.T) {
-			if mode.args != nil {
+			if mode.sandbox {
 				requireRootless(t)
 			}
-			cmd := exec.CommandContext(ctx, front, append([]string{"--rpc"}, mode.args...)...)
+			cmd := exec.CommandContext(ctx, front, mode.args...)
 			cmd.Dir = t.TempDir()
-			cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin", "BOXSH_INIT="+initPath)
+			cmd.Env = append(os.Environ(), env...)
 			stdin, err := cmd.StdinPipe()
 			require.NoError(t, err)
 			defer stdin.Close() // open until boxsh has exited: the refusal ends the session
@@ -68,7 +88,9 @@ func TestOtherBuildOfInitRefused(t *testing.T) {
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			cmd.WaitDelay = 5 * time.Second
 			require.NoError(t, cmd.Start())
-			_, _ = io.WriteString(stdin, string(requestJSON(1, "initialize", map[string]any{"protocolVersion": "2025-06-18"}))+"\n")
+			if mode.stdio {
+				_, _ = io.WriteString(stdin, string(requestJSON(1, "initialize", map[string]any{"protocolVersion": "2025-06-18"}))+"\n")
+			}
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
 			select {
@@ -83,7 +105,38 @@ func TestOtherBuildOfInitRefused(t *testing.T) {
 			assert.NotZero(t, exitErr.ExitCode())
 			assert.Contains(t, stderr.String(), want)
 			assert.Equal(t, 1, strings.Count(stderr.String(), "install them together"), "one error, said once:\n%s", stderr.String())
+			assert.NotContains(t, stderr.String(), "boxsh-init is gone", "a refusal, not a death:\n%s", stderr.String())
 		})
 	}
+}
+
+// TestOtherBuildOfInitRefused checks that boxsh refuses a boxsh-init of
+// another build, found at $BOXSH_INIT (boxsh alone in its directory, no
+// boxsh-init on PATH), at start: with one error naming both builds, and
+// an exit status that is not 0, while its client still waits, not at the
+// first call or never.
+func TestOtherBuildOfInitRefused(t *testing.T) {
+	ctx := testContext(t)
+	dir := t.TempDir()
+	front := copyFront(t, filepath.Join(dir, "front"))
+	initPath := buildInit(t, ctx, filepath.Join(dir, "init"), "./cmd/boxsh-init", "-X main.version=other-build")
+	want := "boxsh-init at " + initPath + " is build other-build (protocol 1); this boxsh is build " + frontBuild(t) + " (protocol 1): install them together"
+	assertRefusedAtStart(t, ctx, front, []string{"PATH=/usr/bin:/bin", "BOXSH_INIT=" + initPath}, want)
+	require.NoError(t, ctx.Err())
+}
+
+// TestOlderInitRefused checks that boxsh refuses a boxsh-init of an older
+// build beside it, one that knows only the options boxsh-init had when
+// the hello came in and exits with its usage on any other (the stand-in
+// in testdata/olderinit), the same way: at start, with one error naming
+// both builds. Whatever option this build adds must not reach such a
+// boxsh-init before its hello has.
+func TestOlderInitRefused(t *testing.T) {
+	ctx := testContext(t)
+	dir := t.TempDir()
+	front := copyFront(t, dir)
+	initPath := buildInit(t, ctx, dir, "./integration/testdata/olderinit", "-X main.build=older-build")
+	want := "boxsh-init at " + initPath + " is build older-build (protocol 1); this boxsh is build " + frontBuild(t) + " (protocol 1): install them together"
+	assertRefusedAtStart(t, ctx, front, []string{"PATH=/usr/bin:/bin", "BOXSH_INIT="}, want)
 	require.NoError(t, ctx.Err())
 }

@@ -110,8 +110,9 @@ type Instance struct {
 	started time.Time
 	cgroup  string
 	// fwd is the front's side of the forwarding socket (see
-	// Supervisor.Expose).
+	// Supervisor.Expose), whose descriptor in boxsh-init setup names.
 	fwd     *yamux.Session
+	setup   frame.Setup
 	kill    func()
 	waitErr error
 	exited  chan struct{}
@@ -124,9 +125,10 @@ type Instance struct {
 
 // Start starts boxsh-init with one end of a socket pair as its frame
 // socket (frame.ChannelFD), and the Client that talks to it: its first
-// frame is the front's hello (build cfg.Version), and boxsh-init's must be
-// the same, or the Client ends with a *frame.MismatchError naming both
-// builds (see Supervisor.Failed).
+// frame is the front's hello (build cfg.Version, with the frame.Setup of
+// the descriptors boxsh-init's command line does not name), and
+// boxsh-init's must be the same, or the Client ends with a
+// *frame.MismatchError naming both builds (see Supervisor.Failed).
 func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	var in *Instance
 	var err error
@@ -138,7 +140,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Client = frame.NewClient(in.conn, frame.ClientConfig{Hello: frame.NewHello(cfg.Version), InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log,
+	in.Client = frame.NewClient(in.conn, frame.ClientConfig{Hello: frame.NewHello(cfg.Version), Setup: in.setup, InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log,
 		WriteCall: largecall.WriteCall})
 	return in, nil
 }
@@ -182,7 +184,7 @@ func startProcess(cfg Config) (*Instance, error) {
 	}
 	in, err := newInstance(front, fwdFront, func() { _ = cmd.Process.Kill() }, cmd.Wait, nil)
 	if in != nil {
-		in.pid = cmd.Process.Pid
+		in.pid, in.setup = cmd.Process.Pid, o.Setup()
 	}
 	return in, err
 }

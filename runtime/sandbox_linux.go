@@ -62,7 +62,7 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	in, err := newInstance(front, fwdFront, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
 	if in != nil {
 		in.protectionLost = ct.ProtectionLost
-		in.pid, in.cgroup = ct.Pid(), ct.CgroupDir()
+		in.pid, in.cgroup, in.setup = ct.Pid(), ct.CgroupDir(), ct.InitSetup()
 	}
 	return in, err
 }

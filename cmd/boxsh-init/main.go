@@ -68,11 +68,9 @@ func run() int {
 			log.Warn("no network proxy", "error", err)
 		}
 	}
-	if o.ForwardFD > 0 {
-		if err := serveForward(ctx, o.ForwardFD); err != nil {
-			log.Warn("no port forwarding", "error", err)
-		}
-	}
+	// The forwarding socket waits, open, for the front's hello to name it
+	// (see frame.Setup): no program started meanwhile may get it.
+	proc.CloseInheritedOnExec()
 	f := os.NewFile(uintptr(o.FD), "frames")
 	conn, err := net.FileConn(f)
 	f.Close()
@@ -104,7 +102,7 @@ func run() int {
 	}
 	a, err := agent.New(agent.Config{Build: version, Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
 		Limits: proc.Limits{Data: o.Memory, Procs: o.Pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer,
-		Activity: idle.NewTrimmer()})
+		Activity: idle.NewTrimmer(), Setup: func(s frame.Setup) { setUp(ctx, s, log) }})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1
@@ -140,6 +138,16 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// setUp applies what the front's hello tells besides the hello: it serves
+// the forwarding socket of exposed ports.
+func setUp(ctx context.Context, s frame.Setup, log hclog.Logger) {
+	if s.ForwardFD > 0 {
+		if err := serveForward(ctx, s.ForwardFD); err != nil {
+			log.Warn("no port forwarding", "error", err)
+		}
+	}
 }
 
 // runLimited is boxsh-init --limits SPEC -- COMMAND ARGS...: it sets the

@@ -104,6 +104,8 @@ type Container struct {
 	log   hclog.Logger
 	// stopProxy stops the network proxy of an allowlist sandbox.
 	stopProxy func()
+	// setup is what the front's hello tells boxsh-init (see InitSetup).
+	setup frame.Setup
 
 	exited  chan struct{}
 	state   *os.ProcessState
@@ -210,6 +212,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		return nil, err
 	}
 	spec := pl.Spec
+	ct.setup = pl.Setup
 	// The protected paths are listed before their placeholders are made,
 	// for the reaper to remove them should the front die.
 	if err := writeJSON(filepath.Join(dir, protectName), pl.Protect); err != nil {
@@ -413,6 +416,11 @@ func (ct *Container) stopForLostProtection(path string) {
 // Console is the master side of the sandbox's terminal (with
 // ContainerConfig.Terminal), else nil.
 func (ct *Container) Console() *os.File { return ct.console }
+
+// InitSetup is what the front's hello tells the boxsh-init the container
+// serves calls with, besides the hello: the descriptors it was given that
+// its command line does not name (see frame.Setup).
+func (ct *Container) InitSetup() frame.Setup { return ct.setup }
 
 // Exited is closed when the sandbox's first process has exited.
 func (ct *Container) Exited() <-chan struct{} { return ct.exited }

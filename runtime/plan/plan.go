@@ -199,6 +199,10 @@ type Plan struct {
 	SeccompFlags      []specs.LinuxSeccompFlag
 	ParentDeathSignal string
 	NoDeviceRules     bool
+	// Setup is what the front's hello tells boxsh-init serving calls
+	// besides the hello (see frame.Setup): its options that are not on
+	// its command line.
+	Setup frame.Setup
 	// InitLoadsSeccomp tells that the first process is boxsh-init, which
 	// can load the seccomp program the front compiled as its first act
 	// instead of the runtime's init compiling the filter
@@ -342,6 +346,9 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 	if cfg.Forward && cfg.Target == TargetStart {
 		o.ForwardFD = 3 + len(p.Descriptors)
 		p.Descriptors = append(p.Descriptors, Descriptor{o.ForwardFD, ForwardDescriptor})
+	}
+	if cfg.Mode == ModeServe {
+		p.Setup = o.Setup()
 	}
 	for _, d := range p.Descriptors {
 		ann[FDAnnotation+strconv.Itoa(d.FD)] = d.Name
