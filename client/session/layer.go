@@ -22,8 +22,9 @@ import (
 const LayerManifest = ManifestFile
 
 // SaveLayer copies the session's changes (DST) to layer, which must not
-// exist, and its manifest to LayerManifest beside layer. Nothing may
-// write to DST meanwhile: the caller pauses the sandbox on it.
+// exist, and its manifest to LayerManifest beside layer. The caller
+// pauses the sandbox on DST; should a write reach DST all the same, the
+// copy is made again or fails with ErrLayerChanged (see CopyLayer).
 func (s *Session) SaveLayer(layer string) error {
 	if err := CopyLayer(s.info.Dst, layer); err != nil {
 		return err
@@ -50,19 +51,36 @@ func (s *Session) Reset(layer string) error {
 	return copyFile(filepath.Join(filepath.Dir(layer), LayerManifest), filepath.Join(s.dir, ManifestFile))
 }
 
+// ErrLayerChanged is the error of a copy of a layer that changed while
+// it was copied: the copy would hold no state the layer ever had.
+var ErrLayerChanged = errors.New("the layer changed while it was copied")
+
+// copyAttempts is how many times CopyLayer copies a layer that changes
+// during the copy before it gives up.
+const copyAttempts = 3
+
 // CopyLayer copies src, an overlay's upper directory, to dst, which must
 // not exist: files (cloned where the file system can), directories,
 // symbolic links, hard links between its files, whiteouts, fifos, modes,
 // times and the user.* extended attributes (the overlay's among them).
+// The copy never leaves src, whatever its writer renames or links
+// meanwhile; a copy during which src changed is made again, and after
+// copyAttempts the error is ErrLayerChanged.
 func CopyLayer(src, dst string) error {
 	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("copy layer: %s exists", dst)
 	}
-	if err := copyTree(src, dst, false); err != nil {
+	var err error
+	for range copyAttempts {
+		if err = copyTree(src, dst, false); err == nil {
+			return nil
+		}
 		_ = removeAll(dst)
-		return fmt.Errorf("copy layer %s: %w", src, err)
+		if !errors.Is(err, ErrLayerChanged) {
+			break
+		}
 	}
-	return nil
+	return fmt.Errorf("copy layer %s: %w", src, err)
 }
 
 // copyFile copies the regular file src to dst (mode 0600), atomically.

@@ -1,12 +1,13 @@
 package session
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -16,117 +17,113 @@ import (
 // copyTree copies the upper directory src to dst (into: dst exists, and
 // src's entries are copied into it). The root of dst is the caller's own
 // (mode 0700); its extended attributes are copied.
+//
+// Every entry of src is opened relative to the descriptor of its parent,
+// never following a symbolic link, so the copy stays inside src whatever
+// renames and links src's writer makes meanwhile. An entry that changes
+// while it is copied (replaced, written, its directory's entries changed)
+// fails the copy with ErrLayerChanged.
 func copyTree(src, dst string, into bool) error {
 	if !into {
 		if err := os.Mkdir(dst, 0o700); err != nil {
 			return err
 		}
 	}
-	c := &treeCopy{links: map[uint64]string{}}
-	if err := c.xattrs(src, dst); err != nil {
-		return err
-	}
-	return c.dir(src, dst)
-}
-
-// treeCopy is one copyTree: links maps the inodes of src's files with
-// several names to their first copy.
-type treeCopy struct {
-	links map[uint64]string
-}
-
-// dir copies the entries of directory src into directory dst.
-func (c *treeCopy) dir(src, dst string) error {
-	names, restore, err := readLockedNames(src)
+	sfd, err := openDir(unix.AT_FDCWD, src)
 	if err != nil {
 		return err
 	}
-	defer restore()
-	for _, name := range names {
-		if err := c.entry(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
+	defer unix.Close(sfd)
+	dfd, err := openDir(unix.AT_FDCWD, dst)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	c := &treeCopy{src: src, dst: dst, dstRoot: dfd, links: map[uint64]string{}}
+	var before unix.Stat_t
+	if err := unix.Fstat(sfd, &before); err != nil {
+		return fmt.Errorf("stat %s: %w", src, err)
+	}
+	if err := c.xattrs(sfd, dfd, "."); err != nil {
+		return err
+	}
+	if err := c.dir(sfd, dfd, "."); err != nil {
+		return err
+	}
+	return c.unchanged(sfd, &before, ".")
+}
+
+// treeCopy is one copyTree: links maps the inodes of src's files with
+// several names to their first copy (a path under dstRoot).
+type treeCopy struct {
+	src, dst string
+	dstRoot  int
+	links    map[uint64]string
+}
+
+// openDir opens the directory name of directory dir, not following a
+// link.
+func openDir(dir int, name string) (int, error) {
+	return unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// srcPath is the path of src's entry rel, for messages.
+func (c *treeCopy) srcPath(rel string) string { return filepath.Join(c.src, rel) }
+
+// changed is the error of src's entry rel having changed, for what.
+func (c *treeCopy) changed(rel, what string) error {
+	return fmt.Errorf("%s: %s: %w", c.srcPath(rel), what, ErrLayerChanged)
+}
+
+// dir copies the entries of the source directory sfd (src's rel) into
+// the directory dfd.
+func (c *treeCopy) dir(sfd, dfd int, rel string) error {
+	ents, err := readDirents(sfd)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", c.srcPath(rel), err)
+	}
+	for _, e := range ents {
+		if err := c.entry(sfd, dfd, filepath.Join(rel, e.name), e); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readLockedNames lists directory path, which the sandbox may have made
-// unreadable (mode 0): its owner's bits are then lent until restore.
-func readLockedNames(path string) (names []string, restore func(), err error) {
-	restore = func() {}
-	names, err = readNames(path)
-	if errors.Is(err, fs.ErrPermission) {
-		lent, lerr := lendOwnerBits(path, 0o500)
-		if lerr != nil {
-			return nil, restore, err
-		}
-		names, err = readNames(path)
-		if err != nil {
-			lent()
-			return nil, restore, err
-		}
-		restore = lent
-	}
-	return names, restore, err
-}
-
-// lendOwnerBits adds bits to path's owner permissions, and returns what
-// takes them back.
-func lendOwnerBits(path string, bits fs.FileMode) (func(), error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	mode := fi.Mode()
-	if err := os.Chmod(path, mode.Perm()|bits|mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
-		return nil, err
-	}
-	return func() { _ = os.Chmod(path, mode.Perm()|mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)) }, nil
-}
-
-// entry copies the entry src to dst.
-func (c *treeCopy) entry(src, dst string) error {
+// entry copies the entry e of the source directory sfd, src's rel, to
+// the directory dfd.
+func (c *treeCopy) entry(sfd, dfd int, rel string, e dirent) error {
 	var st unix.Stat_t
-	if err := unix.Lstat(src, &st); err != nil {
-		return fmt.Errorf("stat %s: %w", src, err)
+	if err := unix.Fstatat(sfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return c.changed(rel, "removed")
+		}
+		return fmt.Errorf("stat %s: %w", c.srcPath(rel), err)
+	}
+	if st.Ino != e.ino || (e.typ != unix.DT_UNKNOWN && e.typ != dtype(st.Mode)) {
+		return c.changed(rel, "replaced")
 	}
 	perm := uint32(st.Mode) & 0o7777
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		if err := os.Mkdir(dst, 0o700); err != nil {
+		if err := c.subdir(sfd, dfd, rel, e.name, &st); err != nil {
 			return err
-		}
-		if err := c.xattrs(src, dst); err != nil {
-			return err
-		}
-		if err := c.dir(src, dst); err != nil {
-			return err
-		}
-		if err := unix.Chmod(dst, perm); err != nil {
-			return fmt.Errorf("chmod %s: %w", dst, err)
 		}
 	case unix.S_IFREG:
 		if first, ok := c.links[st.Ino]; ok {
-			return os.Link(first, dst)
+			if err := unix.Linkat(c.dstRoot, first, dfd, e.name, 0); err != nil {
+				return fmt.Errorf("link %s: %w", filepath.Join(c.dst, rel), err)
+			}
+			return nil
 		}
-		if err := copyData(src, dst); err != nil {
+		if err := c.file(sfd, dfd, rel, e.name, &st); err != nil {
 			return err
-		}
-		if err := c.xattrs(src, dst); err != nil {
-			return err
-		}
-		if err := unix.Chmod(dst, perm); err != nil {
-			return fmt.Errorf("chmod %s: %w", dst, err)
 		}
 		if st.Nlink > 1 {
-			c.links[st.Ino] = dst
+			c.links[st.Ino] = rel
 		}
 	case unix.S_IFLNK:
-		target, err := os.Readlink(src)
-		if err != nil {
-			return err
-		}
-		if err := os.Symlink(target, dst); err != nil {
+		if err := c.symlink(sfd, dfd, rel, e.name, &st); err != nil {
 			return err
 		}
 	case unix.S_IFCHR:
@@ -134,113 +131,356 @@ func (c *treeCopy) entry(src, dst string) error {
 		// unprivileged user may make (Linux 5.8). No other device can
 		// be in a rootless sandbox's upper directory.
 		if st.Rdev != 0 {
-			return fmt.Errorf("%s: a device (%d:%d) that is no whiteout", src, unix.Major(st.Rdev), unix.Minor(st.Rdev))
+			return fmt.Errorf("%s: a device (%d:%d) that is no whiteout", c.srcPath(rel), unix.Major(st.Rdev), unix.Minor(st.Rdev))
 		}
-		if err := unix.Mknod(dst, unix.S_IFCHR|perm, 0); err != nil {
-			return fmt.Errorf("whiteout %s: %w", dst, err)
+		if err := unix.Mknodat(dfd, e.name, unix.S_IFCHR|perm, 0); err != nil {
+			return fmt.Errorf("whiteout %s: %w", filepath.Join(c.dst, rel), err)
 		}
 	case unix.S_IFIFO, unix.S_IFSOCK:
-		if err := unix.Mknod(dst, st.Mode&unix.S_IFMT|perm, 0); err != nil {
-			return fmt.Errorf("mknod %s: %w", dst, err)
+		if err := unix.Mknodat(dfd, e.name, st.Mode&unix.S_IFMT|perm, 0); err != nil {
+			return fmt.Errorf("mknod %s: %w", filepath.Join(c.dst, rel), err)
 		}
 	default:
-		return fmt.Errorf("%s: a device that is no whiteout", src)
+		return fmt.Errorf("%s: a device that is no whiteout", c.srcPath(rel))
 	}
 	ts := []unix.Timespec{st.Atim, st.Mtim}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, dst, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return fmt.Errorf("times of %s: %w", dst, err)
+	if err := unix.UtimesNanoAt(dfd, e.name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("times of %s: %w", filepath.Join(c.dst, rel), err)
 	}
 	return nil
 }
 
-// copyData copies the regular file src to the new file dst: a clone
-// (reflink) where the file system shares blocks, else a copy.
-func copyData(src, dst string) error {
-	in, err := os.Open(src)
-	if errors.Is(err, fs.ErrPermission) {
-		restore, lerr := lendOwnerBits(src, 0o400)
-		if lerr != nil {
-			return err
-		}
-		defer restore()
-		in, err = os.Open(src)
-	}
+// subdir copies the directory name of sfd (src's rel, stat st) to a new
+// directory of dfd.
+func (c *treeCopy) subdir(sfd, dfd int, rel, name string, st *unix.Stat_t) error {
+	in, restore, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_DIRECTORY, 0o500)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	defer restore()
+	defer unix.Close(in)
+	var before unix.Stat_t
+	if err := unix.Fstat(in, &before); err != nil {
+		return fmt.Errorf("stat %s: %w", c.srcPath(rel), err)
+	}
+	if err := unix.Mkdirat(dfd, name, 0o700); err != nil {
+		return fmt.Errorf("mkdir %s: %w", filepath.Join(c.dst, rel), err)
+	}
+	out, err := openDir(dfd, name)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", filepath.Join(c.dst, rel), err)
+	}
+	defer unix.Close(out)
+	if err := c.xattrs(in, out, rel); err != nil {
+		return err
+	}
+	if err := c.dir(in, out, rel); err != nil {
+		return err
+	}
+	if err := c.unchanged(in, &before, rel); err != nil {
+		return err
+	}
+	if err := unix.Fchmod(out, uint32(st.Mode)&0o7777); err != nil {
+		return fmt.Errorf("chmod %s: %w", filepath.Join(c.dst, rel), err)
+	}
+	return nil
+}
+
+// file copies the regular file name of sfd (src's rel, stat st) to a new
+// file of dfd: a clone (reflink) where the file system shares blocks,
+// else a copy.
+func (c *treeCopy) file(sfd, dfd int, rel, name string, st *unix.Stat_t) error {
+	in, restore, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_NONBLOCK, 0o400)
 	if err != nil {
 		return err
 	}
-	if unix.IoctlFileClone(int(out.Fd()), int(in.Fd())) != nil {
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return fmt.Errorf("copy %s: %w", src, err)
+	defer restore()
+	defer unix.Close(in)
+	var before unix.Stat_t
+	if err := unix.Fstat(in, &before); err != nil {
+		return fmt.Errorf("stat %s: %w", c.srcPath(rel), err)
+	}
+	dstPath := filepath.Join(c.dst, rel)
+	ofd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", dstPath, err)
+	}
+	out := os.NewFile(uintptr(ofd), dstPath)
+	defer out.Close()
+	if unix.IoctlFileClone(ofd, in) != nil {
+		// A file of the sandbox's own descriptor: os.File would take it.
+		if _, err := io.Copy(out, fdReader(in)); err != nil {
+			return fmt.Errorf("copy %s: %w", c.srcPath(rel), err)
 		}
+	}
+	if err := c.xattrs(in, ofd, rel); err != nil {
+		return err
+	}
+	if err := c.unchanged(in, &before, rel); err != nil {
+		return err
+	}
+	if err := unix.Fchmod(ofd, uint32(st.Mode)&0o7777); err != nil {
+		return fmt.Errorf("chmod %s: %w", dstPath, err)
 	}
 	return out.Close()
 }
 
-// xattrs copies the user.* and trusted.* extended attributes of src to
-// dst (trusted.* where the caller may set them). Symbolic links and
-// devices have none of the user's.
-func (c *treeCopy) xattrs(src, dst string) error {
-	names, err := listXattrs(src)
+// symlink copies the symbolic link name of sfd (src's rel, stat st) to
+// dfd.
+func (c *treeCopy) symlink(sfd, dfd int, rel, name string, st *unix.Stat_t) error {
+	buf := make([]byte, st.Size+1)
+	n, err := unix.Readlinkat(sfd, name, buf)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
+		return c.changed(rel, "replaced")
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("readlink %s: %w", c.srcPath(rel), err)
+	}
+	var after unix.Stat_t
+	if err := unix.Fstatat(sfd, name, &after, unix.AT_SYMLINK_NOFOLLOW); err != nil || after.Ino != st.Ino || n != int(st.Size) {
+		return c.changed(rel, "replaced")
+	}
+	if err := unix.Symlinkat(string(buf[:n]), dfd, name); err != nil {
+		return fmt.Errorf("symlink %s: %w", filepath.Join(c.dst, rel), err)
+	}
+	return nil
+}
+
+// open opens the entry name of sfd (src's rel), which must be the inode
+// of st, with flags, not following a link. An entry whose mode refuses
+// the caller (a sandbox may close its own files and directories) is
+// lent bits of its owner's permissions until restore.
+func (c *treeCopy) open(sfd int, rel, name string, st *unix.Stat_t, flags int, bits uint32) (fd int, restore func(), err error) {
+	restore = func() {}
+	flags |= unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err = unix.Openat(sfd, name, flags, 0)
+	if errors.Is(err, unix.EACCES) {
+		lent, lerr := c.lend(sfd, rel, name, st, bits)
+		if lerr != nil {
+			return -1, restore, lerr
+		}
+		fd, err = unix.Openat(sfd, name, flags, 0)
+		if err != nil {
+			lent()
+		} else {
+			restore = lent
+		}
+	}
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		return -1, restore, c.changed(rel, "replaced")
+	}
+	if err != nil {
+		return -1, restore, fmt.Errorf("open %s: %w", c.srcPath(rel), err)
+	}
+	var got unix.Stat_t
+	if err := unix.Fstat(fd, &got); err != nil || got.Ino != st.Ino || got.Dev != st.Dev || got.Mode&unix.S_IFMT != st.Mode&unix.S_IFMT {
+		unix.Close(fd)
+		restore()
+		return -1, func() {}, c.changed(rel, "replaced")
+	}
+	return fd, restore, nil
+}
+
+// lend adds bits to the owner permissions of the entry name of sfd,
+// which must be the inode of st, and returns what takes them back. The
+// entry is held by a descriptor of its own (O_PATH), so that neither
+// change can reach another file.
+func (c *treeCopy) lend(sfd int, rel, name string, st *unix.Stat_t, bits uint32) (func(), error) {
+	pfd, err := unix.Openat(sfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, c.changed(rel, "replaced")
+	}
+	var got unix.Stat_t
+	if err := unix.Fstat(pfd, &got); err != nil || got.Ino != st.Ino || got.Dev != st.Dev || got.Mode&unix.S_IFMT != st.Mode&unix.S_IFMT {
+		unix.Close(pfd)
+		return nil, c.changed(rel, "replaced")
+	}
+	mode := got.Mode & 0o7777
+	if err := chmodFD(pfd, mode|bits); err != nil {
+		unix.Close(pfd)
+		return nil, fmt.Errorf("open %s: %w", c.srcPath(rel), err)
+	}
+	return func() {
+		_ = chmodFD(pfd, mode)
+		unix.Close(pfd)
+	}, nil
+}
+
+// chmodFD changes the mode of the file of descriptor fd (O_PATH too).
+func chmodFD(fd int, mode uint32) error {
+	err := unix.Fchmodat(fd, "", mode, unix.AT_EMPTY_PATH)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// Before fchmodat2 (Linux 6.6): the descriptor's own file, as
+		// procfs names it.
+		err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode)
+	}
+	return err
+}
+
+// unchanged checks that the source file fd (src's rel) is as before
+// was: its change time moves with every write, rename of its entries,
+// change of mode or attribute.
+func (c *treeCopy) unchanged(fd int, before *unix.Stat_t, rel string) error {
+	var after unix.Stat_t
+	if err := unix.Fstat(fd, &after); err != nil {
+		return fmt.Errorf("stat %s: %w", c.srcPath(rel), err)
+	}
+	if after.Ctim != before.Ctim || after.Mtim != before.Mtim || after.Size != before.Size || after.Nlink != before.Nlink {
+		return c.changed(rel, "written")
+	}
+	return nil
+}
+
+// xattrs copies the user.* and trusted.* extended attributes of the
+// source file in (src's rel) to the file out (trusted.* where the
+// caller may set them).
+func (c *treeCopy) xattrs(in, out int, rel string) error {
+	names, err := listXattrs(in)
+	if err != nil {
+		return fmt.Errorf("attributes of %s: %w", c.srcPath(rel), err)
 	}
 	for _, name := range names {
 		if !strings.HasPrefix(name, "user.") && !strings.HasPrefix(name, "trusted.") {
 			continue
 		}
-		val, err := getXattr(src, name)
+		val, err := getXattr(in, name)
 		if err != nil {
-			return fmt.Errorf("attribute %s of %s: %w", name, src, err)
+			return fmt.Errorf("attribute %s of %s: %w", name, c.srcPath(rel), err)
 		}
-		if err := unix.Lsetxattr(dst, name, val, 0); err != nil {
+		if err := unix.Fsetxattr(out, name, val, 0); err != nil {
 			if strings.HasPrefix(name, "trusted.") && errors.Is(err, syscall.EPERM) {
 				continue
 			}
-			return fmt.Errorf("attribute %s of %s: %w", name, dst, err)
+			return fmt.Errorf("attribute %s of %s: %w", name, filepath.Join(c.dst, rel), err)
 		}
 	}
 	return nil
 }
 
-// listXattrs lists the extended attributes of path (not followed).
-func listXattrs(path string) ([]string, error) {
-	size, err := unix.Llistxattr(path, nil)
-	if errors.Is(err, unix.ENOTSUP) {
-		return nil, nil
-	}
-	if err != nil || size == 0 {
-		return nil, err
-	}
-	buf := make([]byte, size)
-	n, err := unix.Llistxattr(path, buf)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, s := range strings.Split(string(buf[:n]), "\x00") {
-		if s != "" {
-			names = append(names, s)
+// listXattrs lists the extended attributes of the file fd.
+func listXattrs(fd int) ([]string, error) {
+	for {
+		size, err := unix.Flistxattr(fd, nil)
+		if errors.Is(err, unix.ENOTSUP) {
+			return nil, nil
 		}
+		if err != nil || size == 0 {
+			return nil, err
+		}
+		buf := make([]byte, size)
+		n, err := unix.Flistxattr(fd, buf)
+		if errors.Is(err, unix.ERANGE) {
+			continue // grown meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, s := range strings.Split(string(buf[:n]), "\x00") {
+			if s != "" {
+				names = append(names, s)
+			}
+		}
+		return names, nil
 	}
-	return names, nil
 }
 
-// getXattr is the value of path's attribute name.
-func getXattr(path, name string) ([]byte, error) {
-	size, err := unix.Lgetxattr(path, name, nil)
-	if err != nil {
-		return nil, err
+// getXattr is the value of the attribute name of the file fd.
+func getXattr(fd int, name string) ([]byte, error) {
+	for {
+		size, err := unix.Fgetxattr(fd, name, nil)
+		if err != nil {
+			return nil, err
+		}
+		buf := make([]byte, size)
+		n, err := unix.Fgetxattr(fd, name, buf)
+		if errors.Is(err, unix.ERANGE) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
 	}
-	buf := make([]byte, size)
-	n, err := unix.Lgetxattr(path, name, buf)
-	if err != nil {
-		return nil, err
+}
+
+// dirent is an entry of a directory as the directory lists it.
+type dirent struct {
+	name string
+	ino  uint64
+	typ  uint8
+}
+
+// readDirents lists the entries of the directory fd (but . and ..),
+// from its start.
+func readDirents(fd int) ([]dirent, error) {
+	var ents []dirent
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return ents, nil
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			// struct linux_dirent64: ino, off, reclen, type, name.
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, errors.New("a malformed directory entry")
+			}
+			name := b[19:reclen]
+			if i := strings.IndexByte(string(name), 0); i >= 0 {
+				name = name[:i]
+			}
+			if s := string(name); s != "." && s != ".." {
+				ents = append(ents, dirent{name: s, ino: binary.NativeEndian.Uint64(b[0:8]), typ: b[18]})
+			}
+			b = b[reclen:]
+		}
 	}
-	return buf[:n], nil
+}
+
+// dtype is the directory entry type of file mode m.
+func dtype(m uint32) uint8 {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFREG:
+		return unix.DT_REG
+	case unix.S_IFLNK:
+		return unix.DT_LNK
+	case unix.S_IFCHR:
+		return unix.DT_CHR
+	case unix.S_IFBLK:
+		return unix.DT_BLK
+	case unix.S_IFIFO:
+		return unix.DT_FIFO
+	case unix.S_IFSOCK:
+		return unix.DT_SOCK
+	}
+	return unix.DT_UNKNOWN
+}
+
+// fdReader reads the descriptor fd, which stays the caller's.
+type fdReader int
+
+func (r fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(r), p)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
 }

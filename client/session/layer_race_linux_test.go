@@ -1,0 +1,195 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// The copy of a layer never leaves it: while the copy runs, a directory
+// of the layer is renamed away again and again and a symbolic link to a
+// directory outside (the user's own, holding a secret) put in its place;
+// no copy ever holds a byte or a name of the outside directory, whether
+// the copy succeeds or fails.
+func TestCopyLayerStaysInsideDuringSymlinkSwap(t *testing.T) {
+	const secret = "SECRET-OUTSIDE-THE-LAYER"
+	base := t.TempDir()
+	outside := filepath.Join(base, "outside")
+	src := filepath.Join(base, "upper")
+	// The outside directory has the names of the layer's: a path looked
+	// up again through the link finds it.
+	inner, mirror := tree{}, tree{"secret.txt": secret + "\n"}
+	for _, d := range []string{"", "e/"} {
+		for _, f := range []string{"a", "b", "c", "f", "g"} {
+			inner["d/"+d+f+".txt"] = "inside\n"
+			mirror[d+f+".txt"] = secret + "\n"
+		}
+	}
+	mkTree(t, src, inner)
+	mkTree(t, outside, mirror)
+	require.NoError(t, os.Chmod(filepath.Join(src, "d", "a.txt"), 0))
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		swapDirWithLink(t, stop, filepath.Join(src, "d"), outside)
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		wg.Wait()
+	})
+
+	copies, torn, failed := 0, 0, 0
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); copies++ {
+		dst := filepath.Join(base, "copy")
+		err := copyTree(src, dst, false)
+		if errors.Is(err, ErrLayerChanged) {
+			torn++
+		} else if err != nil {
+			failed++
+			t.Logf("copy %d: %v", copies, err)
+		}
+		leaked := leakedFrom(t, dst, secret)
+		require.Empty(t, leaked, "copy %d holds the outside directory's entries (copy error: %v)", copies, err)
+		require.NoError(t, removeAll(dst))
+	}
+	t.Logf("%d copies: %d refused as changed during the copy, %d failed otherwise", copies, torn, failed)
+}
+
+// swapDirWithLink exchanges dir with a symbolic link to target, again
+// and again until stop is closed: dir is the link half of the time.
+func swapDirWithLink(t *testing.T, stop <-chan struct{}, dir, target string) {
+	link := dir + ".link"
+	require.NoError(t, os.Symlink(target, link))
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if err := unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
+			t.Errorf("exchange %s with a link: %v", dir, err)
+			return
+		}
+	}
+}
+
+// leakedFrom lists the entries of the copy dst whose name or content
+// comes from outside the layer.
+func leakedFrom(t *testing.T, dst, secret string) []string {
+	var leaked []string
+	_ = filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() {
+				_ = os.Chmod(p, 0o700)
+			}
+			return nil
+		}
+		name := d.Name()
+		if strings.HasPrefix(name, "secret") {
+			leaked = append(leaked, p)
+			return nil
+		}
+		if d.Type().IsRegular() {
+			_ = os.Chmod(p, 0o600)
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(secret)) {
+				leaked = append(leaked, p)
+			}
+		}
+		return nil
+	})
+	return leaked
+}
+
+// A copy of a file that is written meanwhile fails as changed rather
+// than mixes writes: a writer rewrites a file in place again and again,
+// a chunk at a time, each pass of one letter (the next letter than the
+// pass before), while it is copied again and again. A copy that
+// succeeds holds the file as it was at one instant: a prefix of whole
+// chunks of one pass's letter, the rest of the pass before's.
+func TestCopyLayerRefusesATornFile(t *testing.T) {
+	base := t.TempDir()
+	src := filepath.Join(base, "upper")
+	const size, chunk = 1 << 20, 64 << 10
+	mkTree(t, src, tree{"f": strings.Repeat("a", size)})
+	f, err := os.OpenFile(filepath.Join(src, "f"), os.O_WRONLY, 0)
+	require.NoError(t, err)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for pass := 1; ; pass++ {
+			buf := bytes.Repeat([]byte{byte('a' + pass%26)}, chunk)
+			for off := int64(0); off < size; off += chunk {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := f.WriteAt(buf, off); err != nil {
+					t.Errorf("write: %v", err)
+					return
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		wg.Wait()
+		f.Close()
+	})
+
+	copies, torn := 0, 0
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); copies++ {
+		dst := filepath.Join(base, "copy")
+		err := copyTree(src, dst, false)
+		if errors.Is(err, ErrLayerChanged) {
+			torn++
+		} else {
+			require.NoError(t, err)
+			b, err := os.ReadFile(filepath.Join(dst, "f"))
+			require.NoError(t, err)
+			require.Len(t, b, size)
+			require.True(t, anInstant(b, chunk), "copy %d holds no state the file had: %q", copies, letters(b))
+		}
+		require.NoError(t, removeAll(dst))
+	}
+	t.Logf("%d copies, %d refused as changed during the copy", copies, torn)
+}
+
+// anInstant tells whether b is a state of TestCopyLayerRefusesATornFile's
+// file: whole chunks of one letter, then the letter before.
+func anInstant(b []byte, chunk int) bool {
+	x := b[0]
+	n := len(b) - len(bytes.TrimLeft(b, string(x)))
+	if n == len(b) {
+		return true
+	}
+	y := b[n]
+	return n%chunk == 0 && (y-'a'+1)%26 == x-'a' && bytes.Count(b[n:], b[n:n+1]) == len(b)-n
+}
+
+// letters is b's runs of one letter, as letter and length.
+func letters(b []byte) string {
+	var s strings.Builder
+	for len(b) > 0 {
+		n := len(b) - len(bytes.TrimLeft(b, string(b[0])))
+		fmt.Fprintf(&s, "%c%d ", b[0], n)
+		b = b[n:]
+	}
+	return s.String()
+}
