@@ -462,8 +462,11 @@ func lost(err error) error {
 	return err
 }
 
-// Pause stops every process of the sandbox (host.Freeze) until resume
-// is called: its commands neither run nor write meanwhile, and calls
+// Pause stops every process of the sandbox until resume is called: with
+// the freezer of its cgroup where it has one of its own (a sandbox of
+// root, host.FreezeCgroup), else with signals (host.Freeze). Its
+// commands neither run nor write meanwhile but for what a signal its
+// processes arranged before the pause continues (see host.Freeze); calls
 // sent to it wait, as does any start of a new boxsh-init. Without a
 // running boxsh-init there is nothing to stop. A sandbox is required.
 func (s *Supervisor) Pause(timeout time.Duration) (resume func(), err error) {
@@ -474,7 +477,11 @@ func (s *Supervisor) Pause(timeout time.Duration) (resume func(), err error) {
 	if s.current == nil || s.current.pid == 0 {
 		return s.mu.Unlock, nil
 	}
-	thaw, err := host.Freeze(s.current.pid, timeout)
+	freeze := func() (func(), error) { return host.Freeze(s.current.pid, timeout) }
+	if s.current.cgroup != "" {
+		freeze = func() (func(), error) { return host.FreezeCgroup(s.current.cgroup, timeout) }
+	}
+	thaw, err := freeze()
 	if err != nil {
 		s.mu.Unlock()
 		return nil, err

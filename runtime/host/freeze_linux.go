@@ -1,8 +1,13 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -13,75 +18,209 @@ import (
 // Freeze stops process init and all its descendants (a sandbox: its
 // first process and what it started) with SIGSTOP, and returns what
 // continues them. A rootless sandbox has no cgroup to freeze (see
-// SandboxCgroup), so the processes are stopped one by one, parents
-// before their children: a stopped parent neither forks nor waits, so
-// no child appears unseen and no shell with job control sees a child
-// stop (and takes its terminal back). The tree is walked again until a
-// walk finds no process it had not stopped. Processes already stopped
-// (by a command's own kill -STOP) are left stopped at thaw. Thaw
-// continues them in the reverse order, children first.
+// SandboxCgroup and FreezeCgroup), so the processes are stopped one by
+// one, each walk of the tree stopping parents before their children: a
+// stopped parent neither forks nor waits, so no shell with job control
+// sees a child stop (and takes its terminal back).
 //
-// It fails, continuing what it stopped, when a process has not stopped
-// within timeout (one in an uninterruptible sleep, say).
+// A process not yet stopped may continue one already stopped (kill
+// -CONT), so the tree is walked again and again, stopping any process
+// that is not stopped, until a walk finds every thread of every process
+// stopped, sends no signal, and finds the same processes as the walk
+// before, none of which has run since (their threads' run times,
+// /proc/PID/task/TID/schedstat, are the same). Processes stopped before
+// Freeze (by a command's own kill -STOP) and not continued meanwhile are
+// left stopped at thaw. Thaw continues the others in the reverse order,
+// children first.
+//
+// What a process arranged before the pause, a timer whose signal is
+// SIGCONT say, can still continue it once Freeze has returned: only a
+// cgroup's freezer holds against that (FreezeCgroup).
+//
+// It fails, continuing what it stopped, when the tree has not stood
+// still within timeout (a process in an uninterruptible sleep, or
+// processes that keep continuing one another).
 func Freeze(init int, timeout time.Duration) (thaw func(), err error) {
 	deadline := time.Now().Add(timeout)
-	var stopped []int
+	var order []int
+	stopped := map[int]bool{}
 	thaw = func() {
-		for i := len(stopped) - 1; i >= 0; i-- {
-			_ = unix.Kill(stopped[i], unix.SIGCONT)
+		for i := len(order) - 1; i >= 0; i-- {
+			_ = unix.Kill(order[i], unix.SIGCONT)
 		}
 	}
-	seen := map[int]bool{}
-	for {
-		found := false
-		children := map[int][]int{}
-		for _, e := range proc.All() {
-			children[e.PPID] = append(children[e.PPID], e.PID)
-		}
-		queue := []int{init}
-		for len(queue) > 0 {
-			pid := queue[0]
-			queue = queue[1:]
-			if !seen[pid] {
-				seen[pid] = true
-				found = true
-				stop, err := stopOne(pid, deadline)
-				if stop {
-					stopped = append(stopped, pid)
-				}
-				if err != nil {
-					thaw()
-					return nil, err
-				}
+	var last map[int]uint64
+	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 5*time.Millisecond) {
+		walk, running, err := stopTree(init, func(pid int) {
+			if !stopped[pid] {
+				stopped[pid] = true
+				order = append(order, pid)
 			}
-			queue = append(queue, children[pid]...)
+		})
+		if err != nil {
+			thaw()
+			return nil, err
 		}
-		if !found {
+		if running == nil && sameRun(last, walk) {
 			return thaw, nil
+		}
+		if time.Now().After(deadline) {
+			thaw()
+			if running != nil {
+				return nil, fmt.Errorf("freeze: process %d did not stop (state %c) within %v", running.pid, running.state, timeout)
+			}
+			return nil, fmt.Errorf("freeze: the processes of the sandbox kept running (continuing one another) for %v", timeout)
+		}
+		last = walk
+		if running != nil {
+			time.Sleep(wait) // for the signals just sent to be taken
 		}
 	}
 }
 
-// stopOne stops process pid and waits until it has stopped (or is gone).
-// stop tells whether it was sent SIGSTOP (it was not stopped already).
-func stopOne(pid int, deadline time.Time) (stop bool, err error) {
-	e, ok := proc.StatOf(pid)
-	if !ok || e.State == 'T' || e.State == 't' || e.State == 'Z' || e.State == 'X' {
-		return false, nil
+// running is a process a walk found running.
+type running struct {
+	pid   int
+	state byte
+}
+
+// stopTree walks the tree of process init, parents before children, and
+// sends SIGSTOP to each process not stopped (calling stop with its pid).
+// It returns the run time of each process of the tree, and the first
+// process it found running (nil: none).
+func stopTree(init int, stop func(pid int)) (run map[int]uint64, first *running, err error) {
+	children := map[int][]int{}
+	for _, e := range proc.All() {
+		children[e.PPID] = append(children[e.PPID], e.PID)
 	}
-	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return false, nil
+	run = map[int]uint64{}
+	queue := []int{init}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		t, ok := taskStates(pid)
+		if !ok {
+			continue
 		}
-		return false, fmt.Errorf("freeze: stop process %d: %w", pid, err)
+		if !t.stopped {
+			if err := unix.Kill(pid, unix.SIGSTOP); err != nil && !errors.Is(err, unix.ESRCH) {
+				return nil, nil, fmt.Errorf("freeze: stop process %d: %w", pid, err)
+			}
+			stop(pid)
+			if first == nil {
+				first = &running{pid, t.state}
+			}
+		}
+		run[pid] = t.run
+		queue = append(queue, children[pid]...)
 	}
+	return run, first, nil
+}
+
+// sameRun tells whether two walks found the same processes, with the
+// same run times.
+func sameRun(a, b map[int]uint64) bool {
+	if a == nil || len(a) != len(b) {
+		return false
+	}
+	for pid, r := range a {
+		if s, ok := b[pid]; !ok || s != r {
+			return false
+		}
+	}
+	return true
+}
+
+// tasks is what the threads of a process tell of it.
+type tasks struct {
+	// stopped: every thread is stopped (or traced, or dead); state is
+	// the state of one that is not.
+	stopped bool
+	state   byte
+	// run is the sum of the threads' run times (ns), and of their
+	// counts of times on a CPU.
+	run uint64
+}
+
+// taskStates reads the threads of process pid (false: it is gone).
+func taskStates(pid int) (tasks, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return tasks{}, false
+	}
+	t := tasks{stopped: true}
+	alive := false
+	for _, e := range ents {
+		st, ok := taskState(filepath.Join(dir, e.Name()))
+		if !ok {
+			continue
+		}
+		alive = true
+		if !strings.ContainsRune("TtZX", rune(st)) && t.stopped {
+			t.stopped, t.state = false, st
+		}
+		t.run += schedRun(filepath.Join(dir, e.Name(), "schedstat"))
+	}
+	return t, alive
+}
+
+// taskState is the state letter of the thread whose /proc directory is
+// dir.
+func taskState(dir string) (byte, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return 0, false
+	}
+	// tid (comm) state ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, false
+	}
+	return b[i+2], true
+}
+
+// schedRun is the run time and the count of times on a CPU of a thread's
+// schedstat file (0 where the kernel keeps none).
+func schedRun(path string) uint64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var sum uint64
+	f := strings.Fields(string(b))
+	for _, i := range []int{0, 2} {
+		if i < len(f) {
+			n, _ := strconv.ParseUint(f[i], 10, 64)
+			sum += n
+		}
+	}
+	return sum
+}
+
+// FreezeCgroup freezes the processes of the cgroup v2 directory dir (a
+// sandbox's own, see Container.CgroupDir) with its freezer, and returns
+// what thaws them. A frozen process cannot be continued by a signal: the
+// cgroup stays frozen until thaw.
+func FreezeCgroup(dir string, timeout time.Duration) (thaw func(), err error) {
+	file := filepath.Join(dir, "cgroup.freeze")
+	thaw = func() { _ = os.WriteFile(file, []byte("0"), 0) }
+	if err := os.WriteFile(file, []byte("1"), 0); err != nil {
+		return nil, fmt.Errorf("freeze: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
 	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 5*time.Millisecond) {
-		e, ok := proc.StatOf(pid)
-		if !ok || e.State == 'T' || e.State == 't' || e.State == 'Z' || e.State == 'X' {
-			return true, nil
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+		if err != nil {
+			thaw()
+			return nil, fmt.Errorf("freeze: %w", err)
+		}
+		if bytes.Contains(b, []byte("\nfrozen 1")) || bytes.HasPrefix(b, []byte("frozen 1")) {
+			return thaw, nil
 		}
 		if time.Now().After(deadline) {
-			return true, fmt.Errorf("freeze: process %d did not stop (state %c)", pid, e.State)
+			thaw()
+			return nil, fmt.Errorf("freeze: the cgroup %s did not freeze within %v", dir, timeout)
 		}
 		time.Sleep(wait)
 	}

@@ -1,7 +1,10 @@
 package host
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,4 +78,55 @@ func TestFreeze(t *testing.T) {
 	}, 2*time.Second, 5*time.Millisecond)
 	e, _ = proc.StatOf(selfStopped)
 	assert.Equal(t, byte('T'), e.State, "a process stopped before stays stopped")
+}
+
+// Freeze holds a tree whose processes continue one another: children
+// that send SIGCONT to their parent and to each other in a loop, and a
+// parent that appends to a file in a loop. While frozen, the file does
+// not grow, checked again and again over the whole frozen interval; at
+// thaw it grows again.
+func TestFreezeHoldsAgainstContinuingSiblings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "grows")
+	script := `pids=
+for i in 1 2 3 4 5 6; do
+	(while :; do kill -CONT $$ $pids 2>/dev/null; done) &
+	pids="$pids $!"
+done
+while :; do echo x >>"$1"; done`
+	cmd := exec.Command("sh", "-c", script, "sh", file)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		for pid := range treeStates(cmd.Process.Pid) {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	size := func() int64 {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	require.Eventually(t, func() bool { return len(treeStates(cmd.Process.Pid)) == 6 && size() > 0 }, 5*time.Second, 10*time.Millisecond)
+
+	for round := range 5 {
+		began := time.Now()
+		thaw, err := Freeze(cmd.Process.Pid, 5*time.Second)
+		require.NoError(t, err, "round %d", round)
+		t.Logf("round %d: frozen in %v", round, time.Since(began))
+		frozen := size()
+		for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+			if got := size(); got != frozen {
+				thaw()
+				t.Fatalf("round %d: the file grew from %d to %d bytes while frozen", round, frozen, got)
+			}
+			runtime.Gosched()
+		}
+		e, _ := proc.StatOf(cmd.Process.Pid)
+		assert.Equal(t, byte('T'), e.State, "round %d: the writer is stopped", round)
+		thaw()
+		require.Eventually(t, func() bool { return size() > frozen }, 5*time.Second, time.Millisecond, "round %d: thawed, it writes again", round)
+	}
 }
