@@ -248,6 +248,27 @@ func lockFile(path string) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
+// readlinkNoFollow is the target of the symbolic link rel below root,
+// its directories opened without following a link.
+func readlinkNoFollow(root, rel string) (string, error) {
+	rfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", root, err)
+	}
+	defer unix.Close(rfd)
+	dfd, name, err := parent(rfd, rel)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(dfd)
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dfd, name, buf)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", QuotePath(rel), err)
+	}
+	return string(buf[:n]), nil
+}
+
 // errTooLarge is the error of readNoFollow for a file over its limit.
 var errTooLarge = errors.New("file too large")
 

@@ -26,6 +26,11 @@ func lockFile(string) (func(), error)           { return func() {}, nil }
 // errTooLarge is the error of readNoFollow for a file over its limit.
 var errTooLarge = errors.New("file too large")
 
+// readlinkNoFollow is the target of the symbolic link rel below root.
+func readlinkNoFollow(root, rel string) (string, error) {
+	return os.Readlink(filepath.Join(root, filepath.FromSlash(rel)))
+}
+
 // readNoFollow reads the regular file rel below root (its last component
 // not followed), up to max bytes.
 func readNoFollow(root, rel string, max int64) ([]byte, error) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"sort"
@@ -112,13 +111,24 @@ func (c Change) String() string {
 // before their contents. Whiteouts (character devices 0/0, or empty files
 // with an overlay.whiteout attribute) are deletions; opaque directories
 // replace SRC's. A file copied up without a change of content or mode
-// (touched) is not a change.
+// (touched) is not a change. Each directory is opened beneath its
+// parent without following a link, so that a directory of DST swapped
+// for a link while Changes runs shows nothing outside DST.
 func Changes(src, dst string) ([]Change, error) {
 	if err := Supported(); err != nil {
 		return nil, err
 	}
+	ddir, err := openDirIn(dirRef{fd: -1}, dst)
+	if err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
+	}
+	sdir, err := openDirIn(dirRef{fd: -1}, src)
+	if err != nil {
+		closeDirRef(ddir)
+		return nil, fmt.Errorf("changes: %w", err)
+	}
 	w := &changeWalker{src: src, dst: dst, sem: make(chan struct{}, 8)}
-	return w.walk("", true, false)
+	return w.walk("", ddir, sdir, true, false)
 }
 
 // changeWalker walks DST against SRC; directories are walked in parallel
@@ -145,16 +155,18 @@ type slot struct {
 	done     chan struct{}
 }
 
-// walk lists the changes below rel (see descent).
-func (w *changeWalker) walk(rel string, merged, opaque bool) ([]Change, error) {
-	dir := filepath.Join(w.dst, filepath.FromSlash(rel))
-	names, err := readNames(dir)
+// walk lists the changes below rel, the DST directory ddir (and SRC's
+// sdir where merged, see descent), and closes both.
+func (w *changeWalker) walk(rel string, ddir, sdir dirRef, merged, opaque bool) ([]Change, error) {
+	defer closeDirRef(ddir)
+	defer closeDirRef(sdir)
+	names, err := readNamesIn(ddir)
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
 	}
 	var gone map[string]bool
 	if merged && opaque {
-		srcNames, err := readNames(filepath.Join(w.src, filepath.FromSlash(rel)))
+		srcNames, err := readNamesIn(sdir)
 		if err != nil {
 			return nil, fmt.Errorf("changes: %w", err)
 		}
@@ -171,13 +183,6 @@ func (w *changeWalker) walk(rel string, merged, opaque bool) ([]Change, error) {
 		}
 	}
 	sort.Strings(names)
-	ddir := openDirRef(dir)
-	defer closeDirRef(ddir)
-	sdir := dirRef{fd: -1}
-	if merged {
-		sdir = openDirRef(filepath.Join(w.src, filepath.FromSlash(rel)))
-		defer closeDirRef(sdir)
-	}
 	slots := make([]slot, len(names))
 	for i, name := range names {
 		crel := name
@@ -201,16 +206,20 @@ func (w *changeWalker) walk(rel string, merged, opaque bool) ([]Change, error) {
 		if d == nil {
 			continue
 		}
+		cd, cs, err := w.openBelow(crel, ddir, sdir, name, d.merged)
+		if err != nil {
+			return nil, err
+		}
 		select {
 		case w.sem <- struct{}{}:
 			sl.done = make(chan struct{})
 			go func() {
 				defer close(sl.done)
-				sl.children, sl.err = w.walk(crel, d.merged, d.opaque)
+				sl.children, sl.err = w.walk(crel, cd, cs, d.merged, d.opaque)
 				<-w.sem
 			}()
 		default:
-			if sl.children, err = w.walk(crel, d.merged, d.opaque); err != nil {
+			if sl.children, err = w.walk(crel, cd, cs, d.merged, d.opaque); err != nil {
 				return nil, err
 			}
 		}
@@ -241,20 +250,25 @@ func (w *changeWalker) walk(rel string, merged, opaque bool) ([]Change, error) {
 	return out, firstErr
 }
 
-// readNames lists the names in directory dir.
-func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
+// openBelow opens the directory name of DST's ddir (rel), and of SRC's
+// sdir where merged, each beneath its parent without following a link.
+func (w *changeWalker) openBelow(rel string, ddir, sdir dirRef, name string, merged bool) (cd, cs dirRef, err error) {
+	cs = dirRef{fd: -1}
+	if cd, err = openDirIn(ddir, name); err != nil {
+		return cd, cs, fmt.Errorf("changes: %w", err)
 	}
-	defer f.Close()
-	return f.Readdirnames(-1)
+	if merged {
+		if cs, err = openDirIn(sdir, name); err != nil {
+			closeDirRef(cd)
+			return cd, cs, fmt.Errorf("changes: %w", err)
+		}
+	}
+	return cd, cs, nil
 }
 
 // entry is the change of one DST path (nil or of no Kind when it
 // differs not), and how to walk below it (nil: not a directory).
 func (w *changeWalker) entry(rel string, ddir, sdir dirRef, name string, merged bool) (*Change, *descent, error) {
-	dpath := filepath.Join(w.dst, filepath.FromSlash(rel))
 	fi, err := lstatIn(ddir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil // removed while we looked
@@ -269,7 +283,7 @@ func (w *changeWalker) entry(rel string, ddir, sdir dirRef, name string, merged 
 			return nil, nil, fmt.Errorf("changes: %w", err)
 		}
 	}
-	if isWhiteout(dpath, fi) {
+	if isWhiteout(ddir.entry(name), fi) {
 		if sfi != nil {
 			t := typeOf(sfi.Mode())
 			return &Change{Path: rel, Kind: Deleted, Type: t, OldType: t, OldMode: sfi.Mode() & modeBits}, nil, nil
@@ -281,7 +295,7 @@ func (w *changeWalker) entry(rel string, ddir, sdir dirRef, name string, merged 
 		c.Size = fi.Size()
 	}
 	if c.Type == TypeSymlink {
-		if c.Target, err = os.Readlink(dpath); err != nil {
+		if c.Target, err = readlinkIn(ddir, name); err != nil {
 			return nil, nil, fmt.Errorf("changes: %w", err)
 		}
 	}
@@ -293,17 +307,16 @@ func (w *changeWalker) entry(rel string, ddir, sdir dirRef, name string, merged 
 		c.Kind = Added
 		return c, below, nil
 	}
-	spath := filepath.Join(w.src, filepath.FromSlash(rel))
 	c.OldType, c.OldMode = typeOf(sfi.Mode()), sfi.Mode()&modeBits
 	switch {
 	case c.Type != c.OldType:
 		c.Kind = TypeChanged
 		if c.OldType == TypeSymlink {
-			c.OldTarget, _ = os.Readlink(spath)
+			c.OldTarget, _ = readlinkIn(sdir, name)
 		}
 	case c.Type == TypeDir:
 		below.merged = true
-		if isOpaque(dpath) {
+		if isOpaque(ddir.entry(name)) {
 			// Replaced when anything below differs from SRC's (walk
 			// decides).
 			c.Kind = DirReplaced
@@ -312,7 +325,7 @@ func (w *changeWalker) entry(rel string, ddir, sdir dirRef, name string, merged 
 			c.Kind = ModeChanged
 		}
 	case c.Type == TypeSymlink:
-		if c.OldTarget, err = os.Readlink(spath); err != nil {
+		if c.OldTarget, err = readlinkIn(sdir, name); err != nil {
 			return nil, nil, fmt.Errorf("changes: %w", err)
 		}
 		if c.Target != c.OldTarget {

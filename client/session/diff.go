@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -58,10 +56,9 @@ func diffOne(b *strings.Builder, src, dst string, c Change) error {
 	var before, after string
 	var binary bool
 	side := func(root string, typ FileType) (string, error) {
-		p := filepath.Join(root, filepath.FromSlash(c.Path))
 		switch typ {
 		case TypeSymlink:
-			t, err := os.Readlink(p)
+			t, err := readlinkNoFollow(root, c.Path)
 			return t + "\n", err
 		case TypeFile:
 			// What the sandbox wrote is read without following a link,

@@ -1,30 +1,45 @@
 package session
 
 import (
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// dirRef is a directory being walked: its path, and a descriptor that
-// stats its entries without resolving the whole path again (-1: none).
+// dirRef is a directory being walked: its path (for messages), and a
+// descriptor its entries are resolved beneath (-1: none).
 type dirRef struct {
 	path string
 	fd   int
 }
 
-// openDirRef opens the directory path for lstatIn; close it with
-// closeDirRef. A directory that cannot be opened is used by path.
-func openDirRef(path string) dirRef {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		fd = -1
+// openDirIn opens the directory name of d (with d's fd -1, the path
+// name) beneath it, not following a link; close it with closeDirRef.
+func openDirIn(d dirRef, name string) (dirRef, error) {
+	at, path := unix.AT_FDCWD, name
+	if d.fd >= 0 {
+		at, path = d.fd, filepath.Join(d.path, name)
 	}
-	return dirRef{path: path, fd: fd}
+	for {
+		fd, err := unix.Openat(at, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			err = errors.New("replaced by a file or a symbolic link (never followed) while it was read")
+		}
+		if err != nil {
+			return dirRef{fd: -1}, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return dirRef{path: path, fd: fd}, nil
+	}
 }
 
 func closeDirRef(d dirRef) {
@@ -33,11 +48,43 @@ func closeDirRef(d dirRef) {
 	}
 }
 
+// entry is a path of d's entry name that is resolved through d's
+// descriptor (procfs), for the calls that take only a path (the l*xattr
+// calls): the entry itself is not followed.
+func (d dirRef) entry(name string) string {
+	return "/proc/self/fd/" + strconv.Itoa(d.fd) + "/" + name
+}
+
+// readNamesIn lists the names of the directory d.
+func readNamesIn(d dirRef) ([]string, error) {
+	fd, err := unix.Dup(d.fd)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return f.Readdirnames(-1)
+}
+
+// readlinkIn is the target of d's symbolic link name.
+func readlinkIn(d dirRef, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(d.fd, name, buf)
+		if err != nil {
+			return "", &fs.PathError{Op: "readlink", Path: filepath.Join(d.path, name), Err: err}
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
 // lstatIn is os.Lstat of d's entry name.
 func lstatIn(d dirRef, name string) (fs.FileInfo, error) {
-	if d.fd < 0 {
-		return os.Lstat(filepath.Join(d.path, name))
-	}
 	fi := &statInfo{name: name}
 	for {
 		err := unix.Fstatat(d.fd, name, &fi.st, unix.AT_SYMLINK_NOFOLLOW)
@@ -93,9 +140,5 @@ func (f *statInfo) Mode() fs.FileMode {
 
 // openIn opens d's entry name for reading, not following a link.
 func openIn(d dirRef, name string) (int, error) {
-	flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK
-	if d.fd < 0 {
-		return unix.Open(filepath.Join(d.path, name), flags, 0)
-	}
-	return unix.Openat(d.fd, name, flags, 0)
+	return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 }

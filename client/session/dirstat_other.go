@@ -16,7 +16,31 @@ type dirRef struct {
 	fd   int
 }
 
-func openDirRef(path string) dirRef { return dirRef{path: path, fd: -1} }
+// openDirIn names the directory name of d.
+func openDirIn(d dirRef, name string) (dirRef, error) {
+	if d.path != "" {
+		name = filepath.Join(d.path, name)
+	}
+	return dirRef{path: name, fd: -1}, nil
+}
+
+// entry is the path of d's entry name.
+func (d dirRef) entry(name string) string { return filepath.Join(d.path, name) }
+
+// readNamesIn lists the names of the directory d.
+func readNamesIn(d dirRef) ([]string, error) {
+	f, err := os.Open(d.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// readlinkIn is the target of d's symbolic link name.
+func readlinkIn(d dirRef, name string) (string, error) {
+	return os.Readlink(filepath.Join(d.path, name))
+}
 
 func closeDirRef(dirRef) {}
 

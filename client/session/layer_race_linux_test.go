@@ -193,3 +193,47 @@ func letters(b []byte) string {
 	}
 	return s.String()
 }
+
+// Changes and Diff never leave DST either: a directory of DST is
+// exchanged with a symbolic link to a directory outside, again and
+// again, while they run; no change names an entry of the outside
+// directory, and no diff shows its bytes or its link's target.
+func TestChangesStayInsideDuringSymlinkSwap(t *testing.T) {
+	const secret = "SECRET-OUTSIDE-THE-LAYER"
+	s, _, dst := synthSession(t)
+	outside := filepath.Join(t.TempDir(), "outside")
+	inner, mirror := tree{}, tree{"secret.txt": secret + "\n", "secretlink@": secret}
+	for _, f := range []string{"a", "b", "c", "f", "g"} {
+		inner["d/e/"+f+".txt"] = "inside\n"
+		mirror["e/"+f+".txt"] = secret + "\n"
+		mirror["e/secret-"+f+"@"] = secret
+		inner["d/e/l-"+f+"@"] = "inside"
+		mirror["e/l-"+f+"@"] = secret
+	}
+	mkTree(t, dst, inner)
+	mkTree(t, outside, mirror)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		swapDirWithLink(t, stop, filepath.Join(dst, "d"), outside)
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		wg.Wait()
+	})
+
+	runs := 0
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); runs++ {
+		cs, _ := s.Changes()
+		for _, c := range cs {
+			require.NotContains(t, c.Path, "secret", "run %d lists an outside entry", runs)
+			require.NotContains(t, c.Target, secret, "run %d shows an outside link", runs)
+		}
+		d, _ := s.Diff("d")
+		require.NotContains(t, d, secret, "run %d shows outside bytes or links", runs)
+	}
+	t.Logf("%d runs of Changes and Diff", runs)
+}
