@@ -36,8 +36,10 @@ const dockerEngineSocket = "/run/boxsh-docker/docker.sock"
 // apparmor=unconfined too).
 var dockerFlags = []string{"--security-opt", "seccomp=unconfined", "--security-opt", "systempaths=unconfined"}
 
-// A dockerEngine runs containers of an image holding busybox and boxsh.
+// A dockerEngine runs containers of an image holding busybox and boxsh,
+// with the docker command line (or podman's, which takes the same flags).
 type dockerEngine struct {
+	argv  []string // the engine's command and its global flags
 	env   []string // DOCKER_HOST, when the test chose it
 	image string
 }
@@ -53,7 +55,7 @@ func requireDocker(t *testing.T) *dockerEngine {
 	if _, err := os.Stat("/bin/busybox"); err != nil {
 		t.Skip("busybox is not installed (Debian: apt-get install busybox-static)")
 	}
-	d := &dockerEngine{}
+	d := &dockerEngine{argv: []string{"docker"}}
 	if os.Getenv("DOCKER_HOST") == "" {
 		if _, err := os.Stat(dockerEngineSocket); err == nil {
 			d.env = []string{"DOCKER_HOST=unix://" + dockerEngineSocket}
@@ -66,7 +68,14 @@ func requireDocker(t *testing.T) *dockerEngine {
 		t.Skipf("no Docker engine is reachable (docker version: %s): as root, scripts/docker-engine.sh installs Debian's docker.io and starts one", firstLine(strings.TrimSpace(string(out))))
 	}
 	t.Logf("Docker engine %s", strings.TrimSpace(string(out)))
+	d.importImage(t, ctx)
+	return d
+}
 
+// importImage imports an image of busybox and boxsh's binaries (see
+// writeDockerRootfs), removed after the test.
+func (d *dockerEngine) importImage(t *testing.T, ctx context.Context) {
+	t.Helper()
 	var tarball bytes.Buffer
 	writeDockerRootfs(t, &tarball)
 	suffix := make([]byte, 4)
@@ -75,19 +84,18 @@ func requireDocker(t *testing.T) *dockerEngine {
 	cmd := d.command(ctx, "import", "-", d.image)
 	cmd.Stdin = &tarball
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("docker import: %v: %s", err, out)
+		t.Fatalf("%s import: %v: %s", d.argv[0], err, out)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = d.command(ctx, "rmi", "--force", d.image).Run()
 	})
-	return d
 }
 
-// command is a docker command line.
+// command is an engine command line.
 func (d *dockerEngine) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "docker", args...)
+	cmd := exec.CommandContext(ctx, d.argv[0], append(d.argv[1:len(d.argv):len(d.argv)], args...)...)
 	cmd.Env = append(os.Environ(), d.env...)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
@@ -108,7 +116,7 @@ func (d *dockerEngine) run(t *testing.T, user string, flags []string, script str
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("docker run: %v", err)
+		t.Fatalf("%s run: %v", d.argv[0], err)
 	}
 	return runResult{stdout.String(), stderr.String(), cmd.ProcessState}
 }
@@ -209,11 +217,20 @@ func TestDocker(t *testing.T) {
 		first := firstLine(r.stderr)
 		assert.True(t, strings.HasPrefix(first, "boxsh: cannot start the sandbox: "), first)
 		assert.Contains(t, first, wantFlag)
+		doctorSays(t, d, user, flags, false, wantFlag)
 	}
 	noSeccomp := dockerFlags[2:]
 	noSystemPaths := dockerFlags[:2]
-	t.Run("root", func(t *testing.T) { t.Parallel(); works(t, "", dockerFlags, "0") })
-	t.Run("user", func(t *testing.T) { t.Parallel(); works(t, "1000:1000", dockerFlags, "1000") })
+	t.Run("root", func(t *testing.T) {
+		t.Parallel()
+		works(t, "", dockerFlags, "0")
+		doctorSays(t, d, "", dockerFlags, true)
+	})
+	t.Run("user", func(t *testing.T) {
+		t.Parallel()
+		works(t, "1000:1000", dockerFlags, "1000")
+		doctorSays(t, d, "1000:1000", dockerFlags, true)
+	})
 	t.Run("root-original-flags", func(t *testing.T) {
 		t.Parallel()
 		works(t, "", append([]string{"--cap-add", "SYS_ADMIN", "--security-opt", "apparmor=unconfined"}, dockerFlags...), "0")
@@ -240,4 +257,30 @@ func TestDocker(t *testing.T) {
 		t.Parallel()
 		fails(t, "1000:1000", noSystemPaths, "--security-opt systempaths=unconfined")
 	})
+}
+
+// doctorSays runs boxsh doctor in a container of d with flags, and checks
+// that it says what a sandbox's start there does: that boxsh can start
+// sandboxes (exit 0), or that it cannot, naming each of wantFlags in one
+// line (exit 1).
+func doctorSays(t *testing.T, d *dockerEngine, user string, flags []string, canStart bool, wantFlags ...string) {
+	t.Helper()
+	r := d.run(t, user, flags, `PATH=/usr/local/bin:/bin
+out=$(boxsh doctor); code=$?; echo "$out"; echo "doctor=$code"
+if boxsh --sandbox -c true 2>/dev/null; then echo started=yes; else echo started=no; fi`)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.GreaterOrEqual(t, len(lines), 3, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	verdict, code, started := lines[len(lines)-3], lines[len(lines)-2], lines[len(lines)-1]
+	require.Equal(t, map[bool]string{true: "started=yes", false: "started=no"}[canStart], started, "the sandbox's own start")
+	if canStart {
+		assert.Equal(t, "doctor=0", code, r.stdout)
+		assert.Equal(t, "boxsh can start sandboxes here", verdict)
+		assert.Contains(t, r.stdout, "ok   sandbox start: a sandbox started and ran a command")
+		return
+	}
+	assert.Equal(t, "doctor=1", code, r.stdout)
+	assert.True(t, strings.HasPrefix(verdict, "boxsh cannot start sandboxes here: "), verdict)
+	for _, f := range wantFlags {
+		assert.Contains(t, verdict, f, "one line names every missing flag")
+	}
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -40,7 +42,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%s %s\n", status, c.Line())
 	}
-	if p := hostcheck.Problem(checks); p != "" {
+	if p := hostcheck.Summary(checks); p != "" {
 		fmt.Fprintf(stdout, "boxsh cannot start sandboxes here: %s\n", p)
 		return 1
 	}
@@ -55,7 +57,42 @@ func doctorChecks() []hostcheck.Check {
 	if err := runtime.SandboxSupported(); err != nil {
 		build.OK, build.Detail = false, err.Error()
 	}
-	return append(append([]hostcheck.Check{build}, hostcheck.All()...), runcCheck())
+	checks := append([]hostcheck.Check{build}, hostcheck.All()...)
+	return append(checks, trialStart(checks), runcCheck())
+}
+
+// trialStart starts a sandbox that runs true, as boxsh --sandbox -c true
+// does, when every needed check passed: no inference from the checks is
+// taken for the answer.
+func trialStart(checks []hostcheck.Check) hostcheck.Check {
+	c := hostcheck.Check{Name: "sandbox start", Needed: true}
+	if hostcheck.Problem(checks) != "" {
+		c.OK, c.Detail = true, "not tried: a check above fails"
+		return c
+	}
+	self, err := os.Executable()
+	if err != nil {
+		c.Detail = "cannot find this program to start a sandbox with: " + err.Error()
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, "--sandbox", "--no-audit", "-c", "echo started")
+	cmd.Dir = os.TempDir()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "started" {
+		first, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		msg := strings.TrimPrefix(first, "boxsh: ")
+		if msg == "" {
+			msg = fmt.Sprint(err)
+		}
+		c.Detail = "a sandbox did not start: " + msg
+		return c
+	}
+	c.OK, c.Detail = true, "a sandbox started and ran a command"
+	return c
 }
 
 // runcCheck reports the runc that would run a bundle of boxsh spec: not

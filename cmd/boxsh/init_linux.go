@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/opencontainers/runc/libcontainer"
+
+	"github.com/boxsh/boxsh/internal/hostcheck"
 	// nsenter's constructor sets up the namespaces of a sandbox before the
 	// Go runtime starts, in the copy of boxsh that libcontainer runs as
 	// "boxsh init".
@@ -20,4 +22,10 @@ func init() {
 	if len(os.Args) > 1 && os.Args[1] == "init" && os.Getenv("_LIBCONTAINER_INITPIPE") != "" {
 		libcontainer.Init()
 	}
+	// The probe of the calls a sandbox's start makes (boxsh doctor, and
+	// the diagnosis of a start that failed) runs this program again.
+	if len(os.Args) == 2 && os.Args[1] == hostcheck.ProbeArg {
+		hostcheck.RunProbe()
+	}
+	hostcheck.ProbeBinary = "/proc/self/exe"
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,11 +16,14 @@ import (
 
 // All is every check, in the order a failed start looks for its cause.
 func All() []Check {
-	return []Check{UserNamespaces(), AppArmor(), Seccomp(), Proc(), Cgroups(), Overlay()}
+	return []Check{UserNamespaces(), AppArmor(), Seccomp(), Proc(), Cgroups(), Overlay(), StartCalls()}
 }
 
-// Diagnose names, in one line with its fix, why a sandbox failed to start
-// with err, or returns "" when no check explains it.
+// Diagnose names, in one line with the fixes, every cause it finds of
+// why a sandbox failed to start with err, or returns "" when no check
+// explains it. In a Docker or Podman container whose causes are all
+// settings of the engine, the line starts with the run flags that fix
+// them all.
 func Diagnose(err error) string {
 	// A /proc of another PID namespace comes first: the user namespace
 	// probe writes the child's id maps through /proc/PID, which there
@@ -27,22 +31,87 @@ func Diagnose(err error) string {
 	if c, stale := staleProc(); stale {
 		return c.Line()
 	}
-	if p := Problem([]Check{UserNamespaces(), AppArmor(), Proc(), Cgroups()}); p != "" {
-		return p
-	}
-	msg := err.Error()
-	if strings.Contains(msg, `"proc"`) && strings.Contains(msg, "operation not permitted") {
-		return "/proc: the sandbox cannot mount a /proc of its own here (" + firstLine(msg) + "): " + procFix
-	}
-	if d := diagnoseSeccomp(msg, seccompMode() == "2" && !InsideBoxsh()); d != "" {
-		return d
-	}
-	if strings.Contains(msg, "overlay") {
-		if c := Overlay(); !c.OK {
-			return c.Line()
+	var failed []Check
+	for _, c := range []Check{UserNamespaces(), AppArmor(), Proc(), Cgroups(), StartCalls()} {
+		if c.Needed && !c.OK {
+			failed = append(failed, c)
 		}
 	}
+	msg := err.Error()
+	has := func(name string) bool {
+		return slices.ContainsFunc(failed, func(c Check) bool { return c.Name == name })
+	}
+	if !has("/proc") && strings.Contains(msg, `"proc"`) && strings.Contains(msg, "operation not permitted") {
+		failed = append(failed, Check{Name: "/proc", Needed: true, Detail: "the sandbox cannot mount a /proc of its own here (" + firstLine(msg) + ")", Fix: procFix})
+	}
+	if !has("start calls") && !has("user namespaces") {
+		if d := diagnoseSeccomp(msg, seccompMode() == "2" && !InsideBoxsh()); d != "" {
+			failed = append(failed, Check{Name: "seccomp", Needed: true, Detail: d})
+		}
+	}
+	if len(failed) == 0 && strings.Contains(msg, "overlay") {
+		if c := Overlay(); !c.OK {
+			failed = append(failed, c)
+		}
+	}
+	return Summary(failed)
+}
+
+// Summary is the failed needed checks of checks in one line, each with its
+// fix; in a Docker or Podman container whose failures are all settings of
+// the engine, it starts with the run flags that fix them all. It is ""
+// when every needed check passed.
+func Summary(checks []Check) string {
+	var failed []Check
+	var lines []string
+	for _, c := range checks {
+		if c.Needed && !c.OK {
+			failed = append(failed, c)
+			lines = append(lines, c.Line())
+		}
+	}
+	if flags := engineFlags(containerEngine(), failed); flags != "" {
+		return "run the container with " + flags + ": " + strings.Join(lines, "; ")
+	}
+	return strings.Join(lines, "; ")
+}
+
+// containerEngine is "docker" or "podman" when this process runs in a
+// container of that engine (as its marker file says), else "".
+func containerEngine() string {
+	if _, err := os.Stat("/run/.containerenv"); err == nil {
+		return "podman"
+	}
+	if _, err := os.Stat("/.dockerenv"); err == nil {
+		return "docker"
+	}
 	return ""
+}
+
+// engineFlags is the run flags of engine that fix every check of failed,
+// "" when one of them is no setting of the engine's.
+func engineFlags(engine string, failed []Check) string {
+	fixes := map[string]map[string]string{
+		"docker": {"/proc": "--security-opt systempaths=unconfined", "seccomp": "--security-opt seccomp=unconfined"},
+		"podman": {"/proc": "--security-opt unmask=ALL", "seccomp": "--security-opt seccomp=unconfined"},
+	}[engine]
+	if fixes == nil || len(failed) == 0 {
+		return ""
+	}
+	var flags []string
+	for _, c := range failed {
+		kind := c.Name
+		switch {
+		case c.Fix == seccompFix || c.Fix == seccompCallsFix || strings.Contains(c.Detail, seccompCallsFix):
+			kind = "seccomp"
+		case c.Fix != procFix:
+			return ""
+		}
+		if f := fixes[kind]; f != "" && !slices.Contains(flags, f) {
+			flags = append(flags, f)
+		}
+	}
+	return strings.Join(flags, " ") + " (" + map[string]string{"docker": "Docker", "podman": "Podman"}[engine] + ")"
 }
 
 // diagnoseSeccomp names a container's seccomp profile as the cause of

@@ -82,3 +82,39 @@ func TestAppArmorProfile(t *testing.T) {
 	err = exec.Command("sh", "../../scripts/apparmor-profile.sh", "bin/boxsh").Run()
 	assert.Error(t, err)
 }
+
+// In a Docker or Podman container whose failures are all settings of the
+// engine, the summary starts with the run flags that fix every one.
+func TestEngineFlags(t *testing.T) {
+	proc := Check{Name: "/proc", Needed: true, Detail: "masked", Fix: procFix}
+	calls := Check{Name: "start calls", Needed: true, Detail: "refused: sethostname", Fix: seccompCallsFix}
+	userns := Check{Name: "user namespaces", Needed: true, Detail: "refused by a filter", Fix: seccompFix}
+	assert.Equal(t, "--security-opt unmask=ALL --security-opt seccomp=unconfined (Podman)", engineFlags("podman", []Check{proc, calls}))
+	assert.Equal(t, "--security-opt seccomp=unconfined --security-opt systempaths=unconfined (Docker)", engineFlags("docker", []Check{userns, calls, proc}),
+		"one flag for two checks of the same setting")
+	assert.Equal(t, "", engineFlags("", []Check{proc}), "no engine, no flags")
+	assert.Equal(t, "", engineFlags("podman", []Check{proc, {Name: "AppArmor", Needed: true, Fix: "install the profile"}}),
+		"a cause that is no setting of the engine's")
+	assert.Equal(t, "", engineFlags("podman", nil))
+}
+
+// The probe of the start's calls finds them allowed on this host, which
+// runs no filter: it runs the test binary again as its program.
+func TestStartCallsProbe(t *testing.T) {
+	if probeUserNS() != nil {
+		t.Skip("no user namespaces here: the probe needs one")
+	}
+	ProbeBinary = "/proc/self/exe"
+	defer func() { ProbeBinary = "" }()
+	c := StartCalls()
+	assert.True(t, c.OK, c.Line())
+	assert.True(t, c.Needed)
+	assert.Contains(t, c.Detail, "may call sethostname, keyctl, mount, pivot_root and umount")
+}
+
+func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == ProbeArg {
+		RunProbe()
+	}
+	os.Exit(m.Run())
+}
