@@ -40,14 +40,14 @@ type Reaper struct {
 	forgot chan struct{}
 	// reaps counts Run's reaps (for the tests).
 	reaps atomic.Int64
-	// interval is the shortest time between two reaps (reapInterval;
-	// tests set another before Run).
-	interval time.Duration
+	// intervals, when set (by tests, before Run), ends each interval
+	// between two reaps instead of reapInterval: Run receives from it.
+	intervals chan struct{}
 }
 
 // New returns a Reaper; Run makes it reap.
 func New() *Reaper {
-	return &Reaper{known: make(map[int]int), forgot: make(chan struct{}, 1), interval: reapInterval}
+	return &Reaper{known: make(map[int]int), forgot: make(chan struct{}, 1)}
 }
 
 // Start starts a child with start (cmd.Start, or pty.Start and the like),
@@ -148,11 +148,8 @@ func (r *Reaper) Run(ctx context.Context) {
 			delay = retryDelay
 		}
 		// What comes during the interval waits for its end.
-		pause.Reset(r.interval)
-		select {
-		case <-ctx.Done():
+		if !r.waitInterval(ctx, pause) {
 			return
-		case <-pause.C:
 		}
 		select {
 		case <-ctx.Done():
@@ -165,6 +162,28 @@ func (r *Reaper) Run(ctx context.Context) {
 				delay = min(2*delay, maxRetryDelay)
 			}
 		}
+	}
+}
+
+// waitInterval waits out the interval after a reap with pause (or until
+// the test ends it, see Reaper.intervals), and reports false if ctx ended
+// first.
+func (r *Reaper) waitInterval(ctx context.Context, pause *time.Timer) bool {
+	end := r.intervals
+	if end == nil {
+		pause.Reset(reapInterval)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-pause.C:
+			return true
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-end:
+		return true
 	}
 }
 

@@ -20,16 +20,16 @@ import (
 // runningReaper makes the test process inherit orphans (a child
 // subreaper, as PID 1 is) and runs a Reaper until the test ends.
 func runningReaper(t *testing.T) *Reaper {
-	return runningReaperEvery(t, reapInterval)
+	return runningReaperWith(t, nil)
 }
 
-// runningReaperEvery is runningReaper with reaps at most once per
-// interval.
-func runningReaperEvery(t *testing.T, interval time.Duration) *Reaper {
+// runningReaperWith is runningReaper with the intervals between reaps
+// ended by the test, a send on intervals each (nil: reapInterval).
+func runningReaperWith(t *testing.T, intervals chan struct{}) *Reaper {
 	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
 	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
 	r := New()
-	r.interval = interval
+	r.intervals = intervals
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go r.Run(ctx)
@@ -121,30 +121,83 @@ func TestReapPastOwnZombie(t *testing.T) {
 }
 
 // A burst of orphans exiting one after the other (as the shells of a burst
-// of calls do, each with its SIGCHLD) is reaped in a few reaps, one per
-// reapInterval at most, not one per signal; every orphan is reaped.
+// of calls do, each with its SIGCHLD) during the interval after a reap is
+// reaped in one reap at the interval's end, not one per signal; every
+// orphan is reaped.
 func TestReapCoalescesSignals(t *testing.T) {
-	r := runningReaperEvery(t, 100*time.Millisecond)
+	intervals := make(chan struct{})
+	r := runningReaperWith(t, intervals)
+	waitFor(t, func() bool { return r.reaps.Load() == 1 }, "Run's first reap")
 
-	// 60 orphans, exiting 5 ms apart.
-	cmd := exec.Command("/bin/sh", "-c", `i=0; while [ $i -lt 60 ]; do (sleep 0.$((200 + i * 5)); exec true) >/dev/null 2>&1 & echo $!; i=$((i+1)); done`)
-	out, err := cmd.Output()
+	// 60 orphans, each waiting for a line on fd 3 to exit. Their parent is
+	// started through the reaper, as every child of ours must be: else
+	// the reaper may take its exit status from its own Wait.
+	release, hold, err := os.Pipe()
 	require.NoError(t, err)
+	defer hold.Close()
+	cmd := exec.Command("/bin/sh", "-c", `i=0; while [ $i -lt 60 ]; do (read _ <&3; exec true) >/dev/null 2>&1 & echo $!; i=$((i+1)); done`)
+	var out strings.Builder
+	cmd.Stdout, cmd.ExtraFiles = &out, []*os.File{release}
+	require.NoError(t, r.Start(startCmd(cmd)))
+	require.NoError(t, cmd.Wait())
+	r.Forget(cmd.Process.Pid)
+	release.Close()
 	var orphans []int
-	for _, f := range strings.Fields(string(out)) {
+	for _, f := range strings.Fields(out.String()) {
 		pid, err := strconv.Atoi(f)
 		require.NoError(t, err)
 		orphans = append(orphans, pid)
 	}
 	require.Len(t, orphans, 60)
-	before := r.reaps.Load()
-	assert.Eventually(t, func() bool {
-		for _, pid := range orphans {
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-				return false
-			}
+
+	// One after the other, each exit a SIGCHLD, all within the interval.
+	for i := range orphans {
+		_, err := hold.Write([]byte("\n"))
+		require.NoError(t, err)
+		waitFor(t, func() bool { return count(orphans, isZombie) == i+1 }, "orphan %d exited", i+1)
+	}
+	assert.Equal(t, int64(1), r.reaps.Load(), "no reap within the interval")
+	intervals <- struct{}{}
+	waitFor(t, func() bool { return count(orphans, exists) == 0 }, "every orphan is reaped")
+	assert.Equal(t, int64(2), r.reaps.Load(), "one reap for 60 signals")
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, cond func() bool, what string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, not yet: "+what, args...)
 		}
-		return true
-	}, 10*time.Second, 20*time.Millisecond, "every orphan is reaped")
-	assert.LessOrEqual(t, r.reaps.Load()-before, int64(15), "reaps for 60 signals")
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// count is how many of pids have the property is.
+func count(pids []int, is func(pid int) bool) int {
+	n := 0
+	for _, pid := range pids {
+		if is(pid) {
+			n++
+		}
+	}
+	return n
+}
+
+// exists tells whether process pid exists, a zombie or not.
+func exists(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
+}
+
+// isZombie tells whether process pid has exited and is not reaped yet.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) state ...": comm may hold spaces and parentheses.
+	i := strings.LastIndex(string(b), ") ")
+	return i >= 0 && strings.HasPrefix(string(b)[i+2:], "Z")
 }
