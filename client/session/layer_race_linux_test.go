@@ -237,3 +237,51 @@ func TestChangesStayInsideDuringSymlinkSwap(t *testing.T) {
 	}
 	t.Logf("%d runs of Changes and Diff", runs)
 }
+
+// removeAll never changes what is outside its tree: a tree holding a
+// directory the sandbox closed (so that the first removal fails and the
+// directories are opened to their owner) has a directory exchanged with
+// a link to a directory outside while it is removed; the outside
+// directories keep their modes.
+func TestRemoveAllStaysInsideDuringSymlinkSwap(t *testing.T) {
+	base := t.TempDir()
+	outside := filepath.Join(base, "outside")
+	mkTree(t, outside, tree{"x/f": "f\n", "y/f": "f\n"})
+	for _, d := range []string{"x", "y", ""} {
+		require.NoError(t, os.Chmod(filepath.Join(outside, d), 0o555))
+	}
+	t.Cleanup(func() {
+		for _, d := range []string{"", "x", "y"} {
+			_ = os.Chmod(filepath.Join(outside, d), 0o755)
+		}
+	})
+	for round := 0; round < 200; round++ {
+		root := filepath.Join(base, "tree")
+		mkTree(t, root, tree{"d/x/f": "f\n", "d/y/locked/f": "f\n"})
+		require.NoError(t, os.Chmod(filepath.Join(root, "d", "y", "locked"), 0o500))
+		require.NoError(t, os.Symlink(outside, filepath.Join(root, "d.link")))
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, "d"), unix.AT_FDCWD, filepath.Join(root, "d.link"), unix.RENAME_EXCHANGE) != nil {
+					return // removed
+				}
+			}
+		}()
+		_ = removeAll(root)
+		close(stop)
+		<-done
+		for _, d := range []string{"x", "y", ""} {
+			fi, err := os.Stat(filepath.Join(outside, d))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o555), fi.Mode().Perm(), "round %d: %s/%s", round, outside, d)
+		}
+		require.NoError(t, removeAll(root))
+	}
+}

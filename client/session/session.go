@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/boxsh/boxsh/internal/usage"
 )
 
 // Names of a session's files, beside its DST.
@@ -309,19 +311,15 @@ func (s *Session) Changes() ([]Change, error) {
 	return Changes(s.info.Src, s.info.Dst)
 }
 
-// Size is the disk space DST takes, in bytes (file sizes).
+// Size is the disk space DST takes, in bytes (its blocks), walked
+// beneath each directory's descriptor without following a link.
 func (s *Session) Size() int64 {
-	var n int64
-	_ = filepath.WalkDir(s.info.Dst, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
+	n, _, _ := usage.DiskWalk{MaxDepth: maxSizeDepth}.Size(s.info.Dst)
 	return n
 }
+
+// maxSizeDepth bounds the levels of directories Size walks into.
+const maxSizeDepth = 512
 
 // Discard removes the session: DST, the overlay's work directory, the
 // metadata and the session's audit log. SRC is not touched. It refuses a session a server runs on
@@ -353,19 +351,15 @@ func (s *Session) Discard() error {
 	return nil
 }
 
-// removeAll is os.RemoveAll that first makes read-only directories
-// writable by their owner (a sandbox may leave 0555 directories).
+// removeAll is os.RemoveAll (which removes beneath each directory's
+// descriptor, never following a link) that first gives the owner rwx on
+// the directories a sandbox closed (see unlockDirs).
 func removeAll(path string) error {
 	err := os.RemoveAll(path)
 	if err == nil {
 		return nil
 	}
-	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
+	unlockDirs(path)
 	return os.RemoveAll(path)
 }
 
