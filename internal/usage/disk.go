@@ -13,7 +13,12 @@ import (
 // directory and of every entry below it (a file with several links once),
 // without following symbolic links. Each directory is opened beneath its
 // parent with O_NOFOLLOW, so that a directory swapped for a link during
-// the walk leads nowhere outside. Directories it cannot open are left out.
+// the walk leads nowhere outside. A directory of the walker's own whose
+// mode keeps its owner out (0300, 0000) is lent read and search
+// permission for the time of its walk, through a descriptor of that very
+// directory, and given its mode back after. A directory it still cannot
+// walk (another owner's; one changed under it) is left out, and the walk
+// says so (truncated).
 type DiskWalk struct {
 	// MaxEntries bounds the entries walked (0: no bound).
 	MaxEntries int
@@ -25,32 +30,36 @@ type DiskWalk struct {
 	Visit func(dirfd int)
 }
 
-// Size measures dir. truncated tells that it stopped at a bound: after
-// MaxEntries entries, or a directory deeper than MaxDepth left out.
+// Size measures dir. truncated tells that it left something out: after
+// MaxEntries entries, a directory deeper than MaxDepth, or one it could
+// not walk.
 func (o DiskWalk) Size(dir string) (bytes int64, truncated bool, err error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, false, &os.PathError{Op: "open", Path: dir, Err: err}
-	}
 	w := diskWalk{o: o, left: o.MaxEntries, seen: map[[2]uint64]bool{}}
 	if o.MaxEntries <= 0 {
 		w.left = -1 // never reaches 0
 	}
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil {
-		w.bytes += int64(st.Blocks) * 512
+	if err := unix.Lstat(dir, &st); err != nil {
+		return 0, false, &os.PathError{Op: "lstat", Path: dir, Err: err}
 	}
+	fd, restore, err := openDir(unix.AT_FDCWD, dir, &st)
+	if err != nil {
+		return 0, false, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer restore()
+	w.bytes += int64(st.Blocks) * 512
 	w.dir(fd, 0)
-	return w.bytes, w.full || w.deep, nil
+	return w.bytes, w.full || w.deep || w.hidden, nil
 }
 
 type diskWalk struct {
-	o     DiskWalk
-	bytes int64
-	left  int                // entries still to walk; negative: no bound
-	full  bool               // MaxEntries were walked and more were left
-	deep  bool               // a directory deeper than MaxDepth was left out
-	seen  map[[2]uint64]bool // (device, inode) of files with several links
+	o      DiskWalk
+	bytes  int64
+	left   int                // entries still to walk; negative: no bound
+	full   bool               // MaxEntries were walked and more were left
+	deep   bool               // a directory deeper than MaxDepth was left out
+	hidden bool               // a directory that could not be walked was left out
+	seen   map[[2]uint64]bool // (device, inode) of files with several links
 }
 
 // dir adds the entries of the open directory fd, depth levels below the
@@ -89,9 +98,15 @@ func (w *diskWalk) dir(fd, depth int) {
 				w.deep = true
 				continue
 			}
-			if sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-				w.dir(sub, depth+1)
+			sub, restore, err := openDir(fd, name, &st)
+			if err != nil {
+				if !errors.Is(err, unix.ENOENT) {
+					w.hidden = true
+				}
+				continue
 			}
+			w.dir(sub, depth+1)
+			restore()
 		}
 		if errors.Is(err, io.EOF) || (err != nil && len(names) == 0) {
 			return

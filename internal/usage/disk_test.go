@@ -70,3 +70,42 @@ func TestDiskDepth(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, truncated, "deeper than MaxDepth")
 }
+
+// Directories whose mode keeps their owner out are walked all the same
+// (lent read and search for the walk) and keep their mode.
+func TestDiskUnreadableDirectories(t *testing.T) {
+	dir := t.TempDir()
+	data := []byte(strings.Repeat("x", 1<<20))
+	modes := []os.FileMode{0o300, 0o000, 0o600, 0o100}
+	for i, mode := range modes {
+		sub := filepath.Join(dir, "d"+strings.Repeat("x", i))
+		require.NoError(t, os.MkdirAll(filepath.Join(sub, "inner"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(sub, "inner", "f"), data, 0o644))
+		require.NoError(t, os.Chmod(filepath.Join(sub, "inner"), 0o300), "nested")
+		require.NoError(t, os.Chmod(sub, mode))
+	}
+	t.Cleanup(func() { // for TempDir's removal
+		for i := range modes {
+			sub := filepath.Join(dir, "d"+strings.Repeat("x", i))
+			_ = os.Chmod(sub, 0o755)
+			_ = os.Chmod(filepath.Join(sub, "inner"), 0o755)
+		}
+	})
+	n, truncated, err := DiskWalk{MaxDepth: 8}.Size(dir)
+	require.NoError(t, err)
+	assert.False(t, truncated)
+	assert.GreaterOrEqual(t, n, int64(len(modes))<<20, "every hidden file's blocks")
+	for i, mode := range modes {
+		fi, err := os.Lstat(filepath.Join(dir, "d"+strings.Repeat("x", i)))
+		require.NoError(t, err)
+		assert.Equal(t, mode, fi.Mode().Perm(), "its mode given back")
+	}
+
+	// The top directory itself, 0300.
+	require.NoError(t, os.Chmod(dir, 0o300))
+	top, truncated, err := DiskWalk{MaxDepth: 8}.Size(dir)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	require.NoError(t, err)
+	assert.False(t, truncated)
+	assert.Equal(t, n, top)
+}
