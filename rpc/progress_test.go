@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -49,27 +50,29 @@ func checkProgress(t *testing.T, msgs []progressMsg, token string) {
 }
 
 func TestProgressStdio(t *testing.T) {
-	old := progressEvery
-	progressEvery = 60 * time.Millisecond
-	defer func() { progressEvery = old }()
-	l := startLive(t)
-	_, err := fmt.Fprintln(l.in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p-1"},"name":"bash","arguments":{"command":"sleep:400"}}}`)
-	require.NoError(t, err)
-	var msgs []progressMsg
-	for {
-		line, err := l.out.ReadBytes('\n')
+	synctest.Test(t, func(t *testing.T) {
+		old := progressEvery
+		progressEvery = 60 * time.Millisecond
+		defer func() { progressEvery = old }()
+		l := startLive(t)
+		_, err := fmt.Fprintln(l.in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p-1"},"name":"bash","arguments":{"command":"sleep:400"}}}`)
 		require.NoError(t, err)
-		var m progressMsg
-		require.NoError(t, json.Unmarshal(line, &m))
-		msgs = append(msgs, m)
-		if len(m.ID) > 0 {
-			break
+		var msgs []progressMsg
+		for {
+			line, err := l.out.ReadBytes('\n')
+			require.NoError(t, err)
+			var m progressMsg
+			require.NoError(t, json.Unmarshal(line, &m))
+			msgs = append(msgs, m)
+			if len(m.ID) > 0 {
+				break
+			}
 		}
-	}
-	checkProgress(t, msgs, `"p-1"`)
-	// Nothing follows the answer.
-	r := l.rt("tools/list", "{}")
-	assert.Nil(t, r.Error)
+		checkProgress(t, msgs, `"p-1"`)
+		// Nothing follows the answer.
+		r := l.rt("tools/list", "{}")
+		assert.Nil(t, r.Error)
+	})
 }
 
 func TestProgressHTTPStream(t *testing.T) {
@@ -173,89 +176,93 @@ func (b clientBackend) Start(ctx context.Context, name string, args json.RawMess
 // The bytes boxsh-init reports go into the notifications (message and
 // _meta), which follow the reports; a call without a token asks for none.
 func TestProgressReportsBytes(t *testing.T) {
-	old := progressEvery
-	progressEvery = 100 * time.Millisecond
-	defer func() { progressEvery = old }()
-	asked := make(chan int64, 4)
-	tools, err := tool.NewRegistry()
-	require.NoError(t, err)
-	s := &Server{Tools: tools, Backend: initBackend(t, asked), Name: "boxsh", Version: "test"}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go func() { _ = s.Serve(context.Background(), inR, outW); outW.Close() }()
-	defer inW.Close()
-	out := bufio.NewReader(jsontest.NewReader(outR))
+	synctest.Test(t, func(t *testing.T) {
+		old := progressEvery
+		progressEvery = 100 * time.Millisecond
+		defer func() { progressEvery = old }()
+		asked := make(chan int64, 4)
+		tools, err := tool.NewRegistry()
+		require.NoError(t, err)
+		s := &Server{Tools: tools, Backend: initBackend(t, asked), Name: "boxsh", Version: "test"}
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() { _ = s.Serve(context.Background(), inR, outW); outW.Close() }()
+		defer inW.Close()
+		out := bufio.NewReader(jsontest.NewReader(outR))
 
-	_, err = fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"b"},"name":"bash","arguments":{"command":"x"}}}`)
-	require.NoError(t, err)
-	assert.Equal(t, int64(100), <-asked)
-	var bytes []float64
-	for {
+		_, err = fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"b"},"name":"bash","arguments":{"command":"x"}}}`)
+		require.NoError(t, err)
+		assert.Equal(t, int64(100), <-asked)
+		var bytes []float64
+		for {
+			line, err := out.ReadBytes('\n')
+			require.NoError(t, err)
+			var m struct {
+				progressMsg
+				Params struct {
+					Message string             `json:"message"`
+					Meta    map[string]float64 `json:"_meta"`
+				} `json:"params"`
+			}
+			require.NoError(t, json.Unmarshal(line, &m), "%s", line)
+			if len(m.ID) > 0 {
+				break
+			}
+			n, ok := m.Params.Meta[metaOutputBytes]
+			if !ok {
+				// Only before the first report (late on a loaded machine).
+				assert.Empty(t, bytes, "%s", line)
+				continue
+			}
+			assert.Contains(t, m.Params.Message, fmt.Sprintf(", %d bytes of output", int(n)))
+			bytes = append(bytes, n)
+		}
+		require.GreaterOrEqual(t, len(bytes), 3, "%v", bytes)
+		assert.LessOrEqual(t, len(bytes), 5, "%v", bytes)
+		// Each report brings its notification (one may be skipped, or
+		// repeated by the fallback, when a report comes late on a loaded
+		// machine).
+		for i := range bytes {
+			assert.Zero(t, int(bytes[i])%100, "%v", bytes)
+			if i > 0 {
+				assert.GreaterOrEqual(t, bytes[i], bytes[i-1], "%v", bytes)
+			}
+		}
+		assert.Greater(t, bytes[len(bytes)-1], bytes[0], "%v", bytes)
+
+		_, err = fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"x"}}}`)
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), <-asked, "no token, no progress asked of boxsh-init")
 		line, err := out.ReadBytes('\n')
 		require.NoError(t, err)
-		var m struct {
-			progressMsg
-			Params struct {
-				Message string             `json:"message"`
-				Meta    map[string]float64 `json:"_meta"`
-			} `json:"params"`
-		}
-		require.NoError(t, json.Unmarshal(line, &m), "%s", line)
-		if len(m.ID) > 0 {
-			break
-		}
-		n, ok := m.Params.Meta[metaOutputBytes]
-		if !ok {
-			// Only before the first report (late on a loaded machine).
-			assert.Empty(t, bytes, "%s", line)
-			continue
-		}
-		assert.Contains(t, m.Params.Message, fmt.Sprintf(", %d bytes of output", int(n)))
-		bytes = append(bytes, n)
-	}
-	require.GreaterOrEqual(t, len(bytes), 3, "%v", bytes)
-	assert.LessOrEqual(t, len(bytes), 5, "%v", bytes)
-	// Each report brings its notification (one may be skipped, or
-	// repeated by the fallback, when a report comes late on a loaded
-	// machine).
-	for i := range bytes {
-		assert.Zero(t, int(bytes[i])%100, "%v", bytes)
-		if i > 0 {
-			assert.GreaterOrEqual(t, bytes[i], bytes[i-1], "%v", bytes)
-		}
-	}
-	assert.Greater(t, bytes[len(bytes)-1], bytes[0], "%v", bytes)
-
-	_, err = fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"x"}}}`)
-	require.NoError(t, err)
-	assert.Equal(t, int64(0), <-asked, "no token, no progress asked of boxsh-init")
-	line, err := out.ReadBytes('\n')
-	require.NoError(t, err)
-	assert.Contains(t, string(line), `"id":2`)
+		assert.Contains(t, string(line), `"id":2`)
+	})
 }
 
 // Without reports, notifications of the time alone keep coming, a little
 // over progressEvery apart.
 func TestProgressWithoutReports(t *testing.T) {
-	old := progressEvery
-	progressEvery = 100 * time.Millisecond
-	defer func() { progressEvery = old }()
-	l := startLive(t)
-	start := time.Now()
-	_, err := fmt.Fprintln(l.in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"bash","arguments":{"command":"sleep:400"}}}`)
-	require.NoError(t, err)
-	var times []time.Duration
-	for {
-		line, err := l.out.ReadBytes('\n')
+	synctest.Test(t, func(t *testing.T) {
+		old := progressEvery
+		progressEvery = 100 * time.Millisecond
+		defer func() { progressEvery = old }()
+		l := startLive(t)
+		start := time.Now()
+		_, err := fmt.Fprintln(l.in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"bash","arguments":{"command":"sleep:400"}}}`)
 		require.NoError(t, err)
-		if !strings.Contains(string(line), "notifications/progress") {
-			break
+		var times []time.Duration
+		for {
+			line, err := l.out.ReadBytes('\n')
+			require.NoError(t, err)
+			if !strings.Contains(string(line), "notifications/progress") {
+				break
+			}
+			assert.NotContains(t, string(line), "bytes")
+			times = append(times, time.Since(start))
 		}
-		assert.NotContains(t, string(line), "bytes")
-		times = append(times, time.Since(start))
-	}
-	require.GreaterOrEqual(t, len(times), 2, "%v", times)
-	for i := 1; i < len(times); i++ {
-		assert.GreaterOrEqual(t, times[i]-times[i-1], 100*time.Millisecond, "%v", times)
-	}
+		require.GreaterOrEqual(t, len(times), 2, "%v", times)
+		for i := 1; i < len(times); i++ {
+			assert.GreaterOrEqual(t, times[i]-times[i-1], 100*time.Millisecond, "%v", times)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -284,22 +285,24 @@ func TestInvalidUTF8IDIsSanitized(t *testing.T) {
 }
 
 func TestCancelledContextEndsServeWhileInputIsOpen(t *testing.T) {
-	tools, _ := tool.NewRegistry()
-	s := &Server{Tools: tools, Backend: &fakeBackend{}}
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, inR, io.Discard) }()
-	fmt.Fprintln(inW, call("1", "block"))
-	time.Sleep(50 * time.Millisecond)
-	cancel()
-	select {
-	case err := <-done:
-		assert.ErrorIs(t, err, context.Canceled)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after its context was cancelled")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tools, _ := tool.NewRegistry()
+		s := &Server{Tools: tools, Backend: &fakeBackend{}}
+		inR, inW := io.Pipe()
+		defer inW.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ctx, inR, io.Discard) }()
+		fmt.Fprintln(inW, call("1", "block"))
+		synctest.Wait() // the call blocks in the backend
+		cancel()
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, context.Canceled)
+		case <-time.After(5 * time.Second):
+			t.Fatal("Serve did not return after its context was cancelled")
+		}
+	})
 }
 
 // At the end of input a bash call is answered, and a call of another tool
