@@ -224,7 +224,7 @@ func Open(path string) (*Session, error) {
 		}
 		return &Session{dir: dir, info: info}, nil
 	}
-	return nil, fmt.Errorf("%s is not a boxsh session: no %s in it or beside it (sessions are made by boxsh --try and the Go client)", path, MetaFile)
+	return nil, fmt.Errorf("%s is not a boxsh session: no %s in it or beside it (sessions are made by boxsh --try, boxsh --rpc --try for an agent, and the Go client; a --bind cow: DST of your own has none)", path, MetaFile)
 }
 
 // List lists the sessions under baseDir (default
