@@ -387,3 +387,48 @@ func TestProtectPlaceholdersAfterErrors(t *testing.T) {
 	assert.NotEqual(t, 0, r.code(), "a bind of a missing path fails")
 	left("failed start")
 }
+
+// TestProtectBindInHome is item 6 of the fourth round: a wr bind of a
+// directory in the home keeps the entries of the list whose place in the
+// home is inside it from being created, not only those that exist
+// (autostart entries, user services and their enabling link, fish's
+// start-up file, a git that shadows the real one); the rest of the bind
+// stays writable and nothing is left on the host.
+func TestProtectBindInHome(t *testing.T) {
+	requireRootless(t)
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "nvim"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "boxsh"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".local", "share"), 0o755))
+	t.Setenv("HOME", home)
+	r := sandboxShell(t, t.TempDir(), []string{"--bind", "wr:" + filepath.Join(home, ".config")}, tryFunc+`
+		cd "$HOME/.config"
+		try autostart sh -c 'mkdir -p autostart && echo evil > autostart/x.desktop'
+		try systemd sh -c 'mkdir -p systemd/user && echo evil > systemd/user/x.service'
+		try systemd-wants sh -c 'mkdir -p systemd/user/default.target.wants && ln -s ../x.service systemd/user/default.target.wants/x.service'
+		try fish sh -c 'mkdir -p fish && echo evil > fish/config.fish'
+		try fish-conf-d sh -c 'mkdir -p fish/conf.d && echo evil > fish/conf.d/x.fish'
+		try zsh sh -c 'mkdir -p zsh && echo evil > zsh/.zshrc'
+		try git sh -c 'mkdir -p git && echo evil > git/config'
+		try environment sh -c 'mkdir -p environment.d && echo LD_PRELOAD=/x > environment.d/x.conf'
+		echo ok > nvim/init.lua && mkdir -p systemd/other && echo nvim-ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	requireRefused(t, r, "autostart", "systemd", "systemd-wants", "fish", "fish-conf-d", "zsh", "git", "environment")
+	assert.Contains(t, r.stdout, "nvim-ok\n", "the rest of the bind stays writable")
+	requireHostFile(t, filepath.Join(home, ".config", "nvim", "init.lua"), "ok\n")
+	for _, p := range []string{"autostart", "systemd/user", "fish", "zsh", "git", "environment.d", "bash"} {
+		requireHostAbsent(t, filepath.Join(home, ".config", p))
+	}
+
+	r = sandboxShell(t, t.TempDir(), []string{"--bind", "wr:" + filepath.Join(home, ".local")}, tryFunc+`
+		cd "$HOME/.local"
+		try local-bin sh -c 'mkdir -p bin && printf "#!/bin/sh\necho evil\n" > bin/git && chmod +x bin/git'
+		try user-units sh -c 'mkdir -p share/systemd/user && echo evil > share/systemd/user/x.service'
+		echo ok > share/data && echo share-ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	requireRefused(t, r, "local-bin", "user-units")
+	assert.Contains(t, r.stdout, "share-ok\n")
+	requireHostAbsent(t, filepath.Join(home, ".local", "bin"))
+	requireHostAbsent(t, filepath.Join(home, ".local", "share", "systemd"))
+	requireHostFile(t, filepath.Join(home, ".local", "share", "data"), "ok\n")
+}

@@ -40,8 +40,12 @@ var ProtectedPaths = []ProtectedEntry{
 	{".zprofile", "a shell start-up file: every login zsh runs it", false},
 	{".zlogin", "a shell start-up file: every login zsh runs it", false},
 	{".config/fish/", "fish's start-up files and functions: every fish runs them", false},
+	{".config/zsh/", "zsh's start-up files where ZDOTDIR points there (the usual XDG set-up): every zsh runs them", false},
+	{".config/bash/", "bash start-up files that the usual XDG set-ups source from ~/.bashrc", false},
 	{".local/bin/", "on PATH before /usr/bin: a planted git or ls shadows the real one", false},
 	{".config/systemd/user/", "user services: the host's systemd starts them", false},
+	{".local/share/systemd/user/", "user services: the host's systemd starts them", false},
+	{".config/environment.d/", "the environment of every user service (LD_PRELOAD, PATH)", false},
 	{".config/autostart/", "desktop autostart entries: the session starts them at login", false},
 
 	// git: configuration runs programs (core.fsmonitor, core.hooksPath,
@@ -143,6 +147,22 @@ func IsProtected(rel string, extra ...string) (reason string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// IsProtectedAt is IsProtected for the path rel of an area whose root is
+// the host directory root: rel is protected by where it is on the host
+// too, so that an entry whose place starts above the root is matched
+// (autostart/x.desktop of a copy-on-write ~/.config is
+// ~/.config/autostart/x.desktop).
+func IsProtectedAt(root, rel string, extra ...string) (reason string, ok bool) {
+	if reason, ok := IsProtected(rel, extra...); ok || !strings.HasPrefix(root, "/") {
+		return reason, ok
+	}
+	rel = strings.Trim(path.Clean("/"+strings.ReplaceAll(rel, `\`, "/")), "/")
+	if rel == "" {
+		return "", false
+	}
+	return IsProtected(path.Join(root, rel), extra...)
 }
 
 // matchEntry tells whether the components c start with the entry e: the

@@ -17,7 +17,8 @@ func TestIsProtected(t *testing.T) {
 		".cursor/mcp.json", ".devcontainer/devcontainer.json",
 		".config/git/config", "home/.config/git/attributes", ".config/fish/config.fish", ".config/systemd/user/x.service",
 		".config/autostart/x.desktop", ".local/bin/git", ".boxsh/policy.json", ".config/boxsh/policy.json",
-		".ssh/authorized_keys", ".gitconfig",
+		".ssh/authorized_keys", ".gitconfig", ".config/zsh/.zshrc", ".config/bash/rc", ".local/share/systemd/user/x.service",
+		".config/environment.d/x.conf",
 		// git control files, of any repository at any depth.
 		".git/config", "deep/er/.git/config", ".git/hooks/pre-commit", ".git/hooks", ".git/commondir",
 		".git/config.worktree", ".git/worktrees/w/config.worktree", ".git/worktrees/w/commondir", ".git/info/attributes",
@@ -70,5 +71,30 @@ func TestValidateProtect(t *testing.T) {
 	}
 	for _, bad := range []string{"/etc/x", "~/.x", "*.sh", "../x", "a//b", "."} {
 		assert.Error(t, validateProtect(bad), bad)
+	}
+}
+
+// A path is protected by where it is on the host too: the entries whose
+// place starts above the area's root match.
+func TestIsProtectedAt(t *testing.T) {
+	for root, rels := range map[string][]string{
+		"/home/u/.config": {"autostart/x.desktop", "systemd/user/default.target.wants/x.service", "fish/config.fish", "git/config", ".vscode/x"},
+		"/home/u/.local":  {"bin/git"},
+		"/srv/p":          {".bashrc", ".git/config"},
+	} {
+		for _, rel := range rels {
+			_, ok := IsProtectedAt(root, rel)
+			assert.True(t, ok, "%s in %s", rel, root)
+		}
+	}
+	for root, rels := range map[string][]string{
+		"/home/u/.config": {"nvim/init.lua", "", "."},
+		"/home/u/src":     {"bin/git", "autostart/x.desktop"},
+		"relative":        {"bin/git"},
+	} {
+		for _, rel := range rels {
+			_, ok := IsProtectedAt(root, rel)
+			assert.False(t, ok, "%s in %s", rel, root)
+		}
 	}
 }

@@ -259,7 +259,7 @@ func (a *applier) scanRemoved(rel string) removedTree {
 	var t removedTree
 	_ = walkStates(a.src, rel, func(rel string, st fileState) error {
 		if t.protected == "" {
-			if r, ok := protectedReason(rel, a.opts.Protect); ok {
+			if r, ok := protectedReason(a.src, rel, a.opts.Protect); ok {
 				t.protected = "it would remove " + QuotePath(rel) + ": " + r
 			}
 		}
@@ -282,7 +282,7 @@ func (a *applier) scanRemoved(rel string) removedTree {
 // a gitfile, or (for a change removing a directory) one inside it
 // (below).
 func (a *applier) protected(c Change, below removedTree) (string, bool) {
-	if reason, ok := protectedReason(c.Path, a.opts.Protect); ok {
+	if reason, ok := protectedReason(a.src, c.Path, a.opts.Protect); ok {
 		return reason, true
 	}
 	return below.protected, below.protected != ""

@@ -1,12 +1,17 @@
 package session
 
-import "github.com/boxsh/boxsh/policy"
+import (
+	"path/filepath"
 
-// protectedReason tells whether the slash-separated relative path rel is
-// protected (policy.IsProtected: the protected list, at any depth, git
-// control files, a new or replaced .git, and the extra entries) and why.
-func protectedReason(rel string, extra []string) (string, bool) {
-	reason, ok := policy.IsProtected(rel, extra...)
+	"github.com/boxsh/boxsh/policy"
+)
+
+// protectedReason tells whether the slash-separated path rel of SRC, the
+// host directory src, is protected (policy.IsProtectedAt: the protected
+// list, at any depth and by where rel is on the host, git control files,
+// a new or replaced .git, and the extra entries) and why.
+func protectedReason(src, rel string, extra []string) (string, bool) {
+	reason, ok := policy.IsProtectedAt(filepath.ToSlash(src), rel, extra...)
 	if ok {
 		reason = "protected path " + reason
 	}

@@ -80,8 +80,10 @@ func gatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) 
 // GatherProtection finds the host paths that the wr binds of sb expose
 // and that must stay read-only (for SpecConfig.Protect): the entries of
 // policy.ProtectedPaths and extra (the policy's filesystem.protect) at any
-// depth where they exist, and at the root of each wr bind the AtRoot ones
-// also when missing; the git control files of every repository in the
+// depth where they exist, at the root of each wr bind the AtRoot ones
+// also when missing, and in a wr bind of a directory in home the entries
+// whose place in home is inside it also when missing (homeEntries); the
+// git control files of every repository in the
 // binds (.git directories, gitfiles and the git directories they name,
 // submodules' git directories, and the files a config includes); and,
 // when a wr bind exposes home itself, home read-only but for its
@@ -98,7 +100,8 @@ func gatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) 
 func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Protection, error) {
 	g := newGatherer(sb, extra)
 	if filepath.IsAbs(home) {
-		g.homeDefaultDeny(filepath.Clean(home))
+		g.hostHome = filepath.Clean(home)
+		g.homeDefaultDeny(g.hostHome)
 	}
 	for _, b := range sb.Binds {
 		if b.Mode != policy.ReadWrite {
@@ -153,6 +156,10 @@ type gatherer struct {
 	// home, when a wr bind exposes it, is read-only but for rebind.
 	home   string
 	rebind []string
+	// hostHome is the caller's home directory, "" for none: the entries
+	// of the list that have their place in it are protected there even
+	// when missing (homeEntries).
+	hostHome string
 }
 
 // root is the wr bind that p is writable through: the most specific bind
@@ -333,7 +340,8 @@ func (g *gatherer) walk(root string) error {
 		return nil // a file: nothing below it
 	}
 	// Entries of several components that the bind starts inside
-	// (--bind wr:~/.config: git/ is .config/git/).
+	// (--bind wr:~/.config: git/ is .config/git/), where they exist.
+	g.homeEntries(root)
 	rc := strings.Split(rel, "/")
 	for _, e := range g.entries {
 		ec := strings.Split(strings.Trim(e.Path, "/"), "/")
@@ -371,6 +379,27 @@ func (g *gatherer) walk(root string) error {
 		}
 	}
 	return nil
+}
+
+// homeEntries protects, even when missing, the entries of the list whose
+// place in the caller's home is inside the wr bind at root, a directory
+// in the home (--bind wr:~/.config: ~/.config/autostart/ and
+// ~/.config/systemd/user/; --bind wr:~/.local: ~/.local/bin/): programs
+// of the host run what is there wherever the bind starts. A missing one
+// gets a placeholder, a directory for a file as elsewhere. (A bind of
+// the home itself, or of a directory above it, makes the home read-only
+// instead, see homeDefaultDeny.)
+func (g *gatherer) homeEntries(root string) {
+	if g.hostHome == "" || root == g.hostHome || !plan.IsUnder(root, g.hostHome) {
+		return
+	}
+	at, _ := filepath.Rel(g.hostHome, root)
+	for _, e := range g.entries {
+		rest, ok := strings.CutPrefix(strings.Trim(e.Path, "/"), filepath.ToSlash(at)+"/")
+		if ok {
+			g.add(filepath.Join(root, filepath.FromSlash(rest)), true, e.Reason, true, "")
+		}
+	}
 }
 
 // atRoot protects the entries the list keeps at the root of a bind even
@@ -773,7 +802,7 @@ func cowProtectedChanges(b policy.Bind, extra ...string) []string {
 				}
 				continue
 			}
-			if reason, ok := policy.IsProtected(filepath.ToSlash(rel), extra...); ok {
+			if reason, ok := policy.IsProtectedAt(filepath.ToSlash(b.Src), filepath.ToSlash(rel), extra...); ok {
 				out = append(out, p+" ("+reason+")")
 			}
 		}

@@ -261,3 +261,38 @@ func TestNewRepositoriesSkipsToolCaches(t *testing.T) {
 	assert.ElementsMatch(t, []string{"proj/.devcontainer", "proj/sub/.gitmodules", "proj/vendored/.git", "proj/pkg/.vscode"}, got,
 		"the real risks, and nothing inside the caches")
 }
+
+// The entries of the list whose place in the home falls inside a bind of
+// a directory in it are protected there even when missing, whatever
+// directory of the home the bind starts at.
+func TestGatherProtectionBindInHome(t *testing.T) {
+	f := newProtectFixture(t)
+	home := f.at("home")
+	f.mkdir("home/.config/nvim", "home/.local/share", "home/.config/systemd", "home/proj")
+	for bind, want := range map[string][]string{
+		"home/.config": {"home/.config/autostart", "home/.config/systemd/user", "home/.config/fish", "home/.config/zsh",
+			"home/.config/bash", "home/.config/git", "home/.config/boxsh", "home/.config/environment.d", "home/.config/gcloud"},
+		"home/.local":          {"home/.local/bin", "home/.local/share/systemd/user"},
+		"home/.config/systemd": {"home/.config/systemd/user"},
+	} {
+		p, err := GatherProtection(policy.Sandbox{Binds: []policy.Bind{wrBind(f.at(bind))}}, home, "")
+		require.NoError(t, err)
+		missing := f.rel(p.Paths, true)
+		for _, w := range want {
+			assert.Contains(t, missing, w, "--bind wr:~/%s", strings.TrimPrefix(bind, "home/"))
+			hp, _ := find(p.Paths, f.at(w))
+			assert.True(t, hp.Dir, "%s: a directory placeholder", w)
+		}
+		assert.NoError(t, checkConfigHidden(policy.Sandbox{Binds: []policy.Bind{wrBind(f.at(bind))}}, p.Paths, home))
+	}
+	// Outside the home, or in a directory of it that is not where the
+	// list's entries are, only what exists is protected.
+	for _, bind := range []string{f.at("home/proj"), f.at("other/.config")} {
+		f.mkdir(strings.TrimPrefix(bind, f.base+"/"))
+		p, err := GatherProtection(policy.Sandbox{Binds: []policy.Bind{wrBind(bind)}}, home, "")
+		require.NoError(t, err)
+		for _, m := range f.rel(p.Paths, true) {
+			assert.False(t, strings.Contains(m, "autostart") || strings.Contains(m, "systemd") || strings.HasSuffix(m, "/bin"), "%s: no home entry outside its place", m)
+		}
+	}
+}
