@@ -1276,3 +1276,51 @@ func TestEscapeRefusedSetups(t *testing.T) {
 	assert.NotContains(t, r.stdout, "ran")
 	assert.Contains(t, r.stderr, "state directory")
 }
+
+// TestEscapeCacheRefused is item 5 of the fourth round: --cache DIR is
+// refused wherever --bind wr:DIR would keep something read-only, with the
+// same message: boxsh's configuration directory (or a directory holding
+// it), the home, a directory holding boxsh's state directory, and
+// directories holding protected entries (a repository, ~/.local whose bin
+// is missing). Nothing is written there; a cache of its own still works.
+func TestEscapeCacheRefused(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	home := filepath.Join(t.TempDir(), "users", "u")
+	writeHostFile(t, filepath.Join(home, ".bashrc"), "# rc\n", 0o644)
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "boxsh"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".local", "share"), 0o755))
+	repo := filepath.Join(home, "src", "repo")
+	newHostRepo(t, repo)
+	run := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.Mkdir(run, 0o700))
+	env := []string{"HOME=" + home, "XDG_RUNTIME_DIR=" + run}
+	script := `echo '{}' > "$HOME/.cache/policy.json"; echo evil >> "$HOME/.cache/.bashrc"; echo evil > "$HOME/.cache/planted"; echo ran`
+	for _, c := range []struct{ dir, says string }{
+		{filepath.Join(home, ".config", "boxsh"), "boxsh's own settings"},
+		{filepath.Join(home, ".config"), "boxsh's own settings"},
+		{home, "the home directory"},
+		{filepath.Dir(home), "the home directory"},
+		{run, "state directory"},
+		{filepath.Join(home, "src"), filepath.Join(repo, ".git")},
+		{repo, filepath.Join(repo, ".git")},
+		{filepath.Join(home, ".local"), filepath.Join(home, ".local", "bin")},
+	} {
+		r := runBoxshIn(t, ctx, t.TempDir(), "", env, "--sandbox", "--cache", c.dir, "-c", script)
+		assert.Equal(t, 1, r.code(), "--cache %s: %s", c.dir, r.stderr)
+		assert.NotContains(t, r.stdout, "ran", c.dir)
+		assert.Contains(t, r.stderr, "--cache "+c.dir+" would let the sandbox write", c.dir)
+		assert.Contains(t, r.stderr, c.says, c.dir)
+		requireHostAbsent(t, filepath.Join(c.dir, "planted"))
+		requireHostAbsent(t, filepath.Join(c.dir, "policy.json"))
+	}
+	requireHostFile(t, filepath.Join(home, ".bashrc"), "# rc\n")
+	requireHostAbsent(t, filepath.Join(home, ".local", "bin"))
+
+	cache := filepath.Join(home, ".cache", "boxsh-ci")
+	require.NoError(t, os.MkdirAll(cache, 0o755))
+	r := runBoxshIn(t, ctx, t.TempDir(), "", env, "--sandbox", "--cache", cache, "-c", script)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, "ran")
+	requireHostFile(t, filepath.Join(cache, "planted"), "evil\n")
+}

@@ -22,7 +22,7 @@ func configHidden(sb policy.Sandbox, protect []plan.HostPath, dir string) error 
 	if via.Mode == policy.ReadWrite && protects(protect, dir) {
 		return nil
 	}
-	return policy.BindErrorf("--bind %s would let the sandbox write boxsh's own settings in %s (the global policy and the trusted settings files): bind a directory that does not hold it, or bind it ro: too", via, dir)
+	return policy.BindErrorf("%s would let the sandbox write boxsh's own settings in %s (the global policy and the trusted settings files): bind a directory that does not hold it, or bind it ro: too", bindFlag(sb, *via), dir)
 }
 
 // protects tells whether the protected paths keep dir read-only: a

@@ -547,13 +547,10 @@ func stateRoot() (string, error) {
 // of the sandboxes started there.
 func stateHidden(sb policy.Sandbox, root string) error {
 	roots := append([]string{root}, otherStateRoots()...)
-	for _, b := range sb.Binds {
-		if b.Mode == policy.ReadOnly {
-			continue
-		}
+	for _, b := range writableBinds(sb) {
 		for _, r := range roots {
 			if plan.IsUnder(r, b.Dst) || plan.IsUnder(b.Dst, r) {
-				return fmt.Errorf("--bind %s would let the sandbox write into boxsh's state directory %s: set XDG_RUNTIME_DIR (or TMPDIR) to a directory outside it", b, r)
+				return fmt.Errorf("%s would let the sandbox write into boxsh's state directory %s: set XDG_RUNTIME_DIR (or TMPDIR) to a directory outside it", bindFlag(sb, b), r)
 			}
 		}
 	}

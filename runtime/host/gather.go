@@ -26,7 +26,8 @@ import (
 // sandbox holds is a placeholder here too (shareHeldPlaceholders).
 //
 // It refuses a sandbox that could write boxsh's own settings
-// (checkConfigHidden). For a sandbox boxsh prepares, it leaves the walk
+// (checkConfigHidden), and a --cache directory that a wr bind of it would
+// not leave writable whole (checkCache). For a sandbox boxsh prepares, it leaves the walk
 // of the cow binds' SRC for files the user namespace could not copy up
 // (checkCowGroups) running: Found.Check returns its refusal, which must
 // stop the sandbox before its first process runs. Gather changes nothing
@@ -41,6 +42,9 @@ func Gather(cfg plan.Config, home string) (plan.Config, *Found, error) {
 	starttrace.Mark("front.protect")
 	cfg.Protect = protection.Paths
 	if err := checkConfigHidden(cfg.Sandbox, cfg.Protect, home); err != nil {
+		return cfg, nil, err
+	}
+	if err := checkCache(cfg.Sandbox, home, ProtectEntries(cfg.Policy)); err != nil {
 		return cfg, nil, err
 	}
 	if cfg.Rules, err = resolveFileRules(cfg.Sandbox, cfg.Policy, home, cfg.Cwd); err != nil {

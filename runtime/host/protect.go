@@ -156,6 +156,11 @@ type gatherer struct {
 	// home, when a wr bind exposes it, is read-only but for rebind.
 	home   string
 	rebind []string
+	// noRootPlaceholders leaves out the entries the list keeps at the
+	// root of a bind when missing (atRoot), for checkCache.
+	noRootPlaceholders bool
+	// skip are directories the walk does not look into (checkCache's).
+	skip []string
 	// hostHome is the caller's home directory, "" for none: the entries
 	// of the list that have their place in it are protected there even
 	// when missing (homeEntries).
@@ -352,7 +357,9 @@ func (g *gatherer) walk(root string) error {
 			}
 		}
 	}
-	g.atRoot(root)
+	if !g.noRootPlaceholders {
+		g.atRoot(root)
+	}
 	queue := []string{root}
 	for len(queue) > 0 {
 		dir := queue[0]
@@ -372,7 +379,7 @@ func (g *gatherer) walk(root string) error {
 				g.repo(p, de)
 				continue
 			}
-			if g.matchEntry(p, name) || !de.IsDir() || skipWalk(p, name) || slices.Contains(kernelFSPaths, p) || g.readOnly(p) {
+			if g.matchEntry(p, name) || !de.IsDir() || skipWalk(p, name) || slices.Contains(kernelFSPaths, p) || slices.Contains(g.skip, p) || g.readOnly(p) {
 				continue
 			}
 			queue = append(queue, p)
