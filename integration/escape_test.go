@@ -1324,3 +1324,59 @@ func TestEscapeCacheRefused(t *testing.T) {
 	assert.Contains(t, r.stdout, "ran")
 	requireHostFile(t, filepath.Join(cache, "planted"), "evil\n")
 }
+
+// TestEscapeCowWorkDirShared is item 7 of the fourth round: a cow bind
+// whose DST is in a directory every user may write to (sticky and
+// world-writable, as /tmp) keeps its work directory in the caller's own
+// .boxsh-UID there, checked before use. What another user left there
+// first neither breaks nor redirects it: their .boxsh (mode 0755, theirs:
+// the test stands for it with one the caller cannot write to), a
+// .boxsh-UID that is a link to a directory they can read, one they may
+// write to, a DST that is a link. (The test runs as one unprivileged
+// user: it plants what another user could, as far as one user can.)
+func TestEscapeCowWorkDirShared(t *testing.T) {
+	requireRootless(t)
+	shared := func() string {
+		d := t.TempDir()
+		require.NoError(t, os.Chmod(d, 0o777|os.ModeSticky))
+		t.Cleanup(func() { exec.Command("chmod", "-R", "u+rwx", d).Run() })
+		return d
+	}
+	src := t.TempDir()
+	writeHostFile(t, filepath.Join(src, "f"), "src\n", 0o644)
+	own := fmt.Sprintf(".boxsh-%d", os.Getuid())
+	cow := func(dst string) runResult {
+		return sandboxShell(t, src, []string{"--bind", "cow:" + src + ":" + dst}, `cat `+shq(filepath.Join(dst, "f"))+` && echo changed > `+shq(filepath.Join(dst, "f"))+` && echo cow-ok`)
+	}
+
+	tmp := shared()
+	require.NoError(t, os.Mkdir(filepath.Join(tmp, ".boxsh"), 0o555))
+	r := cow(filepath.Join(tmp, "dst"))
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, r.stdout, "src\ncow-ok\n")
+	requireHostFile(t, filepath.Join(tmp, "dst", "f"), "changed\n")
+	assert.DirExists(t, filepath.Join(tmp, own, "dst"), "the work directory is the caller's own")
+	r = cow(filepath.Join(tmp, "dst"))
+	require.Equal(t, 0, r.code(), "again: %s", r.stderr)
+
+	attacker := t.TempDir()
+	require.NoError(t, os.Chmod(attacker, 0o777))
+	for _, plant := range []func(tmp string){
+		func(tmp string) { require.NoError(t, os.Symlink(attacker, filepath.Join(tmp, own))) },
+		func(tmp string) {
+			require.NoError(t, os.Mkdir(filepath.Join(tmp, own), 0o777))
+			require.NoError(t, os.Chmod(filepath.Join(tmp, own), 0o777))
+		},
+		func(tmp string) { require.NoError(t, os.Symlink(attacker, filepath.Join(tmp, "dst"))) },
+	} {
+		tmp := shared()
+		plant(tmp)
+		r := cow(filepath.Join(tmp, "dst"))
+		assert.Equal(t, 1, r.code(), r.stderr)
+		assert.NotContains(t, r.stdout, "cow-ok")
+		assert.Contains(t, r.stderr, tmp)
+	}
+	entries, err := os.ReadDir(attacker)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing made in the directory a planted link names")
+}

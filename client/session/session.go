@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/internal/usage"
+	"github.com/boxsh/boxsh/policy"
 )
 
 // Names of a session's files, beside its DST.
@@ -332,13 +333,13 @@ func (s *Session) Discard() error {
 	if lock != nil {
 		defer lock.Close()
 	}
-	work := filepath.Join(filepath.Dir(s.info.Dst), ".boxsh", filepath.Base(s.info.Dst))
+	work := policy.CowWorkDir(s.info.Dst)
 	for _, p := range []string{s.info.Dst, work} {
 		if err := removeAll(p); err != nil {
 			return fmt.Errorf("discard: %w", err)
 		}
 	}
-	os.Remove(filepath.Dir(work)) // .boxsh, when empty
+	os.Remove(filepath.Dir(work)) // .boxsh (or .boxsh-UID), when empty
 	os.Remove(filepath.Join(s.dir, ManifestFile))
 	os.Remove(filepath.Join(s.dir, LockFile))
 	os.Remove(filepath.Join(s.dir, AuditFile))

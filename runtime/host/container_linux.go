@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -528,18 +527,14 @@ func stateRoot() (string, error) {
 	}
 	// It must be ours and private: in a shared /tmp another user could
 	// have made it first.
-	fi, err := os.Lstat(dir)
-	if err != nil {
+	if err := privateDir(dir, 0o077); err != nil {
 		return "", fmt.Errorf("state directory: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("state directory %s is not a private directory of uid %d", dir, os.Getuid())
 	}
 	return dir, nil
 }
 
-// stateHidden checks that no bind lets the sandbox write into the state
+// stateHidden checks that no bind (nor the --cache directory) lets the
+// sandbox write into the state
 // root (or replace it): it would then plant state that a later start acts
 // on, or undo the protection of the placeholders. The other directories
 // stateRoot may choose at another start (XDG_RUNTIME_DIR can change) are

@@ -59,7 +59,11 @@ func lookupHostPath(p string) (plan.HostPath, bool) {
 // prepareCowDirs makes the host directories of the cow binds (CowDirs):
 // DST and its work directory, as boxsh v3 does before mounting. Like v3, it
 // first removes the work directories under the same parents whose DST no
-// longer exists, and then .boxsh when it is left empty.
+// longer exists, and then .boxsh when it is left empty. In a directory
+// other users may write to (policy.SharedDir: /tmp), the directory of the
+// work directories is the caller's own .boxsh-UID, and it and DST must be
+// directories of the caller, not symbolic links (privateDir, checkOwnDir):
+// what another user left there is refused rather than used.
 func prepareCowDirs(binds []policy.Bind) error {
 	parents := map[string]bool{}
 	for _, b := range binds {
@@ -75,11 +79,64 @@ func prepareCowDirs(binds []policy.Bind) error {
 			continue
 		}
 		upper, work := plan.CowDirs(b)
+		if err := prepareCowDir(upper, work); err != nil {
+			return fmt.Errorf("--bind %s: %w", b, err)
+		}
+	}
+	return nil
+}
+
+// prepareCowDir makes a cow bind's DST, upper, and work directory, work.
+func prepareCowDir(upper, work string) error {
+	if !policy.SharedDir(filepath.Dir(upper)) {
 		for _, d := range []string{upper, work} {
 			if err := mkdirPrivate(d); err != nil {
-				return fmt.Errorf("--bind %s: %w", b, err)
+				return err
 			}
 		}
+		return nil
+	}
+	// Another user may have made DST or the work directories' directory
+	// first, or a symbolic link there: refuse them, before and after
+	// making them (the sticky bit keeps others from replacing ours).
+	if err := checkOwnDir(upper); err != nil {
+		return err
+	}
+	if err := mkdirPrivate(upper); err != nil {
+		return err
+	}
+	if err := checkOwnDir(upper); err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Dir(work), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if err := privateDir(filepath.Dir(work), 0o022); err != nil {
+		return err
+	}
+	return mkdirPrivate(work)
+}
+
+// privateDir checks that dir is a directory of the caller, not a symbolic
+// link, whose permission bits have none of mask (0o022: no one else may
+// write to it), as opened without following a link.
+func privateDir(dir string, mask os.FileMode) error {
+	return privateDirOf(dir, os.Getuid(), mask)
+}
+
+// privateDirOf is privateDir for the user uid.
+func privateDirOf(dir string, uid int, mask os.FileMode) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w (a symbolic link or not a directory: if you did not make it, another user did; remove it)", dir, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if int(st.Uid) != uid || os.FileMode(st.Mode)&mask != 0 {
+		return fmt.Errorf("%s is not a private directory of uid %d (owner %d, mode %04o): if you did not make it, another user did; remove it", dir, uid, st.Uid, st.Mode&0o7777)
 	}
 	return nil
 }
@@ -108,10 +165,17 @@ func mkdirPrivate(d string) error {
 }
 
 // removeStaleWorkDirs removes parent/.boxsh/NAME when parent/NAME is gone,
-// and parent/.boxsh when nothing is left in it. Failures are ignored: a
-// stale work directory only takes space.
+// and parent/.boxsh when nothing is left in it (policy.CowWorkParent).
+// Failures are ignored: a stale work directory only takes space.
+//
+// In a directory other users may write to, only the caller's own
+// .boxsh-UID is looked into, and only when it is a private directory of
+// the caller (privateDir).
 func removeStaleWorkDirs(parent string) {
-	dotBoxsh := filepath.Join(parent, ".boxsh")
+	dotBoxsh := policy.CowWorkParent(parent)
+	if policy.SharedDir(parent) && privateDir(dotBoxsh, 0o022) != nil {
+		return
+	}
 	entries, err := os.ReadDir(dotBoxsh)
 	if err != nil {
 		return

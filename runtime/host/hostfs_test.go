@@ -399,3 +399,67 @@ var splitHost = plan.HostFacts{
 		{Path: "/sbin", Dir: true},
 	},
 }
+
+// sharedDir is a directory like /tmp: sticky, and writable by every user.
+func sharedDir(t *testing.T) string {
+	d := t.TempDir()
+	require.NoError(t, os.Chmod(d, 0o777|fs.ModeSticky))
+	t.Cleanup(func() { exec.Command("chmod", "-R", "u+rwx", d).Run() })
+	require.True(t, policy.SharedDir(d))
+	return d
+}
+
+// In a directory every user may write to, the work directories are the
+// caller's own (.boxsh-UID), checked before use: what another user left
+// there (a .boxsh the caller cannot write to, a link, a directory others
+// may write to, a DST that is a link) neither breaks nor redirects a cow
+// bind.
+func TestPrepareCowDirsShared(t *testing.T) {
+	src := t.TempDir()
+	own := fmt.Sprintf(".boxsh-%d", os.Getuid())
+	cow := func(dst string) []policy.Bind { return []policy.Bind{{Mode: policy.CopyOnWrite, Src: src, Dst: dst}} }
+
+	// Another user's .boxsh (mode 0755, theirs: the caller cannot write
+	// to it) is not used.
+	tmp := sharedDir(t)
+	require.NoError(t, os.Mkdir(filepath.Join(tmp, ".boxsh"), 0o555))
+	dst := filepath.Join(tmp, "dst")
+	require.NoError(t, prepareCowDirs(cow(dst)))
+	_, work := plan.CowDirs(cow(dst)[0])
+	assert.Equal(t, filepath.Join(tmp, own, "dst"), work)
+	assert.DirExists(t, work)
+	fi, err := os.Lstat(filepath.Join(tmp, own))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	require.NoError(t, prepareCowDirs(cow(dst)), "again")
+
+	// A planted link, or a directory others may write to, is refused and
+	// nothing is made where it points.
+	elsewhere := t.TempDir()
+	tmp = sharedDir(t)
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(tmp, own)))
+	assert.ErrorContains(t, prepareCowDirs(cow(filepath.Join(tmp, "dst"))), filepath.Join(tmp, own))
+	tmp2 := sharedDir(t)
+	require.NoError(t, os.Mkdir(filepath.Join(tmp2, own), 0o777))
+	require.NoError(t, os.Chmod(filepath.Join(tmp2, own), 0o777))
+	assert.ErrorContains(t, prepareCowDirs(cow(filepath.Join(tmp2, "dst"))), "is not a private directory")
+	tmp3 := sharedDir(t)
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(tmp3, "dst")))
+	assert.ErrorContains(t, prepareCowDirs(cow(filepath.Join(tmp3, "dst"))), "symlink")
+	entries, err := os.ReadDir(elsewhere)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing made through a planted link")
+	fi, err = os.Stat(elsewhere)
+	require.NoError(t, err)
+	assert.NotEqual(t, os.FileMode(0o700), fi.Mode().Perm(), "the link's target is not chmodded")
+
+	// Another user's directory (a fake owner: the caller's uid + 1).
+	mine := t.TempDir()
+	require.NoError(t, privateDirOf(mine, os.Getuid(), 0o022))
+	assert.ErrorContains(t, privateDirOf(mine, os.Getuid()+1, 0o022), "is not a private directory of uid")
+
+	// The stale-work-directory sweep does not go through a planted link.
+	require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, "victim", "work"), 0o755))
+	removeStaleWorkDirs(tmp)
+	assert.DirExists(t, filepath.Join(elsewhere, "victim", "work"))
+}

@@ -750,13 +750,12 @@ func overlayEscape(p string) string {
 
 // CowDirs are the host directories of cow:SRC:DST, as in boxsh v3: DST
 // itself is the upper layer, which receives the writes (and whiteouts for
-// deletions), and the overlay's work directory is <parent of
-// DST>/.boxsh/<name of DST>, on the same file system as DST and the same
-// for every run on DST, so that two sandboxes cannot use one DST at once
-// (overlayfs refuses a work directory in use). Inside the sandbox the
-// merged view of SRC and DST is mounted at DST.
+// deletions), and the overlay's work directory is policy.CowWorkDir:
+// <parent of DST>/.boxsh/<name of DST>, or .boxsh-UID in a directory
+// other users may write to (/tmp). Inside the sandbox the merged view of
+// SRC and DST is mounted at DST.
 func CowDirs(b policy.Bind) (upper, work string) {
-	return b.Dst, filepath.Join(filepath.Dir(b.Dst), ".boxsh", filepath.Base(b.Dst))
+	return b.Dst, policy.CowWorkDir(b.Dst)
 }
 
 // orderBinds checks the binds and puts each after the binds that contain
