@@ -46,8 +46,15 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body (default MaxMessageSize).
 	MaxBodyBytes int64
 	// MaxStreams bounds the requests handled at once; more are refused
-	// with 503 (default 128).
+	// with 503 (default 128). With Sandboxes set, it bounds those of /mcp
+	// only: each sandbox's endpoint has SandboxRequests of its own, and
+	// the management API (Extra) ManageRequests.
 	MaxStreams int
+	// SandboxRequests bounds the requests in flight on each sandbox's
+	// endpoint (/s/NAME/, see SandboxRouter), long-polls and SSE streams
+	// included, and ManageRequests those of the management API; more are
+	// refused with 429 naming the limit (defaults 32 and 64).
+	SandboxRequests, ManageRequests int
 	// MaxSessions bounds the legacy sessions kept; the least recently
 	// used goes when a new one would exceed it (default 1024).
 	MaxSessions int
@@ -82,6 +89,12 @@ func (o *HTTPOptions) defaults() {
 	if o.MaxStreams <= 0 {
 		o.MaxStreams = 128
 	}
+	if o.SandboxRequests <= 0 {
+		o.SandboxRequests = DefaultSandboxRequests
+	}
+	if o.ManageRequests <= 0 {
+		o.ManageRequests = 64
+	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 1024
 	}
@@ -98,6 +111,9 @@ func (o *HTTPOptions) defaults() {
 		o.ShutdownGrace = 5 * time.Second
 	}
 }
+
+// DefaultSandboxRequests is HTTPOptions.SandboxRequests' default.
+const DefaultSandboxRequests = 32
 
 // ErrNeedToken refuses to serve a non-loopback address without a token.
 var ErrNeedToken = errors.New("refusing to listen on a non-loopback address without a bearer token")
@@ -138,6 +154,8 @@ type httpTransport struct {
 	wg      sync.WaitGroup
 	slots   chan struct{}
 	streams chan struct{}
+	// manage bounds the management API's requests (with Sandboxes).
+	manage *requestLimit
 
 	mu       sync.Mutex
 	sessions map[string]*legacySession
@@ -205,12 +223,16 @@ func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTP
 // newTransport is the transport of s with opts (defaults applied); base
 // ends its sessions and the calls that outlive their request.
 func newTransport(s *Server, opts HTTPOptions, base context.Context) *httpTransport {
-	return &httpTransport{
+	t := &httpTransport{
 		s: s, opts: opts, base: base,
 		slots:    make(chan struct{}, s.MaxInFlight),
 		streams:  make(chan struct{}, opts.MaxStreams),
 		sessions: make(map[string]*legacySession),
 	}
+	if opts.Sandboxes != nil {
+		t.manage = newRequestLimit("the management API", opts.ManageRequests, "")
+	}
+	return t
 }
 
 // HTTPHandler is the streamable HTTP transport of a Server (MCP at /mcp,
@@ -246,21 +268,30 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusForbidden, nil, CodeInvalidRequest, "forbidden origin")
 		return
 	}
-	select {
-	case t.streams <- struct{}{}:
-		defer func() { <-t.streams }()
-	default:
-		w.Header().Set("Retry-After", "1")
-		writeHTTPError(w, http.StatusServiceUnavailable, nil, CodeInternalError, "too many concurrent requests")
-		return
-	}
 	if t.opts.Sandboxes != nil && strings.HasPrefix(r.URL.Path, "/s/") {
-		t.opts.Sandboxes.ServeHTTP(w, r) // checks its own tokens
+		t.opts.Sandboxes.ServeHTTP(w, r) // checks its own tokens and bounds
 		return
 	}
 	if !t.authorized(r) {
 		writeUnauthorized(w)
 		return
+	}
+	if t.manage != nil && r.URL.Path != "/mcp" {
+		if !t.manage.enter() {
+			t.s.Log.Debug("HTTP request refused: limit", "limit", "management", "remote", r.RemoteAddr)
+			t.manage.refuse(w, r)
+			return
+		}
+		defer t.manage.leave()
+	} else {
+		select {
+		case t.streams <- struct{}{}:
+			defer func() { <-t.streams }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			writeHTTPError(w, http.StatusServiceUnavailable, nil, CodeInternalError, "too many concurrent requests")
+			return
+		}
 	}
 	if r.URL.Path != "/mcp" {
 		if t.opts.Extra != nil {

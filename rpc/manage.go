@@ -249,6 +249,7 @@ func toolResult(v any, err error) (json.RawMessage, error) {
 		return nil, pe
 	}
 	if err != nil {
+		err = outOfDescriptors(err)
 		b, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": err.Error()}}, "isError": true})
 		return b, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -207,11 +208,19 @@ type SandboxRouter struct {
 	create sync.Mutex
 }
 
-// endpoint is one sandbox's MCP and REST handler and its token.
+// endpoint is one sandbox's MCP and REST handler, its token and the
+// bound of its requests in flight.
 type endpoint struct {
 	backend Backend
 	token   string
 	h       *HTTPHandler
+	limit   *requestLimit
+}
+
+// authorized reports whether r carries ep's token or the server's (any
+// request, when the server has no token).
+func (ep *endpoint) authorized(r *http.Request, server string) bool {
+	return server == "" || bearerIs(r, server) || bearerIs(r, ep.token)
 }
 
 // NewSandboxRouter returns the router of host's sandboxes, whose servers
@@ -223,6 +232,7 @@ func NewSandboxRouter(ctx context.Context, srv *Server, host SandboxHost, opts H
 		return nil, err
 	}
 	opts.Extra, opts.Sandboxes, opts.SessionEnded, opts.ExtraTokens = nil, nil, nil, nil
+	opts.defaults()
 	return &SandboxRouter{srv: srv, host: host, opts: opts, base: ctx, eps: make(map[string]*endpoint)}, nil
 }
 
@@ -404,6 +414,16 @@ func (rt *SandboxRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "no sandbox "+name)
 		return
 	}
+	if !ep.authorized(r, rt.opts.Token) {
+		writeUnauthorized(w)
+		return
+	}
+	if !ep.limit.enter() {
+		rt.srv.Log.Debug("HTTP request refused: limit", "sandbox", name, "remote", r.RemoteAddr)
+		ep.limit.refuse(w, r)
+		return
+	}
+	defer ep.limit.leave()
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = "/" + sub
 	r2.URL.RawPath = ""
@@ -427,7 +447,7 @@ func (rt *SandboxRouter) endpoint(name string) *endpoint {
 	// A sandbox this router did not make (a legacy session's) or one
 	// made again under the same name: a token nobody has, so that only
 	// the server's reaches it.
-	ep, err := rt.newEndpoint(b, "")
+	ep, err := rt.newEndpoint(name, b, "")
 	if err != nil {
 		rt.srv.Log.Error("sandbox endpoint", "sandbox", name, "error", err)
 		return nil
@@ -436,9 +456,9 @@ func (rt *SandboxRouter) endpoint(name string) *endpoint {
 	return ep
 }
 
-// newEndpoint makes the endpoint of backend b with token (a new one when
-// "" and the server has a token).
-func (rt *SandboxRouter) newEndpoint(b Backend, token string) (*endpoint, error) {
+// newEndpoint makes the endpoint of sandbox name, backend b, with token
+// (a new one when "" and the server has a token).
+func (rt *SandboxRouter) newEndpoint(name string, b Backend, token string) (*endpoint, error) {
 	if token == "" && rt.opts.Token != "" {
 		var err error
 		if token, err = newToken(); err != nil {
@@ -450,6 +470,7 @@ func (rt *SandboxRouter) newEndpoint(b Backend, token string) (*endpoint, error)
 	mux.HandleFunc("POST /v1/tools/{name}", s.toolHandler)
 	opts := rt.opts
 	opts.Extra = mux
+	opts.MaxStreams = max(opts.MaxStreams, opts.SandboxRequests) // the router bounds them
 	if opts.Token != "" {
 		opts.ExtraTokens = []string{token}
 	}
@@ -457,7 +478,8 @@ func (rt *SandboxRouter) newEndpoint(b Backend, token string) (*endpoint, error)
 	if err != nil {
 		return nil, err
 	}
-	return &endpoint{backend: b, token: token, h: h}, nil
+	limit := newRequestLimit("sandbox "+name, rt.opts.SandboxRequests, "--sandbox-requests")
+	return &endpoint{backend: b, token: token, h: h, limit: limit}, nil
 }
 
 // forget drops the endpoint of a sandbox that is gone.
@@ -527,7 +549,7 @@ func checkManagedName(name string) error {
 // publish makes the endpoint of new sandbox b (info) with a token of its
 // own, and returns info with the endpoint and token.
 func (rt *SandboxRouter) publish(b Backend, info SandboxInfo) (SandboxInfo, error) {
-	ep, err := rt.newEndpoint(b, "")
+	ep, err := rt.newEndpoint(info.Name, b, "")
 	if err != nil {
 		_ = rt.host.Delete(info.Name)
 		return SandboxInfo{}, err
@@ -564,14 +586,25 @@ func (rt *SandboxRouter) serveDelete(w http.ResponseWriter, r *http.Request) {
 // writeSandboxError answers a refused create or delete.
 func writeSandboxError(w http.ResponseWriter, err error) {
 	var se *SandboxError
-	if errors.As(err, &se) {
-		if se.Status == http.StatusTooManyRequests {
+	if errors.As(err, &se) || errors.As(outOfDescriptors(err), &se) {
+		if se.Status == http.StatusTooManyRequests || se.Status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
 		}
 		writeProblem(w, se.Status, se.Msg)
 		return
 	}
 	writeProblem(w, http.StatusInternalServerError, err.Error())
+}
+
+// outOfDescriptors is err as a 503 when the server (or the system) ran
+// out of file descriptors, which is no fault of the request: each
+// sandbox's share is bounded, so this is the server's limit being too low
+// for its sandboxes. Other errors it returns as they are.
+func outOfDescriptors(err error) error {
+	if !errors.Is(err, syscall.EMFILE) && !errors.Is(err, syscall.ENFILE) {
+		return err
+	}
+	return &SandboxError{Status: http.StatusServiceUnavailable, Msg: "the server has no file descriptor left; retry later, or raise its limit (ulimit -n) or lower --max-sandboxes: " + err.Error()}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

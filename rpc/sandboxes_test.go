@@ -23,17 +23,44 @@ type fakeHost struct {
 	mu  sync.Mutex
 	sbs map[string]*fakeSandbox
 	max int
+	// gates, when set, hold the calls of the sandboxes it names (and
+	// the creates of "create NAME") until closed; entered is told each
+	// call or create so held.
+	gates   map[string]chan struct{}
+	entered chan string
 }
 
-type fakeSandbox struct{ name string }
+// hold waits for the gate of key, if it has one.
+func (h *fakeHost) hold(ctx context.Context, key string) {
+	h.mu.Lock()
+	g := h.gates[key]
+	h.mu.Unlock()
+	if g == nil {
+		return
+	}
+	h.entered <- key
+	select {
+	case <-g:
+	case <-ctx.Done():
+	}
+}
 
-func (f *fakeSandbox) Start(_ context.Context, _ string, _ json.RawMessage, done func(json.RawMessage, error)) error {
-	res, _ := json.Marshal(tool.TextResult(f.name))
-	go done(res, nil)
+type fakeSandbox struct {
+	name string
+	host *fakeHost
+}
+
+func (f *fakeSandbox) Start(ctx context.Context, _ string, _ json.RawMessage, done func(json.RawMessage, error)) error {
+	go func() {
+		f.host.hold(ctx, f.name)
+		res, _ := json.Marshal(tool.TextResult(f.name))
+		done(res, nil)
+	}()
 	return nil
 }
 
-func (h *fakeHost) Create(_ context.Context, req SandboxRequest) (Backend, SandboxInfo, error) {
+func (h *fakeHost) Create(ctx context.Context, req SandboxRequest) (Backend, SandboxInfo, error) {
+	h.hold(ctx, "create "+req.Name)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sbs[req.Name] != nil {
@@ -42,7 +69,7 @@ func (h *fakeHost) Create(_ context.Context, req SandboxRequest) (Backend, Sandb
 	if len(h.sbs) >= h.max {
 		return nil, SandboxInfo{}, &SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: %d sandboxes", h.max)}
 	}
-	sb := &fakeSandbox{req.Name}
+	sb := &fakeSandbox{name: req.Name, host: h}
 	h.sbs[req.Name] = sb
 	return sb, SandboxInfo{Name: req.Name, From: req.From}, nil
 }
@@ -77,10 +104,15 @@ func (h *fakeHost) List() []SandboxInfo {
 // serveRouter serves a router of host on a loopback port with token.
 func serveRouter(t *testing.T, host *fakeHost, token string) string {
 	t.Helper()
+	return serveRouterWith(t, host, HTTPOptions{Token: token})
+}
+
+// serveRouterWith serves a router of host on a loopback port with opts.
+func serveRouterWith(t *testing.T, host *fakeHost, opts HTTPOptions) string {
+	t.Helper()
 	tools, err := tool.NewRegistry()
 	require.NoError(t, err)
 	srv := &Server{Tools: tools, Name: "boxsh", Version: "test"}
-	opts := HTTPOptions{Token: token}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt, err := NewSandboxRouter(ctx, srv, host, opts)
 	require.NoError(t, err)

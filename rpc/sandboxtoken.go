@@ -15,13 +15,16 @@ func (rt *SandboxRouter) serveToken(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "no sandbox "+name)
 		return
 	}
-	ep, err := rt.newEndpoint(b, "")
+	ep, err := rt.newEndpoint(name, b, "")
 	if err != nil {
-		writeProblem(w, http.StatusInternalServerError, err.Error())
+		writeSandboxError(w, err)
 		return
 	}
 	rt.mu.Lock()
 	old := rt.eps[name]
+	if old != nil {
+		ep.limit = old.limit // a new token is no new allowance
+	}
 	rt.eps[name] = ep
 	rt.mu.Unlock()
 	if old != nil {

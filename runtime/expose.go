@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
@@ -51,12 +53,20 @@ func forwardSession(fwd *os.File) (*yamux.Session, error) {
 
 // exposed is a port of the sandbox the front listens for.
 type exposed struct {
-	info   tool.PortInfo
-	l      net.Listener
+	info tool.PortInfo
+	l    net.Listener
+	// done is closed with the port.
+	done   chan struct{}
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
 	closed bool
 }
+
+// ForwardConns is the connections to its exposed ports a sandbox with a
+// bound on forwards (Config.MaxForwards) may have open at once: past them
+// the front accepts no more until one ends (they wait in the listeners'
+// backlogs).
+const ForwardConns = 64
 
 // Ports are the exposed ports of a sandbox: the front listens on the
 // host's loopback and connects each connection to a port of the sandbox's
@@ -66,11 +76,24 @@ type Ports struct {
 	dial func(port int) (net.Conn, error)
 	log  hclog.Logger
 
+	// max, if above 0, bounds the ports exposed at once, and conns
+	// (ForwardConns places) the connections to them.
+	max   int
+	conns chan struct{}
+
 	mu     sync.Mutex
 	byPort map[int]*exposed
 	closed bool
 	// onClose, if set, runs at the end of Close.
 	onClose func()
+}
+
+// bound sets the most ports p exposes at once (none when n is 0).
+func (p *Ports) bound(n int) {
+	if n > 0 {
+		p.max = n
+		p.conns = make(chan struct{}, ForwardConns)
+	}
 }
 
 // NewPorts returns the exposed ports of a sandbox started with the
@@ -112,12 +135,18 @@ func (p *Ports) Expose(port, hostPort int) (tool.PortInfo, error) {
 	if e, ok := p.byPort[port]; ok {
 		return tool.PortInfo{}, fmt.Errorf("port %d is already exposed at %s", port, e.info.Address)
 	}
+	if p.max > 0 && len(p.byPort) >= p.max {
+		return tool.PortInfo{}, fmt.Errorf("port %d: %w: %d ports are exposed, the sandbox's limit (set by --sandbox-forwards %d); unexpose one first", port, ErrForwardLimit, len(p.byPort), p.max)
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(hostPort)))
 	if err != nil {
+		if outOfDescriptors(err) {
+			return tool.PortInfo{}, fmt.Errorf("listen on the host: the server has no file descriptor left; retry later: %w", err)
+		}
 		return tool.PortInfo{}, fmt.Errorf("listen on the host: %w", err)
 	}
 	addr := l.Addr().(*net.TCPAddr)
-	e := &exposed{info: tool.PortInfo{Port: port, HostPort: addr.Port, Address: addr.String()}, l: l, conns: map[net.Conn]bool{}}
+	e := &exposed{info: tool.PortInfo{Port: port, HostPort: addr.Port, Address: addr.String()}, l: l, done: make(chan struct{}), conns: map[net.Conn]bool{}}
 	if p.byPort == nil {
 		p.byPort = map[int]*exposed{}
 	}
@@ -170,6 +199,9 @@ func (p *Ports) Close() {
 func (e *exposed) close() {
 	e.l.Close()
 	e.mu.Lock()
+	if !e.closed {
+		close(e.done)
+	}
 	e.closed = true
 	for c := range e.conns {
 		c.Close()
@@ -192,14 +224,28 @@ func (e *exposed) track(c net.Conn, open bool) bool {
 	return true
 }
 
-// serve accepts e's connections until e is closed.
+// serve accepts e's connections until e is closed. With a bound, it
+// accepts one only when a place is free; an accept that fails for want of
+// descriptors is retried after a pause rather than ending the port.
 func (p *Ports) serve(e *exposed) {
+	var pause time.Duration
 	for {
-		c, err := e.l.Accept()
-		if err != nil {
+		if !p.takeConn(e) {
 			return
 		}
+		c, err := e.l.Accept()
+		if err != nil {
+			p.giveConn()
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			if !acceptAgain(e, err, pause) {
+				return
+			}
+			p.log.Warn("exposed port: accept", "port", e.info.Port, "error", err, "retry", pause)
+			continue
+		}
+		pause = 0
 		go func() {
+			defer p.giveConn()
 			defer c.Close()
 			if !e.track(c, true) {
 				return
@@ -214,6 +260,53 @@ func (p *Ports) serve(e *exposed) {
 			splice.Conns(c, st)
 		}()
 	}
+}
+
+// takeConn waits for a place for one more connection (always one without
+// a bound), or reports that e was closed meanwhile.
+func (p *Ports) takeConn(e *exposed) bool {
+	if p.conns == nil {
+		return true
+	}
+	select {
+	case p.conns <- struct{}{}:
+		return true
+	case <-e.done:
+		return false
+	}
+}
+
+// giveConn gives back the place of a connection that has ended.
+func (p *Ports) giveConn() {
+	if p.conns != nil {
+		<-p.conns
+	}
+}
+
+// acceptAgain waits pause before the next accept after err, or reports
+// that e is closed (or err is not one to retry).
+func acceptAgain(e *exposed, err error, pause time.Duration) bool {
+	if errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-e.done:
+		return false
+	}
+}
+
+// ErrForwardLimit refuses an expose past the sandbox's bound
+// (Config.MaxForwards).
+var ErrForwardLimit = errors.New("too many exposed ports")
+
+// outOfDescriptors reports whether err is the process's or the system's
+// want of file descriptors.
+func outOfDescriptors(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
 // Expose exposes a port of the sandbox (see Ports.Expose).

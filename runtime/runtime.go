@@ -67,6 +67,11 @@ type Config struct {
 	// started in a sandbox, before any call reaches it (a disk limit sets
 	// its processes' limits); an error stops that sandbox.
 	Sandboxed func(pid int) error
+	// MaxForwards, if above 0, bounds the ports the sandbox exposes at
+	// once (--sandbox-forwards), and with it the connections to them
+	// open at once (ForwardConns): a sandbox of a server of many cannot
+	// spend the server's descriptors.
+	MaxForwards int
 }
 
 // FindInit locates boxsh-init: next to the running executable, then on
@@ -280,6 +285,7 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	}
 	s := &Supervisor{cfg: cfg, current: in, failed: make(chan struct{})}
 	s.ports = Ports{dial: s.dialExposed, log: cfg.Log}
+	s.ports.bound(cfg.MaxForwards)
 	go s.watch(in)
 	return s, nil
 }

@@ -33,7 +33,7 @@ type PortsOutput struct {
 
 func init() {
 	defs = append(defs,
-		def{name: Expose, description: "Make a TCP port of the sandbox reachable from the host at 127.0.0.1:host_port (a free port if none is given): each connection to it is connected to 127.0.0.1:port inside the sandbox. Inbound only; it gives the sandbox no way out. Any local process of the host can connect to it while it is exposed.",
+		def{name: Expose, description: "Make a TCP port of the sandbox reachable from the host at 127.0.0.1:host_port (a free port if none is given): each connection to it is connected to 127.0.0.1:port inside the sandbox. Inbound only; it gives the sandbox no way out. Any local process of the host can connect to it while it is exposed. A server of many sandboxes bounds the ports each exposes at once (--sandbox-forwards, default 32): past it expose is refused, naming the limit; unexpose one first.",
 			in: ExposeArgs{}, out: PortInfo{}, ann: Annotations{"Expose Port", false, false}, beyondV3: true},
 		def{name: Unexpose, description: "Stop exposing a port of the sandbox: the host stops listening; open connections are closed.",
 			in: UnexposeArgs{}, out: PortInfo{}, ann: Annotations{"Unexpose Port", false, false}, beyondV3: true},

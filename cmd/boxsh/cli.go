@@ -55,6 +55,10 @@ type options struct {
 	// sandboxDisk is --sandbox-disk: each sandbox's writable layer's
 	// bound, in bytes (0: none).
 	sandboxDisk int64
+	// sandboxRequests is --sandbox-requests and sandboxForwards
+	// --sandbox-forwards: each sandbox's bounds on HTTP requests in
+	// flight and on exposed ports (0: the defaults).
+	sandboxRequests, sandboxForwards int
 	// audit is --audit FILE; noAudit --no-audit (see auditPath).
 	audit   string
 	noAudit bool
@@ -177,6 +181,20 @@ func parseArgs(argv []string, cwd string) (options, error) {
 				return o, fmt.Errorf("%w: --warm-sandboxes %q: expected a number from 0 to 100", policy.ErrUsage, v)
 			}
 			o.warmSandboxes = n
+		case "--sandbox-requests", "--sandbox-forwards":
+			v, err := needValue()
+			if err != nil {
+				return o, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 10000 {
+				return o, fmt.Errorf("%w: %s %q: expected a number from 1 to 10000", policy.ErrUsage, name, v)
+			}
+			if name == "--sandbox-requests" {
+				o.sandboxRequests = n
+			} else {
+				o.sandboxForwards = n
+			}
 		case "--sandbox-disk":
 			v, err := needValue()
 			if err != nil {
@@ -352,8 +370,8 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	if o.noAudit && o.audit != "" {
 		return o, fmt.Errorf("%w: --audit and --no-audit exclude each other", policy.ErrUsage)
 	}
-	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0 || o.sandboxDisk != 0) && !o.sandboxes {
-		return o, fmt.Errorf("%w: --max-sandboxes, --sandbox-idle, --sandbox-disk and --warm-sandboxes go with --sandboxes", policy.ErrUsage)
+	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0 || o.sandboxDisk != 0 || o.sandboxRequests != 0 || o.sandboxForwards != 0) && !o.sandboxes {
+		return o, fmt.Errorf("%w: --max-sandboxes, --sandbox-idle, --sandbox-disk, --sandbox-requests, --sandbox-forwards and --warm-sandboxes go with --sandboxes", policy.ErrUsage)
 	}
 	if o.sandboxes {
 		switch {
@@ -418,6 +436,13 @@ Modes:
                        (its changes) to SIZE (512M, 2G); a create may ask
                        for less ("disk"). Past it files stop growing (EFBIG);
                        a sandbox that grows it further is stopped.
+  --sandbox-requests N With --sandboxes: at most N HTTP requests in flight on
+                       each sandbox's endpoint, long-polls and SSE streams
+                       included (default 32); more get 429 naming the limit.
+                       The management API keeps 64 of its own.
+  --sandbox-forwards N With --sandboxes: at most N ports exposed at once by
+                       each sandbox (default 32), and 64 connections to them
+                       open at once (more wait until one ends).
   --warm-sandboxes N   With --sandboxes: keep N started ahead of each kind
                        (workspace, empty), so that a create answers at once;
                        refilled in the background (default 0).

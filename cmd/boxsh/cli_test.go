@@ -9,7 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/cmd/boxsh/internal/sandboxes"
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/rpc"
+	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -187,4 +190,26 @@ func TestPublishAll(t *testing.T) {
 	o, err := parseArgs([]string{"--sandbox", "--publish", "8000", "-c", "true"}, "/")
 	require.NoError(t, err)
 	assert.Equal(t, []publish{{port: 8000}}, o.publish)
+}
+
+// --sandbox-requests and --sandbox-forwards take a number from 1 to
+// 10000, and go with --sandboxes.
+func TestParseSandboxBounds(t *testing.T) {
+	o, err := parseArgs([]string{"--rpc", "--listen", "--sandboxes", "--sandbox-requests", "8", "--sandbox-forwards=3"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, 8, o.sandboxRequests)
+	assert.Equal(t, 3, o.sandboxForwards)
+	_, err = parseArgs([]string{"--rpc", "--listen", "--sandbox-requests", "8"}, "/")
+	assert.ErrorContains(t, err, "--sandbox-requests, --sandbox-forwards and --warm-sandboxes go with --sandboxes")
+	for _, bad := range []string{"0", "-1", "10001", "x"} {
+		_, err = parseArgs([]string{"--rpc", "--listen", "--sandboxes", "--sandbox-forwards", bad}, "/")
+		assert.ErrorContains(t, err, `--sandbox-forwards "`+bad+`": expected a number from 1 to 10000`)
+	}
+}
+
+// The descriptors a server of many sandboxes may need at their bounds:
+// with the defaults, under 2^14 (a common hard limit is far above).
+func TestDescriptorsNeeded(t *testing.T) {
+	assert.Equal(t, (10+2*3)*(4+5+runtime.ForwardConns+ownDescriptors)+serverDescriptors, descriptorsNeeded(10, 3, 4, 5))
+	assert.Less(t, descriptorsNeeded(sandboxes.DefaultMax, 0, rpc.DefaultSandboxRequests, defaultSandboxForwards), 1<<14)
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -24,6 +26,39 @@ import (
 
 // defaultSandboxIdle is --sandbox-idle's default.
 const defaultSandboxIdle = 30 * time.Minute
+
+// defaultSandboxForwards is --sandbox-forwards' default.
+const defaultSandboxForwards = 32
+
+// ownDescriptors bounds the descriptors the server holds for one sandbox
+// besides its requests and forwards (boxsh-init's sockets and pipes, its
+// session), and serverDescriptors those of the server itself (its
+// listener, logs, the /mcp and management requests, the reaper).
+const ownDescriptors, serverDescriptors = 16, 512
+
+// descriptorsNeeded is how many descriptors the server may hold with
+// every sandbox it may host at its bounds: n sandboxes (and warm ones),
+// each with its requests in flight, its exposed ports and the
+// connections to them.
+func descriptorsNeeded(n, warm, requests, forwards int) int {
+	per := requests + forwards + runtime.ForwardConns + ownDescriptors
+	return (n+2*warm)*per + serverDescriptors
+}
+
+// checkDescriptors warns when the server's descriptor limit is below what
+// its sandboxes may use at their bounds: then the sandboxes together, not
+// any one of them, could run it out.
+func checkDescriptors(opts options) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return
+	}
+	n := cmp.Or(opts.maxSandboxes, sandboxes.DefaultMax)
+	need := descriptorsNeeded(n, opts.warmSandboxes, cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests), cmp.Or(opts.sandboxForwards, defaultSandboxForwards))
+	if uint64(need) > uint64(lim.Cur) {
+		fmt.Fprintf(os.Stderr, "boxsh: warning: %d sandboxes at their bounds may use %d file descriptors, above this process's limit of %d: raise ulimit -n or lower --max-sandboxes, --sandbox-requests or --sandbox-forwards\n", n, need, lim.Cur)
+	}
+}
 
 // manyNetwork is the network namespace of every sandbox of --sandboxes:
 // one of its own, so that no sandbox reaches another's ports. An open
@@ -56,6 +91,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	} else if idleTTL < 0 {
 		idleTTL = 0
 	}
+	checkDescriptors(opts)
 	trimmer := idle.NewTrimmer()
 	auditLog, err := openManyAudit(opts, sb)
 	if err != nil {
@@ -65,10 +101,13 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		defer auditLog.Close()
 		log.Info("audit log", "path", auditLog.Path())
 	}
+	// Each sandbox starts in its view of the workspace (its session's).
+	rcfg := runtimeConfig(opts, log, initPath, sb, "", os.Getenv("HOME"))
+	rcfg.MaxForwards = cmp.Or(opts.sandboxForwards, defaultSandboxForwards)
+	web.opts.SandboxRequests = opts.sandboxRequests
 	var router *rpc.SandboxRouter
 	mgr, err := sandboxes.New(ctx, sandboxes.Config{
-		// Each sandbox starts in its view of the workspace (its session's).
-		Runtime:   runtimeConfig(opts, log, initPath, sb, "", os.Getenv("HOME")),
+		Runtime:   rcfg,
 		Workspace: cwd,
 		Max:       opts.maxSandboxes,
 		IdleTTL:   idleTTL,
