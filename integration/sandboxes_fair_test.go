@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/boxsh/boxsh/tool"
 )
@@ -233,4 +234,56 @@ func TestSandboxesBoundFlags(t *testing.T) {
 			t.Fatal("no refusal past --sandbox-requests 3")
 		}
 	}
+}
+
+// A server short of descriptors (its limit lowered under it, as another
+// tenant spending them would leave it) never answers 500: a create that
+// fails for want of them is 503 with Retry-After and what to do, an
+// expose names them, and once descriptors are back the server creates
+// again.
+func TestSandboxesOutOfDescriptors(t *testing.T) {
+	ctx := testContext(t)
+	m := startMany(t, ctx)
+	a := m.create(t, "a", "empty")
+	sa := m.connect(t, ctx, a.Endpoint, a.Token, "")
+	sdkOK(t, ctx, sa, "bash", map[string]any{"command": "true"}, nil)
+	pid := m.cmd.Process.Pid
+	var old unix.Rlimit
+	require.NoError(t, unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old))
+	open := m.held(t).fds
+	low := unix.Rlimit{Cur: uint64(open + 8), Max: old.Max}
+	require.NoError(t, unix.Prlimit(pid, unix.RLIMIT_NOFILE, &low, nil))
+	restored := false
+	restore := func() {
+		if !restored {
+			restored = true
+			require.NoError(t, unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil))
+		}
+	}
+	defer restore()
+
+	var refusal string
+	var exposed []int
+	for port := 1000; port < 1032; port++ {
+		res := sdkCall(t, ctx, sa, "expose", map[string]any{"port": port})
+		if res.IsError {
+			refusal = sdkText(t, res)
+			break
+		}
+		exposed = append(exposed, port)
+	}
+	assert.Contains(t, refusal, "the server has no file descriptor left; retry later")
+	// A few back: enough to take a request, not to start a sandbox.
+	require.GreaterOrEqual(t, len(exposed), 4)
+	for _, port := range exposed[:4] {
+		sdkOK(t, ctx, sa, "unexpose", map[string]any{"port": port}, nil)
+	}
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	status, body, h, err := m.post(ctx, hc, "/v1/sandboxes", m.token, nil, `{"name":"b","from":"empty"}`)
+	require.NoError(t, err, "the server still answers")
+	assert.Equal(t, http.StatusServiceUnavailable, status, "%s", body)
+	assert.Equal(t, "1", h.Get("Retry-After"))
+	assert.Contains(t, body, "the server has no file descriptor left; retry later, or raise its limit (ulimit -n)")
+	restore()
+	m.create(t, "c", "empty")
 }

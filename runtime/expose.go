@@ -240,7 +240,9 @@ func (p *Ports) serve(e *exposed) {
 			if !acceptAgain(e, err, pause) {
 				return
 			}
-			p.log.Warn("exposed port: accept", "port", e.info.Port, "error", err, "retry", pause)
+			if pause == 5*time.Millisecond { // once a streak
+				p.log.Warn("exposed port: accept", "port", e.info.Port, "error", err)
+			}
 			continue
 		}
 		pause = 0
