@@ -431,4 +431,46 @@ func TestProtectBindInHome(t *testing.T) {
 	requireHostAbsent(t, filepath.Join(home, ".local", "bin"))
 	requireHostAbsent(t, filepath.Join(home, ".local", "share", "systemd"))
 	requireHostFile(t, filepath.Join(home, ".local", "share", "data"), "ok\n")
+
+	// A bind of a directory that holds the home makes the home read-only
+	// but for its projects.
+	users := filepath.Join(t.TempDir(), "users")
+	home = filepath.Join(users, "u")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "proj"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config"), 0o755))
+	t.Setenv("HOME", home)
+	r = sandboxShell(t, t.TempDir(), []string{"--bind", "wr:" + users}, tryFunc+`
+		cd "$HOME"
+		try autostart sh -c 'mkdir -p .config/autostart && echo evil > .config/autostart/x.desktop'
+		try local-bin sh -c 'mkdir -p .local/bin && echo evil > .local/bin/git'
+		try bashrc sh -c 'echo evil > .bashrc'
+		echo p > proj/p && echo proj-ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	requireRefused(t, r, "autostart", "local-bin", "bashrc")
+	assert.Contains(t, r.stdout, "proj-ok\n")
+	for _, p := range []string{".config/autostart", ".local", ".bashrc"} {
+		requireHostAbsent(t, filepath.Join(home, p))
+	}
+}
+
+// TestProtectCowChangesNamedByHostPlace: in a cow session on a directory
+// of the home, a change is matched by where it would land on the host
+// (autostart/x.desktop of a session on ~/.config is
+// ~/.config/autostart/x.desktop): it is named at exit as not to be
+// applied, and SRC does not change.
+func TestProtectCowChangesNamedByHostPlace(t *testing.T) {
+	requireRootless(t)
+	home := t.TempDir()
+	src := filepath.Join(home, ".config")
+	writeHostFile(t, filepath.Join(src, "nvim", "init.lua"), "-- x\n", 0o644)
+	dst := filepath.Join(t.TempDir(), "dst")
+	t.Setenv("HOME", home)
+	r := sandboxShell(t, t.TempDir(), []string{"--bind", "cow:" + src + ":" + dst}, `cd `+shq(dst)+` &&
+		mkdir -p autostart systemd/user && echo evil > autostart/x.desktop && echo evil > systemd/user/x.service && echo x > nvim/init.lua && echo ok`)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Equal(t, "ok\n", r.stdout)
+	assert.Contains(t, r.stderr, filepath.Join(dst, "autostart", "x.desktop"))
+	assert.Contains(t, r.stderr, filepath.Join(dst, "systemd", "user", "x.service"))
+	assert.NotContains(t, r.stderr, "init.lua")
+	requireHostAbsent(t, filepath.Join(src, "autostart"))
 }
