@@ -33,6 +33,11 @@ test *ARGS:
 unit:
     bash scripts/test.sh $(go list ./... | grep -v /integration)
 
+# Write `boxsh --help` into docs/cli.md's reference (TestCLIReference
+# checks that they agree).
+cli-doc: build
+    bash scripts/cli-doc.sh
+
 # gofmt, go vet, staticcheck (a tool dependency in go.mod), the macOS build,
 # and no build output tracked by git.
 lint:

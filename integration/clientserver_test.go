@@ -96,14 +96,14 @@ func TestClientStartServerFails(t *testing.T) {
 
 // The README's lines that make a module depend on boxsh from a checkout
 // work as printed.
-func TestReadmeGoModule(t *testing.T) {
+func TestGoClientDocModule(t *testing.T) {
 	ctx := testContext(t)
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "go-client.md"))
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(readme), "boxsh (here `$BOXSH`), in your module:\n\n```sh\n")
-	require.True(t, ok, "README's Go client section shows how to depend on a checkout")
+	require.True(t, ok, "docs/go-client.md shows how to depend on a checkout")
 	lines, _, ok := strings.Cut(rest, "```")
 	require.True(t, ok)
 
