@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,7 +274,7 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !t.authorized(r) {
-		writeUnauthorized(w)
+		writeUnauthorized(w, r)
 		return
 	}
 	if t.manage != nil && r.URL.Path != "/mcp" {
@@ -357,10 +358,17 @@ func bearerIs(r *http.Request, tok string) bool {
 	return ok && tok != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(tok)) == 1
 }
 
-// writeUnauthorized refuses a request without the right bearer token.
-func writeUnauthorized(w http.ResponseWriter) {
+// writeUnauthorized refuses a request without the right bearer token: a
+// JSON-RPC error on an MCP endpoint (/mcp, /s/NAME/mcp, /v1/manage/mcp),
+// a problem (RFC 9457) on REST.
+func writeUnauthorized(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="boxsh"`)
-	writeHTTPError(w, http.StatusUnauthorized, nil, CodeInvalidRequest, "missing or wrong bearer token")
+	const msg = "missing or wrong bearer token"
+	if path.Base(r.URL.Path) == "mcp" {
+		writeHTTPError(w, http.StatusUnauthorized, nil, CodeInvalidRequest, msg)
+		return
+	}
+	writeProblem(w, http.StatusUnauthorized, msg)
 }
 
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {

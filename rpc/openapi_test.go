@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -18,7 +20,10 @@ import (
 	"github.com/boxsh/boxsh/tool"
 )
 
-var updateOpenAPI = flag.Bool("update", false, "rewrite openapi.json from the tool specs")
+var (
+	updateOpenAPI = flag.Bool("update", false, "rewrite openapi.json from the tool specs")
+	openAPIOut    = flag.String("openapi-out", "", "write the documents each kind of server serves into this directory (scripts/lint-openapi.sh)")
+)
 
 // TestOpenAPIGenerated generates the REST twin's OpenAPI 3.1 document from
 // the tool specs with huma and checks that openapi.json holds it
@@ -36,6 +41,7 @@ func TestOpenAPIGenerated(t *testing.T) {
 		"bearer": {Type: "http", Scheme: "bearer", Description: "The token of boxsh --listen (see its token file)."},
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "The server that serves this document"}}
 	api := humago.New(http.NewServeMux(), cfg)
 	for _, spec := range tools.AllSpecs() {
 		require.NoError(t, registerOpenAPI(api, spec), spec.Name)
@@ -124,7 +130,8 @@ func registerSandboxesOpenAPI(api huma.API) {
 		OperationID: "sandbox-list", Method: http.MethodGet, Path: "/v1/sandboxes",
 		Summary: "List the sandboxes", Tags: []string{"sandboxes"},
 		Responses: map[string]*huma.Response{"200": {Description: "The sandboxes", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
-			Type: "object", Properties: map[string]*huma.Schema{"sandboxes": {Type: "array", Items: info}}}}}}},
+			Type: "object", Properties: map[string]*huma.Schema{"sandboxes": {Type: "array", Items: info}}}}}},
+			"401": {Description: "A missing or wrong bearer token (a sandbox's token included)", Content: problem}},
 	}, {
 		OperationID: "sandbox-delete", Method: http.MethodDelete, Path: "/v1/sandboxes/{name}",
 		Summary: "Delete a sandbox: its processes stop, its files go", Tags: []string{"sandboxes"},
@@ -241,7 +248,8 @@ func snapshotOps(reg huma.Registry, info *huma.Schema, problem map[string]*huma.
 		OperationID: "snapshot-list", Method: http.MethodGet, Path: "/v1/snapshots",
 		Summary: "List the snapshots", Tags: []string{"snapshots"},
 		Responses: map[string]*huma.Response{"200": {Description: "The snapshots", Content: media(&huma.Schema{
-			Type: "object", Properties: map[string]*huma.Schema{"snapshots": {Type: "array", Items: snap}}})}},
+			Type: "object", Properties: map[string]*huma.Schema{"snapshots": {Type: "array", Items: snap}}})},
+			"401": {Description: "A missing or wrong bearer token (a sandbox's token included)", Content: problem}},
 	}, {
 		OperationID: "snapshot-delete", Method: http.MethodDelete, Path: "/v1/snapshots/{name}",
 		Summary: "Delete a snapshot (sandboxes started from it keep their files)", Tags: []string{"snapshots"},
@@ -295,4 +303,54 @@ func hSchema(raw json.RawMessage) (*huma.Schema, error) {
 		return nil, err
 	}
 	return &sc, nil
+}
+
+// Each kind of server documents what it serves and nothing else, with a
+// server to send requests to and no schema that nothing refers to.
+func TestOpenAPIPerMode(t *testing.T) {
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	type document struct {
+		Servers    []map[string]string       `json:"servers"`
+		Paths      map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	read := func(many bool) (document, string) {
+		b, err := openAPIDocument("v1", many)
+		require.NoError(t, err)
+		if *openAPIOut != "" {
+			name := map[bool]string{false: "single.json", true: "many.json"}[many]
+			require.NoError(t, os.WriteFile(filepath.Join(*openAPIOut, name), b, 0o644))
+		}
+		var d document
+		require.NoError(t, json.Unmarshal(b, &d))
+		return d, string(b)
+	}
+	single, singleText := read(false)
+	many, manyText := read(true)
+	for _, d := range []document{single, many} {
+		require.Len(t, d.Servers, 1)
+		assert.Equal(t, "/", d.Servers[0]["url"])
+	}
+	for p := range single.Paths {
+		assert.True(t, strings.HasPrefix(p, "/v1/tools/"), "a single sandbox serves only its tools: %s", p)
+	}
+	for _, sp := range tools.AllSpecs() {
+		assert.Contains(t, single.Paths, "/v1/tools/"+sp.Name)
+		assert.NotContains(t, many.Paths, "/v1/tools/"+sp.Name, "a server of many answers 404 there")
+	}
+	for _, p := range []string{"/v1/sandboxes", "/v1/sandboxes/{name}", "/v1/snapshots", "/s/{sandbox}/v1/tools/{tool}", ManagePath} {
+		assert.Contains(t, many.Paths, p)
+		assert.NotContains(t, single.Paths, p, "a single sandbox has no management API")
+	}
+	for name := range single.Components.Schemas {
+		assert.Contains(t, singleText, `"#/components/schemas/`+name+`"`, "a schema of the document is used")
+	}
+	for name := range many.Components.Schemas {
+		assert.Contains(t, manyText, `"#/components/schemas/`+name+`"`, "a schema of the document is used")
+	}
+	assert.NotContains(t, single.Components.Schemas, "SandboxInfo")
+	assert.Contains(t, many.Components.Schemas, "SandboxInfo")
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/boxsh/boxsh/tool"
 )
@@ -39,7 +40,7 @@ func RESTHandler(s *Server) (http.Handler, error) {
 	if err := s.prepare(); err != nil {
 		return nil, err
 	}
-	doc, err := openAPIDocument(s.Version)
+	doc, err := openAPIDocument(s.Version, false)
 	if err != nil {
 		return nil, err
 	}
@@ -62,16 +63,69 @@ func (s *Server) toolHandler(w http.ResponseWriter, r *http.Request) {
 	s.serveTool(w, r, r.PathValue("name"))
 }
 
-// openAPIDocument is openapi.json with the server's version.
-func openAPIDocument(version string) ([]byte, error) {
+// openAPIDocument is openapi.json with the server's version, describing
+// what one kind of server serves: a single sandbox's REST twin
+// (/v1/tools/NAME), or, many, a server of many sandboxes' management API
+// and sandboxes' twins (/s/{sandbox}/v1/tools/{tool}).
+func openAPIDocument(version string, many bool) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(openAPIJSON, &doc); err != nil {
 		return nil, fmt.Errorf("REST twin: openapi.json: %w", err)
 	}
 	if info, ok := doc["info"].(map[string]any); ok {
 		info["version"] = version
+		if many {
+			info["description"] = "A server of many boxsh sandboxes: the management API (the server's token), " +
+				"and each sandbox's REST twin of its MCP tools at /s/{sandbox}/v1/tools/{tool} (its token or the server's)."
+		}
 	}
+	paths, _ := doc["paths"].(map[string]any)
+	for p := range paths {
+		if strings.HasPrefix(p, "/v1/tools/") == many {
+			delete(paths, p)
+		}
+	}
+	pruneSchemas(doc)
 	return json.Marshal(doc)
+}
+
+// pruneSchemas removes the component schemas that nothing of doc refers
+// to (directly, or through the schemas it keeps).
+func pruneSchemas(doc map[string]any) {
+	components, _ := doc["components"].(map[string]any)
+	schemas, _ := components["schemas"].(map[string]any)
+	const prefix = "#/components/schemas/"
+	used := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok && strings.HasPrefix(ref, prefix) {
+				name := strings.TrimPrefix(ref, prefix)
+				if !used[name] {
+					used[name] = true
+					walk(schemas[name])
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	for k, v := range doc {
+		if k != "components" {
+			walk(v)
+		}
+	}
+	for name := range schemas {
+		if !used[name] {
+			delete(schemas, name)
+		}
+	}
 }
 
 // serveTool answers POST /v1/tools/NAME: the CallToolResult, or a problem

@@ -240,7 +240,7 @@ func NewSandboxRouter(ctx context.Context, srv *Server, host SandboxHost, opts H
 // (behind the server's token: HTTPOptions.Extra), which answers 404 for
 // other paths.
 func (rt *SandboxRouter) Management() (http.Handler, error) {
-	doc, err := openAPIDocument(rt.srv.Version)
+	doc, err := openAPIDocument(rt.srv.Version, true)
 	if err != nil {
 		return nil, err
 	}
@@ -408,14 +408,14 @@ func (rt *SandboxRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ep == nil {
 		// Whether a name exists is told to the server's token only.
 		if rt.opts.Token != "" && !bearerIs(r, rt.opts.Token) {
-			writeUnauthorized(w)
+			writeUnauthorized(w, r)
 			return
 		}
 		writeProblem(w, http.StatusNotFound, "no sandbox "+name)
 		return
 	}
 	if !ep.authorized(r, rt.opts.Token) {
-		writeUnauthorized(w)
+		writeUnauthorized(w, r)
 		return
 	}
 	if !ep.limit.enter() {

@@ -201,8 +201,17 @@ func TestSandboxRouterManagementAndTokens(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.StatusCode, body)
 	assert.Contains(t, body, `"text":"b"`)
 
-	res, _ = hcall(t, "GET", base+"/v1/sandboxes", a.Token, nil, "")
+	res, body = hcall(t, "GET", base+"/v1/sandboxes", a.Token, nil, "")
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "a sandbox's token lists")
+	assert.Equal(t, "application/problem+json", res.Header.Get("Content-Type"), "REST refuses as REST does")
+	assert.JSONEq(t, `{"title":"Unauthorized","status":401,"detail":"missing or wrong bearer token"}`, body)
+	res, body = hcall(t, "POST", base+"/s/a/v1/tools/bash", b.Token, nil, `{"command":"true"}`)
+	assert.Equal(t, "application/problem+json", res.Header.Get("Content-Type"), "a sandbox's REST twin too: %s", body)
+	for _, mcpPath := range []string{"/s/a/mcp", "/mcp", ManagePath} {
+		res, body = hcall(t, "POST", base+mcpPath, b.Token, nil, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, mcpPath)
+		assert.Contains(t, body, `"jsonrpc":"2.0"`, "an MCP endpoint refuses in JSON-RPC: %s", mcpPath)
+	}
 	res, body = hcall(t, "GET", base+"/v1/sandboxes", "server-token", nil, "")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.JSONEq(t, `{"sandboxes":[{"name":"a","from":"","created":"0001-01-01T00:00:00Z","age_seconds":0,"idle_seconds":0,"calls":0,"running":0,"endpoint":"/s/a/mcp"},{"name":"b","from":"","created":"0001-01-01T00:00:00Z","age_seconds":0,"idle_seconds":0,"calls":0,"running":0,"endpoint":"/s/b/mcp"}]}`, body)
