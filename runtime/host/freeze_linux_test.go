@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,4 +130,78 @@ while :; do echo x >>"$1"; done`
 		thaw()
 		require.Eventually(t, func() bool { return size() > frozen }, 5*time.Second, time.Millisecond, "round %d: thawed, it writes again", round)
 	}
+}
+
+// FreezeCgroup holds the same tree, in a cgroup v2 of its own: the
+// file does not grow while the cgroup is frozen, whatever its processes
+// send one another, and grows again at thaw. It needs a cgroup v2 the
+// test may make a child of (its own, delegated, or as root).
+func TestFreezeCgroupHoldsAgainstContinuingSiblings(t *testing.T) {
+	dir := childCgroup(t)
+	file := filepath.Join(t.TempDir(), "grows")
+	script := `pids=
+for i in 1 2 3 4 5 6; do
+	(while :; do kill -CONT $$ $pids 2>/dev/null; done) &
+	pids="$pids $!"
+done
+while :; do echo x >>"$1"; done`
+	// The shell joins the cgroup before it starts its children.
+	cmd := exec.Command("sh", "-c", `echo $$ > "$1/cgroup.procs" && shift && exec sh -c "$0" sh "$@"`, script, dir, file)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		require.Eventually(t, func() bool { return os.Remove(dir) == nil }, 5*time.Second, 10*time.Millisecond)
+	})
+	size := func() int64 {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	require.Eventually(t, func() bool { return len(treeStates(cmd.Process.Pid)) == 6 && size() > 0 }, 5*time.Second, 10*time.Millisecond)
+
+	for round := range 5 {
+		thaw, err := FreezeCgroup(dir, 5*time.Second)
+		require.NoError(t, err, "round %d", round)
+		frozen := size()
+		for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+			if got := size(); got != frozen {
+				thaw()
+				t.Fatalf("round %d: the file grew from %d to %d bytes while frozen", round, frozen, got)
+			}
+			runtime.Gosched()
+		}
+		thaw()
+		require.Eventually(t, func() bool { return size() > frozen }, 5*time.Second, time.Millisecond, "round %d: thawed, it writes again", round)
+	}
+}
+
+// childCgroup makes a cgroup v2 below the test's own, or skips the test
+// where it may not.
+func childCgroup(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	var own string
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			own = p
+		}
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(mounts), "\n") {
+		f := strings.Fields(line)
+		if i := slices.Index(f, "-"); i > 4 && i+1 < len(f) && f[i+1] == "cgroup2" && own != "" {
+			dir := filepath.Join(f[4], own, "boxsh-freeze-test-"+strconv.Itoa(os.Getpid()))
+			if err := os.Mkdir(dir, 0o755); err == nil {
+				return dir
+			}
+		}
+	}
+	t.Skip("no cgroup v2 this test may make a child cgroup in (a rootless run without a delegated cgroup)")
+	return ""
 }
