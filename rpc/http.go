@@ -56,6 +56,12 @@ type HTTPOptions struct {
 	// included, and ManageRequests those of the management API; more are
 	// refused with 429 naming the limit (defaults 32 and 64).
 	SandboxRequests, ManageRequests int
+	// MaxConns, if above 0, bounds the connections open at once: at the
+	// bound the idle kept-alive ones are closed, and no more is accepted
+	// until one closes (the next wait in the listener's backlog). A
+	// server of many sandboxes sets it so that HTTP never takes the
+	// descriptors its sandboxes need.
+	MaxConns int
 	// MaxSessions bounds the legacy sessions kept; the least recently
 	// used goes when a new one would exceed it (default 1024).
 	MaxSessions int
@@ -185,6 +191,11 @@ func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTP
 	base, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelCalls()
 	t := newTransport(s, opts, base)
+	var limit *connLimit
+	if opts.MaxConns > 0 {
+		limit = limitConns(ln, opts.MaxConns)
+		ln = limit
+	}
 	srv := &http.Server{
 		Handler:           t,
 		ReadHeaderTimeout: opts.HeaderTimeout,
@@ -194,6 +205,9 @@ func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTP
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		BaseContext:    func(net.Listener) context.Context { return base },
+	}
+	if limit != nil {
+		srv.ConnState = limit.connState
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

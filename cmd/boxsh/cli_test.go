@@ -212,4 +212,10 @@ func TestParseSandboxBounds(t *testing.T) {
 func TestDescriptorsNeeded(t *testing.T) {
 	assert.Equal(t, (10+2*3)*(4+5+runtime.ForwardConns+ownDescriptors)+serverDescriptors, descriptorsNeeded(10, 3, 4, 5))
 	assert.Less(t, descriptorsNeeded(sandboxes.DefaultMax, 0, rpc.DefaultSandboxRequests, defaultSandboxForwards), 1<<14)
+	// The HTTP connections take no more than their part of it, and leave
+	// the server room of its own.
+	for _, c := range [][4]int{{64, 0, 32, 32}, {1, 0, 1, 1}, {10, 3, 4, 5}} {
+		sandboxesPart := (c[0] + 2*c[1]) * (c[3] + runtime.ForwardConns + ownDescriptors)
+		assert.LessOrEqual(t, httpConns(c[0], c[1], c[2])+sandboxesPart+100, descriptorsNeeded(c[0], c[1], c[2], c[3]), "%v", c)
+	}
 }

@@ -36,6 +36,12 @@ const defaultSandboxForwards = 32
 // listener, logs, the /mcp and management requests, the reaper).
 const ownDescriptors, serverDescriptors = 16, 512
 
+// httpConns bounds the server's HTTP connections (rpc.HTTPOptions.MaxConns):
+// each sandbox's requests in flight, those of /mcp (128) and of the
+// management API (64), and room for idle kept-alive ones; it is within
+// descriptorsNeeded.
+func httpConns(n, warm, requests int) int { return (n+2*warm)*requests + 128 + 64 + 192 }
+
 // descriptorsNeeded is how many descriptors the server may hold with
 // every sandbox it may host at its bounds: n sandboxes (and warm ones),
 // each with its requests in flight, its exposed ports and the
@@ -104,7 +110,8 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	// Each sandbox starts in its view of the workspace (its session's).
 	rcfg := runtimeConfig(opts, log, initPath, sb, "", os.Getenv("HOME"))
 	rcfg.MaxForwards = cmp.Or(opts.sandboxForwards, defaultSandboxForwards)
-	web.opts.SandboxRequests = opts.sandboxRequests
+	web.opts.SandboxRequests = cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests)
+	web.opts.MaxConns = httpConns(cmp.Or(opts.maxSandboxes, sandboxes.DefaultMax), opts.warmSandboxes, web.opts.SandboxRequests)
 	var router *rpc.SandboxRouter
 	mgr, err := sandboxes.New(ctx, sandboxes.Config{
 		Runtime:   rcfg,
