@@ -1314,12 +1314,20 @@ func TestEscapeCacheRefused(t *testing.T) {
 		requireHostAbsent(t, filepath.Join(c.dir, "planted"))
 		requireHostAbsent(t, filepath.Join(c.dir, "policy.json"))
 	}
+	// Through a symbolic link, the directory it names is checked.
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(filepath.Join(home, ".config"), link))
+	r := runBoxshIn(t, ctx, t.TempDir(), "", env, "--sandbox", "--cache", link, "-c", script)
+	assert.Equal(t, 1, r.code(), r.stderr)
+	assert.NotContains(t, r.stdout, "ran")
+	assert.Contains(t, r.stderr, "boxsh's own settings")
+	requireHostAbsent(t, filepath.Join(home, ".config", "boxsh", "policy.json"))
 	requireHostFile(t, filepath.Join(home, ".bashrc"), "# rc\n")
 	requireHostAbsent(t, filepath.Join(home, ".local", "bin"))
 
 	cache := filepath.Join(home, ".cache", "boxsh-ci")
 	require.NoError(t, os.MkdirAll(cache, 0o755))
-	r := runBoxshIn(t, ctx, t.TempDir(), "", env, "--sandbox", "--cache", cache, "-c", script)
+	r = runBoxshIn(t, ctx, t.TempDir(), "", env, "--sandbox", "--cache", cache, "-c", script)
 	require.Equal(t, 0, r.code(), r.stderr)
 	assert.Contains(t, r.stdout, "ran")
 	requireHostFile(t, filepath.Join(cache, "planted"), "evil\n")

@@ -53,6 +53,7 @@ var cacheSkip = []string{"go-mod", "npm"}
 // checkCache refuses a --cache directory that --bind wr: of it would not
 // leave writable whole: one that holds or is inside boxsh's configuration
 // directory (configHidden), the home itself or a directory holding it,
+// a path through a symbolic link (ResolveSandbox resolves the flag's),
 // and one that holds, or is inside, an entry of the protected list (the
 // entries where they exist, a repository's control files, and the
 // entries whose place in the home is inside it even when missing;
@@ -65,6 +66,9 @@ func checkCache(sb policy.Sandbox, home string, extra []string) error {
 		return nil
 	}
 	alone := policy.Sandbox{Binds: []policy.Bind{cb}, Cache: sb.Cache}
+	if real, err := filepath.EvalSymlinks(sb.Cache); err != nil || real != sb.Cache {
+		return policy.BindErrorf("%s is a symbolic link or under one (to %s), which the checks of a wr bind would not follow: give the directory itself", bindFlag(alone, cb), real)
+	}
 	if filepath.IsAbs(home) && plan.IsUnder(filepath.Clean(home), sb.Cache) {
 		return policy.BindErrorf("%s would let the sandbox write the home directory %s (its start-up files, ~/.config, ~/.local/bin), which a wr bind keeps read-only: use a directory of its own for the cache", bindFlag(alone, cb), home)
 	}

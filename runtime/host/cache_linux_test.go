@@ -1,6 +1,7 @@
 package host
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -35,9 +36,15 @@ func TestCheckCache(t *testing.T) {
 	assert.NoError(t, checkCache(policy.Sandbox{Cache: f.at("home/.cache/ci")}, home, nil),
 		"a cache of its own, whose module caches are not looked into")
 	assert.NoError(t, checkCache(policy.Sandbox{Binds: []policy.Bind{wrBind(f.at("home/.config"))}}, home, nil), "no --cache")
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(f.at("home/.config"), link))
+	assert.ErrorContains(t, checkCache(policy.Sandbox{Cache: link}, home, nil), "--cache "+link+" is a symbolic link or under one (to "+f.at("home/.config")+")")
+	sb, err := ResolveSandbox(policy.Sandbox{Cache: link}, policy.Policy{}, home, home)
+	require.NoError(t, err)
+	assert.ErrorContains(t, checkCache(sb, home, nil), "--cache "+f.at("home/.config")+" would let the sandbox write boxsh's own settings", "the flag's links resolved")
 
 	// The state directory, with the binds.
 	run := filepath.Join(t.TempDir(), "run")
-	err := stateHidden(policy.Sandbox{Cache: run}, filepath.Join(run, "boxsh"))
+	err = stateHidden(policy.Sandbox{Cache: run}, filepath.Join(run, "boxsh"))
 	assert.ErrorContains(t, err, "--cache "+run+" would let the sandbox write into boxsh's state directory")
 }

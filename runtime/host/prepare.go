@@ -36,11 +36,17 @@ func writePlanFiles(rootfs string, files []plan.File) error {
 // open) and its allowWrite rules, as wr binds of the paths no bind
 // exposes yet (see allowWriteBinds). It records the home directory, which
 // the sandbox gets as a tmpfs of its own when no bind shows it (see
-// policy.Sandbox.Home).
+// policy.Sandbox.Home). The --cache directory is taken with its symbolic
+// links resolved, so that what checkCache checks is what is mounted.
 func ResolveSandbox(sb policy.Sandbox, p policy.Policy, home, cwd string) (policy.Sandbox, error) {
 	_, sb.NewNetNS = p.Network()
 	if filepath.IsAbs(home) {
 		sb.Home = filepath.Clean(home)
+	}
+	if sb.Cache != "" {
+		if real, err := filepath.EvalSymlinks(sb.Cache); err == nil {
+			sb.Cache = real
+		}
 	}
 	extra, err := allowWriteBinds(sb, p, home, cwd)
 	if err != nil {
