@@ -219,3 +219,13 @@ func TestDescriptorsNeeded(t *testing.T) {
 		assert.LessOrEqual(t, httpConns(c[0], c[1], c[2])+sandboxesPart+100, descriptorsNeeded(c[0], c[1], c[2], c[3]), "%v", c)
 	}
 }
+
+// A server whose descriptor limit is below what its sandboxes may use at
+// their bounds is told so at start, with the figures and what to change.
+func TestDescriptorWarning(t *testing.T) {
+	assert.Empty(t, descriptorWarning(1<<20, options{}))
+	assert.Equal(t, "boxsh: warning: 64 sandboxes at their bounds may use 9728 file descriptors, above this process's limit of 1024: raise ulimit -n or lower --max-sandboxes, --sandbox-requests or --sandbox-forwards",
+		descriptorWarning(1024, options{}))
+	assert.Empty(t, descriptorWarning(1024, options{maxSandboxes: 3}), "3 sandboxes fit in 1024")
+	assert.Contains(t, descriptorWarning(1024, options{maxSandboxes: 3, sandboxForwards: 1000}), "3 sandboxes at their bounds may use")
+}

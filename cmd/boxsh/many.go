@@ -59,11 +59,20 @@ func checkDescriptors(opts options) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return
 	}
+	if msg := descriptorWarning(lim.Cur, opts); msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
+	}
+}
+
+// descriptorWarning is checkDescriptors' warning for a limit of limit
+// descriptors, or "" when it is enough.
+func descriptorWarning(limit uint64, opts options) string {
 	n := cmp.Or(opts.maxSandboxes, sandboxes.DefaultMax)
 	need := descriptorsNeeded(n, opts.warmSandboxes, cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests), cmp.Or(opts.sandboxForwards, defaultSandboxForwards))
-	if uint64(need) > uint64(lim.Cur) {
-		fmt.Fprintf(os.Stderr, "boxsh: warning: %d sandboxes at their bounds may use %d file descriptors, above this process's limit of %d: raise ulimit -n or lower --max-sandboxes, --sandbox-requests or --sandbox-forwards\n", n, need, lim.Cur)
+	if uint64(need) <= limit {
+		return ""
 	}
+	return fmt.Sprintf("boxsh: warning: %d sandboxes at their bounds may use %d file descriptors, above this process's limit of %d: raise ulimit -n or lower --max-sandboxes, --sandbox-requests or --sandbox-forwards", n, need, limit)
 }
 
 // manyNetwork is the network namespace of every sandbox of --sandboxes:
