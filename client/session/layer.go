@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/boxsh/boxsh/internal/durable"
 )
 
 // Layers: a session's DST frozen as a read-only layer (a snapshot of a
@@ -33,22 +36,136 @@ func (s *Session) SaveLayer(layer string) error {
 }
 
 // Reset replaces the session's changes with those of layer (made by
-// SaveLayer), and its manifest with the layer's. No sandbox may run on
-// the session meanwhile.
-func (s *Session) Reset(layer string) error {
-	entries, err := os.ReadDir(s.info.Dst)
+// SaveLayer), and its manifest with the layer's; files are written in
+// the session's directory with them (name to contents). No sandbox may
+// run on the session meanwhile.
+//
+// The new DST is built aside and synced first, then swapped in: a
+// process killed at any point leaves the old changes, or the new ones
+// once Settle has finished the swap.
+func (s *Session) Reset(layer string, files map[string][]byte) error {
+	if _, err := s.Settle(); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	tmp, err := durable.TempDir(s.dir, resetPrefix)
 	if err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
-	for _, e := range entries {
-		if err := removeAll(filepath.Join(s.info.Dst, e.Name())); err != nil {
-			return fmt.Errorf("reset: %w", err)
-		}
-	}
-	if err := copyTree(layer, s.info.Dst, true); err != nil {
+	defer tmp.Close()
+	if err := s.stageReset(tmp.Path, layer, files); err != nil {
+		removeAll(tmp.Path)
 		return fmt.Errorf("reset %s from %s: %w", s.info.Dst, layer, err)
 	}
-	return copyFile(filepath.Join(filepath.Dir(layer), LayerManifest), filepath.Join(s.dir, ManifestFile))
+	if err := tmp.Commit(filepath.Join(s.dir, resetStage)); err != nil {
+		removeAll(tmp.Path)
+		return fmt.Errorf("reset: %w", err)
+	}
+	if err := s.finishReset(); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	return nil
+}
+
+// Names in a session's directory while a Reset runs: resetPrefix starts
+// the directory it builds in; resetStage is that directory once whole
+// (its new DST as stagedDst, the files to move into the session's
+// directory beside it), and the old DST goes to replacedDst in it.
+const (
+	resetPrefix = ".reset-"
+	resetStage  = ".reset"
+	stagedDst   = "dst"
+	replacedDst = ".old"
+)
+
+// stageReset builds, in directory at, the new DST from layer, the
+// layer's manifest and files.
+func (s *Session) stageReset(at, layer string, files map[string][]byte) error {
+	if err := copyTree(layer, filepath.Join(at, stagedDst), false); err != nil {
+		return err
+	}
+	if err := copyFile(filepath.Join(filepath.Dir(layer), LayerManifest), filepath.Join(at, ManifestFile)); err != nil {
+		return err
+	}
+	for name, b := range files {
+		if name != filepath.Base(name) || name == stagedDst || name == replacedDst || name == ManifestFile || strings.HasPrefix(name, ".") {
+			return fmt.Errorf("reset: %q cannot be written with a reset", name)
+		}
+		if err := os.WriteFile(filepath.Join(at, name), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishReset swaps in the DST and files of a whole reset stage, and
+// removes the stage with the old DST. Each step can be done again after
+// a crash: the stage's DST is there until it is swapped in.
+func (s *Session) finishReset() error {
+	stage := filepath.Join(s.dir, resetStage)
+	staged := filepath.Join(stage, stagedDst)
+	if _, err := os.Lstat(staged); err == nil {
+		if _, err := os.Lstat(s.info.Dst); err == nil {
+			if err := os.Rename(s.info.Dst, filepath.Join(stage, replacedDst)); err != nil {
+				return err
+			}
+		}
+		if err := os.Rename(staged, s.info.Dst); err != nil {
+			return err
+		}
+	}
+	entries, err := os.ReadDir(stage)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == replacedDst {
+			continue
+		}
+		if err := os.Rename(filepath.Join(stage, e.Name()), filepath.Join(s.dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	if err := durable.SyncDir(s.dir); err != nil {
+		return err
+	}
+	return removeAll(stage)
+}
+
+// Settle finishes or removes what a process killed during a Reset of the
+// session left: a whole stage is swapped in (the reset is done), a
+// half-built one removed (it never was). It says what it did ("" for
+// nothing).
+func (s *Session) Settle() (string, error) {
+	var did []string
+	if _, err := os.Lstat(filepath.Join(s.dir, resetStage)); err == nil {
+		if err := s.finishReset(); err != nil {
+			return "", fmt.Errorf("finish a reset of %s: %w", s.info.Dst, err)
+		}
+		did = append(did, "a reset killed after it was staged was finished")
+	}
+	half, err := durable.Abandoned(s.dir, resetPrefix)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range half {
+		if err := removeAll(d); err != nil {
+			return "", fmt.Errorf("remove a half-made reset of %s: %w", s.info.Dst, err)
+		}
+		did = append(did, "a half-made reset was removed")
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), durable.TempInfix) {
+			if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil {
+				return "", err
+			}
+			did = append(did, "a half-written "+strings.TrimPrefix(e.Name()[:strings.Index(e.Name(), durable.TempInfix)], ".")+" was removed")
+		}
+	}
+	return strings.Join(did, "; "), nil
 }
 
 // ErrLayerChanged is the error of a copy of a layer that changed while

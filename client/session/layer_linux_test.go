@@ -64,7 +64,7 @@ func TestLayerKeepsEveryChange(t *testing.T) {
 	// Reset puts the layer back.
 	require.NoError(t, os.WriteFile(filepath.Join(s2.Dst(), "extra"), []byte("x"), 0o644))
 	require.NoError(t, os.Chmod(filepath.Join(s2.Dst(), "closed"), 0))
-	require.NoError(t, s2.Reset(layer))
+	require.NoError(t, s2.Reset(layer, nil))
 	open(s2.Dst())
 	got, err = s2.Changes()
 	require.NoError(t, err)

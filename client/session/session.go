@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxsh/boxsh/internal/durable"
 	"github.com/boxsh/boxsh/internal/usage"
 	"github.com/boxsh/boxsh/policy"
 )
@@ -121,15 +122,42 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	}
 	id := newID()
 	dir := filepath.Join(base, id)
-	if err := os.Mkdir(dir, 0o700); err != nil {
+	// Built aside, then renamed into place: a session is whole or absent.
+	tmp, err := durable.TempDir(base, newPrefix)
+	if err != nil {
 		return nil, fmt.Errorf("session directory: %w", err)
 	}
-	s, err := createSession(ctx, dir, filepath.Join(dir, dstName), src, id, opts.Label, opts.Layer)
-	if err != nil {
-		os.RemoveAll(dir)
+	defer tmp.Close()
+	s := newSession(dir, filepath.Join(dir, dstName), src, id, opts.Label)
+	if err := s.build(ctx, tmp.Path, opts.Layer); err != nil {
+		removeAll(tmp.Path)
 		return nil, err
 	}
+	if err := tmp.Commit(dir); err != nil {
+		removeAll(tmp.Path)
+		return nil, fmt.Errorf("session directory: %w", err)
+	}
 	return s, nil
+}
+
+// newPrefix starts the name of a session directory New is building.
+const newPrefix = ".new-"
+
+// RemoveAbandoned removes the session directories under baseDir that a
+// process killed in New left half-made, and returns their paths.
+func RemoveAbandoned(baseDir string) ([]string, error) {
+	dirs, err := durable.Abandoned(baseDir, newPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	var out []string
+	for _, d := range dirs {
+		if err := removeAll(d); err != nil {
+			return out, fmt.Errorf("sessions: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // CreateMeta records a session for DST, the changes directory of a
@@ -144,58 +172,69 @@ func CreateMeta(ctx context.Context, src, dst string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return createSession(ctx, filepath.Dir(dst), dst, src, filepath.Base(filepath.Dir(dst)), "", "")
-}
-
-func createSession(ctx context.Context, dir, dst, src, id, label, layer string) (*Session, error) {
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		return nil, fmt.Errorf("session: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if layer != "" {
-		if err := copyTree(layer, dst, true); err != nil {
-			return nil, fmt.Errorf("session: start from %s: %w", layer, err)
-		}
-		if err := copyFile(filepath.Join(filepath.Dir(layer), LayerManifest), filepath.Join(dir, ManifestFile)); err != nil {
-			return nil, fmt.Errorf("session: start from %s: %w", layer, err)
-		}
-	} else {
-		m, err := takeManifest(src)
-		if err != nil {
-			return nil, fmt.Errorf("session: record %s: %w", src, err)
-		}
-		if err := m.save(filepath.Join(dir, ManifestFile)); err != nil {
-			return nil, err
-		}
-	}
-	s := &Session{dir: dir, info: Info{
-		Version: 1, ID: id, Src: src, Dst: dst, Started: time.Now().UTC(),
-		OwnerPID: os.Getpid(), OwnerStart: processStart(os.Getpid()), Label: label,
-	}}
-	if err := s.saveInfo(); err != nil {
+	s := newSession(filepath.Dir(dst), dst, src, filepath.Base(filepath.Dir(dst)), "")
+	if err := s.build(ctx, s.dir, ""); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
+// newSession is the session of directory dir, owned by this process.
+func newSession(dir, dst, src, id, label string) *Session {
+	return &Session{dir: dir, info: Info{
+		Version: 1, ID: id, Src: src, Dst: dst, Started: time.Now().UTC(),
+		OwnerPID: os.Getpid(), OwnerStart: processStart(os.Getpid()), Label: label,
+	}}
+}
+
+// build writes the session's DST (from layer, if set), manifest and
+// metadata in directory at, which becomes the session's directory.
+func (s *Session) build(ctx context.Context, at, layer string) error {
+	dst := filepath.Join(at, strings.TrimPrefix(s.info.Dst, s.dir))
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if layer != "" {
+		if err := copyTree(layer, dst, true); err != nil {
+			return fmt.Errorf("session: start from %s: %w", layer, err)
+		}
+		if err := copyFile(filepath.Join(filepath.Dir(layer), LayerManifest), filepath.Join(at, ManifestFile)); err != nil {
+			return fmt.Errorf("session: start from %s: %w", layer, err)
+		}
+	} else {
+		m, err := takeManifest(s.info.Src)
+		if err != nil {
+			return fmt.Errorf("session: record %s: %w", s.info.Src, err)
+		}
+		if err := m.save(filepath.Join(at, ManifestFile)); err != nil {
+			return err
+		}
+	}
+	return s.saveInfoIn(at)
+}
+
 // saveInfo writes the metadata atomically.
-func (s *Session) saveInfo() error {
+func (s *Session) saveInfo() error { return s.saveInfoIn(s.dir) }
+
+// saveInfoIn writes the metadata atomically in directory dir.
+func (s *Session) saveInfoIn(dir string) error {
 	b, err := json.MarshalIndent(s.info, "", "  ")
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(s.dir, MetaFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("session metadata: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := durable.WriteFile(filepath.Join(dir, MetaFile), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("session metadata: %w", err)
 	}
 	return nil
+}
+
+// SetLabel changes the label kept in the session's metadata.
+func (s *Session) SetLabel(label string) error {
+	s.info.Label = label
+	return s.saveInfo()
 }
 
 // Open opens the session whose DST, or whose directory (the one
@@ -246,8 +285,8 @@ func List(baseDir string) ([]*Session, error) {
 	}
 	var out []*Session
 	for _, e := range entries {
-		if !e.IsDir() {
-			continue
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue // a session being made (New), or no session
 		}
 		s, err := Open(filepath.Join(baseDir, e.Name()))
 		if err != nil {

@@ -89,6 +89,8 @@ type Manager struct {
 	// snaps is held to read a snapshot (a sandbox starting from it) and
 	// taken to delete one.
 	snaps sync.RWMutex
+	// making are the names of the snapshots being made, under snaps.
+	making map[string]bool
 
 	mu     sync.Mutex
 	sbs    map[string]*Sandbox
@@ -182,7 +184,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, sbs: make(map[string]*Sandbox), reaped: make(chan struct{}), warm: make(map[string][]*Sandbox)}
+	m := &Manager{cfg: cfg, ctx: ctx, cancel: cancel, sbs: make(map[string]*Sandbox), reaped: make(chan struct{}), warm: make(map[string][]*Sandbox), making: make(map[string]bool)}
 	m.adopt(ctx)
 	go m.reapIdle()
 	m.refill()
@@ -234,7 +236,6 @@ func (m *Manager) createFrom(ctx context.Context, req rpc.SandboxRequest, base, 
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
 	var sb *Sandbox
 	if layer == "" && diskMax == m.cfg.Disk { // a warm one has the server's limit
 		sb = m.takeWarm(req.From)
@@ -243,59 +244,117 @@ func (m *Manager) createFrom(ctx context.Context, req rpc.SandboxRequest, base, 
 	if !warm {
 		sb = &Sandbox{from: req.From, base: base, layer: layer, diskMax: diskMax}
 	}
+	now := time.Now()
 	sb.mu.Lock()
 	sb.name, sb.created, sb.last, sb.ephemeral = req.Name, now, now, req.Ephemeral
 	sb.mu.Unlock()
+	how := admitNew
+	if warm {
+		how = admitWarm
+	}
+	if err := m.admit(ctx, sb, how); err != nil {
+		return nil, err
+	}
+	return sb, nil
+}
+
+// How admit is to serve a sandbox.
+const (
+	admitNew     = iota // a sandbox to start on a new session
+	admitWarm           // one of the warm pool, started
+	admitAdopted        // one of an earlier server, on its session
+)
+
+// admit serves sb under its name: the one way a sandbox comes to be
+// served, new, taken from the warm pool (how admitWarm) or adopted from
+// an earlier server (admitAdopted). It reserves the name within the
+// limits, starts the sandbox unless it runs, decorates its backend
+// (Config.Wrap: the audit log, the memory trimmer), labels its session
+// with its name and writes its record (last: a sandbox without its record
+// is one whose making did not end, see adopt). A new sandbox that fails
+// loses its files; an adopted one keeps them.
+func (m *Manager) admit(ctx context.Context, sb *Sandbox, how int) error {
+	name := sb.Name()
 	m.mu.Lock()
 	var refused *rpc.SandboxError
 	switch {
 	case m.closed:
 		refused = &rpc.SandboxError{Status: http.StatusServiceUnavailable, Msg: "the server is stopping"}
-	case m.sbs[req.Name] != nil:
-		refused = &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("sandbox %s exists", req.Name)}
+	case m.sbs[name] != nil:
+		refused = &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("sandbox %s exists", name)}
 	case len(m.sbs) >= m.cfg.Max:
 		refused = &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server hosts %d sandboxes, its maximum (--max-sandboxes %d)", m.cfg.Max, m.cfg.Max)}
 	}
 	if refused != nil {
-		if warm && !m.closed {
+		back := how == admitWarm && !m.closed
+		if back {
 			m.warm[sb.from] = append(m.warm[sb.from], sb)
-			warm = false
 		}
 		m.mu.Unlock()
-		if warm {
+		if how == admitWarm && !back {
 			sb.stop(true)
 		}
-		return nil, refused
+		return refused
 	}
-	if warm {
-		m.sbs[req.Name] = sb
-		sb.wrap(m)
-		sb.mu.Lock()
-		sb.ready = true
-		sb.mu.Unlock()
-		m.mu.Unlock()
-		m.refillAfter(sb)
-		sb.record(m)
-		m.cfg.Log.Info("sandbox created from the warm pool", "name", sb.name, "from", sb.from, "took", time.Since(now))
-		return sb, nil
-	}
-	m.sbs[req.Name] = sb // reserved: Lookup skips it until ready
+	m.sbs[name] = sb // reserved: Lookup skips it until ready
 	m.mu.Unlock()
-	if err := sb.start(ctx, m); err != nil {
+	err := m.serve(ctx, sb, how)
+	if err != nil {
 		m.mu.Lock()
-		delete(m.sbs, req.Name)
+		delete(m.sbs, name)
 		m.mu.Unlock()
-		sb.stop(true)
-		return nil, fmt.Errorf("sandbox %s: %w", req.Name, err)
+		sb.stop(how != admitAdopted) // an adopted one's files stay, for boxsh sessions
+		return fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	sb.wrap(m)
 	sb.mu.Lock()
 	sb.ready = true
 	sb.mu.Unlock()
-	sb.record(m)
-	m.cfg.Log.Info("sandbox created", "name", sb.name, "from", sb.from, "took", time.Since(sb.created))
-	return sb, nil
+	switch how {
+	case admitWarm:
+		m.refillAfter(sb)
+		m.cfg.Log.Info("sandbox created from the warm pool", "name", name, "from", sb.from, "took", time.Since(sb.created))
+	case admitAdopted:
+		m.cfg.Log.Info("sandbox hosted again", "name", name, "from", sb.from)
+	default:
+		m.cfg.Log.Info("sandbox created", "name", name, "from", sb.from, "took", time.Since(sb.created))
+	}
+	return nil
 }
+
+// serve starts sandbox sb, reserved under its name, unless it runs
+// (admitWarm), and makes it its name's: its backend decorated, its
+// session labelled, its record written.
+func (m *Manager) serve(ctx context.Context, sb *Sandbox, how int) error {
+	if how != admitWarm {
+		if err := sb.start(ctx, m); err != nil {
+			return err
+		}
+	}
+	if how == admitAdopted {
+		if err := sb.sess.Adopt(); err != nil {
+			m.cfg.Log.Warn("the session's owner is not updated", "name", sb.name, "error", err)
+		}
+	}
+	sb.wrap(m)
+	if label := sessionLabel(sb.name); sb.sess.Info().Label != label {
+		if err := sb.sess.SetLabel(label); err != nil {
+			return fmt.Errorf("label its session: %w", err)
+		}
+	}
+	return sb.record()
+}
+
+// sessionLabel is the label of the session of sandbox name ("" for a
+// warm one).
+func sessionLabel(name string) string {
+	if name == "" {
+		name = "warm"
+	}
+	return labelPrefix + name
+}
+
+// labelPrefix starts the label of every sandbox's session.
+const labelPrefix = "sandbox "
 
 // start makes the sandbox's workspace and starts its boxsh-init.
 func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
@@ -323,7 +382,7 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 				return &rpc.SandboxError{Status: http.StatusNotFound, Msg: "the snapshot is gone: " + err.Error()}
 			}
 		}
-		s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: "sandbox " + name, Layer: sb.layer})
+		s, err := session.New(ctx, session.Options{Src: src, BaseDir: m.cfg.SessionDir, Label: sessionLabel(sb.name), Layer: sb.layer})
 		if err != nil {
 			return err
 		}

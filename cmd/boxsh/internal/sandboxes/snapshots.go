@@ -12,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/boxsh/boxsh/internal/durable"
 	"github.com/boxsh/boxsh/rpc"
 )
 
@@ -72,32 +73,87 @@ func (m *Manager) Snapshot(name, snap string) (rpc.SnapshotInfo, error) {
 	if sb == nil {
 		return rpc.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
 	}
-	m.snaps.Lock()
-	list, err := m.Snapshots()
-	if err == nil && len(list) >= m.cfg.MaxSnapshots {
-		err = &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server keeps %d snapshots, its maximum (%d): delete one first", len(list), m.cfg.MaxSnapshots)}
-	}
-	dir := filepath.Join(m.cfg.SnapshotDir, snap)
-	if err == nil {
-		// The directory reserves the name until the snapshot is made.
-		if err = os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
-			err = &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("snapshot %s exists", snap)}
-		}
-	}
-	m.snaps.Unlock()
-	if err != nil {
+	if err := m.reserveSnapshot(snap); err != nil {
 		return rpc.SnapshotInfo{}, err
 	}
-	info, err := sb.saveLayer(filepath.Join(dir, "layer"))
-	if err == nil {
-		info.Name = snap
-		err = writeMeta(filepath.Join(dir, snapshotMeta), info)
-	}
+	defer m.releaseSnapshot(snap)
+	info, err := m.makeSnapshot(sb, snap)
 	if err != nil {
-		_ = os.RemoveAll(dir)
 		return rpc.SnapshotInfo{}, fmt.Errorf("snapshot %s of sandbox %s: %w", snap, name, err)
 	}
 	m.cfg.Log.Info("snapshot taken", "sandbox", name, "snapshot", snap, "paused_ms", info.PausedMS, "bytes", info.Bytes)
+	return info, nil
+}
+
+// Names in SnapshotDir besides the snapshots': snapshotTemp starts the
+// directory a snapshot is made in, forkTemp a fork's layer, and
+// deletedPrefix a snapshot being deleted.
+const (
+	snapshotTemp  = ".tmp-"
+	forkTemp      = ".fork-"
+	deletedPrefix = ".deleted-"
+)
+
+// reserveSnapshot takes name snap for a snapshot being made: refused
+// when it is taken (made or being made), or when the snapshots, those
+// being made included, are at their limit.
+func (m *Manager) reserveSnapshot(snap string) error {
+	m.snaps.Lock()
+	defer m.snaps.Unlock()
+	list, err := m.Snapshots()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(filepath.Join(m.cfg.SnapshotDir, snap)); err == nil || m.making[snap] {
+		return &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("snapshot %s exists", snap)}
+	}
+	if making := m.beingMade(list); len(list)+making >= m.cfg.MaxSnapshots {
+		return &rpc.SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: the server keeps %d snapshots (%d of them being made), its maximum (%d): delete one first", len(list)+making, making, m.cfg.MaxSnapshots)}
+	}
+	m.making[snap] = true
+	return nil
+}
+
+// beingMade is the number of snapshots being made that are not yet in
+// list (those made, by name).
+func (m *Manager) beingMade(list []rpc.SnapshotInfo) int {
+	n := len(m.making)
+	for _, info := range list {
+		if m.making[info.Name] {
+			n--
+		}
+	}
+	return n
+}
+
+// releaseSnapshot ends the reservation of name snap.
+func (m *Manager) releaseSnapshot(snap string) {
+	m.snaps.Lock()
+	delete(m.making, snap)
+	m.snaps.Unlock()
+}
+
+// makeSnapshot makes snapshot snap of sb: its layer and description are
+// made in a temporary directory, synced, and renamed to the snapshot's
+// place, so that a snapshot is whole or absent.
+func (m *Manager) makeSnapshot(sb *Sandbox, snap string) (rpc.SnapshotInfo, error) {
+	tmp, err := durable.TempDir(m.cfg.SnapshotDir, snapshotTemp)
+	if err != nil {
+		return rpc.SnapshotInfo{}, err
+	}
+	defer tmp.Close()
+	info, err := sb.saveLayer(filepath.Join(tmp.Path, "layer"))
+	if err == nil {
+		info.Name = snap
+		err = writeMeta(filepath.Join(tmp.Path, snapshotMeta), info)
+	}
+	if err == nil {
+		err = tmp.Commit(filepath.Join(m.cfg.SnapshotDir, snap))
+	}
+	if err != nil {
+		_ = removeTree(tmp.Path)
+		return rpc.SnapshotInfo{}, err
+	}
 	return info, nil
 }
 
@@ -109,11 +165,13 @@ func (sb *Sandbox) saveLayer(layer string) (rpc.SnapshotInfo, error) {
 	sb.swap.RLock()
 	sup := sb.sup
 	sb.swap.RUnlock()
+	// Paused from before the first process is stopped to after the last
+	// is continued.
+	t0 := time.Now()
 	resume, err := sup.Pause(freezeTimeout)
 	if err != nil {
 		return rpc.SnapshotInfo{}, err
 	}
-	t0 := time.Now()
 	err = sb.sess.SaveLayer(layer)
 	resume()
 	paused := time.Since(t0)
@@ -177,7 +235,7 @@ func (m *Manager) DeleteSnapshot(snap string) error {
 	m.snaps.Lock()
 	defer m.snaps.Unlock()
 	dir := filepath.Join(m.cfg.SnapshotDir, snap)
-	gone := filepath.Join(m.cfg.SnapshotDir, ".deleted-"+snap)
+	gone := filepath.Join(m.cfg.SnapshotDir, deletedPrefix+snap)
 	if err := os.Rename(dir, gone); err != nil {
 		return fmt.Errorf("delete snapshot %s: %w", snap, err)
 	}
@@ -214,12 +272,13 @@ func (m *Manager) Fork(ctx context.Context, name string, req rpc.SandboxRequest)
 	if sb == nil {
 		return nil, rpc.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
 	}
-	tmp, err := os.MkdirTemp(m.cfg.SnapshotDir, ".fork-")
+	tmp, err := durable.TempDir(m.cfg.SnapshotDir, forkTemp)
 	if err != nil {
 		return nil, rpc.SandboxInfo{}, err
 	}
-	defer removeTree(tmp)
-	layer := filepath.Join(tmp, "layer")
+	defer tmp.Close()
+	defer removeTree(tmp.Path)
+	layer := filepath.Join(tmp.Path, "layer")
 	if _, err := sb.saveLayer(layer); err != nil {
 		return nil, rpc.SandboxInfo{}, fmt.Errorf("fork of sandbox %s: %w", name, err)
 	}
@@ -252,9 +311,16 @@ func (m *Manager) Restore(name, snap string) (rpc.SandboxInfo, error) {
 	sb.swap.Lock()
 	defer sb.swap.Unlock()
 	sb.halt()
+	from := rpc.FromSnapshotPrefix + snap
 	m.snaps.RLock()
-	err = sb.sess.Reset(m.layerOf(snap))
+	err = sb.sess.Reset(m.layerOf(snap), map[string][]byte{RecordFile: sb.recordOf(from)})
 	m.snaps.RUnlock()
+	if err == nil {
+		// Its layer is a new directory.
+		sb.disk.Close()
+		sb.disk = nil
+		err = sb.startDisk(m)
+	}
 	if err == nil {
 		if err = sb.launch(m); err == nil {
 			sb.wrap(m)
@@ -274,9 +340,8 @@ func (m *Manager) Restore(name, snap string) (rpc.SandboxInfo, error) {
 		return rpc.SandboxInfo{}, fmt.Errorf("restore sandbox %s to %s: %w (the sandbox is stopped; its files are kept as a session)", name, snap, err)
 	}
 	sb.mu.Lock()
-	sb.from = rpc.FromSnapshotPrefix + snap
+	sb.from = from
 	sb.mu.Unlock()
-	sb.record(m)
 	m.cfg.Log.Info("sandbox restored", "sandbox", name, "snapshot", snap)
 	return sb.Info(), nil
 }
