@@ -33,10 +33,13 @@ func TestQueuedCallsHoldNoGoroutine(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	gate, log := filepath.Join(dir, "gate"), filepath.Join(dir, "log")
+	gate, log, running := filepath.Join(dir, "gate"), filepath.Join(dir, "log"), filepath.Join(dir, "running")
 	// The first call holds the one worker until the gate opens.
-	bash(1, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done", gate))
-	time.Sleep(300 * time.Millisecond)
+	bash(1, fmt.Sprintf(": > %s; while [ ! -e %s ]; do sleep 0.01; done", running, gate))
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(running)
+		return err == nil
+	}, 10*time.Second, time.Millisecond, "the first call runs")
 	before := runtime.NumGoroutine()
 
 	const n = 100

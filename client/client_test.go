@@ -167,10 +167,13 @@ func TestServerGone(t *testing.T) {
 	c, dir := startPlain(t, Options{})
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Run(testCtx(t), "sleep 60")
+		_, err := c.Run(testCtx(t), "echo started > started; exec sleep 60")
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond, "the call runs")
 	pid := c.Pid()
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	select {

@@ -217,8 +217,7 @@ func (d dyingConn) Write(b []byte) (int, error) {
 		*d.hellos += len(b)
 		return len(b), nil
 	}
-	<-(*d.c).Done()
-	time.Sleep(10 * time.Millisecond) // the reader finishes the pending calls
+	<-(*d.c).Done() // the reader has taken the pending calls
 	return 0, errors.New("broken pipe")
 }
 
@@ -230,19 +229,30 @@ func TestClientSendFailsAfterChannelEnded(t *testing.T) {
 	c = newTestClient(dyingConn{&c, new(int)})
 	var calls int
 	var mu sync.Mutex
+	finished := make(chan struct{}, 2)
 	err := c.Start(context.Background(), "bash", json.RawMessage(`{}`), func(_ json.RawMessage, err error) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
 		assert.ErrorIs(t, err, ErrClosed)
+		finished <- struct{}{}
 	})
+	if err != nil {
+		// The reader had not taken the call: Start took it, and only the
+		// one who takes a call finishes it.
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Zero(t, calls, "Start failed, yet done was called: answered twice")
+		return
+	}
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call taken by the reader was not finished")
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if err != nil {
-		assert.Zero(t, calls, "Start failed, yet done was called: answered twice")
-	} else {
-		assert.Equal(t, 1, calls)
-	}
+	assert.Equal(t, 1, calls)
 }
 
 // Calls boxsh-init said it queued and had not started when the channel

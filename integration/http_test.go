@@ -253,13 +253,19 @@ func TestHTTPSigtermInFlight(t *testing.T) {
 		m      message
 	}
 	got := make(chan answer, 3)
+	var markers []string
 	for i := range 3 {
+		marker := sleepMarker(1)
+		killMarkedAtCleanup(t, marker)
+		markers = append(markers, marker)
 		go func() {
-			st, m := h.rawPost(t, "tools/call", modernParams(callParams("bash", map[string]any{"command": fmt.Sprintf("sleep 1; echo done-%d", i)})), nil)
+			st, m := h.rawPost(t, "tools/call", modernParams(callParams("bash", map[string]any{"command": fmt.Sprintf("sleep %s; echo done-%d", marker, i)})), nil)
 			got <- answer{st, m}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	for _, marker := range markers { // every call in flight
+		waitForProcess(t, marker)
+	}
 	require.NoError(t, h.cmd.Process.Signal(syscall.SIGTERM))
 	for range 3 {
 		select {

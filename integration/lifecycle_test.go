@@ -321,17 +321,24 @@ func TestFrontKilledEndsCalls(t *testing.T) {
 		init := findChild(t, s.pid(), "boxsh-init")
 		marker := sleepMarker(3)
 		escaped := sleepMarker(30) // in a session of its own
+		// The shells that would write A and B carry markers of their own
+		// (and those of their sleeps only in halves): once every marked
+		// process is gone, nothing is left to write them. They write
+		// without a child (a redirection), which could outlive them.
+		shell, queued := sleepMarker(0), sleepMarker(0)
 		killMarkedAtCleanup(t, marker)
 		killMarkedAtCleanup(t, escaped)
-		s.callTool("running", "bash", map[string]any{"command": "setsid sleep " + escaped + " & sleep " + marker + "; touch A"})
+		killMarkedAtCleanup(t, shell)
+		killMarkedAtCleanup(t, queued)
+		half := func(m string) string { return " " + m[:2] + " " + m[2:] }
+		s.callTool("running", "bash", map[string]any{"command": `exec sh -c 'setsid sleep "$1$2" & sleep "$3$4"; : > A' ` + shell + half(escaped) + half(marker)})
 		waitForProcess(t, marker)
 		waitForProcess(t, escaped)
-		s.callTool("queued", "bash", map[string]any{"command": "touch B"})
+		s.callTool("queued", "bash", map[string]any{"command": "exec sh -c ': > B' " + queued})
 		s.waitQueued(1)
 
 		killed := killFront(t, s)
-		requireAllGoneBy(t, killed.Add(time.Second), init, marker, escaped)
-		time.Sleep(time.Until(killed.Add(4 * time.Second)))
+		requireAllGoneBy(t, killed.Add(time.Second), init, marker, escaped, shell, queued)
 		assert.NoFileExists(t, filepath.Join(dir, "A"), "the running command finished after the front died")
 		assert.NoFileExists(t, filepath.Join(dir, "B"), "the queued call ran after the front died")
 	})
@@ -372,7 +379,6 @@ func TestEndOfInputWithBlockedCall(t *testing.T) {
 		init := findChild(t, s.pid(), "boxsh-init")
 		s.callTool("read", "read", map[string]any{"path": notes})
 		s.callTool("slow", "bash", map[string]any{"command": "sleep 1; echo done"})
-		time.Sleep(100 * time.Millisecond)
 
 		closed := time.Now()
 		rest := s.drain()

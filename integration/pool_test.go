@@ -288,11 +288,18 @@ func TestWaitingProcessesClosedToCommands(t *testing.T) {
 		for range 3 { // every worker's warm shell started
 			s.requireServing()
 		}
-		time.Sleep(200 * time.Millisecond)
-		out := s.bash(waitingProbe)
-		require.Equal(t, 0, out.ExitCode, out.Stderr)
-		assert.NotContains(t, out.Stdout, "open ", "a command opened a waiting process's memory")
-		assert.NotContains(t, out.Stdout, "waiting=0\n", "the probe found the fork server and warm shells")
+		// Probed until the warm shells of the two other workers are
+		// back, waiting beside the probe's own.
+		var out bashOutput
+		waiting := 0
+		for deadline := time.Now().Add(10 * time.Second); waiting < 2 && time.Now().Before(deadline); {
+			out = s.bash(waitingProbe)
+			require.Equal(t, 0, out.ExitCode, out.Stderr)
+			assert.NotContains(t, out.Stdout, "open ", "a command opened a waiting process's memory")
+			_, n, _ := strings.Cut(out.Stdout, "waiting=")
+			waiting, _ = strconv.Atoi(strings.TrimSpace(n))
+		}
+		assert.GreaterOrEqual(t, waiting, 2, "the probe found the other workers' warm shells: %s", out.Stdout)
 		t.Logf("probe: %s", out.Stdout)
 
 		out = s.bash(`(exec 5<>/proc/$$/mem) && echo own-mem

@@ -2,10 +2,12 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,15 +142,27 @@ func TestShellPTY(t *testing.T) {
 		waitScreen("pty_42")
 		waitScreen("flags=")
 		waitScreen("size=40 120")
-		typeIn("sleep 30\n")
-		time.Sleep(300 * time.Millisecond)
+		marker := sleepMarker(30)
+		killMarkedAtCleanup(t, marker)
+		typeIn("sleep " + marker + "\n")
+		waitForProcess(t, marker)
 		typeIn("\x03") // Ctrl-C
 		typeIn("echo after_$((2*21))\n")
 		waitScreen("after_42")
 		require.NoError(t, pty.Setsize(tty, &pty.Winsize{Cols: 100, Rows: 30}))
-		time.Sleep(100 * time.Millisecond) // the relay passes the new size on at SIGWINCH
-		typeIn("echo \"resized=$(stty size)\"\n")
-		waitScreen("resized=30 100")
+		// The relay passes the new size on at SIGWINCH: asked until the
+		// sandbox's terminal has it.
+		for i := 0; ; i++ {
+			typeIn(fmt.Sprintf("echo \"resized%d=$(stty size)\"\n", i))
+			answer := regexp.MustCompile(fmt.Sprintf(`resized%d=(\d+ \d+)`, i))
+			var size []string
+			require.Eventually(t, func() bool { size = answer.FindStringSubmatch(screen.String()); return size != nil },
+				15*time.Second, 20*time.Millisecond, "no answer %d on the terminal:\n%s", i, screen.String())
+			if size[1] == "30 100" {
+				break
+			}
+			require.Less(t, i, 100, "the terminal's size stays %s", size[1])
+		}
 		typeIn("exit 3\n")
 
 		done := make(chan error, 1)

@@ -240,7 +240,7 @@ func testCancelKillsCommand(t *testing.T, mode string) {
 		_, err := p.Run(ctx, nil, tool.BashArgs{Command: "sleep 300"})
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool { return p.runningCount() == 1 }, 10*time.Second, time.Millisecond, "the command runs")
 	cancel()
 	select {
 	case err := <-done:
@@ -389,8 +389,8 @@ func testOneWarmShellWhileIdle(t *testing.T, mode string) {
 
 	// idleShells are left waiting (with a zygote; without, placeholders
 	// that make calls start their shells by exec).
+	// With no refill in flight, none comes: nothing runs that would start one.
 	require.Eventually(t, func() bool { return len(p.shells) == idleShells && p.refillsIdle() }, 10*time.Second, 5*time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
 	require.Len(t, p.shells, idleShells)
 	for range idleShells {
 		s := <-p.shells
@@ -404,6 +404,13 @@ func testOneWarmShellWhileIdle(t *testing.T, mode string) {
 }
 
 // refillsIdle tells whether no warm shell is being started.
+// runningCount is how many commands of p run.
+func (p *Pool) runningCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.running)
+}
+
 func (p *Pool) refillsIdle() bool {
 	done := make(chan struct{})
 	go func() { p.refills.Wait(); close(done) }()

@@ -366,11 +366,15 @@ func TestExecOnlyCopyNotDumpable(t *testing.T) {
 	cmd := &exec.Cmd{Path: "/proc/self/fd/3", Args: []string{"tail", "-F", missing}, ExtraFiles: []*os.File{exe}}
 	require.NoError(t, cmd.Start())
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	time.Sleep(50 * time.Millisecond)
-	assert.False(t, memOpens(t, cmd.Process.Pid), "the copy's process is dumpable")
-	state, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
-	require.NoError(t, err)
+	// Start returns once the copy is executed; then tail, loaded, waits
+	// for its file (asleep), or has died.
+	var state []byte
+	require.Eventually(t, func() bool {
+		state, err = os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+		return err == nil && (strings.Contains(string(state), ") S ") || strings.Contains(string(state), ") Z "))
+	}, 10*time.Second, time.Millisecond, "tail waits or has died")
 	assert.NotContains(t, string(state), ") Z ", "the copy's process still runs")
+	assert.False(t, memOpens(t, cmd.Process.Pid), "the copy's process is dumpable")
 }
 
 // The copy of the shell that the zygote and every clone run cannot be

@@ -49,7 +49,10 @@ func TestCowDstClosedToOthers(t *testing.T) {
 	require.NoError(t, os.Chmod(made, 0o500))
 	require.NoError(t, os.Mkdir(filepath.Join(existing, "sub"), 0o777))
 	require.NoError(t, os.Chmod(filepath.Join(existing, "sub"), 0o777))
-	time.Sleep(20 * time.Millisecond)
+	// The guard handles the changes in order: once it has closed
+	// existing again, it has handled those before.
+	require.NoError(t, os.Chmod(existing, 0o777))
+	require.Eventually(t, func() bool { return modeOf(t, existing) == 0o700 }, 2*time.Second, time.Millisecond, "the guard has handled the changes")
 	assert.Equal(t, os.FileMode(0o500), modeOf(t, made), "the owner's bits are the command's business")
 	assert.Equal(t, os.FileMode(0o777), modeOf(t, filepath.Join(existing, "sub")), "only DST itself is kept closed")
 
