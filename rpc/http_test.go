@@ -26,9 +26,15 @@ const testToken = "secret-token"
 // it and waits.
 func httpServer(t *testing.T, opts HTTPOptions) (url string, stop func()) {
 	t.Helper()
+	return httpServerOn(t, opts, &fakeBackend{})
+}
+
+// httpServerOn is httpServer with the backend b.
+func httpServerOn(t *testing.T, opts HTTPOptions, b Backend) (url string, stop func()) {
+	t.Helper()
 	tools, err := tool.NewRegistry()
 	require.NoError(t, err)
-	s := &Server{Tools: tools, Backend: &fakeBackend{}, Name: "boxsh", Version: "test"}
+	s := &Server{Tools: tools, Backend: b, Name: "boxsh", Version: "test"}
 	ln, err := Listen("127.0.0.1:0", opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -231,14 +237,15 @@ func TestHTTPLegacySession(t *testing.T) {
 // Stopping the server answers the calls in flight (cancelled after the
 // grace) instead of dropping them.
 func TestHTTPShutdownAnswersInFlight(t *testing.T) {
-	url, stop := httpServer(t, HTTPOptions{Token: testToken, ShutdownGrace: 300 * time.Millisecond})
+	b := &fakeBackend{}
+	url, stop := httpServerOn(t, HTTPOptions{Token: testToken, ShutdownGrace: 300 * time.Millisecond}, b)
 	got := make(chan httpReply, 3)
 	for i := range 3 {
 		go func() {
 			got <- post(t, url, modernReq(fmt.Sprint(i), "tools/call", `"name":"bash","arguments":{"command":"block"}`), modernHeaders("tools/call", "bash"))
 		}()
 	}
-	time.Sleep(200 * time.Millisecond)
+	require.Eventually(t, func() bool { return b.blocked.Load() == 3 }, 10*time.Second, time.Millisecond, "the calls in flight")
 	start := time.Now()
 	stop()
 	assert.Less(t, time.Since(start), 10*time.Second)

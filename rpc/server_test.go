@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,8 +24,9 @@ import (
 // fakeBackend answers bash calls with the command as stdout; a command
 // "block" waits until its context ends, "fail" returns a plain error and
 // "bad" a protocol error. A read blocks, as a read of a FIFO would; the
-// other tools answer an empty result.
-type fakeBackend struct{}
+// other tools answer an empty result. blocked counts the bash calls that
+// wait in "block".
+type fakeBackend struct{ blocked atomic.Int32 }
 
 func (b *fakeBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	switch name {
@@ -39,8 +41,20 @@ func (b *fakeBackend) Start(ctx context.Context, name string, args json.RawMessa
 		go done(json.RawMessage(`{"content":[]}`), nil)
 		return nil
 	}
-	go func() { done(fakeRun(ctx, args)) }()
+	go func() {
+		if isBlock(args) {
+			b.blocked.Add(1)
+			defer b.blocked.Add(-1)
+		}
+		done(fakeRun(ctx, args))
+	}()
 	return nil
+}
+
+// isBlock tells whether args are those of a bash call of "block".
+func isBlock(args json.RawMessage) bool {
+	var a tool.BashArgs
+	return json.Unmarshal(args, &a) == nil && a.Command == "block"
 }
 
 func fakeRun(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
