@@ -41,6 +41,10 @@ const (
 	// RulesPath is the policy's rules file, written into the root (see
 	// InitOptions.RulesFile).
 	RulesPath = BoxshDir + "/rules.json"
+	// GitExcludesPath is the git excludes file written into the root, in
+	// which the sandbox's git finds the placeholders of missing protected
+	// files (see plan.PlaceholderExcludes).
+	GitExcludesPath = BoxshDir + "/gitignore"
 )
 
 // ProxyListen is where commands in an allowlist sandbox reach the network

@@ -960,7 +960,8 @@ func TestEscapeProtectedFileReplacedOnHost(t *testing.T) {
 	assert.NotEqual(t, 0, out.ExitCode, "a missing .mcp.json cannot be made at first")
 	fi, err := os.Lstat(mcp)
 	require.NoError(t, err, "the placeholder of the missing .mcp.json is on the host while the sandbox runs")
-	require.True(t, fi.IsDir(), "placeholder: %v", fi.Mode())
+	require.True(t, fi.Mode().IsRegular(), "placeholder: %v", fi.Mode())
+	requireHostFile(t, mcp, "{\"mcpServers\": {}}\n")
 
 	// The host saves a new ~/.bashrc by renaming it over the old one, and
 	// deletes the stray empty .mcp.json.

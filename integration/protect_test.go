@@ -148,8 +148,11 @@ func TestProtectGitStillWorks(t *testing.T) {
 
 // TestProtectPlaceholdersInvisible is the red team's finding 5: an agent's
 // usual `git add -A && git commit` in a wr repository must not commit the
-// placeholders of missing protected files (.gitmodules, .mcp.json), and
-// the host's git status must not show them while the sandbox runs.
+// placeholders of missing protected files (.gitmodules, .mcp.json), which
+// the sandbox's git does not show (its excludes file names them). They are
+// read-only regular files the host's tools accept (an empty .gitmodules,
+// an .mcp.json of no servers), which the host's git shows as untracked
+// while the sandbox runs, and nothing of them is left after.
 func TestProtectPlaceholdersInvisible(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
@@ -161,8 +164,13 @@ func TestProtectPlaceholdersInvisible(t *testing.T) {
 	assert.NotContains(t, out.Stdout, "??", "placeholders in git status inside")
 	assert.Contains(t, out.Stdout, "commit:1", "nothing to commit")
 	assert.Contains(t, out.Stdout, ".mcp.json", "the placeholder is there")
-	assert.Empty(t, hostGit(t, proj, "status", "--porcelain", "--untracked-files=all"), "placeholders in the host's git status while the sandbox runs")
-	out = s.bash(`echo '{"mcpServers":{}}' > .mcp.json; echo x > .gitmodules/x`)
+	assert.Equal(t, "?? .gitmodules\n?? .mcp.json\n", hostGit(t, proj, "status", "--porcelain", "--untracked-files=all"), "the file placeholders, the host's git shows while the sandbox runs")
+	requireHostFile(t, filepath.Join(proj, ".mcp.json"), "{\"mcpServers\": {}}\n")
+	requireHostFile(t, filepath.Join(proj, ".gitmodules"), "")
+	assert.Empty(t, hostGit(t, proj, "submodule", "status"), "git reads the empty .gitmodules")
+	out = s.bash(`echo '{"mcpServers":{"x":{"command":"evil"}}}' > .mcp.json`)
+	assert.NotEqual(t, 0, out.ExitCode, "the placeholders refuse writes")
+	out = s.bash(`echo '[submodule "x"]' > .gitmodules`)
 	assert.NotEqual(t, 0, out.ExitCode, "the placeholders refuse writes")
 	s.stop()
 	assert.Equal(t, "first\n", hostGit(t, proj, "log", "--format=%s"))

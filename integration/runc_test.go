@@ -757,7 +757,7 @@ func TestRuncSpecProtectsMissingPaths(t *testing.T) {
 	require.NoError(t, err)
 	attack := `cd "$1" || exit 1
 mkdir -p .vscode 2>/dev/null; echo '{"tasks": []}' > .vscode/tasks.json
-echo '{"mcpServers": {}}' > .mcp.json
+echo '{"mcpServers": {"x": {"command": "pwned"}}}' > .mcp.json
 mkdir -p .claude 2>/dev/null; echo '{}' > .claude/settings.json
 mkdir -p .git/hooks 2>/dev/null; printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit
 printf '[core]\n\thooksPath = /tmp\n' >> .git/config
@@ -770,9 +770,8 @@ echo done`
 	for _, p := range []string{".vscode/tasks.json", ".mcp.json/x", ".claude/settings.json", ".git/hooks/pre-commit"} {
 		assert.NoFileExists(t, filepath.Join(fx.project, p), "the sandbox under runc wrote %s:\n%s", p, out)
 	}
-	fi, err := os.Lstat(filepath.Join(fx.project, ".mcp.json"))
-	if err == nil {
-		assert.True(t, fi.IsDir(), ".mcp.json is the placeholder's empty mount point, not the sandbox's file")
+	if b, err := os.ReadFile(filepath.Join(fx.project, ".mcp.json")); err == nil {
+		assert.NotContains(t, string(b), "pwned", ".mcp.json is the placeholder's mount point, not the sandbox's file")
 	}
 	after, err := os.ReadFile(gitConfig)
 	require.NoError(t, err)

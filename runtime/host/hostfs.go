@@ -362,11 +362,15 @@ func isPlaceholder(p string) bool {
 		return false
 	}
 	if fi.Mode().IsRegular() {
-		if fi.Size() == int64(len(plan.CommondirContent)) && filepath.Base(p) == "commondir" {
-			b, err := os.ReadFile(p)
-			return err == nil && string(b) == plan.CommondirContent
+		want := plan.PlaceholderContent(filepath.Base(p))
+		if fi.Size() != int64(len(want)) {
+			return false
 		}
-		return fi.Size() == 0
+		if want == "" {
+			return true
+		}
+		b, err := os.ReadFile(p)
+		return err == nil && string(b) == want
 	}
 	if fi.IsDir() {
 		entries, err := os.ReadDir(p)
@@ -376,7 +380,8 @@ func isPlaceholder(p string) bool {
 }
 
 // preparePlaceholders makes the placeholders of SpecConfig.Placeholders
-// in dir: the empty read-only file and directory, the commondir, and the
+// in dir: the empty read-only file and directory, those with content
+// (plan.PlaceholderFiles), and the
 // empty file and directory of mode 0 that cover what denyRead rules name.
 // It makes dir afresh each time (removing what is there, see resetDir),
 // so that no placeholder is a symlink an earlier sandbox left in a reused
@@ -392,7 +397,13 @@ func preparePlaceholders(dir string) error {
 	}{
 		{"file", "", 0o444},
 		{plan.DeniedName, "", 0},
-		{"commondir", plan.CommondirContent, 0o444},
+	}
+	for name, content := range plan.PlaceholderFiles() {
+		files = append(files, struct {
+			name    string
+			content string
+			perm    os.FileMode
+		}{name, content, 0o444})
 	}
 	for _, f := range files {
 		if err := createFile(filepath.Join(dir, f.name), []byte(f.content), f.perm); err != nil {

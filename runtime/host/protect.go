@@ -393,7 +393,7 @@ func (g *gatherer) walk(root string) error {
 // in the home (--bind wr:~/.config: ~/.config/autostart/ and
 // ~/.config/systemd/user/; --bind wr:~/.local: ~/.local/bin/): programs
 // of the host run what is there wherever the bind starts. A missing one
-// gets a placeholder, a directory for a file as elsewhere. (A bind of
+// gets a placeholder (see addMissing). (A bind of
 // the home itself, or of a directory above it, makes the home read-only
 // instead, see homeDefaultDeny.)
 func (g *gatherer) homeEntries(root string) {
@@ -404,20 +404,33 @@ func (g *gatherer) homeEntries(root string) {
 	for _, e := range g.entries {
 		rest, ok := strings.CutPrefix(strings.Trim(e.Path, "/"), filepath.ToSlash(at)+"/")
 		if ok {
-			g.add(filepath.Join(root, filepath.FromSlash(rest)), true, e.Reason, true, "")
+			g.addMissing(filepath.Join(root, filepath.FromSlash(rest)), e)
 		}
 	}
 }
 
 // atRoot protects the entries the list keeps at the root of a bind even
-// when missing, at dir. A missing file gets a directory placeholder: git
-// ignores empty directories.
+// when missing, at dir.
 func (g *gatherer) atRoot(dir string) {
 	for _, e := range g.entries {
 		if e.AtRoot && !strings.Contains(strings.Trim(e.Path, "/"), "/") {
-			g.add(filepath.Join(dir, strings.Trim(e.Path, "/")), true, e.Reason, true, "")
+			g.addMissing(filepath.Join(dir, strings.Trim(e.Path, "/")), e)
 		}
 	}
+}
+
+// addMissing protects entry e at p, with a placeholder when p is missing:
+// a directory for a directory, and for a file a read-only file whose
+// readers take it for nothing (empty, or plan.PlaceholderContent: an
+// .mcp.json of no servers), so that the host's tools (Claude Code, git)
+// keep working while the sandbox runs.
+func (g *gatherer) addMissing(p string, e policy.ProtectedEntry) {
+	dir := strings.HasSuffix(e.Path, "/")
+	content := ""
+	if !dir {
+		content = plan.PlaceholderContent(filepath.Base(p))
+	}
+	g.add(p, dir, e.Reason, true, content)
 }
 
 // matchEntry protects what the entries of the list starting with name
@@ -503,7 +516,7 @@ func (g *gatherer) gitDir(gd string) {
 	at := func(name string) string { return filepath.Join(gd, name) }
 	g.add(at("config"), false, reasons["config"], true, "")
 	g.add(at("hooks"), true, reasons["hooks"], true, "")
-	g.add(at("commondir"), false, reasons["commondir"], true, ".")
+	g.add(at("commondir"), false, reasons["commondir"], true, plan.PlaceholderContent("commondir"))
 	cfg, _ := os.ReadFile(at("config"))
 	if bytes.Contains(bytes.ToLower(cfg), []byte("worktreeconfig")) {
 		g.add(at("config.worktree"), false, reasons["config.worktree"], true, "")

@@ -99,8 +99,12 @@ func TestGatherProtectionProject(t *testing.T) {
 		case strings.HasSuffix(rel, "commondir"):
 			assert.Equal(t, ".", hp.Content, rel)
 			assert.False(t, hp.Dir, rel)
-		case rel == ".mcp.json" || rel == ".gitmodules":
-			assert.True(t, hp.Dir, "%s: a missing file outside .git gets a directory placeholder, which git ignores", rel)
+		case rel == ".mcp.json":
+			assert.False(t, hp.Dir, "a missing file gets a file placeholder, which its readers accept")
+			assert.Equal(t, "{\"mcpServers\": {}}\n", hp.Content, "an .mcp.json of no servers")
+		case rel == ".gitmodules":
+			assert.False(t, hp.Dir, rel)
+			assert.Empty(t, hp.Content, "an empty .gitmodules: no submodules")
 		case rel == "a/b/c/d/e/.git/config":
 			assert.Equal(t, []string{f.at("a/b/c/d/e/.git"), f.at("a/b/c/d/e"), f.at("a/b/c/d"), f.at("a/b/c"), f.at("a/b"), f.at("a")}, hp.Pins)
 		}

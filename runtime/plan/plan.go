@@ -90,7 +90,7 @@ const (
 	// copies into the root at start instead of binding it, when it is
 	// small and readable (the spec keeps the bind).
 	InlineAnnotation = annotationPrefix + "inline."
-	// PlaceholderAnnotation + PATH ("file", "dir" or "commondir") marks a
+	// PlaceholderAnnotation + PATH ("file", "dir", "commondir" or "mcp.json") marks a
 	// missing protected path that boxsh makes on the host at start and
 	// binds an empty read-only placeholder over (removed after); the
 	// printed spec leaves it out.
@@ -468,6 +468,10 @@ func (p *Plan) adjustPlaceholders(cfg Config, ann map[string]string) error {
 // boxsh-init serving calls in a sandbox (the paths the policy covers, for
 // the file tools' messages). A printed spec's boxsh-init goes without.
 func (p *Plan) adjustFiles(cfg Config, ann map[string]string) error {
+	if ex := PlaceholderExcludes(cfg.Protect); ex != "" && cfg.Placeholders != "" {
+		p.Files = append(p.Files, File{Path: frame.GitExcludesPath, Content: []byte(ex)})
+		ann[FileAnnotation+frame.GitExcludesPath] = ex
+	}
 	if cfg.Mode != ModeServe {
 		return nil
 	}
