@@ -163,13 +163,10 @@ func writeDockerRootfs(t *testing.T, w io.Writer) {
 	require.NoError(t, tw.Close())
 }
 
-// dockerWorks is the script of TestDocker's working containers: a
-// sandbox, a cow: bind whose changes are on a tmpfs, --try in a directory
-// on it, and a cow: bind whose changes would be on the container's
-// overlayfs root, which is refused with one line; --try in a directory
-// whose parent is on the overlayfs root keeps its changes in TMPDIR, and
-// is refused with one line when that is on it too.
-const dockerWorks = `PATH=/usr/local/bin:/bin
+// containerWorks is the script of TestDocker's and TestPodman's working
+// containers: a sandbox, a cow: bind whose changes are on a tmpfs, and
+// --try in a directory on it.
+const containerWorks = `PATH=/usr/local/bin:/bin
 echo "outside $(id -u)"
 echo "inside $(boxsh --sandbox -c 'id -u')"
 mkdir -p "$HOME/src" && echo base > "$HOME/src/f"
@@ -179,7 +176,13 @@ echo "src $(cat "$HOME/src/f")"
 mkdir /scratch/repo && cd /scratch/repo && echo base > f
 boxsh --try -c 'echo tried > f' 2>/dev/null
 echo "repo $(cat f), try $(cat /scratch/.boxsh-try-*/work/f)"
-cd "$HOME" && boxsh --sandbox --bind "cow:$HOME/src:$HOME/dst" -c 'echo ran' 2>&1 | head -1
+`
+
+// dockerWorks is containerWorks, then a cow: bind whose changes would be
+// on the container's overlayfs root, which is refused with one line;
+// --try in a directory whose parent is on the overlayfs root keeps its
+// changes in TMPDIR, and is refused with one line when that is on it too.
+const dockerWorks = containerWorks + `cd "$HOME" && boxsh --sandbox --bind "cow:$HOME/src:$HOME/dst" -c 'echo ran' 2>&1 | head -1
 cd "$HOME/src" && TMPDIR=/scratch/tmp && mkdir $TMPDIR && export TMPDIR
 boxsh --try -c 'echo tried > f' 2>/dev/null
 echo "src $(cat f), try $(cat /scratch/tmp/boxsh-try-*/work/f)"

@@ -58,21 +58,6 @@ func requirePodman(t *testing.T, rootful bool) *dockerEngine {
 	return d
 }
 
-// podmanWorks is the script of TestPodman's working containers: a
-// sandbox, a cow: bind whose changes are on a tmpfs, and --try in a
-// directory on it.
-const podmanWorks = `PATH=/usr/local/bin:/bin
-echo "outside $(id -u)"
-echo "inside $(boxsh --sandbox -c 'id -u')"
-mkdir -p "$HOME/src" && echo base > "$HOME/src/f"
-boxsh --sandbox --bind "cow:$HOME/src:/scratch/dst" -c 'echo more >> /scratch/dst/f'
-echo "dst $(cat /scratch/dst/f | tr '\n' ' ')"
-echo "src $(cat "$HOME/src/f")"
-mkdir /scratch/repo && cd /scratch/repo && echo base > f
-boxsh --try -c 'echo tried > f' 2>/dev/null
-echo "repo $(cat f), try $(cat /scratch/.boxsh-try-*/work/f)"
-`
-
 // TestPodman runs boxsh --sandbox in Debian's Podman, rootful and
 // rootless, as the container's root and as another of its users: with the
 // README's flags it works, cow: and --try included, and boxsh doctor says
@@ -87,7 +72,7 @@ func TestPodman(t *testing.T) {
 			d := requirePodman(t, engine.rootful)
 			for _, user := range []struct{ name, flag, uid string }{{"root", "", "0"}, {"user", "1000:1000", "1000"}} {
 				t.Run(user.name, func(t *testing.T) {
-					r := d.run(t, user.flag, podmanFlags, podmanWorks)
+					r := d.run(t, user.flag, podmanFlags, containerWorks)
 					require.Equal(t, 0, r.code(), "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 					assert.Equal(t, "outside "+user.uid+"\ninside 0\ndst base more \nsrc base\nrepo base, try tried\n", r.stdout, r.stderr)
 					doctorSays(t, d, user.flag, podmanFlags, true)
