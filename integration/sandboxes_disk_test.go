@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -108,24 +111,106 @@ func TestSandboxesDiskLimit(t *testing.T) {
 	assert.Contains(t, res.Stdout, "4194304")
 	assert.LessOrEqual(t, diskUse(t, a.Workspace), int64(8*mib+8*mib))
 
-	// A command that raises its soft limit again is stopped once the
-	// layer grows past the limit and the slack (8 MiB); the next call
-	// gets a new boxsh-init, bound from its start.
-	_, err = srv.Sandbox("c", c.Token).Run(ctx, `for i in 1 2 3 4 5 6 7 8 9 10; do ulimit -S -f 8192; head -c 8M /dev/zero > g$i; done; echo survived`)
-	require.Error(t, err, "the sandbox is stopped")
-	assert.Contains(t, err.Error(), "past its disk limit")
+	// A command cannot raise its soft limit again once the sandbox is
+	// full (the hard limit is 0 too), nor does a new boxsh-init of a full
+	// sandbox start with a fresh allowance.
+	res, err = srv.Sandbox("c", c.Token).Run(ctx, `head -c 20M /dev/zero > g0; for i in 1 2 3 4 5 6 7 8 9 10; do ulimit -S -f 8192 2>/dev/null; head -c 8M /dev/zero > g$i; done; echo survived`)
+	require.NoError(t, err)
+	assert.Contains(t, res.Stdout, "survived", "held, not stopped")
 	used = diskUse(t, c.Workspace)
 	t.Logf("a command raising its soft limit against 24 MiB: %d MiB on the host", used/mib)
-	assert.LessOrEqual(t, used, int64((24+8+16)*mib), "limit, slack and what one reaction lets through (two files)")
+	assert.LessOrEqual(t, used, int64((24+8)*mib), "limit and slack")
 	res, err = srv.Sandbox("c", c.Token).Run(ctx, "grep 'Max file size' /proc/self/limits")
-	require.NoError(t, err, "a new boxsh-init")
-	assert.Regexp(t, `Max file size\s+0\s+25165824`, res.Stdout)
+	require.NoError(t, err)
+	assert.Regexp(t, `Max file size\s+0\s+0\s`, res.Stdout)
 
-	// Removing files lifts the bound.
+	// Removing files lifts the bound: the next call gets a new
+	// boxsh-init, with the limit back.
 	_, err = ca.Run(ctx, "rm -f one two")
 	require.NoError(t, err)
 	sandboxDisk(t, srv, "a", false)
-	res, err = ca.Run(ctx, "head -c 1M /dev/zero > two; echo rc=$?")
+	res, err = ca.Run(ctx, "head -c 1M /dev/zero > two; echo rc=$?; grep 'Max file size' /proc/self/limits")
 	require.NoError(t, err)
 	assert.Contains(t, res.Stdout, "rc=0")
+	assert.Regexp(t, `Max file size\s+8388608\s+8388608\s`, res.Stdout)
+}
+
+// Each way around the disk limit (--sandbox-disk 32M) found so far is
+// closed: the sandbox's layer stays within the limit and its slack, as
+// the server and the host count it.
+func TestSandboxesDiskEvasions(t *testing.T) {
+	ctx := testContext(t)
+	const mib = 1 << 20
+	const bound = (32 + 8) * mib // the limit and its slack
+	m := startMany(t, ctx, "--sandbox-disk", "32M")
+	srv := client.NewServer(m.base, m.token, nil)
+	sandbox := func(name string) (*client.Client, string) {
+		t.Helper()
+		info, err := srv.Create(ctx, name, client.FromEmpty)
+		require.NoError(t, err)
+		return srv.Sandbox(name, info.Token), info.Workspace
+	}
+
+	t.Run("unreadable directory", func(t *testing.T) {
+		sb, ws := sandbox("hidden")
+		res, err := sb.Run(ctx, `mkdir h; chmod 0300 h; for i in $(seq 20); do head -c 8M /dev/zero > h/f$i 2>/dev/null; done; echo done`)
+		require.NoError(t, err)
+		assert.Contains(t, res.Stdout, "done")
+		d := sandboxDisk(t, srv, "hidden", true)
+		assert.Greater(t, d.Used, int64(32*mib), "the directory's files are counted")
+		require.NoError(t, os.Chmod(filepath.Join(ws, "h"), 0o700))
+		used := diskUse(t, ws)
+		t.Logf("20 files of 8 MiB in a directory of mode 0300: %d MiB on the host", used/mib)
+		assert.LessOrEqual(t, used, int64(bound))
+	})
+
+	t.Run("fallocate keep size", func(t *testing.T) {
+		sb, ws := sandbox("falloc")
+		res, err := sb.Run(ctx, `: > big; fallocate -n -l 400M big; echo rc=$?; fallocate -l 400M big2; echo rc=$?`)
+		require.NoError(t, err)
+		assert.Contains(t, res.Stderr, "unsupported", "KEEP_SIZE refused (EOPNOTSUPP)")
+		assert.NotContains(t, res.Stdout, "rc=0", "%s %s", res.Stdout, res.Stderr)
+		used := diskUse(t, ws)
+		t.Logf("fallocate of 400 MiB: %d MiB on the host", used/mib)
+		assert.LessOrEqual(t, used, int64(bound))
+	})
+
+	t.Run("unlinked while open", func(t *testing.T) {
+		sb, _ := sandbox("unlinked")
+		res, err := sb.Run(ctx, `exec 3>u3 4>u4 5>u5 6>u6 7>u7 8>u8 9>u9; rm u*; for fd in 3 4 5 6 7 8 9; do head -c 8M /dev/zero >&$fd 2>/dev/null; done
+n=0; for f in /proc/$$/fd/*; do b=$(stat -L -c %b "$f" 2>/dev/null) && n=$((n + b * 512)); done; echo held=$n`)
+		require.NoError(t, err)
+		var held int64
+		i := strings.Index(res.Stdout, "held=")
+		require.GreaterOrEqual(t, i, 0, "%s %s", res.Stdout, res.Stderr)
+		_, err = fmt.Sscanf(res.Stdout[i:], "held=%d", &held)
+		require.NoError(t, err, res.Stdout)
+		t.Logf("7 files of 8 MiB unlinked while open: %d MiB held", held/mib)
+		assert.LessOrEqual(t, held, int64(bound))
+		assert.Greater(t, held, int64(16*mib), "written until the limit")
+	})
+
+	t.Run("restarts", func(t *testing.T) {
+		sb, ws := sandbox("restarts")
+		for i := range 6 {
+			// Each call raises its soft limit and writes one file; one
+			// that grows past the slack ends its boxsh-init, and the next
+			// call gets a new one, as full as the layer is.
+			_, _ = sb.Run(ctx, fmt.Sprintf(`ulimit -S -f $(ulimit -H -f) 2>/dev/null; head -c 30M /dev/zero > r%d`, i))
+		}
+		used := diskUse(t, ws)
+		t.Logf("six calls of 30 MiB: %d MiB on the host", used/mib)
+		assert.LessOrEqual(t, used, int64(bound))
+	})
+
+	t.Run("parallel writers", func(t *testing.T) {
+		sb, ws := sandbox("parallel")
+		res, err := sb.Run(ctx, `for p in $(seq 8); do (trap '' XFSZ; for i in $(seq 8); do ulimit -S -f $(ulimit -H -f) 2>/dev/null; head -c 4M /dev/zero > p$p-$i; done) & done; wait; echo done`)
+		require.NoError(t, err)
+		assert.Contains(t, res.Stdout, "done")
+		used := diskUse(t, ws)
+		t.Logf("8 writers of 8 files of 4 MiB: %d MiB on the host", used/mib)
+		assert.LessOrEqual(t, used, int64(bound))
+		sandboxDisk(t, srv, "parallel", true)
+	})
 }

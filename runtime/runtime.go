@@ -72,6 +72,15 @@ type Config struct {
 	// open at once (ForwardConns): a sandbox of a server of many cannot
 	// spend the server's descriptors.
 	MaxForwards int
+	// Stale, if set, is called before a call goes to the running
+	// boxsh-init (its host PID in a sandbox): a reason it gives retires
+	// that boxsh-init, and the call goes to a new one (a disk limit
+	// lifted).
+	Stale func(pid int) string
+	// DiskLimited tells that a disk limit accounts the sandbox's writable
+	// layer (Sandboxed and Stale are its): the sandbox's seccomp filter
+	// refuses the allocations its file size limit does not bound.
+	DiskLimited bool
 }
 
 // FindInit locates boxsh-init: next to the running executable, then on
@@ -394,10 +403,18 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 			}
 			s.retire("boxsh-init exited; starting a new one")
 		default:
-			if lost == "" {
+			stale := ""
+			if lost == "" && s.cfg.Stale != nil {
+				stale = s.cfg.Stale(s.current.pid)
+			}
+			switch {
+			case lost != "":
+				s.retire("starting a new sandbox, which protects the changed path again", "path", lost)
+			case stale != "":
+				s.retire(stale)
+			default:
 				return s.current, nil
 			}
-			s.retire("starting a new sandbox, which protects the changed path again", "path", lost)
 		}
 	}
 	in, err := Start(ctx, s.cfg)

@@ -78,6 +78,9 @@ type ContainerConfig struct {
 	Started func()
 	// Proxy observes the network proxy of an allowlist sandbox.
 	Proxy ProxyHooks
+	// DiskLimited tells that a DiskLimit accounts the sandbox's writable
+	// layer: its seccomp filter is plan.DiskLimitedSeccomp.
+	DiskLimited bool
 }
 
 // Container is a running sandbox: a rootless OCI container started by
@@ -180,7 +183,11 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	t0 := time.Now()
 	// The seccomp program boxsh-init loads, compiled while the host is
 	// read (see startSeccomp).
-	seccompProg := startSeccomp(plan.DefaultSeccomp(), []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow})
+	seccomp := plan.DefaultSeccomp()
+	if cc.DiskLimited {
+		seccomp = plan.DiskLimitedSeccomp()
+	}
+	seccompProg := startSeccomp(seccomp, []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow})
 	rootfs := filepath.Join(dir, "rootfs")
 	pc, found, err := Gather(plan.Config{
 		Mode:         cc.Mode,
@@ -197,6 +204,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		InitPath:     cc.InitPath,
 		Placeholders: filepath.Join(dir, "placeholders"),
 		Version:      cc.Version,
+		Seccomp:      seccomp,
 	}, cc.Home)
 	if err != nil {
 		return nil, err

@@ -18,23 +18,27 @@ import (
 // DiskLimit bounds the space a sandbox's writable layer (the upper
 // directory of its copy-on-write bind, on the host) takes, without quotas,
 // which a rootless sandbox cannot have. It accounts the layer by walking
-// it (the blocks of every entry, a file of several links once), again at
+// it (the blocks of every entry, a file of several links once, and the
+// files the sandbox's processes hold open with no name left), again at
 // each inotify event of any directory in it and every few seconds
 // besides, and acts on the sandbox's processes from outside:
 //
 //   - every process of the sandbox runs with RLIMIT_FSIZE at most the
 //     limit (soft and hard): no one file grows past it;
-//   - once the layer holds more than the limit, the soft RLIMIT_FSIZE of
-//     every process is set to 0 (writes that grow a regular file fail with
-//     EFBIG, or SIGXFSZ for a program that does not ignore it), and back
-//     to the limit once the layer is under it again;
-//   - a sandbox whose layer still grows past the limit and Slack (a
-//     program that raised its soft limit back, or grew the layer by other
-//     means: directories, fallocate, shared mappings) is killed: its
-//     boxsh-init, with its PID namespace.
+//   - once the layer holds more than the limit, the sandbox is full: the
+//     RLIMIT_FSIZE of every process is set to 0, soft and hard, so that
+//     writes that grow a regular file fail with EFBIG (or SIGXFSZ for a
+//     program that does not ignore it) and no process can raise its
+//     limit again. Once the layer is under the limit again, the next call
+//     goes to a new boxsh-init, which gets the limit back (see Stale);
+//     a boxsh-init started while full is full from its start;
+//   - a sandbox whose layer still grows past the limit and Slack while
+//     full (by means no file size limit bounds: directories, extended
+//     attributes) is killed: its boxsh-init, with its PID namespace.
 //
 // The kernel does not refuse the write that crosses the limit: the
-// overshoot is what the sandbox writes before the walk sees it.
+// overshoot is what the sandbox writes before the walk sees it (see
+// docs/security.md for the bound).
 type DiskLimit struct {
 	dir          string
 	limit, slack int64
@@ -46,13 +50,15 @@ type DiskLimit struct {
 	done chan struct{}
 	once sync.Once
 
-	mu     sync.Mutex
-	pidfd  int // the running boxsh-init's, or -1
-	pid    int
-	used   int64
-	walked bool
-	full   bool
-	killed int
+	mu      sync.Mutex
+	pidfd   int // the running boxsh-init's, or -1
+	pid     int
+	used    int64
+	walked  bool
+	full    bool
+	capped  bool // the running boxsh-init was full: hard limit 0
+	killing bool // the running boxsh-init was sent SIGKILL
+	killed  int
 }
 
 // DiskSlack is how far past its limit a sandbox's layer may grow before
@@ -65,8 +71,11 @@ func DiskSlack(limit int64) int64 {
 // Timing of the walks: at least diskGap apart (or twice the last walk's
 // time), and at least every diskPeriod (or 20 times the last walk's time).
 const (
-	diskGap    = 20 * time.Millisecond
-	diskPeriod = 2 * time.Second
+	diskGap = 20 * time.Millisecond
+	// diskFastGap is the least time between walks while the layer grows
+	// towards a threshold.
+	diskFastGap = time.Millisecond
+	diskPeriod  = 2 * time.Second
 	// diskMaxDepth bounds the directories walked into; a deeper tree
 	// counts as over the limit.
 	diskMaxDepth = 512
@@ -104,13 +113,14 @@ func (d *DiskLimit) poke() {
 	}
 }
 
-// loop walks the layer at each event, at most every diskGap, and every
-// diskPeriod without one.
+// loop walks the layer at each event, at most every diskGap (sooner
+// near the limit, see gap), and every diskPeriod without one.
 func (d *DiskLimit) loop() {
 	defer close(d.done)
-	gap, period := diskGap, diskPeriod
+	period := diskPeriod
 	t := time.NewTimer(period)
 	defer t.Stop()
+	var last int64
 	for {
 		select {
 		case <-d.stop:
@@ -119,9 +129,12 @@ func (d *DiskLimit) loop() {
 		case <-t.C:
 		}
 		t0 := time.Now()
-		d.update(d.walk())
+		used := d.walk()
+		d.update(used)
 		took := time.Since(t0)
-		gap, period = max(diskGap, 2*took), max(diskPeriod, 20*took)
+		gap := d.gap(took, used-last)
+		last = used
+		period = max(diskPeriod, 20*took)
 		t.Reset(period)
 		select {
 		case <-d.stop:
@@ -129,6 +142,22 @@ func (d *DiskLimit) loop() {
 		case <-time.After(gap):
 		}
 	}
+}
+
+// gap is how long to wait before the next walk, after one that took took
+// and found the layer grown by grew bytes. It is diskGap, or twice the
+// walk's time for a large layer; but while the layer grows within a slack
+// of the limit (below it, or past it while full), twice the walk's time
+// and at least diskFastGap: what is written between the crossing and the
+// reaction stays small, and walking costs at most a third of a core.
+func (d *DiskLimit) gap(took time.Duration, grew int64) time.Duration {
+	d.mu.Lock()
+	near := d.used >= d.limit-d.slack && d.used <= d.limit+d.slack
+	d.mu.Unlock()
+	if grew > 0 && near {
+		return max(diskFastGap, 2*took)
+	}
+	return max(diskGap, 2*took)
 }
 
 // Limit is the limit in bytes; Slack how far past it the sandbox is
@@ -155,7 +184,8 @@ func (d *DiskLimit) Killed() int {
 
 // Started hands the limit a new boxsh-init of the sandbox (its host PID),
 // before any call reaches it: its processes get the file size limits of
-// the layer's state.
+// the layer's state: one started while the layer is past the limit is
+// full from its start, so a restart grants no fresh allowance.
 func (d *DiskLimit) Started(pid int) error {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -167,14 +197,32 @@ func (d *DiskLimit) Started(pid int) error {
 		unix.Close(d.pidfd)
 	}
 	d.pidfd, d.pid = fd, pid
+	d.capped, d.killing = false, false
 	return d.sweepLocked()
+}
+
+// Stale tells, before a call goes to the boxsh-init of host PID pid,
+// why it must be replaced by a new one: it was full (hard file size
+// limit 0, which only a new one lifts) and the layer is under the limit
+// again. It is "" otherwise.
+func (d *DiskLimit) Stale(pid int) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if pid == d.pid && d.capped && !d.full {
+		return "the sandbox is back under its disk limit: a new boxsh-init lifts the file size limit"
+	}
+	return ""
 }
 
 // update takes a walk's figure and acts on it.
 func (d *DiskLimit) update(used int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	grew := !d.walked || used > d.used
+	// Growth past the limit and slack while full (the processes were
+	// already held at 0) is growth no file size limit bounds: the sandbox
+	// is killed. Growth before the sweep reached them is the reaction's
+	// delay, which killing would not undo.
+	evading := d.walked && d.full && used > d.used
 	d.used, d.walked = used, true
 	switch {
 	case used > d.limit && !d.full:
@@ -186,24 +234,32 @@ func (d *DiskLimit) update(used int64) {
 		d.log.Info("back under the disk limit", "dir", d.dir, "used", used, "limit", d.limit)
 		_ = d.sweepLocked()
 	}
-	if used > d.limit+d.slack && grew && d.pidfd >= 0 {
+	if used > d.limit+d.slack && evading && d.pidfd >= 0 && !d.killing {
 		d.killed++
+		d.killing = true
 		d.log.Warn("disk limit and its slack exceeded: stopping the sandbox", "dir", d.dir, "used", used, "limit", d.limit, "slack", d.slack)
 		_ = unix.PidfdSendSignal(d.pidfd, unix.SIGKILL, nil, 0)
 	}
 }
 
-// sweepLocked sets RLIMIT_FSIZE of every process of the sandbox: hard
-// at most the limit, soft the limit (0 when full). It goes over the
-// process tree until a pass changes nothing, so that a process forked
-// during a pass is set in the next.
+// sweepLocked sets RLIMIT_FSIZE of every process of the sandbox: soft
+// and hard at most the limit, both 0 when full (and the hard one 0 for
+// the rest of this boxsh-init's life: no process can raise it again). It
+// goes over the process tree until a pass changes nothing, so that a
+// process forked during a pass is set in the next.
 func (d *DiskLimit) sweepLocked() error {
 	if d.pidfd < 0 {
 		return nil
 	}
-	soft := uint64(d.limit)
+	if d.full {
+		d.capped = true
+	}
+	soft, hard := uint64(d.limit), uint64(d.limit)
 	if d.full {
 		soft = 0
+	}
+	if d.capped {
+		hard = 0
 	}
 	var err error
 	for range 20 {
@@ -213,7 +269,7 @@ func (d *DiskLimit) sweepLocked() error {
 			if unix.Prlimit(pid, unix.RLIMIT_FSIZE, nil, &old) != nil {
 				continue // gone
 			}
-			want := unix.Rlimit{Max: min(old.Max, uint64(d.limit))}
+			want := unix.Rlimit{Max: min(old.Max, hard)}
 			want.Cur = min(soft, want.Max)
 			if old == want {
 				continue
@@ -260,20 +316,75 @@ func descendants(pid int) []int {
 }
 
 // walk sums the blocks of the layer and watches each of its directories
-// (each watched before it is read: a change after the read is an event).
-// A tree deeper than diskMaxDepth counts as past the limit and slack.
+// (each watched before it is read: a change after the read is an event),
+// and adds the files the sandbox's processes hold open that no directory
+// names any more (see heldDeleted). A tree deeper than diskMaxDepth, or
+// one with a directory it could not walk, counts as past the limit and
+// slack.
 func (d *DiskLimit) walk() int64 {
 	w := usage.DiskWalk{MaxDepth: diskMaxDepth, Visit: func(fd int) {
 		_, _ = d.in.add("/proc/self/fd/"+strconv.Itoa(fd), unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_ATTRIB|unix.IN_ONLYDIR)
 	}}
-	bytes, deep, err := w.Size(d.dir)
+	bytes, truncated, err := w.Size(d.dir)
 	if err != nil {
 		return 0 // gone: nothing on the disk
 	}
-	if deep {
+	d.mu.Lock()
+	pid := d.pid
+	running := d.pidfd >= 0
+	d.mu.Unlock()
+	if running {
+		bytes += d.heldDeleted(descendants(pid))
+	}
+	if truncated {
 		return max(bytes, d.limit+d.slack+1)
 	}
 	return bytes
+}
+
+// heldDeleted is the space of the regular files that processes pids hold
+// open and that have no name left (unlinked while open, or made with
+// O_TMPFILE), each once, but for those of file systems in memory (tmpfs,
+// memfd), which take memory rather than disk. Each is watched: no
+// directory's watch sees it grow.
+func (d *DiskLimit) heldDeleted(pids []int) int64 {
+	var bytes int64
+	seen := map[[2]uint64]bool{}
+	for _, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone
+		}
+		for _, fd := range fds {
+			var st unix.Stat_t
+			if unix.Stat(dir+fd.Name(), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 0 {
+				continue
+			}
+			key := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			var fs unix.Statfs_t
+			if unix.Statfs(dir+fd.Name(), &fs) == nil && inMemory(fs.Type) {
+				continue
+			}
+			_, _ = d.in.add(dir+fd.Name(), unix.IN_MODIFY)
+			bytes += int64(st.Blocks) * 512
+		}
+	}
+	return bytes
+}
+
+// inMemory tells whether a file system of type typ keeps its files in
+// memory.
+func inMemory(typ int64) bool {
+	switch typ {
+	case unix.TMPFS_MAGIC, unix.RAMFS_MAGIC, unix.HUGETLBFS_MAGIC:
+		return true
+	}
+	return false
 }
 
 // Close stops the accounting.

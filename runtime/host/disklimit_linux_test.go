@@ -22,8 +22,9 @@ func fsize(t *testing.T, pid int) unix.Rlimit {
 }
 
 // The limit accounts the layer's blocks, sets the file size limit of a
-// process tree when started, to 0 once past the limit and back once under
-// it, and kills the tree's first process past the slack.
+// process tree when started, to 0 once past the limit, makes it stale
+// once under it, and kills the tree's first process when the layer grows
+// past the slack while full.
 func TestDiskLimit(t *testing.T) {
 	const limit = 4 << 20
 	dir := t.TempDir()
@@ -53,20 +54,26 @@ func TestDiskLimit(t *testing.T) {
 	}
 
 	// Past the limit (a file deep down, seen through the watch of its
-	// directory): soft 0.
+	// directory): soft and hard 0, which the process cannot raise.
 	big := filepath.Join(dir, "a", "b", "big")
 	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("x", limit+1)), 0o644))
 	require.Eventually(t, func() bool { _, full := d.Used(); return full }, 5*time.Second, 10*time.Millisecond)
-	assert.Equal(t, unix.Rlimit{Cur: 0, Max: limit}, fsize(t, child))
+	assert.Equal(t, unix.Rlimit{Cur: 0, Max: 0}, fsize(t, child))
+	assert.Empty(t, d.Stale(cmd.Process.Pid))
 
-	// Under it again: the limit back.
+	// Under it again: a new boxsh-init gets the limit back.
 	require.NoError(t, os.Remove(big))
 	require.Eventually(t, func() bool { _, full := d.Used(); return !full }, 5*time.Second, 10*time.Millisecond)
-	assert.Equal(t, unix.Rlimit{Cur: limit, Max: limit}, fsize(t, child))
+	assert.NotEmpty(t, d.Stale(cmd.Process.Pid))
 	assert.Zero(t, d.Killed())
 
-	// Past the slack: the first process is killed.
-	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("x", limit+int(d.Slack())+1)), 0o644))
+	// Past the limit again, then growing past the slack while held at
+	// soft 0 (as a process raising its own limit would): the first
+	// process is killed.
+	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("x", limit+1)), 0o644))
+	require.Eventually(t, func() bool { _, full := d.Used(); return full }, 5*time.Second, 10*time.Millisecond)
+	assert.Zero(t, d.Killed(), "the reaction's overshoot is not an evasion")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "more"), []byte(strings.Repeat("x", int(d.Slack()))), 0o644))
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	select {
@@ -102,4 +109,86 @@ func TestDiskSlack(t *testing.T) {
 	assert.Equal(t, int64(8<<20), DiskSlack(1<<20))
 	assert.Equal(t, int64(128<<20), DiskSlack(1<<30))
 	assert.Equal(t, int64(256<<20), DiskSlack(100<<30))
+}
+
+// startTree starts sh -c script in dir, and hands it to d.
+func startTree(t *testing.T, d *DiskLimit, dir, script string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.NoError(t, d.Started(cmd.Process.Pid))
+	return cmd
+}
+
+// Files the sandbox's processes hold open with no name left (unlinked
+// while open) count, though no walk of the layer sees them; a file in
+// memory (/dev/shm) does not.
+func TestDiskLimitHeldDeleted(t *testing.T) {
+	const limit = 4 << 20
+	dir := t.TempDir()
+	d, err := NewDiskLimit(dir, limit, nil)
+	require.NoError(t, err)
+	defer d.Close()
+	startTree(t, d, dir, `exec 3>held; rm held; ulimit -f unlimited 2>/dev/null; head -c 6M /dev/zero >&3 2>/dev/null; exec sleep 60`)
+	require.Eventually(t, func() bool { _, full := d.Used(); return full }, 10*time.Second, 10*time.Millisecond,
+		"6 MiB held by a descriptor alone")
+	used, _ := d.Used()
+	assert.GreaterOrEqual(t, used, int64(limit), "its blocks")
+}
+
+// A boxsh-init started while the layer is past the limit gets a hard
+// file size limit of 0 (no process can raise its soft limit again, so a
+// restart grants no fresh allowance), and is stale once the layer is
+// under the limit again.
+func TestDiskLimitRestartFull(t *testing.T) {
+	const limit = 4 << 20
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("x", limit+1)), 0o644))
+	d, err := NewDiskLimit(dir, limit, nil)
+	require.NoError(t, err)
+	defer d.Close()
+	_, full := d.Used()
+	require.True(t, full)
+
+	cmd := startTree(t, d, dir, `while [ ! -e go ]; do sleep 0.01; done; ulimit -S -f 1024 2>/dev/null`)
+	assert.Equal(t, unix.Rlimit{Cur: 0, Max: 0}, fsize(t, cmd.Process.Pid))
+	assert.Empty(t, d.Stale(cmd.Process.Pid), "still full")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o644))
+	assert.Error(t, cmd.Wait(), "the soft limit cannot be raised")
+
+	require.NoError(t, os.Remove(big))
+	require.Eventually(t, func() bool { _, full := d.Used(); return !full }, 10*time.Second, 10*time.Millisecond)
+	assert.NotEmpty(t, d.Stale(cmd.Process.Pid), "under the limit: a new boxsh-init lifts the cap")
+	assert.Empty(t, d.Stale(cmd.Process.Pid+1), "not the current one")
+}
+
+// Files made with O_TMPFILE, which never had a name, count too.
+func TestDiskLimitTmpfile(t *testing.T) {
+	if dir := os.Getenv("BOXSH_TEST_TMPFILE_IN"); dir != "" {
+		for range 2 { // each within the file size limit
+			fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY, 0o600)
+			require.NoError(t, err)
+			_, err = unix.Write(fd, []byte(strings.Repeat("x", 3<<20)))
+			require.NoError(t, err)
+		}
+		_, _ = os.Stdin.Read(make([]byte, 1)) // held until the test ends
+		return
+	}
+	const limit = 4 << 20
+	dir := t.TempDir()
+	d, err := NewDiskLimit(dir, limit, nil)
+	require.NoError(t, err)
+	defer d.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDiskLimitTmpfile$")
+	cmd.Env = append(os.Environ(), "BOXSH_TEST_TMPFILE_IN="+dir)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	require.NoError(t, d.Started(cmd.Process.Pid))
+	require.Eventually(t, func() bool { _, full := d.Used(); return full }, 10*time.Second, 10*time.Millisecond,
+		"6 MiB in files that have no name")
 }

@@ -35,5 +35,8 @@ func (d *DiskLimit) Killed() int { return 0 }
 // Started hands the limit a new boxsh-init.
 func (d *DiskLimit) Started(int) error { return nil }
 
+// Stale is "": nothing to renew.
+func (d *DiskLimit) Stale(int) string { return "" }
+
 // Close stops the accounting.
 func (d *DiskLimit) Close() {}

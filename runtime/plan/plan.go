@@ -158,6 +158,8 @@ type Config struct {
 	Cgroup string
 	// Version goes into the VersionAnnotation.
 	Version string
+	// Seccomp is the seccomp filter (default DefaultSeccomp()).
+	Seccomp *specs.LinuxSeccomp
 }
 
 // Descriptor is one descriptor the first process finds open.
@@ -270,6 +272,7 @@ func Build(cfg Config) (*Plan, error) {
 		Protect:      cfg.Protect,
 		Placeholders: cfg.Placeholders,
 		Version:      cfg.Version,
+		Seccomp:      cfg.Seccomp,
 	})
 	if err != nil {
 		return nil, err

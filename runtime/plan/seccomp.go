@@ -8,8 +8,9 @@ import (
 
 // Errno values returned by the seccomp rules.
 const (
-	errnoEPERM  uint = 1
-	errnoENOSYS uint = 38
+	errnoEPERM      uint = 1
+	errnoENOSYS     uint = 38
+	errnoEOPNOTSUPP uint = 95
 )
 
 // Argument values the seccomp rules compare against.
@@ -166,6 +167,27 @@ func seccompFor(goarch string) *specs.LinuxSeccomp {
 	for _, req := range []uint64{tiocsti, tioclinux} {
 		sc.Syscalls = append(sc.Syscalls, maskedRule("ioctl", 1, lowWordMask, req, &eperm))
 	}
+	return sc
+}
+
+// DiskLimitedSeccomp is the seccomp filter of a sandbox whose writable
+// layer has a disk limit: DefaultSeccomp, and fallocate refused
+// (EOPNOTSUPP, which programs take for a file system without it and
+// fall back on writing) in every mode but 0. Mode 0 grows the file's
+// size, which RLIMIT_FSIZE bounds; FALLOC_FL_KEEP_SIZE and the modes
+// with it (zero range, unshare) allocate blocks past the end of the
+// file, which it does not, so one call could take any amount of space.
+// The mode is compared on all 64 bits: a call with high bits set is
+// refused too.
+func DiskLimitedSeccomp() *specs.LinuxSeccomp {
+	sc := DefaultSeccomp()
+	eopnotsupp := errnoEOPNOTSUPP
+	sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{
+		Names:    []string{"fallocate"},
+		Action:   specs.ActErrno,
+		ErrnoRet: &eopnotsupp,
+		Args:     []specs.LinuxSeccompArg{{Index: 1, Value: 0, Op: specs.OpNotEqual}},
+	})
 	return sc
 }
 

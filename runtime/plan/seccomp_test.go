@@ -189,3 +189,16 @@ func TestSeccompVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// A sandbox with a disk limit refuses fallocate in every mode but 0
+// (which RLIMIT_FSIZE bounds), and nothing else beyond DefaultSeccomp.
+func TestDiskLimitedSeccomp(t *testing.T) {
+	sc, def := DiskLimitedSeccomp(), DefaultSeccomp()
+	require.Len(t, sc.Syscalls, len(def.Syscalls)+1)
+	assert.Equal(t, def.Syscalls, sc.Syscalls[:len(def.Syscalls)])
+	r := sc.Syscalls[len(def.Syscalls)]
+	assert.Equal(t, []string{"fallocate"}, r.Names)
+	require.NotNil(t, r.ErrnoRet)
+	assert.Equal(t, uint(95), *r.ErrnoRet, "EOPNOTSUPP")
+	assert.Equal(t, []specs.LinuxSeccompArg{{Index: 1, Value: 0, Op: specs.OpNotEqual}}, r.Args)
+}
