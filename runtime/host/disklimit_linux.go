@@ -50,13 +50,15 @@ type DiskLimit struct {
 	done chan struct{}
 	once sync.Once
 
-	mu      sync.Mutex
-	pidfd   int // the running boxsh-init's, or -1
-	pid     int
-	used    int64
-	walked  bool
-	full    bool
-	capped  bool // the running boxsh-init was full: hard limit 0
+	mu     sync.Mutex
+	pidfd  int // the running boxsh-init's, or -1
+	pid    int
+	used   int64
+	full   bool
+	capped bool // the running boxsh-init was full: hard limit 0
+	// settled tells that used was measured by a walk begun after the
+	// sweep that made the sandbox full had ended.
+	settled bool
 	killing bool // the running boxsh-init was sent SIGKILL
 	killed  int
 }
@@ -73,7 +75,7 @@ func DiskSlack(limit int64) int64 {
 const (
 	diskGap = 20 * time.Millisecond
 	// diskFastGap is the least time between walks while the layer grows
-	// towards a threshold.
+	// within a slack of the limit.
 	diskFastGap = time.Millisecond
 	diskPeriod  = 2 * time.Second
 	// diskMaxDepth bounds the directories walked into; a deeper tree
@@ -221,12 +223,12 @@ func (d *DiskLimit) update(used int64) {
 	// Growth past the limit and slack while full (the processes were
 	// already held at 0) is growth no file size limit bounds: the sandbox
 	// is killed. Growth before the sweep reached them is the reaction's
-	// delay, which killing would not undo.
-	evading := d.walked && d.full && used > d.used
-	d.used, d.walked = used, true
+	// delay (up to the end of that sweep), which killing would not undo.
+	evading := d.full && d.settled && used > d.used
+	d.used, d.settled = used, d.full
 	switch {
 	case used > d.limit && !d.full:
-		d.full = true
+		d.full, d.settled = true, false
 		d.log.Warn("disk limit reached: files can no longer grow", "dir", d.dir, "used", used, "limit", d.limit)
 		_ = d.sweepLocked()
 	case used <= d.limit && d.full:

@@ -73,15 +73,27 @@ func TestDiskLimit(t *testing.T) {
 	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("x", limit+1)), 0o644))
 	require.Eventually(t, func() bool { _, full := d.Used(); return full }, 5*time.Second, 10*time.Millisecond)
 	assert.Zero(t, d.Killed(), "the reaction's overshoot is not an evasion")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "more"), []byte(strings.Repeat("x", int(d.Slack()))), 0o644))
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("not killed past the slack")
+	more, err := os.Create(filepath.Join(dir, "more"))
+	require.NoError(t, err)
+	defer more.Close()
+	mib := []byte(strings.Repeat("x", 1<<20))
+	deadline := time.After(10 * time.Second)
+	for killed := false; !killed; {
+		select {
+		case <-done:
+			killed = true
+		case <-deadline:
+			t.Fatal("not killed past the slack")
+		case <-time.After(10 * time.Millisecond):
+			_, err := more.Write(mib) // growing on, a MiB at a time
+			require.NoError(t, err)
+		}
 	}
 	assert.Equal(t, 1, d.Killed())
+	used, _ = d.Used()
+	assert.Greater(t, used, limit+d.Slack())
 }
 
 // A symbolic link in the layer is not followed, nor a tree deeper than
