@@ -21,8 +21,10 @@ import (
 // Every entry of src is opened relative to the descriptor of its parent,
 // never following a symbolic link, so the copy stays inside src whatever
 // renames and links src's writer makes meanwhile. An entry that changes
-// while it is copied (replaced, written, its directory's entries changed)
-// fails the copy with ErrLayerChanged.
+// while it is copied (replaced, written, its directory's entries changed),
+// or is found changed by a second walk once all is copied, fails the copy
+// with ErrLayerChanged: a copy that succeeds holds src as it was when the
+// copy ended.
 func copyTree(src, dst string, into bool) error {
 	if !into {
 		if err := os.Mkdir(dst, 0o700); err != nil {
@@ -39,7 +41,8 @@ func copyTree(src, dst string, into bool) error {
 		return err
 	}
 	defer unix.Close(dfd)
-	c := &treeCopy{src: src, dst: dst, dstRoot: dfd, links: map[uint64]string{}}
+	c := &treeCopy{src: src, dst: dst, dstRoot: dfd, links: map[uint64]string{},
+		stamps: map[string]stamp{}, names: map[string]int{}}
 	var before unix.Stat_t
 	if err := unix.Fstat(sfd, &before); err != nil {
 		return fmt.Errorf("stat %s: %w", src, err)
@@ -50,15 +53,37 @@ func copyTree(src, dst string, into bool) error {
 	if err := c.dir(sfd, dfd, "."); err != nil {
 		return err
 	}
-	return c.unchanged(sfd, &before, ".")
+	if err := c.unchanged(sfd, &before, "."); err != nil {
+		return err
+	}
+	return c.verify(sfd, ".")
 }
 
 // treeCopy is one copyTree: links maps the inodes of src's files with
-// several names to their first copy (a path under dstRoot).
+// several names to their first copy (a path under dstRoot); stamps holds
+// each entry of src as it was once copied, and names the number of
+// entries of each directory, for verify.
 type treeCopy struct {
 	src, dst string
 	dstRoot  int
 	links    map[uint64]string
+	stamps   map[string]stamp
+	names    map[string]int
+}
+
+// stamp is what tells that a file has not changed since (its change time
+// moves with every write, rename of its entries, change of mode or
+// attribute; a writer cannot set it back).
+type stamp struct {
+	ino, nlink uint64
+	mode       uint32
+	size       int64
+	ctime      unix.Timespec
+	mtime      unix.Timespec
+}
+
+func stampOf(st *unix.Stat_t) stamp {
+	return stamp{ino: st.Ino, nlink: uint64(st.Nlink), mode: st.Mode, size: st.Size, ctime: st.Ctim, mtime: st.Mtim}
 }
 
 // openDir opens the directory name of directory dir, not following a
@@ -82,12 +107,58 @@ func (c *treeCopy) dir(sfd, dfd int, rel string) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", c.srcPath(rel), err)
 	}
+	c.names[rel] = len(ents)
 	for _, e := range ents {
-		if err := c.entry(sfd, dfd, filepath.Join(rel, e.name), e); err != nil {
+		crel := filepath.Join(rel, e.name)
+		if err := c.entry(sfd, dfd, crel, e); err != nil {
+			return err
+		}
+		var now unix.Stat_t
+		if err := unix.Fstatat(sfd, e.name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil || now.Ino != e.ino {
+			return c.changed(crel, "replaced")
+		}
+		c.stamps[crel] = stampOf(&now)
+	}
+	return nil
+}
+
+// verify checks that every entry of the source directory sfd (src's rel)
+// and below is as it was once copied, and that no entry came or went:
+// the copy then holds src as it is now, whatever changed during it.
+func (c *treeCopy) verify(sfd int, rel string) error {
+	ents, err := readDirents(sfd)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", c.srcPath(rel), err)
+	}
+	if len(ents) != c.names[rel] {
+		return c.changed(rel, "its entries changed")
+	}
+	for _, e := range ents {
+		crel := filepath.Join(rel, e.name)
+		was, ok := c.stamps[crel]
+		var st unix.Stat_t
+		if !ok || unix.Fstatat(sfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || stampOf(&st) != was {
+			return c.changed(crel, "changed after its copy")
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		if err := c.verifyDir(sfd, crel, e.name, &st); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// verifyDir is verify of the directory name of sfd (src's rel, stat st).
+func (c *treeCopy) verifyDir(sfd int, rel, name string, st *unix.Stat_t) error {
+	in, restore, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_DIRECTORY, 0o500)
+	if err != nil {
+		return err
+	}
+	defer restore()
+	defer unix.Close(in)
+	return c.verify(in, rel)
 }
 
 // entry copies the entry e of the source directory sfd, src's rel, to
@@ -414,6 +485,9 @@ type dirent struct {
 // readDirents lists the entries of the directory fd (but . and ..),
 // from its start.
 func readDirents(fd int) ([]dirent, error) {
+	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
+		return nil, err
+	}
 	var ents []dirent
 	buf := make([]byte, 32<<10)
 	for {

@@ -285,3 +285,66 @@ func TestRemoveAllStaysInsideDuringSymlinkSwap(t *testing.T) {
 		require.NoError(t, removeAll(root))
 	}
 }
+
+// A copy holds its layer as it was at one moment, across files too: a
+// writer counts up in two files, the first then the second, so that at
+// any moment the first holds the second's count or one more; a copy that
+// succeeds holds such a pair, however the writes fall during it.
+func TestCopyLayerHoldsOneMoment(t *testing.T) {
+	base := t.TempDir()
+	src := filepath.Join(base, "upper")
+	mkTree(t, src, tree{"a": fmt.Sprintf("%020d", 0), "b": fmt.Sprintf("%020d", 0), "m/big": strings.Repeat("m", 1<<20)})
+	var files [2]*os.File
+	for i, name := range []string{"a", "b"} {
+		f, err := os.OpenFile(filepath.Join(src, name), os.O_WRONLY, 0)
+		require.NoError(t, err)
+		files[i] = f
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for n := 1; ; n++ {
+			for _, f := range files {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := f.WriteAt(fmt.Appendf(nil, "%020d", n), 0); err != nil {
+					t.Errorf("write: %v", err)
+					return
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		wg.Wait()
+		for _, f := range files {
+			f.Close()
+		}
+	})
+
+	copies, torn := 0, 0
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); copies++ {
+		dst := filepath.Join(base, "copy")
+		err := copyTree(src, dst, false)
+		if errors.Is(err, ErrLayerChanged) {
+			torn++
+		} else {
+			require.NoError(t, err)
+			var n [2]int
+			for i, name := range []string{"a", "b"} {
+				b, err := os.ReadFile(filepath.Join(dst, name))
+				require.NoError(t, err)
+				_, err = fmt.Sscanf(string(b), "%d", &n[i])
+				require.NoError(t, err)
+			}
+			require.Contains(t, []int{n[1], n[1] + 1}, n[0], "copy %d holds a=%d b=%d, which never were together", copies, n[0], n[1])
+		}
+		require.NoError(t, removeAll(dst))
+	}
+	t.Logf("%d copies, %d refused as changed during the copy", copies, torn)
+}
