@@ -43,6 +43,7 @@ func copyTree(src, dst string, into bool) error {
 	defer unix.Close(dfd)
 	c := &treeCopy{src: src, dst: dst, dstRoot: dfd, links: map[uint64]string{},
 		stamps: map[string]stamp{}, names: map[string]int{}}
+	defer c.restore()
 	var before unix.Stat_t
 	if err := unix.Fstat(sfd, &before); err != nil {
 		return fmt.Errorf("stat %s: %w", src, err)
@@ -61,14 +62,24 @@ func copyTree(src, dst string, into bool) error {
 
 // treeCopy is one copyTree: links maps the inodes of src's files with
 // several names to their first copy (a path under dstRoot); stamps holds
-// each entry of src as it was once copied, and names the number of
-// entries of each directory, for verify.
+// each entry of src as it was copied, and names the number of entries of
+// each directory, for verify; lent takes back the bits lent to open
+// entries, once all is copied and verified.
 type treeCopy struct {
 	src, dst string
 	dstRoot  int
 	links    map[uint64]string
 	stamps   map[string]stamp
 	names    map[string]int
+	lent     []func()
+}
+
+// restore takes back the bits lent, the last first.
+func (c *treeCopy) restore() {
+	for i := len(c.lent) - 1; i >= 0; i-- {
+		c.lent[i]()
+	}
+	c.lent = nil
 }
 
 // stamp is what tells that a file has not changed since (its change time
@@ -113,11 +124,6 @@ func (c *treeCopy) dir(sfd, dfd int, rel string) error {
 		if err := c.entry(sfd, dfd, crel, e); err != nil {
 			return err
 		}
-		var now unix.Stat_t
-		if err := unix.Fstatat(sfd, e.name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil || now.Ino != e.ino {
-			return c.changed(crel, "replaced")
-		}
-		c.stamps[crel] = stampOf(&now)
 	}
 	return nil
 }
@@ -152,11 +158,10 @@ func (c *treeCopy) verify(sfd int, rel string) error {
 
 // verifyDir is verify of the directory name of sfd (src's rel, stat st).
 func (c *treeCopy) verifyDir(sfd int, rel, name string, st *unix.Stat_t) error {
-	in, restore, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_DIRECTORY, 0o500)
+	in, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_DIRECTORY, 0o500)
 	if err != nil {
 		return err
 	}
-	defer restore()
 	defer unix.Close(in)
 	return c.verify(in, rel)
 }
@@ -185,6 +190,7 @@ func (c *treeCopy) entry(sfd, dfd int, rel string, e dirent) error {
 			if err := unix.Linkat(c.dstRoot, first, dfd, e.name, 0); err != nil {
 				return fmt.Errorf("link %s: %w", filepath.Join(c.dst, rel), err)
 			}
+			c.stamps[rel] = stampOf(&st)
 			return nil
 		}
 		if err := c.file(sfd, dfd, rel, e.name, &st); err != nil {
@@ -214,6 +220,9 @@ func (c *treeCopy) entry(sfd, dfd int, rel string, e dirent) error {
 	default:
 		return fmt.Errorf("%s: a device that is no whiteout", c.srcPath(rel))
 	}
+	if _, ok := c.stamps[rel]; !ok {
+		c.stamps[rel] = stampOf(&st) // a link, a whiteout, a fifo: no content
+	}
 	ts := []unix.Timespec{st.Atim, st.Mtim}
 	if err := unix.UtimesNanoAt(dfd, e.name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return fmt.Errorf("times of %s: %w", filepath.Join(c.dst, rel), err)
@@ -224,11 +233,10 @@ func (c *treeCopy) entry(sfd, dfd int, rel string, e dirent) error {
 // subdir copies the directory name of sfd (src's rel, stat st) to a new
 // directory of dfd.
 func (c *treeCopy) subdir(sfd, dfd int, rel, name string, st *unix.Stat_t) error {
-	in, restore, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_DIRECTORY, 0o500)
+	in, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_DIRECTORY, 0o500)
 	if err != nil {
 		return err
 	}
-	defer restore()
 	defer unix.Close(in)
 	var before unix.Stat_t
 	if err := unix.Fstat(in, &before); err != nil {
@@ -261,11 +269,10 @@ func (c *treeCopy) subdir(sfd, dfd int, rel, name string, st *unix.Stat_t) error
 // file of dfd: a clone (reflink) where the file system shares blocks,
 // else a copy.
 func (c *treeCopy) file(sfd, dfd int, rel, name string, st *unix.Stat_t) error {
-	in, restore, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_NONBLOCK, 0o400)
+	in, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_NONBLOCK, 0o400)
 	if err != nil {
 		return err
 	}
-	defer restore()
 	defer unix.Close(in)
 	var before unix.Stat_t
 	if err := unix.Fstat(in, &before); err != nil {
@@ -320,36 +327,30 @@ func (c *treeCopy) symlink(sfd, dfd int, rel, name string, st *unix.Stat_t) erro
 // open opens the entry name of sfd (src's rel), which must be the inode
 // of st, with flags, not following a link. An entry whose mode refuses
 // the caller (a sandbox may close its own files and directories) is
-// lent bits of its owner's permissions until restore.
-func (c *treeCopy) open(sfd int, rel, name string, st *unix.Stat_t, flags int, bits uint32) (fd int, restore func(), err error) {
-	restore = func() {}
+// lent bits of its owner's permissions until the copy ends (restore).
+func (c *treeCopy) open(sfd int, rel, name string, st *unix.Stat_t, flags int, bits uint32) (int, error) {
 	flags |= unix.O_NOFOLLOW | unix.O_CLOEXEC
-	fd, err = unix.Openat(sfd, name, flags, 0)
+	fd, err := unix.Openat(sfd, name, flags, 0)
 	if errors.Is(err, unix.EACCES) {
 		lent, lerr := c.lend(sfd, rel, name, st, bits)
 		if lerr != nil {
-			return -1, restore, lerr
+			return -1, lerr
 		}
+		c.lent = append(c.lent, lent)
 		fd, err = unix.Openat(sfd, name, flags, 0)
-		if err != nil {
-			lent()
-		} else {
-			restore = lent
-		}
 	}
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-		return -1, restore, c.changed(rel, "replaced")
+		return -1, c.changed(rel, "replaced")
 	}
 	if err != nil {
-		return -1, restore, fmt.Errorf("open %s: %w", c.srcPath(rel), err)
+		return -1, fmt.Errorf("open %s: %w", c.srcPath(rel), err)
 	}
 	var got unix.Stat_t
 	if err := unix.Fstat(fd, &got); err != nil || got.Ino != st.Ino || got.Dev != st.Dev || got.Mode&unix.S_IFMT != st.Mode&unix.S_IFMT {
 		unix.Close(fd)
-		restore()
-		return -1, func() {}, c.changed(rel, "replaced")
+		return -1, c.changed(rel, "replaced")
 	}
-	return fd, restore, nil
+	return fd, nil
 }
 
 // lend adds bits to the owner permissions of the entry name of sfd,
@@ -399,6 +400,7 @@ func (c *treeCopy) unchanged(fd int, before *unix.Stat_t, rel string) error {
 	if after.Ctim != before.Ctim || after.Mtim != before.Mtim || after.Size != before.Size || after.Nlink != before.Nlink {
 		return c.changed(rel, "written")
 	}
+	c.stamps[rel] = stampOf(&after)
 	return nil
 }
 
