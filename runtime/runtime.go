@@ -488,8 +488,8 @@ func lost(err error) error {
 // Pause stops every process of the sandbox until resume is called: with
 // the freezer of its cgroup where it has one of its own (a sandbox of
 // root, host.FreezeCgroup), else with signals (host.Freeze). Its
-// commands neither run nor write meanwhile but for what a signal its
-// processes arranged before the pause continues (see host.Freeze); calls
+// commands neither run nor write meanwhile but for a process that a
+// SIGCONT from outside the sandbox continues (see host.Freeze); calls
 // sent to it wait, as does any start of a new boxsh-init. Without a
 // running boxsh-init there is nothing to stop. A sandbox is required.
 func (s *Supervisor) Pause(timeout time.Duration) (resume func(), err error) {

@@ -33,9 +33,10 @@ import (
 // left stopped at thaw. Thaw continues the others in the reverse order,
 // children first.
 //
-// What a process arranged before the pause, a timer whose signal is
-// SIGCONT say, can still continue it once Freeze has returned: only a
-// cgroup's freezer holds against that (FreezeCgroup).
+// Once Freeze has returned, nothing holds the processes stopped but the
+// absence of a SIGCONT: one from outside the tree continues a process
+// for the rest of the pause. Only a cgroup's freezer holds against that
+// (FreezeCgroup).
 //
 // It fails, continuing what it stopped, when the tree has not stood
 // still within timeout (a process in an uninterruptible sleep, or
