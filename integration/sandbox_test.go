@@ -308,7 +308,7 @@ func TestSandboxesShareHome(t *testing.T) {
 	assert.NotEqual(t, 0, out.ExitCode, "the first sandbox's placeholder is read-only in the second too")
 	assert.Empty(t, a.drain()) // the first ends
 	a.requireExitZero()
-	assert.DirExists(t, mcp, "still in use by the second sandbox")
+	requireHostFile(t, mcp, "{\"mcpServers\": {}}\n") // still in use by the second sandbox
 
 	// The call reads what the second sandbox's guard has queued before
 	// it runs (ProtectionLost): a's end, if it lifted the protection.
@@ -317,5 +317,5 @@ func TestSandboxesShareHome(t *testing.T) {
 	assert.Equal(t, initB, findChild(t, b.pid(), "boxsh-init"), "the second sandbox was not stopped")
 	assert.Empty(t, b.drain())
 	b.requireExitZero()
-	assert.NoDirExists(t, mcp, "the last sandbox removed the placeholder")
+	requireHostAbsent(t, mcp) // the last sandbox removed the placeholder
 }
