@@ -401,7 +401,7 @@ func TestFleetCrashSafety(t *testing.T) {
 			t.Logf("%s takes %v", op.name, took)
 			start := time.Now()
 			for i := 1; i <= maxRounds && (i <= minRounds || time.Since(start) < budget); i++ {
-				delay := time.Duration(rng.Int64N(int64(took * 3 / 2)))
+				delay := time.Duration(rng.Int64N(int64(2 * took)))
 				res := make(chan error, 1)
 				go func() { res <- op.do(f, i) }()
 				time.Sleep(delay) // the kill point: random, not a wait for a state
