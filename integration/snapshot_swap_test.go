@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
@@ -100,6 +102,10 @@ EOF`, outside, swapScript))
 		snap, err := srv.Snapshot(ctx, "a", name)
 		t.Logf("snapshot %s: %v (%v)", name, time.Since(began), err)
 		if err != nil {
+			var he *client.HTTPError
+			require.ErrorAs(t, err, &he)
+			assert.Equal(t, http.StatusServiceUnavailable, he.StatusCode, "a snapshot refused for a change during it says to retry: %s", he.Detail)
+			assert.Contains(t, he.Detail, "(retry)")
 			refused++
 			continue
 		}

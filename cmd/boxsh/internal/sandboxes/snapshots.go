@@ -12,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/internal/durable"
 	"github.com/boxsh/boxsh/rpc"
 )
@@ -170,11 +171,18 @@ func (sb *Sandbox) saveLayer(layer string) (rpc.SnapshotInfo, error) {
 	t0 := time.Now()
 	resume, err := sup.Pause(freezeTimeout)
 	if err != nil {
-		return rpc.SnapshotInfo{}, err
+		return rpc.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusServiceUnavailable,
+			Msg: fmt.Sprintf("snapshot of %s: its processes could not be paused (retry): %v", sb.name, err)}
 	}
 	err = sb.sess.SaveLayer(layer)
 	resume()
 	paused := time.Since(t0)
+	if errors.Is(err, session.ErrLayerChanged) {
+		// Something outside the pause changed the layer (a process
+		// continued from outside the sandbox): no snapshot is torn.
+		return rpc.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusServiceUnavailable,
+			Msg: fmt.Sprintf("snapshot of %s: its files changed while they were copied, so none was kept (retry): %v", sb.name, err)}
+	}
 	if err != nil {
 		return rpc.SnapshotInfo{}, err
 	}
