@@ -57,9 +57,15 @@ func probeStartCalls() ([]string, error) {
 		return nil, err
 	}
 	defer r.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	defer null.Close()
 	pid, err := syscall.ForkExec(ProbeBinary, []string{ProbeBinary, ProbeArg}, &syscall.ProcAttr{
 		Env:   []string{},
-		Files: []uintptr{devNull(), w.Fd(), devNull()},
+		Files: []uintptr{null.Fd(), w.Fd(), null.Fd()},
 		Sys: &syscall.SysProcAttr{
 			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNS,
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
@@ -88,16 +94,6 @@ func probeStartCalls() ([]string, error) {
 		}
 	}
 	return refused, nil
-}
-
-// devNull is a descriptor of /dev/null for the probe's stdin and stderr
-// (it stays open: the probe runs rarely).
-func devNull() uintptr {
-	f, err := os.Open(os.DevNull)
-	if err != nil {
-		return ^uintptr(0)
-	}
-	return f.Fd()
 }
 
 // RunProbe makes the start's calls, in the namespaces StartCalls made,
