@@ -301,6 +301,9 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 	}
 	g.seen[p] = true
 	hp, ok := lookupHostPath(p)
+	if ok && placeholder && leftPlaceholder(p) {
+		ok = false // an earlier sandbox's, or a bundle's run: still missing
+	}
 	if !ok {
 		if !placeholder {
 			return
@@ -322,6 +325,20 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 		hp.Pins = append(hp.Pins, d)
 	}
 	g.out = append(g.out, hp)
+}
+
+// leftPlaceholder tells whether p is a placeholder with content that boxsh
+// made and left (a bundle's mount point stays after runc's run, a killed
+// front's until the reaper or the next start): a read-only regular file
+// holding exactly its placeholder content (plan.PlaceholderContent).
+func leftPlaceholder(p string) bool {
+	want := plan.PlaceholderContent(filepath.Base(p))
+	fi, err := os.Lstat(p)
+	if want == "" || err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o444 || fi.Size() != int64(len(want)) {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	return err == nil && string(b) == want
 }
 
 // walk looks through the wr bind at root for the protected entries and

@@ -300,3 +300,22 @@ func TestGatherProtectionBindInHome(t *testing.T) {
 		}
 	}
 }
+
+// A placeholder with content that boxsh left (a bundle's run, a killed
+// front) is a missing entry again; the user's own file of the same name is
+// not, whatever it holds.
+func TestLeftPlaceholder(t *testing.T) {
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, ".mcp.json")
+	require.NoError(t, os.WriteFile(mcp, []byte(plan.PlaceholderContent(".mcp.json")), 0o444))
+	assert.True(t, leftPlaceholder(mcp))
+	require.NoError(t, os.Chmod(mcp, 0o644))
+	assert.False(t, leftPlaceholder(mcp), "a writable file is the user's")
+	require.NoError(t, os.Chmod(mcp, 0o644))
+	require.NoError(t, os.WriteFile(mcp, []byte(`{"mcpServers": {"x": {}}}`), 0o444))
+	require.NoError(t, os.Chmod(mcp, 0o444))
+	assert.False(t, leftPlaceholder(mcp), "other content is the user's")
+	gm := filepath.Join(dir, ".gitmodules")
+	require.NoError(t, os.WriteFile(gm, nil, 0o444))
+	assert.False(t, leftPlaceholder(gm), "an empty file may be anyone's")
+}
