@@ -10,6 +10,8 @@ import (
 	"path"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/fsfd"
 )
 
 // treeFS changes SRC and reads DST through directory descriptors, never
@@ -180,9 +182,7 @@ func (t *treeFS) chmod(rel string, mode uint32) error {
 	if k := st.Mode & unix.S_IFMT; k != unix.S_IFREG && k != unix.S_IFDIR {
 		return fmt.Errorf("%s: not a file or directory", QuotePath(rel))
 	}
-	// An O_PATH descriptor cannot be fchmod'ed; its /proc link names the
-	// very inode opened.
-	return unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), mode&0o7777, 0)
+	return fsfd.Chmod(fd, mode&0o7777)
 }
 
 // remove removes SRC's rel and, for a directory, everything in it.

@@ -7,11 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/fsfd"
 )
 
 // copyTree copies the upper directory src to dst (into: dst exists, and
@@ -368,25 +369,14 @@ func (c *treeCopy) lend(sfd int, rel, name string, st *unix.Stat_t, bits uint32)
 		return nil, c.changed(rel, "replaced")
 	}
 	mode := got.Mode & 0o7777
-	if err := chmodFD(pfd, mode|bits); err != nil {
+	if err := fsfd.Chmod(pfd, mode|bits); err != nil {
 		unix.Close(pfd)
 		return nil, fmt.Errorf("open %s: %w", c.srcPath(rel), err)
 	}
 	return func() {
-		_ = chmodFD(pfd, mode)
+		_ = fsfd.Chmod(pfd, mode)
 		unix.Close(pfd)
 	}, nil
-}
-
-// chmodFD changes the mode of the file of descriptor fd (O_PATH too).
-func chmodFD(fd int, mode uint32) error {
-	err := unix.Fchmodat(fd, "", mode, unix.AT_EMPTY_PATH)
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		// Before fchmodat2 (Linux 6.6): the descriptor's own file, as
-		// procfs names it.
-		err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode)
-	}
-	return err
 }
 
 // unchanged checks that the source file fd (src's rel) is as before

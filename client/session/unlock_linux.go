@@ -1,6 +1,10 @@
 package session
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/fsfd"
+)
 
 // unlockDirs gives the owner rwx on the directory path and every
 // directory below it, each opened beneath its parent without following a
@@ -21,7 +25,7 @@ func unlockDir(pfd int) {
 		return
 	}
 	if st.Mode&0o700 != 0o700 {
-		_ = chmodFD(pfd, st.Mode&0o7777|0o700)
+		_ = fsfd.Chmod(pfd, st.Mode&0o7777|0o700)
 	}
 	fd, err := unix.Openat(pfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -2,9 +2,10 @@ package usage
 
 import (
 	"errors"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/fsfd"
 )
 
 // ownerWalk is the permission a walk needs of a directory: read and search.
@@ -38,17 +39,16 @@ func openDir(parent int, name string, st *unix.Stat_t) (fd int, restore func(), 
 		unix.Close(path)
 		return -1, nil, unix.ENOENT // replaced meanwhile
 	}
-	self := "/proc/self/fd/" + strconv.Itoa(path)
 	mode := uint32(now.Mode & 0o7777)
 	lent := mode | ownerWalk
-	if err := unix.Chmod(self, lent); err != nil {
+	if err := fsfd.Chmod(path, lent); err != nil {
 		unix.Close(path)
 		return -1, nil, err
 	}
 	restore = func() {
 		var cur unix.Stat_t
 		if unix.Fstat(path, &cur) == nil && uint32(cur.Mode&0o7777) == lent {
-			_ = unix.Chmod(self, mode)
+			_ = fsfd.Chmod(path, mode)
 		}
 		unix.Close(path)
 	}

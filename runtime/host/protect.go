@@ -332,13 +332,11 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 // front's until the reaper or the next start): a read-only regular file
 // holding exactly its placeholder content (plan.PlaceholderContent).
 func leftPlaceholder(p string) bool {
-	want := plan.PlaceholderContent(filepath.Base(p))
-	fi, err := os.Lstat(p)
-	if want == "" || err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o444 || fi.Size() != int64(len(want)) {
+	if plan.PlaceholderContent(filepath.Base(p)) == "" {
 		return false
 	}
-	b, err := os.ReadFile(p)
-	return err == nil && string(b) == want
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() == 0o444 && isPlaceholder(p)
 }
 
 // walk looks through the wr bind at root for the protected entries and
