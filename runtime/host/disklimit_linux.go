@@ -25,7 +25,7 @@ import (
 //
 //   - every process of the sandbox runs with RLIMIT_FSIZE at most the
 //     limit (soft and hard): no one file grows past it;
-//   - once the layer holds the limit or more, the sandbox is full: the
+//   - once the layer holds more than the limit, the sandbox is full: the
 //     RLIMIT_FSIZE of every process is set to 0, soft and hard, so that
 //     writes that grow a regular file fail with EFBIG (or SIGXFSZ for a
 //     program that does not ignore it) and no process can raise its
@@ -227,11 +227,11 @@ func (d *DiskLimit) update(used int64) {
 	evading := d.full && d.settled && used > d.used
 	d.used, d.settled = used, d.full
 	switch {
-	case used >= d.limit && !d.full:
+	case used > d.limit && !d.full:
 		d.full, d.settled = true, false
 		d.log.Warn("disk limit reached: files can no longer grow", "dir", d.dir, "used", used, "limit", d.limit)
 		_ = d.sweepLocked()
-	case used < d.limit && d.full:
+	case used <= d.limit && d.full:
 		d.full = false
 		d.log.Info("back under the disk limit", "dir", d.dir, "used", used, "limit", d.limit)
 		_ = d.sweepLocked()
