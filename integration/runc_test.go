@@ -587,13 +587,29 @@ type runcInit struct {
 // startInitUnderRunc writes the bundle of `boxsh spec --bundle B FLAGS`
 // (run in dir with env added) and runs it with runc, rootless, with one
 // end of a socket pair as fd 3 (runc --preserve-fds 1), where boxsh-init
-// expects its frames.
+// expects its frames. It returns once boxsh-init has answered a first
+// call; a start that runc's own copy of itself failed (see
+// runSpecUnderRuncIn) is tried again, twice at most.
 func startInitUnderRunc(t *testing.T, ctx context.Context, runc, dir string, env, flags []string) *runcInit {
 	t.Helper()
 	bundle := filepath.Join(t.TempDir(), "bundle")
 	r := runBoxshIn(t, ctx, dir, "", env, append([]string{"spec", "--bundle", bundle}, flags...)...)
 	require.Equal(t, 0, r.code(), "boxsh spec: %s", r.stderr)
+	for attempt := 1; ; attempt++ {
+		ri := runInitUnderRunc(t, ctx, runc, dir, bundle)
+		err := ri.probe()
+		if err != nil && attempt < 3 && strings.Contains(ri.stderr.String(), "could not ensure we are a cloned binary") {
+			t.Logf("runc run, attempt %d: runc failed to copy itself, trying again: %s", attempt, ri.stderr.String())
+			continue
+		}
+		require.NoError(t, err, "first call under runc; runc's output:\n%s", ri.stderr.String())
+		return ri
+	}
+}
 
+// runInitUnderRunc starts runc on bundle, with boxsh-init's frame socket.
+func runInitUnderRunc(t *testing.T, ctx context.Context, runc, dir, bundle string) *runcInit {
+	t.Helper()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	require.NoError(t, err)
 	// Non-blocking, so that os.File polls it and Close ends the client's
@@ -616,6 +632,18 @@ func startInitUnderRunc(t *testing.T, ctx context.Context, runc, dir string, env
 		_ = exec.Command(runc, "--root", state, "delete", "--force", id).Run()
 	})
 	return ri
+}
+
+// probe runs an empty command in boxsh-init: an error means that the
+// channel ended (boxsh-init did not start, or is gone).
+func (ri *runcInit) probe() error {
+	ctx, cancel := context.WithTimeout(context.Background(), replyTimeout)
+	defer cancel()
+	got := make(chan error, 1)
+	if err := ri.client.Start(ctx, "bash", json.RawMessage(`{"command": ":"}`), func(_ json.RawMessage, err error) { got <- err }); err != nil {
+		return err
+	}
+	return <-got
 }
 
 // call runs a tool in boxsh-init and returns its result.

@@ -77,10 +77,12 @@ type Config struct {
 	// that boxsh-init, and the call goes to a new one (a disk limit
 	// lifted).
 	Stale func(pid int) string
-	// DiskLimited tells that a disk limit accounts the sandbox's writable
-	// layer (Sandboxed and Stale are its): the sandbox's seccomp filter
-	// refuses the allocations its file size limit does not bound.
-	DiskLimited bool
+	// FileSize, if set, tells that a disk limit accounts the sandbox's
+	// writable layer (Sandboxed and Stale are its): each boxsh-init
+	// starts with RLIMIT_FSIZE FileSize() (soft and hard), which every
+	// process of the sandbox inherits, and the sandbox's seccomp filter
+	// refuses the allocations a file size limit does not bound.
+	FileSize func() uint64
 }
 
 // FindInit locates boxsh-init: next to the running executable, then on

@@ -28,20 +28,20 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		stderr = os.Stderr
 	}
 	ct, err := host.StartContainer(ctx, host.ContainerConfig{
-		Mode:        plan.ModeServe,
-		Sandbox:     cfg.Sandbox,
-		Policy:      cfg.Policy,
-		Init:        initOptions(cfg),
-		Env:         cfg.Env,
-		Cwd:         cfg.Cwd,
-		Home:        cfg.Home,
-		InitPath:    cfg.InitPath,
-		Stderr:      stderr,
-		Files:       map[string]*os.File{plan.FramesDescriptor: back, plan.ForwardDescriptor: fwdBack},
-		Version:     cfg.Version,
-		Log:         cfg.Log,
-		Proxy:       cfg.Proxy,
-		DiskLimited: cfg.DiskLimited,
+		Mode:     plan.ModeServe,
+		Sandbox:  cfg.Sandbox,
+		Policy:   cfg.Policy,
+		Init:     initOptions(cfg),
+		Env:      cfg.Env,
+		Cwd:      cfg.Cwd,
+		Home:     cfg.Home,
+		InitPath: cfg.InitPath,
+		Stderr:   stderr,
+		Files:    map[string]*os.File{plan.FramesDescriptor: back, plan.ForwardDescriptor: fwdBack},
+		Version:  cfg.Version,
+		Log:      cfg.Log,
+		Proxy:    cfg.Proxy,
+		FileSize: cfg.FileSize,
 	})
 	if err == nil && cfg.Sandboxed != nil {
 		if err = cfg.Sandboxed(ct.Pid()); err != nil {

@@ -78,9 +78,11 @@ type ContainerConfig struct {
 	Started func()
 	// Proxy observes the network proxy of an allowlist sandbox.
 	Proxy ProxyHooks
-	// DiskLimited tells that a DiskLimit accounts the sandbox's writable
-	// layer: its seccomp filter is plan.DiskLimitedSeccomp.
-	DiskLimited bool
+	// FileSize, if set, tells that a DiskLimit accounts the sandbox's
+	// writable layer: its first process starts with RLIMIT_FSIZE
+	// FileSize() (soft and hard), and its seccomp filter is
+	// plan.DiskLimitedSeccomp.
+	FileSize func() uint64
 }
 
 // Container is a running sandbox: a rootless OCI container started by
@@ -184,7 +186,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	// The seccomp program boxsh-init loads, compiled while the host is
 	// read (see startSeccomp).
 	seccomp := plan.DefaultSeccomp()
-	if cc.DiskLimited {
+	if cc.FileSize != nil {
 		seccomp = plan.DiskLimitedSeccomp()
 	}
 	seccompProg := startSeccomp(seccomp, []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow})
@@ -322,6 +324,11 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		}
 		ct.proc.Rlimits = append(ct.proc.Rlimits, configs.Rlimit{Type: typ, Hard: r.Hard, Soft: r.Soft})
 	}
+	if cc.FileSize != nil {
+		// From the first process on, so that no process of the sandbox,
+		// however soon forked, runs without it (see DiskLimit.Started).
+		ct.proc.Rlimits = capFileSize(ct.proc.Rlimits, cc.FileSize())
+	}
 	var consoleParent *os.File
 	if cc.Terminal {
 		parent, child, err := SocketPair()
@@ -347,7 +354,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	// are complete before it starts the sandbox's first process (Exec).
 	copied := make(chan error, 1)
 	go func() { copied <- copyEtc() }()
-	if err := ct.c.Start(ct.proc); err != nil {
+	if err := startInit(ct.c, ct.proc, log); err != nil {
 		<-copied
 		ct.proc = nil
 		return nil, explainStartError(err)
@@ -749,4 +756,30 @@ func routeLibcontainerLog(log hclog.Logger) {
 	} else {
 		logrus.SetLevel(logrus.ErrorLevel)
 	}
+}
+
+// startInit starts the container's init process. libcontainer first
+// copies the front's executable into a sealed memfd, and the kernel
+// refuses the seal (EBUSY) while a page of the copy is still held
+// elsewhere, as happens for a moment on a loaded machine: such a start,
+// which has done nothing yet, is tried again, twice at most.
+func startInit(c *libcontainer.Container, p *libcontainer.Process, log hclog.Logger) error {
+	for attempt := 1; ; attempt++ {
+		err := c.Start(p)
+		if err == nil || attempt == 3 || !errors.Is(err, unix.EBUSY) || !strings.Contains(err.Error(), "/proc/self/exe clone") {
+			return err
+		}
+		log.Debug("the copy of boxsh for the sandbox's init was refused its seal; trying again", "attempt", attempt, "error", err)
+	}
+}
+
+// capFileSize is rlimits with RLIMIT_FSIZE at most n, soft and hard.
+func capFileSize(rlimits []configs.Rlimit, n uint64) []configs.Rlimit {
+	for i, r := range rlimits {
+		if r.Type == unix.RLIMIT_FSIZE {
+			rlimits[i].Soft, rlimits[i].Hard = min(r.Soft, n), min(r.Hard, n)
+			return rlimits
+		}
+	}
+	return append(rlimits, configs.Rlimit{Type: unix.RLIMIT_FSIZE, Soft: n, Hard: n})
 }

@@ -24,14 +24,18 @@ import (
 // besides, and acts on the sandbox's processes from outside:
 //
 //   - every process of the sandbox runs with RLIMIT_FSIZE at most the
-//     limit (soft and hard): no one file grows past it;
+//     limit (soft and hard), inherited from its first (see FileSize): no
+//     one file grows past it;
 //   - once the layer holds more than the limit, the sandbox is full: the
 //     RLIMIT_FSIZE of every process is set to 0, soft and hard, so that
 //     writes that grow a regular file fail with EFBIG (or SIGXFSZ for a
 //     program that does not ignore it) and no process can raise its
-//     limit again. Once the layer is under the limit again, the next call
-//     goes to a new boxsh-init, which gets the limit back (see Stale);
-//     a boxsh-init started while full is full from its start;
+//     limit again. The processes are gone over again at each walk while
+//     full and before each call: one whose fork was under way during a
+//     sweep is set by the next. Once the layer is under the limit again,
+//     the next call goes to a new boxsh-init, which gets the limit back
+//     (see Stale); a boxsh-init started while full is full from its
+//     start;
 //   - a sandbox whose layer still grows past the limit and Slack while
 //     full (by means no file size limit bounds: directories, extended
 //     attributes) is killed: its boxsh-init, with its PID namespace.
@@ -203,6 +207,17 @@ func (d *DiskLimit) Started(pid int) error {
 	return d.sweepLocked()
 }
 
+// FileSize is the file size limit a new boxsh-init of the sandbox starts
+// with: the limit, or 0 while the layer is past it.
+func (d *DiskLimit) FileSize() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.full {
+		return 0
+	}
+	return uint64(d.limit)
+}
+
 // Stale tells, before a call goes to the boxsh-init of host PID pid,
 // why it must be replaced by a new one: it was full (hard file size
 // limit 0, which only a new one lifts) and the layer is under the limit
@@ -212,6 +227,12 @@ func (d *DiskLimit) Stale(pid int) string {
 	defer d.mu.Unlock()
 	if pid == d.pid && d.capped && !d.full {
 		return "the sandbox is back under its disk limit: a new boxsh-init lifts the file size limit"
+	}
+	if pid == d.pid && d.full {
+		// A process whose fork was under way while the last sweep ran
+		// was not yet in the tree, and kept the limit: the process the
+		// call runs in is set before the call.
+		_ = d.sweepLocked()
 	}
 	return ""
 }
@@ -234,6 +255,10 @@ func (d *DiskLimit) update(used int64) {
 	case used <= d.limit && d.full:
 		d.full = false
 		d.log.Info("back under the disk limit", "dir", d.dir, "used", used, "limit", d.limit)
+		_ = d.sweepLocked()
+	case d.full:
+		// Again at each walk while full: a process forked while the
+		// last sweep ran, not yet in the tree, kept the limit.
 		_ = d.sweepLocked()
 	}
 	if used > d.limit+d.slack && evading && d.pidfd >= 0 && !d.killing {

@@ -164,6 +164,7 @@ func TestDiskLimitRestartFull(t *testing.T) {
 	defer d.Close()
 	_, full := d.Used()
 	require.True(t, full)
+	assert.Zero(t, d.FileSize(), "a new boxsh-init starts full")
 
 	cmd := startTree(t, d, dir, `while [ ! -e go ]; do sleep 0.01; done; ulimit -S -f 1024 2>/dev/null`)
 	assert.Equal(t, unix.Rlimit{Cur: 0, Max: 0}, fsize(t, cmd.Process.Pid))
@@ -174,6 +175,7 @@ func TestDiskLimitRestartFull(t *testing.T) {
 	require.NoError(t, os.Remove(big))
 	require.Eventually(t, func() bool { _, full := d.Used(); return !full }, 10*time.Second, 10*time.Millisecond)
 	assert.NotEmpty(t, d.Stale(cmd.Process.Pid), "under the limit: a new boxsh-init lifts the cap")
+	assert.Equal(t, uint64(limit), d.FileSize(), "and starts with the limit")
 	assert.Empty(t, d.Stale(cmd.Process.Pid+1), "not the current one")
 }
 

@@ -40,3 +40,6 @@ func (d *DiskLimit) Stale(int) string { return "" }
 
 // Close stops the accounting.
 func (d *DiskLimit) Close() {}
+
+// FileSize is the limit.
+func (d *DiskLimit) FileSize() uint64 { return uint64(d.limit) }

@@ -404,7 +404,7 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 func (sb *Sandbox) launch(m *Manager) error {
 	cfg := m.cfg.Runtime
 	if sb.disk != nil {
-		cfg.Sandboxed, cfg.Stale, cfg.DiskLimited = sb.disk.Started, sb.disk.Stale, true
+		cfg.Sandboxed, cfg.Stale, cfg.FileSize = sb.disk.Started, sb.disk.Stale, sb.disk.FileSize
 	}
 	cfg.Sandbox.Binds = append(slices.Clip(cfg.Sandbox.Binds), sb.binds...)
 	cfg.Cwd = sb.sess.Src()
