@@ -222,14 +222,38 @@ func httpGet(t *testing.T, url string) string {
 	return body
 }
 
+// startWebServer starts python's web server in the background, on a
+// port it picks (without a sandbox, on the host's loopback, a port found
+// free beforehand may be taken meanwhile), and returns its process and
+// the port it listens on.
+func startWebServer(t *testing.T, ctx context.Context, s *mcp.ClientSession) (tool.BashOutput, int) {
+	t.Helper()
+	var started tool.BashOutput
+	sdkOK(t, ctx, s, "bash", map[string]any{"args": []string{"python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", "/usr"}, "background": true}, &started)
+	serving := regexp.MustCompile(`Serving HTTP on 127\.0\.0\.1 port (\d+)`)
+	var stdout string
+	var off int64
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		var out tool.ProcessOutputResult
+		sdkOK(t, ctx, s, "process_output", map[string]any{"id": started.ID, "offset": off, "wait_ms": 2000}, &out)
+		stdout, off = stdout+out.Stdout, out.NextOffset
+		if m := serving.FindStringSubmatch(stdout); m != nil {
+			port, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			return started, port
+		}
+		require.NotEqual(t, tool.ProcessExited, out.State, "the web server exited: %s %s", stdout, out.Stderr)
+	}
+	t.Fatalf("the web server did not say its port: %q", stdout)
+	return started, 0
+}
+
 // A web server started in the background inside the sandbox (its own
 // network namespace: --network disabled) is exposed, fetched from the
 // host, and unexposed; the sandbox cannot reach the host's end.
 func TestExposePort(t *testing.T) {
 	eachServer(t, []string{"--network", "disabled"}, func(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
-		port := freePort(t)
-		var started tool.BashOutput
-		sdkOK(t, ctx, s, "bash", map[string]any{"args": []string{"python3", "-m", "http.server", strconv.Itoa(port), "--bind", "127.0.0.1", "--directory", "/usr"}, "background": true}, &started)
+		started, port := startWebServer(t, ctx, s)
 		var info tool.PortInfo
 		sdkOK(t, ctx, s, "expose", map[string]any{"port": port}, &info)
 		assert.Equal(t, port, info.Port)
