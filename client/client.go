@@ -64,6 +64,9 @@ type Options struct {
 	Sandbox bool
 	// Binds are the sandbox's --bind flags.
 	Binds []Bind
+	// InPlace is --in-place (Linux): each CopyOnWrite bind's view is
+	// shown at its Src too, where commands started in Src start.
+	InPlace bool
 	// Network is --network: NetworkDisabled, NetworkAllowAll or
 	// NetworkAllowlist; empty leaves the policy's.
 	Network string
@@ -112,6 +115,9 @@ func (o Options) args() []string {
 	}
 	for _, b := range o.Binds {
 		a = append(a, "--bind", b.String())
+	}
+	if o.InPlace {
+		a = append(a, "--in-place")
 	}
 	if o.Network != "" {
 		a = append(a, "--network", o.Network)

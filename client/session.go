@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 
 	"github.com/boxsh/boxsh/client/session"
@@ -144,14 +145,15 @@ func (s *Session) Bind() Bind { return Bind{Mode: CopyOnWrite, Src: s.Src(), Dst
 // and RecoverSessions refuse it (ErrSessionInUse) until the server has
 // exited.
 //
-// Inside the sandbox the session's view of the project is at Dst (the
-// cow bind's mount point, as `boxsh --bind cow:SRC:DST` shows it): that is
-// where commands start and what `pwd` prints, and the project's host path
-// shows the unchanged project, read-only. The Client's file calls (Read,
-// ReadFile, Write, WriteString, Edit, List, Stat) and ExecRequest.Cwd take
-// the project's host path too: a path in Src is translated to the same
-// place in Dst, and the paths List and Stat answer are translated back.
-// Command lines are not translated: write them with relative paths.
+// On Linux the sandbox shows the session's view of the project at the
+// project's own path, Src (--in-place), and at Dst: commands start in
+// Src, `pwd` prints it, and tool results and diffs name it. On macOS,
+// whose sandbox has no mounts, the view is Dst only (the session's
+// clone): commands start there, and the Client's file calls (Read,
+// ReadFile, Write, WriteString, Edit, List, Stat) and ExecRequest.Cwd
+// take the project's host path, translated to the same place in Dst (and
+// the paths List and Stat answer back); command lines are not
+// translated: write them with relative paths.
 func (s *Session) Start(ctx context.Context, opts Options) (*Client, error) {
 	lock, err := s.Lock()
 	if err != nil {
@@ -161,6 +163,11 @@ func (s *Session) Start(ctx context.Context, opts Options) (*Client, error) {
 	opts.Binds = append(append([]Bind{}, opts.Binds...), s.Bind())
 	if opts.Dir == "" {
 		opts.Dir = s.Src()
+	}
+	if goruntime.GOOS == "linux" {
+		// The project at its own path: no path to translate.
+		opts.InPlace = true
+		return start(ctx, opts, lock, nil)
 	}
 	return start(ctx, opts, lock, &pathView{src: s.Src(), dst: s.Dst()})
 }

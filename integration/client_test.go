@@ -212,7 +212,7 @@ func TestClientSessionApply(t *testing.T) {
 	`)
 	require.NoError(t, err)
 	require.Equal(t, 0, r.ExitCode, r.Stderr)
-	require.Equal(t, s.Dst()+"\n", r.Stdout, "commands start in the session's view of SRC")
+	require.Equal(t, s.Src()+"\n", r.Stdout, "commands start in the session's view of SRC, at its own path")
 	r, err = c.Run(ctx, treeListing)
 	require.NoError(t, err)
 	sandboxView := r.Stdout

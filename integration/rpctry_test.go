@@ -34,8 +34,14 @@ func TestRPCTryReviewable(t *testing.T) {
 	agent := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil)
 	s, err := agent.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: exitTimeout}, nil)
 	require.NoError(t, err)
+	// The agent works at the project's own path: that is where it
+	// starts, and what tool results and diffs name.
+	assert.Equal(t, proj+"\n", sh(t, ctx, s, "pwd"))
 	sh(t, ctx, s, "echo notes > NOTES.md")
-	sdkOK(t, ctx, s, "edit", map[string]any{"path": "main.go", "edits": []map[string]any{{"oldText": "func main() {}", "newText": "func main() { println(1) }"}}}, nil)
+	res := sdkCall(t, ctx, s, "edit", map[string]any{"path": filepath.Join(proj, "main.go"), "edits": []map[string]any{{"oldText": "func main() {}", "newText": "func main() { println(1) }"}}})
+	require.False(t, res.IsError, sdkText(t, res))
+	assert.Contains(t, sdkText(t, res), "+++ b/"+strings.TrimPrefix(filepath.Join(proj, "main.go"), "/"), "the diff names the project's path")
+	assert.Equal(t, "notes\n", sh(t, ctx, s, "cat "+filepath.Join(proj, "NOTES.md")), "the project's path shows the session's files")
 	require.NoError(t, s.Close())
 
 	assert.NoFileExists(t, filepath.Join(proj, "NOTES.md"), "the project is untouched until apply")

@@ -386,6 +386,9 @@ func runcCases() []runcCase {
 		files(runcCase{name: "bind-cow", flags: func(_ *testing.T, fx *runcFixture) []string {
 			return []string{"--bind", "cow:" + fx.project + ":" + fx.path("cow-dst")}
 		}}),
+		files(runcCase{name: "bind-cow-in-place", flags: func(_ *testing.T, fx *runcFixture) []string {
+			return []string{"--bind", "cow:" + fx.project + ":" + fx.path("cow-dst"), "--in-place"}
+		}}),
 		files(runcCase{name: "binds-all-kinds", flags: func(_ *testing.T, fx *runcFixture) []string {
 			return []string{"--bind", "ro:" + fx.path("ro"), "--bind", "wr:" + fx.path("wr"),
 				"--bind", "cow:" + fx.path("cow-src") + ":" + fx.path("cow-dst"), "--bind", "ro:" + fx.project}

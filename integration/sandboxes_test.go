@@ -161,11 +161,14 @@ func TestSandboxesIsolation(t *testing.T) {
 	// stay in each one's own view, never on the host's workspace.
 	assert.Equal(t, "seed\n", sh(t, ctx, sa, "cat seed.txt"))
 	assert.Equal(t, "", sh(t, ctx, sb, "ls -A"))
+	assert.Equal(t, m.workspace+"\n", sh(t, ctx, sa, "pwd"), "alpha works on the workspace at its own path")
 	sh(t, ctx, sa, "echo a-secret > mine.txt")
 	sh(t, ctx, sb, "echo b-secret > mine.txt")
 	assert.Equal(t, "a-secret\n", sh(t, ctx, sa, "cat mine.txt"))
 	assert.Equal(t, "b-secret\n", sh(t, ctx, sb, "cat mine.txt"))
 	assert.NoFileExists(t, filepath.Join(m.workspace, "mine.txt"), "copy-on-write: the host's workspace is untouched")
+	assert.Equal(t, "a-secret\n", sh(t, ctx, sa, "cat "+filepath.Join(m.workspace, "mine.txt")), "the workspace's path shows alpha's view")
+	assert.FileExists(t, filepath.Join(a.Workspace, "mine.txt"), "alpha's write is in its layer")
 	bPath := strings.TrimSpace(sh(t, ctx, sb, "pwd"))
 	assert.Contains(t, sh(t, ctx, sa, "cat "+bPath+"/mine.txt 2>&1; ls "+filepath.Dir(b.Workspace)+" 2>&1; true"), "No such file", "alpha cannot reach beta's files")
 

@@ -95,6 +95,11 @@ type Sandbox struct {
 	Binds []Bind
 	// Try is --try: a copy-on-write shell on the working directory.
 	Try bool
+	// InPlace is --in-place (and --rpc --try's): each cow bind's merged
+	// view is shown at its SRC too, so that the project keeps its own
+	// path inside, and a command started in SRC starts there rather than
+	// under DST.
+	InPlace bool
 	// HostSystem shows the host's whole /etc, /var and /run read-only
 	// rather than the selected /etc entries, as boxsh v3 does; --try sets
 	// it, so that a try shell behaves like the host (package databases,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -312,6 +313,9 @@ func parseArgs(argv []string, cwd string) (options, error) {
 			o.flagSettings = append(o.flagSettings, flagSetting{flag: "--env", settings: s})
 		case "--try":
 			o.sandbox.Try = true
+		case "--in-place":
+			sandboxFlag(name)
+			o.sandbox.InPlace = true
 		case "--policy":
 			v, err := needValue()
 			if err != nil {
@@ -386,6 +390,13 @@ func parseArgs(argv []string, cwd string) (options, error) {
 	}
 	if o.noAuth && o.tokenFile != "" {
 		return o, fmt.Errorf("%w: --no-auth and --token-file exclude each other", policy.ErrUsage)
+	}
+	if o.sandbox.InPlace && goruntime.GOOS == "darwin" {
+		return o, fmt.Errorf("%w: --in-place needs Linux: macOS has no mounts to show a cow bind's view at its SRC", policy.ErrUsage)
+	}
+	if rpc && o.sandbox.Try && goruntime.GOOS != "darwin" {
+		// An agent's session shows the project at its own path.
+		o.sandbox.InPlace = true
 	}
 	if rpc && o.mode != modeCommand {
 		o.mode = modeRPC
@@ -492,6 +503,10 @@ settings, turns the sandbox on):
   --bind wr:PATH       Expose PATH read-write.
   --bind cow:SRC:DST   Copy-on-write: SRC appears at DST; writes go to DST, SRC
                        never changes.
+  --in-place           Show each cow bind's view at its SRC too, the project at
+                       its own path, and start a command from SRC there, not
+                       in DST (--rpc --try does so; --try in shell mode starts
+                       in DST, as boxsh v3 does). Linux only.
   --cache DIR          Keep tool caches in the host directory DIR across runs:
                        it is $HOME/.cache inside (XDG_CACHE_HOME), with Go's
                        module and build caches and npm's cache in it.

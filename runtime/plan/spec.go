@@ -534,6 +534,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	}
 	slices.SortStableFunc(tree, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
 	mounts = append(mounts, tree...)
+	mounts = append(mounts, inPlaceViews(cfg.Sandbox, cfg.Rootfs)...)
 	var protected []specs.Mount
 	for _, hp := range cfg.Protect {
 		if err := checkCleanAbs("protected", hp.Path); err != nil {
@@ -739,6 +740,24 @@ func bindMount(b policy.Bind) specs.Mount {
 	}
 }
 
+// inPlaceViews are the mounts that show each cow bind's merged view at
+// its SRC too (policy.Sandbox.InPlace): binds of the overlay mounted at
+// DST inside rootfs, after every mount of the tree, so that the view
+// covers what shows SRC and holds what is mounted under DST.
+func inPlaceViews(sb policy.Sandbox, rootfs string) []specs.Mount {
+	if !sb.InPlace {
+		return nil
+	}
+	var views []specs.Mount
+	for _, b := range sb.Binds {
+		if b.Mode == policy.CopyOnWrite {
+			views = append(views, specs.Mount{Destination: b.Src, Type: "bind", Source: filepath.Join(rootfs, b.Dst), Options: slices.Clone(bindRW)})
+		}
+	}
+	slices.SortStableFunc(views, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	return views
+}
+
 // overlayEscape escapes the characters that separate overlay options
 // (",") and lower layers (":") in a path.
 func overlayEscape(p string) string {
@@ -831,7 +850,8 @@ func IsUnder(path, prefix string) bool {
 // SandboxCwd is where a process started from the host directory cwd
 // starts inside the sandbox: in a cow bind's SRC, the same place under its
 // DST (the first such bind in flag order), so that relative writes go
-// through the overlay; else cwd itself when the sandbox shows it (it is in
+// through the overlay, or cwd itself where the view is in place too
+// (policy.Sandbox.InPlace); else cwd itself when the sandbox shows it (it is in
 // a bound directory, or is a directory that the mounts need, such as a
 // parent of a bind), or when it is in /tmp: the sandbox's /tmp is its own,
 // and runc makes the directory there, empty, so that the process keeps its
@@ -845,6 +865,9 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 	cwd = filepath.Clean(cwd)
 	for _, b := range sb.Binds {
 		if b.Mode == policy.CopyOnWrite && IsUnder(cwd, b.Src) {
+			if sb.InPlace {
+				return cwd // the view at SRC
+			}
 			return filepath.Join(b.Dst, strings.TrimPrefix(cwd, b.Src))
 		}
 	}

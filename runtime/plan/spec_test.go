@@ -408,6 +408,33 @@ func TestSandboxCwd(t *testing.T) {
 			assert.Equal(t, tc.want, SandboxCwd(sb, testHost, tc.cwd))
 		})
 	}
+	// In place, a cow SRC shows its view: the process keeps its path.
+	sb.InPlace = true
+	for _, cwd := range []string{"/home/u/proj", "/home/u/proj/src/x", "/home/u/other"} {
+		assert.Equal(t, cwd, SandboxCwd(sb, testHost, cwd))
+	}
+}
+
+// In place (policy.Sandbox.InPlace), each cow bind's overlay, mounted at
+// DST inside the root, is bound at SRC too, after every other mount of
+// the tree (those that show SRC, those under DST), shallower SRC first.
+func TestBuildSpecInPlace(t *testing.T) {
+	cfg := testConfig(
+		policy.Bind{Mode: policy.CopyOnWrite, Src: "/home/u/proj", Dst: "/tmp/s/work"},
+		policy.Bind{Mode: policy.ReadOnly, Src: "/home/u", Dst: "/home/u"},
+		policy.Bind{Mode: policy.CopyOnWrite, Src: "/srv", Dst: "/tmp/s/srv"},
+	)
+	plain := build(t, cfg)
+	cfg.Sandbox.InPlace = true
+	spec := build(t, cfg)
+	require.Equal(t, len(plain.Mounts)+2, len(spec.Mounts))
+	assert.Equal(t, plain.Mounts, spec.Mounts[:len(plain.Mounts)], "the view mounts come after the others")
+	rw := []string{"rbind", "rw", "nosuid", "nodev"}
+	assert.Equal(t, []specs.Mount{
+		{Destination: "/srv", Type: "bind", Source: filepath.Join(cfg.Rootfs, "/tmp/s/srv"), Options: rw},
+		{Destination: "/home/u/proj", Type: "bind", Source: filepath.Join(cfg.Rootfs, "/tmp/s/work"), Options: rw},
+	}, spec.Mounts[len(plain.Mounts):])
+	assert.Equal(t, "/home/u/proj", spec.Process.Cwd, "the process starts in the project's own path")
 }
 
 func TestOverlayEscape(t *testing.T) {

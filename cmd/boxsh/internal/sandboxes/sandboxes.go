@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -408,6 +409,9 @@ func (sb *Sandbox) launch(m *Manager) error {
 	}
 	cfg.Sandbox.Binds = append(slices.Clip(cfg.Sandbox.Binds), sb.binds...)
 	cfg.Cwd = sb.sess.Src()
+	// A sandbox of the workspace sees it at its own path (a Seatbelt
+	// sandbox works in the session's copy: it has no mounts).
+	cfg.Sandbox.InPlace = goruntime.GOOS == "linux" && sb.sess.Src() == m.cfg.Workspace
 	if cfg.Log != nil {
 		name := sb.name
 		if name == "" {
