@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -430,24 +431,72 @@ func preparePlaceholders(dir string) error {
 // host for the missing protected paths of protect, and the directories
 // made for them, as long as they are still empty (a file the user has
 // since written stays) and no running sandbox holds them (see
-// holdPlaceholders).
+// holdPlaceholders). Each is reached through descriptors, beneath its
+// parent without following a link (see dirChain): another sandbox that
+// writes the bind and swaps a directory on the way for a link to
+// elsewhere makes this one stay rather than removing what the link
+// names.
 func removePlaceholders(protect []plan.HostPath) {
 	for _, hp := range protect {
-		if !hp.Missing {
-			continue
-		}
-		if f, held := heldPlaceholder(hp.Path); held {
-			continue // another sandbox uses it
-		} else if f != nil {
-			if isPlaceholder(hp.Path) {
-				os.Remove(hp.Path) // under our lock
-			}
-			f.Close()
-		}
-		for d := filepath.Dir(hp.Path); plan.IsUnder(d, hp.MissingFrom); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
-				break
-			}
+		if hp.Missing {
+			removePlaceholder(hp)
 		}
 	}
+}
+
+// removePlaceholder removes the placeholder of the missing protected path
+// hp, and the directories above it up to hp.MissingFrom once empty.
+func removePlaceholder(hp plan.HostPath) {
+	chain, err := openDirChain(filepath.Dir(hp.Path))
+	if err != nil {
+		return // gone, or reached through a link
+	}
+	defer chain.close()
+	name := filepath.Base(hp.Path)
+	fd, err := unix.Openat(chain.last(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), hp.Path)
+	defer f.Close()
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return // another sandbox uses it (or it cannot be locked)
+	}
+	fi, err := f.Stat()
+	if err != nil || !placeholderAt(f, fi) {
+		return
+	}
+	flags := 0
+	if fi.IsDir() {
+		flags = unix.AT_REMOVEDIR
+	}
+	if unix.Unlinkat(chain.last(), name, flags) != nil {
+		return
+	}
+	// The directories made for it, from the deepest, while empty.
+	for i := len(chain.paths) - 1; i > 0 && plan.IsUnder(chain.paths[i], hp.MissingFrom); i-- {
+		if unix.Unlinkat(chain.fds[i-1], filepath.Base(chain.paths[i]), unix.AT_REMOVEDIR) != nil {
+			break
+		}
+	}
+}
+
+// placeholderAt tells whether f, open, with fi its Stat, is a
+// placeholder: a regular file of its placeholder content, or an empty
+// directory.
+func placeholderAt(f *os.File, fi os.FileInfo) bool {
+	switch {
+	case fi.Mode().IsRegular():
+		want := plan.PlaceholderContent(filepath.Base(f.Name()))
+		if fi.Size() != int64(len(want)) {
+			return false
+		}
+		b := make([]byte, len(want)+1)
+		n, _ := io.ReadFull(f, b)
+		return n == len(want) && string(b[:n]) == want
+	case fi.IsDir():
+		names, err := f.Readdirnames(1)
+		return len(names) == 0 && errors.Is(err, io.EOF)
+	}
+	return false
 }

@@ -162,6 +162,36 @@ func TestRemovePlaceholders(t *testing.T) {
 	assert.FileExists(t, at(".bashrc"))
 }
 
+// A directory above a placeholder that a sandbox swaps for a link to
+// elsewhere (another sandbox writing the same bind) does not lead the
+// removal there: what the link names stays, placeholder-like or not.
+func TestRemovePlaceholdersThroughALink(t *testing.T) {
+	bind, elsewhere := t.TempDir(), t.TempDir()
+	at := func(p string) string { return filepath.Join(bind, p) }
+	protect := []plan.HostPath{
+		{Path: at("sub/.vscode"), Dir: true, Missing: true, MissingFrom: at("sub/.vscode")},
+		{Path: at("sub/.gitmodules"), Missing: true, MissingFrom: at("sub/.gitmodules")},
+	}
+	// Elsewhere: an empty directory and an empty file of the same names,
+	// which a removal by path through sub would take for placeholders.
+	require.NoError(t, os.Mkdir(filepath.Join(elsewhere, ".vscode"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(elsewhere, ".gitmodules"), nil, 0o644))
+	require.NoError(t, os.Symlink(elsewhere, at("sub")))
+
+	removePlaceholders(protect)
+	assert.DirExists(t, filepath.Join(elsewhere, ".vscode"))
+	assert.FileExists(t, filepath.Join(elsewhere, ".gitmodules"))
+
+	// Through real directories, they go.
+	require.NoError(t, os.Remove(at("sub")))
+	require.NoError(t, os.MkdirAll(at("sub/.vscode"), 0o555))
+	require.NoError(t, os.WriteFile(at("sub/.gitmodules"), nil, 0o444))
+	removePlaceholders(protect)
+	assert.NoDirExists(t, at("sub/.vscode"))
+	assert.NoFileExists(t, at("sub/.gitmodules"))
+	assert.DirExists(t, at("sub"), "not made for them")
+}
+
 // findRunc finds runc on PATH, or in the sbin directories that a user's
 // PATH often lacks (Debian installs it in /usr/sbin).
 func findRunc() (string, bool) {
