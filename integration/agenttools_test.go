@@ -117,7 +117,11 @@ func TestBackgroundProcesses(t *testing.T) {
 		assert.Contains(t, sdkText(t, res), "unknown background process")
 
 		// args, killed with its whole group; the bash pool is not held.
-		sdkOK(t, ctx, s, "bash", map[string]any{"args": []string{"sh", "-c", "sleep 300 & sleep 300; wait"}, "background": true}, &started)
+		// A marker of its own: without a sandbox, ps sees the host's
+		// processes, other tests' sleeps among them.
+		marker := sleepMarker(300)
+		killMarkedAtCleanup(t, marker)
+		sdkOK(t, ctx, s, "bash", map[string]any{"args": []string{"sh", "-c", "sleep " + marker + " & sleep " + marker + "; wait"}, "background": true}, &started)
 		var fg tool.BashOutput
 		sdkOK(t, ctx, s, "bash", map[string]any{"command": "echo foreground"}, &fg)
 		assert.Equal(t, "foreground\n", fg.Stdout)
@@ -125,7 +129,7 @@ func TestBackgroundProcesses(t *testing.T) {
 		sdkOK(t, ctx, s, "process_kill", map[string]any{"id": started.ID, "signal": "KILL"}, &killed)
 		assert.Equal(t, tool.ProcessExited, killed.State)
 		assert.Equal(t, "KILL", killed.Signal)
-		sdkOK(t, ctx, s, "bash", map[string]any{"command": "ps -eo pid,args 2>/dev/null | grep -c '[s]leep 300' || true"}, &fg)
+		sdkOK(t, ctx, s, "bash", map[string]any{"command": "ps -eo pid,args 2>/dev/null | grep -c '[s]leep " + marker + "' || true"}, &fg)
 		assert.Equal(t, "0\n", fg.Stdout, "the group's other sleep was killed too")
 
 		res = sdkCall(t, ctx, s, "process_kill", map[string]any{"id": started.ID, "signal": "BOGUS"})

@@ -279,6 +279,9 @@ func (c *treeCopy) file(sfd, dfd int, rel, name string, st *unix.Stat_t) error {
 	if err := unix.Fstat(in, &before); err != nil {
 		return fmt.Errorf("stat %s: %w", c.srcPath(rel), err)
 	}
+	if testHookCopying != nil {
+		testHookCopying(rel)
+	}
 	dstPath := filepath.Join(c.dst, rel)
 	ofd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
@@ -303,6 +306,10 @@ func (c *treeCopy) file(sfd, dfd int, rel, name string, st *unix.Stat_t) error {
 	}
 	return out.Close()
 }
+
+// testHookCopying, if set, is called with a file's path once its copy has
+// taken the file's state, before it reads the file.
+var testHookCopying func(rel string)
 
 // symlink copies the symbolic link name of sfd (src's rel, stat st) to
 // dfd.

@@ -114,11 +114,14 @@ func leakedFrom(t *testing.T, dst, secret string) []string {
 }
 
 // A copy of a file that is written meanwhile fails as changed rather
-// than mixes writes: a writer rewrites a file in place again and again,
-// a chunk at a time, each pass of one letter (the next letter than the
-// pass before), while it is copied again and again. A copy that
-// succeeds holds the file as it was at one instant: a prefix of whole
-// chunks of one pass's letter, the rest of the pass before's.
+// than mixes writes: for each copy, a writer rewrites the file in place,
+// a chunk at a time, in a pass of one letter (the next letter than the
+// pass before), begun once the copy has taken the file's state and run
+// while the copy reads it. A copy that succeeds holds the file as it was
+// at one instant: a prefix of whole chunks of one pass's letter, the
+// rest of the pass before's. (A write already under way when the copy
+// takes the file's state moves no time the copy compares: a pause that
+// holds, see host.Freeze, lets none be, and this test starts none so.)
 func TestCopyLayerRefusesATornFile(t *testing.T) {
 	base := t.TempDir()
 	src := filepath.Join(base, "upper")
@@ -126,37 +129,33 @@ func TestCopyLayerRefusesATornFile(t *testing.T) {
 	mkTree(t, src, tree{"f": strings.Repeat("a", size)})
 	f, err := os.OpenFile(filepath.Join(src, "f"), os.O_WRONLY, 0)
 	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for pass := 1; ; pass++ {
-			buf := bytes.Repeat([]byte{byte('a' + pass%26)}, chunk)
+	pass := 0
+	passDone := make(chan error, 1)
+	testHookCopying = func(rel string) {
+		if rel != "f" {
+			return
+		}
+		pass++
+		buf := bytes.Repeat([]byte{byte('a' + pass%26)}, chunk)
+		go func() {
 			for off := int64(0); off < size; off += chunk {
-				select {
-				case <-stop:
-					return
-				default:
-				}
 				if _, err := f.WriteAt(buf, off); err != nil {
-					t.Errorf("write: %v", err)
+					passDone <- err
 					return
 				}
 			}
-		}
-	}()
-	t.Cleanup(func() {
-		close(stop)
-		wg.Wait()
-		f.Close()
-	})
+			passDone <- nil
+		}()
+	}
+	t.Cleanup(func() { testHookCopying = nil })
 
 	copies, torn := 0, 0
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); copies++ {
+	for ; copies < 300; copies++ {
 		dst := filepath.Join(base, "copy")
 		err := copyTree(src, dst, false)
+		require.NoError(t, <-passDone, "the pass of copy %d", copies)
 		if errors.Is(err, ErrLayerChanged) {
 			torn++
 		} else {
@@ -169,6 +168,7 @@ func TestCopyLayerRefusesATornFile(t *testing.T) {
 		require.NoError(t, removeAll(dst))
 	}
 	t.Logf("%d copies, %d refused as changed during the copy", copies, torn)
+	require.Positive(t, torn, "some copies overlapped their pass")
 }
 
 // anInstant tells whether b is a state of TestCopyLayerRefusesATornFile's
