@@ -379,12 +379,16 @@ func TestFleetCrashSafety(t *testing.T) {
 	// more once an operation's rounds took budget (a loaded machine).
 	const minRounds, maxRounds, budget = 5, 12, 2 * time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel) // after the parallel subtests
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
-	for _, op := range fleetOps {
+	// The operations run side by side, each on a server of its own (so
+	// that the suite waits for the longest, not their sum), each with its
+	// own stream of kill points from the seed.
+	for n, op := range fleetOps {
+		rng := rand.New(rand.NewPCG(seed, uint64(n)))
 		t.Run(op.name, func(t *testing.T) {
+			t.Parallel()
 			f := startFleet(t, ctx)
 			_, err := f.srv.Create(ctx, "base", client.FromWorkspace)
 			require.NoError(t, err)
