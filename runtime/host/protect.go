@@ -98,7 +98,31 @@ func gatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) 
 // in no git status and cannot be committed. A protected path that is a
 // symbolic link, or is under one, is an error naming it and what to do.
 func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Protection, error) {
+	// The walk is guarded: a directory made, removed or renamed in a
+	// directory it looked through (another sandbox writing the same bind,
+	// swapping a directory for a link to hide a repository from it) makes
+	// it walk again, and a bind that keeps changing refuses the start.
+	for attempt := 1; ; attempt++ {
+		guard := newWalkGuard()
+		p, err := gatherProtection(sb, home, cwd, extra, guard)
+		if !guard.moved() || err != nil {
+			return p, err
+		}
+		if attempt == protectWalkAttempts {
+			return Protection{Repos: p.Repos}, fmt.Errorf("the writable binds kept changing (directories made, removed or renamed) while boxsh looked through them %d times for git repositories and tool configuration to keep read-only: start again once they stand still", attempt)
+		}
+	}
+}
+
+// protectWalkAttempts bounds the walks of a GatherProtection whose binds
+// change while it looks through them.
+const protectWalkAttempts = 3
+
+// gatherProtection is one walk of GatherProtection, each directory
+// watched by guard before it is read.
+func gatherProtection(sb policy.Sandbox, home, cwd string, extra []string, guard *walkGuard) (Protection, error) {
 	g := newGatherer(sb, extra)
+	g.guard = guard
 	if filepath.IsAbs(home) {
 		g.hostHome = filepath.Clean(home)
 		g.homeDefaultDeny(g.hostHome)
@@ -165,6 +189,8 @@ type gatherer struct {
 	// of the list that have their place in it are protected there even
 	// when missing (homeEntries).
 	hostHome string
+	// guard watches each directory walked, before it is read (nil: none).
+	guard *walkGuard
 }
 
 // root is the wr bind that p is writable through: the most specific bind
@@ -383,6 +409,7 @@ func (g *gatherer) walk(root string) error {
 			return fmt.Errorf("the writable bind %s holds more than %d directories, more than boxsh looks through to keep git repositories and tool configuration in it read-only: bind a smaller directory, or use a cow bind", root, protectWalkBudget)
 		}
 		g.dirs = append(g.dirs, dir)
+		g.guard.watch(dir)
 		des, err := os.ReadDir(dir)
 		if err != nil {
 			continue // unreadable: the sandbox cannot change it either

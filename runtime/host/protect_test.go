@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -318,4 +319,56 @@ func TestLeftPlaceholder(t *testing.T) {
 	gm := filepath.Join(dir, ".gitmodules")
 	require.NoError(t, os.WriteFile(gm, nil, 0o444))
 	assert.False(t, leftPlaceholder(gm), "an empty file may be anyone's")
+}
+
+// A directory swapped for a link while the walk runs (another sandbox
+// writing the same bind, hiding a repository from this one's start)
+// makes the walk go again: each GatherProtection either finds the
+// repository (under one of its names) and keeps its hooks read-only, or
+// refuses (the bind kept changing, or the link itself); none returns
+// without it.
+func TestGatherProtectionSwappedDirectory(t *testing.T) {
+	f := newProtectFixture(t)
+	f.mkdir("sub/repo/.git/hooks")
+	for i := range 100 {
+		f.mkdir(fmt.Sprintf("wide/%d/d", i))
+	}
+	f.write("sub/repo/.git/config", "")
+	empty := t.TempDir()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = os.Rename(f.at("sub"), f.at("sub.away"))
+			_ = os.Symlink(empty, f.at("sub"))
+			_ = os.Remove(f.at("sub"))
+			_ = os.Rename(f.at("sub.away"), f.at("sub"))
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	sb := policy.Sandbox{Binds: []policy.Bind{wrBind(f.base)}}
+	found, refused := 0, 0
+	for range 20 {
+		p, err := GatherProtection(sb, "/nonexistent-home", "/")
+		if err != nil {
+			// Refused: the bind kept changing, or the walk met the link
+			// at sub (which it refuses too): no sandbox starts.
+			refused++
+			continue
+		}
+		// Under the name it had while the walk ran (a change after the
+		// walk is the watch's, see watchProtection).
+		_, ok := find(p.Paths, f.at("sub/repo/.git/hooks"))
+		_, away := find(p.Paths, f.at("sub.away/repo/.git/hooks"))
+		require.True(t, ok || away, "a walk that returned missed the repository: %v", f.rel(p.Paths, false))
+		found++
+	}
+	t.Logf("%d walks found the repository, %d refused", found, refused)
 }
