@@ -206,8 +206,9 @@ func writeDefaultSettings(path string, force bool) error {
 	return err
 }
 
-// printPolicy prints p for people: each rule and setting with its source,
-// and for the limits, how they are enforced.
+// printPolicy prints p for people: each rule and setting with its source
+// (the network's mode as it applies, "default" when none chose it), and
+// for the limits, how they are enforced.
 func printPolicy(w io.Writer, p policy.Policy, enforced map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	files := "none"
@@ -246,6 +247,14 @@ func printPolicy(w io.Writer, p policy.Policy, enforced map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(p.EnvSet)) {
 		fmt.Fprintf(tw, "  %s=%s\t%s\n", k, p.EnvSet[k].Value, p.EnvSet[k].Source)
 	}
+	mode, _ := p.Network()
+	source := p.NetworkMode.Source
+	if !p.NetworkMode.Set() {
+		source = "default"
+	}
+	fmt.Fprintf(tw, "\nnetwork.mode:\n  %s\t%s\n", mode, source)
+	rules("network.allowedDomains", p.AllowedDomains)
+	rules("network.deniedDomains", p.DeniedDomains)
 	fmt.Fprintf(tw, "\nlimits:\n")
 	limit := func(name string, set bool, value string, source policy.Source) {
 		if !set {

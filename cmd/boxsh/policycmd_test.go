@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,28 @@ func TestPolicyTrustCommands(t *testing.T) {
 	code, out, _ = run("trusted")
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "no trusted settings files\n", out)
+}
+
+// policy show prints the network's settings, each with its source.
+func TestPolicyShowNetwork(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", "")
+	file := filepath.Join(t.TempDir(), "network.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"network": {"mode": "allowlist", "allowedDomains": ["github.com"], "deniedDomains": ["gist.github.com"]}}`), 0o644))
+	show := func(args ...string) string {
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, runPolicy(append([]string{"show"}, args...), project, home, &out, &errb), errb.String())
+		return out.String()
+	}
+	out := show("--policy", file)
+	assert.Regexp(t, `\nnetwork\.mode:\n  allowlist\s+`+regexp.QuoteMeta(file)+`\n`, out)
+	assert.Regexp(t, `\nnetwork\.allowedDomains:\n  github\.com\s+`+regexp.QuoteMeta(file)+`\n`, out)
+	assert.Regexp(t, `\nnetwork\.deniedDomains:\n  gist\.github\.com\s+`+regexp.QuoteMeta(file)+`\n`, out)
+
+	out = show()
+	assert.Regexp(t, `\nnetwork\.mode:\n  allow_all\s+default\n`, out, "the host's network unless a setting or flag says otherwise")
+	assert.Contains(t, out, "\nnetwork.allowedDomains:\n  (none)\n")
+	out = show("--allow-domain", "proxy.golang.org")
+	assert.Regexp(t, `\nnetwork\.mode:\n  allowlist\s+--allow-domain\n`, out, "an allowed domain makes it the allowlist")
+	assert.Regexp(t, `\n  proxy\.golang\.org\s+--allow-domain\n`, out)
 }
