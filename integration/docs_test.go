@@ -104,30 +104,9 @@ func TestReadmeExamples(t *testing.T) {
 	require.ElementsMatch(t, want, got, "the README's examples are these, each run below")
 
 	t.Run("claude", func(t *testing.T) {
-		ctx := testContext(t)
 		lines := shellLines(ex["claude"])
 		require.Len(t, lines, 1)
-		_, server, ok := strings.Cut(lines[0], " -- ")
-		require.True(t, ok, "claude mcp add NAME -- COMMAND: %s", lines[0])
-		argv := strings.Fields(server)
-		require.Equal(t, "boxsh", argv[0])
-		proj := t.TempDir()
-		cmd := exec.CommandContext(ctx, boxshPath(), argv[1:]...)
-		cmd.Dir = proj
-		cmd.WaitDelay = 5 * time.Second
-		agent := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "1"}, nil)
-		s, err := agent.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: exitTimeout}, nil)
-		require.NoError(t, err, "the server the README gives Claude Code serves MCP")
-		assert.Equal(t, "ok\n", sh(t, ctx, s, "echo ok > made.txt; cat made.txt"))
-		require.NoError(t, s.Close())
-		assert.NoFileExists(t, filepath.Join(proj, "made.txt"), "the project is untouched")
-		if _, err := exec.LookPath("claude"); err == nil {
-			// The real Claude Code CLI, where it is installed.
-			home := t.TempDir()
-			r := runShell(t, ctx, proj, []string{"HOME=" + home}, lines[0]+" && claude mcp list")
-			require.Equal(t, 0, r.code(), "%s\n%s", r.stdout, r.stderr)
-			assert.Contains(t, r.stdout, "boxsh: boxsh --rpc --try - ✔ Connected")
-		}
+		checkClaudeAdd(t, lines[0])
 	})
 
 	t.Run("review", func(t *testing.T) {
@@ -243,4 +222,34 @@ func TestReadmeExamples(t *testing.T) {
 		r := runProgramIn(t, ctx, app, "", []string{"GOFLAGS=-mod=mod"}, "go", "build", "-o", os.DevNull, ".")
 		require.Equal(t, 0, r.code(), "the README's Go example builds:\n%s\n%s", prog, r.stderr)
 	})
+}
+
+// checkClaudeAdd checks a `claude mcp add NAME -- COMMAND` line of a doc:
+// COMMAND, started in a project, serves MCP to the official SDK, and
+// leaves the project untouched; with the real Claude Code CLI, where it is
+// installed, the line adds a server that connects.
+func checkClaudeAdd(t *testing.T, line string) {
+	t.Helper()
+	ctx := testContext(t)
+	_, server, ok := strings.Cut(line, " -- ")
+	require.True(t, ok, "claude mcp add NAME -- COMMAND: %s", line)
+	argv := strings.Fields(server)
+	require.Equal(t, "boxsh", argv[0])
+	proj := t.TempDir()
+	cmd := exec.CommandContext(ctx, boxshPath(), argv[1:]...)
+	cmd.Dir = proj
+	cmd.WaitDelay = 5 * time.Second
+	agent := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "1"}, nil)
+	s, err := agent.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: exitTimeout}, nil)
+	require.NoError(t, err, "the server the line gives Claude Code serves MCP")
+	assert.Equal(t, "ok\n", sh(t, ctx, s, "echo ok > made.txt; cat made.txt"))
+	require.NoError(t, s.Close())
+	assert.NoFileExists(t, filepath.Join(proj, "made.txt"), "the project is untouched")
+	if _, err := exec.LookPath("claude"); err == nil {
+		// The real Claude Code CLI, where it is installed.
+		home := t.TempDir()
+		r := runShell(t, ctx, proj, []string{"HOME=" + home}, line+" && claude mcp list")
+		require.Equal(t, 0, r.code(), "%s\n%s", r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "boxsh: boxsh --rpc --try - ✔ Connected")
+	}
 }
