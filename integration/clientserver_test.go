@@ -3,7 +3,6 @@ package integration
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,42 +91,4 @@ func TestClientStartServerFails(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Contains(t, se.Message, "--max-sandboxes")
 	assert.Equal(t, 2, se.ExitCode)
-}
-
-// The README's lines that make a module depend on boxsh from a checkout
-// work as printed.
-func TestGoClientDocModule(t *testing.T) {
-	ctx := testContext(t)
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "docs", "go-client.md"))
-	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(readme), "boxsh (here `$BOXSH`), in your module:\n\n```sh\n")
-	require.True(t, ok, "docs/go-client.md shows how to depend on a checkout")
-	lines, _, ok := strings.Cut(rest, "```")
-	require.True(t, ok)
-
-	app := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.26\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(`package main
-
-import (
-	"fmt"
-
-	"github.com/boxsh/boxsh/client"
-	"github.com/boxsh/boxsh/client/session"
-)
-
-func main() { fmt.Println(client.FromWorkspace, session.Added) }
-`), 0o644))
-	run := func(name string, args ...string) string {
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir = app
-		cmd.Env = append(os.Environ(), "BOXSH="+root, "GOFLAGS=-mod=mod")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s %q: %s", name, args, out)
-		return string(out)
-	}
-	run("sh", "-euc", lines)
-	assert.Equal(t, "workspace added\n", run("go", "run", "."))
 }
