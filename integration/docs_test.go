@@ -102,6 +102,9 @@ func TestReadmeExamples(t *testing.T) {
 		got = append(got, name)
 	}
 	require.ElementsMatch(t, want, got, "the README's examples are these, each run below")
+	for _, b := range docBlocks(t, "README.md") {
+		assert.True(t, b.example != "" || b.notRun != "", "README.md:%d: a code block marked neither <!-- example: NAME --> nor <!-- not run: REASON -->", b.line)
+	}
 
 	t.Run("claude", func(t *testing.T) {
 		lines := shellLines(ex["claude"])
@@ -163,7 +166,7 @@ func TestReadmeExamples(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644))
 		}
 		env := []string{"HOME=" + home, "CI=true", "GITHUB_SHA=0123abc", "GITHUB_TOKEN=ghs_secret"}
-		r := runShell(t, ctx, repo, env, "mkdir -p $HOME/.cache/boxsh-ci\n"+ex["ci"])
+		r := runShell(t, ctx, repo, env, ex["ci"])
 		require.Equal(t, 0, r.code(), "%s\n%s", r.stdout, r.stderr)
 		assert.Contains(t, r.stdout, "ok  \texample.com/ci")
 		assert.Contains(t, r.stderr, "withheld GITHUB_TOKEN")
