@@ -457,6 +457,9 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkInPlace(cfg.Sandbox); err != nil {
+		return nil, err
+	}
 	hostname := cfg.Hostname
 	if hostname == "" {
 		hostname = defaultHostname
@@ -738,6 +741,26 @@ func bindMount(b policy.Bind) specs.Mount {
 			"nodev",
 		},
 	}
+}
+
+// checkInPlace refuses, with --in-place, a cow bind whose SRC is or holds
+// what the runtime or boxsh manage (the root, /dev, /proc, /.boxsh): its
+// view there would cover them.
+func checkInPlace(sb policy.Sandbox) error {
+	if !sb.InPlace {
+		return nil
+	}
+	for _, b := range sb.Binds {
+		if b.Mode != policy.CopyOnWrite {
+			continue
+		}
+		for _, r := range reservedDsts {
+			if IsUnder(r, b.Src) || (r != "/" && IsUnder(b.Src, r)) {
+				return policy.BindErrorf("--bind %s with --in-place: its view at %s would cover %s", b, b.Src, r)
+			}
+		}
+	}
+	return nil
 }
 
 // inPlaceViews are the mounts that show each cow bind's merged view at

@@ -435,6 +435,14 @@ func TestBuildSpecInPlace(t *testing.T) {
 		{Destination: "/home/u/proj", Type: "bind", Source: filepath.Join(cfg.Rootfs, "/tmp/s/work"), Options: rw},
 	}, spec.Mounts[len(plain.Mounts):])
 	assert.Equal(t, "/home/u/proj", spec.Process.Cwd, "the process starts in the project's own path")
+
+	for _, src := range []string{"/dev", "/proc/x", "/.boxsh"} {
+		cfg := testConfig(policy.Bind{Mode: policy.CopyOnWrite, Src: src, Dst: "/tmp/s/work"})
+		cfg.Sandbox.InPlace = true
+		_, err := BuildSpec(cfg)
+		require.ErrorIs(t, err, policy.ErrBind, src)
+		assert.ErrorContains(t, err, "with --in-place: its view at "+src+" would cover", src)
+	}
 }
 
 func TestOverlayEscape(t *testing.T) {
