@@ -25,7 +25,8 @@ type event struct {
 	Package    string
 	Test       string
 	Output     string
-	ImportPath string // build-output and build-fail
+	Elapsed    float64 // seconds, on pass and fail
+	ImportPath string  // build-output and build-fail
 }
 
 // skipLine is t.Skip's message line: "    file_test.go:25: reason".
@@ -42,10 +43,12 @@ type report struct {
 	failed  int
 	broken  bool                // a package or a build failed
 	skipped map[string][]string // reason → tests
+	// took is how long each top-level test that ended took, in seconds.
+	took map[string]float64
 }
 
 func newReport(out io.Writer, verbose bool) *report {
-	return &report{out: out, verbose: verbose, pending: map[string][]string{}, skipped: map[string][]string{}}
+	return &report{out: out, verbose: verbose, pending: map[string][]string{}, skipped: map[string][]string{}, took: map[string]float64{}}
 }
 
 func (r *report) add(e event) {
@@ -75,6 +78,9 @@ func (r *report) add(e event) {
 				r.flush(e.Package)
 			}
 			return
+		}
+		if e.Action != "skip" && !strings.Contains(e.Test, "/") {
+			r.took[strings.TrimPrefix(e.Package, "github.com/boxsh/boxsh/")+"."+e.Test] = e.Elapsed
 		}
 		switch e.Action {
 		case "pass":
@@ -146,7 +152,32 @@ func (r *report) close() {
 			fmt.Fprintf(r.out, "  %d: %s (%s)\n", len(tests), reason, strings.Join(shown, ", "))
 		}
 	}
+	if slow := r.slowest(5); slow != "" {
+		fmt.Fprintf(r.out, "slowest: %s\n", slow)
+	}
 	fmt.Fprintf(r.out, "tests: %d passed, %d failed, %d skipped\n", r.passed, r.failed, n)
+}
+
+// slowest names the n top-level tests that took longest, of those that
+// took a second or more, with their times ("integration.TestX 92s, ...").
+func (r *report) slowest(n int) string {
+	names := make([]string, 0, len(r.took))
+	for name, took := range r.took {
+		if took >= 1 {
+			names = append(names, name)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if r.took[names[i]] != r.took[names[j]] {
+			return r.took[names[i]] > r.took[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	var parts []string
+	for _, name := range names[:min(n, len(names))] {
+		parts = append(parts, fmt.Sprintf("%s %.0fs", name, r.took[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func main() {

@@ -92,3 +92,17 @@ func TestReportBuildFailure(t *testing.T) {
 	assert.True(t, r.broken)
 	assert.Contains(t, out, "syntax error")
 }
+
+// The report names the slowest top-level tests, longest first, subtests,
+// skips and those under a second aside.
+func TestReportNamesTheSlowest(t *testing.T) {
+	var es []event
+	for name, took := range map[string]float64{"TestA": 3, "TestB": 92, "TestB/sub": 90, "TestC": 0.4} {
+		e := testEvents(name, "pass")
+		e[len(e)-1].Elapsed = took
+		es = append(es, e...)
+	}
+	es = append(es, testEvents("TestD", "skip")...)
+	out, _ := run(t, false, es...)
+	assert.Contains(t, out, "slowest: integration.TestB 92s, integration.TestA 3s\n")
+}
