@@ -355,29 +355,17 @@ func heldPlaceholder(p string) (*os.File, bool) {
 	return f, false
 }
 
-// isPlaceholder tells whether p looks like a placeholder mount point: an
-// empty regular file or an empty directory.
+// isPlaceholder tells whether p looks like a placeholder mount point: a
+// regular file of its placeholder content or an empty directory (see
+// placeholderAt), not a link.
 func isPlaceholder(p string) bool {
-	fi, err := os.Lstat(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
-	if fi.Mode().IsRegular() {
-		want := plan.PlaceholderContent(filepath.Base(p))
-		if fi.Size() != int64(len(want)) {
-			return false
-		}
-		if want == "" {
-			return true
-		}
-		b, err := os.ReadFile(p)
-		return err == nil && string(b) == want
-	}
-	if fi.IsDir() {
-		entries, err := os.ReadDir(p)
-		return err == nil && len(entries) == 0
-	}
-	return false
+	defer f.Close()
+	fi, err := f.Stat()
+	return err == nil && placeholderAt(f, fi)
 }
 
 // preparePlaceholders makes the placeholders of SpecConfig.Placeholders
