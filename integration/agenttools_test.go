@@ -74,6 +74,7 @@ func sdkOK(t *testing.T, ctx context.Context, s *mcp.ClientSession, name string,
 }
 
 func TestBackgroundProcesses(t *testing.T) {
+	t.Parallel()
 	eachServer(t, nil, func(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
 		// Answered at once, while the command still runs: it cannot end
 		// before the gate it waits for is made, after the answer.
@@ -140,6 +141,7 @@ func TestBackgroundProcesses(t *testing.T) {
 
 // The Go client's typed calls of background processes.
 func TestClientBackground(t *testing.T) {
+	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "sandbox"}[sandboxed], func(t *testing.T) {
 			if sandboxed {
@@ -173,6 +175,7 @@ func TestClientBackground(t *testing.T) {
 // when boxsh is killed (the sandbox, or the plain boxsh-init's process
 // groups, go with it).
 func TestBackgroundEndsWithServer(t *testing.T) {
+	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
 		for _, kill := range []bool{false, true} {
 			name := map[bool]string{false: "plain", true: "sandbox"}[sandboxed] + map[bool]string{false: "/eof", true: "/kill"}[kill]
@@ -256,6 +259,7 @@ func startWebServer(t *testing.T, ctx context.Context, s *mcp.ClientSession) (to
 // network namespace: --network disabled) is exposed, fetched from the
 // host, and unexposed; the sandbox cannot reach the host's end.
 func TestExposePort(t *testing.T) {
+	t.Parallel()
 	eachServer(t, []string{"--network", "disabled"}, func(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
 		started, port := startWebServer(t, ctx, s)
 		var info tool.PortInfo
@@ -308,6 +312,7 @@ func TestExposePort(t *testing.T) {
 
 // --publish exposes a port from the start, in every network mode.
 func TestPublishFlag(t *testing.T) {
+	t.Parallel()
 	for _, network := range []string{"disabled", "allowlist", "allow_all"} {
 		t.Run(network, func(t *testing.T) {
 			requireRootless(t)
@@ -340,6 +345,7 @@ func TestPublishFlag(t *testing.T) {
 // from inside, neither the host's end of the forward nor a server on the
 // host's loopback can be reached.
 func TestPublishShell(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	port, hostPort := freePort(t), freePort(t)
@@ -407,6 +413,7 @@ func TestPublishShell(t *testing.T) {
 
 // The Go client's typed calls of exposed ports.
 func TestClientExpose(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	c := startClient(t, client.Options{Dir: t.TempDir(), Sandbox: true, Network: client.NetworkDisabled})
 	ctx := testContext(t)

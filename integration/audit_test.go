@@ -64,6 +64,7 @@ func readAudit(t *testing.T, path string) []tool.AuditEntry {
 // arguments that holds no file contents, stdin or env values; the audit
 // tool returns the latest entries; the sandbox cannot reach the log.
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	logs := map[string]string{}
 	eachServerArgs(t, func(t *testing.T, sandbox bool) []string {
 		logs[t.Name()] = filepath.Join(t.TempDir(), "audit.jsonl")
@@ -144,6 +145,7 @@ func TestAuditLog(t *testing.T) {
 // A log in a directory the sandbox can write is refused: the sandbox could
 // change the record of what it did.
 func TestAuditRefusesWritableLog(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	dir := t.TempDir()
@@ -185,6 +187,7 @@ func TestAuditRefusesWritableLog(t *testing.T) {
 // Shell mode records each run through boxsh: plain (boxsh then runs the
 // shell as a child, to see it end) and sandboxed.
 func TestAuditShellMode(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	r := runBoxsh(t, ctx, "", "--audit", path, "-c", "echo plain; exit 5")
@@ -224,6 +227,7 @@ func TestAuditShellMode(t *testing.T) {
 // A copy-on-write session keeps its log by default, in the session's
 // directory, for boxsh changes users to see what made the changes.
 func TestAuditTrySession(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	base := t.TempDir()
@@ -255,6 +259,7 @@ func TestAuditTrySession(t *testing.T) {
 // at most the call in flight: every line of the log is an entry (once the
 // next boxsh has opened it, for the one a kill could cut).
 func TestAuditKilledServer(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	for round := range 3 {
@@ -294,6 +299,7 @@ func TestAuditKilledServer(t *testing.T) {
 
 // The Go client's typed call of the audit tool.
 func TestClientAudit(t *testing.T) {
+	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "sandbox"}[sandboxed], func(t *testing.T) {
 			if sandboxed {
@@ -324,6 +330,7 @@ func TestClientAudit(t *testing.T) {
 // whose source is the current directory, and says in one line when there
 // is none.
 func TestAuditDefaultLog(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	base := t.TempDir()

@@ -38,6 +38,7 @@ func requireToolFailure(t *testing.T, m message, want ...string) {
 // Input that is not JSON-RPC at all: each gets a specific error with id
 // null, and boxsh keeps serving.
 func TestMalformedMessages(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, input string
 		code        int
@@ -78,6 +79,7 @@ func TestMalformedMessages(t *testing.T) {
 // A Content-Length body cut short by the end of input: one parse error,
 // the calls before it answered, exit status 0.
 func TestContentLengthTruncatedByEOF(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{framed: true})
 	s.callTool(1, "bash", map[string]any{"command": "sleep 0.2; echo before"})
 	body := requestJSON(2, "ping", nil)
@@ -106,6 +108,7 @@ func TestContentLengthTruncatedByEOF(t *testing.T) {
 
 // Header blocks that cannot be used are reported, and the stream goes on.
 func TestContentLengthBadHeader(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{framed: true})
 	s.requireServing() // the first message selects Content-Length framing
 	s.writeRaw([]byte("Content-Type: application/json\r\n\r\n"))
@@ -127,6 +130,7 @@ func TestContentLengthBadHeader(t *testing.T) {
 // methods: JSON-RPC errors with a specific message, and boxsh keeps
 // serving.
 func TestInvalidParams(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		method string
@@ -191,6 +195,7 @@ func bigRequest(id int, size int) []byte {
 // A request over 64 MiB is answered with an error and skipped; the next
 // request is answered.
 func TestOversizedRequest(t *testing.T) {
+	t.Parallel()
 	const over = 64<<20 + 1024
 	for _, framed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "newline", true: "content-length"}[framed], func(t *testing.T) {
@@ -220,6 +225,7 @@ func TestOversizedRequest(t *testing.T) {
 
 // A request just under the limit is not refused for its size.
 func TestLargeRequestUnderLimit(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	stdin := strings.Repeat("0123456789abcdef", 3<<20/16) // 3 MiB
 	id := s.newID()
@@ -236,6 +242,7 @@ func TestLargeRequestUnderLimit(t *testing.T) {
 // Invalid UTF-8 inside a JSON string of a request: the answer is valid
 // JSON (and valid UTF-8), and boxsh keeps serving.
 func TestInvalidUTF8InRequest(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 
 	t.Run("in a command", func(t *testing.T) {
@@ -268,6 +275,7 @@ func TestInvalidUTF8InRequest(t *testing.T) {
 
 // Command output that is not UTF-8 gives a valid JSON answer with U+FFFD.
 func TestInvalidUTF8Output(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	id := s.newID()
 	s.callTool(id, "bash", map[string]any{"command": `printf '\377\376'; printf 'x\300y' >&2`})
@@ -283,6 +291,7 @@ func TestInvalidUTF8Output(t *testing.T) {
 // Tool failures on the file system are tool results with isError and a
 // text naming the path and the problem.
 func TestFileToolFailures(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.txt")
@@ -333,6 +342,7 @@ func TestFileToolFailures(t *testing.T) {
 
 // Reading a binary file gives metadata, not its bytes.
 func TestReadBinaryFile(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	path := filepath.Join(t.TempDir(), "data.bin")
 	data := bytes.Repeat([]byte{0x00, 0xff, 0x13, 0x37, 0x80, 0x01}, 1000)

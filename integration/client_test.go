@@ -34,6 +34,7 @@ func startClient(t *testing.T, opts client.Options) *client.Client {
 
 // The client's file and command calls, without and with a sandbox.
 func TestClientTools(t *testing.T) {
+	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "sandbox"}[sandboxed], func(t *testing.T) {
 			if sandboxed {
@@ -104,6 +105,7 @@ func processesWith(marker string) []int {
 // A sandboxed server killed by SIGKILL: the pending call returns
 // ServerGoneError, the sandbox's processes die, and a new one starts.
 func TestClientSandboxCrash(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	dir := t.TempDir()
 	opts := client.Options{Dir: dir, Sandbox: true, Binds: []client.Bind{{Mode: client.ReadOnly, Src: dir}}}
@@ -179,6 +181,7 @@ func changeSummary(cs []client.Change) []string {
 // A session whose command makes every kind of change: Changes lists
 // exactly them, and Apply makes SRC what the sandbox saw.
 func TestClientSessionApply(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	src := t.TempDir()
@@ -260,6 +263,7 @@ func dropLines(text, s string) string {
 // A file the host edits after the sandbox changed it is a conflict: the
 // host's version stays.
 func TestClientSessionConflict(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	src := t.TempDir()
@@ -291,6 +295,7 @@ func TestClientSessionConflict(t *testing.T) {
 // kills: it acts only when BOXSH_CLIENT_HELPER names a base directory
 // and a source.
 func TestClientHelperProcess(t *testing.T) {
+	t.Parallel()
 	spec := os.Getenv("BOXSH_CLIENT_HELPER")
 	if spec == "" {
 		return
@@ -320,6 +325,7 @@ func TestClientHelperProcess(t *testing.T) {
 // kill -9 of a session's owner loses nothing: RecoverSessions finds the
 // session and Apply applies it.
 func TestClientSessionRecover(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base, src := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(src, "doomed.txt"), []byte("d\n"), 0o644))
@@ -357,6 +363,7 @@ func TestClientSessionRecover(t *testing.T) {
 // --try says at exit how many files changed and how to apply them; the
 // session commands work on its DST.
 func TestTrySessionCommands(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	parent := t.TempDir()
@@ -403,6 +410,7 @@ func TestTrySessionCommands(t *testing.T) {
 // server so, runs `sleep BOXSH_CLIENT_OWNER_SLEEP` in it and prints
 // "ready SERVERPID".
 func TestClientOwnerProcess(t *testing.T) {
+	t.Parallel()
 	mode := os.Getenv("BOXSH_CLIENT_OWNER")
 	if mode == "" {
 		return
@@ -432,6 +440,7 @@ func TestClientOwnerProcess(t *testing.T) {
 // kill -9 of the program that started a server kills the server and its
 // commands, with or without a sandbox.
 func TestClientServerDiesWithOwner(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"plain", "sandbox"} {
 		t.Run(mode, func(t *testing.T) {
 			if mode == "sandbox" {
@@ -471,6 +480,7 @@ func TestClientServerDiesWithOwner(t *testing.T) {
 // Discard refuse it, RecoverSessions does not offer it even when its
 // owner has died; once the server has exited, all three work.
 func TestClientSessionLock(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	base, src := t.TempDir(), t.TempDir()
@@ -530,6 +540,7 @@ func TestClientSessionLock(t *testing.T) {
 // quotes them: no listing of changes, diff or apply holds a raw escape
 // or line break inside a name, and --json keeps the exact names.
 func TestSessionListingsQuoteNames(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	parent := t.TempDir()
@@ -599,6 +610,7 @@ func lines(out string) []string {
 // in the session (DST), not in the project, until Apply; reads, lists,
 // stats and a command's cwd see the session's view at the same path.
 func TestClientSessionProjectPath(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	repo := t.TempDir()
@@ -646,6 +658,7 @@ func TestClientSessionProjectPath(t *testing.T) {
 // without group or other write, set-ID or sticky bits SRC had not, and
 // changes shows every new entry's mode and flags the open ones.
 func TestApplyKeepsSrcClosed(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	parent := t.TempDir()

@@ -18,6 +18,7 @@ import (
 // and reviews and applies a sandbox's changes to the workspace through
 // client.Server, as boxsh changes, diff and apply do a session's.
 func TestClientStartServerReview(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	ws := t.TempDir()
@@ -85,6 +86,7 @@ func TestClientStartServerReview(t *testing.T) {
 
 // StartServer reports a server that cannot start with its own words.
 func TestClientStartServerFails(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	_, err := client.StartServer(ctx, client.ServerOptions{Binary: boxshPath(), Dir: t.TempDir(), Args: []string{"--max-sandboxes", "0"}})
 	var se *client.StartError

@@ -59,6 +59,7 @@ func firstLine(s string) string {
 // where one named for uid 0 exists and is not its (the host root's, shared
 // through /dev/shm), and with or without XDG_RUNTIME_DIR.
 func TestContainerRootless(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	wr := t.TempDir()
 	script := `echo "uid $(id -u)"; echo written > ` + wr + `/out; cat /proc/self/uid_map`
@@ -88,6 +89,7 @@ func TestContainerRootless(t *testing.T) {
 // /proc of another PID namespace (unshare --pid without --mount-proc),
 // where the runtime cannot map the sandbox's ids.
 func TestContainerStaleProc(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	r := runIn(t, nil, "unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", boxshPath(), "--sandbox", "-c", "true")
 	require.NotEqual(t, 0, r.code())
@@ -99,6 +101,7 @@ func TestContainerStaleProc(t *testing.T) {
 // outer sandbox's seccomp filter refuses the user namespace and mounts
 // the inner one needs, which the first line says, with what to do.
 func TestContainerNested(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	bin := filepath.Dir(boxshPath())
 	r := sandboxShell(t, t.TempDir(), []string{"--bind", "ro:" + bin}, boxshPath()+" --sandbox -c 'echo inner'")
@@ -119,6 +122,7 @@ var userNSOff = []string{"unshare", "--user", "--map-root-user", "sh", "-c", `ec
 // --sandbox still answers initialize and fails each tool call with that
 // line; boxsh doctor fails the check; and --try announces no directory.
 func TestContainerUserNamespacesOff(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	before, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
 	require.NoError(t, err)
@@ -163,6 +167,7 @@ func TestContainerUserNamespacesOff(t *testing.T) {
 // TestDoctor checks boxsh doctor where the sandbox works: every check,
 // one a line, and exit status 0.
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	r := runIn(t, nil, boxshPath(), "doctor")
 	require.Equal(t, 0, r.code(), "stdout: %s\nstderr: %s", r.stdout, r.stderr)
@@ -279,6 +284,7 @@ func runPod(t *testing.T, runc, bundle string) runResult {
 // the runtime's default masks, the first line says why it cannot and
 // names the settings that unmask /proc.
 func TestContainerPod(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	runc := requireRunc(t)
 	t.Run("unmasked", func(t *testing.T) {

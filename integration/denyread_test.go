@@ -73,6 +73,7 @@ func TestEscapeDenyReadWalkFlood(t *testing.T) {
 // skips (node_modules), a directory made unreadable to the walk, a hard
 // link under another name.
 func TestEscapeDenyReadMoveOutOfSight(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	project, env, args := denyReadProject(t)

@@ -32,6 +32,7 @@ func docText(t *testing.T, path string) string {
 // docs/cli.md's reference is boxsh --help, as scripts/cli-doc.sh writes
 // it: the manual cannot drift from the flags.
 func TestCLIReference(t *testing.T) {
+	t.Parallel()
 	doc := docText(t, "docs/cli.md")
 	_, rest, ok := strings.Cut(doc, "<!-- BEGIN boxsh --help -->\n```text\n")
 	require.True(t, ok, "docs/cli.md has the reference's markers")
@@ -94,6 +95,7 @@ func runShell(t *testing.T, ctx context.Context, dir string, env []string, comma
 // Every example the README marks runs as printed and does what the README
 // says of it.
 func TestReadmeExamples(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ex := examples(t, "README.md")
 	want := []string{"claude", "review", "shell", "ci", "sandboxes-server", "sandboxes-create", "go"}

@@ -441,6 +441,7 @@ func requireProbe(t *testing.T, res map[string]string, want string, checks ...st
 // sandbox, where their targets do not exist. The host files keep their
 // bytes.
 func TestEscapeSymlinksInShell(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base := t.TempDir()
 	ro, wr := filepath.Join(base, "ro"), filepath.Join(base, "wr")
@@ -504,6 +505,7 @@ func TestEscapeSymlinksInShell(t *testing.T) {
 // path, does not reach the host (at most the sandbox's private /tmp). The
 // host files are unchanged.
 func TestEscapeSymlinksInFileTools(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	base := t.TempDir()
@@ -566,6 +568,7 @@ func TestEscapeSymlinksInFileTools(t *testing.T) {
 // rm -rf, chmod and touch on a ro bind fail, and the host keeps the files,
 // their modes, and the bound directories where they were.
 func TestEscapeRenameAndLinkAcrossBinds(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base := t.TempDir()
 	ro, wr := filepath.Join(base, "ro"), filepath.Join(base, "wr")
@@ -699,6 +702,7 @@ var dangerousCaps = map[string]uint{
 // with EPERM from python3 (ctypes) and from the probe, both
 // PTRACE_TRACEME and PTRACE_PEEKDATA (ESRCH without the filter).
 func TestEscapePtraceAndPrivileges(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	probe := buildEscapeProbe(t)
 	script := `
@@ -770,6 +774,7 @@ func TestEscapePtraceAndPrivileges(t *testing.T) {
 // get EPERM, clone3 ENOSYS (so that libc falls back to clone, whose flags
 // the filter sees).
 func TestEscapeMountAndNamespaces(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	probe := buildEscapeProbe(t)
 	r := sandboxShell(t, t.TempDir(), []string{"--bind", "ro:" + probe}, tryFunc+`
@@ -814,6 +819,7 @@ func TestEscapeMountAndNamespaces(t *testing.T) {
 // answers ENOTTY (checked by running the same probe on the host). In shell
 // and RPC mode.
 func TestEscapeTerminalInjection(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	probe := buildEscapeProbe(t)
 	checks := []string{"ioctl-tiocsti", "ioctl-tiocsti-high", "ioctl-tioclinux", "ioctl-tioclinux-high"}
@@ -844,6 +850,7 @@ func requireProbeInRPC(t *testing.T, probe, want string, checks ...string) {
 // inet sockets still work. The probe on the host gets a Unix socket
 // (the control).
 func TestEscapeDeniedSyscalls(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	probe := buildEscapeProbe(t)
 	out, err := exec.Command(filepath.Join(probe, "probe"), "unix-socket", "unix-socket-high").CombinedOutput()
@@ -866,6 +873,7 @@ func TestEscapeDeniedSyscalls(t *testing.T) {
 // with .. past it, chroot there): it ends at the sandbox's own root, as
 // the sandbox's root is a pivot_root, not a chroot.
 func TestEscapeChrootBreakout(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	probe := buildEscapeProbe(t)
 	r := sandboxShell(t, t.TempDir(), []string{"--bind", "ro:" + probe},
@@ -897,6 +905,7 @@ func TestEscapeChrootBreakout(t *testing.T) {
 // the sandbox's private tmpfs) is the sandbox's own. The writes through
 // DST land in DST on the host and SRC keeps its files.
 func TestEscapeCowSourceNotWritable(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base := t.TempDir()
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
@@ -990,6 +999,7 @@ func TestEscapeProtectedFileReplacedOnHost(t *testing.T) {
 // connect succeeds and is accepted, which shows that the check can see a
 // connection.
 func TestEscapeNetworkNamespace(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	probe := buildEscapeProbe(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -1092,6 +1102,7 @@ func TestEscapeUnboundHostPaths(t *testing.T) {
 // sandbox, also those that detach (nohup, setsid, a double fork), end with
 // it: once boxsh has returned none is left on the host.
 func TestEscapeNoSurvivorsShell(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	var markers, env []string
 	for i, secs := range []int{300, 301, 300, 300} {
@@ -1127,6 +1138,7 @@ func TestEscapeNoSurvivorsShell(t *testing.T) {
 // a bash call left in the background (nohup, setsid) are gone once boxsh
 // has exited at the end of its input.
 func TestEscapeNoSurvivorsRPC(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox"}})
 	nohup, setsid := sleepMarker(302), sleepMarker(302)
@@ -1149,6 +1161,7 @@ func TestEscapeNoSurvivorsRPC(t *testing.T) {
 // The state directory the killed boxsh left is removed by the next
 // sandbox's start, which leaves none of its own.
 func TestEscapeNoSurvivorsFrontKilled(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	// A state root of its own (see StateRoot: $XDG_RUNTIME_DIR/boxsh), so
 	// that the sandboxes of other tests or programs running meanwhile are
@@ -1209,6 +1222,7 @@ func TestEscapeNoSurvivorsFrontKilled(t *testing.T) {
 // ends its sandbox too: boxsh-init sees its frame socket close and exits,
 // and as PID 1 takes every process of the sandbox with it.
 func TestEscapeNoSurvivorsRPCFrontKilled(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox"}})
 	marker := sleepMarker(304)
@@ -1261,6 +1275,7 @@ func TestEscapeRenameAroundProtected(t *testing.T) {
 // writable bind over boxsh's own state directory (the sandbox could plant
 // state that a later start acts on).
 func TestEscapeRefusedSetups(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	home := t.TempDir()
@@ -1285,6 +1300,7 @@ func TestEscapeRefusedSetups(t *testing.T) {
 // directories holding protected entries (a repository, ~/.local whose bin
 // is missing). Nothing is written there; a cache of its own still works.
 func TestEscapeCacheRefused(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	home := filepath.Join(t.TempDir(), "users", "u")
@@ -1344,6 +1360,7 @@ func TestEscapeCacheRefused(t *testing.T) {
 // write to, a DST that is a link. (The test runs as one unprivileged
 // user: it plants what another user could, as far as one user can.)
 func TestEscapeCowWorkDirShared(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	shared := func() string {
 		d := t.TempDir()

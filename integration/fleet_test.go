@@ -24,6 +24,7 @@ import (
 // those being made count, so that no more than 64 are made; each other is
 // refused with the limit named.
 func TestSnapshotLimitCountsInFlight(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	srv := client.NewServer(m.base, m.token, nil)
@@ -75,6 +76,7 @@ func TestSnapshotLimitCountsInFlight(t *testing.T) {
 // with that name, on disk: after the server stops, boxsh sessions tells
 // whose changes the session holds.
 func TestWarmSandboxLabelled(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx, "--warm-sandboxes", "1")
 	sessions := filepath.Join(m.state, "boxsh", "sessions")
@@ -135,6 +137,7 @@ func TestWarmSandboxLabelled(t *testing.T) {
 // of the sandbox stopped (state T in /proc). The loop's own view, the gap
 // in the times it writes, is logged beside it.
 func TestSnapshotPausedMS(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	srv := client.NewServer(m.base, m.token, nil)

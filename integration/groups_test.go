@@ -92,6 +92,7 @@ func teamTree(t *testing.T, gid int) string {
 // naming the file, its group and the fix, rather than letting the change
 // fail with EOVERFLOW ("Value too large for defined data type").
 func TestCowSupplementaryGroup(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	t.Run("mapped", func(t *testing.T) {
 		gid := requireTeamGroup(t, mappedTeam)

@@ -66,6 +66,7 @@ func guardTrial(t *testing.T) time.Duration {
 // killing of the sandbox, which on a loaded machine alone takes tens of
 // milliseconds, too uneven to bound here.
 func TestProtectGuardStopsSandbox(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	const trials = 5
 	var lat []time.Duration

@@ -49,6 +49,7 @@ func modernHeaders(method string) map[string]string {
 // the command; a notification method with an id is answered, with that
 // id; a non-string method is refused with the request's id.
 func TestHTTPFuzzEdgeCases(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	for _, modern := range []bool{false, true} {
@@ -99,6 +100,7 @@ func TestHTTPFuzzEdgeCases(t *testing.T) {
 // A task made over HTTP is cancelled by a later exchange, which kills its
 // command; polling then says cancelled.
 func TestHTTPTaskCancel(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	marker := sleepMarker(121)
@@ -130,6 +132,7 @@ func TestHTTPTaskCancel(t *testing.T) {
 // cancelled (its command killed) and still answered, and boxsh exits
 // cleanly.
 func TestHTTPSigtermCancelsLongCall(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	marker := sleepMarker(122)

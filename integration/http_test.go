@@ -156,6 +156,7 @@ func (h *httpBoxsh) rawPost(t *testing.T, method string, params map[string]any, 
 }
 
 func TestHTTPSDKBothEras(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	for version, want := range map[string]string{"": modernVersion, "2025-11-25": "2025-11-25", "2025-06-18": "2025-06-18"} {
@@ -168,6 +169,7 @@ func TestHTTPSDKBothEras(t *testing.T) {
 }
 
 func TestHTTPPinnedModernClient(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	status, m := h.rawPost(t, "server/discover", modernParams(nil), nil)
@@ -187,6 +189,7 @@ func TestHTTPPinnedModernClient(t *testing.T) {
 }
 
 func TestHTTPAuthAndOrigin(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	for name, hdr := range map[string]map[string]string{
@@ -210,6 +213,7 @@ func TestHTTPAuthAndOrigin(t *testing.T) {
 
 // 50 clients at once, each running several calls, share one server.
 func TestHTTPConcurrentClients(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	const clients, calls = 50, 4
@@ -246,6 +250,7 @@ func TestHTTPConcurrentClients(t *testing.T) {
 // SIGTERM lets the calls in flight finish (within the grace) and answers
 // them before boxsh exits.
 func TestHTTPSigtermInFlight(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	type answer struct {
@@ -286,6 +291,7 @@ func TestHTTPSigtermInFlight(t *testing.T) {
 
 // The REST twin: curl-style calls and the OpenAPI document.
 func TestHTTPRESTTwin(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	do := func(method, path, body, token string) (int, []byte) {
@@ -330,6 +336,7 @@ func TestHTTPRESTTwin(t *testing.T) {
 
 // The HTTP front serves a sandboxed backend as it does stdio.
 func TestHTTPSandboxed(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	h := startHTTP(t, ctx, "--sandbox")
@@ -344,6 +351,7 @@ func TestHTTPSandboxed(t *testing.T) {
 // file open to the group or others) stops boxsh before it listens, with
 // one line that says how to fix it; the planted token never works.
 func TestHTTPTokenFileRefused(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	dir := t.TempDir()
 	open := filepath.Join(dir, "open")

@@ -40,6 +40,7 @@ func dirListing(t *testing.T, dir string) string {
 // the write completed: no placeholder of a protected path (.claude,
 // .gitmodules, ...) on the host, no temporary file.
 func TestKilledFrontLeavesNothing(t *testing.T) {
+	t.Parallel()
 	const size = 20 << 20
 	content := strings.Repeat("0123456789abcde\n", size/16)
 	for _, mode := range []string{"sandbox", "plain"} {
@@ -138,6 +139,7 @@ func findReaper(t *testing.T, pid int) int {
 // front's pipe (no Go runtime), and ends without a trace when the front
 // ends normally.
 func TestReaperDetachedAndIdle(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	dir := t.TempDir()
 	s := startServer(t, testContext(t), serverOptions{dir: dir, args: []string{"--sandbox", "--bind", "wr:" + dir}})

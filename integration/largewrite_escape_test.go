@@ -23,6 +23,7 @@ import (
 // in the sandbox as the small write would, and no host file changes; a
 // refused replacement leaves the old file whole.
 func TestEscapeLargeWrites(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	base := t.TempDir()

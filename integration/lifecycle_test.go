@@ -20,6 +20,7 @@ import (
 // When stdin closes, calls still running are finished and answered before
 // boxsh exits with status 0.
 func TestStdinClosedWhileCallsRun(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: args})
 		s.callTool("slow", "bash", map[string]any{"command": "sleep 1; echo done"})
@@ -42,6 +43,7 @@ func TestStdinClosedWhileCallsRun(t *testing.T) {
 // A command that leaves a background process behind is answered, and once
 // boxsh has exited no process of it remains.
 func TestNoOrphansAfterExit(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: args})
 		quiet := sleepMarker(300)
@@ -84,6 +86,7 @@ func isZombie(pid int) bool {
 // notifications/cancelled of a running call kills its process group, and
 // no answer is sent for it; the next call works.
 func TestCancelRunningCall(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: args})
 		marker := sleepMarker(30)
@@ -114,6 +117,7 @@ func TestCancelRunningCall(t *testing.T) {
 // A call cancelled while it waits for a worker never runs and is not
 // answered.
 func TestCancelQueuedCall(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "1"}})
 	dir := t.TempDir()
 	s.callTool("busy", "bash", map[string]any{"command": "sleep 0.5; echo busy"})
@@ -132,6 +136,7 @@ func TestCancelQueuedCall(t *testing.T) {
 // under a generous memory bound, and once the client reads again every
 // answer arrives.
 func TestStalledClientMemory(t *testing.T) {
+	t.Parallel()
 	const (
 		calls   = 300
 		outSize = 1 << 20
@@ -186,6 +191,7 @@ func TestStalledClientMemory(t *testing.T) {
 // When boxsh-init dies, the call it was running is answered as failed and
 // the next call runs on a fresh boxsh-init.
 func TestBoxshInitKilled(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: args})
 		s.requireServing()
@@ -215,6 +221,7 @@ func TestBoxshInitKilled(t *testing.T) {
 
 // The command a killed boxsh-init was running does not outlive boxsh.
 func TestNoOrphansAfterBoxshInitKilled(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: args})
 		marker := sleepMarker(30)
@@ -233,6 +240,7 @@ func TestNoOrphansAfterBoxshInitKilled(t *testing.T) {
 // SIGTERM makes boxsh exit promptly, even with its input still open and a
 // call running, and leaves no process behind.
 func TestSIGTERM(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: args})
 		marker := sleepMarker(300)
@@ -315,6 +323,7 @@ func requireAllGoneBy(t *testing.T, deadline time.Time, init int, markers ...str
 // After kill -9 of the front, boxsh-init and the commands it runs are gone
 // within a second, and a call still waiting for a worker never runs.
 func TestFrontKilledEndsCalls(t *testing.T) {
+	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
 		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "1", "--log-level", "trace"), dir: dir})
 		s.requireServing()
@@ -347,6 +356,7 @@ func TestFrontKilledEndsCalls(t *testing.T) {
 // Calls blocked in the kernel (opening a FIFO nobody writes, writing one
 // nobody reads) do not keep boxsh-init alive after kill -9 of the front.
 func TestFrontKilledDuringBlockedFileCalls(t *testing.T) {
+	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
 		notes, out := filepath.Join(dir, "notes.md"), filepath.Join(dir, "out.md")
 		require.NoError(t, syscall.Mkfifo(notes, 0o644))
@@ -371,6 +381,7 @@ func TestFrontKilledDuringBlockedFileCalls(t *testing.T) {
 // a file call blocked on a FIFO is cancelled and answered with an error
 // after EndOfInputGrace, and boxsh exits with nothing left running.
 func TestEndOfInputWithBlockedCall(t *testing.T) {
+	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
 		notes := filepath.Join(dir, "notes.md")
 		require.NoError(t, syscall.Mkfifo(notes, 0o644))
@@ -406,6 +417,7 @@ const endOfInputGrace = 5 * time.Second
 // target is either as before or complete. boxsh-init is killed as soon as
 // a temporary file shows, or at points spread over a write's duration.
 func TestInterruptedWriteLeavesNothing(t *testing.T) {
+	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
 		s := startServer(t, testContext(t), serverOptions{args: args, dir: dir})
 		target := filepath.Join(dir, "big.md")
@@ -465,6 +477,7 @@ func temporaries(t *testing.T, dir string) []string {
 // When boxsh-init dies, the commands it was running die at once, not when
 // the next call comes; and the next call runs on a new boxsh-init.
 func TestBoxshInitKilledCommandsDieAtOnce(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: args})
 		marker := sleepMarker(30)
@@ -486,6 +499,7 @@ func TestBoxshInitKilledCommandsDieAtOnce(t *testing.T) {
 // When boxsh-init dies, the calls it had queued (waiting for a worker) run
 // on the new one; the call it was running fails.
 func TestQueuedCallsSurviveBoxshInitDeath(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "1", "--log-level", "trace")})
 		s.requireServing()
@@ -517,6 +531,7 @@ func TestQueuedCallsSurviveBoxshInitDeath(t *testing.T) {
 // taken by reads blocked on a FIFO) run on the new one, as queued bash
 // calls do; the blocked ones fail.
 func TestQueuedFileCallsSurviveBoxshInitDeath(t *testing.T) {
+	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
 		fifo, plain := filepath.Join(dir, "fifo"), filepath.Join(dir, "plain.txt")
 		require.NoError(t, syscall.Mkfifo(fifo, 0o644))

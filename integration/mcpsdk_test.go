@@ -80,6 +80,7 @@ type terminalList struct {
 }
 
 func TestSDKListTools(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := sdkSession(t, ctx)
 	init := s.InitializeResult()
@@ -111,6 +112,7 @@ func TestSDKListTools(t *testing.T) {
 }
 
 func TestSDKBash(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := sdkSession(t, ctx)
 	res := sdkCall(t, ctx, s, "bash", map[string]any{"command": "echo sdk-$((20+22)); echo err >&2"})
@@ -129,6 +131,7 @@ func TestSDKBash(t *testing.T) {
 }
 
 func TestSDKFileTools(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := sdkSession(t, ctx)
 	dir := t.TempDir()
@@ -210,6 +213,7 @@ func TestSDKFileTools(t *testing.T) {
 }
 
 func TestSDKTerminal(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := sdkSession(t, ctx)
 
@@ -278,6 +282,7 @@ func TestSDKTerminal(t *testing.T) {
 // Protocol errors come back as errors from the SDK, and the session stays
 // usable.
 func TestSDKErrors(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := sdkSession(t, ctx)
 	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})

@@ -55,6 +55,7 @@ func sdkConnect(t *testing.T, ctx context.Context, version string) *mcp.ClientSe
 // The SDK's default client is dual-era: it probes with server/discover
 // and stays on 2026-07-28; pinned to 2025-11-25 it uses initialize.
 func TestSDKBothErasStdio(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	for version, want := range map[string]string{"": modernVersion, "2025-11-25": "2025-11-25", "2025-03-26": "2025-03-26"} {
 		t.Run("pin="+version, func(t *testing.T) {
@@ -85,6 +86,7 @@ func sdkListAndEcho(t *testing.T, ctx context.Context, s *mcp.ClientSession, wor
 // A raw client pinned to 2026-07-28 that follows the specification
 // exactly: discover, list, call, and the errors of the modern era.
 func TestPinnedModernClientStdio(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := startServer(t, ctx, serverOptions{})
 
@@ -152,6 +154,7 @@ func requireToolsListAtLeast(t *testing.T, m message) {
 
 // The edge cases a fuzz run found, in both eras.
 func TestFuzzEdgeCases(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := startServer(t, ctx, serverOptions{})
 	for _, modern := range []bool{false, true} {

@@ -92,6 +92,7 @@ func requireNoSetID(t *testing.T, dir string, minFiles int) {
 // finding 8): such a file would run as the user when another user of the
 // host executes it. The seccomp filter refuses the modes with those bits.
 func TestEscapeSetIDFiles(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base := t.TempDir()
 	wr, src, dst := filepath.Join(base, "wr"), filepath.Join(base, "src"), filepath.Join(base, "dst")
@@ -124,6 +125,7 @@ func TestEscapeSetIDFiles(t *testing.T) {
 // DST stays without group and other bits, during the session (the front
 // takes them off again at once) and after it.
 func TestEscapeCowDstOpenToOthers(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base := t.TempDir()
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")

@@ -152,6 +152,7 @@ func TestNetworkDeniedWinsAndPorts(t *testing.T) {
 // says why (before the fix: "connection refused", a dial that went out).
 // Runs the release build (no test seam).
 func TestNetworkRefusesHostInterfaces(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	addrs, err := net.InterfaceAddrs()

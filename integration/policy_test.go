@@ -19,6 +19,7 @@ func policyEnv(home string) []string {
 }
 
 func TestPolicyInitAndShow(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	home, project := t.TempDir(), t.TempDir()
 	env := policyEnv(home)
@@ -114,6 +115,7 @@ func regexpQuote(s string) string {
 // A broken settings file stops every mode with one line naming the file,
 // the key and what was expected.
 func TestPolicyFileErrors(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	home, project := t.TempDir(), t.TempDir()
 	env := policyEnv(home)
@@ -253,6 +255,7 @@ func TestPolicyResourceLimits(t *testing.T) {
 // The file rules are enforced by the kernel in the sandbox: through
 // commands and through the file tools alike.
 func TestPolicyFileRules(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	project := t.TempDir()
@@ -317,6 +320,7 @@ func TestPolicyFileRules(t *testing.T) {
 // The hard-denied paths stay read-only in a writable project, and the
 // missing ones at its root cannot be created.
 func TestPolicyHardDenied(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	project := t.TempDir()

@@ -16,6 +16,7 @@ import (
 // (issue 14, finding 2). Two sessions run one after the other in a
 // project bound wr:, as an MCP client would start them.
 func TestEscapeProjectPolicyCannotWidenNextSession(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	home, project, outside := t.TempDir(), t.TempDir(), t.TempDir()
@@ -66,6 +67,7 @@ func TestEscapeProjectPolicyCannotWidenNextSession(t *testing.T) {
 // $HOME the directory must be unwritable (the protected paths); boxsh
 // refuses to start while nothing protects it.
 func TestEscapeTrustStoreNotWritableFromInside(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	home := t.TempDir()
@@ -93,6 +95,7 @@ func TestEscapeTrustStoreNotWritableFromInside(t *testing.T) {
 // XDG_CONFIG_HOME inside a writable bind would expose the trust store and
 // the global settings: boxsh refuses to start such a sandbox.
 func TestEscapeConfigDirInWritableBindRefused(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	project := t.TempDir()

@@ -79,6 +79,7 @@ func TestWorkerPoolConcurrency(t *testing.T) {
 // A timeout kills the whole process group, grandchildren included, and is
 // reported as exit_code -1 with stderr "timeout".
 func TestTimeoutKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	grandchild := sleepMarker(300)
 	child := sleepMarker(300)
@@ -106,6 +107,7 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 
 // A command killed by a signal reports 128+N and the signal's name.
 func TestKilledBySignal(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	out := s.bash("kill -KILL $$")
 	assert.Equal(t, 137, out.ExitCode)
@@ -122,6 +124,7 @@ func TestKilledBySignal(t *testing.T) {
 // Every call runs in a fresh shell: nothing one call does to its shell is
 // seen by the next.
 func TestFreshShellPerCall(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "1"}})
 	first := s.bash(`X=leaked; export Y=leaked; f() { echo func; }; alias ll='ls -l'; cd /; umask 077; set -u; echo $$`)
 	require.Equal(t, 0, first.ExitCode, first.Stderr)
@@ -143,12 +146,14 @@ func TestFreshShellPerCall(t *testing.T) {
 
 // The shell's $0 is the --shell given.
 func TestShellOption(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--shell", "/bin/bash"}})
 	out := s.bash(`echo "$0 ${BASH_VERSION:+bash}"`)
 	assert.Equal(t, "/bin/bash bash\n", out.Stdout)
 }
 
 func TestBashCwdEnvStdin(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	dir := t.TempDir()
 
@@ -183,6 +188,7 @@ func TestBashCwdEnvStdin(t *testing.T) {
 
 // A cwd that does not exist is a tool failure that names it.
 func TestBashMissingCwd(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
 	m := s.call("bash", map[string]any{"command": "pwd", "cwd": missing})
@@ -199,6 +205,7 @@ func TestBashMissingCwd(t *testing.T) {
 
 // Each output stream is capped at 10 MiB, and flagged when cut.
 func TestOutputTruncated(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	out := s.bash(`head -c 12582912 /dev/zero | tr '\0' x; head -c 11000000 /dev/zero | tr '\0' y >&2; echo tail >&2`)
 	assert.Equal(t, 0, out.ExitCode)
@@ -218,6 +225,7 @@ func TestOutputTruncated(t *testing.T) {
 // truncated at 10 MiB, as valid JSON with U+FFFD for the bytes that are not
 // UTF-8.
 func TestBinaryOutputAnswered(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	path := filepath.Join(t.TempDir(), "blob.bin")
 	data := make([]byte, 12<<20)
@@ -246,6 +254,7 @@ func TestBinaryOutputAnswered(t *testing.T) {
 
 // Long commands (beyond what a warm shell is handed) run too.
 func TestLongCommand(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	var b strings.Builder
 	for i := 0; i < 3000; i++ {
@@ -282,6 +291,7 @@ echo "waiting=$n"`
 // memory (CAP_SYS_PTRACE), so like every escape test it runs only as an
 // unprivileged user.
 func TestWaitingProcessesClosedToCommands(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	inBothModes(t, func(t *testing.T, args []string) {
 		s := startServer(t, testContext(t), serverOptions{args: append(args, "--workers", "3")})
@@ -320,6 +330,7 @@ kill $bg`)
 // the shell of a call has the fork server's library mapped. (The first call
 // of a cold start may start its shell by exec, while the fork server starts.)
 func TestBashRunsOnWarmShells(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the fork server is Linux's")
 	}

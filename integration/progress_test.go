@@ -100,6 +100,7 @@ func checkProgressBytes(t *testing.T, ctx context.Context, s *mcp.ClientSession,
 // A bash call with a progress token gets notifications/progress that say
 // the bytes of output so far, on stdio.
 func TestProgressBytesStdio(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	log := &progressLog{}
 	cmd := exec.CommandContext(ctx, boxshPath(), "--rpc")
@@ -114,6 +115,7 @@ func TestProgressBytesStdio(t *testing.T) {
 // The same over streamable HTTP (the notifications come on the call's SSE
 // stream), in both eras.
 func TestProgressBytesHTTP(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	for _, version := range []string{"", "2025-11-25"} {

@@ -56,6 +56,7 @@ const sandboxGit = `g() { GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_
 // Then the user's git on the host runs no bait, and git in the sandbox
 // still works.
 func TestProtectGitRedirects(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	proj := t.TempDir()
 	newHostRepo(t, proj)
@@ -121,6 +122,7 @@ func TestProtectGitRedirects(t *testing.T) {
 // repository in the sandbox: they work, show nothing of the placeholders,
 // and the host sees the commit.
 func TestProtectGitStillWorks(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	proj := t.TempDir()
 	newHostRepo(t, proj)
@@ -154,6 +156,7 @@ func TestProtectGitStillWorks(t *testing.T) {
 // an .mcp.json of no servers), which the host's git shows as untracked
 // while the sandbox runs, and nothing of them is left after.
 func TestProtectPlaceholdersInvisible(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	proj := t.TempDir()
@@ -183,6 +186,7 @@ func TestProtectPlaceholdersInvisible(t *testing.T) {
 // editors' configuration the host runs, at the root (missing) and deeper
 // (existing), and boxsh's own project policy.
 func TestProtectAgentConfig(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	proj := t.TempDir()
 	writeHostFile(t, filepath.Join(proj, "sub", ".claude", "settings.json"), "{}\n", 0o644)
@@ -261,6 +265,7 @@ func TestProtectWritableHome(t *testing.T) {
 // next from starting (boxsh cannot keep a link read-only), with one clear
 // message naming the link and the fix; after the fix it starts again.
 func TestProtectPlantedSymlink(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	proj := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(proj, "sub"), 0o755))
@@ -286,6 +291,7 @@ func TestProtectPlantedSymlink(t *testing.T) {
 // root, which boxsh cannot protect, are named on stderr when the sandbox
 // ends, with what in them runs programs.
 func TestProtectNewRepositoryNamed(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	proj := t.TempDir()
 	newHostRepo(t, proj)
@@ -303,6 +309,7 @@ func TestProtectNewRepositoryNamed(t *testing.T) {
 // TestProtectPolicyAddsEntries checks filesystem.protect: the user's own
 // entries are protected like the built-in ones.
 func TestProtectPolicyAddsEntries(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	proj := t.TempDir()
 	writeHostFile(t, filepath.Join(proj, ".boxsh", "policy.json"), `{"filesystem": {"protect": [".envrc", "deploy/"]}}`, 0o644)
@@ -324,6 +331,7 @@ func TestProtectPolicyAddsEntries(t *testing.T) {
 // clean-up) are removed by the next start of a sandbox of the same user,
 // in any directory.
 func TestProtectPlaceholdersAfterKill(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	proj := t.TempDir()
 	newHostRepo(t, proj)
@@ -355,6 +363,7 @@ func TestProtectPlaceholdersAfterKill(t *testing.T) {
 // are not to be applied to SRC, and DST is not to be used on the host
 // before they are checked), and that SRC does not change.
 func TestProtectCowChangesNamed(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base := t.TempDir()
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
@@ -374,6 +383,7 @@ func TestProtectCowChangesNamed(t *testing.T) {
 // left in the project when the command fails, is killed by a signal, or
 // the sandbox cannot start.
 func TestProtectPlaceholdersAfterErrors(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	proj := t.TempDir()
 	newHostRepo(t, proj)

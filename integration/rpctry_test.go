@@ -19,6 +19,7 @@ import (
 // writes and edits through the tools, the project is untouched, and boxsh
 // changes, diff and apply work on the session whose DST boxsh names.
 func TestRPCTryReviewable(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	parent := t.TempDir()

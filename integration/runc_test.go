@@ -541,6 +541,7 @@ func compareObservations(t *testing.T, boxsh, runc observation, extra ...string)
 // started with a soft limit of open files below the hard one
 // (runBoxshNoFile), and every limit is compared.
 func TestRuncSpecMatchesSandbox(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	runc := requireRunc(t)
 	for _, tc := range runcCases() {
@@ -735,6 +736,7 @@ func toolTexts(paths []string, call func(name string, args any) toolResult) stri
 // The one difference left is that of TestRuncSpecMatchesSandbox: the proxy
 // (knownProxyDifference).
 func TestRuncSpecInitMatchesRPC(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	runc := requireRunc(t)
 	for _, tc := range runcCases() {
@@ -780,6 +782,7 @@ func TestRuncSpecInitMatchesRPC(t *testing.T) {
 // repository's config. The bundle's placeholders cover them; the empty
 // mount points stay on the host after the run.
 func TestRuncSpecProtectsMissingPaths(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	runc := requireRunc(t)
 	fx := newRuncFixture(t)
@@ -814,6 +817,7 @@ echo done`
 // placeholders), and runc runs it again: the missing protected paths are
 // still covered.
 func TestRuncSpecBundleAgain(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	runc := requireRunc(t)
 	fx := newRuncFixture(t)

@@ -67,6 +67,7 @@ func sandboxShell(t *testing.T, dir string, flags []string, script string) runRe
 // none of the host's other files (home directories, the working directory
 // unless bound).
 func TestSandboxView(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "host-file"), []byte("x"), 0o644))
@@ -102,6 +103,7 @@ func TestSandboxView(t *testing.T) {
 // directory) in /, the directory absent, as boxsh v3 and v4 require
 // ("sandbox without any bind — CWD is not auto-bound").
 func TestSandboxUnboundCwd(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	// A directory in /tmp (whatever TMPDIR says), and one outside it: in
 	// $HOME, or in /var/tmp where $HOME is under /tmp (as in CI).
@@ -141,6 +143,7 @@ func TestSandboxUnboundCwd(t *testing.T) {
 // ro bind fails, one to a wr bind lands on the host, one through a cow bind
 // lands in DST and leaves SRC alone, deletions included.
 func TestSandboxBinds(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base := t.TempDir()
 	ro, wr, src := filepath.Join(base, "ro"), filepath.Join(base, "wr"), filepath.Join(base, "src")
@@ -184,6 +187,7 @@ func TestSandboxBinds(t *testing.T) {
 // TestSandboxShellExitAndSignals checks that shell mode passes the exit
 // status, stdin and a death by signal through the sandbox.
 func TestSandboxShellExitAndSignals(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	r := runBoxshIn(t, ctx, t.TempDir(), "", nil, "--sandbox", "-c", "exit 42")
@@ -204,6 +208,7 @@ func TestSandboxShellExitAndSignals(t *testing.T) {
 // file tools see the same sandbox: a file written by one is read by the
 // other, writes to ro binds and reads of unbound host paths fail.
 func TestSandboxRPC(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	base := t.TempDir()
@@ -244,6 +249,7 @@ func TestSandboxRPC(t *testing.T) {
 // next call runs in a fresh sandbox that still sees the work done through
 // a cow bind (DST persists), and that the killed sandbox's state is gone.
 func TestSandboxRestartKeepsCowWork(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	base := t.TempDir()
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
@@ -270,6 +276,7 @@ func TestSandboxRestartKeepsCowWork(t *testing.T) {
 // its output redirected (boxsh --sandbox -c CMD > file): stdin is a
 // terminal but not the sandbox's, and the command still runs.
 func TestSandboxTerminalStdinOnly(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ptmx, tty, err := pty.Open()
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 // processes, and no token but the server's until a new one is asked for;
 // a legacy session's sandbox is gone.
 func TestSandboxesReadopt(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx, "--sandbox-disk", "64M")
 	srv := client.NewServer(m.base, m.token, nil)

@@ -163,6 +163,7 @@ func TestSandboxesRequestFairness(t *testing.T) {
 // one past the bound is refused naming the limit, while another sandbox
 // still exposes and the management API still creates.
 func TestSandboxesForwardLimit(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	a := m.create(t, "a", "empty")
@@ -199,6 +200,7 @@ func TestSandboxesForwardLimit(t *testing.T) {
 // --sandbox-requests and --sandbox-forwards set the bounds, and the
 // refusals name them with their values.
 func TestSandboxesBoundFlags(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx, "--sandbox-requests", "3", "--sandbox-forwards", "2")
 	a := m.create(t, "a", "empty")

@@ -33,6 +33,7 @@ echo "workspace: $(cat /work/f 2>/dev/null || echo untouched)"
 // the default capabilities): it makes two sandboxes, each answers its
 // calls on its own files, and the pod's workspace is untouched.
 func TestSandboxesInPod(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	runc := requireRunc(t)
 	bundle := podBundle(t, false, func(root string, s *specs.Spec) {

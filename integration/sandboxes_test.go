@@ -145,6 +145,7 @@ func sh(t *testing.T, ctx context.Context, s *mcp.ClientSession, command string)
 // background processes, terminals or exposed ports, nor reaches the other's
 // endpoint with its token; the management API lists and deletes them.
 func TestSandboxesIsolation(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	a := m.create(t, "alpha", "workspace")
@@ -267,6 +268,7 @@ func pgrepArgs(args string) bool {
 // tool call and deleted with the session; a modern request on /mcp is
 // told where sandboxes are.
 func TestSandboxesLegacySessions(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	s1 := m.connect(t, ctx, "/mcp", m.token, "2025-06-18")
@@ -294,6 +296,7 @@ func TestSandboxesLegacySessions(t *testing.T) {
 // The Go client manages the sandboxes of a server and drives one through
 // a Client bound to it.
 func TestSandboxesGoClient(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	srv := client.NewServer(m.base, m.token, nil)
@@ -353,6 +356,7 @@ func TestSandboxesGoClient(t *testing.T) {
 // a sandbox idle for --sandbox-idle is deleted (and makes room); the
 // policy's process limit binds each sandbox's commands.
 func TestSandboxesLimits(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx, "--max-sandboxes", "2", "--sandbox-idle", "3s", "--pids", "77")
 	srv := client.NewServer(m.base, m.token, nil)
@@ -404,6 +408,7 @@ func (m *manyBoxsh) held(t *testing.T) resources {
 // Sandboxes made, called and deleted leave nothing behind: no process,
 // descriptor, mount, file or directory more than before.
 func TestSandboxesNoLeak(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	// No kept-alive connection: the server's descriptors are its own.
@@ -448,6 +453,7 @@ func TestSandboxesNoLeak(t *testing.T) {
 // ahead: a create takes one (its own files, no one else's), the pool
 // refills, and the server stops them all at its end.
 func TestSandboxesWarmPool(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx, "--warm-sandboxes", "1")
 	warm := func() int {
@@ -485,6 +491,7 @@ func TestSandboxesWarmPool(t *testing.T) {
 // A sandbox's changes to the workspace are reviewed and applied through
 // the management API, with the server's token only.
 func TestSandboxesChangesApply(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	a := m.create(t, "a", "workspace")
@@ -526,6 +533,7 @@ func TestSandboxesChangesApply(t *testing.T) {
 // sessions` lists (labelled with the sandbox's name); a legacy session's
 // sandbox goes with the server.
 func TestSandboxesFilesOutliveServer(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	a := m.create(t, "keep", "workspace")
@@ -558,6 +566,7 @@ func TestSandboxesFilesOutliveServer(t *testing.T) {
 // name none of its predecessor's, a legacy session's sandbox only its
 // own); management calls are logged too.
 func TestSandboxesAudit(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	m := startMany(t, ctx, "--audit", path, "--network", "allowlist", "--allow-domain", "allowed.example")

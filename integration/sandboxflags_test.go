@@ -37,6 +37,7 @@ func hostLoopbackServer(t *testing.T) (port string, hits *atomic.Int32) {
 // Sandbox flags without --sandbox mean a sandbox: a bind read-only and
 // the network disabled are enforced, not ignored (issue 24).
 func TestSandboxFlagsWithoutSandbox(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	dir := t.TempDir()
@@ -76,6 +77,7 @@ func TestSandboxFlagsWithoutSandbox(t *testing.T) {
 
 // The Go client's sandbox options without Sandbox: true mean a sandbox.
 func TestClientSandboxOptionsWithoutSandbox(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	dir := t.TempDir()
 	port, hits := hostLoopbackServer(t)
@@ -166,6 +168,7 @@ func homeDir(t *testing.T) string {
 // user without them, and nothing written there reaches the host's home,
 // start-up files least of all (issue 24).
 func TestPrivateHome(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	home := homeDir(t)
@@ -199,6 +202,7 @@ func TestPrivateHome(t *testing.T) {
 // The report of files a command made that host tools run programs from
 // names real risks, not what lies inside tool and dependency caches.
 func TestNewFilesReportSkipsCaches(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	dir := t.TempDir()

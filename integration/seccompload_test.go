@@ -27,6 +27,7 @@ true`
 // that the variable asking boxsh-init for it does not reach commands. What
 // the filter refuses is checked by the Escape tests.
 func TestSandboxSeccompOneFilter(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	check := func(mode, out string) {
 		assert.Contains(t, out, "Seccomp:\t2\n", mode)
@@ -47,6 +48,7 @@ func TestSandboxSeccompOneFilter(t *testing.T) {
 // seccomp program it cannot read or that is no BPF program, exits with an
 // error before it runs anything, rather than run its command unfiltered.
 func TestInitRefusesUnloadableSeccomp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short.bpf")
 	require.NoError(t, os.WriteFile(short, []byte("12345"), 0o644))
@@ -73,6 +75,7 @@ const unshareProbe = `unshare -U true 2>/dev/null && echo unshare-allowed; echo 
 // cannot leave an "allow everything" program there for a later sandbox to
 // load: the front keeps no compiled program on disk.
 func TestSeccompNotPoisonedByAnotherSandbox(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	victimXDG, attackerXDG := t.TempDir(), t.TempDir()
 	victimRoot := filepath.Join(victimXDG, "boxsh")
@@ -97,6 +100,7 @@ func TestSeccompNotPoisonedByAnotherSandbox(t *testing.T) {
 // variable that names boxsh-init's program (a project file may set new
 // variables) cannot make boxsh-init load another program.
 func TestSeccompProgramNotNamedByPolicy(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	dir := t.TempDir()
 	allow := filepath.Join(dir, "allow.bpf")

@@ -36,6 +36,7 @@ func runBoxsh(t *testing.T, ctx context.Context, stdin string, args ...string) r
 }
 
 func TestShellDashC(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	r := runBoxsh(t, ctx, "", "-c", `echo "$0|$1|$2|$#"`, "myname", "first", "second arg")
 	assert.Equal(t, 0, r.code(), r.stderr)
@@ -50,6 +51,7 @@ func TestShellDashC(t *testing.T) {
 }
 
 func TestShellScriptFile(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	script := filepath.Join(t.TempDir(), "script.sh")
 	require.NoError(t, os.WriteFile(script, []byte("echo \"script $0 $# $1 $2\"\nread line\necho \"read $line\"\nexit 5\n"), 0o644))
@@ -59,6 +61,7 @@ func TestShellScriptFile(t *testing.T) {
 }
 
 func TestShellExitCodes(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	for _, code := range []int{0, 1, 42, 255} {
 		r := runBoxsh(t, ctx, "", "-c", "exit "+strconv.Itoa(code))
@@ -72,6 +75,7 @@ func TestShellExitCodes(t *testing.T) {
 }
 
 func TestShellPipedStdin(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	r := runBoxsh(t, ctx, "echo piped-$((2+3))\nX=1\necho \"x=$X\"\nexit 7\necho never\n")
 	assert.Equal(t, 7, r.code(), r.stderr)
@@ -82,6 +86,7 @@ func TestShellPipedStdin(t *testing.T) {
 // The shell replaces boxsh, so a shell killed by a signal is seen by the
 // caller as killed by that signal (status 143 for SIGTERM in a shell).
 func TestShellSignalPassthrough(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	r := runBoxsh(t, ctx, "", "-c", "echo before; kill -TERM $$; echo after")
 	assert.Equal(t, "before\n", r.stdout)
@@ -100,6 +105,7 @@ func TestShellSignalPassthrough(t *testing.T) {
 // --interactive on a stdin that is not a terminal: an interactive shell,
 // with the boxsh prompt.
 func TestShellInteractiveFlag(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	for _, flag := range []string{"--interactive", "-i"} {
 		r := runBoxsh(t, ctx, "echo \"flags=$-\"\nexit 4\n", flag)
@@ -115,6 +121,7 @@ func TestShellInteractiveFlag(t *testing.T) {
 // shell, and the exit status. In the sandbox the shell gets a terminal of the sandbox's
 // own, which boxsh relays.
 func TestShellPTY(t *testing.T) {
+	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
 		ctx := testContext(t)
 		cmd := exec.CommandContext(ctx, boxshPath(), args...)
@@ -185,6 +192,7 @@ func TestShellPTY(t *testing.T) {
 
 // `boxsh -- CMD ARGS` runs CMD itself.
 func TestShellCommandMode(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	r := runBoxsh(t, ctx, "", "--", "/bin/echo", "a", "b")
 	assert.Equal(t, 0, r.code(), r.stderr)
@@ -205,6 +213,7 @@ func TestShellCommandMode(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	for _, flag := range []string{"--help", "-h"} {
 		r := runBoxsh(t, ctx, "", flag)
@@ -234,6 +243,7 @@ func TestHelpAndVersion(t *testing.T) {
 // Bad options: exit status 2 and a "boxsh: ..." message on stderr naming
 // the problem; nothing runs.
 func TestBadFlags(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	cases := []struct {
 		args []string

@@ -38,6 +38,7 @@ while True:
 // secret. (A snapshot during which the sandbox ran is made again or
 // refused, as is one whose pause did not stand still.)
 func TestSnapshotStaysInsideItsLayer(t *testing.T) {
+	t.Parallel()
 	const secret = "SECRET-OF-THE-SERVERS-USER"
 	ctx := testContext(t)
 	m := startMany(t, ctx)

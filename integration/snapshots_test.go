@@ -47,6 +47,7 @@ func stateOf(t *testing.T, c *client.Client) string {
 // A sees A now; restoring A brings it back to the snapshot and restarts
 // its processes; a deleted snapshot leaves B's files.
 func TestSnapshotsForkRestore(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	mkWorkspaceDir(t, m)
@@ -153,6 +154,7 @@ func TestSnapshotsForkRestore(t *testing.T) {
 // writes paused, not lost); a process the sandbox stopped itself stays
 // stopped.
 func TestSnapshotPausesWrites(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	srv := client.NewServer(m.base, m.token, nil)
@@ -201,6 +203,7 @@ func TestSnapshotPausesWrites(t *testing.T) {
 // A sandbox reaches neither the snapshots nor other sandboxes' layers:
 // they are outside its mount namespace.
 func TestSnapshotsOutOfReach(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	srv := client.NewServer(m.base, m.token, nil)
@@ -238,6 +241,7 @@ func TestSnapshotsOutOfReach(t *testing.T) {
 // a refusal is a failed result naming why; a sandbox's token cannot reach
 // it.
 func TestManageMCP(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
 	s := m.connect(t, ctx, "/v1/manage/mcp", m.token, "")

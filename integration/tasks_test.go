@@ -61,6 +61,7 @@ func pollTask(t *testing.T, get func() message) taskState {
 // Long bash calls of a client that opts in become tasks: poll to the
 // result, or cancel them, which kills the command.
 func TestTasksStdio(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := startServer(t, ctx, serverOptions{})
 
@@ -112,6 +113,7 @@ func TestTasksStdio(t *testing.T) {
 
 // A task made over HTTP is polled by later exchanges.
 func TestTasksHTTP(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	status, m := h.rawPost(t, "tools/call", taskParams(callParams("bash", map[string]any{"command": "sleep 1.3; echo over-http"})), nil)
@@ -130,6 +132,7 @@ func TestTasksHTTP(t *testing.T) {
 // A call whose request carries a progressToken gets notifications/progress
 // while it runs, then its answer.
 func TestProgressStdio(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := startServer(t, ctx, serverOptions{})
 	params := modernParams(callParams("bash", map[string]any{"command": "sleep 2.5; echo progressed"}))
@@ -166,6 +169,7 @@ func TestProgressStdio(t *testing.T) {
 // subscriptions/listen over HTTP streams the task's notification (SSE),
 // then ends.
 func TestTaskNotificationsHTTP(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	h := startHTTP(t, ctx)
 	status, m := h.rawPost(t, "tools/call", taskParams(callParams("bash", map[string]any{"command": "sleep 1.3; echo notified"})), nil)

@@ -73,6 +73,7 @@ func toolNames(t *testing.T, m message) []string {
 // v3's protocol version sees its nine tools (the v3.0.0 and v4.1.0
 // conformance suites count them), and a later client list and stat too.
 func TestToolsListShowsNewToolsToNewClients(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	s := startServer(t, ctx, serverOptions{})
 	assert.ElementsMatch(t, allToolNames, toolNames(t, s.roundTrip("tools/list", nil)), "no initialize")
@@ -167,9 +168,13 @@ func entryNames(out tool.ListOutput) []string {
 	return n
 }
 
-func TestListStatPlain(t *testing.T) { testListStat(t, false) }
+func TestListStatPlain(t *testing.T) {
+	t.Parallel()
+	testListStat(t, false)
+}
 
 func TestListStatSandbox(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	testListStat(t, true)
 }
@@ -177,6 +182,7 @@ func TestListStatSandbox(t *testing.T) {
 // TestListStatBadInput checks the arguments refused before a tool runs:
 // -32602 errors naming the field.
 func TestListStatBadInput(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	for _, c := range []struct {
 		name string
@@ -232,9 +238,13 @@ func testBashArgs(t *testing.T, sandbox bool) {
 	assert.Contains(t, out.Stderr, "boxsh-no-such-program")
 }
 
-func TestBashArgsPlain(t *testing.T) { testBashArgs(t, false) }
+func TestBashArgsPlain(t *testing.T) {
+	t.Parallel()
+	testBashArgs(t, false)
+}
 
 func TestBashArgsSandbox(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	testBashArgs(t, true)
 }
@@ -246,6 +256,7 @@ func TestBashArgsSandbox(t *testing.T) {
 // directory is refused naming the rule, as read is; paths outside the
 // binds do not exist.
 func TestListStatPolicy(t *testing.T) {
+	t.Parallel()
 	requireRootless(t)
 	ctx := testContext(t)
 	dir := project(t)

@@ -59,6 +59,7 @@ var (
 // answer), ping, tools/list and a tool call, each answered in the framing
 // of the request, and a clean exit at the end of input.
 func TestTransportSession(t *testing.T) {
+	t.Parallel()
 	for _, framed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "newline", true: "content-length"}[framed], func(t *testing.T) {
 			s := startServer(t, testContext(t), serverOptions{framed: framed})
@@ -92,6 +93,7 @@ func TestTransportSession(t *testing.T) {
 }
 
 func TestInitializeProtocolVersions(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
 		requireInitializeResult(t, s.roundTrip("initialize", initializeParams(v)), v)
@@ -105,6 +107,7 @@ func TestInitializeProtocolVersions(t *testing.T) {
 // Requests written all at once are all answered, in either framing, with
 // every id answered exactly once.
 func TestTransportPipelined(t *testing.T) {
+	t.Parallel()
 	const n = 40
 	for _, framed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "newline", true: "content-length"}[framed], func(t *testing.T) {
@@ -148,6 +151,7 @@ func TestTransportPipelined(t *testing.T) {
 // Content-Length counts bytes: a body with multi-byte characters, and
 // answers with them, must be framed by their byte length.
 func TestContentLengthUnicode(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{framed: true})
 	const text = "héllo wörld ✓ 😀 — 日本語"
 	body := requestJSON(1, "tools/call", callParams("bash", map[string]any{"command": "printf '%s\\n' '" + text + "'"}))
@@ -169,6 +173,7 @@ func TestContentLengthUnicode(t *testing.T) {
 // Header variants of Content-Length framing: other headers, any case, a
 // message split across writes, blank lines between messages.
 func TestContentLengthHeaders(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{framed: true})
 	ping := func(id int) []byte { return requestJSON(id, "ping", nil) }
 
@@ -200,6 +205,7 @@ func TestContentLengthHeaders(t *testing.T) {
 // front (ping) and on tool results; a request without id is answered with
 // id null.
 func TestIDTypes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		id   any
@@ -241,6 +247,7 @@ func TestIDTypes(t *testing.T) {
 // Responses are written as soon as they are ready: with two workers a quick
 // call sent after a slow one is answered first.
 func TestCompletionOrder(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "2"}})
 	s.callTool("slow", "bash", map[string]any{"command": "sleep 0.5; echo slow"})
 	s.callTool("fast", "bash", map[string]any{"command": "echo fast"})

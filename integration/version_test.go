@@ -116,6 +116,7 @@ func assertRefusedAtStart(t *testing.T, ctx context.Context, front string, env [
 // an exit status that is not 0, while its client still waits, not at the
 // first call or never.
 func TestOtherBuildOfInitRefused(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	dir := t.TempDir()
 	front := copyFront(t, filepath.Join(dir, "front"))
@@ -132,6 +133,7 @@ func TestOtherBuildOfInitRefused(t *testing.T) {
 // both builds. Whatever option this build adds must not reach such a
 // boxsh-init before its hello has.
 func TestOlderInitRefused(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	dir := t.TempDir()
 	front := copyFront(t, dir)
