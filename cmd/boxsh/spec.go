@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/runtime/host"
@@ -268,7 +269,7 @@ func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
 		}
 		for _, d := range dirs {
 			for _, dst := range dsts {
-				if plan.IsUnder(d, dst) || plan.IsUnder(dst, d) {
+				if pathtree.Within(d, dst) || pathtree.Within(dst, d) {
 					return fmt.Errorf("--bind %s would let the sandbox write into its own bundle (%s): put the bundle outside it", b, d)
 				}
 			}

@@ -3,8 +3,8 @@ package host
 import (
 	"path/filepath"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // cacheBind is the --cache directory of sb as the wr bind of itself that
@@ -69,7 +69,7 @@ func checkCache(sb policy.Sandbox, home string, extra []string) error {
 	if real, err := filepath.EvalSymlinks(sb.Cache); err != nil || real != sb.Cache {
 		return policy.BindErrorf("%s is a symbolic link or under one (to %s), which the checks of a wr bind would not follow: give the directory itself", bindFlag(alone, cb), real)
 	}
-	if filepath.IsAbs(home) && plan.IsUnder(filepath.Clean(home), sb.Cache) {
+	if filepath.IsAbs(home) && pathtree.Within(filepath.Clean(home), sb.Cache) {
 		return policy.BindErrorf("%s would let the sandbox write the home directory %s (its start-up files, ~/.config, ~/.local/bin), which a wr bind keeps read-only: use a directory of its own for the cache", bindFlag(alone, cb), home)
 	}
 	if err := checkConfigHidden(alone, nil, home); err != nil {

@@ -3,6 +3,7 @@ package host
 import (
 	"path/filepath"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
@@ -30,7 +31,7 @@ func configHidden(sb policy.Sandbox, protect []plan.HostPath, dir string) error 
 func protects(protect []plan.HostPath, dir string) bool {
 	covered := func(p string) bool {
 		for _, hp := range protect {
-			if hp.Path == p || hp.Dir && plan.IsUnder(p, hp.Path) {
+			if hp.Path == p || hp.Dir && pathtree.Within(p, hp.Path) {
 				return true
 			}
 		}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/hostcheck"
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/seccompload"
 	"github.com/boxsh/boxsh/internal/starttrace"
@@ -559,7 +560,7 @@ func stateHidden(sb policy.Sandbox, root string) error {
 	roots := append([]string{root}, otherStateRoots()...)
 	for _, b := range writableBinds(sb) {
 		for _, r := range roots {
-			if plan.IsUnder(r, b.Dst) || plan.IsUnder(b.Dst, r) {
+			if pathtree.Within(r, b.Dst) || pathtree.Within(b.Dst, r) {
 				return fmt.Errorf("%s would let the sandbox write into boxsh's state directory %s: set XDG_RUNTIME_DIR (or TMPDIR) to a directory outside it", bindFlag(sb, b), r)
 			}
 		}

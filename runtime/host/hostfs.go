@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
@@ -462,7 +463,7 @@ func removePlaceholder(hp plan.HostPath) {
 		return
 	}
 	// The directories made for it, from the deepest, while empty.
-	for i := len(chain.paths) - 1; i > 0 && plan.IsUnder(chain.paths[i], hp.MissingFrom); i-- {
+	for i := len(chain.paths) - 1; i > 0 && pathtree.Within(chain.paths[i], hp.MissingFrom); i-- {
 		if unix.Unlinkat(chain.fds[i-1], filepath.Base(chain.paths[i]), unix.AT_REMOVEDIR) != nil {
 			break
 		}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
@@ -206,13 +207,13 @@ func (g *gatherer) root(p string) (string, bool) {
 // readOnly tells whether p is read-only already: in a writable home, and
 // neither rebound writable nor in a bind inside the home.
 func (g *gatherer) readOnly(p string) bool {
-	if g.home == "" || p == g.home || !plan.IsUnder(p, g.home) {
+	if g.home == "" || !pathtree.Below(p, g.home) {
 		return false
 	}
 	if r, _ := g.root(p); len(r) > len(g.home) {
 		return false // a bind of its own
 	}
-	return !slices.ContainsFunc(g.rebind, func(d string) bool { return plan.IsUnder(p, d) })
+	return !slices.ContainsFunc(g.rebind, func(d string) bool { return pathtree.Within(p, d) })
 }
 
 // homeDefaultDeny makes home read-only when a wr bind exposes it whole,
@@ -221,7 +222,7 @@ func (g *gatherer) readOnly(p string) bool {
 // ~/.local/bin) can then be neither changed nor created.
 func (g *gatherer) homeDefaultDeny(home string) {
 	r, ok := g.root(home)
-	if !ok || !plan.IsUnder(home, r) || home == "/" {
+	if !ok || !pathtree.Within(home, r) || home == "/" {
 		return
 	}
 	for _, b := range g.sb.Binds {
@@ -229,7 +230,7 @@ func (g *gatherer) homeDefaultDeny(home string) {
 			return
 		}
 	}
-	for d := home; d != r && plan.IsUnder(d, r); d = filepath.Dir(d) {
+	for d := home; pathtree.Below(d, r); d = filepath.Dir(d) {
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
 			return // a symlink or missing home: nothing to keep
 		}
@@ -284,7 +285,7 @@ func (g *gatherer) homeDefaultDeny(home string) {
 // noSymlinkBetween tells whether no directory from below top down to p
 // (p included) is a symbolic link.
 func noSymlinkBetween(top, p string) bool {
-	for d := p; d != top && plan.IsUnder(d, top); d = filepath.Dir(d) {
+	for d := p; pathtree.Below(d, top); d = filepath.Dir(d) {
 		if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			return false
 		}
@@ -311,7 +312,7 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 	}
 	// Neither p nor a directory between the bind and p may be a symbolic
 	// link: the link itself could be replaced, and a bind would follow it.
-	for d := p; plan.IsUnder(d, r); d = filepath.Dir(d) {
+	for d := p; pathtree.Within(d, r); d = filepath.Dir(d) {
 		fi, err := os.Lstat(d)
 		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			if g.err == nil {
@@ -347,7 +348,7 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 		hp = plan.HostPath{Path: p, Dir: dir, Missing: true, MissingFrom: from, Content: content}
 	}
 	hp.Reason = reason
-	for d := filepath.Dir(hp.Path); d != r && plan.IsUnder(d, r); d = filepath.Dir(d) {
+	for d := filepath.Dir(hp.Path); pathtree.Below(d, r); d = filepath.Dir(d) {
 		hp.Pins = append(hp.Pins, d)
 	}
 	g.out = append(g.out, hp)
@@ -439,7 +440,7 @@ func (g *gatherer) walk(root string) error {
 // the home itself, or of a directory above it, makes the home read-only
 // instead, see homeDefaultDeny.)
 func (g *gatherer) homeEntries(root string) {
-	if g.hostHome == "" || root == g.hostHome || !plan.IsUnder(root, g.hostHome) {
+	if g.hostHome == "" || !pathtree.Below(root, g.hostHome) {
 		return
 	}
 	at, _ := filepath.Rel(g.hostHome, root)
@@ -660,7 +661,7 @@ func (g *gatherer) finish() []plan.HostPath {
 		}
 	}
 	inside := func(p string) bool {
-		return slices.ContainsFunc(dirs, func(d string) bool { return p != d && plan.IsUnder(p, d) })
+		return slices.ContainsFunc(dirs, func(d string) bool { return pathtree.Below(p, d) })
 	}
 	out := g.out[:0]
 	for _, hp := range g.out {

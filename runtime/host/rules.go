@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
@@ -80,7 +81,7 @@ func resolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (pla
 	allowed := func(path string) bool {
 		for _, r := range p.AllowRead {
 			rp, pattern := rulePath(r.Value, home, cwd)
-			if pattern && matchName(r.Value, filepath.Base(path)) || !pattern && plan.IsUnder(path, rp) {
+			if pattern && matchName(r.Value, filepath.Base(path)) || !pattern && pathtree.Within(path, rp) {
 				return true
 			}
 		}
@@ -101,7 +102,7 @@ func resolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (pla
 				continue
 			}
 			for _, b := range sb.Binds {
-				if writable && b.Mode == policy.ReadOnly || !plan.IsUnder(path, b.Dst) {
+				if writable && b.Mode == policy.ReadOnly || !pathtree.Within(path, b.Dst) {
 					continue
 				}
 				if fi, err := os.Lstat(hostPathIn(b, path)); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
@@ -151,7 +152,7 @@ func pinsFor(sb policy.Sandbox, path string) []string {
 		return nil
 	}
 	var pins []string
-	for d := filepath.Dir(path); d != via.Dst && plan.IsUnder(d, via.Dst); d = filepath.Dir(d) {
+	for d := filepath.Dir(path); pathtree.Below(d, via.Dst); d = filepath.Dir(d) {
 		pins = append(pins, d)
 	}
 	return pins
@@ -240,7 +241,7 @@ func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]plan.RuledP
 		roots = []string{b.Src, b.Dst}
 	}
 	for _, root := range roots {
-		if slices.ContainsFunc(kernelFSPaths, func(k string) bool { return plan.IsUnder(root, k) }) {
+		if slices.ContainsFunc(kernelFSPaths, func(k string) bool { return pathtree.Within(root, k) }) {
 			continue
 		}
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

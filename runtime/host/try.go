@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // ResolveTry turns --try into binds, as boxsh v3 does: a new directory
@@ -57,7 +57,7 @@ func ResolveTry(sb policy.Sandbox, cwd, home string) (policy.Sandbox, string, er
 	if home != "" && filepath.IsAbs(home) {
 		home = filepath.Clean(home)
 		bound := slices.ContainsFunc(out.Binds, func(b policy.Bind) bool { return b.Dst == home })
-		if fi, err := os.Stat(home); err == nil && fi.IsDir() && !plan.IsUnder(home, cwd) && !bound {
+		if fi, err := os.Stat(home); err == nil && fi.IsDir() && !pathtree.Within(home, cwd) && !bound {
 			out.Binds = append(out.Binds, policy.Bind{Mode: policy.ReadOnly, Src: home, Dst: home})
 		}
 	}

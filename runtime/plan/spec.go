@@ -11,6 +11,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -188,7 +189,7 @@ func etcSymlink(hp HostPath) bool {
 		target = filepath.Join(filepath.Dir(hp.Path), target)
 	}
 	target = filepath.Clean(target)
-	return IsUnder(target, "/usr") || IsUnder(target, "/proc")
+	return pathtree.Within(target, "/usr") || pathtree.Within(target, "/proc")
 }
 
 // RootEntry is an entry of a sandbox's root directory that host.Prepare
@@ -535,7 +536,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	for _, d := range pins {
 		tree = append(tree, specs.Mount{Destination: d, Type: "bind", Source: d, Options: slices.Clone(bindRW)})
 	}
-	slices.SortStableFunc(tree, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	slices.SortStableFunc(tree, func(a, b specs.Mount) int { return pathtree.Depth(a.Destination) - pathtree.Depth(b.Destination) })
 	mounts = append(mounts, tree...)
 	mounts = append(mounts, inPlaceViews(cfg.Sandbox, cfg.Rootfs)...)
 	var protected []specs.Mount
@@ -556,7 +557,7 @@ func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 		}
 		protected = append(protected, specs.Mount{Destination: hp.Path, Type: "bind", Source: src, Options: opts})
 	}
-	slices.SortStableFunc(protected, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	slices.SortStableFunc(protected, func(a, b specs.Mount) int { return pathtree.Depth(a.Destination) - pathtree.Depth(b.Destination) })
 	mounts = append(mounts, protected...)
 	ruleMounts, err := fileRuleMounts(cfg.Rules, cfg.Placeholders)
 	if err != nil {
@@ -620,18 +621,18 @@ func privateHome(sb policy.Sandbox, host HostFacts) string {
 		return ""
 	}
 	for _, b := range sb.Binds {
-		if IsUnder(home, b.Dst) {
+		if pathtree.Within(home, b.Dst) {
 			return ""
 		}
 	}
 	for _, r := range reservedDsts {
-		if r != "/" && IsUnder(home, r) {
+		if r != "/" && pathtree.Within(home, r) {
 			return ""
 		}
 	}
 	for _, hps := range [][]HostPath{host.System, host.Etc, host.Whole} {
 		for _, hp := range hps {
-			if IsUnder(home, hp.Path) {
+			if pathtree.Within(home, hp.Path) {
 				return ""
 			}
 		}
@@ -755,7 +756,7 @@ func checkInPlace(sb policy.Sandbox) error {
 			continue
 		}
 		for _, r := range reservedDsts {
-			if IsUnder(r, b.Src) || (r != "/" && IsUnder(b.Src, r)) {
+			if pathtree.Within(r, b.Src) || (r != "/" && pathtree.Within(b.Src, r)) {
 				return policy.BindErrorf("--bind %s with --in-place: its view at %s would cover %s", b, b.Src, r)
 			}
 		}
@@ -777,7 +778,7 @@ func inPlaceViews(sb policy.Sandbox, rootfs string) []specs.Mount {
 			views = append(views, specs.Mount{Destination: b.Src, Type: "bind", Source: filepath.Join(rootfs, b.Dst), Options: slices.Clone(bindRW)})
 		}
 	}
-	slices.SortStableFunc(views, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	slices.SortStableFunc(views, func(a, b specs.Mount) int { return pathtree.Depth(a.Destination) - pathtree.Depth(b.Destination) })
 	return views
 }
 
@@ -820,15 +821,15 @@ func orderBinds(binds []policy.Bind) ([]policy.Bind, error) {
 			}
 		}
 		for _, r := range reservedDsts {
-			if b.Dst == r || (r != "/" && r != "/dev" && IsUnder(b.Dst, r)) {
+			if b.Dst == r || (r != "/" && r != "/dev" && pathtree.Within(b.Dst, r)) {
 				return nil, policy.BindErrorf("--bind %s: cannot bind over %s", b, r)
 			}
 		}
 		if b.Mode == policy.CopyOnWrite {
-			if IsUnder(b.Dst, b.Src) || IsUnder(b.Src, b.Dst) {
+			if pathtree.Within(b.Dst, b.Src) || pathtree.Within(b.Src, b.Dst) {
 				return nil, policy.BindErrorf("--bind %s: SRC and DST must not contain one another", b)
 			}
-			if _, work := CowDirs(b); IsUnder(work, b.Src) {
+			if _, work := CowDirs(b); pathtree.Within(work, b.Src) {
 				return nil, policy.BindErrorf("--bind %s: the work directory %s must not be in SRC", b, work)
 			}
 		}
@@ -838,36 +839,20 @@ func orderBinds(binds []policy.Bind) ([]policy.Bind, error) {
 		seen[b.Dst] = b
 	}
 	out := slices.Clone(binds)
-	slices.SortStableFunc(out, func(a, b policy.Bind) int { return depth(a.Dst) - depth(b.Dst) })
+	slices.SortStableFunc(out, func(a, b policy.Bind) int { return pathtree.Depth(a.Dst) - pathtree.Depth(b.Dst) })
 	return out, nil
 }
 
-// depth is the number of components of the clean absolute path p.
-func depth(p string) int {
-	if p == "/" {
-		return 0
-	}
-	return strings.Count(p, "/")
-}
-
-// bindShowing is the most specific bind of sb that shows the sandbox path
+// BindShowing is the most specific bind of sb that shows the sandbox path
 // p (the last of equal ones, as they are mounted in order), or nil.
 func BindShowing(sb policy.Sandbox, p string) *policy.Bind {
 	var via *policy.Bind
 	for i, b := range sb.Binds {
-		if IsUnder(p, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
+		if pathtree.Within(p, b.Dst) && (via == nil || len(b.Dst) >= len(via.Dst)) {
 			via = &sb.Binds[i]
 		}
 	}
 	return via
-}
-
-// isUnder tells whether path is prefix or inside it.
-func IsUnder(path, prefix string) bool {
-	if prefix == "/" {
-		return strings.HasPrefix(path, "/")
-	}
-	return path == prefix || strings.HasPrefix(path, prefix+"/")
 }
 
 // SandboxCwd is where a process started from the host directory cwd
@@ -887,7 +872,7 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 	}
 	cwd = filepath.Clean(cwd)
 	for _, b := range sb.Binds {
-		if b.Mode == policy.CopyOnWrite && IsUnder(cwd, b.Src) {
+		if b.Mode == policy.CopyOnWrite && pathtree.Within(cwd, b.Src) {
 			if sb.InPlace {
 				return cwd // the view at SRC
 			}
@@ -922,16 +907,16 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 		points = append(points, b.Dst)
 	}
 	for _, d := range shown {
-		if IsUnder(cwd, d) {
+		if pathtree.Within(cwd, d) {
 			return cwd
 		}
 	}
 	for _, p := range points {
-		if IsUnder(p, cwd) {
+		if pathtree.Within(p, cwd) {
 			return cwd
 		}
 	}
-	if IsUnder(cwd, "/tmp") {
+	if pathtree.Within(cwd, "/tmp") {
 		return cwd
 	}
 	return "/"
@@ -997,7 +982,7 @@ func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
 			ms = append(ms, specs.Mount{Destination: rp.Path, Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro", "nosuid", "noexec"}})
 		}
 	}
-	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return pathtree.Depth(a.Destination) - pathtree.Depth(b.Destination) })
 	return ms, nil
 }
 
