@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -120,7 +121,7 @@ func (c *profileChecker) filterMatches(n node, r request) bool {
 	case "literal":
 		return r.path != "" && r.path == c.str(n)
 	case "subpath":
-		return r.path != "" && within(r.path, c.str(n))
+		return r.path != "" && pathtree.Within(r.path, c.str(n))
 	case "regex":
 		return r.path != "" && compiled(c.str(n)).MatchString(r.path)
 	case "require-all":

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -285,7 +286,7 @@ func load(cfg ProfileConfig) (*gen, error) {
 	// Outermost first, so that an inner bind's rule follows (and wins
 	// over) the rule of the bind around it.
 	slices.SortFunc(g.areas, func(a, b *area) int {
-		return cmp.Or(cmp.Compare(depth(a.path), depth(b.path)), cmp.Compare(a.path, b.path), cmp.Compare(a.kind, b.kind))
+		return cmp.Or(cmp.Compare(pathtree.Depth(a.path), pathtree.Depth(b.path)), cmp.Compare(a.path, b.path), cmp.Compare(a.kind, b.kind))
 	})
 	for _, a := range g.areas {
 		slices.Sort(a.labels)
@@ -318,7 +319,7 @@ func (g *gen) addBind(b policy.Bind) error {
 		return err
 	}
 	for _, p := range []string{src, dst} {
-		if within(strings.ToLower(p), strings.ToLower(systemVolumes)) {
+		if pathtree.Within(strings.ToLower(p), strings.ToLower(systemVolumes)) {
 			return fmt.Errorf("--bind %s: %s is inside %s, which the sandbox never reads: bind the same directory by its usual path (/Users/..., the firmlink)", b, p, systemVolumes)
 		}
 	}
@@ -355,22 +356,6 @@ func (g *gen) addArea(p string, kind areaKind, label string, user bool) {
 	g.areas = append(g.areas, &area{path: p, kind: kind, labels: []string{label}, user: user})
 }
 
-// depth is the number of components of the clean absolute path p.
-func depth(p string) int {
-	if p == "/" {
-		return 0
-	}
-	return strings.Count(p, "/")
-}
-
-// within tells whether the clean absolute path p is root or below it.
-func within(p, root string) bool {
-	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
-}
-
-// below tells whether p is strictly below root.
-func below(p, root string) bool { return p != root && within(p, root) }
-
 // outermost sorts paths and removes duplicates and the paths inside
 // another.
 func outermost(paths []string) []string {
@@ -378,7 +363,7 @@ func outermost(paths []string) []string {
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
 	return slices.DeleteFunc(paths, func(p string) bool {
-		return slices.ContainsFunc(paths, func(r string) bool { return below(p, r) })
+		return slices.ContainsFunc(paths, func(r string) bool { return pathtree.Below(p, r) })
 	})
 }
 
@@ -405,7 +390,7 @@ func (g *gen) writable() []string {
 
 // belowWritable tells whether p is strictly inside a writable directory.
 func (g *gen) belowWritable(p string) bool {
-	return slices.ContainsFunc(g.writable(), func(w string) bool { return below(p, w) })
+	return slices.ContainsFunc(g.writable(), func(w string) bool { return pathtree.Below(p, w) })
 }
 
 // userScope are the filters of the user's directories (the binds and the
@@ -419,7 +404,7 @@ func (g *gen) userScope() []expr {
 	}
 	out := subpaths(outermost(paths))
 	for _, r := range g.writeRegexes {
-		if !slices.ContainsFunc(paths, func(p string) bool { return within(r.m.staticPrefix(), p) }) {
+		if !slices.ContainsFunc(paths, func(p string) bool { return pathtree.Within(r.m.staticPrefix(), p) }) {
 			out = append(out, r.m.filter())
 		}
 	}
@@ -653,7 +638,7 @@ func (g *gen) writeSystemFiles(b *builder) {
 	var above []string
 	add := func(p string) {
 		for d := path.Dir(p); ; d = path.Dir(d) {
-			if !slices.ContainsFunc(readable, func(r string) bool { return within(d, r) }) {
+			if !slices.ContainsFunc(readable, func(r string) bool { return pathtree.Within(d, r) }) {
 				above = append(above, d)
 			}
 			if d == "/" {
@@ -842,14 +827,14 @@ func (g *gen) writeAllowRead(b *builder) {
 	regexAreas := func(p string) []expr {
 		var out []expr
 		for _, r := range g.writeRegexes {
-			if q := r.m.staticPrefix(); p == "" || within(p, q) || within(q, p) {
+			if q := r.m.staticPrefix(); p == "" || pathtree.Within(p, q) || pathtree.Within(q, p) {
 				out = append(out, r.m.filter())
 			}
 		}
 		return out
 	}
 	inRoots := func(p string) bool {
-		return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+		return slices.ContainsFunc(roots, func(r string) bool { return pathtree.Within(p, r) })
 	}
 	var plain, limited []expr
 	b.comment("allowRead: holes in the denies above, where the sandbox may read otherwise")
@@ -863,7 +848,7 @@ func (g *gen) writeAllowRead(b *builder) {
 			p := m.staticPrefix()
 			var in []expr
 			for _, root := range roots {
-				if below(root, p) {
+				if pathtree.Below(root, p) {
 					in = append(in, subpath(root))
 				}
 			}
