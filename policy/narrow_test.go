@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/pathtree"
 )
 
 // settingsKeys are the JSON keys of Settings, "section.key".
@@ -276,7 +278,7 @@ func TestPolicyFileInWritableBindNarrowsUnlessTrusted(t *testing.T) {
 	work := t.TempDir()
 	file := filepath.Join(work, "agent-policy.json")
 	writeSettings(t, file, widening)
-	writable := func(p string) bool { return p == work || strings.HasPrefix(p, work+"/") }
+	writable := func(p string) bool { return pathtree.Within(p, work) }
 
 	p, err := Load(LoadConfig{Home: home, Dir: t.TempDir(), PolicyFile: file})
 	require.NoError(t, err)

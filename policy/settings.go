@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/boxsh/boxsh/internal/pathtree"
 )
 
 // Settings is the content of a policy settings file (JSON). Every field is
@@ -557,7 +559,7 @@ func Load(cfg LoadConfig) (Policy, error) {
 			exposed = cfg.Writable(abs) || cfg.Writable(real) ||
 				slices.ContainsFunc(m.p.AllowWrite, func(r Rule) bool {
 					w := allowWritePath(r.Value, cfg.Home, cfg.Dir)
-					return isUnderPath(abs, w) || isUnderPath(real, w)
+					return pathtree.Within(abs, w) || pathtree.Within(real, w)
 				})
 		}
 		if err := read(cfg.PolicyFile, false, exposed); err != nil {
@@ -586,11 +588,6 @@ func allowWritePath(rule, home, dir string) string {
 		return filepath.Clean(rule)
 	}
 	return filepath.Join(dir, rule)
-}
-
-// isUnderPath tells whether p is dir or inside it.
-func isUnderPath(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // MarshalSettings encodes settings as an indented JSON file.
