@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/boxsh/boxsh/client/session"
+	"github.com/boxsh/boxsh/internal/pathtree"
 )
 
 // Copy-on-write sessions are package client/session's; the client's names
@@ -181,7 +182,7 @@ func (v *pathView) in(p string) string {
 	if v == nil || !filepath.IsAbs(p) {
 		return p
 	}
-	if c := filepath.Clean(p); isUnder(c, v.src) {
+	if c := filepath.Clean(p); pathtree.Within(c, v.src) {
 		return v.dst + strings.TrimPrefix(c, v.src)
 	}
 	return p
@@ -193,13 +194,8 @@ func (v *pathView) out(p string) string {
 	if v == nil || !filepath.IsAbs(p) {
 		return p
 	}
-	if c := filepath.Clean(p); isUnder(c, v.dst) {
+	if c := filepath.Clean(p); pathtree.Within(c, v.dst) {
 		return v.src + strings.TrimPrefix(c, v.dst)
 	}
 	return p
-}
-
-// isUnder tells whether path is prefix or inside it (both clean).
-func isUnder(path, prefix string) bool {
-	return path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/")
 }

@@ -8,6 +8,8 @@ import (
 	"path"
 	"path/filepath"
 	"syscall"
+
+	"github.com/boxsh/boxsh/internal/pathtree"
 )
 
 // ApplyOptions configure Session.Apply.
@@ -151,7 +153,7 @@ func (a *applier) selected(rel string) bool {
 		return true
 	}
 	for _, p := range a.opts.Paths {
-		if p = cleanRel(p); p == "" || isUnder(rel, p) {
+		if p = cleanRel(p); p == "" || pathtree.Within(rel, p) {
 			return true
 		}
 	}
@@ -161,7 +163,7 @@ func (a *applier) selected(rel string) bool {
 // one applies (or refuses) one change.
 func (a *applier) one(c Change) {
 	for _, b := range a.blocked {
-		if isUnder(c.Path, b) {
+		if pathtree.Within(c.Path, b) {
 			a.refuse(&a.res.Skipped, c, "inside "+QuotePath(b)+", which is not applied")
 			return
 		}
@@ -383,7 +385,7 @@ func (a *applier) write(c Change, mode, allowed uint32) error {
 func (a *applier) record(c Change) {
 	if removesTree(c) {
 		for rel := range a.m {
-			if isUnder(rel, c.Path) && rel != c.Path {
+			if pathtree.Below(rel, c.Path) {
 				delete(a.m, rel)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/boxsh/boxsh/internal/pathtree"
 )
 
 // maxDiffFile is the largest file Diff compares line by line.
@@ -32,7 +34,7 @@ func Diff(src, dst, path string) (string, error) {
 	var b strings.Builder
 	found := false
 	for _, c := range changes {
-		if path != "" && !isUnder(c.Path, path) {
+		if path != "" && !pathtree.Within(c.Path, path) {
 			continue
 		}
 		found = true

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/internal/durable"
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/internal/usage"
 	"github.com/boxsh/boxsh/policy"
 )
@@ -117,7 +118,7 @@ func New(ctx context.Context, opts Options) (*Session, error) {
 	if real, err := filepath.EvalSymlinks(base); err == nil {
 		base = real
 	}
-	if isUnder(base, src) || isUnder(src, base) {
+	if pathtree.Within(base, src) || pathtree.Within(src, base) {
 		return nil, fmt.Errorf("session directory %s and source %s must not contain one another", base, src)
 	}
 	id := newID()
@@ -434,11 +435,6 @@ func cleanRel(p string) string {
 		return ""
 	}
 	return p
-}
-
-// isUnder tells whether path is prefix or inside it.
-func isUnder(path, prefix string) bool {
-	return path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/")
 }
 
 // newID is a session id: the time and 6 random hex digits.
