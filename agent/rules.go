@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -55,7 +56,7 @@ func (a *Agent) rule(path string, write bool) *frame.PolicyRule {
 		if rule.Write && !write {
 			continue
 		}
-		if (path == rule.Path || strings.HasPrefix(path, rule.Path+"/")) && (best == nil || len(rule.Path) > len(best.Path)) {
+		if pathtree.Within(path, rule.Path) && (best == nil || len(rule.Path) > len(best.Path)) {
 			best = &a.cfg.Rules[i]
 		}
 	}

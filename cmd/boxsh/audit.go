@@ -16,6 +16,7 @@ import (
 
 	"github.com/boxsh/boxsh/audit"
 	"github.com/boxsh/boxsh/client/session"
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/proxy"
 	"github.com/boxsh/boxsh/rpc"
@@ -91,7 +92,7 @@ func outsideWritable(path string, sb policy.Sandbox) error {
 	}
 	for _, w := range writable {
 		real := realPath(w)
-		if dir == real || strings.HasPrefix(dir, strings.TrimSuffix(real, "/")+"/") {
+		if pathtree.Within(dir, real) {
 			return fmt.Errorf("%w: audit log %s is in %s, which the sandbox can write: it could change or remove the record of what it did; put the log outside the sandbox's writable binds", policy.ErrUsage, path, w)
 		}
 	}

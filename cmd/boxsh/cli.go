@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -610,7 +611,7 @@ func writableBy(sb policy.Sandbox) func(string) bool {
 	}
 	return func(p string) bool {
 		for _, b := range sb.Binds {
-			if b.Mode != policy.ReadOnly && (p == b.Dst || strings.HasPrefix(p, strings.TrimSuffix(b.Dst, "/")+"/")) {
+			if b.Mode != policy.ReadOnly && pathtree.Within(p, b.Dst) {
 				return true
 			}
 		}
