@@ -15,51 +15,6 @@ import (
 	"github.com/boxsh/boxsh/policy"
 )
 
-// The sandbox as an OCI runtime spec (config.json).
-//
-// The root is an empty directory (host.Prepare fills it with mount points
-// and the /usr-merge symlinks), read-only. Everything the sandbox sees is
-// mounted into it, in this order:
-//
-//  1. /proc (a fresh procfs of the sandbox's PID namespace), /dev (tmpfs
-//     with the runtime's default devices: null, zero, full, random,
-//     urandom, tty, bind-mounted from the host when rootless), /dev/pts (a
-//     new devpts instance), /dev/shm, /dev/mqueue. /sys is not mounted, as
-//     in boxsh v3: nothing a shell needs lives there and it describes the
-//     host's hardware.
-//  2. The system directories, read-only: /usr, and /bin /sbin /lib /lib32
-//     /lib64 /libx32 when they are real directories on the host (when they
-//     are symlinks, as on merged-/usr systems, host.Prepare makes the same
-//     symlinks in the root instead).
-//  3. Selected /etc entries, read-only: the ones programs need to run and
-//     to resolve names and certificates (EtcPaths), where they exist.
-//     boxsh v3 binds all of /etc, /var and /run; these are left out here.
-//  4. /tmp, a fresh writable tmpfs.
-//  5. /.boxsh/boxsh-init, the host's boxsh-init read-only (when given).
-//  6. The --bind mounts: ro:PATH and wr:PATH as recursive binds at PATH,
-//     cow:SRC:DST as an overlay at DST (see CowDirs). They are ordered so
-//     that a bind always comes after the binds that contain it (stable
-//     sort by depth of the destination; flag order otherwise). boxsh v3
-//     mounts the ro and wr binds in flag order, then the cow binds: the
-//     two orders differ only where v3 let a mount hide a bind inside it
-//     (a bind given before one that contains it, or a ro or wr bind in a
-//     cow DST).
-//  7. The protected paths (SpecConfig.Protect, host.GatherProtection): the
-//     shell start-up files, credentials and git hooks in $HOME that a wr
-//     bind exposes, bound read-only over themselves.
-//
-// The process runs as uid 0 and gid 0 of a user namespace where they are
-// the caller's uid and gid (one id each), in new mount, PID, IPC and UTS
-// namespaces (and network, with --new-net-ns: the runtime brings up
-// loopback only), with no new privileges, Docker's default capabilities
-// (which count only inside the namespace), the seccomp filter of
-// DefaultSeccomp and the runtime's default masked and read-only /proc
-// paths. The policy's limits are rlimits of every process (Limits); only a
-// sandbox started by root asks for a cgroup (Limits.Cgroup, host.SandboxCgroup),
-// so that a rootless runtime needs none. The
-// process starts in the caller's directory, moved into the cow DST when it
-// is in a cow SRC, or in / when the sandbox does not show it (SandboxCwd).
-
 const (
 	// defaultHostname is the sandbox's host name.
 	defaultHostname = "boxsh"
@@ -442,8 +397,8 @@ var (
 var reservedDsts = []string{"/", "/dev", "/proc", frame.BoxshDir}
 
 // BuildSpec makes the OCI runtime spec of the sandbox cfg describes (see
-// the package's notes above for its layout). It reads nothing from the
-// host. Errors in the binds are policy.ErrBind.
+// the package documentation for its mounts and process). It reads
+// nothing from the host. Errors in the binds are policy.ErrBind.
 func BuildSpec(cfg SpecConfig) (*specs.Spec, error) {
 	if cfg.Rootfs == "" {
 		return nil, errors.New("spec: no root directory")
