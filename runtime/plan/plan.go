@@ -364,6 +364,11 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 	return initArgs(o), env, limits
 }
 
+// initArgs are the arguments of boxsh-init inside the sandbox.
+func initArgs(o frame.InitOptions) []string {
+	return append([]string{frame.InitMountPath}, o.Args()...)
+}
+
 // adjustCgroup gives the sandbox its own cgroup with the policy's
 // sandbox-wide limits when boxsh starts it as root (cfg.Cgroup). Else the
 // spec carries no linux.resources (a rootless runtime has no cgroup to
