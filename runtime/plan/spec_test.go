@@ -378,43 +378,6 @@ func TestBuildSpecMaskedAndReadonlyPaths(t *testing.T) {
 	assert.Equal(t, DefaultSeccomp(), build(t, cfg).Linux.Seccomp)
 }
 
-func TestSandboxCwd(t *testing.T) {
-	sb := policy.Sandbox{Enabled: true, Binds: []policy.Bind{
-		{Mode: policy.ReadOnly, Src: "/home/u/ref", Dst: "/home/u/ref"},
-		{Mode: policy.ReadWrite, Src: "/srv/out", Dst: "/srv/out"},
-		{Mode: policy.CopyOnWrite, Src: "/home/u/proj", Dst: "/tmp/s/work"},
-		{Mode: policy.CopyOnWrite, Src: "/home/u", Dst: "/tmp/s/home"},
-	}}
-	for _, tc := range []struct{ cwd, want string }{
-		{"/home/u/proj", "/tmp/s/work"},             // a cow SRC: its DST
-		{"/home/u/proj/src/x", "/tmp/s/work/src/x"}, // inside a cow SRC
-		{"/home/u/other", "/tmp/s/home/other"},      // the first cow bind that contains it
-		{"/home/u/ref/doc", "/tmp/s/home/ref/doc"},  // in a ro bind, but also in a cow SRC, which wins (as in v3)
-		{"/srv/out", "/srv/out"},                    // a wr bind
-		{"/srv", "/srv"},                            // the parent of a bind exists inside
-		{"/tmp/s/work/a", "/tmp/s/work/a"},          // inside a cow DST
-		{"/tmp/s", "/tmp/s"},                        // parent of cow DSTs
-		{"/tmp/other", "/tmp/other"},                // /tmp is the sandbox's own: runc makes it there, empty
-		{"/var/lib", "/"},                           // not in the sandbox
-		{"/usr/share", "/usr/share"},                // system directory
-		{"/etc/ssl/certs", "/etc/ssl/certs"},        // bound /etc directory
-		{"/etc", "/etc"},
-		{"/lib/x86_64-linux-gnu", "/"}, // /lib is a symlink here: getcwd never says /lib
-		{"/", "/"},
-		{"", "/"},
-		{"relative", "/"},
-	} {
-		t.Run(tc.cwd, func(t *testing.T) {
-			assert.Equal(t, tc.want, SandboxCwd(sb, testHost, tc.cwd))
-		})
-	}
-	// In place, a cow SRC shows its view: the process keeps its path.
-	sb.InPlace = true
-	for _, cwd := range []string{"/home/u/proj", "/home/u/proj/src/x", "/home/u/other"} {
-		assert.Equal(t, cwd, SandboxCwd(sb, testHost, cwd))
-	}
-}
-
 // In place (policy.Sandbox.InPlace), each cow bind's overlay, mounted at
 // DST inside the root, is bound at SRC too, after every other mount of
 // the tree (those that show SRC, those under DST), shallower SRC first.
@@ -442,79 +405,6 @@ func TestBuildSpecInPlace(t *testing.T) {
 		_, err := BuildSpec(cfg)
 		require.ErrorIs(t, err, policy.ErrBind, src)
 		assert.ErrorContains(t, err, "with --in-place: its view at "+src+" would cover", src)
-	}
-}
-
-func TestOverlayEscape(t *testing.T) {
-	assert.Equal(t, "/plain/path", overlayEscape("/plain/path"))
-	assert.Equal(t, `/a\,b\:c\\d`, overlayEscape(`/a,b:c\d`))
-}
-
-func TestCowDirs(t *testing.T) {
-	upper, work := CowDirs(policy.Bind{Mode: policy.CopyOnWrite, Src: "/src", Dst: "/tmp/session/dst"})
-	assert.Equal(t, "/tmp/session/dst", upper)
-	assert.Equal(t, "/tmp/session/.boxsh/dst", work)
-	upper, work = CowDirs(policy.Bind{Mode: policy.CopyOnWrite, Src: "/src", Dst: "/dst"})
-	assert.Equal(t, "/dst", upper)
-	assert.Equal(t, "/.boxsh/dst", work)
-}
-
-func TestEtcSymlink(t *testing.T) {
-	for _, tc := range []struct {
-		hp   HostPath
-		want bool
-	}{
-		{HostPath{Path: "/etc/passwd"}, false},
-		{HostPath{Path: "/etc/localtime", Link: "/usr/share/zoneinfo/UTC"}, true},
-		{HostPath{Path: "/etc/os-release", Link: "../usr/lib/os-release"}, true},
-		{HostPath{Path: "/etc/mtab", Link: "../proc/self/mounts"}, true},
-		{HostPath{Path: "/etc/mtab", Link: "/proc/mounts"}, true},
-		{HostPath{Path: "/etc/resolv.conf", Link: "/run/systemd/resolve/stub-resolv.conf"}, false},
-		{HostPath{Path: "/etc/x", Link: "/usrlocal/x"}, false},
-		{HostPath{Path: "/etc/x", Link: "y"}, false},
-	} {
-		assert.Equal(t, tc.want, etcSymlink(tc.hp), "%+v", tc.hp)
-	}
-}
-
-func TestRootEntries(t *testing.T) {
-	base := []RootEntry{{"/proc", true, ""}, {"/dev", true, ""}, {"/tmp", true, ""}, {"/etc", true, ""}, {frame.BoxshDir, true, ""}}
-	for _, tc := range []struct {
-		name string
-		host HostFacts
-		want []RootEntry
-	}{
-		{"no host facts", HostFacts{}, base},
-		{
-			"merged /usr",
-			HostFacts{System: []HostPath{{Path: "/usr", Dir: true}, {Path: "/bin", Dir: true, Link: "usr/bin"}, {Path: "/lib32"}}},
-			append(slices.Clone(base), RootEntry{"/usr", true, ""}, RootEntry{"/bin", false, "usr/bin"}),
-		},
-		{
-			"/etc: symlinks into /usr and /proc recreated, the others mount points",
-			HostFacts{Etc: []HostPath{
-				{Path: "/etc/localtime", Link: "/usr/share/zoneinfo/UTC"},
-				{Path: "/etc/mtab", Link: "../proc/self/mounts"},
-				{Path: "/etc/resolv.conf", Link: "/run/systemd/resolve/stub-resolv.conf"},
-				{Path: "/etc/ssl", Dir: true},
-				{Path: "/etc/passwd"},
-			}},
-			append(slices.Clone(base),
-				RootEntry{"/etc/localtime", false, "/usr/share/zoneinfo/UTC"},
-				RootEntry{"/etc/mtab", false, "../proc/self/mounts"},
-				RootEntry{"/etc/resolv.conf", false, ""},
-				RootEntry{"/etc/ssl", true, ""},
-				RootEntry{"/etc/passwd", false, ""}),
-		},
-		{
-			"the mount points of --try's whole /var and /run are the runtime's",
-			HostFacts{Whole: []HostPath{{Path: "/var", Dir: true}}},
-			base,
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, rootEntries(tc.host))
-		})
 	}
 }
 
