@@ -14,8 +14,8 @@ import (
 )
 
 // One server, many sandboxes (boxsh --rpc --listen --sandboxes). A
-// SandboxHost (the Manager of boxsh's cmd/boxsh/internal/sandboxes) starts and
-// stops them; the SandboxRouter gives each an endpoint of its own:
+// SandboxHost (the Manager of package internal/fleet) starts and stops
+// them; the SandboxRouter gives each an endpoint of its own:
 //
 //	POST   /v1/sandboxes            create {"name", "from"}: 201 with its token
 //	GET    /v1/sandboxes            list: name, from, age, idle time, calls

@@ -46,9 +46,9 @@ type options struct {
 	// publish are the --publish ports, exposed at the start (--rpc).
 	publish []publish
 	// sandboxes is --sandboxes: the --listen server hosts many sandboxes
-	// (see cmd/boxsh/internal/sandboxes), at most maxSandboxes (--max-sandboxes),
-	// each deleted after sandboxIdle (--sandbox-idle; 0 the default, -1
-	// never) without a call.
+	// (see internal/fleet), at most maxSandboxes (--max-sandboxes), each
+	// deleted after sandboxIdle (--sandbox-idle; 0 the default, -1 never)
+	// without a call.
 	sandboxes    bool
 	maxSandboxes int
 	sandboxIdle  time.Duration

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/cmd/boxsh/internal/sandboxes"
+	"github.com/boxsh/boxsh/internal/fleet"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
@@ -211,7 +211,7 @@ func TestParseSandboxBounds(t *testing.T) {
 // with the defaults, under 2^14 (a common hard limit is far above).
 func TestDescriptorsNeeded(t *testing.T) {
 	assert.Equal(t, (10+2*3)*(4+5+runtime.ForwardConns+ownDescriptors)+serverDescriptors, descriptorsNeeded(10, 3, 4, 5))
-	assert.Less(t, descriptorsNeeded(sandboxes.DefaultMax, 0, rpc.DefaultSandboxRequests, defaultSandboxForwards), 1<<14)
+	assert.Less(t, descriptorsNeeded(fleet.DefaultMax, 0, rpc.DefaultSandboxRequests, defaultSandboxForwards), 1<<14)
 	// The HTTP connections take no more than their part of it, and leave
 	// the server room of its own.
 	for _, c := range [][4]int{{64, 0, 32, 32}, {1, 0, 1, 1}, {10, 3, 4, 5}} {

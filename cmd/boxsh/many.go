@@ -14,7 +14,7 @@ import (
 
 	"github.com/boxsh/boxsh/audit"
 	"github.com/boxsh/boxsh/client/session"
-	"github.com/boxsh/boxsh/cmd/boxsh/internal/sandboxes"
+	"github.com/boxsh/boxsh/internal/fleet"
 	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
@@ -67,7 +67,7 @@ func checkDescriptors(opts options) {
 // descriptorWarning is checkDescriptors' warning for a limit of limit
 // descriptors, or "" when it is enough.
 func descriptorWarning(limit uint64, opts options) string {
-	n := cmp.Or(opts.maxSandboxes, sandboxes.DefaultMax)
+	n := cmp.Or(opts.maxSandboxes, fleet.DefaultMax)
 	need := descriptorsNeeded(n, opts.warmSandboxes, cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests), cmp.Or(opts.sandboxForwards, defaultSandboxForwards))
 	if uint64(need) <= limit {
 		return ""
@@ -120,9 +120,9 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	rcfg := runtimeConfig(opts, log, initPath, sb, "", os.Getenv("HOME"))
 	rcfg.MaxForwards = cmp.Or(opts.sandboxForwards, defaultSandboxForwards)
 	web.opts.SandboxRequests = cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests)
-	web.opts.MaxConns = httpConns(cmp.Or(opts.maxSandboxes, sandboxes.DefaultMax), opts.warmSandboxes, web.opts.SandboxRequests)
+	web.opts.MaxConns = httpConns(cmp.Or(opts.maxSandboxes, fleet.DefaultMax), opts.warmSandboxes, web.opts.SandboxRequests)
 	var router *rpc.SandboxRouter
-	mgr, err := sandboxes.New(ctx, sandboxes.Config{
+	mgr, err := fleet.New(ctx, fleet.Config{
 		Runtime:   rcfg,
 		Workspace: cwd,
 		Max:       opts.maxSandboxes,

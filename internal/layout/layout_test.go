@@ -15,50 +15,50 @@ import (
 
 const module = "github.com/boxsh/boxsh/"
 
-// A rule forbids the packages that match From to import those that match
-// any of Not. A pattern is a package path relative to the module; "x/..."
-// matches x and every package below it.
+// A rule forbids the packages that match From, but for those that match
+// any of Except, to import those that match any of Not. A pattern is a
+// package path relative to the module; "x/..." matches x and every
+// package below it, "..." every package.
 type rule struct {
 	From   string
 	Not    []string
 	Reason string
+	Except []string
 }
 
 var rules = []rule{
-	{"agent/...", []string{"rpc", "client/...", "runtime/...", "policy", "proxy", "darwin", "cmd/..."},
-		"the tool host knows only frames and tools, nothing of the front"},
-	{"runtime/plan", []string{"runtime", "runtime/host", "rpc", "client/...", "agent/...", "proxy", "darwin", "cmd/..."},
-		"the plan is pure: it reads host facts it is given and touches nothing"},
-	{"runtime/...", []string{"rpc", "client/...", "agent/...", "cmd/..."},
-		"the runtime starts boxsh-init; it does not serve protocols or run tools"},
-	{"rpc", []string{"agent/...", "runtime/...", "client/...", "policy", "proxy", "darwin", "cmd/..."},
-		"rpc speaks MCP to a Backend; what runs the calls is not its business"},
-	{"frame", []string{"agent/...", "runtime/...", "rpc", "client/...", "tool", "largecall", "policy", "proxy", "darwin", "cmd/..."},
-		"frame is the contract both sides share"},
-	{"tool", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "largecall", "policy", "proxy", "darwin", "cmd/..."},
-		"the tools as data are shared by both sides"},
-	{"internal/...", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "largecall", "policy", "proxy", "darwin", "cmd/..."},
-		"internal packages are leaves"},
-	{"policy", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "proxy", "darwin", "cmd/..."},
-		"the policy model is a leaf every side reads"},
-	{"proxy", []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "policy", "darwin", "cmd/..."},
-		"the proxy decides by host name alone"},
-	{"audit", []string{"agent/...", "runtime/...", "rpc", "client/...", "policy", "proxy", "darwin", "cmd/..."},
-		"the audit log records what the front tells it, through a Backend and entries"},
-	{"darwin", []string{"agent/...", "runtime/...", "rpc", "client/...", "cmd/..."},
-		"the macOS profile is built from the policy, beside the Linux plan"},
-	{"largecall", []string{"agent/...", "runtime/...", "rpc", "client/...", "audit", "policy", "proxy", "darwin", "cmd/..."},
-		"the fast paths of large calls sit between the protocol layers and the contract: they know frames and tools only"},
-	{"...", []string{"client/..."},
-		"the Go client is the public API: only programs (cmd/) and tests (integration/) use it"},
-	{"...", []string{"internal/jsonx"},
-		"the fast JSON paths are behind one seam, largecall: everything else reads JSON with encoding/json"},
-}
-
-// except lists the packages a rule with From "..." does not cover.
-var except = map[string][]string{
-	"client/...":     {"client/...", "cmd/...", "integration/..."},
-	"internal/jsonx": {"largecall"},
+	{From: "agent/...", Not: []string{"rpc", "client/...", "runtime/...", "policy", "proxy", "darwin", "cmd/..."},
+		Reason: "the tool host knows only frames and tools, nothing of the front"},
+	{From: "runtime/plan", Not: []string{"runtime", "runtime/host", "rpc", "client/...", "agent/...", "proxy", "darwin", "cmd/..."},
+		Reason: "the plan is pure: it reads host facts it is given and touches nothing"},
+	{From: "runtime/...", Not: []string{"rpc", "client/...", "agent/...", "cmd/..."},
+		Reason: "the runtime starts boxsh-init; it does not serve protocols or run tools"},
+	{From: "rpc", Not: []string{"agent/...", "runtime/...", "client/...", "policy", "proxy", "darwin", "cmd/..."},
+		Reason: "rpc speaks MCP to a Backend; what runs the calls is not its business"},
+	{From: "frame", Not: []string{"agent/...", "runtime/...", "rpc", "client/...", "tool", "largecall", "policy", "proxy", "darwin", "cmd/..."},
+		Reason: "frame is the contract both sides share"},
+	{From: "tool", Not: []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "largecall", "policy", "proxy", "darwin", "cmd/..."},
+		Reason: "the tools as data are shared by both sides"},
+	{From: "internal/...", Not: []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "largecall", "policy", "proxy", "darwin", "cmd/..."},
+		Reason: "internal packages are leaves", Except: []string{"internal/fleet"}},
+	{From: "policy", Not: []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "proxy", "darwin", "cmd/..."},
+		Reason: "the policy model is a leaf every side reads"},
+	{From: "proxy", Not: []string{"agent/...", "runtime/...", "rpc", "client/...", "frame", "tool", "policy", "darwin", "cmd/..."},
+		Reason: "the proxy decides by host name alone"},
+	{From: "audit", Not: []string{"agent/...", "runtime/...", "rpc", "client/...", "policy", "proxy", "darwin", "cmd/..."},
+		Reason: "the audit log records what the front tells it, through a Backend and entries"},
+	{From: "darwin", Not: []string{"agent/...", "runtime/...", "rpc", "client/...", "cmd/..."},
+		Reason: "the macOS profile is built from the policy, beside the Linux plan"},
+	{From: "largecall", Not: []string{"agent/...", "runtime/...", "rpc", "client/...", "audit", "policy", "proxy", "darwin", "cmd/..."},
+		Reason: "the fast paths of large calls sit between the protocol layers and the contract: they know frames and tools only"},
+	{From: "internal/fleet", Not: []string{"agent/...", "client", "audit", "darwin", "cmd/..."},
+		Reason: "the fleet starts runtimes on sessions and hands rpc their backends; the program wires it (the audit log, through Config.Wrap)"},
+	{From: "...", Not: []string{"client/..."},
+		Reason: "the Go client is the public API: only programs (cmd/), the fleet (its sessions) and tests (integration/) use it",
+		Except: []string{"client/...", "cmd/...", "integration/...", "internal/fleet"}},
+	{From: "...", Not: []string{"internal/jsonx"},
+		Reason: "the fast JSON paths are behind one seam, largecall: everything else reads JSON with encoding/json",
+		Except: []string{"largecall"}},
 }
 
 func match(pattern, pkg string) bool {
@@ -71,28 +71,35 @@ func match(pattern, pkg string) bool {
 	return pkg == pattern
 }
 
+// covers reports whether rule r applies to package pkg.
+func (r rule) covers(pkg string) bool {
+	if !match(r.From, pkg) {
+		return false
+	}
+	for _, ex := range r.Except {
+		if match(ex, pkg) {
+			return false
+		}
+	}
+	return true
+}
+
 // violations lists every import in graph (package → its imports, both
 // relative to the module) that a rule forbids, with the rule's reason.
 func violations(graph map[string][]string) []string {
 	var out []string
 	for pkg, imports := range graph {
 		for _, r := range rules {
-			if !match(r.From, pkg) {
+			if !r.covers(pkg) {
 				continue
 			}
 		imports:
 			for _, imp := range imports {
 				for _, not := range r.Not {
-					if !match(not, imp) {
-						continue
+					if match(not, imp) {
+						out = append(out, fmt.Sprintf("%s imports %s: %s", pkg, imp, r.Reason))
+						continue imports
 					}
-					for _, ok := range except[not] {
-						if r.From == "..." && match(ok, pkg) {
-							continue imports
-						}
-					}
-					out = append(out, fmt.Sprintf("%s imports %s: %s", pkg, imp, r.Reason))
-					continue imports
 				}
 			}
 		}
@@ -146,19 +153,24 @@ func TestImportRules(t *testing.T) {
 
 func TestImportRulesCatchForbiddenImports(t *testing.T) {
 	graph := map[string][]string{
-		"agent/bash":   {"rpc", "tool"},
-		"runtime/plan": {"runtime/host", "policy"},
-		"tool":         {"internal/jsonx"},
-		"largecall":    {"internal/jsonx", "frame", "tool"},
-		"frame":        {"largecall"},
-		"policy":       {"client"},
-		"cmd/boxsh":    {"client", "rpc", "runtime/host"},
-		"integration":  {"client/session"},
-		"proxy":        nil,
+		"agent/bash":       {"rpc", "tool"},
+		"runtime/plan":     {"runtime/host", "policy"},
+		"tool":             {"internal/jsonx"},
+		"largecall":        {"internal/jsonx", "frame", "tool"},
+		"frame":            {"largecall"},
+		"policy":           {"client"},
+		"cmd/boxsh":        {"client", "rpc", "runtime/host"},
+		"integration":      {"client/session"},
+		"proxy":            nil,
+		"internal/fleet":   {"rpc", "runtime", "client/session", "client", "cmd/boxsh"},
+		"internal/durable": {"rpc"},
 	}
 	assert.Equal(t, []string{
 		"agent/bash imports rpc: " + rules[0].Reason,
 		"frame imports largecall: " + rules[4].Reason,
+		"internal/durable imports rpc: " + rules[6].Reason,
+		"internal/fleet imports client: " + rules[12].Reason,
+		"internal/fleet imports cmd/boxsh: " + rules[12].Reason,
 		"policy imports client: " + rules[len(rules)-2].Reason,
 		"policy imports client: " + rules[7].Reason,
 		"runtime/plan imports runtime/host: " + rules[1].Reason,

@@ -1,10 +1,10 @@
-// Package sandboxes hosts many sandboxes in one server (boxsh --rpc
+// Package fleet hosts many sandboxes in one server (boxsh --rpc
 // --listen --sandboxes): a Manager starts each, by name, with a
 // boxsh-init, worker pool, network namespace and proxy of its own, on a
 // copy-on-write session of the server's workspace or of an empty
 // directory, and stops it when deleted, idle, or at the end. Package rpc
 // gives each an endpoint (rpc.SandboxRouter).
-package sandboxes
+package fleet
 
 import (
 	"context"
