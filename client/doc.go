@@ -4,11 +4,13 @@
 //
 // # Public API
 //
-// This package, client/session, and the tool types this package names
-// through aliases (ReadRequest, Edit, EditResult, ListRequest, ListResult,
-// StatResult, ProcessOutput, ProcessInfo, PortInfo, from package tool) are
-// boxsh's public Go API: programs outside this module may build on them, and
-// they change only compatibly. Every other package of the module (rpc,
+// This package, client/session, client/apitype (the wire types of a
+// server of many sandboxes, which SandboxInfo and SnapshotInfo embed and
+// SandboxDisk and CreateRequest are), and the tool types this package
+// names through aliases (ReadRequest, Edit, EditResult, ListRequest,
+// ListResult, StatResult, ProcessOutput, ProcessInfo, PortInfo, from
+// package tool) are boxsh's public Go API: programs outside this module
+// may build on them, and they change only compatibly. Every other package of the module (rpc,
 // frame, agent, runtime, policy, tool's other names) is boxsh's own and may
 // change in any release; within the module, only programs (cmd/) and tests
 // (integration/) import this package (see internal/layout).

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/client/session"
 )
 
@@ -45,7 +46,7 @@ func (s *Server) Apply(ctx context.Context, name string, opts session.ApplyOptio
 	if len(opts.Protect) > 0 {
 		return nil, &HTTPError{StatusCode: http.StatusBadRequest, Detail: "apply: Protect is the server's policy (filesystem.protect), not the client's"}
 	}
-	body, _ := json.Marshal(map[string]any{"dry_run": opts.DryRun, "paths": opts.Paths})
+	body, _ := json.Marshal(apitype.ApplyRequest{DryRun: opts.DryRun, Paths: opts.Paths})
 	var res session.ApplyResult
 	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(name)+"/apply", s.token, body, http.StatusOK, &res); err != nil {
 		return nil, err

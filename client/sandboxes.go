@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/frame"
 )
 
@@ -25,72 +26,43 @@ import (
 const (
 	// FromWorkspace is a copy-on-write view of the server's working
 	// directory.
-	FromWorkspace = "workspace"
+	FromWorkspace = apitype.FromWorkspace
 	// FromEmpty is an empty directory of the sandbox's own.
-	FromEmpty = "empty"
+	FromEmpty = apitype.FromEmpty
 )
 
 // FromSnapshot is the from of Server.Create for a sandbox that starts
 // with snapshot snap's files.
-func FromSnapshot(snap string) string { return "snapshot:" + snap }
+func FromSnapshot(snap string) string { return apitype.FromSnapshotPrefix + snap }
 
-// SnapshotInfo describes a snapshot of a Server (Server.Snapshot).
+// SnapshotInfo describes a snapshot of a Server (Server.Snapshot): the
+// server's answer, and how long the sandbox's processes were paused for
+// it.
 type SnapshotInfo struct {
-	Name string `json:"name"`
-	// Sandbox is the sandbox it was taken of; Base where that sandbox's
-	// files came from (FromWorkspace or FromEmpty).
-	Sandbox string    `json:"sandbox"`
-	Base    string    `json:"base"`
-	Created time.Time `json:"created"`
-	// Bytes is the size of its files.
-	Bytes int64 `json:"size_bytes"`
-	// Paused is how long the sandbox's processes were paused for it.
-	Paused   time.Duration `json:"-"`
-	PausedMS float64       `json:"paused_ms"`
+	apitype.SnapshotInfo
+	// Paused is PausedMS as a duration.
+	Paused time.Duration `json:"-"`
 }
 
-// SandboxInfo describes a sandbox of a Server.
+// SandboxInfo describes a sandbox of a Server: the server's answer (its
+// Token set by Create and Fork only), and its age and idle time.
 type SandboxInfo struct {
-	Name string `json:"name"`
-	From string `json:"from"`
-	// Created is when it started; Age and Idle how long ago it started
-	// and ran its last call.
-	Created time.Time     `json:"created"`
-	Age     time.Duration `json:"-"`
-	Idle    time.Duration `json:"-"`
-	// Calls counts its tool calls, Running those in flight.
-	Calls   int64 `json:"calls"`
-	Running int   `json:"running"`
-	// Workspace is the host directory of its files.
-	Workspace string `json:"workspace"`
-	// Disk is its disk use, with a disk limit (else nil).
-	Disk *SandboxDisk `json:"disk,omitempty"`
-	// Endpoint is the path of its MCP endpoint (/s/NAME/mcp).
-	Endpoint string `json:"endpoint"`
-	// Token is its bearer token: set by Create only.
-	Token string `json:"token"`
-
-	AgeSeconds  float64 `json:"age_seconds"`
-	IdleSeconds float64 `json:"idle_seconds"`
+	apitype.SandboxInfo
+	// Age and Idle are AgeSeconds and IdleSeconds as durations: how long
+	// ago it started and ran its last call.
+	Age  time.Duration `json:"-"`
+	Idle time.Duration `json:"-"`
 }
 
 // SandboxDisk is a sandbox's disk use: the space its writable layer
 // took at the server's last look, its limit, and whether it is past it
 // (files can no longer grow).
-type SandboxDisk struct {
-	Used  int64 `json:"used_bytes"`
-	Limit int64 `json:"limit_bytes"`
-	Full  bool  `json:"full"`
-}
+type SandboxDisk = apitype.SandboxDisk
 
 // CreateRequest is what CreateWith asks for: a name, where its files come
 // from (From*, "" is FromWorkspace) and a disk limit ("512M"; "" the
 // server's, --sandbox-disk, which bounds it).
-type CreateRequest struct {
-	Name string `json:"name"`
-	From string `json:"from,omitempty"`
-	Disk string `json:"disk,omitempty"`
-}
+type CreateRequest = apitype.SandboxRequest
 
 // HTTPError is a refusal of a server of many sandboxes: a limit reached
 // (StatusCode 429), a name taken (409), no such sandbox (404), a wrong
@@ -133,21 +105,18 @@ func (s *Server) Create(ctx context.Context, name, from string) (*SandboxInfo, e
 // CreateWith starts the sandbox req asks for and returns it with its
 // token.
 func (s *Server) CreateWith(ctx context.Context, req CreateRequest) (*SandboxInfo, error) {
-	var info SandboxInfo
+	var info apitype.SandboxInfo
 	body, _ := json.Marshal(req)
 	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes", s.token, body, http.StatusCreated, &info); err != nil {
 		return nil, err
 	}
-	info.fill()
-	return &info, nil
+	return sandboxInfo(info), nil
 }
 
 // NewToken gives sandbox name a new token, which replaces its old one: a
 // sandbox the server hosts again after a restart has none until then.
 func (s *Server) NewToken(ctx context.Context, name string) (string, error) {
-	var out struct {
-		Token string `json:"token"`
-	}
+	var out apitype.TokenResponse
 	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(name)+"/token", s.token, nil, http.StatusOK, &out); err != nil {
 		return "", err
 	}
@@ -156,16 +125,15 @@ func (s *Server) NewToken(ctx context.Context, name string) (string, error) {
 
 // List describes the server's sandboxes.
 func (s *Server) List(ctx context.Context) ([]SandboxInfo, error) {
-	var out struct {
-		Sandboxes []SandboxInfo `json:"sandboxes"`
-	}
+	var out apitype.SandboxList
 	if err := s.do(ctx, http.MethodGet, "/v1/sandboxes", s.token, nil, http.StatusOK, &out); err != nil {
 		return nil, err
 	}
-	for i := range out.Sandboxes {
-		out.Sandboxes[i].fill()
+	list := make([]SandboxInfo, len(out.Sandboxes))
+	for i, info := range out.Sandboxes {
+		list[i] = *sandboxInfo(info)
 	}
-	return out.Sandboxes, nil
+	return list, nil
 }
 
 // Delete stops sandbox name: its processes end and its files go.
@@ -176,27 +144,25 @@ func (s *Server) Delete(ctx context.Context, name string) error {
 // Snapshot freezes sandbox name's files as snapshot snap: its processes
 // are paused while they are copied (writes wait, none is lost).
 func (s *Server) Snapshot(ctx context.Context, name, snap string) (*SnapshotInfo, error) {
-	var info SnapshotInfo
-	body, _ := json.Marshal(map[string]string{"name": snap, "sandbox": name})
+	var info apitype.SnapshotInfo
+	body, _ := json.Marshal(apitype.SnapshotRequest{Name: snap, Sandbox: name})
 	if err := s.do(ctx, http.MethodPost, "/v1/snapshots", s.token, body, http.StatusCreated, &info); err != nil {
 		return nil, err
 	}
-	info.Paused = time.Duration(info.PausedMS * float64(time.Millisecond))
-	return &info, nil
+	return snapshotInfo(info), nil
 }
 
 // Snapshots lists the server's snapshots.
 func (s *Server) Snapshots(ctx context.Context) ([]SnapshotInfo, error) {
-	var out struct {
-		Snapshots []SnapshotInfo `json:"snapshots"`
-	}
+	var out apitype.SnapshotList
 	if err := s.do(ctx, http.MethodGet, "/v1/snapshots", s.token, nil, http.StatusOK, &out); err != nil {
 		return nil, err
 	}
-	for i := range out.Snapshots {
-		out.Snapshots[i].Paused = time.Duration(out.Snapshots[i].PausedMS * float64(time.Millisecond))
+	list := make([]SnapshotInfo, len(out.Snapshots))
+	for i, info := range out.Snapshots {
+		list[i] = *snapshotInfo(info)
 	}
-	return out.Snapshots, nil
+	return list, nil
 }
 
 // DeleteSnapshot deletes snapshot snap; sandboxes started from it keep
@@ -208,26 +174,24 @@ func (s *Server) DeleteSnapshot(ctx context.Context, snap string) error {
 // Fork starts sandbox newName with sandbox name's files as they are now,
 // and returns it with its token.
 func (s *Server) Fork(ctx context.Context, name, newName string) (*SandboxInfo, error) {
-	var info SandboxInfo
-	body, _ := json.Marshal(map[string]string{"name": newName})
+	var info apitype.SandboxInfo
+	body, _ := json.Marshal(apitype.SandboxRequest{Name: newName})
 	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(name)+"/fork", s.token, body, http.StatusCreated, &info); err != nil {
 		return nil, err
 	}
-	info.fill()
-	return &info, nil
+	return sandboxInfo(info), nil
 }
 
 // Restore resets sandbox name to snapshot snap: its processes are
 // restarted (terminals and background processes end), its files become
 // the snapshot's. Its token and endpoint stay.
 func (s *Server) Restore(ctx context.Context, name, snap string) (*SandboxInfo, error) {
-	var info SandboxInfo
-	body, _ := json.Marshal(map[string]string{"snapshot": snap})
+	var info apitype.SandboxInfo
+	body, _ := json.Marshal(apitype.RestoreRequest{Snapshot: snap})
 	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(name)+"/restore", s.token, body, http.StatusOK, &info); err != nil {
 		return nil, err
 	}
-	info.fill()
-	return &info, nil
+	return sandboxInfo(info), nil
 }
 
 // Sandbox returns a Client of sandbox name, which calls its tools with
@@ -244,9 +208,20 @@ func (s *Server) Sandbox(name, token string) *Client {
 	}
 }
 
-func (i *SandboxInfo) fill() {
-	i.Age = time.Duration(i.AgeSeconds * float64(time.Second))
-	i.Idle = time.Duration(i.IdleSeconds * float64(time.Second))
+// sandboxInfo is the SandboxInfo of the server's description of a
+// sandbox.
+func sandboxInfo(info apitype.SandboxInfo) *SandboxInfo {
+	return &SandboxInfo{
+		SandboxInfo: info,
+		Age:         time.Duration(info.AgeSeconds * float64(time.Second)),
+		Idle:        time.Duration(info.IdleSeconds * float64(time.Second)),
+	}
+}
+
+// snapshotInfo is the SnapshotInfo of the server's description of a
+// snapshot.
+func snapshotInfo(info apitype.SnapshotInfo) *SnapshotInfo {
+	return &SnapshotInfo{SnapshotInfo: info, Paused: time.Duration(info.PausedMS * float64(time.Millisecond))}
 }
 
 // do sends a request and decodes the answer of status want into out.
@@ -269,9 +244,7 @@ func (s *Server) do(ctx context.Context, method, path, token string, body []byte
 		return fmt.Errorf("boxsh: %s %s: %w", method, path, err)
 	}
 	if res.StatusCode != want {
-		var p struct {
-			Detail string `json:"detail"`
-		}
+		var p apitype.Problem
 		if json.Unmarshal(b, &p) != nil || p.Detail == "" {
 			p.Detail = strings.TrimSpace(string(b))
 		}

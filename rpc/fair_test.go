@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/client/apitype"
 )
 
 func TestRequestLimit(t *testing.T) {
@@ -83,8 +85,8 @@ func TestSandboxRouterRequestLimit(t *testing.T) {
 	host := &fakeHost{sbs: map[string]*fakeSandbox{}, max: 4,
 		gates: map[string]chan struct{}{"a": make(chan struct{})}, entered: make(chan string, 8)}
 	base := serveRouterWith(t, host, HTTPOptions{Token: "tok", SandboxRequests: 2})
-	var a, b SandboxInfo
-	for name, info := range map[string]*SandboxInfo{"a": &a, "b": &b} {
+	var a, b apitype.SandboxInfo
+	for name, info := range map[string]*apitype.SandboxInfo{"a": &a, "b": &b} {
 		res, body := hcall(t, "POST", base+"/v1/sandboxes", "tok", nil, `{"name":"`+name+`"}`)
 		require.Equal(t, http.StatusCreated, res.StatusCode, body)
 		require.NoError(t, json.Unmarshal([]byte(body), info))
@@ -132,7 +134,7 @@ func TestSandboxRouterManageLimit(t *testing.T) {
 	base := serveRouterWith(t, host, HTTPOptions{Token: "tok", ManageRequests: 2})
 	res, body := hcall(t, "POST", base+"/v1/sandboxes", "tok", nil, `{"name":"a"}`)
 	require.Equal(t, http.StatusCreated, res.StatusCode, body)
-	var a SandboxInfo
+	var a apitype.SandboxInfo
 	require.NoError(t, json.Unmarshal([]byte(body), &a))
 
 	done := make(chan int)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -172,7 +173,7 @@ func (b manageBackend) call(ctx context.Context, name string, a manageArgs) (any
 	stats, _ := rt.host.(SandboxStats)
 	switch name {
 	case ToolCreateSandbox:
-		return rt.createManaged(ctx, SandboxRequest{Name: a.Name, From: a.From})
+		return rt.createManaged(ctx, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: a.Name, From: a.From}})
 	case ToolListSandboxes:
 		return rt.list(), nil
 	case ToolDeleteSandbox:
@@ -202,7 +203,7 @@ func (b manageBackend) call(ctx context.Context, name string, a manageArgs) (any
 		return snaps.Snapshot(a.Sandbox, a.Name)
 	case ToolListSnapshots:
 		list, err := snaps.Snapshots()
-		return map[string]any{"snapshots": list}, err
+		return apitype.SnapshotList{Snapshots: list}, err
 	case ToolDeleteSnapshot:
 		if err := snaps.DeleteSnapshot(a.Name); err != nil {
 			return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -110,8 +111,8 @@ func registerOpenAPI(api huma.API, spec *tool.Spec) error {
 func registerSandboxesOpenAPI(api huma.API) {
 	problem := map[string]*huma.MediaType{"application/problem+json": {Schema: &huma.Schema{Type: "object", AdditionalProperties: true}}}
 	reg := api.OpenAPI().Components.Schemas
-	info := reg.Schema(reflect.TypeFor[SandboxInfo](), true, "")
-	req := reg.Schema(reflect.TypeFor[SandboxRequest](), true, "")
+	info := reg.Schema(reflect.TypeFor[apitype.SandboxInfo](), true, "")
+	req := reg.Schema(reflect.TypeFor[apitype.SandboxRequest](), true, "")
 	stats := reg.Schema(reflect.TypeFor[tool.StatsOutput](), true, "")
 	noop := func(context.Context, *struct{}) (*struct{}, error) { return nil, nil }
 	ops := []huma.Operation{{
@@ -220,7 +221,7 @@ func registerSandboxesOpenAPI(api huma.API) {
 // snapshotOps describe the snapshots, forks and restores of a server of
 // many sandboxes, and its management MCP endpoint.
 func snapshotOps(reg huma.Registry, info *huma.Schema, problem map[string]*huma.MediaType) []huma.Operation {
-	snap := reg.Schema(reflect.TypeFor[SnapshotInfo](), true, "")
+	snap := reg.Schema(reflect.TypeFor[apitype.SnapshotInfo](), true, "")
 	name := func(what string) *huma.Param {
 		return &huma.Param{Name: "name", In: "path", Required: true, Description: what, Schema: &huma.Schema{Type: "string"}}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -157,7 +158,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request, name string) 
 
 // writeProblem writes an RFC 9457 problem document.
 func writeProblem(w http.ResponseWriter, status int, detail string) {
-	b, _ := json.Marshal(map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
+	b, _ := json.Marshal(apitype.Problem{Title: http.StatusText(status), Status: status, Detail: detail})
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

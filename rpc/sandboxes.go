@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/boxsh/boxsh/client/apitype"
 )
 
 // One server, many sandboxes (boxsh --rpc --listen --sandboxes). A
@@ -28,79 +30,29 @@ import (
 // takes its own token (given once, at create) or the server's: a client
 // handed one sandbox's token reaches no other. Legacy clients of /mcp get
 // a sandbox per Mcp-Session-Id (LegacyBackend), made at their first tool
-// call and deleted when the session ends.
+// call and deleted when the session ends. The bodies of the management
+// API's requests and answers are those of package client/apitype.
 
-// Where a new sandbox's workspace comes from.
-const (
-	// FromWorkspace is a copy-on-write view of the server's working
-	// directory (a session, as boxsh --try makes).
-	FromWorkspace = "workspace"
-	// FromEmpty is an empty directory of the sandbox's own.
-	FromEmpty = "empty"
-	// FromSnapshotPrefix, followed by a snapshot's name, starts the
-	// sandbox from that snapshot (see SandboxSnapshots).
-	FromSnapshotPrefix = "snapshot:"
-)
-
-// SandboxRequest is the body of POST /v1/sandboxes.
+// SandboxRequest is a create a SandboxHost is asked for: the body of POST
+// /v1/sandboxes, and what the router adds.
 type SandboxRequest struct {
-	// Name names the sandbox: 1 to 63 letters, digits, '-' and '_',
-	// starting with a letter or digit.
-	Name string `json:"name"`
-	// From is FromWorkspace (default), FromEmpty or FromSnapshotPrefix
-	// followed by a snapshot's name.
-	From string `json:"from,omitempty"`
-	// Disk bounds the sandbox's writable layer ("512M", "2G"; default
-	// and maximum: the server's --sandbox-disk).
-	Disk string `json:"disk,omitempty"`
+	apitype.SandboxRequest
 	// Ephemeral sandboxes (a legacy session's) lose their files when the
 	// server stops; others keep them, as sessions.
-	Ephemeral bool `json:"-"`
-}
-
-// SandboxInfo describes a sandbox.
-type SandboxInfo struct {
-	Name string `json:"name"`
-	From string `json:"from"`
-	// Created is when it started; Age and Idle are seconds since it
-	// started and since its last call ended (or began, when one runs).
-	Created time.Time `json:"created"`
-	Age     float64   `json:"age_seconds"`
-	Idle    float64   `json:"idle_seconds"`
-	// Calls counts its tool calls; Running are those in flight.
-	Calls   int64 `json:"calls"`
-	Running int   `json:"running"`
-	// Workspace is the host directory of its files: the session's
-	// changes (from workspace) or its own directory (empty).
-	Workspace string `json:"workspace,omitempty"`
-	// Disk is the space its writable layer takes, against its limit.
-	Disk *SandboxDisk `json:"disk,omitempty"`
-	// Endpoint is the path of its MCP endpoint; Token, given by create
-	// only, its bearer token (none when the server has none).
-	Endpoint string `json:"endpoint"`
-	Token    string `json:"token,omitempty"`
-}
-
-// SandboxDisk is a sandbox's disk use (with a disk limit).
-type SandboxDisk struct {
-	// Used is the space its writable layer took at the last look, Limit
-	// its bound; Full is set past it (files can no longer grow).
-	Used  int64 `json:"used_bytes"`
-	Limit int64 `json:"limit_bytes"`
-	Full  bool  `json:"full"`
+	Ephemeral bool
 }
 
 // SandboxHost starts and stops the sandboxes of a SandboxRouter.
 type SandboxHost interface {
 	// Create starts sandbox req.Name, returning its backend once it
 	// answers. A refusal is a *SandboxError.
-	Create(ctx context.Context, req SandboxRequest) (Backend, SandboxInfo, error)
+	Create(ctx context.Context, req SandboxRequest) (Backend, apitype.SandboxInfo, error)
 	// Lookup returns a sandbox's backend.
 	Lookup(name string) (Backend, bool)
 	// Delete stops a sandbox and removes everything it had.
 	Delete(name string) error
 	// List describes the sandboxes, by name.
-	List() []SandboxInfo
+	List() []apitype.SandboxInfo
 }
 
 // SandboxFiles, when a SandboxHost offers it, reviews and applies a
@@ -138,31 +90,16 @@ type SandboxStats interface {
 type SandboxSnapshots interface {
 	// Snapshot freezes sandbox name's files as snapshot snap; its
 	// processes are paused meanwhile.
-	Snapshot(name, snap string) (SnapshotInfo, error)
+	Snapshot(name, snap string) (apitype.SnapshotInfo, error)
 	// Snapshots lists the snapshots, DeleteSnapshot deletes one.
-	Snapshots() ([]SnapshotInfo, error)
+	Snapshots() ([]apitype.SnapshotInfo, error)
 	DeleteSnapshot(snap string) error
 	// Fork starts sandbox req.Name with sandbox name's files as they are
 	// now (Create from an unnamed snapshot).
-	Fork(ctx context.Context, name string, req SandboxRequest) (Backend, SandboxInfo, error)
+	Fork(ctx context.Context, name string, req SandboxRequest) (Backend, apitype.SandboxInfo, error)
 	// Restore resets sandbox name to snapshot snap: its processes are
 	// restarted, its files are the snapshot's.
-	Restore(name, snap string) (SandboxInfo, error)
-}
-
-// SnapshotInfo describes a snapshot.
-type SnapshotInfo struct {
-	Name string `json:"name"`
-	// Sandbox is the sandbox it was taken of, Base where that sandbox's
-	// files came from (FromWorkspace or FromEmpty): a sandbox restored
-	// to it must have the same.
-	Sandbox string    `json:"sandbox"`
-	Base    string    `json:"base"`
-	Created time.Time `json:"created"`
-	// Bytes is the size of its files; PausedMS how long the sandbox was
-	// paused while it was taken, in milliseconds.
-	Bytes    int64   `json:"size_bytes"`
-	PausedMS float64 `json:"paused_ms"`
+	Restore(name, snap string) (apitype.SandboxInfo, error)
 }
 
 // SandboxError is a refused create or delete, with its HTTP status.
@@ -269,10 +206,7 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 			_, _ = w.Write([]byte(diff))
 		})
 		mux.HandleFunc("POST /v1/sandboxes/{name}/apply", func(w http.ResponseWriter, r *http.Request) {
-			var req struct {
-				DryRun bool     `json:"dry_run"`
-				Paths  []string `json:"paths"`
-			}
+			var req apitype.ApplyRequest
 			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
@@ -320,10 +254,7 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 // serveSnapshots adds the paths of snapshots, forks and restores.
 func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapshots) {
 	mux.HandleFunc("POST /v1/snapshots", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Name    string `json:"name"`
-			Sandbox string `json:"sandbox"`
-		}
+		var req apitype.SnapshotRequest
 		if !decodeBody(w, r, &req, `{"name": SNAPSHOT, "sandbox": SANDBOX}`) {
 			return
 		}
@@ -342,7 +273,7 @@ func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapsho
 			writeSandboxError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"snapshots": list})
+		writeJSON(w, http.StatusOK, apitype.SnapshotList{Snapshots: list})
 	})
 	mux.HandleFunc("DELETE /v1/snapshots/{name}", func(w http.ResponseWriter, r *http.Request) {
 		began := time.Now()
@@ -355,7 +286,7 @@ func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapsho
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /v1/sandboxes/{name}/fork", func(w http.ResponseWriter, r *http.Request) {
-		var req SandboxRequest
+		var req apitype.SandboxRequest
 		if !decodeBody(w, r, &req, `{"name": NEW}`) {
 			return
 		}
@@ -369,9 +300,7 @@ func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapsho
 		writeJSON(w, http.StatusCreated, info)
 	})
 	mux.HandleFunc("POST /v1/sandboxes/{name}/restore", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Snapshot string `json:"snapshot"`
-		}
+		var req apitype.RestoreRequest
 		if !decodeBody(w, r, &req, `{"snapshot": SNAPSHOT}`) {
 			return
 		}
@@ -498,12 +427,12 @@ func (rt *SandboxRouter) forget(name string) {
 func (rt *SandboxRouter) Forget(name string) { rt.forget(name) }
 
 func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
-	var req SandboxRequest
+	var req apitype.SandboxRequest
 	if !decodeBody(w, r, &req, `{"name": NAME, "from": "workspace", "empty" or "snapshot:SNAPSHOT", "disk": SIZE}`) {
 		return
 	}
 	began := time.Now()
-	info, err := rt.createManaged(r.Context(), req)
+	info, err := rt.createManaged(r.Context(), SandboxRequest{SandboxRequest: req})
 	rt.managed(SandboxCall{Action: "create", Name: req.Name, Client: restClient(r), Args: map[string]any{"from": req.From}, Began: began, Err: err})
 	if err != nil {
 		writeSandboxError(w, err)
@@ -514,26 +443,26 @@ func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
 
 // createManaged makes sandbox req.Name and its endpoint, and describes it with
 // its token.
-func (rt *SandboxRouter) createManaged(ctx context.Context, req SandboxRequest) (SandboxInfo, error) {
+func (rt *SandboxRouter) createManaged(ctx context.Context, req SandboxRequest) (apitype.SandboxInfo, error) {
 	if err := checkManagedName(req.Name); err != nil {
-		return SandboxInfo{}, err
+		return apitype.SandboxInfo{}, err
 	}
 	b, info, err := rt.host.Create(ctx, req)
 	if err != nil {
-		return SandboxInfo{}, err
+		return apitype.SandboxInfo{}, err
 	}
 	return rt.publish(b, info)
 }
 
 // fork makes sandbox name from sandbox src's current files, and its
 // endpoint.
-func (rt *SandboxRouter) fork(ctx context.Context, snaps SandboxSnapshots, src, name string) (SandboxInfo, error) {
+func (rt *SandboxRouter) fork(ctx context.Context, snaps SandboxSnapshots, src, name string) (apitype.SandboxInfo, error) {
 	if err := checkManagedName(name); err != nil {
-		return SandboxInfo{}, err
+		return apitype.SandboxInfo{}, err
 	}
-	b, info, err := snaps.Fork(ctx, src, SandboxRequest{Name: name})
+	b, info, err := snaps.Fork(ctx, src, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: name}})
 	if err != nil {
-		return SandboxInfo{}, err
+		return apitype.SandboxInfo{}, err
 	}
 	return rt.publish(b, info)
 }
@@ -548,11 +477,11 @@ func checkManagedName(name string) error {
 
 // publish makes the endpoint of new sandbox b (info) with a token of its
 // own, and returns info with the endpoint and token.
-func (rt *SandboxRouter) publish(b Backend, info SandboxInfo) (SandboxInfo, error) {
+func (rt *SandboxRouter) publish(b Backend, info apitype.SandboxInfo) (apitype.SandboxInfo, error) {
 	ep, err := rt.newEndpoint(info.Name, b, "")
 	if err != nil {
 		_ = rt.host.Delete(info.Name)
-		return SandboxInfo{}, err
+		return apitype.SandboxInfo{}, err
 	}
 	rt.mu.Lock()
 	old := rt.eps[info.Name]
@@ -620,9 +549,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // LegacyBackend is the backend of /mcp on a server of many sandboxes: a
 // legacy session's calls go to a sandbox of its own, made at its first
-// call (from FromWorkspace, named LegacySandboxName of the session), and
-// deleted when the session ends (EndSession, HTTPOptions.SessionEnded).
-// Requests outside a legacy session name their sandbox in the URL.
+// call (from apitype.FromWorkspace, named LegacySandboxName of the
+// session), and deleted when the session ends (EndSession,
+// HTTPOptions.SessionEnded). Requests outside a legacy session name their
+// sandbox in the URL.
 func (rt *SandboxRouter) LegacyBackend() Backend { return legacyBackend{rt} }
 
 type legacyBackend struct{ rt *SandboxRouter }
@@ -655,8 +585,8 @@ func (rt *SandboxRouter) sessionSandbox(ctx context.Context, name string) (Backe
 		return b, nil
 	}
 	began := time.Now()
-	b, _, err := rt.host.Create(ctx, SandboxRequest{Name: name, From: FromWorkspace, Ephemeral: true})
-	rt.managed(SandboxCall{Action: "create", Name: name, Client: ClientOf(ctx), Args: map[string]any{"from": FromWorkspace}, Began: began, Err: err})
+	b, _, err := rt.host.Create(ctx, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: name, From: apitype.FromWorkspace}, Ephemeral: true})
+	rt.managed(SandboxCall{Action: "create", Name: name, Client: ClientOf(ctx), Args: map[string]any{"from": apitype.FromWorkspace}, Began: began, Err: err})
 	return b, err
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/tool"
 )
 
@@ -59,19 +60,19 @@ func (f *fakeSandbox) Start(ctx context.Context, _ string, _ json.RawMessage, do
 	return nil
 }
 
-func (h *fakeHost) Create(ctx context.Context, req SandboxRequest) (Backend, SandboxInfo, error) {
+func (h *fakeHost) Create(ctx context.Context, req SandboxRequest) (Backend, apitype.SandboxInfo, error) {
 	h.hold(ctx, "create "+req.Name)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sbs[req.Name] != nil {
-		return nil, SandboxInfo{}, &SandboxError{Status: http.StatusConflict, Msg: "exists"}
+		return nil, apitype.SandboxInfo{}, &SandboxError{Status: http.StatusConflict, Msg: "exists"}
 	}
 	if len(h.sbs) >= h.max {
-		return nil, SandboxInfo{}, &SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: %d sandboxes", h.max)}
+		return nil, apitype.SandboxInfo{}, &SandboxError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("limit reached: %d sandboxes", h.max)}
 	}
 	sb := &fakeSandbox{name: req.Name, host: h}
 	h.sbs[req.Name] = sb
-	return sb, SandboxInfo{Name: req.Name, From: req.From}, nil
+	return sb, apitype.SandboxInfo{Name: req.Name, From: req.From}, nil
 }
 
 func (h *fakeHost) Lookup(name string) (Backend, bool) {
@@ -91,12 +92,12 @@ func (h *fakeHost) Delete(name string) error {
 	return nil
 }
 
-func (h *fakeHost) List() []SandboxInfo {
+func (h *fakeHost) List() []apitype.SandboxInfo {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []SandboxInfo
+	var out []apitype.SandboxInfo
 	for n := range h.sbs {
-		out = append(out, SandboxInfo{Name: n})
+		out = append(out, apitype.SandboxInfo{Name: n})
 	}
 	return out
 }
@@ -157,7 +158,7 @@ func TestSandboxRouterManagementAndTokens(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "create without the server's token")
 	res, body := hcall(t, "POST", base+"/v1/sandboxes", "server-token", nil, `{"name":"a","form":"empty"}`)
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode, "an unknown member: %s", body)
-	var a, b SandboxInfo
+	var a, b apitype.SandboxInfo
 	res, body = hcall(t, "POST", base+"/v1/sandboxes", "server-token", nil, `{"name":"a"}`)
 	require.Equal(t, http.StatusCreated, res.StatusCode, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &a))

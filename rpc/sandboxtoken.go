@@ -2,6 +2,8 @@ package rpc
 
 import (
 	"net/http"
+
+	"github.com/boxsh/boxsh/client/apitype"
 )
 
 // serveToken answers POST /v1/sandboxes/NAME/token: a new token for
@@ -30,5 +32,5 @@ func (rt *SandboxRouter) serveToken(w http.ResponseWriter, r *http.Request) {
 	if old != nil {
 		old.h.Close()
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"name": name, "endpoint": "/s/" + name + "/mcp", "token": ep.token})
+	writeJSON(w, http.StatusOK, apitype.TokenResponse{Name: name, Endpoint: "/s/" + name + "/mcp", Token: ep.token})
 }

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/internal/durable"
-	"github.com/boxsh/boxsh/rpc"
 )
 
 // RecordFile is the record of a sandbox in its session's directory (beside
@@ -131,7 +131,7 @@ func (m *Manager) adoptOne(ctx context.Context, s *session.Session, rec record) 
 	if m.cfg.Disk > 0 && (sb.diskMax <= 0 || sb.diskMax > m.cfg.Disk) {
 		sb.diskMax = m.cfg.Disk
 	}
-	if sb.base == rpc.FromEmpty {
+	if sb.base == apitype.FromEmpty {
 		sb.empty = s.Src()
 	}
 	return m.admit(ctx, sb, admitAdopted)
@@ -148,8 +148,8 @@ func readRecord(s *session.Session) (record, error) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return rec, fmt.Errorf("%s: %w", RecordFile, err)
 	}
-	if b := rec.base(); b != rpc.FromWorkspace && b != rpc.FromEmpty {
-		return rec, fmt.Errorf("%s: a sandbox from %q, not %q or %q", RecordFile, b, rpc.FromWorkspace, rpc.FromEmpty)
+	if b := rec.base(); b != apitype.FromWorkspace && b != apitype.FromEmpty {
+		return rec, fmt.Errorf("%s: a sandbox from %q, not %q or %q", RecordFile, b, apitype.FromWorkspace, apitype.FromEmpty)
 	}
 	return rec, nil
 }
@@ -166,9 +166,9 @@ func (rec record) base() string {
 // its workspace, or of an empty directory of its own.
 func (m *Manager) ours(s *session.Session, from string) bool {
 	switch from {
-	case rpc.FromWorkspace:
+	case apitype.FromWorkspace:
 		return s.Src() == m.cfg.Workspace
-	case rpc.FromEmpty:
+	case apitype.FromEmpty:
 		return filepath.Dir(s.Src()) == m.cfg.EmptyDir
 	}
 	// A warm one's: either.
@@ -235,7 +235,7 @@ func (m *Manager) removeLeft(dir, why string) {
 	m.cfg.Log.Warn(why, "path", dir)
 }
 
-// settleEmptyDirs removes the empty directories (rpc.FromEmpty) no
+// settleEmptyDirs removes the empty directories (apitype.FromEmpty) no
 // session works on: those of creates killed before their session was
 // made. One a file was applied to is kept.
 func (m *Manager) settleEmptyDirs() {

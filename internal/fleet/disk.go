@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime/host"
@@ -11,7 +12,7 @@ import (
 
 // diskLimit is the disk limit of a create: its own (SandboxRequest.Disk)
 // or the server's, which bounds it. A refusal names the limit.
-func (m *Manager) diskLimit(req rpc.SandboxRequest) (int64, error) {
+func (m *Manager) diskLimit(req apitype.SandboxRequest) (int64, error) {
 	if req.Disk == "" {
 		return m.cfg.Disk, nil
 	}
@@ -40,12 +41,12 @@ func (sb *Sandbox) startDisk(m *Manager) error {
 }
 
 // diskInfo is the sandbox's disk use, nil without a limit.
-func (sb *Sandbox) diskInfo() *rpc.SandboxDisk {
+func (sb *Sandbox) diskInfo() *apitype.SandboxDisk {
 	if sb.disk == nil {
 		return nil
 	}
 	used, full := sb.disk.Used()
-	return &rpc.SandboxDisk{Used: used, Limit: sb.disk.Limit(), Full: full}
+	return &apitype.SandboxDisk{Used: used, Limit: sb.disk.Limit(), Full: full}
 }
 
 // diskError adds to a failed call's error that the sandbox is past its

@@ -23,6 +23,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/proxy"
@@ -37,11 +38,11 @@ type Config struct {
 	// policy, the worker pool. Each sandbox adds the bind of its session,
 	// and starts in its view of Workspace.
 	Runtime runtime.Config
-	// Workspace is the directory a sandbox from rpc.FromWorkspace sees
+	// Workspace is the directory a sandbox from apitype.FromWorkspace sees
 	// copy-on-write.
 	Workspace string
 	// SessionDir holds the sessions (default session.DefaultBaseDir());
-	// EmptyDir the empty directories of sandboxes from rpc.FromEmpty
+	// EmptyDir the empty directories of sandboxes from apitype.FromEmpty
 	// (default: "sandboxes" beside SessionDir); SnapshotDir the snapshots
 	// (default: "snapshots" beside SessionDir). None may be in
 	// Workspace, nor Workspace in them.
@@ -57,8 +58,8 @@ type Config struct {
 	// Disk bounds each sandbox's writable layer, in bytes (0: no
 	// bound); a create may ask for less (see host.DiskLimit).
 	Disk int64
-	// Warm is how many sandboxes of each kind (rpc.FromWorkspace,
-	// rpc.FromEmpty) are kept started ahead, so that a create takes one
+	// Warm is how many sandboxes of each kind (apitype.FromWorkspace,
+	// apitype.FromEmpty) are kept started ahead, so that a create takes one
 	// at once; the pool refills in the background. Warm ones do not count
 	// towards Max.
 	Warm int
@@ -107,8 +108,8 @@ type Manager struct {
 // Sandbox is one sandbox of a Manager: an rpc.Backend.
 type Sandbox struct {
 	name, from string
-	// base is where its files came from at first (rpc.FromWorkspace or
-	// rpc.FromEmpty); layer the snapshot's layer it starts from, if any.
+	// base is where its files came from at first (apitype.FromWorkspace or
+	// apitype.FromEmpty); layer the snapshot's layer it starts from, if any.
 	base, layer string
 	created     time.Time
 	ephemeral   bool
@@ -124,7 +125,7 @@ type Sandbox struct {
 	binds   []policy.Bind // its own
 	sess    *session.Session
 	lock    *os.File // the session's, while it runs
-	empty   string   // the empty directory of rpc.FromEmpty
+	empty   string   // the empty directory of apitype.FromEmpty
 	cancel  context.CancelFunc
 	// diskMax is its disk limit (0: none), disk its accounting.
 	diskMax int64
@@ -195,10 +196,10 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 // Create starts sandbox req.Name and returns it once its boxsh-init runs
 // (rpc.SandboxHost). A refusal is an *rpc.SandboxError naming the limit or
 // the fault.
-func (m *Manager) Create(ctx context.Context, req rpc.SandboxRequest) (rpc.Backend, rpc.SandboxInfo, error) {
+func (m *Manager) Create(ctx context.Context, req rpc.SandboxRequest) (rpc.Backend, apitype.SandboxInfo, error) {
 	sb, err := m.create(ctx, req)
 	if err != nil {
-		return nil, rpc.SandboxInfo{}, err
+		return nil, apitype.SandboxInfo{}, err
 	}
 	return sb, sb.Info(), nil
 }
@@ -217,12 +218,12 @@ func (m *Manager) createFrom(ctx context.Context, req rpc.SandboxRequest, base, 
 	switch {
 	case layer != "": // a fork's
 	case req.From == "":
-		req.From = rpc.FromWorkspace
-	case req.From == rpc.FromWorkspace, req.From == rpc.FromEmpty:
+		req.From = apitype.FromWorkspace
+	case req.From == apitype.FromWorkspace, req.From == apitype.FromEmpty:
 	default:
-		snap, ok := strings.CutPrefix(req.From, rpc.FromSnapshotPrefix)
+		snap, ok := strings.CutPrefix(req.From, apitype.FromSnapshotPrefix)
 		if !ok {
-			return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: from %q: expected %q, %q or %q followed by a snapshot's name", req.Name, req.From, rpc.FromWorkspace, rpc.FromEmpty, rpc.FromSnapshotPrefix)}
+			return nil, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: from %q: expected %q, %q or %q followed by a snapshot's name", req.Name, req.From, apitype.FromWorkspace, apitype.FromEmpty, apitype.FromSnapshotPrefix)}
 		}
 		info, err := m.snapshotInfo(snap)
 		if err != nil {
@@ -233,7 +234,7 @@ func (m *Manager) createFrom(ctx context.Context, req rpc.SandboxRequest, base, 
 	if base == "" {
 		base = req.From
 	}
-	diskMax, err := m.diskLimit(req)
+	diskMax, err := m.diskLimit(req.SandboxRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +369,7 @@ func (sb *Sandbox) start(ctx context.Context, m *Manager) error {
 	}
 	if sb.sess == nil { // else adopted (see adopt)
 		src := m.cfg.Workspace
-		if sb.base == rpc.FromEmpty {
+		if sb.base == apitype.FromEmpty {
 			dir, err := os.MkdirTemp(m.cfg.EmptyDir, name+"-")
 			if err != nil {
 				return err
@@ -527,14 +528,14 @@ func (m *Manager) Delete(name string) error {
 }
 
 // List describes the running sandboxes (rpc.SandboxHost).
-func (m *Manager) List() []rpc.SandboxInfo {
+func (m *Manager) List() []apitype.SandboxInfo {
 	m.mu.Lock()
 	all := make([]*Sandbox, 0, len(m.sbs))
 	for _, sb := range m.sbs {
 		all = append(all, sb)
 	}
 	m.mu.Unlock()
-	out := make([]rpc.SandboxInfo, 0, len(all))
+	out := make([]apitype.SandboxInfo, 0, len(all))
 	for _, sb := range all {
 		if info := sb.Info(); !info.Created.IsZero() {
 			out = append(out, info)
@@ -650,20 +651,20 @@ func (sb *Sandbox) Name() string {
 }
 
 // Info describes the sandbox (zero while it starts).
-func (sb *Sandbox) Info() rpc.SandboxInfo {
+func (sb *Sandbox) Info() apitype.SandboxInfo {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if !sb.ready {
-		return rpc.SandboxInfo{}
+		return apitype.SandboxInfo{}
 	}
 	now := time.Now()
 	idle := now.Sub(sb.last)
 	if sb.running > 0 {
 		idle = 0
 	}
-	return rpc.SandboxInfo{
+	return apitype.SandboxInfo{
 		Name: sb.name, From: sb.from, Created: sb.created.UTC(),
-		Age: now.Sub(sb.created).Seconds(), Idle: idle.Seconds(),
+		AgeSeconds: now.Sub(sb.created).Seconds(), IdleSeconds: idle.Seconds(),
 		Calls: sb.calls, Running: sb.running, Workspace: sb.sess.Dst(),
 		Disk: sb.diskInfo(),
 	}
@@ -731,7 +732,7 @@ func (m *Manager) refillAfter(sb *Sandbox) {
 }
 
 // warmKinds are the kinds of sandbox the pool keeps.
-var warmKinds = []string{rpc.FromWorkspace, rpc.FromEmpty}
+var warmKinds = []string{apitype.FromWorkspace, apitype.FromEmpty}
 
 // refill starts the filler of the warm pool unless it runs: it starts
 // sandboxes until each kind has Warm of them.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/internal/durable"
 	"github.com/boxsh/boxsh/rpc"
@@ -25,10 +26,6 @@ import (
 // directory), so that every sandbox's changes stay one upper directory
 // over its base: changes, diff and apply see them all, and a snapshot
 // depends on no other (each can be deleted at any time).
-
-// FromFork, followed by the name of the sandbox it was forked from, is
-// the From of a fork.
-const FromFork = "fork:"
 
 // DefaultMaxSnapshots is the default bound on the snapshots of a server.
 const DefaultMaxSnapshots = 64
@@ -46,8 +43,8 @@ func (m *Manager) layerOf(snap string) string {
 }
 
 // snapshotInfo reads the description of snapshot snap.
-func (m *Manager) snapshotInfo(snap string) (rpc.SnapshotInfo, error) {
-	var info rpc.SnapshotInfo
+func (m *Manager) snapshotInfo(snap string) (apitype.SnapshotInfo, error) {
+	var info apitype.SnapshotInfo
 	if err := checkName("snapshot", snap); err != nil {
 		return info, err
 	}
@@ -66,21 +63,21 @@ func (m *Manager) snapshotInfo(snap string) (rpc.SnapshotInfo, error) {
 
 // Snapshot freezes sandbox name's files as snapshot snap
 // (rpc.SandboxSnapshots).
-func (m *Manager) Snapshot(name, snap string) (rpc.SnapshotInfo, error) {
+func (m *Manager) Snapshot(name, snap string) (apitype.SnapshotInfo, error) {
 	if err := checkName("snapshot", snap); err != nil {
-		return rpc.SnapshotInfo{}, err
+		return apitype.SnapshotInfo{}, err
 	}
 	sb := m.Get(name)
 	if sb == nil {
-		return rpc.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+		return apitype.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
 	}
 	if err := m.reserveSnapshot(snap); err != nil {
-		return rpc.SnapshotInfo{}, err
+		return apitype.SnapshotInfo{}, err
 	}
 	defer m.releaseSnapshot(snap)
 	info, err := m.makeSnapshot(sb, snap)
 	if err != nil {
-		return rpc.SnapshotInfo{}, fmt.Errorf("snapshot %s of sandbox %s: %w", snap, name, err)
+		return apitype.SnapshotInfo{}, fmt.Errorf("snapshot %s of sandbox %s: %w", snap, name, err)
 	}
 	m.cfg.Log.Info("snapshot taken", "sandbox", name, "snapshot", snap, "paused_ms", info.PausedMS, "bytes", info.Bytes)
 	return info, nil
@@ -117,7 +114,7 @@ func (m *Manager) reserveSnapshot(snap string) error {
 
 // beingMade is the number of snapshots being made that are not yet in
 // list (those made, by name).
-func (m *Manager) beingMade(list []rpc.SnapshotInfo) int {
+func (m *Manager) beingMade(list []apitype.SnapshotInfo) int {
 	n := len(m.making)
 	for _, info := range list {
 		if m.making[info.Name] {
@@ -137,10 +134,10 @@ func (m *Manager) releaseSnapshot(snap string) {
 // makeSnapshot makes snapshot snap of sb: its layer and description are
 // made in a temporary directory, synced, and renamed to the snapshot's
 // place, so that a snapshot is whole or absent.
-func (m *Manager) makeSnapshot(sb *Sandbox, snap string) (rpc.SnapshotInfo, error) {
+func (m *Manager) makeSnapshot(sb *Sandbox, snap string) (apitype.SnapshotInfo, error) {
 	tmp, err := durable.TempDir(m.cfg.SnapshotDir, snapshotTemp)
 	if err != nil {
-		return rpc.SnapshotInfo{}, err
+		return apitype.SnapshotInfo{}, err
 	}
 	defer tmp.Close()
 	info, err := sb.saveLayer(filepath.Join(tmp.Path, "layer"))
@@ -153,14 +150,14 @@ func (m *Manager) makeSnapshot(sb *Sandbox, snap string) (rpc.SnapshotInfo, erro
 	}
 	if err != nil {
 		_ = removeTree(tmp.Path)
-		return rpc.SnapshotInfo{}, err
+		return apitype.SnapshotInfo{}, err
 	}
 	return info, nil
 }
 
 // saveLayer copies the sandbox's changes to layer, its processes paused
 // meanwhile.
-func (sb *Sandbox) saveLayer(layer string) (rpc.SnapshotInfo, error) {
+func (sb *Sandbox) saveLayer(layer string) (apitype.SnapshotInfo, error) {
 	sb.op.Lock()
 	defer sb.op.Unlock()
 	sb.swap.RLock()
@@ -171,7 +168,7 @@ func (sb *Sandbox) saveLayer(layer string) (rpc.SnapshotInfo, error) {
 	t0 := time.Now()
 	resume, err := sup.Pause(freezeTimeout)
 	if err != nil {
-		return rpc.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusServiceUnavailable,
+		return apitype.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusServiceUnavailable,
 			Msg: fmt.Sprintf("snapshot of %s: its processes could not be paused (retry): %v", sb.name, err)}
 	}
 	err = sb.sess.SaveLayer(layer)
@@ -180,20 +177,20 @@ func (sb *Sandbox) saveLayer(layer string) (rpc.SnapshotInfo, error) {
 	if errors.Is(err, session.ErrLayerChanged) {
 		// Something outside the pause changed the layer (a process
 		// continued from outside the sandbox): no snapshot is torn.
-		return rpc.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusServiceUnavailable,
+		return apitype.SnapshotInfo{}, &rpc.SandboxError{Status: http.StatusServiceUnavailable,
 			Msg: fmt.Sprintf("snapshot of %s: its files changed while they were copied, so none was kept (retry): %v", sb.name, err)}
 	}
 	if err != nil {
-		return rpc.SnapshotInfo{}, err
+		return apitype.SnapshotInfo{}, err
 	}
-	return rpc.SnapshotInfo{
+	return apitype.SnapshotInfo{
 		Sandbox: sb.name, Base: sb.base, Created: t0.UTC(),
 		Bytes: dirBytes(layer), PausedMS: float64(paused.Microseconds()) / 1000,
 	}, nil
 }
 
 // writeMeta writes a snapshot's description.
-func writeMeta(path string, info rpc.SnapshotInfo) error {
+func writeMeta(path string, info apitype.SnapshotInfo) error {
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
@@ -216,12 +213,12 @@ func dirBytes(dir string) int64 {
 }
 
 // Snapshots lists the snapshots, by name (rpc.SandboxSnapshots).
-func (m *Manager) Snapshots() ([]rpc.SnapshotInfo, error) {
+func (m *Manager) Snapshots() ([]apitype.SnapshotInfo, error) {
 	entries, err := os.ReadDir(m.cfg.SnapshotDir)
 	if err != nil {
 		return nil, fmt.Errorf("snapshots: %w", err)
 	}
-	out := []rpc.SnapshotInfo{}
+	out := []apitype.SnapshotInfo{}
 	for _, e := range entries {
 		if !e.IsDir() || !validName.MatchString(e.Name()) {
 			continue
@@ -272,28 +269,28 @@ func removeTree(dir string) error {
 // Fork starts sandbox req.Name with sandbox name's files as they are now
 // (rpc.SandboxSnapshots): an unnamed snapshot, deleted once the new
 // sandbox has its copy.
-func (m *Manager) Fork(ctx context.Context, name string, req rpc.SandboxRequest) (rpc.Backend, rpc.SandboxInfo, error) {
+func (m *Manager) Fork(ctx context.Context, name string, req rpc.SandboxRequest) (rpc.Backend, apitype.SandboxInfo, error) {
 	if err := checkName("sandbox", req.Name); err != nil {
-		return nil, rpc.SandboxInfo{}, err
+		return nil, apitype.SandboxInfo{}, err
 	}
 	sb := m.Get(name)
 	if sb == nil {
-		return nil, rpc.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+		return nil, apitype.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
 	}
 	tmp, err := durable.TempDir(m.cfg.SnapshotDir, forkTemp)
 	if err != nil {
-		return nil, rpc.SandboxInfo{}, err
+		return nil, apitype.SandboxInfo{}, err
 	}
 	defer tmp.Close()
 	defer removeTree(tmp.Path)
 	layer := filepath.Join(tmp.Path, "layer")
 	if _, err := sb.saveLayer(layer); err != nil {
-		return nil, rpc.SandboxInfo{}, fmt.Errorf("fork of sandbox %s: %w", name, err)
+		return nil, apitype.SandboxInfo{}, fmt.Errorf("fork of sandbox %s: %w", name, err)
 	}
-	req.From = FromFork + name
+	req.From = apitype.FromForkPrefix + name
 	nsb, err := m.createFrom(ctx, req, sb.base, layer)
 	if err != nil {
-		return nil, rpc.SandboxInfo{}, err
+		return nil, apitype.SandboxInfo{}, err
 	}
 	return nsb, nsb.Info(), nil
 }
@@ -302,24 +299,24 @@ func (m *Manager) Fork(ctx context.Context, name string, req rpc.SandboxRequest)
 // its boxsh-init and every process stop, its changes become the
 // snapshot's, and a new boxsh-init starts. Calls sent meanwhile wait;
 // those running end as with a restart.
-func (m *Manager) Restore(name, snap string) (rpc.SandboxInfo, error) {
+func (m *Manager) Restore(name, snap string) (apitype.SandboxInfo, error) {
 	info, err := m.snapshotInfo(snap)
 	if err != nil {
-		return rpc.SandboxInfo{}, err
+		return apitype.SandboxInfo{}, err
 	}
 	sb := m.Get(name)
 	if sb == nil {
-		return rpc.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+		return apitype.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
 	}
 	if info.Base != sb.base {
-		return rpc.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("snapshot %s is of a sandbox from %s; sandbox %s is from %s", snap, info.Base, name, sb.base)}
+		return apitype.SandboxInfo{}, &rpc.SandboxError{Status: http.StatusConflict, Msg: fmt.Sprintf("snapshot %s is of a sandbox from %s; sandbox %s is from %s", snap, info.Base, name, sb.base)}
 	}
 	sb.op.Lock()
 	defer sb.op.Unlock()
 	sb.swap.Lock()
 	defer sb.swap.Unlock()
 	sb.halt()
-	from := rpc.FromSnapshotPrefix + snap
+	from := apitype.FromSnapshotPrefix + snap
 	m.snaps.RLock()
 	err = sb.sess.Reset(m.layerOf(snap), map[string][]byte{RecordFile: sb.recordOf(from)})
 	m.snaps.RUnlock()
@@ -345,7 +342,7 @@ func (m *Manager) Restore(name, snap string) (rpc.SandboxInfo, error) {
 		if m.cfg.Deleted != nil {
 			m.cfg.Deleted(name)
 		}
-		return rpc.SandboxInfo{}, fmt.Errorf("restore sandbox %s to %s: %w (the sandbox is stopped; its files are kept as a session)", name, snap, err)
+		return apitype.SandboxInfo{}, fmt.Errorf("restore sandbox %s to %s: %w (the sandbox is stopped; its files are kept as a session)", name, snap, err)
 	}
 	sb.mu.Lock()
 	sb.from = from
