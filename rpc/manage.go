@@ -161,16 +161,9 @@ func (a manageArgs) audited() map[string]any {
 	return out
 }
 
-// errUnsupported answers a tool whose part of the management API the
-// host lacks.
-var errUnsupported = errors.New("this server does not offer it")
-
 // call runs management tool name.
 func (b manageBackend) call(ctx context.Context, name string, a manageArgs) (any, error) {
 	rt := b.rt
-	files, _ := rt.host.(SandboxFiles)
-	snaps, _ := rt.host.(SandboxSnapshots)
-	stats, _ := rt.host.(SandboxStats)
 	switch name {
 	case ToolCreateSandbox:
 		return rt.createManaged(ctx, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: a.Name, From: a.From}})
@@ -183,63 +176,44 @@ func (b manageBackend) call(ctx context.Context, name string, a manageArgs) (any
 		rt.forget(a.Name)
 		return map[string]any{"deleted": a.Name}, nil
 	case ToolSandboxStats:
-		if stats == nil {
-			return nil, errUnsupported
-		}
-		return stats.Stats(a.Sandbox)
-	}
-	switch name {
-	case ToolSandboxChanges, ToolSandboxDiff, ToolApplySandbox:
-		if files == nil {
-			return nil, errUnsupported
-		}
-	default:
-		if snaps == nil {
-			return nil, errUnsupported
-		}
-	}
-	switch name {
+		return rt.host.Stats(a.Sandbox)
 	case ToolSnapshotSandbox:
-		return snaps.Snapshot(a.Sandbox, a.Name)
+		return rt.host.Snapshot(a.Sandbox, a.Name)
 	case ToolListSnapshots:
-		list, err := snaps.Snapshots()
+		list, err := rt.host.Snapshots()
 		return apitype.SnapshotList{Snapshots: list}, err
 	case ToolDeleteSnapshot:
-		if err := snaps.DeleteSnapshot(a.Name); err != nil {
+		if err := rt.host.DeleteSnapshot(a.Name); err != nil {
 			return nil, err
 		}
 		return map[string]any{"deleted": a.Name}, nil
 	case ToolForkSandbox:
-		return rt.fork(ctx, snaps, a.Sandbox, a.Name)
+		return rt.fork(ctx, a.Sandbox, a.Name)
 	case ToolRestoreSandbox:
-		info, err := snaps.Restore(a.Sandbox, a.Snapshot)
+		info, err := rt.host.Restore(a.Sandbox, a.Snapshot)
 		info.Endpoint = "/s/" + info.Name + "/mcp"
 		return info, err
 	case ToolSandboxChanges:
-		changes, err := files.Changes(a.Sandbox)
+		changes, err := rt.host.Changes(a.Sandbox)
 		return map[string]any{"changes": changes}, err
 	case ToolSandboxDiff:
-		diff, err := files.Diff(a.Sandbox, a.Path)
+		diff, err := rt.host.Diff(a.Sandbox, a.Path)
 		return map[string]any{"diff": diff}, err
 	case ToolApplySandbox:
-		return files.Apply(a.Sandbox, a.DryRun, a.Paths)
+		return rt.host.Apply(a.Sandbox, apitype.ApplyRequest{DryRun: a.DryRun, Paths: a.Paths})
 	}
 	return nil, &Error{Code: CodeMethodNotFound, Message: "unknown tool " + name}
 }
 
 // list is the answer of GET /v1/sandboxes.
-func (rt *SandboxRouter) list() map[string]any {
+func (rt *SandboxRouter) list() apitype.SandboxList {
 	list := rt.host.List()
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	for i := range list {
 		list[i].Endpoint = "/s/" + list[i].Name + "/mcp"
 		list[i].Token = ""
 	}
-	answer := map[string]any{"sandboxes": list}
-	if p, ok := rt.host.(interface{ Warm() int }); ok {
-		answer["warm"] = p.Warm()
-	}
-	return answer
+	return apitype.SandboxList{Sandboxes: list, Warm: rt.host.Warm()}
 }
 
 // toolResult is the CallToolResult of a management tool's answer v, or

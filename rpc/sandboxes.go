@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/client/apitype"
+	"github.com/boxsh/boxsh/tool"
 )
 
 // One server, many sandboxes (boxsh --rpc --listen --sandboxes). A
@@ -42,7 +43,8 @@ type SandboxRequest struct {
 	Ephemeral bool
 }
 
-// SandboxHost starts and stops the sandboxes of a SandboxRouter.
+// SandboxHost starts and stops the sandboxes of a SandboxRouter, reviews
+// and applies their changes, measures them and snapshots them.
 type SandboxHost interface {
 	// Create starts sandbox req.Name, returning its backend once it
 	// answers. A refusal is a *SandboxError.
@@ -51,35 +53,42 @@ type SandboxHost interface {
 	Lookup(name string) (Backend, bool)
 	// Delete stops a sandbox and removes everything it had.
 	Delete(name string) error
-	// List describes the sandboxes, by name.
+	// List describes the sandboxes, by name; Warm is the number of those
+	// started ahead, ready to be taken by a create.
 	List() []apitype.SandboxInfo
+	Warm() int
+	SandboxFiles
+	SandboxStats
+	SandboxSnapshots
 }
 
-// SandboxFiles, when a SandboxHost offers it, reviews and applies a
-// sandbox's changes to the workspace (its copy-on-write session):
-// GET /v1/sandboxes/NAME/changes and /diff?path=P, POST .../apply.
+// SandboxFiles reviews and applies a sandbox's changes to the workspace
+// (its copy-on-write session): GET /v1/sandboxes/NAME/changes and
+// /diff?path=P, POST .../apply. The router passes their answers on as
+// they are: the host is the one that knows their types (those of package
+// client/session).
 type SandboxFiles interface {
-	// Changes lists the changes (JSON-encodable); Diff is the unified
+	// Changes is the JSON of the changes (an array); Diff is the unified
 	// diff of path's changes, or of all when path is "".
-	Changes(name string) (any, error)
+	Changes(name string) (json.RawMessage, error)
 	Diff(name, path string) (string, error)
-	// Apply writes the changes (of paths, or all) into the workspace,
-	// refusing conflicts and protected paths, or only tells what it
-	// would do with dryRun.
-	Apply(name string, dryRun bool, paths []string) (any, error)
+	// Apply writes the changes (of req.Paths, or all) into the
+	// workspace, refusing conflicts and protected paths, or only tells
+	// what it would do with req.DryRun; its answer is the JSON of what
+	// it did.
+	Apply(name string, req apitype.ApplyRequest) (json.RawMessage, error)
 }
 
-// SandboxStats, when a SandboxHost offers it, measures a sandbox as its
-// sandbox_stats tool does: GET /v1/sandboxes/NAME/stats.
+// SandboxStats measures a sandbox as its sandbox_stats tool does: GET
+// /v1/sandboxes/NAME/stats.
 type SandboxStats interface {
-	// Stats is what sandbox name uses (JSON-encodable); a missing
-	// sandbox is a *SandboxError.
-	Stats(name string) (any, error)
+	// Stats is what sandbox name uses; a missing sandbox is a
+	// *SandboxError.
+	Stats(name string) (tool.StatsOutput, error)
 }
 
-// SandboxSnapshots, when a SandboxHost offers it, freezes sandboxes'
-// files as named snapshots, starts sandboxes from them and resets
-// sandboxes to them:
+// SandboxSnapshots freezes sandboxes' files as named snapshots, starts
+// sandboxes from them and resets sandboxes to them:
 //
 //	POST   /v1/snapshots                {"name", "sandbox"}: 201
 //	GET    /v1/snapshots                list
@@ -187,59 +196,16 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 	mux.HandleFunc("GET /v1/sandboxes", rt.serveList)
 	mux.HandleFunc("DELETE /v1/sandboxes/{name}", rt.serveDelete)
 	mux.HandleFunc("POST /v1/sandboxes/{name}/token", rt.serveToken)
-	if files, ok := rt.host.(SandboxFiles); ok {
-		mux.HandleFunc("GET /v1/sandboxes/{name}/changes", func(w http.ResponseWriter, r *http.Request) {
-			changes, err := files.Changes(r.PathValue("name"))
-			if err != nil {
-				writeSandboxError(w, err)
-				return
-			}
-			writeJSON(w, http.StatusOK, map[string]any{"changes": changes})
-		})
-		mux.HandleFunc("GET /v1/sandboxes/{name}/diff", func(w http.ResponseWriter, r *http.Request) {
-			diff, err := files.Diff(r.PathValue("name"), r.URL.Query().Get("path"))
-			if err != nil {
-				writeSandboxError(w, err)
-				return
-			}
-			w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
-			_, _ = w.Write([]byte(diff))
-		})
-		mux.HandleFunc("POST /v1/sandboxes/{name}/apply", func(w http.ResponseWriter, r *http.Request) {
-			var req apitype.ApplyRequest
-			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-				writeProblem(w, http.StatusBadRequest, "apply: the body must be {\"dry_run\": BOOL, \"paths\": [PATH...]}: "+err.Error())
-				return
-			}
-			began := time.Now()
-			res, err := files.Apply(r.PathValue("name"), req.DryRun, req.Paths)
-			args := map[string]any{"dry_run": req.DryRun}
-			if req.Paths != nil {
-				args["paths"] = req.Paths
-			}
-			rt.managed(SandboxCall{Action: "apply", Name: r.PathValue("name"), Client: restClient(r), Args: args, Began: began, Err: err})
-			if err != nil {
-				writeSandboxError(w, err)
-				return
-			}
-			writeJSON(w, http.StatusOK, res)
-		})
-	}
-	if stats, ok := rt.host.(SandboxStats); ok {
-		mux.HandleFunc("GET /v1/sandboxes/{name}/stats", func(w http.ResponseWriter, r *http.Request) {
-			st, err := stats.Stats(r.PathValue("name"))
-			if err != nil {
-				writeSandboxError(w, err)
-				return
-			}
-			writeJSON(w, http.StatusOK, st)
-		})
-	}
-	if snaps, ok := rt.host.(SandboxSnapshots); ok {
-		rt.serveSnapshots(mux, snaps)
-	}
+	rt.serveFiles(mux)
+	mux.HandleFunc("GET /v1/sandboxes/{name}/stats", func(w http.ResponseWriter, r *http.Request) {
+		st, err := rt.host.Stats(r.PathValue("name"))
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, st)
+	})
+	rt.serveSnapshots(mux)
 	mcp, err := rt.manageMCP()
 	if err != nil {
 		return nil, err
@@ -251,15 +217,58 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 	return mux, nil
 }
 
+// serveFiles adds the paths of a sandbox's changes: their list, their
+// diff and their apply.
+func (rt *SandboxRouter) serveFiles(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/sandboxes/{name}/changes", func(w http.ResponseWriter, r *http.Request) {
+		changes, err := rt.host.Changes(r.PathValue("name"))
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"changes": changes})
+	})
+	mux.HandleFunc("GET /v1/sandboxes/{name}/diff", func(w http.ResponseWriter, r *http.Request) {
+		diff, err := rt.host.Diff(r.PathValue("name"), r.URL.Query().Get("path"))
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
+		_, _ = w.Write([]byte(diff))
+	})
+	mux.HandleFunc("POST /v1/sandboxes/{name}/apply", func(w http.ResponseWriter, r *http.Request) {
+		var req apitype.ApplyRequest
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
+			writeProblem(w, http.StatusBadRequest, "apply: the body must be {\"dry_run\": BOOL, \"paths\": [PATH...]}: "+err.Error())
+			return
+		}
+		began := time.Now()
+		res, err := rt.host.Apply(r.PathValue("name"), req)
+		args := map[string]any{"dry_run": req.DryRun}
+		if req.Paths != nil {
+			args["paths"] = req.Paths
+		}
+		rt.managed(SandboxCall{Action: "apply", Name: r.PathValue("name"), Client: restClient(r), Args: args, Began: began, Err: err})
+		if err != nil {
+			writeSandboxError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	})
+}
+
 // serveSnapshots adds the paths of snapshots, forks and restores.
-func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapshots) {
+func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/snapshots", func(w http.ResponseWriter, r *http.Request) {
 		var req apitype.SnapshotRequest
 		if !decodeBody(w, r, &req, `{"name": SNAPSHOT, "sandbox": SANDBOX}`) {
 			return
 		}
 		began := time.Now()
-		info, err := snaps.Snapshot(req.Sandbox, req.Name)
+		info, err := rt.host.Snapshot(req.Sandbox, req.Name)
 		rt.managed(SandboxCall{Action: "snapshot", Name: req.Sandbox, Client: restClient(r), Args: map[string]any{"snapshot": req.Name}, Began: began, Err: err})
 		if err != nil {
 			writeSandboxError(w, err)
@@ -268,7 +277,7 @@ func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapsho
 		writeJSON(w, http.StatusCreated, info)
 	})
 	mux.HandleFunc("GET /v1/snapshots", func(w http.ResponseWriter, _ *http.Request) {
-		list, err := snaps.Snapshots()
+		list, err := rt.host.Snapshots()
 		if err != nil {
 			writeSandboxError(w, err)
 			return
@@ -277,7 +286,7 @@ func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapsho
 	})
 	mux.HandleFunc("DELETE /v1/snapshots/{name}", func(w http.ResponseWriter, r *http.Request) {
 		began := time.Now()
-		err := snaps.DeleteSnapshot(r.PathValue("name"))
+		err := rt.host.DeleteSnapshot(r.PathValue("name"))
 		rt.managed(SandboxCall{Action: "delete_snapshot", Name: r.PathValue("name"), Client: restClient(r), Began: began, Err: err})
 		if err != nil {
 			writeSandboxError(w, err)
@@ -291,7 +300,7 @@ func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapsho
 			return
 		}
 		began := time.Now()
-		info, err := rt.fork(r.Context(), snaps, r.PathValue("name"), req.Name)
+		info, err := rt.fork(r.Context(), r.PathValue("name"), req.Name)
 		rt.managed(SandboxCall{Action: "fork", Name: req.Name, Client: restClient(r), Args: map[string]any{"from": r.PathValue("name")}, Began: began, Err: err})
 		if err != nil {
 			writeSandboxError(w, err)
@@ -305,7 +314,7 @@ func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux, snaps SandboxSnapsho
 			return
 		}
 		began := time.Now()
-		info, err := snaps.Restore(r.PathValue("name"), req.Snapshot)
+		info, err := rt.host.Restore(r.PathValue("name"), req.Snapshot)
 		rt.managed(SandboxCall{Action: "restore", Name: r.PathValue("name"), Client: restClient(r), Args: map[string]any{"snapshot": req.Snapshot}, Began: began, Err: err})
 		if err != nil {
 			writeSandboxError(w, err)
@@ -456,11 +465,11 @@ func (rt *SandboxRouter) createManaged(ctx context.Context, req SandboxRequest) 
 
 // fork makes sandbox name from sandbox src's current files, and its
 // endpoint.
-func (rt *SandboxRouter) fork(ctx context.Context, snaps SandboxSnapshots, src, name string) (apitype.SandboxInfo, error) {
+func (rt *SandboxRouter) fork(ctx context.Context, src, name string) (apitype.SandboxInfo, error) {
 	if err := checkManagedName(name); err != nil {
 		return apitype.SandboxInfo{}, err
 	}
-	b, info, err := snaps.Fork(ctx, src, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: name}})
+	b, info, err := rt.host.Fork(ctx, src, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: name}})
 	if err != nil {
 		return apitype.SandboxInfo{}, err
 	}

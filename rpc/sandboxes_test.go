@@ -102,6 +102,37 @@ func (h *fakeHost) List() []apitype.SandboxInfo {
 	return out
 }
 
+func (h *fakeHost) Warm() int { return 0 }
+
+// The fake host's sandboxes have no files, figures or snapshots to give.
+var errFake = &SandboxError{Status: http.StatusNotImplemented, Msg: "not in the fake host"}
+
+func (h *fakeHost) Changes(string) (json.RawMessage, error) { return nil, errFake }
+
+func (h *fakeHost) Diff(string, string) (string, error) { return "", errFake }
+
+func (h *fakeHost) Apply(string, apitype.ApplyRequest) (json.RawMessage, error) {
+	return nil, errFake
+}
+
+func (h *fakeHost) Stats(string) (tool.StatsOutput, error) { return tool.StatsOutput{}, errFake }
+
+func (h *fakeHost) Snapshot(string, string) (apitype.SnapshotInfo, error) {
+	return apitype.SnapshotInfo{}, errFake
+}
+
+func (h *fakeHost) Snapshots() ([]apitype.SnapshotInfo, error) { return nil, errFake }
+
+func (h *fakeHost) DeleteSnapshot(string) error { return errFake }
+
+func (h *fakeHost) Fork(context.Context, string, SandboxRequest) (Backend, apitype.SandboxInfo, error) {
+	return nil, apitype.SandboxInfo{}, errFake
+}
+
+func (h *fakeHost) Restore(string, string) (apitype.SandboxInfo, error) {
+	return apitype.SandboxInfo{}, errFake
+}
+
 // serveRouter serves a router of host on a loopback port with token.
 func serveRouter(t *testing.T, host *fakeHost, token string) string {
 	t.Helper()
@@ -215,7 +246,7 @@ func TestSandboxRouterManagementAndTokens(t *testing.T) {
 	}
 	res, body = hcall(t, "GET", base+"/v1/sandboxes", "server-token", nil, "")
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	assert.JSONEq(t, `{"sandboxes":[{"name":"a","from":"","created":"0001-01-01T00:00:00Z","age_seconds":0,"idle_seconds":0,"calls":0,"running":0,"endpoint":"/s/a/mcp"},{"name":"b","from":"","created":"0001-01-01T00:00:00Z","age_seconds":0,"idle_seconds":0,"calls":0,"running":0,"endpoint":"/s/b/mcp"}]}`, body)
+	assert.JSONEq(t, `{"sandboxes":[{"name":"a","from":"","created":"0001-01-01T00:00:00Z","age_seconds":0,"idle_seconds":0,"calls":0,"running":0,"endpoint":"/s/a/mcp"},{"name":"b","from":"","created":"0001-01-01T00:00:00Z","age_seconds":0,"idle_seconds":0,"calls":0,"running":0,"endpoint":"/s/b/mcp"}],"warm":0}`, body)
 
 	res, _ = hcall(t, "DELETE", base+"/v1/sandboxes/a", "server-token", nil, "")
 	assert.Equal(t, http.StatusNoContent, res.StatusCode)

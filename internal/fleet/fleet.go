@@ -30,6 +30,7 @@ import (
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/runtime/host"
+	"github.com/boxsh/boxsh/tool"
 )
 
 // Config configures a Manager.
@@ -82,7 +83,8 @@ const DefaultMax = 64
 // stopGrace is how long a deleted sandbox's boxsh-init may take to exit.
 const stopGrace = 2 * time.Second
 
-// Manager owns the sandboxes of a server, by name.
+// Manager owns the sandboxes of a server, by name: it is the
+// rpc.SandboxHost of the server's rpc.SandboxRouter.
 type Manager struct {
 	cfg    Config
 	ctx    context.Context
@@ -104,6 +106,8 @@ type Manager struct {
 	filling bool
 	fills   sync.WaitGroup
 }
+
+var _ rpc.SandboxHost = (*Manager)(nil)
 
 // Sandbox is one sandbox of a Manager: an rpc.Backend.
 type Sandbox struct {
@@ -811,18 +815,21 @@ func (m *Manager) sessionOf(name string) (*session.Session, error) {
 	return sb.sess, nil
 }
 
-// Changes lists the changes of sandbox name to the workspace
-// (rpc.SandboxFiles).
-func (m *Manager) Changes(name string) (any, error) {
+// Changes lists the changes of sandbox name to the workspace, as JSON: an
+// array of session.Change (rpc.SandboxFiles).
+func (m *Manager) Changes(name string) (json.RawMessage, error) {
 	s, err := m.sessionOf(name)
 	if err != nil {
 		return nil, err
 	}
 	changes, err := s.Changes()
+	if err != nil {
+		return nil, err
+	}
 	if changes == nil {
 		changes = []session.Change{}
 	}
-	return changes, err
+	return json.Marshal(changes)
 }
 
 // Diff is the unified diff of sandbox name's changes (rpc.SandboxFiles).
@@ -835,21 +842,26 @@ func (m *Manager) Diff(name, path string) (string, error) {
 }
 
 // Apply writes sandbox name's changes into the workspace, as boxsh apply
-// does (rpc.SandboxFiles).
-func (m *Manager) Apply(name string, dryRun bool, paths []string) (any, error) {
+// does, and tells what it did as JSON: a session.ApplyResult
+// (rpc.SandboxFiles).
+func (m *Manager) Apply(name string, req apitype.ApplyRequest) (json.RawMessage, error) {
 	s, err := m.sessionOf(name)
 	if err != nil {
 		return nil, err
 	}
-	return s.Apply(session.ApplyOptions{DryRun: dryRun, Paths: paths, Protect: m.cfg.Protect})
+	res, err := s.Apply(session.ApplyOptions{DryRun: req.DryRun, Paths: req.Paths, Protect: m.cfg.Protect})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
 // Stats measures sandbox name as its sandbox_stats tool does
 // (rpc.SandboxStats).
-func (m *Manager) Stats(name string) (any, error) {
+func (m *Manager) Stats(name string) (tool.StatsOutput, error) {
 	sb := m.Get(name)
 	if sb == nil {
-		return nil, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
+		return tool.StatsOutput{}, &rpc.SandboxError{Status: http.StatusNotFound, Msg: "no sandbox " + name}
 	}
 	return sb.sup.Stats(), nil
 }
