@@ -247,7 +247,7 @@ func reviewExample(t *testing.T, _ *docs, block string) {
 	// discarded; SRC keeps what was not applied.
 	r = runShell(t, ctx, proj, nil, lines[6])
 	require.Equal(t, 0, r.code(), r.stderr)
-	assert.Regexp(t, regexp.QuoteMeta(dst)+`\t\S+\t\S+\t`, r.stdout)
+	assert.Regexp(t, regexp.QuoteMeta(dst)+`\t\S+\t\d+(\.\d)? (B|[KMGTPE]iB)\t`, r.stdout)
 	r = runShell(t, ctx, proj, nil, sub(lines[5]))
 	require.Equal(t, 0, r.code(), r.stderr)
 	assert.NoDirExists(t, dst)
@@ -286,7 +286,7 @@ func auditExample(t *testing.T, _ *docs, block string) {
 	require.Equal(t, 0, r.code(), r.stderr)
 	// The doc's line, its time, duration and size those of this call.
 	want := regexp.QuoteMeta(comment(lines[1]))
-	for _, v := range []struct{ doc, re string }{{"2026-…Z", `\d{4}-\d\d-\d\dT[\d:.]+Z`}, {"4210ms", `\d+ms`}, {"12.3K", `[\d.]+[BKMG]`}} {
+	for _, v := range []struct{ doc, re string }{{"2026-…Z", `\d{4}-\d\d-\d\dT[\d:.]+Z`}, {"4210ms", `\d+ms`}, {"12.3 KiB", `\d+(\.\d)? (B|[KMGTPE]iB)`}} {
 		require.Contains(t, want, regexp.QuoteMeta(v.doc))
 		want = strings.Replace(want, regexp.QuoteMeta(v.doc), v.re, 1)
 	}

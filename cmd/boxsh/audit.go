@@ -16,6 +16,7 @@ import (
 
 	"github.com/boxsh/boxsh/audit"
 	"github.com/boxsh/boxsh/client/session"
+	"github.com/boxsh/boxsh/internal/bytesize"
 	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/proxy"
@@ -379,7 +380,7 @@ func formatEntry(e audit.Entry) string {
 	}
 	fmt.Fprintf(&b, " %dms", e.DurationMS)
 	if e.Kind == tool.AuditCall {
-		fmt.Fprintf(&b, " %s", humanSize(e.OutputBytes))
+		fmt.Fprintf(&b, " %s", bytesize.Format(e.OutputBytes))
 	}
 	return b.String()
 }

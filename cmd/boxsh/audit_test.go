@@ -47,7 +47,7 @@ func TestFormatEntryQuotes(t *testing.T) {
 	code := 0
 	line := formatEntry(audit.Entry{Time: "T", Kind: tool.AuditCall, Client: "stdio", Tool: "bash",
 		Args: map[string]any{"command": "echo \x1b[2Jhi\nforged line", "timeout": 5.0}, ExitCode: &code, DurationMS: 3, OutputBytes: 2048})
-	assert.Equal(t, `T stdio bash command="echo \033[2Jhi\nforged line" timeout=5 exit 0 3ms 2.0K`, line)
+	assert.Equal(t, `T stdio bash command="echo \033[2Jhi\nforged line" timeout=5 exit 0 3ms 2 KiB`, line)
 	allowed := false
 	line = formatEntry(audit.Entry{Time: "T", Kind: tool.AuditNetwork, Host: "évil\r", Port: 443, Protocol: "connect", Allowed: &allowed})
 	assert.Equal(t, `T - network connect "\303\251vil\r":443 refused`, line)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/client/session"
+	"github.com/boxsh/boxsh/internal/bytesize"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
 )
@@ -244,7 +245,7 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 		if r.Label != "" {
 			label = "\t" + session.EscapeControls(r.Label)
 		}
-		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\tsrc %s%s\n", session.QuotePath(r.Dst), age(time.Since(r.Started)), humanSize(r.Size), state, session.QuotePath(r.Src), label)
+		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\tsrc %s%s\n", session.QuotePath(r.Dst), age(time.Since(r.Started)), bytesize.Format(r.Size), state, session.QuotePath(r.Src), label)
 	}
 	return 0
 }
@@ -270,21 +271,6 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-// humanSize is n bytes for people: 512B, 1.5K, 3.2M, 1.1G.
-func humanSize(n int64) string {
-	f := float64(n)
-	for _, u := range []string{"B", "K", "M", "G"} {
-		if f < 1024 || u == "G" {
-			if u == "B" {
-				return fmt.Sprintf("%d%s", n, u)
-			}
-			return fmt.Sprintf("%.1f%s", f, u)
-		}
-		f /= 1024
-	}
-	return ""
 }
 
 // trySession records --try's session (SRC's manifest is taken while the

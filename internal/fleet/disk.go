@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/boxsh/boxsh/client/apitype"
+	"github.com/boxsh/boxsh/internal/bytesize"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime/host"
@@ -21,7 +22,7 @@ func (m *Manager) diskLimit(req apitype.SandboxRequest) (int64, error) {
 		return 0, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: disk: %v", req.Name, err)}
 	}
 	if m.cfg.Disk > 0 && n > m.cfg.Disk {
-		return 0, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: disk %s is above the server's limit, %s (--sandbox-disk)", req.Name, req.Disk, FormatSize(m.cfg.Disk))}
+		return 0, &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox %s: disk %s is above the server's limit, %s (--sandbox-disk)", req.Name, req.Disk, bytesize.Format(m.cfg.Disk))}
 	}
 	return n, nil
 }
@@ -56,26 +57,7 @@ func (sb *Sandbox) diskError(err error) error {
 		return err
 	}
 	if used, full := sb.disk.Used(); full {
-		return fmt.Errorf("%w (sandbox %s is past its disk limit: its writable layer holds %s, its limit is %s)", err, sb.name, FormatSize(used), FormatSize(sb.disk.Limit()))
+		return fmt.Errorf("%w (sandbox %s is past its disk limit: its writable layer holds %s, its limit is %s)", err, sb.name, bytesize.Format(used), bytesize.Format(sb.disk.Limit()))
 	}
 	return err
-}
-
-// FormatSize is n bytes in the largest binary unit that keeps it at
-// least 1 ("1.5 GiB", "512 MiB", "100 B").
-func FormatSize(n int64) string {
-	const units = "KMGTPE"
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	f, i := float64(n)/1024, 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	s := fmt.Sprintf("%.1f", f)
-	if len(s) > 2 && s[len(s)-2:] == ".0" {
-		s = s[:len(s)-2]
-	}
-	return s + " " + units[i:i+1] + "iB"
 }

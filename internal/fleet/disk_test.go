@@ -34,9 +34,3 @@ func TestDiskLimitOfCreate(t *testing.T) {
 	require.NoError(t, err, "no bound without --sandbox-disk")
 	assert.Equal(t, int64(5<<40), n)
 }
-
-func TestFormatSize(t *testing.T) {
-	for n, want := range map[int64]string{100: "100 B", 1536: "1.5 KiB", 24 << 20: "24 MiB", 3 << 30: "3 GiB"} {
-		assert.Equal(t, want, FormatSize(n))
-	}
-}

@@ -1,0 +1,25 @@
+// Package bytesize writes sizes in bytes for people, in binary (IEC)
+// units: the one form of boxsh's messages and listings.
+package bytesize
+
+import "fmt"
+
+// Format is n bytes in the largest binary unit that keeps it at least 1,
+// with one decimal but for a whole number: "100 B", "1.5 KiB", "512 MiB",
+// "3 GiB".
+func Format(n int64) string {
+	const units = "KMGTPE"
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, i := float64(n)/1024, 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	s := fmt.Sprintf("%.1f", f)
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		s = s[:len(s)-2]
+	}
+	return s + " " + units[i:i+1] + "iB"
+}
