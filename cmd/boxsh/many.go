@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/audit"
-	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/internal/fleet"
 	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/proc"
@@ -40,7 +38,7 @@ const ownDescriptors, serverDescriptors = 16, 512
 // each sandbox's requests in flight, those of /mcp (128) and of the
 // management API (64), and room for idle kept-alive ones; it is within
 // descriptorsNeeded.
-func httpConns(n, warm, requests int) int { return (n+2*warm)*requests + 128 + 64 + 192 }
+func httpConns(n, warm, requests int) int { return fleet.MaxRunning(n, warm)*requests + 128 + 64 + 192 }
 
 // descriptorsNeeded is how many descriptors the server may hold with
 // every sandbox it may host at its bounds: n sandboxes (and warm ones),
@@ -48,7 +46,7 @@ func httpConns(n, warm, requests int) int { return (n+2*warm)*requests + 128 + 6
 // connections to them.
 func descriptorsNeeded(n, warm, requests, forwards int) int {
 	per := requests + forwards + runtime.ForwardConns + ownDescriptors
-	return (n+2*warm)*per + serverDescriptors
+	return fleet.MaxRunning(n, warm)*per + serverDescriptors
 }
 
 // checkDescriptors warns when the server's descriptor limit is below what
@@ -168,18 +166,20 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 // openManyAudit opens --audit's log for a server of many sandboxes (one
 // log, each entry naming its sandbox), or returns nil. Besides what
 // openAudit refuses, the log may not be among the sandboxes' sessions or
-// empty directories, where their writable layers are.
+// empty directories, where their writable layers are (those of the
+// default directories, which serveMany's fleet keeps).
 func openManyAudit(opts options, sb policy.Sandbox) (*audit.Log, error) {
 	if opts.audit == "" || opts.noAudit {
 		return nil, nil
 	}
-	base, err := session.DefaultBaseDir()
+	dirs, err := fleet.Config{}.WritableDirs()
 	if err != nil {
 		return nil, err
 	}
 	check := sb
-	check.Binds = append(slices.Clip(sb.Binds),
-		policy.Bind{Mode: policy.ReadWrite, Src: base},
-		policy.Bind{Mode: policy.ReadWrite, Src: filepath.Join(filepath.Dir(base), "sandboxes")})
+	check.Binds = slices.Clip(sb.Binds)
+	for _, d := range dirs {
+		check.Binds = append(check.Binds, policy.Bind{Mode: policy.ReadWrite, Src: d})
+	}
 	return openAudit(opts, check)
 }

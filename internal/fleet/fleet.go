@@ -157,6 +157,40 @@ func checkName(what, name string) error {
 	return nil
 }
 
+// defaultDirs sets the directories c leaves unset to their defaults.
+func (c *Config) defaultDirs() error {
+	if c.SessionDir == "" {
+		d, err := session.DefaultBaseDir()
+		if err != nil {
+			return err
+		}
+		c.SessionDir = d
+	}
+	if c.EmptyDir == "" {
+		c.EmptyDir = filepath.Join(filepath.Dir(c.SessionDir), "sandboxes")
+	}
+	if c.SnapshotDir == "" {
+		c.SnapshotDir = filepath.Join(filepath.Dir(c.SessionDir), "snapshots")
+	}
+	return nil
+}
+
+// WritableDirs are the directories that hold the writable layers of the
+// sandboxes of a Manager of c: its SessionDir and EmptyDir (their
+// defaults when unset). A file the server keeps from its sandboxes (its
+// audit log) must be in neither.
+func (c Config) WritableDirs() ([]string, error) {
+	if err := c.defaultDirs(); err != nil {
+		return nil, err
+	}
+	return []string{c.SessionDir, c.EmptyDir}, nil
+}
+
+// MaxRunning is the most sandboxes a Manager runs at once with at most
+// max sandboxes (Config.Max) and warm ones of each kind started ahead
+// (Config.Warm), which do not count towards max.
+func MaxRunning(max, warm int) int { return max + len(warmKinds)*warm }
+
 // New returns a manager whose sandboxes live until ctx ends or Close.
 func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if !cfg.Runtime.Sandbox.Enabled {
@@ -168,18 +202,8 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Max <= 0 {
 		cfg.Max = DefaultMax
 	}
-	if cfg.SessionDir == "" {
-		d, err := session.DefaultBaseDir()
-		if err != nil {
-			return nil, err
-		}
-		cfg.SessionDir = d
-	}
-	if cfg.EmptyDir == "" {
-		cfg.EmptyDir = filepath.Join(filepath.Dir(cfg.SessionDir), "sandboxes")
-	}
-	if cfg.SnapshotDir == "" {
-		cfg.SnapshotDir = filepath.Join(filepath.Dir(cfg.SessionDir), "snapshots")
+	if err := cfg.defaultDirs(); err != nil {
+		return nil, err
 	}
 	if cfg.MaxSnapshots <= 0 {
 		cfg.MaxSnapshots = DefaultMaxSnapshots
