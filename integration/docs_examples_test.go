@@ -165,16 +165,29 @@ func TestDocsExamples(t *testing.T) {
 			continue
 		}
 		t.Run(doc, func(t *testing.T) {
+			if !slices.ContainsFunc(serialExamples, func(ex string) bool { return strings.HasPrefix(ex, doc+"/") }) {
+				t.Parallel()
+			}
 			for _, name := range slices.Sorted(maps.Keys(d.blocks[doc])) {
 				run, ok := docExamples[doc][name]
 				if !ok {
 					continue // failed above
 				}
-				t.Run(name, func(t *testing.T) { run(t, d, d.blocks[doc][name]) })
+				t.Run(name, func(t *testing.T) {
+					if !slices.Contains(serialExamples, doc+"/"+name) {
+						t.Parallel()
+					}
+					run(t, d, d.blocks[doc][name])
+				})
 			}
 		})
 	}
 }
+
+// serialExamples are the examples (DOC/NAME) that change what the whole
+// test process shares (t.Setenv, useTestSeamFront): they run alone, the
+// others in parallel.
+var serialExamples = []string{"containers/apt"}
 
 // readerEnv is the environment of a reader whose home is home: the state
 // and settings directories are those under it, not the test user's.
