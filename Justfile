@@ -17,7 +17,7 @@ front_ldflags := ldflags + if os() == "linux" { " -linkmode external -extldflags
 build:
     CGO_ENABLED=1 go build -trimpath -tags {{front_tags}} -ldflags '{{front_ldflags}}' -o {{bin}}/ ./cmd/boxsh
     CGO_ENABLED=0 go build -trimpath -ldflags '{{ldflags}}' -o {{bin}}/ ./cmd/boxsh-init
-    if [ "$(uname -s)" = Linux ]; then cc -O2 -Wall -Wextra -Werror -shared -fPIC -o {{bin}}/boxsh-zygote.so agent/bash/zygote/zygote.c; fi
+    if [ "$(uname -s)" = Linux ]; then cc -O2 -Wall -Wextra -Werror -shared -fPIC -o {{bin}}/boxsh-zygote.so internal/toolhost/bash/zygote/zygote.c; fi
 
 # Unit tests, then end-to-end tests against the built binaries (with the
 # seccomp tag, as the front is built, so that the tests of the seccomp
@@ -50,7 +50,7 @@ lint:
 
 # Go benchmarks, then the protocol-level bench of bin/boxsh (BIN=... to measure another binary).
 bench BIN=(bin + "/boxsh"): build
-    go test -run '^$' -bench . -benchtime 2s ./agent/bash/ ./agent/files/ ./tool/ ./frame/
+    go test -run '^$' -bench . -benchtime 2s ./internal/toolhost/bash/ ./internal/toolhost/files/ ./internal/tool/ ./internal/initproto/
     go run ./integration/bench -bin {{BIN}}
 
 # The boxsh v3.0.0 conformance suite, run as an unprivileged user.

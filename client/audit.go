@@ -3,7 +3,7 @@ package client
 import (
 	"context"
 
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // AuditEntry is one entry of the audit log (an alias of tool.AuditEntry):

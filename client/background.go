@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // Background is a command started in the background (a bash call with

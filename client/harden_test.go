@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // Start-up mistakes are *StartError, not *ServerGoneError, with the

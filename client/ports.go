@@ -3,7 +3,7 @@ package client
 import (
 	"context"
 
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // PortInfo is an exposed port (an alias of tool.PortInfo):

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/client/apitype"
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 // A server of many sandboxes (boxsh --rpc --listen --sandboxes) is driven
@@ -301,13 +301,13 @@ func (r *remoteSandbox) call(ctx context.Context, c *Client, method string, para
 			args = []byte("{}")
 		}
 	default:
-		return nil, &ProtocolError{Method: method, Code: frame.CodeMethodNotFound, Message: "not sent to a remote sandbox"}
+		return nil, &ProtocolError{Method: method, Code: initproto.CodeMethodNotFound, Message: "not sent to a remote sandbox"}
 	}
 	var res json.RawMessage
 	err := r.srv.do(ctx, http.MethodPost, "/s/"+url.PathEscape(r.name)+"/v1/tools/"+url.PathEscape(name), r.token, args, http.StatusOK, &res)
 	var he *HTTPError
 	if errors.As(err, &he) && he.StatusCode == http.StatusBadRequest {
-		return nil, &ProtocolError{Method: method, Code: frame.CodeInvalidParams, Message: he.Detail}
+		return nil, &ProtocolError{Method: method, Code: initproto.CodeInvalidParams, Message: he.Detail}
 	}
 	if err != nil {
 		return nil, err

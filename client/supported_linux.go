@@ -3,7 +3,7 @@ package client
 import (
 	"errors"
 
-	"github.com/boxsh/boxsh/internal/hostcheck"
+	"github.com/boxsh/boxsh/internal/front/hostcheck"
 )
 
 // Supported tells whether this machine can run boxsh's sandbox, and if

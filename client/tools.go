@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/initproto"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // toolResult is an MCP CallToolResult as the client reads it: the
@@ -51,7 +51,7 @@ func (c *Client) callTool(ctx context.Context, name string, args any, allowError
 	}
 	var r toolResult
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, &ProtocolError{Method: "tools/call", Code: frame.CodeInternalError, Message: fmt.Sprintf("%s: undecodable result: %v", name, err)}
+		return nil, &ProtocolError{Method: "tools/call", Code: initproto.CodeInternalError, Message: fmt.Sprintf("%s: undecodable result: %v", name, err)}
 	}
 	if r.IsError && !allowError {
 		return nil, &ToolError{Tool: name, Message: r.text()}
@@ -62,10 +62,10 @@ func (c *Client) callTool(ctx context.Context, name string, args any, allowError
 // structured decodes the result's structuredContent into out.
 func structured(name string, r *toolResult, out any) error {
 	if len(r.StructuredContent) == 0 {
-		return &ProtocolError{Method: "tools/call", Code: frame.CodeInternalError, Message: name + ": result without structuredContent"}
+		return &ProtocolError{Method: "tools/call", Code: initproto.CodeInternalError, Message: name + ": result without structuredContent"}
 	}
 	if err := json.Unmarshal(r.StructuredContent, out); err != nil {
-		return &ProtocolError{Method: "tools/call", Code: frame.CodeInternalError, Message: fmt.Sprintf("%s: undecodable structuredContent: %v", name, err)}
+		return &ProtocolError{Method: "tools/call", Code: initproto.CodeInternalError, Message: fmt.Sprintf("%s: undecodable structuredContent: %v", name, err)}
 	}
 	return nil
 }
@@ -197,7 +197,7 @@ func (c *Client) Read(ctx context.Context, req ReadRequest) (*ReadResult, error)
 	for _, b := range r.blocks() {
 		if b.Type == "image" {
 			if out.Image, err = base64.StdEncoding.DecodeString(b.Data); err != nil {
-				return nil, &ProtocolError{Method: "tools/call", Code: frame.CodeInternalError, Message: "read: bad image data: " + err.Error()}
+				return nil, &ProtocolError{Method: "tools/call", Code: initproto.CodeInternalError, Message: "read: bad image data: " + err.Error()}
 			}
 		}
 	}

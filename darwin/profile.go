@@ -552,7 +552,7 @@ func (g *gen) writeBase(b *builder) {
 	b.allow([]string{"file-ioctl"}, literals(ioctlDevices)...)
 	b.comment("pseudo-terminals: new ones (openpty), and the ioctls of the one the shell was given;")
 	b.comment("grantpt and unlockpt may still fail here, which boxsh's terminals tolerate (the original's")
-	b.comment("sandbox_darwin.cpp:341-346; agent/terminal's openPTY)")
+	b.comment("sandbox_darwin.cpp:341-346; internal/toolhost/terminal's openPTY)")
 	b.line("(allow pseudo-tty)")
 	b.allow([]string{"file-read*", "file-write*", "file-ioctl"}, literal("/dev/ptmx"))
 	b.allow(opReadWrite, requireAll(regex(ttyRegex), raw(`(extension "com.apple.sandbox.pty")`)))

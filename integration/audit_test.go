@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/client"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // eachServerArgs is eachServer with arguments made for each server (both

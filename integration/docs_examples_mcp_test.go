@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/client"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // The examples of docs/mcp.md, docs/protocol.md and docs/sandboxes.md:

@@ -94,7 +94,7 @@ func buildBinaries(dir string) error {
 		// As just build: the fork server's library, beside boxsh-init, so
 		// that bash calls run on warm shells, as installed.
 		cmd := exec.CommandContext(ctx, "cc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-			"-o", filepath.Join(dir, forkServerLib), "agent/bash/zygote/zygote.c")
+			"-o", filepath.Join(dir, forkServerLib), "internal/toolhost/bash/zygote/zygote.c")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("cc %s: %v\n%s", forkServerLib, err, out)

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	bframe "github.com/boxsh/boxsh/frame"
+	bframe "github.com/boxsh/boxsh/internal/initproto"
 )
 
 // The tests of this file check that `boxsh spec` prints the sandbox that

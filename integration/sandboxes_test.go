@@ -20,7 +20,7 @@ import (
 
 	"github.com/boxsh/boxsh/client"
 	"github.com/boxsh/boxsh/internal/jsontest"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // manyBoxsh is a running `boxsh --rpc --listen --sandboxes` on a

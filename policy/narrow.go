@@ -30,7 +30,7 @@ var narrowing = map[string]string{
 }
 
 // defaultMaxOutput is the cap of each output stream of a bash call when
-// no setting gives one (agent/bash.MaxStream).
+// no setting gives one (internal/toolhost/bash.MaxStream).
 const defaultMaxOutput = 10 << 20
 
 // networkStrictness orders the network modes, the least strict first.

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // BenchmarkHTTPRoundTripRaw is BenchmarkHTTPRoundTrip with a minimal

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/largecall"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/initproto"
+	"github.com/boxsh/boxsh/internal/largecall"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // writeFramer takes each call as the front and boxsh-init take it, up to
@@ -21,10 +21,10 @@ type writeFramer struct{}
 
 func (writeFramer) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	var buf bytes.Buffer
-	if err := largecall.WriteCall(frame.NewWriter(&buf), frame.Call{ID: 1, Tool: name, Args: args}); err != nil {
+	if err := largecall.WriteCall(initproto.NewWriter(&buf), initproto.Call{ID: 1, Tool: name, Args: args}); err != nil {
 		return err
 	}
-	payload, err := frame.NewReader(&buf).Read()
+	payload, err := initproto.NewReader(&buf).Read()
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // BenchmarkHTTPRoundTrip is one modern tools/call over loopback HTTP with

@@ -22,7 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/boxsh/boxsh/largecall"
+	"github.com/boxsh/boxsh/internal/largecall"
 )
 
 // MCP's streamable HTTP transport (2025-03-26 on, as 2026-07-28 revised

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/largecall"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/largecall"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // FuzzLargeRequest checks, on large requests with fuzzed text at each

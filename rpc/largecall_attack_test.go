@@ -13,26 +13,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/largecall"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/initproto"
+	"github.com/boxsh/boxsh/internal/largecall"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // frameBackend sends each call it is given through a frame, as the front
 // sends it to boxsh-init, and keeps what boxsh-init reads back from it.
 type frameBackend struct {
 	mu    sync.Mutex
-	calls []frame.Call
+	calls []initproto.Call
 	sent  []json.RawMessage // the arguments the front validated
 }
 
 func (b *frameBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	var buf bytes.Buffer
-	fw := frame.NewWriter(&buf)
-	if err := largecall.WriteCall(fw, frame.Call{ID: 42, Tool: name, Args: args}); err != nil {
+	fw := initproto.NewWriter(&buf)
+	if err := largecall.WriteCall(fw, initproto.Call{ID: 42, Tool: name, Args: args}); err != nil {
 		return err
 	}
-	payload, err := frame.NewReader(&buf).Read()
+	payload, err := initproto.NewReader(&buf).Read()
 	if err != nil {
 		return err
 	}

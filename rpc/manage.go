@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/client/apitype"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // The management API as MCP tools, at /v1/manage/mcp of a server of many

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/boxsh/boxsh/largecall"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/largecall"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // The modern MCP revisions (2026-07-28 on) have no initialize handshake:

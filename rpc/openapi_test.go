@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/client/apitype"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 // Progress (MCP basic/utilities/progress, 2024-11-05 on; 2026-07-28
@@ -61,7 +61,7 @@ func (ss *session) startProgress(ctx context.Context, token json.RawMessage, out
 	p := &progress{ss: ss, ctx: ctx, token: token, start: time.Now(), bytes: -1}
 	first := progressEvery
 	if output {
-		ctx = frame.WithProgress(ctx, progressEvery, p.report)
+		ctx = initproto.WithProgress(ctx, progressEvery, p.report)
 		first = fallbackAfter() // the first report leads
 	}
 	p.mu.Lock()

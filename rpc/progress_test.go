@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/jsontest"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 type progressMsg struct {
@@ -125,11 +125,11 @@ func TestProgressHTTPStream(t *testing.T) {
 func initBackend(t *testing.T, asked chan<- int64) Backend {
 	front, back := net.Pipe()
 	t.Cleanup(func() { front.Close(); back.Close() })
-	hello := frame.NewHello("test")
+	hello := initproto.NewHello("test")
 	go func() {
-		r, w := frame.NewReader(back), frame.NewWriter(back)
+		r, w := initproto.NewReader(back), initproto.NewWriter(back)
 		// The front's hello, then ours.
-		if _, err := r.Read(); err != nil || w.Write(frame.EncodeHello(hello)) != nil {
+		if _, err := r.Read(); err != nil || w.Write(initproto.EncodeHello(hello)) != nil {
 			return
 		}
 		for {
@@ -137,7 +137,7 @@ func initBackend(t *testing.T, asked chan<- int64) Backend {
 			if err != nil {
 				return
 			}
-			var c frame.Call
+			var c initproto.Call
 			_ = json.Unmarshal(payload, &c)
 			asked <- c.Progress
 			go func() {
@@ -153,21 +153,21 @@ func initBackend(t *testing.T, asked chan<- int64) Backend {
 					select {
 					case <-tick:
 						n += 100
-						_ = w.Write(frame.EncodeProgress(c.ID, n))
+						_ = w.Write(initproto.EncodeProgress(c.ID, n))
 					case <-end:
 						b, _ := json.Marshal(tool.StructuredResult(tool.BashOutput{Stdout: "sleep:400"}))
-						_ = w.Write(frame.EncodeReply(c.ID, b))
+						_ = w.Write(initproto.EncodeReply(c.ID, b))
 						return
 					}
 				}
 			}()
 		}
 	}()
-	return clientBackend{frame.NewClient(front, frame.ClientConfig{Hello: hello})}
+	return clientBackend{initproto.NewClient(front, initproto.ClientConfig{Hello: hello})}
 }
 
 // clientBackend is a frame.Client as a Backend.
-type clientBackend struct{ c *frame.Client }
+type clientBackend struct{ c *initproto.Client }
 
 func (b clientBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	return b.c.Start(ctx, name, args, done)

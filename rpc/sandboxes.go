@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/client/apitype"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // One server, many sandboxes (boxsh --rpc --listen --sandboxes). A
-// SandboxHost (the Manager of package internal/fleet) starts and stops
+// SandboxHost (the Manager of package internal/front/fleet) starts and stops
 // them; the SandboxRouter gives each an endpoint of its own:
 //
 //	POST   /v1/sandboxes            create {"name", "from"}: 201 with its token

@@ -20,19 +20,19 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/largecall"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/initproto"
+	"github.com/boxsh/boxsh/internal/largecall"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // JSON-RPC 2.0 error codes: those of the contract with boxsh-init, which
 // package frame declares.
 const (
-	CodeParseError     = frame.CodeParseError
-	CodeInvalidRequest = frame.CodeInvalidRequest
-	CodeMethodNotFound = frame.CodeMethodNotFound
-	CodeInvalidParams  = frame.CodeInvalidParams
-	CodeInternalError  = frame.CodeInternalError
+	CodeParseError     = initproto.CodeParseError
+	CodeInvalidRequest = initproto.CodeInvalidRequest
+	CodeMethodNotFound = initproto.CodeMethodNotFound
+	CodeInvalidParams  = initproto.CodeInvalidParams
+	CodeInternalError  = initproto.CodeInternalError
 )
 
 // ProtocolVersions are the MCP protocol versions the server speaks, newest
@@ -44,7 +44,7 @@ var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-
 // Error is a JSON-RPC error: boxsh-init's, as package frame declares it. A
 // Backend returns one to report a protocol fault (for example invalid
 // arguments) rather than a tool failure.
-type Error = frame.Error
+type Error = initproto.Error
 
 // Backend runs tool calls.
 type Backend interface {

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/jsontest"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // fakeBackend answers bash calls with the command as stdout; a command
@@ -67,7 +67,7 @@ func fakeRun(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 	case "fail":
 		return nil, errors.New("backend broke")
 	case "bad":
-		return nil, &frame.Error{Code: CodeInvalidParams, Message: "bad thing"}
+		return nil, &initproto.Error{Code: CodeInvalidParams, Message: "bad thing"}
 	}
 	if ms, ok := strings.CutPrefix(a.Command, "sleep:"); ok {
 		d, _ := time.ParseDuration(ms + "ms")

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // The Tasks extension (io.modelcontextprotocol/tasks, SEP-2663) for bash:

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/boxsh/boxsh/internal/ownfile"
+	"github.com/boxsh/boxsh/internal/front/ownfile"
 )
 
 // LoadOrCreateToken returns the bearer token kept in path: the file's

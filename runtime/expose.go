@@ -17,9 +17,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/splice"
-	"github.com/boxsh/boxsh/tool"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // forwardSession is the front's side of the forwarding socket fwd (see
@@ -348,7 +348,7 @@ func openForward(s *yamux.Session, port int) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.Write(frame.ForwardHeader(uint16(port))); err != nil {
+	if _, err := st.Write(initproto.ForwardHeader(uint16(port))); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -363,7 +363,7 @@ func (s *Supervisor) frontTool(name string, args json.RawMessage, done func(json
 	case tool.Expose:
 		var a tool.ExposeArgs
 		if err := json.Unmarshal(args, &a); err != nil {
-			done(nil, &frame.Error{Code: frame.CodeInvalidParams, Message: "expose tool: invalid arguments: " + err.Error()})
+			done(nil, &initproto.Error{Code: initproto.CodeInvalidParams, Message: "expose tool: invalid arguments: " + err.Error()})
 			return true
 		}
 		info, err := s.Expose(a.Port, a.HostPort)
@@ -371,7 +371,7 @@ func (s *Supervisor) frontTool(name string, args json.RawMessage, done func(json
 	case tool.Unexpose:
 		var a tool.UnexposeArgs
 		if err := json.Unmarshal(args, &a); err != nil {
-			done(nil, &frame.Error{Code: frame.CodeInvalidParams, Message: "unexpose tool: invalid arguments: " + err.Error()})
+			done(nil, &initproto.Error{Code: initproto.CodeInvalidParams, Message: "unexpose tool: invalid arguments: " + err.Error()})
 			return true
 		}
 		info, err := s.Unexpose(a.Port)

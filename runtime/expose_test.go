@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/agent/netfwd"
+	"github.com/boxsh/boxsh/internal/tool"
+	"github.com/boxsh/boxsh/internal/toolhost/netfwd"
 	"github.com/boxsh/boxsh/runtime/host"
-	"github.com/boxsh/boxsh/tool"
 )
 
 // The front's side of the forwarding socket accepts no stream from

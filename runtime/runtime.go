@@ -21,9 +21,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
+	"github.com/boxsh/boxsh/internal/largecall"
 	"github.com/boxsh/boxsh/internal/starttrace"
-	"github.com/boxsh/boxsh/largecall"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
 	"github.com/boxsh/boxsh/runtime/plan"
@@ -116,7 +116,7 @@ func isExecutable(p string) bool {
 // Instance is a running boxsh-init.
 type Instance struct {
 	// Client sends calls to it.
-	Client *frame.Client
+	Client *initproto.Client
 
 	conn net.Conn
 	// pid is boxsh-init's process id (in the front's PID namespace);
@@ -128,7 +128,7 @@ type Instance struct {
 	// fwd is the front's side of the forwarding socket (see
 	// Supervisor.Expose), whose descriptor in boxsh-init setup names.
 	fwd     *yamux.Session
-	setup   frame.Setup
+	setup   initproto.Setup
 	kill    func()
 	waitErr error
 	exited  chan struct{}
@@ -156,15 +156,15 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Client = frame.NewClient(in.conn, frame.ClientConfig{Hello: frame.NewHello(cfg.Version), Setup: in.setup, InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log,
+	in.Client = initproto.NewClient(in.conn, initproto.ClientConfig{Hello: initproto.NewHello(cfg.Version), Setup: in.setup, InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log,
 		WriteCall: largecall.WriteCall})
 	return in, nil
 }
 
 // initOptions are boxsh-init's options for cfg, the policy's among them
 // (see plan.ServeOptions).
-func initOptions(cfg Config) frame.InitOptions {
-	o := frame.InitOptions{Workers: cfg.Workers, Shell: cfg.Shell, LogLevel: cfg.LogLevel}
+func initOptions(cfg Config) initproto.InitOptions {
+	o := initproto.InitOptions{Workers: cfg.Workers, Shell: cfg.Shell, LogLevel: cfg.LogLevel}
 	return plan.ServeOptions(o, cfg.Policy, cfg.Sandbox.Enabled)
 }
 
@@ -182,7 +182,7 @@ func startProcess(cfg Config) (*Instance, error) {
 	}
 	defer fwdBack.Close()
 	o := initOptions(cfg)
-	o.ForwardFD = frame.ChannelFD + 1
+	o.ForwardFD = initproto.ChannelFD + 1
 	cmd := exec.Command(cfg.InitPath, o.Args()...)
 	cmd.ExtraFiles = []*os.File{back, fwdBack}
 	cmd.Env = starttrace.Env(cfg.Env)
@@ -354,7 +354,7 @@ func (s *Supervisor) refused(in *Instance) bool {
 
 // refusedLocked is refused with s.mu held.
 func (s *Supervisor) refusedLocked(in *Instance) bool {
-	var mismatch *frame.MismatchError
+	var mismatch *initproto.MismatchError
 	if !errors.As(in.Client.Err(), &mismatch) {
 		return false
 	}
@@ -450,7 +450,7 @@ func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessag
 // start is Start for a call already sent resends times.
 func (s *Supervisor) start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error), resends int) error {
 	finish := func(res json.RawMessage, err error) {
-		if errors.Is(err, frame.ErrNotStarted) && resends < maxResends && ctx.Err() == nil {
+		if errors.Is(err, initproto.ErrNotStarted) && resends < maxResends && ctx.Err() == nil {
 			s.cfg.Log.Debug("sending a call that a dead boxsh-init had not started to a new one", "tool", name)
 			if err := s.start(ctx, name, args, done, resends+1); err != nil {
 				done(nil, lost(err))
@@ -465,7 +465,7 @@ func (s *Supervisor) start(ctx context.Context, name string, args json.RawMessag
 			return err
 		}
 		err = in.Client.Start(ctx, name, args, finish)
-		if err == nil || !errors.Is(err, frame.ErrNotSent) || attempt > 0 {
+		if err == nil || !errors.Is(err, initproto.ErrNotSent) || attempt > 0 {
 			return lost(err)
 		}
 		s.mu.Lock()
@@ -478,10 +478,10 @@ func (s *Supervisor) start(ctx context.Context, name string, args json.RawMessag
 
 // lost explains the loss of boxsh-init to the client.
 func lost(err error) error {
-	if errors.Is(err, frame.ErrNotStarted) {
+	if errors.Is(err, initproto.ErrNotStarted) {
 		return fmt.Errorf("boxsh-init exited before the call started: %w", err)
 	}
-	if errors.Is(err, frame.ErrClosed) {
+	if errors.Is(err, initproto.ErrClosed) {
 		return fmt.Errorf("boxsh-init exited while running the call: %w", err)
 	}
 	return err

@@ -4,10 +4,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/boxsh/boxsh/internal/usage"
+	"github.com/boxsh/boxsh/internal/front/usage"
+	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
-	"github.com/boxsh/boxsh/tool"
 )
 
 // Stats measures the sandbox (the sandbox_stats tool), from outside:

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/internal/durable"
+	"github.com/boxsh/boxsh/internal/front/usage"
 	"github.com/boxsh/boxsh/internal/pathtree"
-	"github.com/boxsh/boxsh/internal/usage"
 	"github.com/boxsh/boxsh/policy"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 )
@@ -26,7 +26,7 @@ import (
 // front holds: when it reads end of file, the front is gone, however it
 // ended, and runExec exits at once, which (as PID 1) ends the sandbox.
 func runExec(args []string) int {
-	o, err := frame.ParseInitOptions(args)
+	o, err := initproto.ParseInitOptions(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2

@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 // harden does nothing here.
@@ -16,7 +16,7 @@ func harden() {}
 
 // runExec runs argv and returns its exit status.
 func runExec(args []string) int {
-	o, err := frame.ParseInitOptions(args)
+	o, err := initproto.ParseInitOptions(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2

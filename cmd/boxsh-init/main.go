@@ -17,13 +17,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 
-	"github.com/boxsh/boxsh/agent"
-	"github.com/boxsh/boxsh/agent/netfwd"
-	"github.com/boxsh/boxsh/agent/reap"
-	"github.com/boxsh/boxsh/frame"
 	"github.com/boxsh/boxsh/internal/idle"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
+	"github.com/boxsh/boxsh/internal/toolhost"
+	"github.com/boxsh/boxsh/internal/toolhost/netfwd"
+	"github.com/boxsh/boxsh/internal/toolhost/reap"
 )
 
 // version is set at build time with -ldflags "-X main.version=...", as
@@ -37,7 +37,7 @@ func main() {
 		os.Exit(runLimited(os.Args[2:]))
 	}
 	harden()
-	if len(os.Args) > 1 && os.Args[1] == frame.ExecFlag {
+	if len(os.Args) > 1 && os.Args[1] == initproto.ExecFlag {
 		// Goroutines blocked in waits: the command's, the reaper's.
 		proc.ReserveProcs(2)
 		os.Exit(runExec(os.Args[1:]))
@@ -46,7 +46,7 @@ func main() {
 }
 
 func run() int {
-	o, err := frame.ParseInitOptions(os.Args[1:])
+	o, err := initproto.ParseInitOptions(os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "boxsh-init: %v\n", err)
 		return 2
@@ -87,10 +87,10 @@ func run() int {
 		reaper = reap.New()
 		go reaper.Run(ctx)
 	}
-	var rules []frame.PolicyRule
+	var rules []initproto.PolicyRule
 	if o.RulesFile != "" {
 		var err error
-		if rules, err = agent.LoadPolicyRules(o.RulesFile); err != nil {
+		if rules, err = toolhost.LoadPolicyRules(o.RulesFile); err != nil {
 			log.Warn("policy rules", "error", err)
 		}
 	}
@@ -100,9 +100,9 @@ func run() int {
 	if exe, err := os.Executable(); err == nil {
 		forkServer = proc.FindForkServer(exe)
 	}
-	a, err := agent.New(agent.Config{Build: version, Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
+	a, err := toolhost.New(toolhost.Config{Build: version, Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
 		Limits: proc.Limits{Data: o.Memory, Procs: o.Pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer,
-		Activity: idle.NewTrimmer(), Setup: func(s frame.Setup) { setUp(ctx, s, log) }})
+		Activity: idle.NewTrimmer(), Setup: func(s initproto.Setup) { setUp(ctx, s, log) }})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1
@@ -129,7 +129,7 @@ func run() int {
 		// A front of another build says so itself (it reads this
 		// boxsh-init's hello first); an older front got the error as
 		// the answer to its call.
-		var mismatch *frame.MismatchError
+		var mismatch *initproto.MismatchError
 		if errors.As(err, &mismatch) {
 			log.Info("serve", "error", err)
 		} else {
@@ -142,7 +142,7 @@ func run() int {
 
 // setUp applies what the front's hello tells besides the hello: it serves
 // the forwarding socket of exposed ports.
-func setUp(ctx context.Context, s frame.Setup, log hclog.Logger) {
+func setUp(ctx context.Context, s initproto.Setup, log hclog.Logger) {
 	if s.ForwardFD > 0 {
 		if err := serveForward(ctx, s.ForwardFD); err != nil {
 			log.Warn("no port forwarding", "error", err)

@@ -14,15 +14,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/boxsh/boxsh/audit"
 	"github.com/boxsh/boxsh/client/session"
 	"github.com/boxsh/boxsh/internal/bytesize"
+	"github.com/boxsh/boxsh/internal/front/audit"
+	"github.com/boxsh/boxsh/internal/front/proxy"
 	"github.com/boxsh/boxsh/internal/pathtree"
+	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/proxy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime/host"
-	"github.com/boxsh/boxsh/tool"
 )
 
 // auditPath is the audit log of a run whose sandbox resolved to sb:

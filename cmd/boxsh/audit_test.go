@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/audit"
 	"github.com/boxsh/boxsh/client/session"
+	"github.com/boxsh/boxsh/internal/front/audit"
+	"github.com/boxsh/boxsh/internal/front/proxy"
+	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/proxy"
-	"github.com/boxsh/boxsh/tool"
 )
 
 func TestAuditFlags(t *testing.T) {

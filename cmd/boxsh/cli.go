@@ -46,7 +46,7 @@ type options struct {
 	// publish are the --publish ports, exposed at the start (--rpc).
 	publish []publish
 	// sandboxes is --sandboxes: the --listen server hosts many sandboxes
-	// (see internal/fleet), at most maxSandboxes (--max-sandboxes), each
+	// (see internal/front/fleet), at most maxSandboxes (--max-sandboxes), each
 	// deleted after sandboxIdle (--sandbox-idle; 0 the default, -1 never)
 	// without a call.
 	sandboxes    bool

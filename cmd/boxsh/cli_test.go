@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/internal/fleet"
+	"github.com/boxsh/boxsh/internal/front/fleet"
+	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
-	"github.com/boxsh/boxsh/tool"
 )
 
 func TestParseArgs(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/boxsh/boxsh/internal/hostcheck"
+	"github.com/boxsh/boxsh/internal/front/hostcheck"
 	"github.com/boxsh/boxsh/runtime"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer"
 
-	"github.com/boxsh/boxsh/internal/hostcheck"
+	"github.com/boxsh/boxsh/internal/front/hostcheck"
 	// nsenter's constructor sets up the namespaces of a sandbox before the
 	// Go runtime starts, in the copy of boxsh that libcontainer runs as
 	// "boxsh init".

@@ -15,15 +15,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/boxsh/boxsh/audit"
+	"github.com/boxsh/boxsh/internal/front/audit"
 	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
+	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/runtime/host"
-	"github.com/boxsh/boxsh/tool"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -11,15 +11,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/boxsh/boxsh/audit"
-	"github.com/boxsh/boxsh/internal/fleet"
+	"github.com/boxsh/boxsh/internal/front/audit"
+	"github.com/boxsh/boxsh/internal/front/fleet"
 	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/proc"
+	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/runtime/host"
-	"github.com/boxsh/boxsh/tool"
 )
 
 // defaultSandboxIdle is --sandbox-idle's default.

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/tool"
 )
 
 // publish is one --publish [HOST_PORT:]PORT.

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
 
-	"github.com/boxsh/boxsh/audit"
+	"github.com/boxsh/boxsh/internal/front/audit"
 	"github.com/boxsh/boxsh/internal/proc"
 )
 

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
@@ -162,7 +162,7 @@ func runSpec(argv []string, cwd string, stdout, stderr io.Writer) int {
 			return fail(initErr)
 		}
 		pc.Mode = plan.ModeServe
-		pc.Init = frame.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel}
+		pc.Init = initproto.InitOptions{Workers: opts.workers, Shell: opts.shell, LogLevel: opts.logLevel}
 		pc.InitPath = initPath
 	}
 	// The steps of a start (see host.Gather), but the start itself.

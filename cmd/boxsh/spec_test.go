@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime"
 	"github.com/boxsh/boxsh/runtime/host"
@@ -94,7 +94,7 @@ func TestSpecCommand(t *testing.T) {
 	assert.True(t, s.Process.Terminal, "-i gives a terminal")
 	assert.Equal(t, "/var/lib/box/root", s.Root.Path)
 	for _, m := range s.Mounts {
-		assert.NotEqual(t, frame.InitMountPath, m.Destination, "no boxsh-init to bind")
+		assert.NotEqual(t, initproto.InitMountPath, m.Destination, "no boxsh-init to bind")
 	}
 	assert.Equal(t, "/", s.Process.Cwd)
 
@@ -337,7 +337,7 @@ func TestSpecPrintsWhatRuns(t *testing.T) {
 	code, out, errOut := spec(t, dir, "--network", "allowlist", "--allow-domain", "example.com", "--", "sh", "-c", "echo hi")
 	require.Equal(t, 0, code, errOut)
 	s := decodeSpec(t, out)
-	assert.Equal(t, []string{frame.InitMountPath, "--exec", "--proxy-fd", "4", "--proxy-listen", frame.ProxyListen, "--", "sh", "-c", "echo hi"}, s.Process.Args,
+	assert.Equal(t, []string{initproto.InitMountPath, "--exec", "--proxy-fd", "4", "--proxy-listen", initproto.ProxyListen, "--", "sh", "-c", "echo hi"}, s.Process.Args,
 		"-- CMD runs under boxsh-init --exec, as in boxsh --sandbox -- CMD")
 	assert.Equal(t, "exec", s.Annotations[plan.ModeAnnotation])
 	assert.Equal(t, "3", s.Annotations[plan.LifelineAnnotation], "the lifeline boxsh passes is named, not passed")
@@ -355,7 +355,7 @@ func TestSpecPrintsWhatRuns(t *testing.T) {
 	s = decodeSpec(t, out)
 	assert.NotContains(t, s.Process.Args, "--rules")
 	assert.Contains(t, s.Process.Args, "--memory")
-	assert.Contains(t, s.Annotations[plan.FileAnnotation+frame.RulesPath], `"rule":"hard-denied`)
+	assert.Contains(t, s.Annotations[plan.FileAnnotation+initproto.RulesPath], `"rule":"hard-denied`)
 	assert.Equal(t, "memory=67108864,cpus=1", s.Annotations[plan.CgroupAnnotation], "the cgroup limits a rootless runtime cannot apply")
 	assert.Nil(t, s.Linux.Resources)
 	assert.Equal(t, "dir", s.Annotations[plan.PlaceholderAnnotation+filepath.Join(dir, ".vscode")], "a missing protected path")
@@ -367,9 +367,9 @@ func TestSpecPrintsWhatRuns(t *testing.T) {
 	require.NoError(t, err)
 	s = decodeSpec(t, string(b))
 	assert.Contains(t, s.Process.Args, "--rules")
-	rules, err := os.ReadFile(filepath.Join(bundle, "rootfs", frame.RulesPath))
+	rules, err := os.ReadFile(filepath.Join(bundle, "rootfs", initproto.RulesPath))
 	require.NoError(t, err, "--bundle writes the rules file into the root")
-	assert.Equal(t, s.Annotations[plan.FileAnnotation+frame.RulesPath], string(rules))
+	assert.Equal(t, s.Annotations[plan.FileAnnotation+initproto.RulesPath], string(rules))
 	// The bundle's placeholders cover the missing protected paths and
 	// what the file rules deny, as boxsh's own do.
 	placeholders := filepath.Join(bundle, "placeholders")
@@ -550,7 +550,7 @@ func TestSpecBundleAgain(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(bundle, "config.json"))
 		require.NoError(t, err)
 		configs = append(configs, string(b))
-		assert.FileExists(t, filepath.Join(bundle, "rootfs", frame.RulesPath))
+		assert.FileExists(t, filepath.Join(bundle, "rootfs", initproto.RulesPath))
 	}
 	assert.Equal(t, configs[0], configs[1])
 	fi, err := os.Stat(filepath.Join(bundle, "placeholders", "denied-dir"))

@@ -6,7 +6,7 @@ import (
 )
 
 // ForkServerName is the file name of the fork-server library from which
-// boxsh-init's bash pool clones its shells (agent/bash/zygote). It is
+// boxsh-init's bash pool clones its shells (internal/toolhost/bash/zygote). It is
 // installed beside boxsh-init, or in ../lib/boxsh from it.
 const ForkServerName = "boxsh-zygote.so"
 

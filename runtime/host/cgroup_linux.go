@@ -3,7 +3,7 @@ package host
 import (
 	"os"
 
-	"github.com/boxsh/boxsh/internal/hostcheck"
+	"github.com/boxsh/boxsh/internal/front/hostcheck"
 )
 
 // SandboxCgroup says whether a sandbox gets a cgroup of its own, and

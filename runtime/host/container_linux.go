@@ -24,8 +24,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
-	"github.com/boxsh/boxsh/frame"
-	"github.com/boxsh/boxsh/internal/hostcheck"
+	"github.com/boxsh/boxsh/internal/front/hostcheck"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/seccompload"
@@ -48,7 +48,7 @@ type ContainerConfig struct {
 	// Command is what plan.ModeExec runs; Init are boxsh-init's options for
 	// plan.ModeServe (see plan.Config.Init).
 	Command []string
-	Init    frame.InitOptions
+	Init    initproto.InitOptions
 	// Env is the process's environment, inside the sandbox.
 	Env []string
 	// Cwd is the caller's directory on the host (see SandboxCwd).
@@ -110,7 +110,7 @@ type Container struct {
 	// stopProxy stops the network proxy of an allowlist sandbox.
 	stopProxy func()
 	// setup is what the front's hello tells boxsh-init (see InitSetup).
-	setup frame.Setup
+	setup initproto.Setup
 
 	exited  chan struct{}
 	state   *os.ProcessState
@@ -435,7 +435,7 @@ func (ct *Container) Console() *os.File { return ct.console }
 // InitSetup is what the front's hello tells the boxsh-init the container
 // serves calls with, besides the hello: the descriptors it was given that
 // its command line does not name (see frame.Setup).
-func (ct *Container) InitSetup() frame.Setup { return ct.setup }
+func (ct *Container) InitSetup() initproto.Setup { return ct.setup }
 
 // Exited is closed when the sandbox's first process has exited.
 func (ct *Container) Exited() <-chan struct{} { return ct.exited }

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/boxsh/boxsh/internal/usage"
+	"github.com/boxsh/boxsh/internal/front/usage"
 )
 
 // DiskLimit bounds the space a sandbox's writable layer (the upper

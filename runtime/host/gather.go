@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
@@ -102,7 +102,7 @@ func Prepare(root string, pl *plan.Plan) error {
 	if err := prepareRootfs(rootfs, pl.Root); err != nil {
 		return fmt.Errorf("prepare %s: %w", rootfs, err)
 	}
-	if err := resetDir(filepath.Join(rootfs, frame.BoxshDir)); err != nil {
+	if err := resetDir(filepath.Join(rootfs, initproto.BoxshDir)); err != nil {
 		return fmt.Errorf("prepare %s: %w", rootfs, err)
 	}
 	if err := writePlanFiles(rootfs, pl.Files); err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 
+	"github.com/boxsh/boxsh/internal/front/proxy"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/proxy"
 )
 
 // ProxyHooks observe the network proxy of a sandbox from the front.

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/pathtree"
 	"github.com/boxsh/boxsh/policy"
 )
@@ -36,7 +36,7 @@ func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 	// Directories whose host content the sandbox shows.
 	var shown []string
 	// Mount points: they and their parents exist inside.
-	points := []string{"/proc", "/dev/pts", "/dev/shm", "/dev/mqueue", "/tmp", frame.InitMountPath}
+	points := []string{"/proc", "/dev/pts", "/dev/shm", "/dev/mqueue", "/tmp", initproto.InitMountPath}
 	for _, hp := range host.System {
 		points = append(points, hp.Path)
 		if hp.Link == "" && hp.Dir {

@@ -7,7 +7,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 // Mount options.
@@ -24,7 +24,7 @@ var (
 
 // reservedDsts are destinations a --bind may not take (nor go under, for
 // /proc and /.boxsh): the root, and what the runtime or boxsh manage.
-var reservedDsts = []string{"/", "/dev", "/proc", frame.BoxshDir}
+var reservedDsts = []string{"/", "/dev", "/proc", initproto.BoxshDir}
 
 // systemMounts are the mounts every sandbox has, before the binds.
 func systemMounts(host HostFacts, initPath, forkServer string) []specs.Mount {
@@ -52,9 +52,9 @@ func systemMounts(host HostFacts, initPath, forkServer string) []specs.Mount {
 	}
 	ms = append(ms, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
 	if initPath != "" {
-		ms = append(ms, specs.Mount{Destination: frame.InitMountPath, Type: "bind", Source: initPath, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+		ms = append(ms, specs.Mount{Destination: initproto.InitMountPath, Type: "bind", Source: initPath, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 		if forkServer != "" {
-			ms = append(ms, specs.Mount{Destination: frame.ForkServerMountPath, Type: "bind", Source: forkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}})
+			ms = append(ms, specs.Mount{Destination: initproto.ForkServerMountPath, Type: "bind", Source: forkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}})
 		}
 	}
 	return ms

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 // placeholderName is the name in SpecConfig.Placeholders of the file or
@@ -79,5 +79,5 @@ func gitExcludesEnv(env []string) []string {
 		}
 	}
 	return append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", n+1),
-		fmt.Sprintf("GIT_CONFIG_KEY_%d=core.excludesFile", n), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, frame.GitExcludesPath))
+		fmt.Sprintf("GIT_CONFIG_KEY_%d=core.excludesFile", n), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, initproto.GitExcludesPath))
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 // Each placeholder of a missing protected file holds what its readers
@@ -52,8 +52,8 @@ func TestPlaceholderExcludes(t *testing.T) {
 	}
 	assert.Equal(t, "# boxsh: the placeholders of missing protected files\n.gitmodules\n.mcp.json\n", PlaceholderExcludes(protect))
 	assert.Empty(t, PlaceholderExcludes(protect[3:]), "no file placeholder outside .git")
-	assert.Equal(t, []string{"PATH=/bin", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.excludesFile", "GIT_CONFIG_VALUE_0=" + frame.GitExcludesPath},
+	assert.Equal(t, []string{"PATH=/bin", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.excludesFile", "GIT_CONFIG_VALUE_0=" + initproto.GitExcludesPath},
 		gitExcludesEnv([]string{"PATH=/bin"}))
-	assert.Equal(t, []string{"GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=me", "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_1=core.excludesFile", "GIT_CONFIG_VALUE_1=" + frame.GitExcludesPath},
+	assert.Equal(t, []string{"GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=me", "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_1=core.excludesFile", "GIT_CONFIG_VALUE_1=" + initproto.GitExcludesPath},
 		gitExcludesEnv([]string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=me"}), "after the user's own")
 }

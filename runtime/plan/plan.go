@@ -11,7 +11,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -119,7 +119,7 @@ type Config struct {
 	// Init are boxsh-init's options for ModeServe, from the command line
 	// (workers, shell, log level); the plan adds the policy's limits,
 	// the rules file and the proxy.
-	Init frame.InitOptions
+	Init initproto.InitOptions
 	// Forward gives boxsh-init the forwarding socket of the ports the
 	// front exposes, as the last descriptor (TargetStart only: a printed
 	// spec has no front to forward).
@@ -204,7 +204,7 @@ type Plan struct {
 	// Setup is what the front's hello tells boxsh-init serving calls
 	// besides the hello (see frame.Setup): its options that are not on
 	// its command line.
-	Setup frame.Setup
+	Setup initproto.Setup
 	// InitLoadsSeccomp tells that the first process is boxsh-init, which
 	// can load the seccomp program the front compiled as its first act
 	// instead of the runtime's init compiling the filter
@@ -322,29 +322,29 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 		allowlist = true
 		env = withProxyEnv(env)
 	}
-	var o frame.InitOptions
+	var o initproto.InitOptions
 	if cfg.Mode == ModeServe {
 		o = ServeOptions(cfg.Init, cfg.Policy, true)
 		o.Exec, o.Command, o.Lifeline = false, nil, 0
 		if cfg.Target != TargetPrint {
-			o.RulesFile = frame.RulesPath
+			o.RulesFile = initproto.RulesPath
 		}
-		p.Descriptors = append(p.Descriptors, Descriptor{frame.ChannelFD, FramesDescriptor})
+		p.Descriptors = append(p.Descriptors, Descriptor{initproto.ChannelFD, FramesDescriptor})
 		limits = limitsOf(cfg.Policy, true)
 	} else {
-		o = frame.InitOptions{Exec: true, Command: cfg.Command}
+		o = initproto.InitOptions{Exec: true, Command: cfg.Command}
 		if cfg.Target == TargetStart {
-			o.Lifeline = frame.LifelineFD
-			p.Descriptors = append(p.Descriptors, Descriptor{frame.LifelineFD, LifelineDescriptor})
+			o.Lifeline = initproto.LifelineFD
+			p.Descriptors = append(p.Descriptors, Descriptor{initproto.LifelineFD, LifelineDescriptor})
 		} else {
-			ann[LifelineAnnotation] = strconv.Itoa(frame.LifelineFD)
+			ann[LifelineAnnotation] = strconv.Itoa(initproto.LifelineFD)
 		}
 		limits = limitsOf(cfg.Policy, false)
 	}
 	if allowlist {
 		p.Proxy = true
-		o.ProxyFD = frame.ProxyFD
-		p.Descriptors = append(p.Descriptors, Descriptor{frame.ProxyFD, ProxyDescriptor})
+		o.ProxyFD = initproto.ProxyFD
+		p.Descriptors = append(p.Descriptors, Descriptor{initproto.ProxyFD, ProxyDescriptor})
 	}
 	if cfg.Forward && cfg.Target == TargetStart {
 		o.ForwardFD = 3 + len(p.Descriptors)
@@ -365,8 +365,8 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 }
 
 // initArgs are the arguments of boxsh-init inside the sandbox.
-func initArgs(o frame.InitOptions) []string {
-	return append([]string{frame.InitMountPath}, o.Args()...)
+func initArgs(o initproto.InitOptions) []string {
+	return append([]string{initproto.InitMountPath}, o.Args()...)
 }
 
 // adjustCgroup gives the sandbox its own cgroup with the policy's
@@ -477,8 +477,8 @@ func (p *Plan) adjustPlaceholders(cfg Config, ann map[string]string) error {
 // the file tools' messages). A printed spec's boxsh-init goes without.
 func (p *Plan) adjustFiles(cfg Config, ann map[string]string) error {
 	if ex := PlaceholderExcludes(cfg.Protect); ex != "" && cfg.Placeholders != "" {
-		p.Files = append(p.Files, File{Path: frame.GitExcludesPath, Content: []byte(ex)})
-		ann[FileAnnotation+frame.GitExcludesPath] = ex
+		p.Files = append(p.Files, File{Path: initproto.GitExcludesPath, Content: []byte(ex)})
+		ann[FileAnnotation+initproto.GitExcludesPath] = ex
 	}
 	if cfg.Mode != ModeServe {
 		return nil
@@ -487,8 +487,8 @@ func (p *Plan) adjustFiles(cfg Config, ann map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("plan: rules file: %w", err)
 	}
-	p.Files = append(p.Files, File{Path: frame.RulesPath, Content: b})
-	ann[FileAnnotation+frame.RulesPath] = string(b)
+	p.Files = append(p.Files, File{Path: initproto.RulesPath, Content: b})
+	ann[FileAnnotation+initproto.RulesPath] = string(b)
 	return nil
 }
 
@@ -523,7 +523,7 @@ func (p *Plan) adjustPrepare(cfg Config, _ map[string]string) error {
 // boxsh-init itself, see Limits). RLIMIT_NPROC counts the tasks of the
 // user: only in a sandbox's user namespace (sandboxed) are those the
 // sandbox's alone, so that only there are the policy's pids a limit.
-func ServeOptions(o frame.InitOptions, p policy.Policy, sandboxed bool) frame.InitOptions {
+func ServeOptions(o initproto.InitOptions, p policy.Policy, sandboxed bool) initproto.InitOptions {
 	o.TimeoutDefault = p.TimeoutDefault.Value
 	o.MaxOutput = p.MaxOutput.Value
 	o.Memory = p.Memory.Value

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/policy"
 )
@@ -28,7 +28,7 @@ func planConfig(m Mode, t Target) Config {
 		Mode: m, Target: t,
 		Sandbox:  policy.Sandbox{Enabled: true},
 		Command:  []string{"sh", "-c", "echo hi"},
-		Init:     frame.InitOptions{Workers: 2, Shell: "/bin/bash"},
+		Init:     initproto.InitOptions{Workers: 2, Shell: "/bin/bash"},
 		Env:      []string{"HOME=/home/u", "TERM=xterm"},
 		Cwd:      "/work/p",
 		UID:      1000,
@@ -70,16 +70,16 @@ func TestPlan(t *testing.T) {
 		"serve starts boxsh-init serving on fd 3 with the rules file": {
 			cfg: func(c *Config) {},
 			check: func(t *testing.T, p *Plan) {
-				assert.Equal(t, []string{frame.InitMountPath, "--workers", "2", "--shell", "/bin/bash", "--log-level", "warn", "--rules", frame.RulesPath}, p.Spec.Process.Args)
+				assert.Equal(t, []string{initproto.InitMountPath, "--workers", "2", "--shell", "/bin/bash", "--log-level", "warn", "--rules", initproto.RulesPath}, p.Spec.Process.Args)
 				assert.Equal(t, []Descriptor{{3, FramesDescriptor}}, p.Descriptors)
 				assert.Equal(t, "frames", p.Annotations["org.boxsh.fd.3"])
 				assert.Equal(t, "serve", p.Annotations[ModeAnnotation])
 				require.Len(t, p.Files, 1)
-				assert.Equal(t, frame.RulesPath, p.Files[0].Path)
+				assert.Equal(t, initproto.RulesPath, p.Files[0].Path)
 				assert.Equal(t, "[]", string(p.Files[0].Content))
 				assert.Equal(t, "[]", p.Annotations["org.boxsh.file./.boxsh/rules.json"])
-				assert.NotNil(t, planMount(p.Spec, frame.ForkServerMountPath), "the fork server is bound beside boxsh-init")
-				assert.Equal(t, "/opt/boxsh/boxsh-init", planMount(p.Spec, frame.InitMountPath).Source)
+				assert.NotNil(t, planMount(p.Spec, initproto.ForkServerMountPath), "the fork server is bound beside boxsh-init")
+				assert.Equal(t, "/opt/boxsh/boxsh-init", planMount(p.Spec, initproto.InitMountPath).Source)
 				assert.Empty(t, p.Spec.Process.Rlimits, "boxsh-init applies the limits to each command")
 				assert.False(t, p.Proxy)
 				assert.Contains(t, p.Spec.Process.Env, "PATH="+defaultPath)
@@ -148,18 +148,18 @@ func TestPlan(t *testing.T) {
 		"exec runs the command under boxsh-init with the lifeline": {
 			cfg: func(c *Config) { c.Mode = ModeExec; c.Policy = limits },
 			check: func(t *testing.T, p *Plan) {
-				assert.Equal(t, []string{frame.InitMountPath, "--exec", "--lifeline", "3", "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
+				assert.Equal(t, []string{initproto.InitMountPath, "--exec", "--lifeline", "3", "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Equal(t, []Descriptor{{3, LifelineDescriptor}}, p.Descriptors)
 				assert.Equal(t, []specs.POSIXRlimit{{Type: "RLIMIT_DATA", Hard: 1 << 30, Soft: 1 << 30}, {Type: "RLIMIT_NPROC", Hard: 64, Soft: 64}}, p.Spec.Process.Rlimits)
 				assert.Empty(t, p.Files)
-				assert.Nil(t, planMount(p.Spec, frame.ForkServerMountPath), "no worker pool")
+				assert.Nil(t, planMount(p.Spec, initproto.ForkServerMountPath), "no worker pool")
 				assert.NotContains(t, p.Annotations, LifelineAnnotation)
 			},
 		},
 		"exec printed leaves the lifeline out and says so": {
 			cfg: func(c *Config) { c.Mode = ModeExec; c.Target = TargetPrint },
 			check: func(t *testing.T, p *Plan) {
-				assert.Equal(t, []string{frame.InitMountPath, "--exec", "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
+				assert.Equal(t, []string{initproto.InitMountPath, "--exec", "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Empty(t, p.Descriptors)
 				assert.Equal(t, "3", p.Annotations[LifelineAnnotation])
 			},
@@ -169,7 +169,7 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.Equal(t, []string{"sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Equal(t, "missing", p.Annotations[initAnnotation])
-				assert.Nil(t, planMount(p.Spec, frame.InitMountPath))
+				assert.Nil(t, planMount(p.Spec, initproto.InitMountPath))
 			},
 		},
 		"allowlist network: own namespace, the proxy on fd 4 and its variables": {
@@ -177,8 +177,8 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, p *Plan) {
 				assert.True(t, p.Proxy)
 				assert.Equal(t, []Descriptor{{3, FramesDescriptor}, {4, ProxyDescriptor}}, p.Descriptors)
-				assert.Equal(t, []string{"--proxy-fd", "4", "--proxy-listen", frame.ProxyListen}, p.Spec.Process.Args[len(p.Spec.Process.Args)-4:])
-				assert.Contains(t, p.Spec.Process.Env, "HTTPS_PROXY=http://"+frame.ProxyListen)
+				assert.Equal(t, []string{"--proxy-fd", "4", "--proxy-listen", initproto.ProxyListen}, p.Spec.Process.Args[len(p.Spec.Process.Args)-4:])
+				assert.Contains(t, p.Spec.Process.Env, "HTTPS_PROXY=http://"+initproto.ProxyListen)
 				assert.Equal(t, specs.NetworkNamespace, p.Spec.Linux.Namespaces[len(p.Spec.Linux.Namespaces)-1].Type)
 				assert.Equal(t, "proxy", p.Annotations["org.boxsh.fd.4"])
 			},
@@ -186,7 +186,7 @@ func TestPlan(t *testing.T) {
 		"allowlist network in exec mode": {
 			cfg: func(c *Config) { c.Mode = ModeExec; c.Policy = allowlist; c.Sandbox.NewNetNS = true },
 			check: func(t *testing.T, p *Plan) {
-				assert.Equal(t, []string{frame.InitMountPath, "--exec", "--lifeline", "3", "--proxy-fd", "4", "--proxy-listen", frame.ProxyListen, "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
+				assert.Equal(t, []string{initproto.InitMountPath, "--exec", "--lifeline", "3", "--proxy-fd", "4", "--proxy-listen", initproto.ProxyListen, "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Equal(t, []Descriptor{{3, LifelineDescriptor}, {4, ProxyDescriptor}}, p.Descriptors)
 			},
 		},
@@ -302,7 +302,7 @@ func TestPlan(t *testing.T) {
 		"boxsh-init loads the seccomp program": {
 			cfg: func(c *Config) { c.Mode = ModeExec },
 			check: func(t *testing.T, p *Plan) {
-				assert.Equal(t, frame.InitMountPath, p.Spec.Process.Args[0])
+				assert.Equal(t, initproto.InitMountPath, p.Spec.Process.Args[0])
 				assert.True(t, p.InitLoadsSeccomp)
 				assert.Equal(t, "boxsh-init", p.Annotations[seccompLoaderAnnotation])
 			},
@@ -371,17 +371,17 @@ func TestPlan(t *testing.T) {
 }
 
 func TestServeOptions(t *testing.T) {
-	base := frame.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug"}
+	base := initproto.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug"}
 	pol := policy.Policy{Memory: set(int64(1 << 20)), Pids: set(32), TimeoutDefault: set(5.0), MaxOutput: set(int64(100))}
 	for _, tc := range []struct {
 		name      string
 		pol       policy.Policy
 		sandboxed bool
-		want      frame.InitOptions
+		want      initproto.InitOptions
 	}{
 		{"no policy", policy.Policy{}, true, base},
-		{"sandboxed", pol, true, frame.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug", TimeoutDefault: 5, MaxOutput: 100, Memory: 1 << 20, Pids: 32}},
-		{"plain: no pids, which would count the user's own", pol, false, frame.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug", TimeoutDefault: 5, MaxOutput: 100, Memory: 1 << 20}},
+		{"sandboxed", pol, true, initproto.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug", TimeoutDefault: 5, MaxOutput: 100, Memory: 1 << 20, Pids: 32}},
+		{"plain: no pids, which would count the user's own", pol, false, initproto.InitOptions{Workers: 2, Shell: "/bin/bash", LogLevel: "debug", TimeoutDefault: 5, MaxOutput: 100, Memory: 1 << 20}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, ServeOptions(base, tc.pol, tc.sandboxed))
@@ -419,7 +419,7 @@ func TestPlanExtraFiles(t *testing.T) {
 }
 
 func TestMountPathsMatchProc(t *testing.T) {
-	assert.Equal(t, frame.BoxshDir+"/"+proc.ForkServerName, frame.ForkServerMountPath)
+	assert.Equal(t, initproto.BoxshDir+"/"+proc.ForkServerName, initproto.ForkServerMountPath)
 }
 
 // filterBoxsh is annotations without the VersionAnnotation.

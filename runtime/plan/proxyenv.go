@@ -3,7 +3,7 @@ package plan
 import (
 	"strings"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 // proxyEnvAt are the variables that point commands (curl, git, npm, pip,
@@ -24,7 +24,7 @@ func proxyEnvAt(listen string) []string {
 
 // withProxyEnv is env with the variables of the sandbox's proxy
 // (proxyEnvAt frame.ProxyListen) replacing any proxy variables.
-func withProxyEnv(env []string) []string { return WithProxyEnvAt(env, frame.ProxyListen) }
+func withProxyEnv(env []string) []string { return WithProxyEnvAt(env, initproto.ProxyListen) }
 
 // WithProxyEnvAt is env with proxyEnvAt(listen) replacing any proxy
 // variables.

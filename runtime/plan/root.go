@@ -3,7 +3,7 @@ package plan
 import (
 	"path/filepath"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/pathtree"
 )
 
@@ -27,7 +27,7 @@ type RootEntry struct {
 // points are left to the runtime.
 func rootEntries(host HostFacts) []RootEntry {
 	var es []RootEntry
-	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", frame.BoxshDir} {
+	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", initproto.BoxshDir} {
 		es = append(es, RootEntry{Path: p, Dir: true})
 	}
 	for _, hp := range host.System {

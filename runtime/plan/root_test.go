@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 func TestEtcSymlink(t *testing.T) {
@@ -28,7 +28,7 @@ func TestEtcSymlink(t *testing.T) {
 }
 
 func TestRootEntries(t *testing.T) {
-	base := []RootEntry{{"/proc", true, ""}, {"/dev", true, ""}, {"/tmp", true, ""}, {"/etc", true, ""}, {frame.BoxshDir, true, ""}}
+	base := []RootEntry{{"/proc", true, ""}, {"/dev", true, ""}, {"/tmp", true, ""}, {"/etc", true, ""}, {initproto.BoxshDir, true, ""}}
 	for _, tc := range []struct {
 		name string
 		host HostFacts

@@ -4,24 +4,24 @@ import (
 	"encoding/json"
 	"path/filepath"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 )
 
 // rulesFileContent is the content of the rules file (see Plan.Files).
 func rulesFileContent(fr FileRules, protect []HostPath) ([]byte, error) {
-	entries := []frame.PolicyRule{}
+	entries := []initproto.PolicyRule{}
 	for _, rp := range fr.DenyRead {
-		entries = append(entries, frame.PolicyRule{Path: rp.Path, Rule: "denyRead " + rp.Rule, Write: false})
+		entries = append(entries, initproto.PolicyRule{Path: rp.Path, Rule: "denyRead " + rp.Rule, Write: false})
 	}
 	for _, rp := range fr.DenyWrite {
-		entries = append(entries, frame.PolicyRule{Path: rp.Path, Rule: "denyWrite " + rp.Rule, Write: true})
+		entries = append(entries, initproto.PolicyRule{Path: rp.Path, Rule: "denyWrite " + rp.Rule, Write: true})
 	}
 	for _, hp := range protect {
 		rule := "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable)"
 		if hp.Reason != "" {
 			rule = "hard-denied " + filepath.Base(hp.Path) + " (no setting makes it writable: " + hp.Reason + ")"
 		}
-		entries = append(entries, frame.PolicyRule{Path: hp.Path, Rule: rule, Write: true})
+		entries = append(entries, initproto.PolicyRule{Path: hp.Path, Rule: rule, Write: true})
 	}
 	return json.Marshal(entries)
 }

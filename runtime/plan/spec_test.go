@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/frame"
+	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/policy"
 )
 
@@ -56,7 +56,7 @@ var splitHost = HostFacts{
 func testConfig(binds ...policy.Bind) SpecConfig {
 	return SpecConfig{
 		Sandbox:  policy.Sandbox{Enabled: true, Binds: binds},
-		Args:     initArgs(frame.InitOptions{Workers: 4, Shell: "/bin/sh"}),
+		Args:     initArgs(initproto.InitOptions{Workers: 4, Shell: "/bin/sh"}),
 		Env:      []string{"HOME=/home/u", "TERM=xterm"},
 		Cwd:      "/home/u/proj",
 		UID:      1000,
@@ -162,7 +162,7 @@ func TestBuildSpecSystemMounts(t *testing.T) {
 		"/usr",
 		"/etc/alternatives", "/etc/hosts", "/etc/passwd", "/etc/resolv.conf", "/etc/ssl",
 		"/tmp",
-		frame.InitMountPath,
+		initproto.InitMountPath,
 	}, destinations(spec.Mounts), "the /usr-merge symlinks and /etc symlinks into /usr and /proc are in the root, not mounts; no /sys")
 
 	assert.Equal(t, specs.Mount{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}}, mountAt(t, spec, "/proc"))
@@ -181,16 +181,16 @@ func TestBuildSpecSystemMounts(t *testing.T) {
 	assert.Equal(t, specs.Mount{Destination: "/etc/ssl", Type: "bind", Source: "/etc/ssl", Options: []string{"rbind", "ro", "rro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/ssl"))
 	assert.Equal(t, specs.Mount{Destination: "/etc/passwd", Type: "bind", Source: "/etc/passwd", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/passwd"))
 	assert.Equal(t, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: "/etc/resolv.conf", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, "/etc/resolv.conf"), "a symlink out of /usr and /proc is bound, which follows it")
-	assert.Equal(t, specs.Mount{Destination: frame.InitMountPath, Type: "bind", Source: "/opt/boxsh/bin/boxsh-init", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, frame.InitMountPath))
+	assert.Equal(t, specs.Mount{Destination: initproto.InitMountPath, Type: "bind", Source: "/opt/boxsh/bin/boxsh-init", Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, initproto.InitMountPath))
 
-	assert.NotContains(t, destinations(spec.Mounts), frame.ForkServerMountPath, "no fork server without ForkServer")
+	assert.NotContains(t, destinations(spec.Mounts), initproto.ForkServerMountPath, "no fork server without ForkServer")
 
 	cfg := testConfig()
 	cfg.ForkServer = "/opt/boxsh/lib/boxsh/boxsh-zygote.so"
 	spec = build(t, cfg)
-	assert.Equal(t, specs.Mount{Destination: frame.ForkServerMountPath, Type: "bind", Source: cfg.ForkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, frame.ForkServerMountPath),
+	assert.Equal(t, specs.Mount{Destination: initproto.ForkServerMountPath, Type: "bind", Source: cfg.ForkServer, Options: []string{"bind", "ro", "nosuid", "nodev"}}, mountAt(t, spec, initproto.ForkServerMountPath),
 		"the fork server is bound beside boxsh-init, where it looks")
-	assert.Equal(t, filepath.Dir(frame.InitMountPath), filepath.Dir(frame.ForkServerMountPath))
+	assert.Equal(t, filepath.Dir(initproto.InitMountPath), filepath.Dir(initproto.ForkServerMountPath))
 
 	cfg = testConfig()
 	cfg.InitPath = ""
@@ -275,7 +275,7 @@ func TestBuildSpecBindOrder(t *testing.T) {
 			n := len(spec.Mounts)
 			require.Greater(t, n, len(tc.want))
 			assert.Equal(t, tc.want, destinations(spec.Mounts[n-len(tc.want):]))
-			assert.Equal(t, frame.InitMountPath, spec.Mounts[n-len(tc.want)-1].Destination, "system mounts first")
+			assert.Equal(t, initproto.InitMountPath, spec.Mounts[n-len(tc.want)-1].Destination, "system mounts first")
 		})
 	}
 }

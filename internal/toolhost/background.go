@@ -1,0 +1,45 @@
+package toolhost
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/boxsh/boxsh/internal/tool"
+)
+
+// isBackground tells whether bash arguments ask for the background: such a
+// call takes no worker of the pool, and runs as the other tools do. The
+// arguments of most calls do not name the member, and are not decoded.
+func isBackground(args json.RawMessage) bool {
+	if !bytes.Contains(args, []byte(`"background"`)) {
+		return false
+	}
+	var v struct {
+		Background bool `json:"background"`
+	}
+	return json.Unmarshal(args, &v) == nil && v.Background
+}
+
+// startBackground starts a bash call's command in the background and
+// answers its id and pid (see background.Manager.Start). Arguments that
+// cannot run (args that checkArgv refuses) are refused as invalid.
+func (a *Agent) startBackground(args tool.BashArgs) (tool.Result, error) {
+	if args.Args != nil {
+		if err := checkArgv(args); err != nil {
+			return tool.Result{}, err
+		}
+	}
+	out, err := a.procs.Start(args)
+	if err != nil {
+		return tool.Errorf("bash: %v", err), nil
+	}
+	return tool.StructuredResult(out), nil
+}
+
+// structured is the result of a tool whose answer is v, or a tool error.
+func structured[T any](v T, err error) (tool.Result, error) {
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	return tool.StructuredResult(v), nil
+}
