@@ -107,7 +107,7 @@ func run() int {
 		log.Error("start", "error", err)
 		return 1
 	}
-	starttrace.Mark("init.agent")
+	starttrace.Mark("init.toolhost")
 	<-signalsSet
 	// The tool server blocks no thread in a wait (the reaper answers
 	// SIGCHLD, shells are waited for in the poller): spare Ps would only

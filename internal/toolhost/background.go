@@ -23,7 +23,7 @@ func isBackground(args json.RawMessage) bool {
 // startBackground starts a bash call's command in the background and
 // answers its id and pid (see background.Manager.Start). Arguments that
 // cannot run (args that checkArgv refuses) are refused as invalid.
-func (a *Agent) startBackground(args tool.BashArgs) (tool.Result, error) {
+func (a *Host) startBackground(args tool.BashArgs) (tool.Result, error) {
 	if args.Args != nil {
 		if err := checkArgv(args); err != nil {
 			return tool.Result{}, err

@@ -67,7 +67,7 @@ func TestServeQuickReadHandsOn(t *testing.T) {
 	stuck := filepath.Join(dir, "stuck")
 	require.NoError(t, os.WriteFile(stuck, []byte("at last\n"), 0o644))
 	release := make(chan struct{})
-	r, w := serveAgentOnPipe(t, func(a *Agent) {
+	r, w := serveHostOnPipe(t, func(a *Host) {
 		a.readQuick = func(ctx context.Context, args tool.ReadArgs) (tool.Result, bool) {
 			if args.Path == stuck {
 				<-release
@@ -76,9 +76,9 @@ func TestServeQuickReadHandsOn(t *testing.T) {
 		}
 	})
 	released := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(released) // before the agent's: it waits for the stuck read
+	t.Cleanup(released) // before the host's: it waits for the stuck read
 	// The calls are written on another goroutine: the pipe takes a frame
-	// only when the agent reads it.
+	// only when the host reads it.
 	calls := make(chan initproto.Call, 8)
 	go func() {
 		for c := range calls {

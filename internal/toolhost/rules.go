@@ -28,7 +28,7 @@ func LoadPolicyRules(path string) ([]initproto.PolicyRule, error) {
 // explain adds to a file tool's failure on path the policy rule that
 // refused it, when the kernel's answer was a refusal and a rule covers
 // the path (the most specific one).
-func (a *Agent) explain(r tool.Result, path string, write bool) tool.Result {
+func (a *Host) explain(r tool.Result, path string, write bool) tool.Result {
 	if !r.IsError || len(a.cfg.Rules) == 0 || len(r.Content) == 0 {
 		return r
 	}
@@ -50,7 +50,7 @@ func (a *Agent) explain(r tool.Result, path string, write bool) tool.Result {
 
 // rule returns the most specific rule that covers the absolute path:
 // rules against reads, and when write is set rules against writes too.
-func (a *Agent) rule(path string, write bool) *initproto.PolicyRule {
+func (a *Host) rule(path string, write bool) *initproto.PolicyRule {
 	var best *initproto.PolicyRule
 	for i, rule := range a.cfg.Rules {
 		if rule.Write && !write {
@@ -68,7 +68,7 @@ func (a *Agent) rule(path string, write bool) *initproto.PolicyRule {
 // path, which the sandbox covers with its placeholder. (What lies below a
 // denied directory cannot be seen, except through an allowRead hole, which
 // is readable.)
-func (a *Agent) deniedBy(path string) string {
+func (a *Host) deniedBy(path string) string {
 	for _, rule := range a.cfg.Rules {
 		if !rule.Write && rule.Path == path {
 			return rule.Rule

@@ -13,7 +13,7 @@ import (
 )
 
 func TestExplainNamesTheRule(t *testing.T) {
-	a := &Agent{cfg: Config{Rules: []initproto.PolicyRule{
+	a := &Host{cfg: Config{Rules: []initproto.PolicyRule{
 		{Path: "/p/keys", Rule: "denyRead keys (f)"},
 		{Path: "/p/keys/public", Rule: "denyRead public (g)"},
 		{Path: "/p/docs", Rule: "denyWrite docs (f)", Write: true},
@@ -32,7 +32,7 @@ func TestExplainNamesTheRule(t *testing.T) {
 }
 
 func TestDeniedByNamesTheRuleOfThePath(t *testing.T) {
-	a := &Agent{cfg: Config{Rules: []initproto.PolicyRule{
+	a := &Host{cfg: Config{Rules: []initproto.PolicyRule{
 		{Path: "/p/keys", Rule: "denyRead keys (f)"},
 		{Path: "/p/docs", Rule: "denyWrite docs (f)", Write: true},
 	}}}

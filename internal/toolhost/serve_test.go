@@ -11,17 +11,17 @@ import (
 	"github.com/boxsh/boxsh/internal/initproto"
 )
 
-// serveOnPipe starts an agent with one worker serving one end of a pipe
+// serveOnPipe starts a host with one worker serving one end of a pipe
 // until the test ends, reads its hello and sends the front's (of the same,
 // empty, build), and returns the reader and writer of the other end.
 func serveOnPipe(t *testing.T) (*initproto.Reader, *initproto.Writer) {
 	t.Helper()
-	return serveAgentOnPipe(t, func(*Agent) {})
+	return serveHostOnPipe(t, func(*Host) {})
 }
 
-// serveAgentOnPipe is serveOnPipe with the agent adjusted by adjust before
+// serveHostOnPipe is serveOnPipe with the host adjusted by adjust before
 // it serves.
-func serveAgentOnPipe(t *testing.T, adjust func(*Agent)) (*initproto.Reader, *initproto.Writer) {
+func serveHostOnPipe(t *testing.T, adjust func(*Host)) (*initproto.Reader, *initproto.Writer) {
 	t.Helper()
 	a, err := New(Config{Workers: 1})
 	require.NoError(t, err)

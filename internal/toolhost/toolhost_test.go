@@ -63,7 +63,7 @@ func (c *counting) End()   { c.running.Add(-1) }
 // calls alike, and of its end once it is answered.
 func TestActivityHearsEveryCall(t *testing.T) {
 	var c counting
-	r, w := serveAgentOnPipe(t, func(a *Agent) { a.cfg.Activity = &c })
+	r, w := serveHostOnPipe(t, func(a *Host) { a.cfg.Activity = &c })
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small")
 	require.NoError(t, os.WriteFile(small, []byte("hello\n"), 0o644))

@@ -1,4 +1,4 @@
-// Package agent is the core of boxsh-init, the process that runs inside the
+// Package toolhost is the core of boxsh-init, the process that runs inside the
 // sandbox: it reads calls from the front as frames, runs each tool, and
 // answers with frames. Bash calls take a slot of the worker pool; file and
 // terminal tools run beside it and never block the frame loop.
@@ -28,7 +28,7 @@ import (
 	"github.com/boxsh/boxsh/internal/toolhost/terminal"
 )
 
-// Config configures an Agent.
+// Config configures a Host.
 type Config struct {
 	// Build is boxsh-init's version string, which the front's must match
 	// (see frame.Hello).
@@ -81,14 +81,14 @@ type Activity interface {
 	End()
 }
 
-// noActivity is the Activity of an Agent whose Config gives none.
+// noActivity is the Activity of a Host whose Config gives none.
 type noActivity struct{}
 
 func (noActivity) Begin() {}
 func (noActivity) End()   {}
 
-// Agent runs tools for the front.
-type Agent struct {
+// Host runs tools for the front.
+type Host struct {
 	cfg   Config
 	pool  *bash.Pool
 	terms *terminal.Manager
@@ -100,7 +100,7 @@ type Agent struct {
 }
 
 // New starts the worker pool.
-func New(cfg Config) (*Agent, error) {
+func New(cfg Config) (*Host, error) {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
@@ -116,12 +116,12 @@ func New(cfg Config) (*Agent, error) {
 	}
 	terms := terminal.NewManager(terminal.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("terminal"), Reaper: cfg.Reaper, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe})
 	procs := background.NewManager(background.Options{Shell: cfg.Shell, Env: cfg.Env, Log: cfg.Log.Named("background"), Reaper: cfg.Reaper, Limits: cfg.Limits, LimitsExe: cfg.LimitsExe})
-	return &Agent{cfg: cfg, pool: pool, terms: terms, procs: procs, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls), readQuick: files.ReadQuick}, nil
+	return &Host{cfg: cfg, pool: pool, terms: terms, procs: procs, log: cfg.Log, other: make(chan struct{}, cfg.MaxOtherCalls), readQuick: files.ReadQuick}, nil
 }
 
 // Close kills every running command, background process and terminal
 // session, and waits for them to end.
-func (a *Agent) Close() {
+func (a *Host) Close() {
 	a.pool.Close()
 	a.terms.Close()
 	a.procs.Close(StopWait)
@@ -149,7 +149,7 @@ const StopWait = 500 * time.Millisecond
 // frame it reads: a front of another build gets an error (as the reply to
 // its call, when it sent one first), and Serve returns it. A front's hello
 // that checks is given to Config.Setup.
-func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
+func (a *Host) Serve(ctx context.Context, conn io.ReadWriter) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
 	s := &serving{a: a, w: initproto.NewWriter(conn),
@@ -172,10 +172,10 @@ func (a *Agent) Serve(ctx context.Context, conn io.ReadWriter) error {
 
 // Stop kills every command, the queued calls' included (none starts
 // after Stop), and every terminal session at once, and waits up to wait
-// for them to be reaped. What the agent's calls do besides commands is not
+// for them to be reaped. What the host's calls do besides commands is not
 // waited for. Every process descended from this one is killed too, those
 // that left their command's process group included.
-func (a *Agent) Stop(wait time.Duration) {
+func (a *Host) Stop(wait time.Duration) {
 	frozen := freezeDescendants()
 	defer killAll(frozen)
 	var wg sync.WaitGroup
@@ -200,7 +200,7 @@ type reader struct{ fr *initproto.Reader }
 
 // serving is the state of one Serve.
 type serving struct {
-	a     *Agent
+	a     *Host
 	w     *initproto.Writer
 	ended chan error // receives how reading ended
 
@@ -437,7 +437,7 @@ func (s *serving) reply(c initproto.Call, reply []byte) {
 // that has to wait for a slot says so through notify, and says when it
 // gets one, as a bash call waiting for a worker does: if boxsh-init dies
 // meanwhile, the front sends it to the next one.
-func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage, notify func(uint64, string)) ([]byte, func()) {
+func (a *Host) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage, notify func(uint64, string)) ([]byte, func()) {
 	if name == tool.Bash && ticket != nil {
 		bashArgs, err := decode[tool.BashArgs](tool.Bash, args)
 		if err == nil && bashArgs.Args != nil {
@@ -470,7 +470,7 @@ func (a *Agent) call(ctx context.Context, ticket *bash.Ticket, id uint64, name s
 
 // encodeResult encodes the reply frame of call id of tool name, whose
 // result is r.
-func (a *Agent) encodeResult(id uint64, name string, r tool.Result) []byte {
+func (a *Host) encodeResult(id uint64, name string, r tool.Result) []byte {
 	result, err := r.AppendJSON(nil)
 	if err != nil {
 		result, _ = json.Marshal(tool.Errorf("%s: encode result: %v", name, err))
@@ -479,7 +479,7 @@ func (a *Agent) encodeResult(id uint64, name string, r tool.Result) []byte {
 }
 
 // errorReply encodes a protocol error reply.
-func (a *Agent) errorReply(id uint64, err error) []byte {
+func (a *Host) errorReply(id uint64, err error) []byte {
 	var fe *initproto.Error
 	if !errors.As(err, &fe) {
 		fe = &initproto.Error{Code: initproto.CodeInternalError, Message: err.Error()}
@@ -490,7 +490,7 @@ func (a *Agent) errorReply(id uint64, err error) []byte {
 
 // bashReply runs a bash call with decoded, checked arguments and returns
 // its reply frame, and the function that frees its worker.
-func (a *Agent) bashReply(ctx context.Context, ticket *bash.Ticket, id uint64, args tool.BashArgs) ([]byte, func()) {
+func (a *Host) bashReply(ctx context.Context, ticket *bash.Ticket, id uint64, args tool.BashArgs) ([]byte, func()) {
 	result, release, err := a.bash(ctx, ticket, args)
 	if err != nil {
 		return a.errorReply(id, err), release
@@ -500,7 +500,7 @@ func (a *Agent) bashReply(ctx context.Context, ticket *bash.Ticket, id uint64, a
 
 // bash runs a bash call and encodes its result directly: outputs can be
 // megabytes, and this is the one hot path of large results.
-func (a *Agent) bash(ctx context.Context, ticket *bash.Ticket, args tool.BashArgs) ([]byte, func(), error) {
+func (a *Host) bash(ctx context.Context, ticket *bash.Ticket, args tool.BashArgs) ([]byte, func(), error) {
 	if args.Timeout <= 0 && a.cfg.TimeoutDefault > 0 {
 		args.Timeout = a.cfg.TimeoutDefault
 	}
@@ -564,7 +564,7 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 }
 
 // run runs every tool but bash.
-func (a *Agent) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
+func (a *Host) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
 	switch name {
 	case tool.Read:
 		return with(name, raw, func(args tool.ReadArgs) (tool.Result, error) {
