@@ -17,7 +17,7 @@ import (
 // A server killed (kill -9) and started again on the same state directory
 // hosts its named sandboxes again: listed, with their files, new
 // processes, and no token but the server's until a new one is asked for;
-// a legacy session's sandbox is gone.
+// an MCP session's sandbox is gone.
 func TestSandboxesReadopt(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -62,7 +62,7 @@ func TestSandboxesReadopt(t *testing.T) {
 		}
 	}
 	sort.Strings(got)
-	assert.Equal(t, []string{"blank", "keep"}, got, "the named sandboxes, not the legacy session's")
+	assert.Equal(t, []string{"blank", "keep"}, got, "the named sandboxes, not the MCP session's")
 
 	// The same files, through the same name, in new processes.
 	res, err = srv2.Sandbox("keep", m2.token).Run(ctx, "cat kept.txt seed.txt; "+countSleep)
@@ -86,7 +86,7 @@ func TestSandboxesReadopt(t *testing.T) {
 	require.ErrorAs(t, err, &he, "keep's token on blank")
 	assert.Equal(t, http.StatusUnauthorized, he.StatusCode)
 
-	// Deleting one removes its files; the legacy session's are gone.
+	// Deleting one removes its files; the MCP session's are gone.
 	require.NoError(t, srv2.Delete(ctx, "keep"))
 	_, err = os.Stat(keep.Workspace)
 	assert.ErrorIs(t, err, os.ErrNotExist)

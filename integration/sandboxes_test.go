@@ -264,10 +264,10 @@ func pgrepArgs(args string) bool {
 	return false
 }
 
-// Legacy clients of /mcp get a sandbox per session, made at their first
+// 2025-era clients of /mcp get a sandbox per session, made at their first
 // tool call and deleted with the session; a modern request on /mcp is
 // told where sandboxes are.
-func TestSandboxesLegacySessions(t *testing.T) {
+func TestSandboxesSessionSandboxes(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	m := startMany(t, ctx)
@@ -530,7 +530,7 @@ func TestSandboxesChangesApply(t *testing.T) {
 }
 
 // A named sandbox's files outlive the server, as a session `boxsh
-// sessions` lists (labelled with the sandbox's name); a legacy session's
+// sessions` lists (labelled with the sandbox's name); an MCP session's
 // sandbox goes with the server.
 func TestSandboxesFilesOutliveServer(t *testing.T) {
 	t.Parallel()
@@ -554,7 +554,7 @@ func TestSandboxesFilesOutliveServer(t *testing.T) {
 	r := runBoxshIn(t, ctx, t.TempDir(), "", nil, "sessions", "--base", base)
 	require.Equal(t, 0, r.code(), "%s", r.stderr)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	require.Len(t, lines, 1, "the legacy session's sandbox is gone: %s", r.stdout)
+	require.Len(t, lines, 1, "the MCP session's sandbox is gone: %s", r.stdout)
 	assert.Contains(t, lines[0], a.Workspace)
 	assert.Contains(t, lines[0], "sandbox keep")
 	assert.Contains(t, lines[0], "ended")
@@ -563,7 +563,7 @@ func TestSandboxesFilesOutliveServer(t *testing.T) {
 // --audit with --sandboxes: one log, each entry naming its sandbox; the
 // audit tool of a sandbox's endpoint answers that sandbox's entries only
 // (a client of alpha reads none of beta's, a sandbox made again under a
-// name none of its predecessor's, a legacy session's sandbox only its
+// name none of its predecessor's, an MCP session's sandbox only its
 // own); management calls are logged too.
 func TestSandboxesAudit(t *testing.T) {
 	t.Parallel()
@@ -621,7 +621,7 @@ func TestSandboxesAudit(t *testing.T) {
 	assert.Equal(t, true, apply.Args["dry_run"])
 	assert.Regexp(t, `^rest 127\.0\.0\.1:\d+$`, apply.Client)
 
-	// A legacy session's sandbox reads its own entries only.
+	// A MCP session's sandbox reads its own entries only.
 	legacy := m.connect(t, ctx, "/mcp", m.token, "2025-06-18")
 	sh(t, ctx, legacy, "echo legacy-cmd")
 	got = audit(legacy)

@@ -3,23 +3,16 @@ package rpc
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/boxsh/boxsh/internal/largecall"
@@ -32,7 +25,7 @@ import (
 // which only scopes their notifications/cancelled. Every client shares the
 // server's backend, so one sandbox and one worker pool serve them all,
 // unless the server hosts many sandboxes (SandboxRouter): each then has
-// an endpoint of its own, and a legacy session's calls carry its id
+// an endpoint of its own, and an MCP session's calls carry its id
 // (SessionID) for the backend to find its sandbox.
 
 // HTTPOptions configure the HTTP transport.
@@ -62,10 +55,10 @@ type HTTPOptions struct {
 	// server of many sandboxes sets it so that HTTP never takes the
 	// descriptors its sandboxes need.
 	MaxConns int
-	// MaxSessions bounds the legacy sessions kept; the least recently
+	// MaxSessions bounds the MCP sessions kept; the least recently
 	// used goes when a new one would exceed it (default 1024).
 	MaxSessions int
-	// SessionIdle ends legacy sessions unused for this long (default 1h).
+	// SessionIdle ends MCP sessions unused for this long (default 1h).
 	SessionIdle time.Duration
 	// HeaderTimeout bounds the time to read a request's headers, and
 	// BodyTimeout its body (defaults 10s and 60s).
@@ -84,7 +77,7 @@ type HTTPOptions struct {
 	// check but not the token check: each endpoint checks its own tokens.
 	Sandboxes http.Handler
 	// SessionEnded, when set, is called on a goroutine of its own with
-	// the id of every legacy session that ends: deleted by its client,
+	// the id of every MCP session that ends: deleted by its client,
 	// expired, evicted, or at shutdown.
 	SessionEnded func(id string)
 }
@@ -125,19 +118,6 @@ const DefaultSandboxRequests = 32
 // ErrNeedToken refuses to serve a non-loopback address without a token.
 var ErrNeedToken = errors.New("refusing to listen on a non-loopback address without a bearer token")
 
-// IsLoopback reports whether a listen address (host:port) is on loopback.
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // Listen opens the listener of the HTTP transport, refusing a non-loopback
 // address when opts has no token.
 func Listen(addr string, opts HTTPOptions) (net.Listener, error) {
@@ -165,18 +145,7 @@ type httpTransport struct {
 	manage *requestLimit
 
 	mu       sync.Mutex
-	sessions map[string]*legacySession
-}
-
-// legacySession is a 2025-era client's session: the scope of its ids.
-type legacySession struct {
-	// allTools is the session's tools/list choice (see session.allTools).
-	allTools atomic.Bool
-	mu       sync.Mutex
-	inflight map[string]context.CancelFunc
-	last     time.Time
-	cancel   context.CancelFunc // ends the session's calls
-	ctx      context.Context
+	sessions map[string]*mcpSession
 }
 
 // ServeStreamable serves the streamable HTTP transport on ln until ctx ends,
@@ -242,7 +211,7 @@ func newTransport(s *Server, opts HTTPOptions, base context.Context) *httpTransp
 		s: s, opts: opts, base: base,
 		slots:    make(chan struct{}, s.MaxInFlight),
 		streams:  make(chan struct{}, opts.MaxStreams),
-		sessions: make(map[string]*legacySession),
+		sessions: make(map[string]*mcpSession),
 	}
 	if opts.Sandboxes != nil {
 		t.manage = newRequestLimit("the management API", opts.ManageRequests, "")
@@ -328,63 +297,6 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// originAllowed is the DNS-rebinding check: a browser's Origin must be a
-// loopback one or listed; the Host must be too when no token guards the
-// server (a rebound name reaches loopback with a foreign Host).
-func (t *httpTransport) originAllowed(r *http.Request) bool {
-	if o := r.Header.Get("Origin"); o != "" {
-		if slices.Contains(t.opts.AllowedOrigins, o) {
-			return true
-		}
-		u, err := url.Parse(o)
-		if err != nil || !loopbackHost(u.Hostname()) {
-			return false
-		}
-	}
-	if t.opts.Token == "" {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		return loopbackHost(strings.Trim(host, "[]"))
-	}
-	return true
-}
-
-func loopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
-func (t *httpTransport) authorized(r *http.Request) bool {
-	if t.opts.Token == "" {
-		return true
-	}
-	return bearerIs(r, t.opts.Token) || slices.ContainsFunc(t.opts.ExtraTokens, func(tok string) bool { return bearerIs(r, tok) })
-}
-
-// bearerIs reports whether r carries the bearer token tok (not empty).
-func bearerIs(r *http.Request, tok string) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && tok != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(tok)) == 1
-}
-
-// writeUnauthorized refuses a request without the right bearer token: a
-// JSON-RPC error on an MCP endpoint (/mcp, /s/NAME/mcp, /v1/manage/mcp),
-// a problem (RFC 9457) on REST.
-func writeUnauthorized(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="boxsh"`)
-	const msg = "missing or wrong bearer token"
-	if path.Base(r.URL.Path) == "mcp" {
-		writeHTTPError(w, http.StatusUnauthorized, nil, CodeInvalidRequest, msg)
-		return
-	}
-	writeProblem(w, http.StatusUnauthorized, msg)
-}
-
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r, t.opts.MaxBodyBytes)
 	if err != nil {
@@ -414,7 +326,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	method := p.method
 	hasID := p.id != nil && string(p.id) != "null"
 	e := eraOf(&p)
-	scope := &legacySession{inflight: make(map[string]context.CancelFunc)}
+	scope := &mcpSession{inflight: make(map[string]context.CancelFunc)}
 	ctx := r.Context()
 	var newSession string
 	if e.modern {
@@ -569,189 +481,11 @@ func decodeHeaderValue(v string) (string, bool) {
 	return string(b), err == nil
 }
 
-// newSession starts a legacy session, making room for it.
-func (t *httpTransport) newSession() (string, *legacySession) {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
-	ctx, cancel := context.WithCancel(t.base)
-	sess := &legacySession{inflight: make(map[string]context.CancelFunc), last: time.Now(), ctx: ctx, cancel: cancel}
-	if ended := t.opts.SessionEnded; ended != nil {
-		context.AfterFunc(ctx, func() { ended(id) })
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := time.Now()
-	for k, s := range t.sessions {
-		if now.Sub(s.last) > t.opts.SessionIdle {
-			s.cancel()
-			delete(t.sessions, k)
-		}
-	}
-	for len(t.sessions) >= t.opts.MaxSessions {
-		oldest := ""
-		for k, s := range t.sessions {
-			if oldest == "" || s.last.Before(t.sessions[oldest].last) {
-				oldest = k
-			}
-		}
-		t.sessions[oldest].cancel()
-		delete(t.sessions, oldest)
-	}
-	t.sessions[id] = sess
-	return id, sess
-}
-
-// session returns the live legacy session id, or nil.
-func (t *httpTransport) session(id string) *legacySession {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.sessions[id]
-	if !ok {
-		return nil
-	}
-	if time.Since(s.last) > t.opts.SessionIdle {
-		s.cancel()
-		delete(t.sessions, id)
-		return nil
-	}
-	s.last = time.Now()
-	return s
-}
-
-func (t *httpTransport) deleteSession(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get("Mcp-Session-Id")
-	t.mu.Lock()
-	s, ok := t.sessions[id]
-	delete(t.sessions, id)
-	t.mu.Unlock()
-	if !ok {
-		http.Error(w, "unknown Mcp-Session-Id", http.StatusNotFound)
-		return
-	}
-	s.cancel()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// sessionIDKey is the context key of a legacy session's id.
-type sessionIDKey struct{}
-
-// SessionID is the Mcp-Session-Id of the legacy HTTP session a call's
-// context belongs to, or "" (stdio, modern requests).
-func SessionID(ctx context.Context) string {
-	id, _ := ctx.Value(sessionIDKey{}).(string)
-	return id
-}
-
 // mergeCancel returns a context of parent that also ends when other does.
 func mergeCancel(parent, other context.Context) (context.Context, func() bool) {
 	ctx, cancel := context.WithCancel(parent)
 	stop := context.AfterFunc(other, cancel)
 	return ctx, func() bool { cancel(); return stop() }
-}
-
-// httpOut is the one answer of an HTTP exchange. Whoever finishes the call
-// (for boxsh-init, the goroutine reading its replies) writes it straight
-// to the connection, as on stdio, while the handler waits for done: no
-// hand-over on the way out.
-type httpOut struct {
-	t       *httpTransport
-	w       http.ResponseWriter
-	r       *http.Request
-	modern  bool   // map error codes to statuses
-	session string // a new legacy session's id
-	code    int    // the error code noted, 0 for a result
-	done    chan struct{}
-
-	mu        sync.Mutex
-	written   bool // the answer went out, or the handler has returned
-	streaming bool // an SSE stream was started for notifications
-}
-
-// notify sends a notification about the request ahead of its answer, which
-// makes the answer an SSE stream; dropped for a client that takes only
-// JSON.
-func (o *httpOut) notify(msg []byte) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.written || !strings.Contains(o.r.Header.Get("Accept"), "text/event-stream") {
-		return nil
-	}
-	w := o.w
-	if !o.streaming {
-		o.streaming = true
-		setSSEHeaders(w.Header())
-		if o.session != "" {
-			w.Header().Set("Mcp-Session-Id", o.session)
-		}
-		w.WriteHeader(http.StatusOK)
-	}
-	_, _ = io.WriteString(w, ssePrefix)
-	_, _ = w.Write(msg)
-	_, _ = io.WriteString(w, sseSuffix)
-	return flush(w)
-}
-
-// flush sends what w holds to the client.
-func flush(w http.ResponseWriter) error {
-	if f, ok := w.(interface{ FlushError() error }); ok {
-		return f.FlushError()
-	}
-	return http.NewResponseController(w).Flush()
-}
-
-func (o *httpOut) noteError(code int) { o.code = code }
-
-func (o *httpOut) write(parts ...[]byte) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.written {
-		return nil // too late, or a second answer (never for one request)
-	}
-	o.written = true
-	defer close(o.done)
-	w := o.w
-	if o.streaming {
-		_, _ = io.WriteString(w, ssePrefix)
-		for _, p := range parts {
-			_, _ = w.Write(p)
-		}
-		_, _ = io.WriteString(w, sseSuffix)
-		_ = flush(w)
-		return nil
-	}
-	h := w.Header()
-	if o.session != "" {
-		h.Set("Mcp-Session-Id", o.session)
-	}
-	status := http.StatusOK
-	if o.modern {
-		status = modernStatus(o.code)
-	}
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	sse := wantsSSE(o.r.Header.Get("Accept"))
-	if sse {
-		setSSEHeaders(h)
-		n += len(ssePrefix) + len(sseSuffix)
-	} else {
-		h["Content-Type"] = contentTypeJSON
-	}
-	h["Content-Length"] = []string{strconv.Itoa(n)}
-	w.WriteHeader(status)
-	if sse {
-		_, _ = io.WriteString(w, ssePrefix)
-	}
-	for _, p := range parts {
-		_, _ = w.Write(p)
-	}
-	if sse {
-		_, _ = io.WriteString(w, sseSuffix)
-	}
-	_ = flush(w)
-	return nil
 }
 
 // contentTypeJSON is the Content-Type of JSON answers, set without
@@ -763,41 +497,3 @@ const (
 	ssePrefix = "event: message\ndata: "
 	sseSuffix = "\n\n"
 )
-
-// setSSEHeaders makes h the headers of an unbuffered event stream.
-func setSSEHeaders(h http.Header) {
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-}
-
-// accepted answers a notification: 202, no body.
-func (o *httpOut) accepted() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.written {
-		o.written = true
-		o.w.WriteHeader(http.StatusAccepted)
-	}
-}
-
-// close ends the exchange: later answers are dropped.
-func (o *httpOut) close() {
-	o.mu.Lock()
-	o.written = true
-	o.mu.Unlock()
-}
-
-func (o *httpOut) failed() error { return nil }
-
-// writeHTTPError answers with status and a JSON-RPC error.
-func writeHTTPError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id,omitempty"`
-		Error   Error           `json:"error"`
-	}{"2.0", id, Error{Code: code, Message: msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}

@@ -381,7 +381,7 @@ func TestCreateTokenReplacesPlanted(t *testing.T) {
 }
 
 // tools/list over HTTP shows every tool after 2024-11-05, as on stdio:
-// per legacy session, per request header, and to modern requests.
+// per MCP session, per request header, and to modern requests.
 func TestHTTPToolsListVersions(t *testing.T) {
 	tools, err := tool.NewRegistry()
 	require.NoError(t, err)

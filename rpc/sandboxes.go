@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/boxsh/boxsh/client/apitype"
-	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // One server, many sandboxes (boxsh --rpc --listen --sandboxes). A
@@ -29,112 +27,10 @@ import (
 //
 // The management paths take the server's token. A sandbox's endpoint
 // takes its own token (given once, at create) or the server's: a client
-// handed one sandbox's token reaches no other. Legacy clients of /mcp get
-// a sandbox per Mcp-Session-Id (LegacyBackend), made at their first tool
+// handed one sandbox's token reaches no other. 2025-era clients of /mcp get
+// a sandbox per Mcp-Session-Id (SessionBackend), made at their first tool
 // call and deleted when the session ends. The bodies of the management
 // API's requests and answers are those of package client/apitype.
-
-// SandboxRequest is a create a SandboxHost is asked for: the body of POST
-// /v1/sandboxes, and what the router adds.
-type SandboxRequest struct {
-	apitype.SandboxRequest
-	// Ephemeral sandboxes (a legacy session's) lose their files when the
-	// server stops; others keep them, as sessions.
-	Ephemeral bool
-}
-
-// SandboxHost starts and stops the sandboxes of a SandboxRouter, reviews
-// and applies their changes, measures them and snapshots them.
-type SandboxHost interface {
-	// Create starts sandbox req.Name, returning its backend once it
-	// answers. A refusal is a *SandboxError.
-	Create(ctx context.Context, req SandboxRequest) (Backend, apitype.SandboxInfo, error)
-	// Lookup returns a sandbox's backend.
-	Lookup(name string) (Backend, bool)
-	// Delete stops a sandbox and removes everything it had.
-	Delete(name string) error
-	// List describes the sandboxes, by name; Warm is the number of those
-	// started ahead, ready to be taken by a create.
-	List() []apitype.SandboxInfo
-	Warm() int
-	SandboxFiles
-	SandboxStats
-	SandboxSnapshots
-}
-
-// SandboxFiles reviews and applies a sandbox's changes to the workspace
-// (its copy-on-write session): GET /v1/sandboxes/NAME/changes and
-// /diff?path=P, POST .../apply. The router passes their answers on as
-// they are: the host is the one that knows their types (those of package
-// client/session).
-type SandboxFiles interface {
-	// Changes is the JSON of the changes (an array); Diff is the unified
-	// diff of path's changes, or of all when path is "".
-	Changes(name string) (json.RawMessage, error)
-	Diff(name, path string) (string, error)
-	// Apply writes the changes (of req.Paths, or all) into the
-	// workspace, refusing conflicts and protected paths, or only tells
-	// what it would do with req.DryRun; its answer is the JSON of what
-	// it did.
-	Apply(name string, req apitype.ApplyRequest) (json.RawMessage, error)
-}
-
-// SandboxStats measures a sandbox as its sandbox_stats tool does: GET
-// /v1/sandboxes/NAME/stats.
-type SandboxStats interface {
-	// Stats is what sandbox name uses; a missing sandbox is a
-	// *SandboxError.
-	Stats(name string) (tool.StatsOutput, error)
-}
-
-// SandboxSnapshots freezes sandboxes' files as named snapshots, starts
-// sandboxes from them and resets sandboxes to them:
-//
-//	POST   /v1/snapshots                {"name", "sandbox"}: 201
-//	GET    /v1/snapshots                list
-//	DELETE /v1/snapshots/NAME
-//	POST   /v1/sandboxes                {"name", "from": "snapshot:SNAP"}
-//	POST   /v1/sandboxes/NAME/fork      {"name"}: 201 with its token
-//	POST   /v1/sandboxes/NAME/restore   {"snapshot"}
-type SandboxSnapshots interface {
-	// Snapshot freezes sandbox name's files as snapshot snap; its
-	// processes are paused meanwhile.
-	Snapshot(name, snap string) (apitype.SnapshotInfo, error)
-	// Snapshots lists the snapshots, DeleteSnapshot deletes one.
-	Snapshots() ([]apitype.SnapshotInfo, error)
-	DeleteSnapshot(snap string) error
-	// Fork starts sandbox req.Name with sandbox name's files as they are
-	// now (Create from an unnamed snapshot).
-	Fork(ctx context.Context, name string, req SandboxRequest) (Backend, apitype.SandboxInfo, error)
-	// Restore resets sandbox name to snapshot snap: its processes are
-	// restarted, its files are the snapshot's.
-	Restore(name, snap string) (apitype.SandboxInfo, error)
-}
-
-// SandboxError is a refused create or delete, with its HTTP status.
-type SandboxError struct {
-	Status int // 400 a bad request, 404 no such sandbox, 409 the name is taken, 429 a limit
-	Msg    string
-}
-
-func (e *SandboxError) Error() string { return e.Msg }
-
-// SandboxCall is a management call of a SandboxRouter, once answered:
-// for the audit log (SandboxRouter.Managed).
-type SandboxCall struct {
-	// Action is "create", "delete", "apply", "fork", "restore",
-	// "snapshot" or "delete_snapshot" (or a management tool's name); Name
-	// the sandbox (the snapshot for delete_snapshot).
-	Action, Name string
-	// Client is who asked: "rest ADDRESS", a client of the management
-	// MCP endpoint, or a legacy session's client (see ClientOf) for the
-	// sandbox of its own made and deleted.
-	Client string
-	// Args are the request's arguments (from; dry_run and paths).
-	Args  map[string]any
-	Began time.Time
-	Err   error
-}
 
 // SandboxRouter serves the management API and the endpoints of the
 // sandboxes of a SandboxHost.
@@ -150,7 +46,7 @@ type SandboxRouter struct {
 
 	mu  sync.Mutex
 	eps map[string]*endpoint
-	// create serialises the creates of legacy sessions' sandboxes.
+	// create serialises the creates of MCP sessions' sandboxes.
 	create sync.Mutex
 }
 
@@ -217,126 +113,6 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 	return mux, nil
 }
 
-// serveFiles adds the paths of a sandbox's changes: their list, their
-// diff and their apply.
-func (rt *SandboxRouter) serveFiles(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/sandboxes/{name}/changes", func(w http.ResponseWriter, r *http.Request) {
-		changes, err := rt.host.Changes(r.PathValue("name"))
-		if err != nil {
-			writeSandboxError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"changes": changes})
-	})
-	mux.HandleFunc("GET /v1/sandboxes/{name}/diff", func(w http.ResponseWriter, r *http.Request) {
-		diff, err := rt.host.Diff(r.PathValue("name"), r.URL.Query().Get("path"))
-		if err != nil {
-			writeSandboxError(w, err)
-			return
-		}
-		w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
-		_, _ = w.Write([]byte(diff))
-	})
-	mux.HandleFunc("POST /v1/sandboxes/{name}/apply", func(w http.ResponseWriter, r *http.Request) {
-		var req apitype.ApplyRequest
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-			writeProblem(w, http.StatusBadRequest, "apply: the body must be {\"dry_run\": BOOL, \"paths\": [PATH...]}: "+err.Error())
-			return
-		}
-		began := time.Now()
-		res, err := rt.host.Apply(r.PathValue("name"), req)
-		args := map[string]any{"dry_run": req.DryRun}
-		if req.Paths != nil {
-			args["paths"] = req.Paths
-		}
-		rt.managed(SandboxCall{Action: "apply", Name: r.PathValue("name"), Client: restClient(r), Args: args, Began: began, Err: err})
-		if err != nil {
-			writeSandboxError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, res)
-	})
-}
-
-// serveSnapshots adds the paths of snapshots, forks and restores.
-func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/snapshots", func(w http.ResponseWriter, r *http.Request) {
-		var req apitype.SnapshotRequest
-		if !decodeBody(w, r, &req, `{"name": SNAPSHOT, "sandbox": SANDBOX}`) {
-			return
-		}
-		began := time.Now()
-		info, err := rt.host.Snapshot(req.Sandbox, req.Name)
-		rt.managed(SandboxCall{Action: "snapshot", Name: req.Sandbox, Client: restClient(r), Args: map[string]any{"snapshot": req.Name}, Began: began, Err: err})
-		if err != nil {
-			writeSandboxError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusCreated, info)
-	})
-	mux.HandleFunc("GET /v1/snapshots", func(w http.ResponseWriter, _ *http.Request) {
-		list, err := rt.host.Snapshots()
-		if err != nil {
-			writeSandboxError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, apitype.SnapshotList{Snapshots: list})
-	})
-	mux.HandleFunc("DELETE /v1/snapshots/{name}", func(w http.ResponseWriter, r *http.Request) {
-		began := time.Now()
-		err := rt.host.DeleteSnapshot(r.PathValue("name"))
-		rt.managed(SandboxCall{Action: "delete_snapshot", Name: r.PathValue("name"), Client: restClient(r), Began: began, Err: err})
-		if err != nil {
-			writeSandboxError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("POST /v1/sandboxes/{name}/fork", func(w http.ResponseWriter, r *http.Request) {
-		var req apitype.SandboxRequest
-		if !decodeBody(w, r, &req, `{"name": NEW}`) {
-			return
-		}
-		began := time.Now()
-		info, err := rt.fork(r.Context(), r.PathValue("name"), req.Name)
-		rt.managed(SandboxCall{Action: "fork", Name: req.Name, Client: restClient(r), Args: map[string]any{"from": r.PathValue("name")}, Began: began, Err: err})
-		if err != nil {
-			writeSandboxError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusCreated, info)
-	})
-	mux.HandleFunc("POST /v1/sandboxes/{name}/restore", func(w http.ResponseWriter, r *http.Request) {
-		var req apitype.RestoreRequest
-		if !decodeBody(w, r, &req, `{"snapshot": SNAPSHOT}`) {
-			return
-		}
-		began := time.Now()
-		info, err := rt.host.Restore(r.PathValue("name"), req.Snapshot)
-		rt.managed(SandboxCall{Action: "restore", Name: r.PathValue("name"), Client: restClient(r), Args: map[string]any{"snapshot": req.Snapshot}, Began: began, Err: err})
-		if err != nil {
-			writeSandboxError(w, err)
-			return
-		}
-		info.Endpoint = "/s/" + info.Name + "/mcp"
-		writeJSON(w, http.StatusOK, info)
-	})
-}
-
-// decodeBody decodes r's JSON body into v, or answers 400 naming the
-// expected shape.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		writeProblem(w, http.StatusBadRequest, "the body must be "+shape+": "+err.Error())
-		return false
-	}
-	return true
-}
-
 // ServeHTTP serves /s/NAME/...: the sandbox's MCP endpoint and REST twin,
 // for its token or the server's (HTTPOptions.Sandboxes).
 func (rt *SandboxRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -382,7 +158,7 @@ func (rt *SandboxRouter) endpoint(name string) *endpoint {
 	if ep != nil && ep.backend == b {
 		return ep
 	}
-	// A sandbox this router did not make (a legacy session's) or one
+	// A sandbox this router did not make (an MCP session's) or one
 	// made again under the same name: a token nobody has, so that only
 	// the server's reaches it.
 	ep, err := rt.newEndpoint(name, b, "")
@@ -432,7 +208,7 @@ func (rt *SandboxRouter) forget(name string) {
 }
 
 // Forget drops what the router keeps for sandbox name, which the host
-// deleted by itself (idle, or at the end of a legacy session).
+// deleted by itself (idle, or at the end of an MCP session).
 func (rt *SandboxRouter) Forget(name string) { rt.forget(name) }
 
 func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
@@ -476,10 +252,10 @@ func (rt *SandboxRouter) fork(ctx context.Context, src, name string) (apitype.Sa
 	return rt.publish(b, info)
 }
 
-// checkManagedName refuses the names of legacy sessions' sandboxes.
+// checkManagedName refuses the names of MCP sessions' sandboxes.
 func checkManagedName(name string) error {
-	if strings.HasPrefix(name, legacyPrefix) {
-		return &SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox name %q: names starting with %s are those of the sessions of /mcp", name, legacyPrefix)}
+	if strings.HasPrefix(name, sessionSandboxPrefix) {
+		return &SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("sandbox name %q: names starting with %s are those of the sessions of /mcp", name, sessionSandboxPrefix)}
 	}
 	return nil
 }
@@ -556,80 +332,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// LegacyBackend is the backend of /mcp on a server of many sandboxes: a
-// legacy session's calls go to a sandbox of its own, made at its first
-// call (from apitype.FromWorkspace, named LegacySandboxName of the
-// session), and deleted when the session ends (EndSession,
-// HTTPOptions.SessionEnded). Requests outside a legacy session name their
-// sandbox in the URL.
-func (rt *SandboxRouter) LegacyBackend() Backend { return legacyBackend{rt} }
-
-type legacyBackend struct{ rt *SandboxRouter }
-
-// errNoSandbox refuses a call on /mcp outside a legacy session.
-var errNoSandbox = &Error{Code: CodeInvalidRequest, Message: "this server hosts many sandboxes: call tools at /s/NAME/mcp (POST /v1/sandboxes makes one), or initialize a session on /mcp for a sandbox of its own"}
-
-func (b legacyBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
-	id := SessionID(ctx)
-	if id == "" {
-		go done(nil, errNoSandbox)
-		return nil
-	}
-	backend, err := b.rt.sessionSandbox(ctx, LegacySandboxName(id))
-	if err != nil {
-		go done(nil, fmt.Errorf("this session's sandbox: %w", err))
-		return nil
-	}
-	return backend.Start(ctx, name, args, done)
-}
-
-// sessionSandbox returns sandbox name, making it if needed.
-func (rt *SandboxRouter) sessionSandbox(ctx context.Context, name string) (Backend, error) {
-	if b, ok := rt.host.Lookup(name); ok {
-		return b, nil
-	}
-	rt.create.Lock()
-	defer rt.create.Unlock()
-	if b, ok := rt.host.Lookup(name); ok {
-		return b, nil
-	}
-	began := time.Now()
-	b, _, err := rt.host.Create(ctx, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: name, From: apitype.FromWorkspace}, Ephemeral: true})
-	rt.managed(SandboxCall{Action: "create", Name: name, Client: ClientOf(ctx), Args: map[string]any{"from": apitype.FromWorkspace}, Began: began, Err: err})
-	return b, err
-}
-
-// EndSession deletes the sandbox of legacy session id, if it has one
-// (HTTPOptions.SessionEnded).
-func (rt *SandboxRouter) EndSession(id string) {
-	name := LegacySandboxName(id)
-	if _, ok := rt.host.Lookup(name); !ok {
-		return
-	}
-	began := time.Now()
-	err := rt.host.Delete(name)
-	rt.managed(SandboxCall{Action: "delete", Name: name, Client: sessionClient(id), Began: began, Err: err})
-	if err != nil {
-		rt.srv.Log.Warn("delete a session's sandbox", "sandbox", name, "error", err)
-	}
-	rt.forget(name)
-}
-
 // managed tells c to Managed.
 func (rt *SandboxRouter) managed(c SandboxCall) {
 	if rt.Managed != nil {
 		rt.Managed(c)
 	}
 }
-
-// LegacySandboxName is the name of the sandbox of legacy session id.
-func LegacySandboxName(id string) string {
-	if len(id) > 16 {
-		id = id[:16]
-	}
-	return legacyPrefix + id
-}
-
-// legacyPrefix starts the names of legacy sessions' sandboxes, which
-// create refuses.
-const legacyPrefix = "mcp-"

@@ -148,7 +148,7 @@ func serveRouterWith(t *testing.T, host *fakeHost, opts HTTPOptions) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt, err := NewSandboxRouter(ctx, srv, host, opts)
 	require.NoError(t, err)
-	srv.Backend = rt.LegacyBackend()
+	srv.Backend = rt.SessionBackend()
 	opts.Extra, err = rt.Management()
 	require.NoError(t, err)
 	opts.Sandboxes = rt
@@ -261,9 +261,9 @@ func TestSandboxRouterManagementAndTokens(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.StatusCode)
 }
 
-// A legacy session on /mcp gets a sandbox at its first call, deleted when
+// A MCP session on /mcp gets a sandbox at its first call, deleted when
 // the session is.
-func TestSandboxRouterLegacySession(t *testing.T) {
+func TestSandboxRouterSessionSandbox(t *testing.T) {
 	host := &fakeHost{sbs: map[string]*fakeSandbox{}, max: 4}
 	base := serveRouter(t, host, "tok")
 	res, body := hcall(t, "POST", base+"/mcp", "tok", nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
@@ -273,10 +273,10 @@ func TestSandboxRouterLegacySession(t *testing.T) {
 	assert.Empty(t, host.List(), "no sandbox before the first call")
 	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
 	_, body = hcall(t, "POST", base+"/mcp", "tok", hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true"}}}`)
-	assert.Contains(t, body, LegacySandboxName(sid))
-	_, ok := host.Lookup(LegacySandboxName(sid))
+	assert.Contains(t, body, SessionSandboxName(sid))
+	_, ok := host.Lookup(SessionSandboxName(sid))
 	require.True(t, ok)
 	res, _ = hcall(t, "DELETE", base+"/mcp", "tok", hdr, "")
 	require.Equal(t, http.StatusNoContent, res.StatusCode)
-	require.Eventually(t, func() bool { _, ok := host.Lookup(LegacySandboxName(sid)); return !ok }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { _, ok := host.Lookup(SessionSandboxName(sid)); return !ok }, 5*time.Second, 10*time.Millisecond)
 }

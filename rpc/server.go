@@ -1,7 +1,3 @@
-// Package rpc is the front of boxsh: an MCP server speaking JSON-RPC 2.0 over
-// stdio. It answers the MCP methods itself and forwards every tools/call to
-// a Backend (boxsh-init, through frames), writing each response as soon as
-// it is ready.
 package rpc
 
 import (

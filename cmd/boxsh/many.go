@@ -149,7 +149,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	if router, err = rpc.NewSandboxRouter(ctx, srv, mgr, web.opts); err != nil {
 		return err
 	}
-	srv.Backend = router.LegacyBackend()
+	srv.Backend = router.SessionBackend()
 	router.Managed = auditManaged(auditLog, log)
 	if web.opts.Extra, err = router.Management(); err != nil {
 		return err

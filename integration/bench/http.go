@@ -24,12 +24,12 @@ import (
 // The HTTP measurements (-http) run `--rpc --listen` servers: a sequential
 // round trip of `echo x` over loopback (a modern, stateless POST on a
 // kept-alive connection, to set beside the stdio figure), the throughput of
-// 50 concurrent clients, and the memory one idle legacy session costs.
+// 50 concurrent clients, and the memory one idle MCP session costs.
 
 const (
 	// httpClients is how many clients the concurrent figure runs.
 	httpClients = 50
-	// httpSessions is how many legacy sessions the memory figure opens.
+	// httpSessions is how many MCP sessions the memory figure opens.
 	httpSessions = 1000
 )
 
@@ -349,7 +349,7 @@ func measureHTTPConcurrent(t *target, c config) error {
 	})
 }
 
-// measureHTTPSessions opens httpSessions legacy sessions and reports the
+// measureHTTPSessions opens httpSessions MCP sessions and reports the
 // front's RSS growth per session.
 func measureHTTPSessions(t *target, c config) error {
 	return httpSession(t, c, "HTTP idle sessions", func(s *httpServer) error {

@@ -15,7 +15,7 @@
 // tool latency, an 8 MiB bash output, idle memory (by process too), and
 // memory once idle again after 10 000 calls; with -http also the
 // HTTP transport (--listen): round trip, 50 concurrent clients, and the
-// memory of an idle legacy session. Every answer is
+// memory of an idle MCP session. Every answer is
 // checked; what fails is listed as a correctness problem and makes the exit
 // status 1. With -compare both binaries take turns per measurement and the
 // table shows them side by side.

@@ -46,7 +46,7 @@ var metricDefs = []metricDef{
 	{"http_rtt_p90_ms", "HTTP round trip echo x, p90", "ms", 3},
 	{"http_rtt_p99_ms", "HTTP round trip echo x, p99", "ms", 3},
 	{"http_concurrent_calls_per_s", "HTTP 50 clients, true calls rate", "calls/s", 0},
-	{"http_session_kib", "HTTP idle legacy session, front RSS", "KiB", 1},
+	{"http_session_kib", "HTTP idle MCP session, front RSS", "KiB", 1},
 }
 
 // report is everything one bench run produced.

@@ -30,7 +30,7 @@ type record struct {
 	Base string `json:"base,omitempty"`
 	// Disk is its disk limit in bytes (0: none).
 	Disk int64 `json:"disk,omitempty"`
-	// Ephemeral ones (a legacy session's) are removed at the next start.
+	// Ephemeral ones (an MCP session's) are removed at the next start.
 	Ephemeral bool `json:"ephemeral,omitempty"`
 }
 
@@ -61,7 +61,7 @@ func forgetRecord(s *session.Session) {
 // directory left (stopped, or killed): their files, in their sessions,
 // with new processes, served as new ones are (admit). A session another
 // server runs on (locked) is left alone, and so is one of another
-// workspace; those of ephemeral sandboxes (legacy sessions', and warm
+// workspace; those of ephemeral sandboxes (MCP sessions', and warm
 // ones never taken) are removed, and so are those a killed server left
 // half-made (see settleSnapshots and session.Session.Settle).
 func (m *Manager) adopt(ctx context.Context) {
