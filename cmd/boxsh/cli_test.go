@@ -9,11 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/boxsh/boxsh/internal/front/fleet"
 	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
-	"github.com/boxsh/boxsh/rpc"
-	"github.com/boxsh/boxsh/runtime"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -205,27 +202,4 @@ func TestParseSandboxBounds(t *testing.T) {
 		_, err = parseArgs([]string{"--rpc", "--listen", "--sandboxes", "--sandbox-forwards", bad}, "/")
 		assert.ErrorContains(t, err, `--sandbox-forwards "`+bad+`": expected a number from 1 to 10000`)
 	}
-}
-
-// The descriptors a server of many sandboxes may need at their bounds:
-// with the defaults, under 2^14 (a common hard limit is far above).
-func TestDescriptorsNeeded(t *testing.T) {
-	assert.Equal(t, (10+2*3)*(4+5+runtime.ForwardConns+ownDescriptors)+serverDescriptors, descriptorsNeeded(10, 3, 4, 5))
-	assert.Less(t, descriptorsNeeded(fleet.DefaultMax, 0, rpc.DefaultSandboxRequests, defaultSandboxForwards), 1<<14)
-	// The HTTP connections take no more than their part of it, and leave
-	// the server room of its own.
-	for _, c := range [][4]int{{64, 0, 32, 32}, {1, 0, 1, 1}, {10, 3, 4, 5}} {
-		sandboxesPart := (c[0] + 2*c[1]) * (c[3] + runtime.ForwardConns + ownDescriptors)
-		assert.LessOrEqual(t, httpConns(c[0], c[1], c[2])+sandboxesPart+100, descriptorsNeeded(c[0], c[1], c[2], c[3]), "%v", c)
-	}
-}
-
-// A server whose descriptor limit is below what its sandboxes may use at
-// their bounds is told so at start, with the figures and what to change.
-func TestDescriptorWarning(t *testing.T) {
-	assert.Empty(t, descriptorWarning(1<<20, options{}))
-	assert.Equal(t, "boxsh: warning: 64 sandboxes at their bounds may use 9728 file descriptors, above this process's limit of 1024: raise ulimit -n or lower --max-sandboxes, --sandbox-requests or --sandbox-forwards",
-		descriptorWarning(1024, options{}))
-	assert.Empty(t, descriptorWarning(1024, options{maxSandboxes: 3}), "3 sandboxes fit in 1024")
-	assert.Contains(t, descriptorWarning(1024, options{maxSandboxes: 3, sandboxForwards: 1000}), "3 sandboxes at their bounds may use")
 }

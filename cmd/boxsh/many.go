@@ -25,63 +25,21 @@ import (
 // defaultSandboxIdle is --sandbox-idle's default.
 const defaultSandboxIdle = 30 * time.Minute
 
-// defaultSandboxForwards is --sandbox-forwards' default.
-const defaultSandboxForwards = 32
-
-// ownDescriptors bounds the descriptors the server holds for one sandbox
-// besides its requests and forwards (boxsh-init's sockets and pipes, its
-// session), and serverDescriptors those of the server itself (its
-// listener, logs, the /mcp and management requests, the reaper).
-const ownDescriptors, serverDescriptors = 16, 512
-
-// httpConns bounds the server's HTTP connections (rpc.HTTPOptions.MaxConns):
-// each sandbox's requests in flight, those of /mcp (128) and of the
-// management API (64), and room for idle kept-alive ones; it is within
-// descriptorsNeeded.
-func httpConns(n, warm, requests int) int { return fleet.MaxRunning(n, warm)*requests + 128 + 64 + 192 }
-
-// descriptorsNeeded is how many descriptors the server may hold with
-// every sandbox it may host at its bounds: n sandboxes (and warm ones),
-// each with its requests in flight, its exposed ports and the
-// connections to them.
-func descriptorsNeeded(n, warm, requests, forwards int) int {
-	per := requests + forwards + runtime.ForwardConns + ownDescriptors
-	return fleet.MaxRunning(n, warm)*per + serverDescriptors
+// bounds are the fleet's bounds that opts set.
+func bounds(opts options) fleet.Bounds {
+	return fleet.Bounds{Max: opts.maxSandboxes, Warm: opts.warmSandboxes, Requests: opts.sandboxRequests, Forwards: opts.sandboxForwards}
 }
 
-// checkDescriptors warns when the server's descriptor limit is below what
-// its sandboxes may use at their bounds: then the sandboxes together, not
-// any one of them, could run it out.
+// checkDescriptors warns when the process's descriptor limit is below what
+// the fleet's sandboxes may use at their bounds.
 func checkDescriptors(opts options) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return
 	}
-	if msg := descriptorWarning(lim.Cur, opts); msg != "" {
+	if msg := bounds(opts).DescriptorWarning(lim.Cur); msg != "" {
 		fmt.Fprintln(os.Stderr, msg)
 	}
-}
-
-// descriptorWarning is checkDescriptors' warning for a limit of limit
-// descriptors, or "" when it is enough.
-func descriptorWarning(limit uint64, opts options) string {
-	n := cmp.Or(opts.maxSandboxes, fleet.DefaultMax)
-	need := descriptorsNeeded(n, opts.warmSandboxes, cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests), cmp.Or(opts.sandboxForwards, defaultSandboxForwards))
-	if uint64(need) <= limit {
-		return ""
-	}
-	return fmt.Sprintf("boxsh: warning: %d sandboxes at their bounds may use %d file descriptors, above this process's limit of %d: raise ulimit -n or lower --max-sandboxes, --sandbox-requests or --sandbox-forwards", n, need, limit)
-}
-
-// manyNetwork is the network namespace of every sandbox of --sandboxes:
-// one of its own, so that no sandbox reaches another's ports. An open
-// network (allow_all) would be the host's, shared: it is refused when the
-// policy names it, and none is the default.
-func manyNetwork(p policy.Policy) error {
-	if mode, own := p.Network(); !own && p.NetworkMode.Value != "" {
-		return fmt.Errorf("%w: --sandboxes gives every sandbox a network namespace of its own: network %s (from %s) would share the host's between them; use --network disabled or allowlist", policy.ErrUsage, mode, p.NetworkMode.Source)
-	}
-	return nil
 }
 
 // serveMany serves many sandboxes on web until ctx ends (--sandboxes).
@@ -89,7 +47,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	if err := runtime.SandboxSupported(); err != nil {
 		return err
 	}
-	if err := manyNetwork(opts.policy); err != nil {
+	if err := fleet.CheckNetwork(opts.policy); err != nil {
 		return err
 	}
 	cwd, err := os.Getwd()
@@ -116,9 +74,9 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	}
 	// Each sandbox starts in its view of the workspace (its session's).
 	rcfg := runtimeConfig(opts, log, initPath, sb, "", os.Getenv("HOME"))
-	rcfg.MaxForwards = cmp.Or(opts.sandboxForwards, defaultSandboxForwards)
+	rcfg.MaxForwards = cmp.Or(opts.sandboxForwards, fleet.DefaultForwards)
 	web.opts.SandboxRequests = cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests)
-	web.opts.MaxConns = httpConns(cmp.Or(opts.maxSandboxes, fleet.DefaultMax), opts.warmSandboxes, web.opts.SandboxRequests)
+	web.opts.MaxConns = bounds(opts).HTTPConns()
 	var router *rpc.SandboxRouter
 	mgr, err := fleet.New(ctx, fleet.Config{
 		Runtime:   rcfg,
