@@ -18,7 +18,7 @@ var ErrServerGone = errors.New("boxsh: server gone")
 type ProtocolError struct {
 	// Method is the JSON-RPC method of the request.
 	Method string
-	// Code is the JSON-RPC error code (frame.CodeInvalidParams for invalid
+	// Code is the JSON-RPC error code (initproto.CodeInvalidParams for invalid
 	// params, ...).
 	Code int
 	// Message is the server's message.

@@ -1,5 +1,7 @@
-// Package policy is the model of what a sandbox may see and do, built from
-// the command line: the --sandbox, --new-net-ns, --bind and --try flags.
+// Package policy models what a sandbox may see and do.
+//
+// A Sandbox is built from the command line: the --sandbox, --new-net-ns,
+// --bind and --try flags.
 package policy
 
 import (

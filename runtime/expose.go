@@ -23,7 +23,7 @@ import (
 )
 
 // forwardSession is the front's side of the forwarding socket fwd (see
-// frame.ForwardHeader): it opens the streams, and refuses every stream
+// initproto.ForwardHeader): it opens the streams, and refuses every stream
 // boxsh-init would open.
 func forwardSession(fwd *os.File) (*yamux.Session, error) {
 	c, err := net.FileConn(fwd)
@@ -97,7 +97,7 @@ func (p *Ports) bound(n int) {
 }
 
 // NewPorts returns the exposed ports of a sandbox started with the
-// forwarding socket fwd (see frame.ForwardHeader), whose other end
+// forwarding socket fwd (see initproto.ForwardHeader), whose other end
 // boxsh-init serves: each connection is a stream of a yamux session on
 // fwd, which NewPorts takes. A nil fwd connects to the host's own
 // loopback (macOS, whose sandbox shares the host's network). Close

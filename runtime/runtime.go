@@ -1,8 +1,10 @@
 // Package runtime starts boxsh-init, the process that runs every tool, and
-// keeps one running for the front (Supervisor): directly as a child
-// process, or (with --sandbox) inside the sandbox. The sandbox itself is
-// planned in runtime/plan (plan.Build, the one place that builds
-// sandboxes) and prepared and started in runtime/host.
+// keeps it running for the front.
+//
+// A Supervisor runs boxsh-init either as a plain child process or, with
+// --sandbox, inside the sandbox. Package runtime/plan builds the sandbox's
+// plan (plan.Build is the one place that does), and package runtime/host
+// prepares the host and starts it.
 package runtime
 
 import (
@@ -54,7 +56,7 @@ type Config struct {
 	// and host.Gather).
 	Cwd, Home string
 	// Version is the front's build: boxsh-init's must be the same (see
-	// frame.Hello). It goes into the sandbox's spec too.
+	// initproto.Hello). It goes into the sandbox's spec too.
 	Version string
 	// Stderr receives boxsh-init's diagnostics (default os.Stderr).
 	Stderr io.Writer
@@ -140,11 +142,11 @@ type Instance struct {
 }
 
 // Start starts boxsh-init with one end of a socket pair as its frame
-// socket (frame.ChannelFD), and the Client that talks to it: its first
-// frame is the front's hello (build cfg.Version, with the frame.Setup of
+// socket (initproto.ChannelFD), and the Client that talks to it: its first
+// frame is the front's hello (build cfg.Version, with the initproto.Setup of
 // the descriptors boxsh-init's command line does not name), and
 // boxsh-init's must be the same, or the Client ends with a
-// *frame.MismatchError naming both builds (see Supervisor.Failed).
+// *initproto.MismatchError naming both builds (see Supervisor.Failed).
 func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	var in *Instance
 	var err error
@@ -304,7 +306,7 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 // Failed is closed when the supervisor cannot start boxsh-init any more:
 // a restart found that the sandbox's file rules can no longer be enforced
 // (see host.ErrFileRules), which the session must not go on without, or
-// boxsh-init is of another build than the front (a *frame.MismatchError,
+// boxsh-init is of another build than the front (a *initproto.MismatchError,
 // found in the first frame it sends at start). Err says why.
 func (s *Supervisor) Failed() <-chan struct{} { return s.failed }
 
@@ -344,7 +346,7 @@ func (s *Supervisor) watch(in *Instance) {
 }
 
 // refused reports whether in is a boxsh-init of another build (its
-// channel ended with a *frame.MismatchError), and if so stops it and fails
+// channel ended with a *initproto.MismatchError), and if so stops it and fails
 // the supervisor: a restart would start the same one.
 func (s *Supervisor) refused(in *Instance) bool {
 	s.mu.Lock()
@@ -437,9 +439,9 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 const maxResends = 3
 
 // Start forwards a tool call (rpc.Backend). A call that boxsh-init had not
-// started when it died (it had queued it: frame.ErrNotStarted) is sent
+// started when it died (it had queued it: initproto.ErrNotStarted) is sent
 // to a new one, up to maxResends times; so is, once, a call that cannot
-// have reached it (frame.ErrNotSent).
+// have reached it (initproto.ErrNotSent).
 func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	if s.frontTool(name, args, done) {
 		return nil

@@ -1,12 +1,18 @@
-// Package apitype declares the wire types of a server of many sandboxes
-// (boxsh --rpc --listen --sandboxes): the bodies of the requests and
-// answers of its management API, /v1/sandboxes and /v1/snapshots. The
-// server (package rpc) and the Go client (package client) share them. It
-// holds types only and imports nothing of boxsh.
+// Package apitype declares the wire types of a server of many sandboxes (boxsh
+// --rpc --listen --sandboxes).
 //
-// The answers of GET /v1/sandboxes/NAME/changes and POST .../apply are
-// those of package client/session ({"changes": [session.Change...]} and
-// session.ApplyResult), and that of GET .../stats is tool.StatsOutput.
+// They are the bodies of the requests and answers of its management API,
+// /v1/sandboxes and /v1/snapshots. The server and the Go client (package
+// client) share them. The package holds types only and imports nothing of
+// boxsh.
+//
+// Some answers use types of other packages:
+//
+//   - GET /v1/sandboxes/NAME/changes answers {"changes": [...]}, a list of
+//     client/session's Change;
+//   - POST /v1/sandboxes/NAME/apply answers a client/session ApplyResult;
+//   - GET /v1/sandboxes/NAME/stats answers the output of the sandbox_stats
+//     tool (client.Stats).
 package apitype
 
 import "time"

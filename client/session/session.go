@@ -1,3 +1,24 @@
+// Package session manages copy-on-write sessions on a directory, and reviews
+// and applies their changes.
+//
+// A session works on a directory, SRC. Commands run on a view of SRC whose
+// writes land in another directory, DST (the upper directory of an overlay).
+// Then:
+//
+//   - Changes lists what differs between SRC and DST, and Diff shows it as a
+//     unified diff;
+//   - Apply writes the changes into SRC, refusing paths the host changed since
+//     the session started and never applying protected paths;
+//   - Discard throws the session away.
+//
+// New makes a session and Open opens one. A session's files (its metadata, the
+// manifest of SRC's state at the start, its lock) live beside DST. A running
+// server holds the session's lock (Session.Lock), and List and Recover find
+// the sessions under a base directory.
+//
+// Programs that only review and apply (boxsh changes, diff, apply) use this
+// package alone. Package client adds Session.Start, which runs a sandboxed
+// server on a session.
 package session
 
 import (

@@ -1,7 +1,9 @@
-// Command boxsh-init runs the boxsh tools. The boxsh front starts it (inside
-// the sandbox when there is one) with a socket on fd 3 that carries calls and
-// replies as length-prefixed JSON frames. It hosts the worker pool for bash
-// calls, the file tools and the terminal sessions.
+// Command boxsh-init runs the boxsh tools.
+//
+// The boxsh front starts it, inside the sandbox when there is one, with a
+// socket on fd 3. The socket carries calls and replies as length-prefixed JSON
+// frames. boxsh-init hosts the worker pool for bash calls, the file tools and
+// the terminal sessions.
 package main
 
 import (
@@ -69,7 +71,7 @@ func run() int {
 		}
 	}
 	// The forwarding socket waits, open, for the front's hello to name it
-	// (see frame.Setup): no program started meanwhile may get it.
+	// (see initproto.Setup): no program started meanwhile may get it.
 	proc.CloseInheritedOnExec()
 	f := os.NewFile(uintptr(o.FD), "frames")
 	conn, err := net.FileConn(f)

@@ -10,7 +10,7 @@ import (
 )
 
 // TestExecArgs checks the command lines of boxsh-init --exec that the
-// front writes (frame.InitOptions) and boxsh-init reads.
+// front writes (initproto.InitOptions) and boxsh-init reads.
 func TestExecArgs(t *testing.T) {
 	o, err := initproto.ParseInitOptions([]string{"--exec", "--lifeline", "3", "--", "sh", "-c", "x"})
 	require.NoError(t, err)

@@ -1,5 +1,6 @@
-// Package bytesize writes sizes in bytes for people, in binary (IEC)
-// units: the one form of boxsh's messages and listings.
+// Package bytesize formats sizes in bytes for people, in binary (IEC) units.
+//
+// It is the one form of sizes in boxsh's messages and listings.
 package bytesize
 
 import "fmt"

@@ -1,12 +1,12 @@
-// Package drain reads the output pipe of a process that has exited: up
-// to a read deadline for output still in flight, then what the pipe
-// holds, without waiting for processes it left behind that keep the pipe
-// open.
+// Package drain reads the output pipe of a process that has exited.
 //
-// A read deadline alone loses output: once the deadline has passed, a
-// Read fails without looking at the pipe, and on a loaded machine the
-// reader may first run only then, after the process wrote its output and
-// exited.
+// It reads up to a read deadline, for output still in flight, and then what
+// the pipe holds. It does not wait for processes the exited one left behind
+// that keep the pipe open.
+//
+// A read deadline alone loses output. Once the deadline has passed, a Read
+// fails without looking at the pipe. On a loaded machine the reader may first
+// run only then, after the process wrote its output and exited.
 package drain
 
 import (

@@ -1,8 +1,10 @@
-// Package durable writes files and trees so that a process killed at any
-// point leaves either the old state or the new one: a file is written
-// beside its place, synced and renamed into it; a tree is built in a
-// temporary directory of the same file system, which a later start can
-// tell abandoned (its maker's lock is gone) and remove.
+// Package durable writes files and trees so that a process killed at any point
+// leaves the old state or the new one.
+//
+// A file is written beside its place, synced and renamed into it. A tree is
+// built in a temporary directory of the same file system. A later start can
+// tell such a directory was abandoned, because its maker's lock is gone, and
+// remove it.
 package durable
 
 import (

@@ -1,6 +1,8 @@
-// Package fsfd changes files through descriptors that name them, O_PATH
-// ones included, so that a change never follows a name another process
-// may have replaced meanwhile.
+// Package fsfd changes files through descriptors that name them, O_PATH ones
+// included.
+//
+// So a change never follows a name that another process may have replaced
+// meanwhile.
 package fsfd
 
 import (

@@ -1,10 +1,12 @@
-// Package idle returns a process's memory to the system once it has been
-// idle a while: after a burst of calls the Go heap keeps what it grew to
-// (its next collection is only due when it grows again, and the runtime's
-// scavenger returns little of what exceeds it), so a server that answered
-// thousands of calls held several times its idle memory for good. After a
-// longer while, the process's mappings of its own executable, which the
-// kernel maps whole, are dropped too (see ReleaseExecutable).
+// Package idle returns a process's memory to the system once it has been idle
+// a while.
+//
+// After a burst of calls, the Go heap keeps what it grew to. Its next
+// collection is due only when it grows again, and the runtime's scavenger
+// returns little of the excess. Without this package, a server that answered
+// many calls would hold well over its idle memory for good. After a longer
+// while, the package also drops the process's mappings of its own executable,
+// which the kernel maps whole (see ReleaseExecutable).
 package idle
 
 import (

@@ -1,10 +1,17 @@
-// Package frame is the contract between the boxsh front and boxsh-init, in
-// one place: the channel, where each frame is a 4-byte big-endian length
-// followed by that many bytes of JSON; the Hello each side sends first
-// (ProtocolVersion and the build, which must match); the calls, replies,
-// errors and JSON-RPC error codes; the entries of the rules file. Client is
-// the front's end of the channel, which checks what boxsh-init sends before
-// it reaches the front's client; boxsh-init's end is package agent.
+// Package initproto is the contract between the boxsh front and boxsh-init.
+//
+// It holds, in one place:
+//
+//   - the channel, where each frame is a 4-byte big-endian length followed by
+//     that many bytes of JSON;
+//   - the Hello each side sends first, with ProtocolVersion and the build,
+//     which must match;
+//   - the calls, replies, errors and JSON-RPC error codes;
+//   - the entries of the rules file.
+//
+// Client is the front's end of the channel. It checks what boxsh-init sends
+// before it reaches the front's client. boxsh-init's end is package
+// internal/toolhost.
 package initproto
 
 import (

@@ -1,14 +1,15 @@
-// Package jsonx scans and decodes large JSON documents several times faster
-// than encoding/json, with encoding/json's semantics: what it accepts,
-// encoding/json accepts, and what it decodes, encoding/json decodes to the
-// same values. A write call carries its file as one JSON string, of up to
-// tens of megabytes, that the front and boxsh-init would otherwise each
-// scan with encoding/json several times over.
+// Package jsonx scans and decodes large JSON documents faster than
+// encoding/json, with encoding/json's semantics.
+//
+// What it accepts, encoding/json accepts, and what it decodes, encoding/json
+// decodes to the same values. It exists for the write call, which carries its
+// file as one JSON string of up to tens of megabytes. The front and boxsh-init
+// would otherwise each scan that string with encoding/json several times over.
 //
 // Its functions report ok false for anything they do not handle exactly as
-// encoding/json does (invalid JSON, numbers out of range, nesting deeper
-// than encoding/json allows): the caller then uses encoding/json, which
-// gives its usual errors.
+// encoding/json does: invalid JSON, numbers out of range, nesting deeper than
+// encoding/json allows. The caller then uses encoding/json, which gives its
+// usual errors.
 package jsonx
 
 import (

@@ -10,7 +10,7 @@ import (
 )
 
 // WriteCall writes c as one frame on fw, as the front sends calls (it is
-// frame.ClientConfig.WriteCall): a call with large arguments with its
+// initproto.ClientConfig.WriteCall): a call with large arguments with its
 // arguments copied as they are, after the other members, from where they
 // are (see EncodeCall); any other call with fw.WriteCall.
 func WriteCall(fw *initproto.Writer, c initproto.Call) error {
@@ -56,11 +56,11 @@ func largeCallHead(c initproto.Call) (head []byte, ok bool) {
 	return append(b, `,"args":`...), true
 }
 
-// DecodeCall decodes a call as frame.DecodeCall (json.Unmarshal) does; but
+// DecodeCall decodes a call as initproto.DecodeCall (json.Unmarshal) does; but
 // for a call with large arguments as EncodeCall writes it (tool, id, then
 // the arguments), whose Args are the bytes from `"args":` to the frame's
 // closing brace, not looked at, and refer to payload (as
-// frame.DecodeReply's Result does) instead of a copy. If they are not one
+// initproto.DecodeReply's Result does) instead of a copy. If they are not one
 // valid JSON value, the tool's decoding of them fails: boxsh-init decodes
 // every tool's arguments with UnmarshalArgs, which checks them. Nothing in
 // them can pass for another member of the frame.

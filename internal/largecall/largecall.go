@@ -1,16 +1,20 @@
-// Package largecall is the one place of the fast paths for tool calls with
-// large JSON (a write of a big file, of up to tens of megabytes), on both
-// sides of the channel: the front's reading of the request and its
-// arguments (rpc), the frame of such a call (written through
-// frame.ClientConfig.WriteCall, read by boxsh-init with DecodeCall), and
-// boxsh-init's decoding of the arguments (agent). It is the only package
-// that uses internal/jsonx; every other package reads JSON with
-// encoding/json.
+// Package largecall holds the fast paths for tool calls with large JSON, such
+// as a write of a file of tens of megabytes.
 //
-// Each function here gives what encoding/json gives, or leaves what it
-// would not handle exactly as encoding/json does to encoding/json (small
-// documents, odd shapes, invalid JSON), so that the fast paths change
-// speed only. It is not part of boxsh's API.
+// It serves both sides of the channel:
+//
+//   - the front's reading of the request and its arguments (package rpc);
+//   - the frame of such a call, written through
+//     initproto.ClientConfig.WriteCall and read by boxsh-init with DecodeCall;
+//   - boxsh-init's decoding of the arguments (package internal/toolhost).
+//
+// It is the only package that uses internal/jsonx; every other package reads
+// JSON with encoding/json.
+//
+// Each function gives what encoding/json gives. What it would not handle
+// exactly as encoding/json does (small documents, odd shapes, invalid JSON),
+// it leaves to encoding/json, so the fast paths change speed only. It is not
+// part of boxsh's API.
 package largecall
 
 import (

@@ -1,17 +1,20 @@
-// Package pathtree judges where slash-separated paths lie in the tree of
-// directories, by their text alone: whether one is another or beneath it,
-// and how deep one is.
+// Package pathtree judges where slash-separated paths lie in the directory
+// tree, by their text alone.
 //
-// Its functions are meant for clean paths, as path.Clean and
-// filepath.Clean make them on Unix, both absolute or both relative. They
-// clean nothing and follow no symbolic links, so that a path with ".."
-// elements is judged by its text ("/a/../b" is beneath "/a"): clean paths
-// that come from outside first, and where a symbolic link on the way
-// matters, judge what the kernel resolves, not the text (descriptors
-// opened beneath one another, or openat2 with RESOLVE_BENEATH, as
-// runtime/host and client/session do). A trailing
-// slash on either path is ignored (so that the empty root is "/", see
-// Within); an absolute path is never beneath a relative one, nor a
+// It tells whether one path is another or beneath it, and how deep a path is.
+//
+// Its functions are meant for clean paths, as path.Clean and filepath.Clean
+// make them on Unix, both absolute or both relative. They clean nothing and
+// follow no symbolic links, so a path with ".." elements is judged by its text
+// ("/a/../b" is beneath "/a"). So:
+//
+//   - clean paths that come from outside first;
+//   - where a symbolic link on the way matters, judge what the kernel
+//     resolves, not the text: descriptors opened beneath one another, or
+//     openat2 with RESOLVE_BENEATH, as runtime/host and client/session do.
+//
+// A trailing slash on either path is ignored, so that the empty root is "/"
+// (see Within). An absolute path is never beneath a relative one, nor a
 // relative one beneath an absolute one.
 package pathtree
 

@@ -1,5 +1,6 @@
-// Package proc reads process information from /proc (Linux; elsewhere it
-// finds nothing).
+// Package proc reads process information from /proc.
+//
+// It works on Linux; elsewhere it finds nothing.
 package proc
 
 import (

@@ -1,6 +1,8 @@
-// Package splice joins two connections: the front's forwarding of exposed
-// ports into a sandbox and boxsh-init's forwarding of the sandbox's
-// connections out to the proxy both end in one.
+// Package splice joins two connections, copying both ways.
+//
+// Two forwarders end in it: the front's forwarding of exposed ports into a
+// sandbox, and boxsh-init's forwarding of the sandbox's connections out to the
+// proxy.
 package splice
 
 import (

@@ -1,8 +1,10 @@
 // Package starttrace marks the stages of a cold start when BOXSH_TRACE_START
-// is set, for integration/bench -cold-stages: each mark is one line on
-// stderr, "boxsh-start STAGE UNIXNANO", whose wall-clock time (the same
-// clock in and out of a sandbox) the bench subtracts from its spawn time.
-// Unset, a mark costs one boolean test.
+// is set.
+//
+// It serves integration/bench -cold-stages. Each mark is one line on stderr,
+// "boxsh-start STAGE UNIXNANO". The time is wall-clock time, the same clock in
+// and out of a sandbox, and the bench subtracts its spawn time from it. When
+// the variable is unset, a mark costs one boolean test.
 package starttrace
 
 import (

@@ -1,5 +1,7 @@
-// Package syncbuf is a bytes.Buffer that one goroutine may write while
-// others read it: the stderr or log of a process or server under test.
+// Package syncbuf is a bytes.Buffer that one goroutine may write while others
+// read it.
+//
+// Tests use it for the stderr or log of a process or server under test.
 package syncbuf
 
 import (

@@ -53,7 +53,7 @@ type ContainerConfig struct {
 	Env []string
 	// Cwd is the caller's directory on the host (see SandboxCwd).
 	Cwd string
-	// InitPath is the host's boxsh-init, bound at frame.InitMountPath.
+	// InitPath is the host's boxsh-init, bound at initproto.InitMountPath.
 	InitPath string
 	// Home is the caller's home directory, for Gather.
 	Home string
@@ -434,7 +434,7 @@ func (ct *Container) Console() *os.File { return ct.console }
 
 // InitSetup is what the front's hello tells the boxsh-init the container
 // serves calls with, besides the hello: the descriptors it was given that
-// its command line does not name (see frame.Setup).
+// its command line does not name (see initproto.Setup).
 func (ct *Container) InitSetup() initproto.Setup { return ct.setup }
 
 // Exited is closed when the sandbox's first process has exited.

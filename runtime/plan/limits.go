@@ -17,7 +17,7 @@ type Rlimit struct {
 // so that another runtime gives the same (it would give its own else).
 // Memory and Pids are for a shell or command run with --exec; with --rpc,
 // boxsh-init applies them to each command it starts instead
-// (frame.InitOptions), so that they do not bind boxsh-init itself: a fork bomb
+// (initproto.InitOptions), so that they do not bind boxsh-init itself: a fork bomb
 // that takes every process slot must not keep it from making a thread.
 type Limits struct {
 	// NoFile is the limit of open files (RLIMIT_NOFILE) of every process,

@@ -48,7 +48,7 @@ func PlaceholderFiles() map[string]string {
 }
 
 // PlaceholderExcludes is the content of the sandbox's git excludes file
-// (frame.GitExcludesPath): a pattern for each missing protected file of
+// (initproto.GitExcludesPath): a pattern for each missing protected file of
 // protect outside a git directory, whose placeholder is a regular file,
 // so that the sandbox's git neither shows nor commits it. "" when there
 // is none.
@@ -67,7 +67,7 @@ func PlaceholderExcludes(protect []HostPath) string {
 }
 
 // gitExcludesEnv adds to env the git configuration that makes git read
-// frame.GitExcludesPath as its excludes file, after any GIT_CONFIG_COUNT
+// initproto.GitExcludesPath as its excludes file, after any GIT_CONFIG_COUNT
 // entries env has. The user's own core.excludesFile is not read then.
 func gitExcludesEnv(env []string) []string {
 	n := 0

@@ -20,7 +20,7 @@ type Mode int
 
 const (
 	// ModeServe is boxsh-init serving calls on its frame socket
-	// (frame.ChannelFD): boxsh --rpc --sandbox, and boxsh spec.
+	// (initproto.ChannelFD): boxsh --rpc --sandbox, and boxsh spec.
 	ModeServe Mode = iota
 	// ModeExec is boxsh-init --exec running one command as a minimal init:
 	// the shell of shell mode and --try, or the command after --.
@@ -202,7 +202,7 @@ type Plan struct {
 	ParentDeathSignal string
 	NoDeviceRules     bool
 	// Setup is what the front's hello tells boxsh-init serving calls
-	// besides the hello (see frame.Setup): its options that are not on
+	// besides the hello (see initproto.Setup): its options that are not on
 	// its command line.
 	Setup initproto.Setup
 	// InitLoadsSeccomp tells that the first process is boxsh-init, which
@@ -302,19 +302,19 @@ func Build(cfg Config) (*Plan, error) {
 // planProcess plans the first process: its arguments, environment,
 // limits and descriptors.
 //
-// ModeServe: boxsh-init with the frame socket at frame.ChannelFD, the
+// ModeServe: boxsh-init with the frame socket at initproto.ChannelFD, the
 // policy's per-command limits, timeout and output cap as its options
 // (they do not bind boxsh-init itself, see Limits), and, but in a
 // printed spec, the rules file (see adjustFiles).
 //
 // ModeExec: boxsh-init --exec -- COMMAND, every process under the policy's
-// limits as rlimits, with the lifeline pipe at frame.LifelineFD when boxsh
+// limits as rlimits, with the lifeline pipe at initproto.LifelineFD when boxsh
 // starts it (a printed spec has no front to hold the pipe: the option is
 // left out and named in LifelineAnnotation). A printed ModeExec spec without a
 // boxsh-init runs the command itself (initAnnotation).
 //
 // Under an allowlist network policy both get the proxy socket at
-// frame.ProxyFD and the variables that point programs at it.
+// initproto.ProxyFD and the variables that point programs at it.
 func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []string, limits Limits) {
 	env = slices.Clone(cfg.Env)
 	allowlist := false

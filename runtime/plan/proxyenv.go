@@ -8,7 +8,7 @@ import (
 
 // proxyEnvAt are the variables that point commands (curl, git, npm, pip,
 // go) at the proxy on listen: in a sandbox boxsh-init's forwarder on its
-// loopback (frame.ProxyListen); the macOS front's ("127.0.0.1:PORT") on
+// loopback (initproto.ProxyListen); the macOS front's ("127.0.0.1:PORT") on
 // the host's loopback.
 func proxyEnvAt(listen string) []string {
 	httpURL, socksURL := "http://"+listen, "socks5h://"+listen
@@ -23,7 +23,7 @@ func proxyEnvAt(listen string) []string {
 }
 
 // withProxyEnv is env with the variables of the sandbox's proxy
-// (proxyEnvAt frame.ProxyListen) replacing any proxy variables.
+// (proxyEnvAt initproto.ProxyListen) replacing any proxy variables.
 func withProxyEnv(env []string) []string { return WithProxyEnvAt(env, initproto.ProxyListen) }
 
 // WithProxyEnvAt is env with proxyEnvAt(listen) replacing any proxy

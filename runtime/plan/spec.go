@@ -46,11 +46,11 @@ type SpecConfig struct {
 	Groups []uint32
 	// Rootfs is the root directory: absolute, or relative to the bundle.
 	Rootfs string
-	// InitPath is the host's boxsh-init, bound at frame.InitMountPath; empty
+	// InitPath is the host's boxsh-init, bound at initproto.InitMountPath; empty
 	// for none.
 	InitPath string
 	// ForkServer is the host's fork-server library, bound at
-	// frame.ForkServerMountPath; empty for none.
+	// initproto.ForkServerMountPath; empty for none.
 	ForkServer string
 	// Hostname is the sandbox's host name (default defaultHostname).
 	Hostname string

@@ -1,9 +1,11 @@
-// Package fleet hosts many sandboxes in one server (boxsh --rpc
-// --listen --sandboxes): a Manager starts each, by name, with a
-// boxsh-init, worker pool, network namespace and proxy of its own, on a
-// copy-on-write session of the server's workspace or of an empty
-// directory, and stops it when deleted, idle, or at the end. Package rpc
-// gives each an endpoint (rpc.SandboxRouter).
+// Package fleet hosts many sandboxes in one server (boxsh --rpc --listen
+// --sandboxes).
+//
+// A Manager starts each sandbox by name, with its own boxsh-init, worker pool,
+// network namespace and proxy. A sandbox runs on a copy-on-write session of
+// the server's workspace or of an empty directory. The Manager stops it when
+// it is deleted, when it has been idle too long, or when the server ends.
+// Package rpc gives each sandbox an endpoint (rpc.SandboxRouter).
 package fleet
 
 import (

@@ -1,9 +1,10 @@
-// Package hostcheck tells whether this host can start boxsh's sandbox and,
-// when it cannot, why and what to change: user namespaces, AppArmor's
-// restriction of them, a container's seccomp profile or masked /proc,
-// overlayfs and cgroups. boxsh doctor prints every check, client.Supported
-// returns the first that fails, and a sandbox that fails to start names
-// the first as the cause (Diagnose).
+// Package hostcheck tells whether this host can start boxsh's sandbox, and if
+// not, why and what to change.
+//
+// It checks user namespaces, AppArmor's restriction of them, a container's
+// seccomp profile or masked /proc, overlayfs and cgroups. boxsh doctor prints
+// every check, and client.Supported returns the first that fails. A sandbox
+// that fails to start names the first failing check as the cause (Diagnose).
 package hostcheck
 
 import "strings"

@@ -172,7 +172,7 @@ func sysctl(name string) (string, bool) {
 	return strings.TrimSpace(string(b)), true
 }
 
-// initMountPath is frame.InitMountPath, where a sandbox has boxsh-init
+// initMountPath is initproto.InitMountPath, where a sandbox has boxsh-init
 // bound (a leaf imports no frame; a test checks the two agree).
 const initMountPath = "/.boxsh/boxsh-init"
 

@@ -1,6 +1,8 @@
-// Package ownfile checks that an existing file boxsh is given to keep a
-// secret or a record in (the HTTP bearer token, the audit log) cannot have
-// been planted, or be read or written, by another user.
+// Package ownfile checks that a file holding a secret or a record was not
+// planted by another user, and cannot be read or written by one.
+//
+// boxsh uses it for existing files it is given: the HTTP bearer token and the
+// audit log.
 package ownfile
 
 import (

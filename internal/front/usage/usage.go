@@ -1,6 +1,7 @@
-// Package usage measures what a sandbox uses: the processor time, memory
-// and processes of its process tree, read from its cgroup (v2) or from
-// /proc, and the disk space of a directory tree.
+// Package usage measures what a sandbox uses.
+//
+// It reads the processor time, memory and processes of a process tree from its
+// cgroup (v2) or from /proc, and the disk space of a directory tree.
 package usage
 
 import (

@@ -1,8 +1,9 @@
-// Package background runs the commands of bash calls with background set:
-// each starts in its own process group, with its output kept in a bounded
-// buffer, and lives until it is killed, until it has exited and its output
-// has been read to the end, or until the Manager is closed. Such commands
-// take no worker of the bash pool.
+// Package background runs the commands of bash calls with background set.
+//
+// Each command starts in its own process group, with its output kept in a
+// bounded buffer. It lives until it is killed, until it has exited and its
+// output has been read to the end, or until the Manager is closed. Such
+// commands take no worker of the bash pool.
 package background
 
 import (

@@ -1,25 +1,32 @@
-// Package bash runs the bash tool: each call runs in a fresh shell in its
-// own process group, on one of a bounded number of workers. Calls beyond the
-// number of workers wait in arrival order.
+// Package bash runs the bash tool, each call in a fresh shell in its own
+// process group.
 //
-// Starting a shell by exec costs about a millisecond, more than the rest of
-// a call. So on Linux, with the fork-server library (Options.ForkServer),
-// the pool keeps the next call's shell already made: a "warm" shell, cloned
-// from a zygote (one shell started with the library preloaded, which clones
-// itself before its main runs, see zygote/zygote.c), a new process used
-// once, with the pool's environment and directory and /dev/null as stdin,
-// waiting for its command before the shell's main starts; then it runs as
-// `<shell> -c COMMAND`. A call sees what a fresh `sh -c COMMAND </dev/null`
-// would see: $0 is the shell, $$ its own PID, no variables, aliases,
-// functions or directory changes of earlier calls. Calls that ask for their
-// own directory, environment or stdin, and every call where there is no
-// zygote, start a shell by exec instead.
+// Calls run on a bounded number of workers. Calls beyond the number of workers
+// wait in arrival order.
 //
-// The zygote and the warm shells are not dumpable until a warm shell has
-// its command: no command can read or write their memory (/proc/PID/mem)
-// and plant code in a later call's shell. A shell started by exec cannot
-// be kept that way while it waits (exec makes it dumpable, and a shell
-// cannot turn that off), so no shell is started by exec ahead of its call.
+// # Warm shells
+//
+// Starting a shell by exec costs more than the rest of a call. So on Linux,
+// with the fork-server library (Options.ForkServer), the pool keeps the next
+// call's shell already made: a "warm" shell. A warm shell is cloned from a
+// zygote, one shell started with the library preloaded, which clones itself
+// before its main runs (see zygote/zygote.c). Each warm shell is a new process
+// used once. It has the pool's environment and directory and /dev/null as
+// stdin, and waits for its command before the shell's main starts; then it
+// runs as `<shell> -c COMMAND`.
+//
+// A call sees what a fresh `sh -c COMMAND </dev/null` would see: $0 is the
+// shell, $$ its own PID, and no variables, aliases, functions or directory
+// changes of earlier calls. A call starts a shell by exec instead when it asks
+// for its own directory, environment or stdin, or when there is no zygote.
+//
+// # Security
+//
+// The zygote and the warm shells are not dumpable until a warm shell has its
+// command. So no command can read or write their memory (/proc/PID/mem) and
+// plant code in a later call's shell. A shell started by exec cannot be kept
+// that way while it waits: exec makes it dumpable, and a shell cannot turn
+// that off. So no shell is started by exec ahead of its call.
 package bash
 
 import (

@@ -1,29 +1,33 @@
-// Package filetype tells binary files from text by their content and names
+// Package filetype tells binary files from text by their content, and names
 // their MIME type.
 //
-// Detection follows boxsh v3: a file is binary when its first bytes carry the
-// signature of a known binary format, or when they contain a NUL byte or more
-// than 2% of C0 control characters other than whitespace and ESC; everything
-// else, UTF-8 and ISO-8859 text alike, is text. UTF-16 text, full of NUL
-// bytes, is therefore binary.
+// Detection follows boxsh v3. A file is binary when its first bytes:
 //
-// The format engine is github.com/gabriel-vasile/mimetype, complemented by
-// the signatures of boxsh v3 that it lacks. Formats recognised by boxsh v3
-// are reported under the MIME names boxsh v3 uses (for example
-// "image/x-icon" for cursors, "video/x-matroska" for WebM,
-// "application/x-cfb" for every OLE compound file and
-// "application/x-executable" for every ELF file); binary formats boxsh v3
-// does not know are reported under mimetype's names where boxsh v3 says
-// "application/octet-stream". Text is reported as "text/plain", or as a more
-// specific text/* type when mimetype finds one ("text/html",
-// "text/x-python", ...); text formats outside text/*, such as JSON or SVG,
-// are reported as "text/plain" so that every text MIME type starts with
-// "text/".
+//   - carry the signature of a known binary format, or
+//   - contain a NUL byte, or more than 2% of C0 control characters other than
+//     whitespace and ESC.
 //
-// Unlike boxsh v3, a head free of NUL and of suspicious control characters
-// is never reported as binary because a short signature happens to match (a
-// text file starting with "MZ", "ID3" or "BM"), except for PDF and PostScript,
-// which boxsh v3 always treats as binary documents.
+// Everything else, UTF-8 and ISO-8859 text alike, is text. UTF-16 text, full
+// of NUL bytes, is therefore binary.
+//
+// The format engine is github.com/gabriel-vasile/mimetype, complemented by the
+// signatures of boxsh v3 that it lacks. MIME names follow these rules:
+//
+//   - Formats that boxsh v3 recognises get the names boxsh v3 uses. For
+//     example "image/x-icon" for cursors, "video/x-matroska" for WebM,
+//     "application/x-cfb" for every OLE compound file and
+//     "application/x-executable" for every ELF file.
+//   - Binary formats that boxsh v3 does not know get mimetype's names, where
+//     boxsh v3 says "application/octet-stream".
+//   - Text is "text/plain", or a more specific text/* type when mimetype finds
+//     one ("text/html", "text/x-python", ...). Text formats outside text/*,
+//     such as JSON or SVG, are "text/plain", so every text MIME type starts
+//     with "text/".
+//
+// Unlike boxsh v3, a head free of NUL and of suspicious control characters is
+// never binary just because a short signature matches (a text file starting
+// with "MZ", "ID3" or "BM"). PDF and PostScript are the exception: boxsh v3
+// always treats them as binary documents.
 package filetype
 
 import (

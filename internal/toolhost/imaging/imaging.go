@@ -1,9 +1,10 @@
 // Package imaging fits images into the size limits of an MCP image block.
 //
-// Fit follows boxsh v3: an image already within the limits is handed over
-// unchanged; a larger one is scaled down to fit, keeping its aspect ratio, and
-// re-encoded as PNG or JPEG, whichever is smaller, lowering the JPEG quality
-// and then the dimensions until the encoded image fits the byte budget.
+// Fit follows boxsh v3. An image already within the limits is handed over
+// unchanged. A larger one is scaled down to fit, keeping its aspect ratio, and
+// re-encoded as PNG or JPEG, whichever is smaller. Fit lowers the JPEG
+// quality, and then the dimensions, until the encoded image fits the byte
+// budget.
 package imaging
 
 import (

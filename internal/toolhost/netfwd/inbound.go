@@ -15,7 +15,7 @@ import (
 const dialTimeout = 5 * time.Second
 
 // ServeInbound serves the streams the front opens on the forwarding
-// socket's session (see frame.ForwardHeader) until ctx ends or accept
+// socket's session (see initproto.ForwardHeader) until ctx ends or accept
 // fails: each is connected to 127.0.0.1:PORT, the port its header names,
 // on this process's own network namespace (the sandbox's), and copied
 // both ways. It connects nowhere else: the port is all a stream chooses.

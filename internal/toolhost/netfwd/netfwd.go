@@ -1,8 +1,9 @@
-// Package netfwd exposes boxsh's network proxy inside a sandbox: it
-// accepts TCP connections on the sandbox's loopback and carries each, both
-// ways, over a stream of a yamux session on the socket the front passed
-// down (the sandbox cannot open Unix sockets, and has no other way out).
-// The front serves those streams with package proxy.
+// Package netfwd exposes boxsh's network proxy inside a sandbox.
+//
+// It accepts TCP connections on the sandbox's loopback. It carries each
+// connection, both ways, over a stream of a yamux session on the socket the
+// front passed down. The sandbox cannot open Unix sockets and has no other way
+// out. The front serves those streams with package internal/front/proxy.
 package netfwd
 
 import (

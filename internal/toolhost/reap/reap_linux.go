@@ -1,13 +1,13 @@
-// Package reap lets a process that inherits orphans (PID 1 of a PID
-// namespace) reap them without taking the exit status of the children it
-// waits for itself.
+// Package reap lets PID 1 of a PID namespace reap orphans without taking the
+// exit status of its own children.
 //
-// Every child the process starts goes through Reaper.Start, which records
-// it until Reaper.Forget (after its own Wait). The reaper reaps only the
-// other children: the orphans the kernel reparented. Starting and reaping
-// exclude each other, so a child that exits at once is known before the
-// reaper can see it. The reaper costs one waitid per SIGCHLD, and a listing
-// of the children when one of its own that has exited hides the others.
+// Every child the process starts goes through Reaper.Start, which records it
+// until Reaper.Forget (called after the child's own Wait). The reaper reaps
+// only the other children: the orphans the kernel reparented. Starting and
+// reaping exclude each other, so a child that exits at once is known before
+// the reaper can see it. The reaper costs one waitid per SIGCHLD. When one of
+// the process's own children has exited and hides the others, it also lists
+// the children.
 package reap
 
 import (

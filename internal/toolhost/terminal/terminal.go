@@ -1,11 +1,12 @@
-// Package terminal runs commands in persistent pseudo-terminal sessions for the
-// MCP terminal tools.
+// Package terminal runs commands in persistent pseudo-terminal sessions, for
+// the MCP terminal tools.
 //
-// A Manager starts each command on its own pseudo-terminal, keeps reading what
-// it writes into a terminal emulator and reports the rendered screen, so a
-// caller sees what a person at the terminal would see: text without escape
-// sequences, with overwritten characters gone. Sessions live until they are
-// killed; a session whose process ended on its own stays queryable.
+// A Manager starts each command on its own pseudo-terminal. It keeps reading
+// what the command writes into a terminal emulator, and reports the rendered
+// screen. So a caller sees what a person at the terminal would see: text
+// without escape sequences, with overwritten characters gone. Sessions live
+// until they are killed. A session whose process ended on its own can still be
+// queried.
 package terminal
 
 import (

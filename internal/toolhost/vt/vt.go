@@ -1,16 +1,21 @@
-// Package vt is a small terminal emulator: it interprets what a program writes
-// to a VT100/xterm-compatible terminal and keeps the resulting screen as text.
+// Package vt is a small terminal emulator that keeps the screen as text.
 //
-// A Terminal understands printable text (UTF-8, including wide and combining
-// characters), the C0 controls, cursor movement, erasing, scrolling with
-// margins, insertion and deletion of characters and lines, tab stops, the
-// alternate screen, saved cursors and the DEC line-drawing character set.
-// Colours and other graphic renditions are accepted and discarded, as are
-// operating system commands (window titles and the like) and every sequence it
-// does not implement, so the text never carries escape sequences.
+// A Terminal interprets what a program writes to a VT100/xterm-compatible
+// terminal. It understands:
 //
-// Lines that scroll off the top of the primary screen are kept, rendered as
-// text, in a bounded scrollback.
+//   - printable text (UTF-8, including wide and combining characters) and the
+//     C0 controls;
+//   - cursor movement, erasing, and scrolling with margins;
+//   - insertion and deletion of characters and lines, and tab stops;
+//   - the alternate screen, saved cursors and the DEC line-drawing character
+//     set.
+//
+// It accepts and discards colours and other graphic renditions, operating
+// system commands (window titles and the like), and every sequence it does not
+// implement. So the text never carries escape sequences.
+//
+// Lines that scroll off the top of the primary screen are kept as text in a
+// bounded scrollback.
 package vt
 
 import (
