@@ -58,10 +58,10 @@ func (r Released) Bytes() int {
 }
 
 // Populate maps the pages of the mappings again, from the page cache, in
-// one call each (MADV_POPULATE_READ, Linux 5.14), several times faster
-// than the page faults of a call that maps again what it uses one piece at
-// a time (see docs/perf.md). Without the call (an
-// older kernel), it does nothing: the faults map them.
+// one call each (MADV_POPULATE_READ, Linux 5.14). That is faster than the
+// page faults of a call that maps again what it uses one piece at a time
+// (see docs/perf.md). On an older kernel it does nothing, and the faults
+// map the pages.
 func (r Released) Populate() {
 	for _, m := range r {
 		_, _, _ = unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_POPULATE_READ)

@@ -6,11 +6,11 @@ package initproto
 // JSON, but it ends a message on the newline-delimited stdio transport and
 // a line of a server-sent event, so a result holding one could carry a
 // whole forged message on a line of its own; encoding/json never writes
-// one. Else it checks the grammar of RFC 8259 (as json.Valid does)
-// without building anything, and skips over the bytes of strings, which
-// make up nearly all of a large result, in a tight loop: json.Valid reads
-// about 100 MB/s here, too slow for results of tens of megabytes. Nesting
-// is tracked on a stack of its own, so deep input cannot exhaust the
+// one. Otherwise it checks the grammar of RFC 8259, as json.Valid does,
+// without building anything. It skips over the bytes of strings, which
+// make up nearly all of a large result, in a tight loop; json.Valid is too
+// slow for results of tens of megabytes (see docs/perf.md). Nesting is
+// tracked on a stack of its own, so deep input cannot exhaust the
 // goroutine's.
 func validObject(b []byte) bool {
 	i := skipSpace(b, 0)

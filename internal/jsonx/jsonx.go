@@ -109,10 +109,10 @@ func skipKey(b []byte, i int, trusted bool) (int, bool) {
 // closingQuote returns the index of the quote that ends a string whose
 // contents start at b[i]: the first quote after an even run of
 // backslashes (an odd run escapes it). If the string is valid JSON this is
-// its end; -1 if there is none. It is found with bytes.IndexByte, several
-// times faster than skipString's check of every byte, but where quotes
-// are escaped (as in source code, dense with them), where it takes blocks
-// of 64 bytes at a time (see quoteInBlocks).
+// its end; -1 if there is none. It is found with bytes.IndexByte, faster
+// than skipString's check of every byte. Where quotes are escaped, as in
+// source code, which is dense with them, it takes blocks of 64 bytes at a
+// time instead (see quoteInBlocks).
 func closingQuote(b []byte, i int) int {
 	for {
 		j := bytes.IndexByte(b[i:], '"')
@@ -408,11 +408,11 @@ func (m Member) String() (s string, ok bool) {
 // space around it. ok is false if b is not a valid object.
 func Members(b []byte) (members []Member, ok bool) { return objectMembers(b, false) }
 
-// MembersOfValid is Members for a b known to be valid JSON (one that
-// Members, Valid or encoding/json accepted, or a value in one): it does not
-// check it again, and finds the ends of strings several times faster. ok
-// is false if b is not an object. On a b that is not valid JSON its result
-// is meaningless (but it does not fail otherwise).
+// MembersOfValid is Members for a b known to be valid JSON: one that
+// Members, Valid or encoding/json accepted, or a value in one. It does not
+// check b again, so it finds the ends of strings faster. ok is false if b
+// is not an object. On a b that is not valid JSON its result is
+// meaningless, but it does not fail otherwise.
 func MembersOfValid(b []byte) (members []Member, ok bool) { return objectMembers(b, true) }
 
 // objectMembers is Members, and MembersOfValid if trusted.
@@ -725,10 +725,9 @@ func DecodeAny(b []byte, keepRaw int) (v any, ok bool) {
 }
 
 // DecodeAnyOfValid is DecodeAny for a b known to be valid JSON (see
-// MembersOfValid): the strings it returns as their JSON text are not
-// checked again, and their ends are found several times faster. On a b
-// that is not valid JSON its result is meaningless (but it does not fail
-// otherwise).
+// MembersOfValid). The strings it returns as their JSON text are not
+// checked again, so their ends are found faster. On a b that is not valid
+// JSON its result is meaningless, but it does not fail otherwise.
 func DecodeAnyOfValid(b []byte, keepRaw int) (v any, ok bool) {
 	return decoder{keepRaw: keepRaw, trusted: true}.decode(b)
 }

@@ -20,12 +20,13 @@ func WriteCall(fw *initproto.Writer, c initproto.Call) error {
 	return fw.WriteCall(c)
 }
 
-// EncodeCall encodes a call as json.Marshal does; but for a call with large
-// arguments, whose arguments are copied as they are, after the other
-// members: not checked nor compacted, as encoding/json would (several
-// times slower). The front only sends arguments it has checked, and
-// boxsh-init checks them again as it decodes them for the tool. Such a
-// frame starts with "tool", where json.Marshal starts with "id":
+// EncodeCall encodes a call as json.Marshal does, except for a call with
+// large arguments. Those arguments are copied as they are, after the other
+// members, neither checked nor compacted as encoding/json would (which is
+// much slower). The front only sends arguments it has checked, and
+// boxsh-init checks them again as it decodes them for the tool.
+//
+// Such a frame starts with "tool", where json.Marshal starts with "id".
 // DecodeCall knows it by that, and takes everything up to the frame's
 // closing brace as the arguments, never as other members.
 func EncodeCall(c initproto.Call) ([]byte, error) {

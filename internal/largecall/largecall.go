@@ -31,11 +31,11 @@ const Large = jsonx.Large
 // raw (Member.String decodes a string value).
 type Member = jsonx.Member
 
-// Members returns the members of valid, a JSON object known to be valid
-// JSON (the arguments of a call the front has validated), in order,
-// duplicates included, without checking them again: the ends of strings
-// are found several times faster than encoding/json finds them. ok is
-// false if valid is not an object.
+// Members returns the members of valid, in order, duplicates included.
+// valid is a JSON object known to be valid JSON, such as the arguments of
+// a call the front has validated. Members does not check it again, so it
+// finds the ends of strings faster than encoding/json. ok is false if
+// valid is not an object.
 func Members(valid json.RawMessage) (members []Member, ok bool) {
 	return jsonx.MembersOfValid(valid)
 }

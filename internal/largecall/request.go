@@ -26,13 +26,14 @@ type CallParams struct {
 	Meta json.RawMessage `json:"_meta"`
 }
 
-// UnmarshalRequest decodes msg into req as json.Unmarshal does. A large
-// message (a write of a big file) is split with jsonx, which scans it
-// several times faster; anything it would not decode exactly as
+// UnmarshalRequest decodes msg into req as json.Unmarshal does.
+//
+// A large message, such as a write of a big file, is split with jsonx,
+// which scans it faster. Anything jsonx would not decode exactly as
 // encoding/json does goes to encoding/json. The params of a large message
 // are not copied, as encoding/json copies a json.RawMessage: they refer to
-// msg, which must not change while they are in use (each message is read
-// into a slice of its own).
+// msg, which must not change while they are in use. (Each message is read
+// into a slice of its own.)
 func UnmarshalRequest(msg []byte, req *Request) error {
 	if len(msg) >= Large {
 		if members, ok := jsonx.Members(msg); ok {

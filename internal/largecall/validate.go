@@ -11,10 +11,10 @@ import (
 // undecoded: only its type matters to a schema.
 const keepRaw = 4 << 10
 
-// Validate checks a call's arguments against spec's input schema as
-// spec.Validate does; valid tells that they are known to be valid JSON
-// (those of a decoded request). Large arguments (a big file to write) are
-// decoded several times faster, their long strings only checked, or
+// Validate checks a call's arguments against spec's input schema, as
+// spec.Validate does. valid tells that they are known to be valid JSON,
+// as those of a decoded request are. Large arguments, such as a big file
+// to write, take a faster path: their long strings are only checked, or
 // skipped if valid (see tool.Spec.ValidateDecoded).
 func Validate(spec *tool.Spec, args json.RawMessage, valid bool) error {
 	if len(args) >= Large {

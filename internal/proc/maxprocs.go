@@ -7,13 +7,15 @@ import (
 
 // ReserveProcs raises GOMAXPROCS by n, for the goroutines of the process
 // that sit in blocking system calls: reads of a blocking stdin, waits for
-// child processes. Such a goroutine keeps its P (the Go scheduler's
-// processor) until the runtime's monitor takes it back, and with only as
-// many Ps as cores (two here) all of them can be held that way at once; a
-// goroutine woken by the network poller (the answer on the frame socket)
-// then waits for the monitor, up to 10 ms, a large share of the sandbox's
-// start-up time (see docs/perf.md). Spare Ps cost nothing while idle. A GOMAXPROCS
-// set in the environment is left as it is.
+// child processes.
+//
+// Such a goroutine keeps its P (the Go scheduler's processor) until the
+// runtime's monitor takes it back. With only as many Ps as cores, all of
+// them can be held that way at once. A goroutine woken by the network
+// poller, such as the answer on the channel socket, then waits for the
+// monitor, which delays the sandbox's start (see docs/perf.md). Spare Ps
+// cost nothing while idle. A GOMAXPROCS set in the environment is left as
+// it is.
 func ReserveProcs(n int) {
 	if n <= 0 || os.Getenv("GOMAXPROCS") != "" {
 		return

@@ -14,13 +14,16 @@ const (
 )
 
 // holdExeCopy takes a reference to the executable of the sandbox's init
-// process pid, libcontainer's sealed copy of the front's binary (some
-// 10 MB in memory), and returns a function that drops it once the init has
-// executed boxsh-init. Without it the last reference goes with that
-// execve, and boxsh-init, at its start, pays for freeing the copy (about
-// 0.5 ms); with it the front frees it, alongside boxsh-init's start. Call
-// it after Container.Start, before Container.Exec; the function it returns
-// must be called, and returns at once.
+// process pid, and returns a function that drops it once the init has executed
+// boxsh-init.
+//
+// That executable is libcontainer's sealed copy of the front's binary, held in
+// memory. Without the reference, the last one goes with the init's execve, and
+// boxsh-init pays for freeing the copy at its start. With it, the front frees
+// the copy, alongside boxsh-init's start.
+//
+// Call holdExeCopy after Container.Start, before Container.Exec. The function
+// it returns must be called, and returns at once.
 func holdExeCopy(pid int) func() {
 	exe := fmt.Sprintf("/proc/%d/exe", pid)
 	f, err := os.Open(exe)

@@ -90,9 +90,8 @@ func inRanges(id uint32, ranges []idRange) bool {
 	return false
 }
 
-// maxGroupScan bounds the entries checkCowGroups looks at in a cow bind's
-// SRC, so that a huge tree does not slow every start (a walk of 100,000
-// took 0.3 to 1 s on a loaded test machine): a tree a team shares is
+// maxGroupScan bounds the entries checkCowGroups looks at in a cow bind's SRC,
+// so that a huge tree does not slow every start. A tree a team shares is
 // usually of its group from the top, and found at once.
 const maxGroupScan = 20_000
 

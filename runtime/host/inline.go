@@ -25,10 +25,9 @@ const (
 // inlineEtc plans to copy into the root directory the small /etc files and
 // trees among inline, those the plan lets the starter copy (Plan.Inline:
 // binds of the host's /etc entries onto themselves): it returns the mounts
-// left to make, and the function that copies the others. Each mount costs
-// the runtime a few hundred microseconds at every start; a copy of a few
-// kilobytes costs a few microseconds, and the root is mounted read-only,
-// as the binds were. What a process in the sandbox sees is the same as
+// left to make, and the function that copies the others. A copy of a few
+// kilobytes costs far less at every start than a mount by the runtime,
+// and the root is mounted read-only, as the binds were. What a process in the sandbox sees is the same as
 // with the binds: the content of the host's file when the sandbox started
 // (a bind, too, keeps the file that a host program later replaces by
 // renaming a new one over it). An entry that cannot be copied (unreadable,

@@ -19,13 +19,13 @@ import (
 	"github.com/boxsh/boxsh/internal/seccompload"
 )
 
-// The seccomp filter of a sandbox is compiled by libseccomp, which costs
-// about 1 ms at every start when libcontainer's init does it, on the
-// critical path (see BenchmarkSeccompCompile). The front compiles it
+// The seccomp filter of a sandbox is compiled by libseccomp. When
+// libcontainer's init compiles it, that cost is on the critical path of
+// every start (see BenchmarkSeccompCompile). So the front compiles it
 // instead, the way libcontainer does, on another goroutine while it walks
-// the binds (startSeccomp), and boxsh-init loads the program as its first
-// act (see seccompload), with the flags libcontainer would give it;
-// libcontainer is then given no filter. TestSeccompProgramIsLibcontainers
+// the binds (startSeccomp). boxsh-init loads the program as its first act
+// (see seccompload), with the flags libcontainer would give it, and
+// libcontainer is given no filter. TestSeccompProgramIsLibcontainers
 // checks that the program is the one libcontainer's init loads.
 //
 // The program is compiled at every start and never kept on disk: a copy

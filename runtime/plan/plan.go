@@ -403,12 +403,13 @@ func (p *Plan) adjustCgroup(cfg Config, ann map[string]string) error {
 
 // adjustSeccomp lets the sandbox's processes keep speculative store
 // bypass and indirect branch speculation (SECCOMP_FILTER_FLAG_SPEC_ALLOW).
-// Without it the kernel (in its default "seccomp" mode of the Spectre
-// mitigations) forces them off for every filtered process, which made
-// shell commands in the sandbox up to 70% slower; those mitigations
-// shield the filtered process from others, and the host's processes keep
-// theirs. It is added to the runtime's configuration at start, not to the
-// spec: runc 1.1, Debian's, refuses seccomp flags in a spec.
+// Without it, the kernel's default "seccomp" mode of the Spectre
+// mitigations forces them off for every filtered process, which slows
+// shell commands in the sandbox markedly (see docs/perf.md). Those
+// mitigations shield the filtered process from others; the host's
+// processes keep theirs. The flag goes into the runtime's configuration at
+// start, not into the spec, because runc 1.1 (Debian's) refuses seccomp
+// flags in a spec.
 func (p *Plan) adjustSeccomp(cfg Config, ann map[string]string) error {
 	p.SeccompFlags = []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow}
 	ann[SeccompFlagsAnnotation] = string(specs.LinuxSeccompFlagSpecAllow)

@@ -103,8 +103,8 @@ var modeArgs = []struct {
 // amd64, arm binaries on arm64), so that those run under the same rules.
 // System calls of an architecture not listed (such as x32's, which few
 // kernels enable) fail outright, so they cannot get around the rules
-// either; each architecture left out shortens the compiling of the filter
-// at every start (by about 0.25 ms).
+// either. Each architecture left out shortens the compiling of the filter
+// at every start.
 var seccompArches = map[string][]specs.Arch{
 	"amd64": {specs.ArchX86_64, specs.ArchX86},
 	"arm64": {specs.ArchAARCH64, specs.ArchARM},

@@ -23,9 +23,9 @@ import (
 )
 
 // A zygote is a shell started once with the fork-server library
-// (zygote/zygote.c) preloaded: instead of running, it makes new warm
-// shells on request by cloning itself, which costs about a third of what
-// starting one by exec costs. The shells it makes are boxsh-init's
+// (zygote/zygote.c) preloaded. Instead of running, it makes new warm
+// shells on request by cloning itself, which costs much less than
+// starting a shell by exec. The shells it makes are boxsh-init's
 // children, each in its own process group, as shells started by exec are.
 type zygote struct {
 	cmd    *exec.Cmd
