@@ -6,13 +6,16 @@ import (
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// AuditEntry is one entry of the audit log (an alias of tool.AuditEntry):
-// a tool call, a run of shell mode, or a network decision of the proxy.
+// AuditEntry is one entry of the audit log, an alias of tool.AuditEntry.
+//
+// An entry records a tool call, a run of shell mode, or a network decision of
+// the proxy.
 type AuditEntry = tool.AuditEntry
 
-// AuditOutput is what Audit answers (an alias of tool.AuditOutput): the
-// log's path on the host, the entries oldest first, and how many lines
-// read were not entries.
+// AuditOutput is what Audit answers, an alias of tool.AuditOutput.
+//
+// It holds the log's path on the host, the entries oldest first, and how many
+// lines read were not entries.
 type AuditOutput = tool.AuditOutput
 
 // Audit returns the last entries of the server's audit log (0: the

@@ -17,9 +17,11 @@ type Background struct {
 	PID int
 }
 
-// ProcessOutput is what process_output answered (an alias of
-// tool.ProcessOutputResult): the output from the offset asked for on, by
-// stream, and the process's state:
+// ProcessOutput is what ProcessOutput answers, an alias of
+// tool.ProcessOutputResult.
+//
+// It holds the output from the offset asked for on, by stream, and the
+// process's state:
 //
 //	ID         string
 //	Stdout     string // standard output from the offset on
@@ -67,18 +69,22 @@ func (c *Client) StartBackground(ctx context.Context, req ExecRequest) (*Backgro
 	return &Background{ID: out.ID, PID: out.PID}, nil
 }
 
-// ProcessOutput returns the output of background process id from offset
-// on (bytes of both streams together; 0 for the start, NextOffset to read
-// on), waiting up to wait for new output.
+// ProcessOutput returns the output of background process id from offset on,
+// waiting up to wait for new output.
+//
+// The offset counts the bytes of both streams together: 0 reads from the
+// start, and NextOffset reads on from the last answer.
 func (c *Client) ProcessOutput(ctx context.Context, id string, offset int64, wait time.Duration) (*ProcessOutput, error) {
 	var out ProcessOutput
 	err := c.typed(ctx, tool.ProcessOutput, tool.ProcessOutputArgs{ID: id, Offset: offset, WaitMS: int(wait.Milliseconds())}, &out)
 	return &out, err
 }
 
-// KillProcess sends signal ("": TERM; a name or number) to background
-// process id's process group and returns its state, waiting up to a
-// second for it to exit.
+// KillProcess sends signal to the process group of background process id, and
+// returns the process's state.
+//
+// signal is a name or a number; "" means TERM. KillProcess waits up to a
+// second for the process to exit.
 func (c *Client) KillProcess(ctx context.Context, id, signal string) (*ProcessInfo, error) {
 	var out ProcessInfo
 	err := c.typed(ctx, tool.ProcessKill, tool.ProcessKillArgs{ID: id, Signal: signal}, &out)

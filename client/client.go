@@ -31,9 +31,11 @@ const (
 	NetworkAllowlist = "allowlist"
 )
 
-// Bind is one --bind of the sandbox: Src shown read-only (ReadOnly),
-// writable (ReadWrite), or copy-on-write at Dst (CopyOnWrite: writes land
-// in Dst on the host, Src never changes).
+// Bind is one --bind of the sandbox.
+//
+// Src is shown read-only (ReadOnly), writable (ReadWrite), or copy-on-write at
+// Dst (CopyOnWrite). With CopyOnWrite, writes land in Dst on the host, and Src
+// never changes.
 type Bind struct {
 	Mode string
 	Src  string
@@ -76,9 +78,9 @@ type Options struct {
 	// Cache is --cache: a host directory kept across runs for the tools'
 	// caches (the sandbox's $HOME/.cache).
 	Cache string
-	// CommandEnv are --env flags: NAME passes the server environment's
-	// variable to commands, NAME=VALUE sets one (as a policy's
-	// environment.pass and environment.set).
+	// CommandEnv are --env flags, like a policy's environment.pass and
+	// environment.set. NAME passes the server environment's variable to
+	// commands; NAME=VALUE sets one.
 	CommandEnv []string
 	// PolicyFile is --policy.
 	PolicyFile string
@@ -137,9 +139,10 @@ func (o Options) args() []string {
 	return append(a, o.Args...)
 }
 
-// FindBinary returns the boxsh executable Start would run for explicit:
-// explicit itself when set, else boxsh in the running program's directory,
-// else boxsh on PATH.
+// FindBinary returns the boxsh executable that Start would run for explicit.
+//
+// That is explicit itself when set, else boxsh in the running program's
+// directory, else boxsh on PATH.
 func FindBinary(explicit string) (string, error) {
 	if explicit != "" {
 		if _, err := os.Stat(explicit); err != nil {
@@ -202,18 +205,22 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-// Start starts `boxsh --rpc` with opts and waits for it to answer
-// initialize (with a sandbox: until the sandbox is up). Cancelling ctx
-// during Start kills the server; afterwards ctx does not matter.
+// Start starts `boxsh --rpc` with opts and waits until it serves.
 //
-// Options the client can check (bind modes and sources, the network
-// mode) are checked first; a configuration the client or the server
-// refuses, or a server that exits before it serves, is a *StartError,
-// which starting again does not fix.
+// Start returns once the server answers initialize; with a sandbox, once the
+// sandbox is up. Cancelling ctx during Start kills the server; afterwards ctx
+// does not matter.
 //
-// On Linux the server dies with the program that started it, however
-// that program dies (a parent-death signal): its sandbox and commands
-// do not outlive their owner.
+// Options the client can check (bind modes and sources, the network mode) are
+// checked first. Start returns a *StartError, which starting again does not
+// fix, when:
+//
+//   - the client or the server refuses the configuration, or
+//   - the server exits before it serves.
+//
+// On Linux the server dies with the program that started it, however that
+// program dies (a parent-death signal). So its sandbox and commands do not
+// outlive their owner.
 func Start(ctx context.Context, opts Options) (*Client, error) {
 	return start(ctx, opts, nil, nil)
 }
@@ -546,8 +553,10 @@ func (c *Client) Pid() int {
 	return c.cmd.Process.Pid
 }
 
-// Stderr is the end of what the server wrote to its stderr (its log), at
-// most Options.StderrTail bytes ("" for a remote sandbox's client).
+// Stderr returns the end of the server's stderr, its log.
+//
+// It holds at most Options.StderrTail bytes. It is "" for a remote sandbox's
+// client.
 func (c *Client) Stderr() string {
 	if c.stderr == nil {
 		return ""
@@ -558,9 +567,11 @@ func (c *Client) Stderr() string {
 // Done is closed once the server process has exited.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
-// Close ends the server: it closes its input, lets the calls in flight
-// finish for up to 10 seconds, then kills it. It waits for the process,
-// so nothing is left behind. Calls made after Close fail with ErrClosed.
+// Close ends the server and waits for it.
+//
+// It closes the server's input, lets the calls in flight finish for up to 10
+// seconds, then kills the server. It waits for the process, so nothing is left
+// behind. Calls made after Close fail with ErrClosed.
 func (c *Client) Close() error {
 	return c.CloseTimeout(10 * time.Second)
 }

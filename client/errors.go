@@ -12,9 +12,10 @@ var ErrClosed = errors.New("boxsh client: closed")
 // ErrServerGone matches every *ServerGoneError with errors.Is.
 var ErrServerGone = errors.New("boxsh: server gone")
 
-// ProtocolError is a JSON-RPC error answered by the server: the request
-// itself was refused (unknown tool, invalid arguments, ...), as opposed to
-// a tool that ran and failed (ToolError).
+// ProtocolError is a JSON-RPC error answered by the server.
+//
+// The server refused the request itself, for an unknown tool, invalid
+// arguments and the like. A tool that ran and failed is a ToolError instead.
 type ProtocolError struct {
 	// Method is the JSON-RPC method of the request.
 	Method string
@@ -29,9 +30,11 @@ func (e *ProtocolError) Error() string {
 	return fmt.Sprintf("boxsh: %s: protocol error %d: %s", e.Method, e.Code, e.Message)
 }
 
-// ToolError is a tool result with isError set: the tool ran and failed
-// (a file that cannot be read, an edit that does not match, ...). A bash
-// command that exits non-zero is not a ToolError: Exec returns its result.
+// ToolError is a tool result with isError set: the tool ran and failed.
+//
+// Examples are a file that cannot be read, or an edit that does not match. A
+// bash command that exits non-zero is not a ToolError: Exec returns its
+// result.
 type ToolError struct {
 	// Tool is the tool's name.
 	Tool string
@@ -72,16 +75,17 @@ func (e *ServerGoneError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrServerGone) true.
 func (e *ServerGoneError) Is(target error) bool { return target == ErrServerGone }
 
-// StartError reports that the server could not start: the client found
-// Options wrong before running it (a bind whose source is missing, an
-// unknown bind or network mode), or the server exited before it served
-// (its own checks refused the configuration, boxsh-init is missing, ...).
-// Unlike a *ServerGoneError, starting again with the same Options fails
-// the same way: fix the configuration first.
+// StartError reports that the server could not start.
+//
+// Either the client found Options wrong before running the server (a bind
+// whose source is missing, an unknown bind or network mode), or the server
+// exited before it served (its own checks refused the configuration,
+// boxsh-init is missing, ...). Unlike a *ServerGoneError, starting again with
+// the same Options fails the same way: fix the configuration first.
 type StartError struct {
-	// Message is the one-line reason, as the server printed it
-	// ("boxsh: --bind ro:/x: source /x: no such file or directory") or the
-	// client found it.
+	// Message is the one-line reason, as the server printed it or the
+	// client found it. For example: "boxsh: --bind ro:/x: source /x: no
+	// such file or directory".
 	Message string
 	// ExitCode is the server's exit status; -1 when it did not run or was
 	// killed by a signal.

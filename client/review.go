@@ -11,8 +11,9 @@ import (
 )
 
 // Changes lists sandbox name's changes to the workspace, as boxsh changes
-// lists a session's (a sandbox made from the workspace is a copy-on-write
-// session of it).
+// lists a session's.
+//
+// A sandbox made from the workspace is a copy-on-write session of it.
 func (s *Server) Changes(ctx context.Context, name string) ([]session.Change, error) {
 	var out struct {
 		Changes []session.Change `json:"changes"`
@@ -23,8 +24,10 @@ func (s *Server) Changes(ctx context.Context, name string) ([]session.Change, er
 	return out.Changes, nil
 }
 
-// Diff is the unified diff of sandbox name's changes at path (relative to
-// the workspace), or of all of them when path is "".
+// Diff returns the unified diff of sandbox name's changes at path, or of all
+// of them when path is "".
+//
+// path is relative to the workspace.
 func (s *Server) Diff(ctx context.Context, name, path string) (string, error) {
 	p := "/v1/sandboxes/" + url.PathEscape(name) + "/diff"
 	if path != "" {
@@ -37,11 +40,15 @@ func (s *Server) Diff(ctx context.Context, name, path string) (string, error) {
 	return string(diff), nil
 }
 
-// Apply writes sandbox name's changes into the workspace, as boxsh apply
-// does: each file atomically, conflicts (paths the host changed since the
-// sandbox started) and protected paths refused. opts.DryRun only tells
-// what it would do; opts.Paths limits it. opts.Protect is the server's
-// to set (its policy's filesystem.protect) and must be empty.
+// Apply writes sandbox name's changes into the workspace, as boxsh apply does.
+//
+// Each file is written atomically. Conflicts (paths the host changed since the
+// sandbox started) and protected paths are refused.
+//
+//   - opts.DryRun only tells what Apply would do.
+//   - opts.Paths limits what it applies.
+//   - opts.Protect is the server's to set, from its policy's
+//     filesystem.protect, and must be empty.
 func (s *Server) Apply(ctx context.Context, name string, opts session.ApplyOptions) (*session.ApplyResult, error) {
 	if len(opts.Protect) > 0 {
 		return nil, &HTTPError{StatusCode: http.StatusBadRequest, Detail: "apply: Protect is the server's policy (filesystem.protect), not the client's"}

@@ -35,17 +35,20 @@ const (
 // with snapshot snap's files.
 func FromSnapshot(snap string) string { return apitype.FromSnapshotPrefix + snap }
 
-// SnapshotInfo describes a snapshot of a Server (Server.Snapshot): the
-// server's answer, and how long the sandbox's processes were paused for
-// it.
+// SnapshotInfo describes a snapshot of a Server (see Server.Snapshot).
+//
+// It holds the server's answer, and how long the sandbox's processes were
+// paused for the snapshot.
 type SnapshotInfo struct {
 	apitype.SnapshotInfo
 	// Paused is PausedMS as a duration.
 	Paused time.Duration `json:"-"`
 }
 
-// SandboxInfo describes a sandbox of a Server: the server's answer (its
-// Token set by Create and Fork only), and its age and idle time.
+// SandboxInfo describes a sandbox of a Server.
+//
+// It holds the server's answer, and the sandbox's age and idle time. Its Token
+// is set by Create and Fork only.
 type SandboxInfo struct {
 	apitype.SandboxInfo
 	// Age and Idle are AgeSeconds and IdleSeconds as durations: how long
@@ -54,19 +57,24 @@ type SandboxInfo struct {
 	Idle time.Duration `json:"-"`
 }
 
-// SandboxDisk is a sandbox's disk use: the space its writable layer
-// took at the server's last look, its limit, and whether it is past it
-// (files can no longer grow).
+// SandboxDisk is a sandbox's disk use.
+//
+// It holds the space the sandbox's writable layer took at the server's last
+// look, its limit, and whether it is past the limit. Past the limit, files can
+// no longer grow.
 type SandboxDisk = apitype.SandboxDisk
 
-// CreateRequest is what CreateWith asks for: a name, where its files come
-// from (From*, "" is FromWorkspace) and a disk limit ("512M"; "" the
-// server's, --sandbox-disk, which bounds it).
+// CreateRequest is what CreateWith asks for.
+//
+// It holds a name, where the sandbox's files come from (From*; "" is
+// FromWorkspace) and a disk limit such as "512M". An empty limit is the
+// server's (--sandbox-disk), which also bounds any limit asked for.
 type CreateRequest = apitype.SandboxRequest
 
-// HTTPError is a refusal of a server of many sandboxes: a limit reached
-// (StatusCode 429), a name taken (409), no such sandbox (404), a wrong
-// token (401)...
+// HTTPError is a refusal of a server of many sandboxes.
+//
+// StatusCode tells why: 429 for a limit reached, 409 for a name taken, 404 for
+// no such sandbox, 401 for a wrong token, and so on.
 type HTTPError struct {
 	StatusCode int
 	// Detail is the server's explanation.
@@ -85,9 +93,11 @@ type Server struct {
 	hc    *http.Client
 }
 
-// NewServer returns the client of the server of many sandboxes at baseURL
-// (http://HOST:PORT) with its bearer token ("" for a server with none).
-// hc nil is http.DefaultClient.
+// NewServer returns a client of the server of many sandboxes at baseURL
+// (http://HOST:PORT).
+//
+// token is the server's bearer token, "" for a server with none. A nil hc is
+// http.DefaultClient.
 func NewServer(baseURL, token string, hc *http.Client) *Server {
 	if hc == nil {
 		hc = http.DefaultClient
@@ -113,8 +123,10 @@ func (s *Server) CreateWith(ctx context.Context, req CreateRequest) (*SandboxInf
 	return sandboxInfo(info), nil
 }
 
-// NewToken gives sandbox name a new token, which replaces its old one: a
-// sandbox the server hosts again after a restart has none until then.
+// NewToken gives sandbox name a new token, which replaces its old one.
+//
+// A sandbox that the server hosts again after a restart has no token until
+// then.
 func (s *Server) NewToken(ctx context.Context, name string) (string, error) {
 	var out apitype.TokenResponse
 	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes/"+url.PathEscape(name)+"/token", s.token, nil, http.StatusOK, &out); err != nil {
@@ -141,8 +153,10 @@ func (s *Server) Delete(ctx context.Context, name string) error {
 	return s.do(ctx, http.MethodDelete, "/v1/sandboxes/"+url.PathEscape(name), s.token, nil, http.StatusNoContent, nil)
 }
 
-// Snapshot freezes sandbox name's files as snapshot snap: its processes
-// are paused while they are copied (writes wait, none is lost).
+// Snapshot freezes sandbox name's files as snapshot snap.
+//
+// The sandbox's processes are paused while the files are copied. Writes wait;
+// none is lost.
 func (s *Server) Snapshot(ctx context.Context, name, snap string) (*SnapshotInfo, error) {
 	var info apitype.SnapshotInfo
 	body, _ := json.Marshal(apitype.SnapshotRequest{Name: snap, Sandbox: name})
@@ -182,9 +196,10 @@ func (s *Server) Fork(ctx context.Context, name, newName string) (*SandboxInfo, 
 	return sandboxInfo(info), nil
 }
 
-// Restore resets sandbox name to snapshot snap: its processes are
-// restarted (terminals and background processes end), its files become
-// the snapshot's. Its token and endpoint stay.
+// Restore resets sandbox name to snapshot snap.
+//
+// The sandbox's processes are restarted, so terminals and background processes
+// end, and its files become the snapshot's. Its token and endpoint stay.
 func (s *Server) Restore(ctx context.Context, name, snap string) (*SandboxInfo, error) {
 	var info apitype.SandboxInfo
 	body, _ := json.Marshal(apitype.RestoreRequest{Snapshot: snap})
@@ -194,9 +209,10 @@ func (s *Server) Restore(ctx context.Context, name, snap string) (*SandboxInfo, 
 	return sandboxInfo(info), nil
 }
 
-// Sandbox returns a Client of sandbox name, which calls its tools with
-// token (its own, from Create; "" for the server's). Close ends the
-// Client, not the sandbox: Delete does.
+// Sandbox returns a Client of sandbox name, which calls its tools with token.
+//
+// token is the sandbox's own, from Create, or "" for the server's. Closing the
+// Client does not end the sandbox; Delete does.
 func (s *Server) Sandbox(name, token string) *Client {
 	if token == "" {
 		token = s.token

@@ -209,9 +209,11 @@ func (l *LocalServer) Pid() int { return l.cmd.Process.Pid }
 // Done is closed when the server has exited.
 func (l *LocalServer) Done() <-chan struct{} { return l.done }
 
-// Close stops the server (SIGTERM): its sandboxes end; named ones keep
-// their files for a server started again on the same state. It waits up
-// to 10 seconds, then kills it.
+// Close stops the server with SIGTERM, and kills it if it has not exited after
+// 10 seconds.
+//
+// The server's sandboxes end. Named ones keep their files for a server started
+// again on the same state.
 func (l *LocalServer) Close() error {
 	_ = l.cmd.Process.Signal(syscall.SIGTERM)
 	select {

@@ -8,12 +8,15 @@ import (
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// Stats is what the sandbox uses (an alias of tool.StatsOutput): Source
-// says where the processor, memory and process figures come from
-// ("cgroup", "proc" or "none"); DiskBytes is the space the changes of its
-// copy-on-write binds (DiskDirs, on the host) take; ProxyBytesOut and
-// ProxyBytesIn the bytes through its network proxy; UptimeSeconds how
-// long its boxsh-init has run.
+// Stats is what the sandbox uses, an alias of tool.StatsOutput.
+//
+//   - Source says where the processor, memory and process figures come from:
+//     "cgroup", "proc" or "none".
+//   - DiskBytes is the space taken by the changes of the sandbox's
+//     copy-on-write binds (DiskDirs, on the host).
+//   - ProxyBytesOut and ProxyBytesIn count the bytes through its network
+//     proxy.
+//   - UptimeSeconds is how long its boxsh-init has run.
 type Stats = tool.StatsOutput
 
 // Stats measures the sandbox (the sandbox_stats tool).

@@ -70,8 +70,10 @@ func structured(name string, r *toolResult, out any) error {
 	return nil
 }
 
-// ExecRequest is a bash call: Command run by the shell, or Args run as
-// an argv without a shell (the server must support bash "args").
+// ExecRequest is a bash call.
+//
+// It runs Command with the shell, or Args as an argv without a shell. Args
+// needs a server that supports bash "args".
 type ExecRequest struct {
 	// Command is a shell command line (SHELL -c Command).
 	Command string
@@ -102,9 +104,9 @@ type ExecResult struct {
 	StdoutTruncated, StderrTruncated bool
 	// Signal names the signal that killed the command, if any.
 	Signal string
-	// TimedOut is set when the command ran past ExecRequest.Timeout (or
-	// the policy's) and was killed: ExitCode is then -1 and Stderr holds
-	// the server's "timeout" instead of the command's.
+	// TimedOut is set when the command ran past ExecRequest.Timeout, or
+	// the policy's timeout, and was killed. ExitCode is then -1, and
+	// Stderr holds the server's "timeout" instead of the command's.
 	TimedOut bool
 }
 
@@ -295,8 +297,10 @@ func (c *Client) RunInTerminal(ctx context.Context, command string, cols, rows i
 	return c.terminal(ctx, tool.RunInTerminal, tool.RunInTerminalArgs{Command: command, Cols: cols, Rows: rows})
 }
 
-// SendToTerminal writes text to a session (add "\n" to run a line) and
-// answers the screen after up to 500 ms.
+// SendToTerminal writes text to a session and answers the screen after up to
+// 500 ms.
+//
+// Add "\n" to text to run a line.
 func (c *Client) SendToTerminal(ctx context.Context, id, text string) (*Terminal, error) {
 	return c.terminal(ctx, tool.SendToTerminal, tool.SendToTerminalArgs{ID: id, Command: text})
 }
@@ -350,19 +354,22 @@ func (c *Client) terminal(ctx context.Context, name string, args any) (*Terminal
 //	Limit int    // most entries (0: 1000; at most 10000)
 type ListRequest = tool.ListArgs
 
-// ListResult is what list answered (an alias of tool.ListOutput), with
-// the fields:
+// ListResult is what List answers, an alias of tool.ListOutput.
+//
+// Its fields:
 //
 //	Path      string           // the directory listed, absolute
 //	Entries   []tool.ListEntry // depth first, in lexical order
 //	Truncated bool             // whether Limit left entries out
 //
-// Each tool.ListEntry has Name (relative to Path, "sub/file" below depth
-// 1), Error (why a directory's entries are missing) and the fields of
-// tool.FileInfo: Type ("file", "dir", "symlink", "fifo", "socket",
-// "char_device", "block_device"), Size, Mode (octal, "0644"), Mtime (RFC
-// 3339), Target (of a symbolic link) and DeniedBy (the sandbox rule that
-// refuses reading it).
+// Each tool.ListEntry has these fields:
+//
+//   - Name, relative to Path ("sub/file" below depth 1);
+//   - Error, why a directory's entries are missing;
+//   - the fields of tool.FileInfo: Type ("file", "dir", "symlink", "fifo",
+//     "socket", "char_device", "block_device"), Size, Mode (octal, "0644"),
+//     Mtime (RFC 3339), Target (of a symbolic link) and DeniedBy (the sandbox
+//     rule that refuses reading it).
 type ListResult = tool.ListOutput
 
 // List lists a directory, without following symbolic links.

@@ -33,9 +33,10 @@ const (
 	FromForkPrefix = "fork:"
 )
 
-// SandboxRequest is the body of POST /v1/sandboxes, and that of POST
-// /v1/sandboxes/NAME/fork, whose Name names the new sandbox (its From
-// and Disk are not used).
+// SandboxRequest is the body of POST /v1/sandboxes and of POST
+// /v1/sandboxes/NAME/fork.
+//
+// For a fork, Name names the new sandbox, and From and Disk are not used.
 type SandboxRequest struct {
 	// Name names the sandbox: 1 to 63 letters, digits, '-' and '_',
 	// starting with a letter or digit.
@@ -53,9 +54,9 @@ type SandboxRequest struct {
 type SandboxInfo struct {
 	Name string `json:"name"`
 	From string `json:"from"`
-	// Created is when it started; AgeSeconds and IdleSeconds are the
-	// seconds since it started and since its last call ended (or began,
-	// when one runs).
+	// Created is when the sandbox started. AgeSeconds is the seconds since
+	// then. IdleSeconds is the seconds since its last call ended, or began
+	// when one is running.
 	Created     time.Time `json:"created"`
 	AgeSeconds  float64   `json:"age_seconds"`
 	IdleSeconds float64   `json:"idle_seconds"`
@@ -68,18 +69,18 @@ type SandboxInfo struct {
 	// Disk is the space its writable layer takes, against its limit
 	// (nil without a disk limit).
 	Disk *SandboxDisk `json:"disk,omitempty"`
-	// Endpoint is the path of its MCP endpoint (/s/NAME/mcp); Token,
-	// given by a create and a fork only, its bearer token (none when the
-	// server has none).
+	// Endpoint is the path of its MCP endpoint (/s/NAME/mcp). Token is its
+	// bearer token, given by a create and a fork only; it is empty when
+	// the server has no token.
 	Endpoint string `json:"endpoint"`
 	Token    string `json:"token,omitempty"`
 }
 
 // SandboxDisk is a sandbox's disk use, with a disk limit.
 type SandboxDisk struct {
-	// Used is the space its writable layer took at the server's last
-	// look, Limit its bound; Full is set past it (files can no longer
-	// grow).
+	// Used is the space its writable layer took at the server's last look,
+	// and Limit its bound. Full is set past the bound, where files can no
+	// longer grow.
 	Used  int64 `json:"used_bytes"`
 	Limit int64 `json:"limit_bytes"`
 	Full  bool  `json:"full"`
@@ -105,8 +106,8 @@ type TokenResponse struct {
 // ApplyRequest is the body of POST /v1/sandboxes/NAME/apply (an empty
 // body is the zero ApplyRequest).
 type ApplyRequest struct {
-	// DryRun only tells what would be applied; Paths limits the apply to
-	// these paths (relative to the workspace; none: every change).
+	// DryRun only tells what would be applied. Paths limits the apply to
+	// these paths, relative to the workspace; none means every change.
 	DryRun bool     `json:"dry_run"`
 	Paths  []string `json:"paths"`
 }
@@ -123,9 +124,9 @@ type SnapshotRequest struct {
 // and an entry of SnapshotList.
 type SnapshotInfo struct {
 	Name string `json:"name"`
-	// Sandbox is the sandbox it was taken of, Base where that sandbox's
-	// files came from (FromWorkspace or FromEmpty): a sandbox restored
-	// to it must have the same.
+	// Sandbox is the sandbox the snapshot was taken of. Base is where that
+	// sandbox's files came from (FromWorkspace or FromEmpty); a sandbox
+	// restored to the snapshot must have the same.
 	Sandbox string    `json:"sandbox"`
 	Base    string    `json:"base"`
 	Created time.Time `json:"created"`
@@ -147,10 +148,12 @@ type RestoreRequest struct {
 	Snapshot string `json:"snapshot"`
 }
 
-// Problem is the body of every refusal of the server's HTTP API, its
-// REST twin's included (application/problem+json, RFC 9457): a limit
-// reached (Status 429), a name taken (409), no such sandbox (404), a
-// wrong token (401)...
+// Problem is the body of every refusal of the server's HTTP API, its REST
+// twin's included.
+//
+// It is sent as application/problem+json (RFC 9457). Status tells why: 429 for
+// a limit reached, 409 for a name taken, 404 for no such sandbox, 401 for a
+// wrong token, and so on.
 type Problem struct {
 	// Detail is the server's explanation; Status the HTTP status, Title
 	// its text.

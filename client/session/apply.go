@@ -20,9 +20,9 @@ type ApplyOptions struct {
 	// Paths limits Apply to these paths (relative to SRC, with what is
 	// below them); empty: every change.
 	Paths []string
-	// Protect are entries added to the protected list for this Apply
-	// (as the policy's filesystem.protect: names, relative paths, and
-	// directories ending in "/", matched at any depth).
+	// Protect adds entries to the protected list for this Apply. They are
+	// matched as the policy's filesystem.protect is: names, relative
+	// paths, and directories ending in "/", at any depth.
 	Protect []string
 }
 
@@ -40,10 +40,13 @@ type ApplyResult struct {
 	// Conflicts are changes to paths the host changed in SRC since the
 	// session started; SRC keeps the host's version.
 	Conflicts []Refusal `json:"conflicts,omitempty"`
-	// Skipped are changes Apply never makes: protected paths (git
-	// control files, agent and IDE settings, shell start-up files), files
-	// with setuid or setgid bits or owned by another user, devices,
-	// fifos and sockets, and what is inside a directory not applied.
+	// Skipped are the changes Apply never makes:
+	//
+	//   - protected paths: git control files, agent and IDE settings,
+	//     shell start-up files;
+	//   - files with setuid or setgid bits, or owned by another user;
+	//   - devices, fifos and sockets;
+	//   - what is inside a directory not applied.
 	Skipped []Refusal `json:"skipped,omitempty"`
 	// Failed are changes that could not be written (the error says why).
 	Failed []Refusal `json:"failed,omitempty"`
@@ -57,14 +60,15 @@ type ApplyResult struct {
 	Narrowed []Refusal `json:"narrowed,omitempty"`
 }
 
-// Apply writes the session's changes into SRC, deletions included: each
-// file is written beside its destination and renamed over it, symbolic
-// links in SRC are never followed, and a path the host changed in SRC
-// since the session started is refused as a conflict. The applied paths
-// are recorded as SRC's new state, so a later Apply does not see them as
-// the host's changes.
-// Modes are applied without opening SRC to other users (see
-// ApplyResult.Narrowed).
+// Apply writes the session's changes into SRC, deletions included.
+//
+// Each file is written beside its destination and renamed over it. Symbolic
+// links in SRC are never followed. A path the host changed in SRC since the
+// session started is refused as a conflict.
+//
+// The applied paths are recorded as SRC's new state, so a later Apply does not
+// see them as the host's changes. Modes are applied without opening SRC to
+// other users (see ApplyResult.Narrowed).
 func (s *Session) Apply(opts ApplyOptions) (*ApplyResult, error) {
 	unlock, err := lockFile(filepath.Join(s.dir, MetaFile))
 	if err != nil {

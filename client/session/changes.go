@@ -30,13 +30,14 @@ const (
 	// Deleted: the path (a file, or a directory with everything in it)
 	// was removed in the sandbox.
 	Deleted Kind = "deleted"
-	// DirReplaced: a directory of SRC was removed and made again in the
-	// sandbox (an opaque directory) and differs: what it held and DST's
-	// has not follows as deleted, the rest as added or modified.
+	// DirReplaced means a directory of SRC was removed and made again in
+	// the sandbox (an opaque directory), and differs. What SRC's directory
+	// held and DST's does not follows as deleted; the rest follows as
+	// added or modified.
 	DirReplaced Kind = "dir_replaced"
-	// TypeChanged: the path is of another type (a directory replaced by a
-	// file, a file by a symbolic link, ...); a new directory's contents
-	// follow as added.
+	// TypeChanged means the path is of another type: a directory replaced
+	// by a file, a file by a symbolic link, and so on. A new directory's
+	// contents follow as added.
 	TypeChanged Kind = "type_changed"
 	// ModeChanged: only the permission bits differ.
 	ModeChanged Kind = "mode_changed"
@@ -50,8 +51,8 @@ type Change struct {
 	// Path is relative to SRC and DST, with forward slashes.
 	Path string `json:"path"`
 	Kind Kind   `json:"kind"`
-	// Type is the path's type in DST (for Deleted: in SRC), OldType its
-	// type in SRC (empty when SRC has no such path).
+	// Type is the path's type in DST, or in SRC for Deleted. OldType is
+	// its type in SRC, empty when SRC has no such path.
 	Type    FileType `json:"type"`
 	OldType FileType `json:"old_type,omitempty"`
 	// Mode and OldMode are the permission bits in DST and SRC.
@@ -64,14 +65,17 @@ type Change struct {
 	OldTarget string `json:"old_target,omitempty"`
 }
 
-// String is the change as `boxsh changes` prints it: a letter (A added,
-// M modified, D deleted, R directory replaced, T type changed, P mode
-// changed, L link changed) and the path, quoted as git quotes it (see
-// QuotePath), as is a link's target. The mode of every new file or
-// directory is shown, and a mode change as OLD -> NEW, in chmod's octal
-// (0644, 01777), followed by a warning for the bits that open it to
-// other users or run it as another, when SRC had not them
-// (group-writable, world-writable, setuid, setgid).
+// String returns the change as `boxsh changes` prints it.
+//
+// That is a letter and the path. The letters are A added, M modified, D
+// deleted, R directory replaced, T type changed, P mode changed and L link
+// changed. The path, and a link's target, are quoted as git quotes them (see
+// QuotePath).
+//
+// The mode of every new file or directory is shown, and a mode change as OLD
+// -> NEW, in chmod's octal (0644, 01777). A warning follows for bits that open
+// the file to other users or run it as another user, when SRC did not have
+// them: group-writable, world-writable, setuid, setgid.
 func (c Change) String() string {
 	letter := map[Kind]string{Added: "A", Modified: "M", Deleted: "D", DirReplaced: "R", TypeChanged: "T", ModeChanged: "P", SymlinkChanged: "L"}[c.Kind]
 	name := c.Path
@@ -106,14 +110,21 @@ func (c Change) String() string {
 	return s
 }
 
-// Changes lists how the upper directory dst of an overlay on src (a
-// copy-on-write bind's DST) differs from src, sorted by path, parents
-// before their contents. Whiteouts (character devices 0/0, or empty files
-// with an overlay.whiteout attribute) are deletions; opaque directories
-// replace SRC's. A file copied up without a change of content or mode
-// (touched) is not a change. Each directory is opened beneath its
-// parent without following a link, so that a directory of DST swapped
-// for a link while Changes runs shows nothing outside DST.
+// Changes lists how dst, the upper directory of an overlay on src, differs
+// from src.
+//
+// dst is a copy-on-write bind's DST. The list is sorted by path, parents
+// before their contents.
+//
+//   - Whiteouts (character devices 0/0, or empty files with an
+//     overlay.whiteout attribute) are deletions.
+//   - Opaque directories replace SRC's.
+//   - A file copied up without a change of content or mode (touched) is not a
+//     change.
+//
+// Each directory is opened beneath its parent without following a link. So a
+// directory of DST swapped for a link while Changes runs shows nothing outside
+// DST.
 func Changes(src, dst string) ([]Change, error) {
 	if err := Supported(); err != nil {
 		return nil, err
@@ -409,9 +420,10 @@ func readFull(fd int, p []byte) error {
 	return nil
 }
 
-// Supported tells whether sessions' changes can be read and
-// applied here: they are an overlay's upper directory, read and applied
-// with Linux's openat2. (On macOS a cow DST is a full clone of SRC.)
+// Supported tells whether sessions' changes can be read and applied here.
+//
+// Changes are an overlay's upper directory, read and applied with Linux's
+// openat2. (On macOS a cow DST is a full clone of SRC.)
 func Supported() error {
 	if goruntime.GOOS != "linux" {
 		return fmt.Errorf("copy-on-write sessions are reviewed and applied on Linux only, not on %s", goruntime.GOOS)

@@ -14,17 +14,19 @@ import (
 // maxDiffFile is the largest file Diff compares line by line.
 const maxDiffFile = 8 << 20
 
-// Diff is the unified diff of the session's changes at path (a file, or
-// a directory and what is below it; "" for every change).
+// Diff returns the unified diff of the session's changes at path.
+//
+// path is a file, or a directory and what is below it; "" means every change.
 func (s *Session) Diff(path string) (string, error) {
 	return Diff(s.info.Src, s.info.Dst, path)
 }
 
-// Diff is the unified diff (a/ is SRC, b/ is DST) of the changes of the
-// upper directory dst over src at path ("" for all). Binary files and
-// files over 8 MiB are named, not compared; mode changes and symbolic
-// links are shown as git shows them, and names quoted as git quotes them
-// (QuotePath).
+// Diff returns the unified diff of the changes of the upper directory dst over
+// src at path ("" for all).
+//
+// In the diff, a/ is SRC and b/ is DST. Binary files and files over 8 MiB are
+// named, not compared. Mode changes and symbolic links are shown as git shows
+// them, and names are quoted as git quotes them (QuotePath).
 func Diff(src, dst, path string) (string, error) {
 	changes, err := Changes(src, dst)
 	if err != nil {

@@ -35,14 +35,16 @@ func (s *Session) SaveLayer(layer string) error {
 	return copyFile(filepath.Join(s.dir, ManifestFile), filepath.Join(filepath.Dir(layer), LayerManifest))
 }
 
-// Reset replaces the session's changes with those of layer (made by
-// SaveLayer), and its manifest with the layer's; files are written in
-// the session's directory with them (name to contents). No sandbox may
-// run on the session meanwhile.
+// Reset replaces the session's changes with those of layer, and its manifest
+// with the layer's.
 //
-// The new DST is built aside and synced first, then swapped in: a
-// process killed at any point leaves the old changes, or the new ones
-// once Settle has finished the swap.
+// layer is made by SaveLayer. files are written in the session's directory
+// along with them (name to contents). No sandbox may run on the session
+// meanwhile.
+//
+// The new DST is built aside and synced first, then swapped in. So a process
+// killed at any point leaves the old changes, or the new ones once Settle has
+// finished the swap.
 func (s *Session) Reset(layer string, files map[string][]byte) error {
 	if _, err := s.Settle(); err != nil {
 		return fmt.Errorf("reset: %w", err)
@@ -132,9 +134,11 @@ func (s *Session) finishReset() error {
 }
 
 // Settle finishes or removes what a process killed during a Reset of the
-// session left: a whole stage is swapped in (the reset is done), a
-// half-built one removed (it never was). It says what it did ("" for
-// nothing).
+// session left.
+//
+// A whole stage is swapped in, so the reset is done. A half-built one is
+// removed, so the reset never happened. Settle says what it did, or "" for
+// nothing.
 func (s *Session) Settle() (string, error) {
 	var did []string
 	if _, err := os.Lstat(filepath.Join(s.dir, resetStage)); err == nil {
@@ -168,21 +172,24 @@ func (s *Session) Settle() (string, error) {
 	return strings.Join(did, "; "), nil
 }
 
-// ErrLayerChanged is the error of a copy of a layer that changed while
-// it was copied: the copy would hold no state the layer ever had.
+// ErrLayerChanged is the error of a copy of a layer that changed while it was
+// copied. Such a copy would hold no state the layer ever had.
 var ErrLayerChanged = errors.New("the layer changed while it was copied")
 
 // copyAttempts is how many times CopyLayer copies a layer that changes
 // during the copy before it gives up.
 const copyAttempts = 3
 
-// CopyLayer copies src, an overlay's upper directory, to dst, which must
-// not exist: files (cloned where the file system can), directories,
-// symbolic links, hard links between its files, whiteouts, fifos, modes,
-// times and the user.* extended attributes (the overlay's among them).
-// The copy never leaves src, whatever its writer renames or links
-// meanwhile; a copy during which src changed is made again, and after
-// copyAttempts the error is ErrLayerChanged.
+// CopyLayer copies src, an overlay's upper directory, to dst, which must not
+// exist.
+//
+// It copies files (cloned where the file system can), directories, symbolic
+// links, hard links between its files, whiteouts, fifos, modes, times and the
+// user.* extended attributes, the overlay's among them.
+//
+// The copy never leaves src, whatever its writer renames or links meanwhile. A
+// copy during which src changed is made again; after copyAttempts tries, the
+// error is ErrLayerChanged.
 func CopyLayer(src, dst string) error {
 	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("copy layer: %s exists", dst)

@@ -4,14 +4,17 @@ import (
 	"strings"
 )
 
-// QuotePath is name as git prints a path with core.quotePath=true (the
-// default): unchanged when every byte is printable ASCII other than a
-// double quote or backslash, else in double quotes with C-style escapes:
-// \a \b \t \n \v \f \r \" \\, and three octal digits for the other
+// QuotePath returns name as git prints a path with core.quotePath=true, the
+// default.
+//
+// The name is unchanged when every byte is printable ASCII other than a double
+// quote or backslash. Otherwise it is put in double quotes with C-style
+// escapes: \a \b \t \n \v \f \r \" \\, and three octal digits for the other
 // control bytes, DEL and every byte of 0x80 and above (é is \303\251).
-// Every listing of changes, diffs and apply results prints names so, so
-// that a name cannot move the cursor, erase or forge lines on the
-// reviewer's terminal.
+//
+// Every listing of changes, diffs and apply results prints names so. That way
+// a name cannot move the cursor, erase or forge lines on the reviewer's
+// terminal.
 func QuotePath(name string) string {
 	i := 0
 	for i < len(name) && !mustQuote(name[i]) {
@@ -31,10 +34,11 @@ func QuotePath(name string) string {
 	return b.String()
 }
 
-// EscapeControls is message s (an error or reason that may hold a path
-// another part of the system chose) with its control bytes escaped as
-// QuotePath escapes them, and nothing else changed: the text stays as
-// written, and QuotePath's output passes unchanged.
+// EscapeControls returns s with its control bytes escaped as QuotePath escapes
+// them, and nothing else changed.
+//
+// s is an error or reason that may hold a path another part of the system
+// chose. The text stays as written, and QuotePath's output passes unchanged.
 func EscapeControls(s string) string {
 	i := 0
 	for i < len(s) && !isControl(s[i]) {

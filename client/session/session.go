@@ -48,8 +48,9 @@ const (
 	// ManifestFile records SRC's state when the session started.
 	ManifestFile = "boxsh-manifest"
 	// LockFile is locked (flock, Session.Lock) by whatever runs a server
-	// on the session (the Go client's Session.Start) while the server
-	// runs, so that nothing else uses the session meanwhile.
+	// on the session, such as the Go client's Session.Start. It stays
+	// locked while the server runs, so that nothing else uses the session
+	// meanwhile.
 	LockFile = "boxsh-session.lock"
 	// AuditFile is the audit log boxsh keeps by default for a sandbox on
 	// the session (see boxsh audit).
@@ -71,7 +72,7 @@ type Options struct {
 	// Label is free text kept in the metadata (who, what for).
 	Label string
 	// Layer, if set, is a layer made by SaveLayer from a session on the
-	// same Src: the session starts with its changes, and its manifest.
+	// same Src. The session starts with its changes and its manifest.
 	Layer string
 }
 
@@ -85,17 +86,19 @@ type Info struct {
 	Dst string `json:"dst"`
 	// Started is when the session was made.
 	Started time.Time `json:"started"`
-	// OwnerPID is the process that made the session, and OwnerStart its
-	// start time (clock ticks after boot; 0 when unknown), which tells it
-	// from a later process given the same PID.
+	// OwnerPID is the process that made the session. OwnerStart is that
+	// process's start time, in clock ticks after boot (0 when unknown),
+	// which tells it from a later process given the same PID.
 	OwnerPID   int    `json:"owner_pid"`
 	OwnerStart uint64 `json:"owner_start"`
 	Label      string `json:"label,omitempty"`
 }
 
-// Session is a copy-on-write session: commands run on a view of Src whose
-// writes land in Dst, to be reviewed (Changes, Diff), then applied to Src
-// (Apply) or thrown away (Discard).
+// Session is a copy-on-write session.
+//
+// Commands run on a view of Src whose writes land in Dst. The changes are
+// reviewed (Changes, Diff), then applied to Src (Apply) or thrown away
+// (Discard).
 type Session struct {
 	dir  string // holds MetaFile and ManifestFile
 	info Info
@@ -114,11 +117,12 @@ func DefaultBaseDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "boxsh", "sessions"), nil
 }
 
-// New makes a session on opts.Src under opts.BaseDir: a directory
-// (mode 0700) holding the metadata, a manifest of Src's state now (to
-// detect what the host changes meanwhile) and DST. Start a sandbox on it
-// with the Go client (client.Session.Start), or bind cow:Src:Dst for
-// boxsh yourself.
+// New makes a session on opts.Src under opts.BaseDir.
+//
+// The session is a directory, mode 0700, holding the metadata, DST, and a
+// manifest of Src's state now, to detect what the host changes meanwhile.
+// Start a sandbox on it with the Go client (client.Session.Start), or bind
+// cow:Src:Dst for boxsh yourself.
 func New(ctx context.Context, opts Options) (*Session, error) {
 	src, err := cleanDir(opts.Src)
 	if err != nil {
@@ -182,9 +186,10 @@ func RemoveAbandoned(baseDir string) ([]string, error) {
 	return out, nil
 }
 
-// CreateMeta records a session for DST, the changes directory of a
-// cow:SRC:DST bind made elsewhere (boxsh --try does so): the metadata and
-// SRC's manifest go beside DST. It returns the session.
+// CreateMeta records a session for DST, the changes directory of a cow:SRC:DST
+// bind made elsewhere, and returns it.
+//
+// boxsh --try makes such binds. The metadata and SRC's manifest go beside DST.
 func CreateMeta(ctx context.Context, src, dst string) (*Session, error) {
 	src, err := cleanDir(src)
 	if err != nil {
@@ -320,9 +325,11 @@ func List(baseDir string) ([]*Session, error) {
 	return out, nil
 }
 
-// Recover lists the sessions under baseDir whose owner process
-// has died (a crash, kill -9) and that no server uses (InUse): their
-// changes are all in DST, to Apply or Discard.
+// Recover lists the sessions under baseDir whose owner process has died and
+// that no server uses (see InUse).
+//
+// An owner dies by a crash or kill -9, for example. Such sessions' changes are
+// all in DST, to Apply or Discard.
 func Recover(baseDir string) ([]*Session, error) {
 	all, err := List(baseDir)
 	if err != nil {
@@ -465,7 +472,9 @@ func newID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// Lock takes the session's lock (an exclusive flock of LockFile) for the
-// life of a server on it: closing the file releases it, and so does the
-// kernel when the holder dies. ErrInUse when another holds it.
+// Lock takes the session's lock, an exclusive flock of LockFile, for the life
+// of a server on it.
+//
+// Closing the file releases the lock, and so does the kernel when the holder
+// dies. Lock returns ErrInUse when another process holds it.
 func (s *Session) Lock() (*os.File, error) { return lockSession(s.dir) }
