@@ -42,33 +42,33 @@ type ProfileConfig struct {
 	// when no rule uses it).
 	Cwd string
 	// TmpDir is the per-user temporary directory ($TMPDIR on macOS,
-	// /private/var/folders/...), readable; like /private/tmp it is shared
+	// /private/var/folders/...), readable. Like /private/tmp, it is shared
 	// with the host's programs and stays read-only unless a bind makes it
-	// writable (issue 29, item 11). Empty leaves only /private/tmp.
+	// writable. Empty leaves only /private/tmp.
 	TmpDir string
-	// PrivateTmp is the sandbox's own temporary directory, writable: the
-	// front makes it (inside TmpDir) for each sandbox, names it in TMPDIR
-	// and removes it at the end, so that mktemp, here-documents and
-	// compilers work while the shared ones stay read-only. Empty for none.
+	// PrivateTmp is the sandbox's own temporary directory, writable. The
+	// front makes it inside TmpDir for each sandbox, names it in TMPDIR
+	// and removes it at the end. So mktemp, here-documents and compilers
+	// work while the shared directories stay read-only. Empty for none.
 	PrivateTmp string
-	// HardDenied are the paths no setting makes writable: names or
-	// relative paths matched at any depth inside the bound directories
-	// (".bashrc", ".git/config"), directories when they end in "/"
+	// HardDenied are the paths no setting makes writable. They are names
+	// or relative paths matched at any depth inside the bound directories
+	// (".bashrc", ".git/config"), and directories when they end in "/"
 	// (".git/hooks/": the directory and everything below it).
 	HardDenied []string
 	// Protected are host paths that stay read-only and cannot be created
-	// either: the git control files of the repositories that exist in
-	// the writable binds when the sandbox starts (see
-	// host.GatherProtection), which HardDenied leaves out so that git
-	// init and git clone work (issue 29, item 6).
+	// either. They are the git control files of the repositories that
+	// exist in the writable binds when the sandbox starts (see
+	// host.GatherProtection). HardDenied leaves them out so that git init
+	// and git clone work.
 	Protected []Protected
 	// Network is NetworkDisabled, NetworkAllowAll or NetworkAllowlist;
 	// empty means NetworkDisabled with Sandbox.NewNetNS, else
 	// NetworkAllowAll.
 	Network string
 	// ProxyPort is the TCP port of the front's proxy on 127.0.0.1, the
-	// only address a NetworkAllowlist sandbox reaches (0 for a profile
-	// that is printed, not run: boxsh spec starts no proxy).
+	// only address a NetworkAllowlist sandbox reaches. It is 0 for a
+	// profile that is printed, not run: boxsh spec starts no proxy.
 	ProxyPort int
 }
 

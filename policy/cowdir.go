@@ -6,15 +6,18 @@ import (
 	"path/filepath"
 )
 
-// CowWorkDir is the overlay work directory of a cow bind whose DST is
-// dst, as in boxsh v3: <parent of DST>/.boxsh/<name of DST>, on the same
-// file system as DST and the same for every run on DST, so that two
-// sandboxes cannot use one DST at once (overlayfs refuses a work directory
-// in use). When the parent is a directory every user may create entries
-// in (SharedDir: /tmp, /var/tmp) it is <parent>/.boxsh-UID/<name of DST>
-// instead, the caller's own (UID is its user id), so that what another
-// user made there can neither break nor redirect it; the runtime checks
-// that directory before use.
+// CowWorkDir returns the overlay work directory of a cow bind whose DST is
+// dst.
+//
+// As in boxsh v3, it is <parent of DST>/.boxsh/<name of DST>. That is on the
+// same file system as DST and the same for every run on DST, so two sandboxes
+// cannot use one DST at once: overlayfs refuses a work directory in use.
+//
+// When the parent is a directory every user may create entries in (SharedDir:
+// /tmp, /var/tmp), it is <parent>/.boxsh-UID/<name of DST> instead, where UID
+// is the caller's user id. That directory is the caller's own, so what another
+// user made there can neither break nor redirect it. The runtime checks the
+// directory before use.
 func CowWorkDir(dst string) string {
 	return filepath.Join(CowWorkParent(filepath.Dir(dst)), filepath.Base(dst))
 }
@@ -28,9 +31,11 @@ func CowWorkParent(parent string) string {
 	return filepath.Join(parent, ".boxsh")
 }
 
-// SharedDir tells whether dir is a directory that users other than its
-// owner may create entries in, with the sticky bit that keeps them from
-// renaming or removing one another's (/tmp, /var/tmp, /dev/shm).
+// SharedDir tells whether users other than dir's owner may create entries in
+// it, with the sticky bit that keeps them from renaming or removing one
+// another's.
+//
+// Examples are /tmp, /var/tmp and /dev/shm.
 func SharedDir(dir string) bool {
 	fi, err := os.Stat(dir)
 	return err == nil && fi.IsDir() && fi.Mode()&os.ModeSticky != 0 && fi.Mode().Perm()&0o022 != 0

@@ -49,10 +49,12 @@ func matchStars(pattern, s string) bool {
 	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
-// CommandEnv is the environment commands get under p, from boxsh's own
-// environment environ: the baseEnv variables and those p passes, minus the
-// ones that look like secrets unless a rule (or baseEnv) names them
-// exactly, plus the variables p sets.
+// CommandEnv returns the environment commands get under p, from boxsh's own
+// environment environ.
+//
+// It holds the base variables and those p passes, minus those that look like
+// secrets unless a rule (or the base set) names them exactly, plus the
+// variables p sets.
 func CommandEnv(p Policy, environ []string) []string {
 	var exact, prefixes []string
 	for _, r := range append(Values(p.EnvPass), baseEnv...) {
@@ -85,16 +87,18 @@ func CommandEnv(p Policy, environ []string) []string {
 	return env
 }
 
-// Withheld is what one prefix rule of environment.pass (such as --env
-// 'GITHUB_*') matched but CommandEnv leaves out, as looking like secrets.
+// Withheld is what one prefix rule of environment.pass matched but CommandEnv
+// leaves out, as looking like secrets. An example of such a rule is --env
+// 'GITHUB_*'.
 type Withheld struct {
 	Rule  Rule
 	Names []string
 }
 
-// WithheldEnv lists, by rule, the variables of environ that a prefix rule
-// of p matches and CommandEnv withholds because they look like secrets
-// (and no rule names them exactly).
+// WithheldEnv lists, by rule, the variables of environ that CommandEnv
+// withholds as looking like secrets.
+//
+// These are variables a prefix rule of p matches and no rule names exactly.
 func WithheldEnv(p Policy, environ []string) []Withheld {
 	exact := append(Values(p.EnvPass), baseEnv...)
 	var out []Withheld
@@ -128,10 +132,13 @@ func Values(rs []Rule) []string {
 	return vs
 }
 
-// ParseEnvFlag parses the value of --env: NAME passes the variable of
-// boxsh's environment, as environment.pass does (NAME* those it starts,
-// but the ones that look like secrets), and NAME=VALUE sets it, as
-// environment.set does. An invalid name is an error that says why.
+// ParseEnvFlag parses the value of --env.
+//
+//   - NAME passes the variable of boxsh's environment, as environment.pass
+//     does. NAME* passes those it starts, except those that look like secrets.
+//   - NAME=VALUE sets the variable, as environment.set does.
+//
+// An invalid name is an error that says why.
 func ParseEnvFlag(v string) (Settings, error) {
 	name, value, set := strings.Cut(v, "=")
 	if set {

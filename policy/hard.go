@@ -6,20 +6,23 @@ import (
 	"strings"
 )
 
-// ProtectedEntry is one entry of the protected list: a path that no
-// setting makes writable, in every writable or copy-on-write area and at
-// any depth, because a program on the host runs code from it later.
+// ProtectedEntry is one entry of the protected list: a path that no setting
+// makes writable.
+//
+// It applies in every writable or copy-on-write area and at any depth, because
+// a program on the host runs code from it later.
 type ProtectedEntry struct {
 	// Path is a name or a relative path (".bashrc", ".git/config"),
-	// matched at any depth; with a trailing "/" a directory and everything
-	// below it (".vscode/").
+	// matched at any depth. With a trailing "/" it is a directory and
+	// everything below it (".vscode/").
 	Path string
 	// Reason is the attack the entry stops, for messages and the docs.
 	Reason string
 	// AtRoot tells that the entry cannot be created at the root of a
-	// writable bind either: boxsh covers it there with an empty read-only
-	// placeholder when it is missing (tools read these from a project's
-	// root). Elsewhere the entries are kept read-only where they exist.
+	// writable bind either. When it is missing there, boxsh covers it with
+	// an empty read-only placeholder, because tools read these from a
+	// project's root. Elsewhere the entries are kept read-only where they
+	// exist.
 	AtRoot bool
 }
 
@@ -97,20 +100,23 @@ var HardDeniedWrites = func() []string {
 // program (see the .git/ entries of ProtectedPaths), as names.
 var gitControl = []string{"config", "hooks", "commondir", "config.worktree", "worktrees", "info"}
 
-// IsProtected tells whether rel, a path relative to a writable or
-// copy-on-write area (slash-separated), is or is under an entry of the
-// protected list (ProtectedPaths and the user's extra entries, such as
-// the policy's filesystem.protect), and why. It is the rule for changes
-// that are applied back to the host (cow): a change to a protected path
-// must not be applied.
+// IsProtected tells whether rel is, or is under, an entry of the protected
+// list, and why.
 //
-// Entries match at any depth. Besides the list, in a repository's .git
-// directory the git control files of submodules' git directories
-// (.git/modules/NAME/config, hooks, ...) are protected, and ".git" itself
-// (rel ends in a .git component): creating or replacing it makes a new
-// repository, whose configuration could run programs; changes inside an
-// existing .git directory other than its control files (objects, refs,
-// the index) are not protected.
+// rel is a slash-separated path relative to a writable or copy-on-write area.
+// The list is ProtectedPaths plus the user's extra entries, such as the
+// policy's filesystem.protect. This is the rule for changes applied back to
+// the host (cow): a change to a protected path must not be applied.
+//
+// Entries match at any depth. Besides the list, these are protected:
+//
+//   - in a repository's .git directory, the git control files of submodules'
+//     git directories (.git/modules/NAME/config, hooks, ...);
+//   - ".git" itself (rel ends in a .git component): creating or replacing it
+//     makes a new repository, whose configuration could run programs.
+//
+// Changes inside an existing .git directory other than its control files
+// (objects, refs, the index) are not protected.
 func IsProtected(rel string, extra ...string) (reason string, ok bool) {
 	rel = strings.Trim(path.Clean("/"+strings.ReplaceAll(rel, `\`, "/")), "/")
 	if rel == "" {
@@ -149,11 +155,12 @@ func IsProtected(rel string, extra ...string) (reason string, ok bool) {
 	return "", false
 }
 
-// IsProtectedAt is IsProtected for the path rel of an area whose root is
-// the host directory root: rel is protected by where it is on the host
-// too, so that an entry whose place starts above the root is matched
-// (autostart/x.desktop of a copy-on-write ~/.config is
-// ~/.config/autostart/x.desktop).
+// IsProtectedAt is IsProtected for the path rel of an area whose root is the
+// host directory root.
+//
+// rel is also protected by where it is on the host, so an entry whose place
+// starts above the root is matched. For example, autostart/x.desktop of a
+// copy-on-write ~/.config is ~/.config/autostart/x.desktop.
 func IsProtectedAt(root, rel string, extra ...string) (reason string, ok bool) {
 	if reason, ok := IsProtected(rel, extra...); ok || !strings.HasPrefix(root, "/") {
 		return reason, ok
@@ -176,8 +183,10 @@ func matchEntry(c []string, e string) bool {
 	return slices.Equal(c[:len(ec)], ec)
 }
 
-// WritableHomeCaches are the dot entries of a writable home that stay
-// writable (see docs/security.md): package and build caches that
-// commands in the sandbox fill. The rest of the dot entries at the top of
-// the home, ~/.config and ~/.local among them, are read-only.
+// WritableHomeCaches are the dot entries of a writable home that stay writable
+// (see docs/security.md).
+//
+// They are package and build caches that commands in the sandbox fill. The
+// other dot entries at the top of the home, ~/.config and ~/.local among them,
+// are read-only.
 var WritableHomeCaches = []string{".cache", ".npm", ".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches"}

@@ -131,9 +131,10 @@ func (m *Merger) userEnv(name string) bool {
 	return false
 }
 
-// UntrustedWarning is the one line that tells the user what of the
-// untrusted settings file u was ignored, and how to trust it; empty when
-// nothing was.
+// UntrustedWarning returns the one line that tells the user what of the
+// untrusted settings file u was ignored, and how to trust it.
+//
+// It is empty when nothing was ignored.
 func UntrustedWarning(u UntrustedFile) string {
 	if len(u.Ignored) == 0 {
 		return ""

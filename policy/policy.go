@@ -27,9 +27,9 @@ type Bind struct {
 	Mode BindMode
 	// Src is the host path (for cow, the read-only lower layer).
 	Src string
-	// Dst is where it appears inside: Src itself for ro and wr; for cow the
-	// directory that receives the writes and where the merged view is
-	// mounted.
+	// Dst is where the bind appears inside. For ro and wr it is Src
+	// itself. For cow it is the directory that receives the writes, where
+	// the merged view is mounted.
 	Dst string
 }
 
@@ -97,15 +97,15 @@ type Sandbox struct {
 	Binds []Bind
 	// Try is --try: a copy-on-write shell on the working directory.
 	Try bool
-	// InPlace is --in-place (and --rpc --try's): each cow bind's merged
-	// view is shown at its SRC too, so that the project keeps its own
-	// path inside, and a command started in SRC starts there rather than
-	// under DST.
+	// InPlace is --in-place (and --rpc --try's). Each cow bind's merged
+	// view is shown at its SRC too, so the project keeps its own path
+	// inside, and a command started in SRC starts there rather than under
+	// DST.
 	InPlace bool
-	// HostSystem shows the host's whole /etc, /var and /run read-only
-	// rather than the selected /etc entries, as boxsh v3 does; --try sets
-	// it, so that a try shell behaves like the host (package databases,
-	// the resolver's files under /run).
+	// HostSystem shows the host's whole /etc, /var and /run read-only, as
+	// boxsh v3 does, rather than the selected /etc entries. --try sets it,
+	// so that a try shell behaves like the host (package databases, the
+	// resolver's files under /run).
 	HostSystem bool
 	// Cache is --cache: a host directory shown writable at the home's
 	// .cache, where the tools' caches go (see plan.CacheEnv).
@@ -117,10 +117,11 @@ type Sandbox struct {
 	Home string
 }
 
-// Validate checks the binds against the host: sources must exist, and no
-// destination may appear twice; the --cache directory must be a
-// directory. (The command line turns the sandbox on for binds and the
-// network flags: unlike boxsh v3, none is ignored.)
+// Validate checks the binds against the host.
+//
+// Sources must exist, no destination may appear twice, and the --cache
+// directory must be a directory. (The command line turns the sandbox on for
+// binds and the network flags: unlike boxsh v3, none is ignored.)
 func (s Sandbox) Validate() error {
 	seen := make(map[string]Bind)
 	for _, b := range s.Binds {

@@ -61,18 +61,18 @@ type FilesystemSettings struct {
 	AllowWrite []string `json:"allowWrite,omitempty"`
 	// DenyWrite are paths that stay read-only inside a writable area.
 	DenyWrite []string `json:"denyWrite,omitempty"`
-	// Protect are entries added to the protected list (names or relative
-	// paths matched at any depth, directories when they end in "/"; see
-	// IsProtected): kept read-only in every writable area, and at the
-	// root of each writable bind not creatable either. The built-in list
-	// cannot be shortened.
+	// Protect are entries added to the protected list (see IsProtected):
+	// names or relative paths matched at any depth, directories when they
+	// end in "/". They are kept read-only in every writable area, and
+	// cannot be created at the root of each writable bind. The built-in
+	// list cannot be shortened.
 	Protect []string `json:"protect,omitempty"`
 }
 
 // EnvironmentSettings shape the environment commands get.
 type EnvironmentSettings struct {
 	// Pass names variables of boxsh's environment that commands get
-	// besides the base set (PATH, HOME, LANG, TERM, USER); a trailing "*"
+	// besides the base set (PATH, HOME, LANG, TERM, USER). A trailing "*"
 	// matches a prefix. Variables that look like secrets are passed only
 	// when named exactly.
 	Pass []string `json:"pass,omitempty"`
@@ -146,9 +146,11 @@ type Policy struct {
 	Untrusted []UntrustedFile `json:"untrusted,omitempty"`
 }
 
-// UntrustedFile is a settings file a sandbox could have written (the
-// project's, or a --policy file in a writable bind) that the user has not
-// trusted: it could only narrow the policy.
+// UntrustedFile is a settings file that a sandbox could have written and the
+// user has not trusted.
+//
+// It is the project's file, or a --policy file in a writable bind. It can only
+// narrow the policy.
 type UntrustedFile struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
@@ -183,9 +185,10 @@ func ProjectSettingsPath(dir string) string {
 	return filepath.Join(dir, ".boxsh", "policy.json")
 }
 
-// ReadSettings reads a settings file strictly: unknown keys and values of
-// the wrong type are errors that name the file, the key and what is
-// expected.
+// ReadSettings reads a settings file strictly.
+//
+// Unknown keys and values of the wrong type are errors that name the file, the
+// key and what is expected.
 func ReadSettings(path string) (Settings, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -255,8 +258,10 @@ func lineOf(b []byte, offset int64) int {
 	return bytes.Count(b[:offset], []byte("\n")) + 1
 }
 
-// Restricts tells whether s has file rules or network settings: what only
-// a sandbox enforces, so that a --policy file with them turns it on.
+// Restricts tells whether s has file rules or network settings.
+//
+// Only a sandbox enforces those, so a --policy file with them turns the
+// sandbox on.
 func (s Settings) Restricts() bool {
 	fs, n := s.Filesystem, s.Network
 	return len(fs.DenyRead)+len(fs.AllowRead)+len(fs.AllowWrite)+len(fs.DenyWrite)+len(fs.Protect) > 0 ||
@@ -379,8 +384,9 @@ func validateVarPattern(name string) error {
 	return nil
 }
 
-// ParseSize parses a size in bytes, with an optional K, M, G or T suffix
-// (powers of 1024; a trailing "B" or "iB" is accepted).
+// ParseSize parses a size in bytes, with an optional K, M, G or T suffix.
+//
+// The suffixes are powers of 1024. A trailing "B" or "iB" is accepted.
 func ParseSize(s string) (int64, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
@@ -398,8 +404,10 @@ func ParseSize(s string) (int64, error) {
 	return int64(v * float64(mult)), nil
 }
 
-// Merger builds a Policy from the defaults, settings files and flags, in
-// that order: lists accumulate, single values are replaced by later ones.
+// Merger builds a Policy from the defaults, settings files and flags, in that
+// order.
+//
+// Lists accumulate; single values are replaced by later ones.
 type Merger struct {
 	p Policy
 }
@@ -475,19 +483,23 @@ type LoadConfig struct {
 	PolicyFile string
 	// Flags are the policy flags, in order.
 	Flags []FlagSettings
-	// Writable tells whether a sandbox could write the host path (a wr
-	// bind or a cow destination shows it); nil: none can. A --policy
-	// file it could write is treated as the project's file is.
+	// Writable tells whether a sandbox could write the host path, because
+	// a wr bind or a cow destination shows it. nil means none can. A
+	// --policy file that a sandbox could write is treated as the project's
+	// file is.
 	Writable func(path string) bool
 }
 
-// Load merges the user's settings (the defaults, the global settings
-// file, the --policy file and the flags, in that order) and the settings
-// a sandbox could have written: the project's file, and a --policy file
-// inside a writable bind. Those only narrow the user's policy (see
-// Merger.addNarrowing), unless the trust store names them with their
-// current content, and then merge in the order above (project after the
-// global file). The Policy's Untrusted lists what they could not change.
+// Load merges the user's settings and the settings a sandbox could have
+// written into a Policy.
+//
+// The user's settings are the defaults, the global settings file, the --policy
+// file and the flags, in that order. The settings a sandbox could have written
+// are the project's file, and a --policy file inside a writable bind. Those
+// can only narrow the user's policy, unless the trust store names them with
+// their current content. Trusted ones merge in the order above, the project's
+// after the global file. The Policy's Untrusted lists what the others could
+// not change.
 func Load(cfg LoadConfig) (Policy, error) {
 	m := NewMerger()
 	var store *TrustStore
@@ -599,9 +611,11 @@ func MarshalSettings(s Settings) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Network is the network mode of p (allowlist when none is set but
-// domains are allowed, else allow_all), and whether a sandbox needs a
-// network namespace of its own for it.
+// Network returns the network mode of p, and whether a sandbox needs a network
+// namespace of its own for it.
+//
+// The mode is allowlist when none is set but domains are allowed, else
+// allow_all.
 func (p Policy) Network() (mode string, ownNamespace bool) {
 	mode = p.NetworkMode.Value
 	if mode == "" {

@@ -27,9 +27,11 @@ import (
 // maxSettingsSize bounds what a settings file may hold.
 const maxSettingsSize = 1 << 20
 
-// ConfigDir is the user's boxsh configuration directory:
-// $XDG_CONFIG_HOME/boxsh, or ~/.config/boxsh when XDG_CONFIG_HOME is unset
-// or not an absolute path (as the XDG specification says).
+// ConfigDir returns the user's boxsh configuration directory,
+// $XDG_CONFIG_HOME/boxsh.
+//
+// As the XDG specification says, it is ~/.config/boxsh when XDG_CONFIG_HOME is
+// unset or not an absolute path.
 func ConfigDir(home string) string {
 	dir := os.Getenv("XDG_CONFIG_HOME")
 	if !filepath.IsAbs(dir) {
@@ -112,8 +114,10 @@ func (t TrustStore) save(path string) error {
 	return nil
 }
 
-// SettingsFile is a settings file as read once: its content, the SHA-256
-// of that content, and the canonical path trust is recorded under.
+// SettingsFile is a settings file as read once.
+//
+// It holds the content, the SHA-256 of that content, and the canonical path
+// that trust is recorded under.
 type SettingsFile struct {
 	// Path is the path it was read from.
 	Path string
@@ -230,9 +234,10 @@ func Trust(storePath, path string) (TrustedFile, error) {
 	return entry, t.save(storePath)
 }
 
-// Untrust removes the trust of the settings file at path from the store
-// at storePath, and tells whether there was any. The file need not exist
-// any more.
+// Untrust removes the trust of the settings file at path from the store at
+// storePath.
+//
+// It tells whether there was any. The file need not exist any more.
 func Untrust(storePath, path string) (bool, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

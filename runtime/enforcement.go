@@ -5,8 +5,9 @@ import (
 	"github.com/boxsh/boxsh/runtime/host"
 )
 
-// Enforcement says, for each limit p sets, whether and how it is
-// enforced, for boxsh policy show and the start-up log.
+// Enforcement says whether and how each limit that p sets is enforced.
+//
+// boxsh policy show and the start-up log print it.
 func Enforcement(p policy.Policy, sandbox bool) map[string]string {
 	_, cgroup := host.SandboxCgroup()
 	cgroup = cgroup && sandbox

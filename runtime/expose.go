@@ -62,16 +62,17 @@ type exposed struct {
 	closed bool
 }
 
-// ForwardConns is the connections to its exposed ports a sandbox with a
-// bound on forwards (Config.MaxForwards) may have open at once: past them
-// the front accepts no more until one ends (they wait in the listeners'
-// backlogs).
+// ForwardConns bounds the connections to its exposed ports that a sandbox may
+// have open at once, when its forwards are bounded (Config.MaxForwards). Past
+// it, the front accepts no more until one ends; they wait in the listeners'
+// backlogs.
 const ForwardConns = 64
 
-// Ports are the exposed ports of a sandbox: the front listens on the
-// host's loopback and connects each connection to a port of the sandbox's
-// loopback with its dialer. The Supervisor has one; shell mode makes its
-// own (NewPorts).
+// Ports are the exposed ports of a sandbox.
+//
+// The front listens on the host's loopback, and connects each connection to a
+// port of the sandbox's loopback with its dialer. The Supervisor has one
+// Ports; shell mode makes its own (NewPorts).
 type Ports struct {
 	dial func(port int) (net.Conn, error)
 	log  hclog.Logger
@@ -96,12 +97,13 @@ func (p *Ports) bound(n int) {
 	}
 }
 
-// NewPorts returns the exposed ports of a sandbox started with the
-// forwarding socket fwd (see initproto.ForwardHeader), whose other end
-// boxsh-init serves: each connection is a stream of a yamux session on
-// fwd, which NewPorts takes. A nil fwd connects to the host's own
-// loopback (macOS, whose sandbox shares the host's network). Close
-// closes the session too.
+// NewPorts returns the exposed ports of a sandbox started with the forwarding
+// socket fwd, whose other end boxsh-init serves.
+//
+// Each connection is a stream of a yamux session on fwd (see
+// initproto.ForwardHeader), and NewPorts takes fwd over. A nil fwd connects to
+// the host's own loopback, for macOS, whose sandbox shares the host's network.
+// Close closes the session too.
 func NewPorts(fwd *os.File, log hclog.Logger) (*Ports, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()

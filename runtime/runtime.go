@@ -52,8 +52,8 @@ type Config struct {
 	// (nil: boxsh's own).
 	Env []string
 	// Cwd and Home are the caller's working and home directories on the
-	// host, which place boxsh-init inside the sandbox (see SandboxCwd
-	// and host.Gather).
+	// host. They place boxsh-init inside the sandbox (see SandboxCwd and
+	// host.Gather).
 	Cwd, Home string
 	// Version is the front's build: boxsh-init's must be the same (see
 	// initproto.Hello). It goes into the sandbox's spec too.
@@ -66,24 +66,26 @@ type Config struct {
 	// log; the bytes through it).
 	Proxy host.ProxyHooks
 	// Sandboxed, if set, is called with the host PID of each boxsh-init
-	// started in a sandbox, before any call reaches it (a disk limit sets
-	// its processes' limits); an error stops that sandbox.
+	// started in a sandbox, before any call reaches it. A disk limit uses
+	// it to set the limits of the sandbox's processes. An error stops that
+	// sandbox.
 	Sandboxed func(pid int) error
 	// MaxForwards, if above 0, bounds the ports the sandbox exposes at
-	// once (--sandbox-forwards), and with it the connections to them
-	// open at once (ForwardConns): a sandbox of a server of many cannot
+	// once (--sandbox-forwards). It also bounds the connections to them
+	// open at once (ForwardConns). So a sandbox of a server of many cannot
 	// spend the server's descriptors.
 	MaxForwards int
 	// Stale, if set, is called before a call goes to the running
-	// boxsh-init (its host PID in a sandbox): a reason it gives retires
-	// that boxsh-init, and the call goes to a new one (a disk limit
-	// lifted).
+	// boxsh-init, with its host PID in a sandbox. If it gives a reason,
+	// that boxsh-init is retired and the call goes to a new one. A disk
+	// limit that is lifted uses it.
 	Stale func(pid int) string
 	// FileSize, if set, tells that a disk limit accounts the sandbox's
-	// writable layer (Sandboxed and Stale are its): each boxsh-init
-	// starts with RLIMIT_FSIZE FileSize() (soft and hard), which every
-	// process of the sandbox inherits, and the sandbox's seccomp filter
-	// refuses the allocations a file size limit does not bound.
+	// writable layer; Sandboxed and Stale belong to that limit. Each
+	// boxsh-init then starts with RLIMIT_FSIZE FileSize() (soft and hard),
+	// which every process of the sandbox inherits. The sandbox's seccomp
+	// filter refuses the allocations that a file size limit does not
+	// bound.
 	FileSize func() uint64
 }
 
@@ -141,12 +143,14 @@ type Instance struct {
 	protectionLost func() string
 }
 
-// Start starts boxsh-init with one end of a socket pair as its frame
-// socket (initproto.ChannelFD), and the Client that talks to it: its first
-// frame is the front's hello (build cfg.Version, with the initproto.Setup of
-// the descriptors boxsh-init's command line does not name), and
-// boxsh-init's must be the same, or the Client ends with a
-// *initproto.MismatchError naming both builds (see Supervisor.Failed).
+// Start starts boxsh-init and returns the Instance that talks to it.
+//
+// boxsh-init gets one end of a socket pair as its channel socket
+// (initproto.ChannelFD). The Client's first frame is the front's hello: build
+// cfg.Version, with the initproto.Setup of the descriptors that boxsh-init's
+// command line does not name. boxsh-init's hello must name the same build, or
+// the Client ends with a *initproto.MismatchError naming both builds (see
+// Supervisor.Failed).
 func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	var in *Instance
 	var err error
@@ -238,8 +242,10 @@ func newInstance(conn, fwd *os.File, kill func(), wait func() error, cleanup fun
 	return in, nil
 }
 
-// Stop ends boxsh-init: it closes the frame socket (boxsh-init then kills
-// what still runs and exits), and kills it if it has not exited after grace.
+// Stop ends boxsh-init, and kills it if it has not exited after grace.
+//
+// It closes the channel socket, after which boxsh-init kills what still runs
+// and exits.
 func (in *Instance) Stop(grace time.Duration) error {
 	_ = in.conn.Close()
 	if in.fwd != nil {
@@ -280,9 +286,10 @@ type Supervisor struct {
 	ports Ports
 }
 
-// NewSupervisor makes the front the child subreaper of the processes it
-// starts (so that it can kill the commands of a boxsh-init that died), and
-// starts the first boxsh-init.
+// NewSupervisor starts the first boxsh-init and returns its Supervisor.
+//
+// It makes the front the child subreaper of the processes it starts, so that
+// it can kill the commands of a boxsh-init that died.
 func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
@@ -303,11 +310,13 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	return s, nil
 }
 
-// Failed is closed when the supervisor cannot start boxsh-init any more:
-// a restart found that the sandbox's file rules can no longer be enforced
-// (see host.ErrFileRules), which the session must not go on without, or
-// boxsh-init is of another build than the front (a *initproto.MismatchError,
-// found in the first frame it sends at start). Err says why.
+// Failed is closed when the supervisor cannot start boxsh-init any more. Err
+// says why:
+//
+//   - a restart found that the sandbox's file rules can no longer be enforced
+//     (see host.ErrFileRules), and the session must not go on without them;
+//   - boxsh-init is of another build than the front: a
+//     *initproto.MismatchError, found in the first frame it sends.
 func (s *Supervisor) Failed() <-chan struct{} { return s.failed }
 
 // Err is why the supervisor failed, or nil.
@@ -489,13 +498,14 @@ func lost(err error) error {
 	return err
 }
 
-// Pause stops every process of the sandbox until resume is called: with
-// the freezer of its cgroup where it has one of its own (a sandbox of
-// root, host.FreezeCgroup), else with signals (host.Freeze). Its
-// commands neither run nor write meanwhile but for a process that a
-// SIGCONT from outside the sandbox continues (see host.Freeze); calls
-// sent to it wait, as does any start of a new boxsh-init. Without a
-// running boxsh-init there is nothing to stop. A sandbox is required.
+// Pause stops every process of the sandbox until resume is called.
+//
+// It uses the freezer of the sandbox's cgroup where it has one of its own (a
+// sandbox of root, host.FreezeCgroup), and signals otherwise (host.Freeze).
+// Meanwhile its commands neither run nor write, except a process that a
+// SIGCONT from outside the sandbox continues (see host.Freeze). Calls sent to
+// the sandbox wait, as does any start of a new boxsh-init. Without a running
+// boxsh-init there is nothing to stop. A sandbox is required.
 func (s *Supervisor) Pause(timeout time.Duration) (resume func(), err error) {
 	if !s.cfg.Sandbox.Enabled {
 		return nil, errors.New("pause: only a sandbox can be paused")

@@ -24,13 +24,14 @@ func SandboxSupported() error {
 	return nil
 }
 
-// SandboxCommand is argv run under the Seatbelt profile of in, with the
-// environment env (nil: boxsh's own): the cow binds prepared (see
-// PrepareClones), the sandbox's own temporary directory made (see
-// makePrivateTmp) and, in allowlist mode, the front's network proxy
-// started (its port in the profile, its address in the environment).
-// stop stops the proxy and removes the temporary directory once the
-// command has ended.
+// SandboxCommand returns argv ready to run under the Seatbelt profile of in,
+// with the environment env (nil: boxsh's own).
+//
+// Before it returns, it prepares the cow binds (see PrepareClones) and makes
+// the sandbox's own temporary directory. In allowlist mode it also starts the
+// front's network proxy, whose port goes in the profile and whose address goes
+// in the environment. stop stops the proxy and removes the temporary directory
+// once the command has ended.
 func SandboxCommand(in SeatbeltInputs, env, argv []string, log hclog.Logger) (cmd *exec.Cmd, stop func(), err error) {
 	if err := PrepareClones(in.Sandbox.Binds); err != nil {
 		return nil, nil, err
@@ -45,10 +46,11 @@ func SandboxCommand(in SeatbeltInputs, env, argv []string, log hclog.Logger) (cm
 	return cmd, sc.Stop, nil
 }
 
-// PrepareClones makes each cow bind's DST a copy-on-write clone of its SRC
-// (APFS clonefile: no data is copied), unless DST already holds a session's
-// work: macOS has no overlay file system, so the sandbox works in DST
-// itself, and SRC never changes.
+// PrepareClones makes each cow bind's DST a copy-on-write clone of its SRC,
+// unless DST already holds a session's work.
+//
+// The clone is an APFS clonefile, so no data is copied. macOS has no overlay
+// file system, so the sandbox works in DST itself, and SRC never changes.
 func PrepareClones(binds []policy.Bind) error {
 	for _, b := range binds {
 		if b.Mode != policy.CopyOnWrite {

@@ -43,18 +43,23 @@ type SeatbeltInputs struct {
 }
 
 // PrivateTmpStandIn is the name boxsh spec shows for the sandbox's own
-// temporary directory, which gets its name when the sandbox starts.
+// temporary directory. The directory gets its real name when the sandbox
+// starts.
 const PrivateTmpStandIn = "boxsh-sandbox-XXXXXXXX"
 
-// SeatbeltConfig turns in into the configuration of the profile, reading
-// the host as the original does before it writes its rules: every path
-// (binds, working directory, home, $TMPDIR, the policy's absolute paths)
-// with its symbolic links resolved, and, on macOS, its names spelled as on
-// disk (host.RealPath; the sandbox matches resolved paths, so a bind
-// through a symlink would be unreadable and a deny through one would not
-// match); the git control files of the repositories that exist in the wr
-// binds (host.GatherProtection), protected there, so that the profile
-// need not deny every .git/hooks and git init and git clone work.
+// SeatbeltConfig turns in into the configuration of the profile, reading the
+// host as the original does before it writes its rules.
+//
+// It reads:
+//
+//   - every path (binds, working directory, home, $TMPDIR, the policy's
+//     absolute paths) with its symbolic links resolved and, on macOS, its
+//     names spelled as on disk (host.RealPath). The sandbox matches resolved
+//     paths: a bind through a symlink would be unreadable, and a deny through
+//     one would not match.
+//   - the git control files of the repositories that exist in the wr binds
+//     (host.GatherProtection). They are protected there, so the profile need
+//     not deny every .git/hooks, and git init and git clone work.
 func SeatbeltConfig(in SeatbeltInputs) (darwin.ProfileConfig, error) {
 	real := func(p string) string {
 		if p == "" || !filepath.IsAbs(p) {
@@ -137,10 +142,11 @@ func SeatbeltProfile(in SeatbeltInputs) (string, error) {
 	return darwin.Generate(cfg)
 }
 
-// SeatbeltArgs are the argument vector that runs argv in the sandbox of
-// in (sandbox-exec -p PROFILE argv...), and its working directory: the
-// caller's, or the same place in the destination of the cow bind whose
-// source holds it (the sandbox works in the clone).
+// SeatbeltArgs returns the argument vector that runs argv in the sandbox of in
+// (sandbox-exec -p PROFILE argv...), and its working directory.
+//
+// The directory is the caller's, or the same place in the destination of the
+// cow bind whose source holds it, since the sandbox works in the clone.
 func SeatbeltArgs(in SeatbeltInputs, argv []string) (args []string, dir string, err error) {
 	cfg, err := SeatbeltConfig(in)
 	if err != nil {
@@ -162,9 +168,11 @@ func SeatbeltArgs(in SeatbeltInputs, argv []string) (args []string, dir string, 
 	return append([]string{sandboxExec, "-p", profile}, argv...), dir, nil
 }
 
-// Seatbelt is a sandboxed command ready to run: its argument vector
-// (sandbox-exec -p PROFILE argv...), working directory and environment,
-// and Stop, which undoes what StartSeatbelt made, once it has ended.
+// Seatbelt is a sandboxed command ready to run.
+//
+// It holds the argument vector (sandbox-exec -p PROFILE argv...), the working
+// directory and the environment, and Stop, which undoes what StartSeatbelt
+// made once the command has ended.
 type Seatbelt struct {
 	Args []string
 	Dir  string
@@ -175,10 +183,11 @@ type Seatbelt struct {
 	Inputs SeatbeltInputs
 }
 
-// StartSeatbelt prepares argv to run in the sandbox of in with the
-// environment env (nil: boxsh's own): it makes the sandbox's own
-// temporary directory (makePrivateTmp) and, in allowlist mode, starts the
-// front's proxy (startSeatbeltProxy), then builds the profile with them
+// StartSeatbelt prepares argv to run in the sandbox of in, with the
+// environment env (nil: boxsh's own).
+//
+// It makes the sandbox's own temporary directory and, in allowlist mode,
+// starts the front's proxy. Then it builds the profile with them
 // (SeatbeltArgs). The macOS front runs what it returns.
 func StartSeatbelt(in SeatbeltInputs, env, argv []string, log hclog.Logger) (*Seatbelt, error) {
 	env, removeTmp, err := makePrivateTmp(&in, env)

@@ -10,15 +10,17 @@ import (
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
-// Stats measures the sandbox (the sandbox_stats tool), from outside:
-// the processes from the sandbox's cgroup when it has one, else from
-// /proc (in a sandbox, boxsh-init and its descendants, which its PID
-// namespace keeps together; in plain mode, the front's descendants:
-// boxsh-init's tree and what it left, which the front adopts), the
-// writable layers of the copy-on-write binds on the host, the bytes the
-// front's proxy counted since the supervisor started, and the running
-// boxsh-init's uptime. None of it is read from anything the sandbox
-// answers.
+// Stats measures the sandbox from outside, for the sandbox_stats tool.
+//
+// None of it is read from anything the sandbox answers. It reads:
+//
+//   - the processes, from the sandbox's cgroup when it has one, else from
+//     /proc. In a sandbox those are boxsh-init and its descendants, which its
+//     PID namespace keeps together. In plain mode they are the front's
+//     descendants: boxsh-init's tree and what it left, which the front adopts.
+//   - the writable layers of the copy-on-write binds on the host;
+//   - the bytes that the front's proxy counted since the supervisor started;
+//   - the running boxsh-init's uptime.
 func (s *Supervisor) Stats() tool.StatsOutput {
 	s.mu.Lock()
 	in := s.current
