@@ -6,17 +6,21 @@ import (
 	"github.com/boxsh/boxsh/internal/front/hostcheck"
 )
 
-// SandboxCgroup says whether a sandbox gets a cgroup of its own, and
-// under which parent cgroup: as the real root with a writable cgroup file
-// system, where libcontainer makes one. Uid 0 in a container's user
-// namespace (rootless Podman, a pod with a user namespace) is an
-// ordinary user of the host and cannot, nor can root in a container whose
-// cgroup file system is read-only (Docker). A rootless sandbox has none
-// either: a user's delegated cgroup v2 subtree (which systemd gives with
-// Delegate=yes) holds the user's own processes, and cgroup v2 lets only a
-// cgroup without processes pass controllers down, so using it would mean
-// moving boxsh into a cgroup of its own first; the rlimits stand in (see
-// Limits).
+// SandboxCgroup says whether a sandbox gets a cgroup of its own, and under
+// which parent cgroup.
+//
+// A sandbox gets one only as the real root with a writable cgroup file system,
+// where libcontainer makes it. Others cannot:
+//
+//   - uid 0 in a container's user namespace (rootless Podman, a pod with a
+//     user namespace) is an ordinary user of the host;
+//   - root in a container whose cgroup file system is read-only (Docker);
+//   - a rootless sandbox. A user's delegated cgroup v2 subtree (which systemd
+//     gives with Delegate=yes) holds the user's own processes, and cgroup v2
+//     lets only a cgroup without processes pass controllers down. Using it
+//     would mean moving boxsh into a cgroup of its own first.
+//
+// Where there is no cgroup, the rlimits stand in (see plan.Limits).
 func SandboxCgroup() (parent string, ok bool) {
 	if hostcheck.SandboxCgroup() {
 		return "/boxsh", true

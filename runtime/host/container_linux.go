@@ -57,18 +57,18 @@ type ContainerConfig struct {
 	InitPath string
 	// Home is the caller's home directory, for Gather.
 	Home string
-	// Terminal gives the process a terminal of the sandbox's own: the
+	// Terminal gives the process a terminal of the sandbox's own. The
 	// master side is then Container.Console, and Stdin, Stdout and Stderr
 	// are not used.
 	Terminal bool
 	// Stdin, Stdout and Stderr are the process's standard streams.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	// Files are the process's descriptors, by the name the plan gives
-	// them (plan.Plan.Descriptors): plan.FramesDescriptor for
-	// plan.ModeServe, plan.LifelineDescriptor for plan.ModeExec, and
+	// Files are the process's descriptors, by the name the plan gives them
+	// (plan.Plan.Descriptors): plan.FramesDescriptor for plan.ModeServe,
+	// plan.LifelineDescriptor for plan.ModeExec, and
 	// plan.ForwardDescriptor for the forwarding socket of exposed ports,
-	// if any. The proxy's is the container's own.
+	// if any. The proxy's descriptor is the container's own.
 	Files map[string]*os.File
 	// Version goes into the spec's annotations.
 	Version string
@@ -80,17 +80,19 @@ type ContainerConfig struct {
 	// Proxy observes the network proxy of an allowlist sandbox.
 	Proxy ProxyHooks
 	// FileSize, if set, tells that a DiskLimit accounts the sandbox's
-	// writable layer: its first process starts with RLIMIT_FSIZE
-	// FileSize() (soft and hard), and its seccomp filter is
+	// writable layer. The sandbox's first process then starts with
+	// RLIMIT_FSIZE FileSize() (soft and hard), and its seccomp filter is
 	// plan.DiskLimitedSeccomp.
 	FileSize func() uint64
 }
 
 // Container is a running sandbox: a rootless OCI container started by
-// libcontainer, whose first process (PID 1 of its PID namespace) is the
-// planned boxsh-init. When PID 1 exits, the kernel kills every other
-// process of the sandbox; when the front dies, PID 1 is killed
-// (parent-death signal), and with it the sandbox.
+// libcontainer.
+//
+// Its first process, PID 1 of its PID namespace, is the planned boxsh-init.
+// When PID 1 exits, the kernel kills every other process of the sandbox. When
+// the front dies, PID 1 is killed by its parent-death signal, and the sandbox
+// with it.
 type Container struct {
 	c       *libcontainer.Container
 	proc    *libcontainer.Process
@@ -405,12 +407,12 @@ var rlimitTypes = map[string]int{
 	"RLIMIT_NPROC":  unix.RLIMIT_NPROC,
 }
 
-// ProtectionLost reports, with its path, a change on the host that undid
-// the protection of a protected path; the sandbox is then killed. It
-// returns "" while the protection holds. The guard kills the sandbox as
-// the kernel reports the change (see watchProtection); ProtectionLost
-// reads what is queued besides, so that a change made before it was
-// called is always reported.
+// ProtectionLost reports, by its path, a change on the host that undid the
+// protection of a protected path. It returns "" while the protection holds.
+//
+// The sandbox is killed after such a change: the guard kills it as the kernel
+// reports the change. ProtectionLost also reads what is queued, so that a
+// change made before it was called is always reported.
 func (ct *Container) ProtectionLost() string {
 	p := ct.watch.check()
 	if p != "" {
@@ -432,16 +434,18 @@ func (ct *Container) stopForLostProtection(path string) {
 // ContainerConfig.Terminal), else nil.
 func (ct *Container) Console() *os.File { return ct.console }
 
-// InitSetup is what the front's hello tells the boxsh-init the container
-// serves calls with, besides the hello: the descriptors it was given that
-// its command line does not name (see initproto.Setup).
+// InitSetup is what the front's hello tells the container's boxsh-init (see
+// initproto.Setup): the descriptors it was given that its command line does
+// not name.
 func (ct *Container) InitSetup() initproto.Setup { return ct.setup }
 
 // Exited is closed when the sandbox's first process has exited.
 func (ct *Container) Exited() <-chan struct{} { return ct.exited }
 
-// Wait waits for the sandbox's first process and returns its exit status
-// the way a shell reports it: the code, or 128+N for a death by signal N.
+// Wait waits for the sandbox's first process and returns its exit status as a
+// shell reports it.
+//
+// That is the exit code, or 128+N for a death by signal N.
 func (ct *Container) Wait() (int, error) {
 	<-ct.exited
 	if ct.state == nil {
@@ -450,8 +454,10 @@ func (ct *Container) Wait() (int, error) {
 	return proc.ExitStatus(ct.state), nil
 }
 
-// CgroupDir is the directory of the sandbox's own cgroup v2, or "" when
-// it has none (see SandboxCgroup) or the host has cgroup v1.
+// CgroupDir returns the directory of the sandbox's own cgroup v2.
+//
+// It is "" when the sandbox has none (see SandboxCgroup) or the host has
+// cgroup v1.
 func (ct *Container) CgroupDir() string {
 	if _, ok := SandboxCgroup(); !ok {
 		return ""

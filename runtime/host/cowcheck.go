@@ -7,13 +7,14 @@ import (
 	"syscall"
 )
 
-// CowForeignFiles lists the entries under dir (a cow bind's DST, itself
-// included) that the current user does not own, by path. Nothing a
-// sandboxed command makes there belongs to anyone else, so such an entry
-// was put there by another user of the host (when DST was open to others,
-// see cowGuard), and applying DST to SRC must refuse it rather than carry
-// it into the user's files. A walk error is returned with what was found
-// until then.
+// CowForeignFiles lists, by path, the entries under dir that the current user
+// does not own.
+//
+// dir is a cow bind's DST, and is itself included. Nothing a sandboxed command
+// makes there belongs to anyone else. So such an entry was put there by
+// another user of the host, when DST was open to others. Applying DST to SRC
+// must refuse it rather than carry it into the user's files. A walk error is
+// returned with what was found until then.
 func CowForeignFiles(dir string) ([]string, error) {
 	uid := os.Getuid()
 	var foreign []string

@@ -15,34 +15,35 @@ import (
 	"github.com/boxsh/boxsh/internal/front/usage"
 )
 
-// DiskLimit bounds the space a sandbox's writable layer (the upper
-// directory of its copy-on-write bind, on the host) takes, without quotas,
-// which a rootless sandbox cannot have. It accounts the layer by walking
-// it (the blocks of every entry, a file of several links once, and the
-// files the sandbox's processes hold open with no name left), again at
-// each inotify event of any directory in it and every few seconds
-// besides, and acts on the sandbox's processes from outside:
+// DiskLimit bounds the space that a sandbox's writable layer takes on the
+// host, without quotas.
 //
-//   - every process of the sandbox runs with RLIMIT_FSIZE at most the
-//     limit (soft and hard), inherited from its first (see FileSize): no
-//     one file grows past it;
-//   - once the layer holds more than the limit, the sandbox is full: the
-//     RLIMIT_FSIZE of every process is set to 0, soft and hard, so that
-//     writes that grow a regular file fail with EFBIG (or SIGXFSZ for a
-//     program that does not ignore it) and no process can raise its
-//     limit again. The processes are gone over again at each walk while
-//     full and before each call: one whose fork was under way during a
-//     sweep is set by the next. Once the layer is under the limit again,
-//     the next call goes to a new boxsh-init, which gets the limit back
-//     (see Stale); a boxsh-init started while full is full from its
-//     start;
-//   - a sandbox whose layer still grows past the limit and Slack while
-//     full (by means no file size limit bounds: directories, extended
-//     attributes) is killed: its boxsh-init, with its PID namespace.
+// The writable layer is the upper directory of the sandbox's copy-on-write
+// bind. A rootless sandbox cannot have quotas. So DiskLimit accounts the layer
+// by walking it: the blocks of every entry, a file of several links once, and
+// the files the sandbox's processes hold open with no name left. It walks
+// again at each inotify event of any directory in the layer, and every few
+// seconds besides. It acts on the sandbox's processes from outside:
 //
-// The kernel does not refuse the write that crosses the limit: the
-// overshoot is what the sandbox writes before the walk sees it (see
-// docs/security.md for the bound).
+//   - Every process of the sandbox runs with RLIMIT_FSIZE at most the limit
+//     (soft and hard), inherited from its first process (see FileSize). So no
+//     one file grows past the limit.
+//   - Once the layer holds more than the limit, the sandbox is full. The
+//     RLIMIT_FSIZE of every process is set to 0, soft and hard. Writes that
+//     grow a regular file then fail with EFBIG (or SIGXFSZ for a program that
+//     does not ignore it), and no process can raise its limit again. While
+//     full, the processes are gone over again at each walk and before each
+//     call, so one whose fork was under way during a sweep is set by the next.
+//   - Once the layer is under the limit again, the next call goes to a new
+//     boxsh-init, which gets the limit back (see Stale). A boxsh-init started
+//     while full is full from its start.
+//   - A sandbox whose layer still grows past the limit and Slack while full is
+//     killed: its boxsh-init, with its PID namespace. It grows by means that
+//     no file size limit bounds, such as directories and extended attributes.
+//
+// The kernel does not refuse the write that crosses the limit. The overshoot
+// is what the sandbox writes before the walk sees it (see docs/security.md for
+// the bound).
 type DiskLimit struct {
 	dir          string
 	limit, slack int64
@@ -67,9 +68,10 @@ type DiskLimit struct {
 	killed  int
 }
 
-// DiskSlack is how far past its limit a sandbox's layer may grow before
-// the sandbox is killed: an eighth of the limit, at least 8 MiB and at
-// most 256 MiB.
+// DiskSlack returns how far past its limit a sandbox's layer may grow before
+// the sandbox is killed.
+//
+// That is an eighth of the limit, at least 8 MiB and at most 256 MiB.
 func DiskSlack(limit int64) int64 {
 	return min(max(limit/8, 8<<20), 256<<20)
 }
@@ -188,10 +190,12 @@ func (d *DiskLimit) Killed() int {
 	return d.killed
 }
 
-// Started hands the limit a new boxsh-init of the sandbox (its host PID),
-// before any call reaches it: its processes get the file size limits of
-// the layer's state: one started while the layer is past the limit is
-// full from its start, so a restart grants no fresh allowance.
+// Started hands the limit a new boxsh-init of the sandbox, by its host PID,
+// before any call reaches it.
+//
+// The boxsh-init's processes get the file size limits of the layer's state.
+// One started while the layer is past the limit is full from its start, so a
+// restart grants no fresh allowance.
 func (d *DiskLimit) Started(pid int) error {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -207,8 +211,10 @@ func (d *DiskLimit) Started(pid int) error {
 	return d.sweepLocked()
 }
 
-// FileSize is the file size limit a new boxsh-init of the sandbox starts
-// with: the limit, or 0 while the layer is past it.
+// FileSize returns the file size limit a new boxsh-init of the sandbox starts
+// with.
+//
+// It is the limit, or 0 while the layer is past it.
 func (d *DiskLimit) FileSize() uint64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -218,10 +224,11 @@ func (d *DiskLimit) FileSize() uint64 {
 	return uint64(d.limit)
 }
 
-// Stale tells, before a call goes to the boxsh-init of host PID pid,
-// why it must be replaced by a new one: it was full (hard file size
-// limit 0, which only a new one lifts) and the layer is under the limit
-// again. It is "" otherwise.
+// Stale tells, before a call goes to the boxsh-init of host PID pid, why it
+// must be replaced by a new one. It returns "" otherwise.
+//
+// A boxsh-init is stale when it was full and the layer is under the limit
+// again. Its hard file size limit is 0, which only a new boxsh-init lifts.
 func (d *DiskLimit) Stale(pid int) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -199,10 +199,11 @@ func schedRun(path string) uint64 {
 	return sum
 }
 
-// FreezeCgroup freezes the processes of the cgroup v2 directory dir (a
-// sandbox's own, see Container.CgroupDir) with its freezer, and returns
-// what thaws them. A frozen process cannot be continued by a signal: the
-// cgroup stays frozen until thaw.
+// FreezeCgroup freezes the processes of the cgroup v2 directory dir with its
+// freezer, and returns what thaws them.
+//
+// dir is a sandbox's own cgroup (see Container.CgroupDir). A frozen process
+// cannot be continued by a signal: the cgroup stays frozen until thaw.
 func FreezeCgroup(dir string, timeout time.Duration) (thaw func(), err error) {
 	file := filepath.Join(dir, "cgroup.freeze")
 	thaw = func() { _ = os.WriteFile(file, []byte("0"), 0) }

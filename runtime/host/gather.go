@@ -17,21 +17,26 @@ import (
 // what it read (pure), and Prepare makes on the host what the plan needs.
 // Every start (StartContainer) and boxsh spec take the same steps.
 
-// Gather reads from the host what the plan of the sandbox cfg describes is
-// made of, and returns cfg with it: the caller's uid and gid and the
-// groups the user namespace maps, the host facts, the protected paths
-// (from the caller's home directory home), the file rules resolved, and
-// boxsh-init's fork-server library (ModeServe). For a sandbox boxsh
-// prepares (TargetStart, TargetBundle), a placeholder another running
-// sandbox holds is a placeholder here too (shareHeldPlaceholders).
+// Gather reads from the host what the plan of the sandbox cfg is made of, and
+// returns cfg with it.
 //
-// It refuses a sandbox that could write boxsh's own settings
-// (checkConfigHidden), and a --cache directory that a wr bind of it would
-// not leave writable whole (checkCache). For a sandbox boxsh prepares, it leaves the walk
-// of the cow binds' SRC for files the user namespace could not copy up
-// (checkCowGroups) running: Found.Check returns its refusal, which must
-// stop the sandbox before its first process runs. Gather changes nothing
-// on the host.
+// It reads:
+//
+//   - the caller's uid and gid, and the groups the user namespace maps;
+//   - the host facts;
+//   - the protected paths, from the caller's home directory home;
+//   - the file rules, resolved;
+//   - boxsh-init's fork-server library (plan.ModeServe).
+//
+// For a sandbox that boxsh prepares (plan.TargetStart, plan.TargetBundle), a
+// placeholder that another running sandbox holds is a placeholder here too.
+//
+// Gather refuses a sandbox that could write boxsh's own settings, and a
+// --cache directory that a wr bind of it would not leave writable whole. For a
+// sandbox that boxsh prepares, it leaves running the walk of the cow binds'
+// SRC for files the user namespace could not copy up. Found.Check returns that
+// walk's refusal, which must stop the sandbox before its first process runs.
+// Gather changes nothing on the host.
 func Gather(cfg plan.Config, home string) (plan.Config, *Found, error) {
 	cfg.UID, cfg.GID = uint32(os.Getuid()), uint32(os.Getgid())
 	cfg.Host = gatherHostFacts()
@@ -80,14 +85,20 @@ type Found struct {
 // returns its refusal, if any. It may be called once.
 func (f *Found) Check() error { return <-f.cowGroups }
 
-// Prepare makes on the host what the plan pl needs before its sandbox
-// starts, under root, the directory a relative root path of the spec is
-// in (a bundle, or the sandbox's state directory): the root directory,
-// with its mount points and symlinks (plan.Plan.Root) and the plan's
-// files; the placeholders; the directories above the missing protected
-// paths; the cow directories. It is the one step of a start that changes
-// the host. It never writes through a symlink in root, and preparing the
-// same root again is harmless (a bundle may be written again).
+// Prepare makes on the host what the plan pl needs before its sandbox starts.
+//
+// root is the directory that a relative root path of the spec is in: a bundle,
+// or the sandbox's state directory. Prepare makes:
+//
+//   - the root directory, with its mount points and symlinks (plan.Plan.Root),
+//     and the plan's files;
+//   - the placeholders;
+//   - the directories above the missing protected paths;
+//   - the cow directories.
+//
+// It is the one step of a start that changes the host. It never writes through
+// a symlink in root. Preparing the same root again is harmless, since a bundle
+// may be written again.
 func Prepare(root string, pl *plan.Plan) error {
 	if err := checkOwnDir(root); err != nil {
 		return err

@@ -21,13 +21,14 @@ import (
 // newgidmap reads it).
 const subgidPath = "/etc/subgid"
 
-// MappedGroups are the caller's supplementary groups that the sandbox's
-// user namespace maps (see plan.Config.Groups): those /etc/subgid lets the
-// caller map, when newgidmap (Debian: uidmap), which writes such a map for
-// an unprivileged user, is installed. Unmapped, a group's files show as
-// nogroup in the sandbox and cannot be copied up by a cow bind (see
-// checkCowGroups). Root maps none: it starts the sandbox through another
-// path of the runtime.
+// MappedGroups returns the caller's supplementary groups that the sandbox's
+// user namespace maps (see plan.Config.Groups).
+//
+// Those are the groups /etc/subgid lets the caller map, when newgidmap is
+// installed (Debian: uidmap); newgidmap writes such a map for an unprivileged
+// user. Unmapped, a group's files show as nogroup in the sandbox, and a cow
+// bind cannot copy them up. Root maps none: it starts the sandbox through
+// another path of the runtime.
 func MappedGroups() []uint32 {
 	if !rootlessEUID() {
 		return nil

@@ -218,11 +218,11 @@ func checkCowUpperFS(binds []policy.Bind) error {
 	return nil
 }
 
-// RemoveCowWorkDirs removes the work directories of the cow binds (and
-// their .boxsh directories when left empty), once no sandbox uses them:
-// --try does so, as its directory is the user's only to read the changes
-// in; the work directory of a --bind cow stays for the next run, as in
-// boxsh v3.
+// RemoveCowWorkDirs removes the work directories of the cow binds once no
+// sandbox uses them, with their .boxsh directories when left empty.
+//
+// --try does so, as its directory is the user's only to read the changes in.
+// The work directory of a --bind cow stays for the next run, as in boxsh v3.
 func RemoveCowWorkDirs(binds []policy.Bind) {
 	for _, b := range binds {
 		if b.Mode != policy.CopyOnWrite {

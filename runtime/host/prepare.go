@@ -31,13 +31,16 @@ func writePlanFiles(rootfs string, files []plan.File) error {
 	return nil
 }
 
-// ResolveSandbox applies the policy p to the sandbox sb: its network
-// policy (a network namespace of the sandbox's own unless the network is
-// open) and its allowWrite rules, as wr binds of the paths no bind
-// exposes yet (see allowWriteBinds). It records the home directory, which
-// the sandbox gets as a tmpfs of its own when no bind shows it (see
-// policy.Sandbox.Home). The --cache directory is taken with its symbolic
-// links resolved, so that what checkCache checks is what is mounted.
+// ResolveSandbox applies the policy p to the sandbox sb.
+//
+//   - Its network policy: a network namespace of the sandbox's own, unless the
+//     network is open.
+//   - Its allowWrite rules, as wr binds of the paths no bind exposes yet.
+//
+// It records the home directory, which the sandbox gets as a tmpfs of its own
+// when no bind shows it (see policy.Sandbox.Home). The --cache directory is
+// taken with its symbolic links resolved, so that what is checked is what is
+// mounted.
 func ResolveSandbox(sb policy.Sandbox, p policy.Policy, home, cwd string) (policy.Sandbox, error) {
 	_, sb.NewNetNS = p.Network()
 	if filepath.IsAbs(home) {

@@ -64,7 +64,8 @@ type Protection struct {
 	// Paths are the protected host paths (SpecConfig.Protect).
 	Paths []plan.HostPath
 	// Repos are the .git entries (directories and gitfiles) found in the
-	// writable binds, for telling the user about new ones at exit.
+	// writable binds. They are for telling the user about new ones at
+	// exit.
 	Repos []string
 	// Dirs are the directories looked through, for newRepositories.
 	Dirs []string
@@ -78,26 +79,30 @@ func gatherProtectedPaths(sb policy.Sandbox, home, cwd string, extra ...string) 
 	return p.Paths, err
 }
 
-// GatherProtection finds the host paths that the wr binds of sb expose
-// and that must stay read-only (for SpecConfig.Protect): the entries of
-// policy.ProtectedPaths and extra (the policy's filesystem.protect) at any
-// depth where they exist, at the root of each wr bind the AtRoot ones
-// also when missing, and in a wr bind of a directory in home the entries
-// whose place in home is inside it also when missing (homeEntries); the
-// git control files of every repository in the
-// binds (.git directories, gitfiles and the git directories they name,
-// submodules' git directories, and the files a config includes); and,
-// when a wr bind exposes home itself, home read-only but for its
-// top-level directories that are not dot entries and the caches of
-// policy.WritableHomeCaches (a "Tree" plan.HostPath with those as Rebind).
+// GatherProtection finds the host paths that the wr binds of sb expose and
+// that must stay read-only (for SpecConfig.Protect).
+//
+// They are:
+//
+//   - the entries of policy.ProtectedPaths and extra (the policy's
+//     filesystem.protect), at any depth where they exist. At the root of each
+//     wr bind, the AtRoot ones also when missing. In a wr bind of a directory
+//     in home, the entries whose place in home is inside it also when missing.
+//   - the git control files of every repository in the binds: .git
+//     directories, gitfiles and the git directories they name, submodules' git
+//     directories, and the files a config includes.
+//   - when a wr bind exposes home itself, home read-only except its top-level
+//     directories that are not dot entries and the caches of
+//     policy.WritableHomeCaches. That is a "Tree" plan.HostPath with those as
+//     Rebind.
 //
 // Paths that do not exist are returned as Missing, so that they cannot be
-// created either: the runtime binds an empty read-only placeholder there,
-// which makes an empty mount point on the host for the time of the
-// sandbox (see removePlaceholders). Placeholders for files outside a .git
-// directory are directories: git ignores empty directories, so they show
-// in no git status and cannot be committed. A protected path that is a
-// symbolic link, or is under one, is an error naming it and what to do.
+// created either. The runtime binds an empty read-only placeholder there,
+// which makes an empty mount point on the host for the time of the sandbox.
+// Placeholders for files outside a .git directory are directories: git ignores
+// empty directories, so they show in no git status and cannot be committed. A
+// protected path that is a symbolic link, or is under one, is an error naming
+// it and what to do.
 func GatherProtection(sb policy.Sandbox, home, cwd string, extra ...string) (Protection, error) {
 	// The walk is guarded: a directory made, removed or renamed in a
 	// directory it looked through (another sandbox writing the same bind,

@@ -26,9 +26,10 @@ type ProxyHooks struct {
 	Traffic *Traffic
 }
 
-// Traffic counts the bytes between a sandbox and the front's proxy: those
-// the sandbox sent (Out) and received (In), the proxy protocol's own
-// (request headers, the multiplexing's framing) included.
+// Traffic counts the bytes between a sandbox and the front's proxy.
+//
+// Out counts those the sandbox sent, In those it received. Both include the
+// proxy protocol's own bytes: request headers and the multiplexing's framing.
 type Traffic struct {
 	Out, In atomic.Int64
 }
@@ -146,11 +147,13 @@ func startProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (child *os.
 	return child, func() { cancel(); conn.Close(); <-done }, nil
 }
 
-// ListenProxy starts the network proxy of policy p on a TCP port of
-// 127.0.0.1 that the system picks, for a sandbox that reaches it on the
-// host's loopback (macOS, where a sandbox has no network namespace of its
-// own and its profile lets it connect to that port only). It returns the
-// address ("127.0.0.1:PORT") and the function that stops the proxy.
+// ListenProxy starts the network proxy of policy p on a TCP port of 127.0.0.1
+// that the system picks.
+//
+// It is for a sandbox that reaches the proxy on the host's loopback: macOS,
+// where a sandbox has no network namespace of its own and its profile lets it
+// connect to that port only. It returns the address ("127.0.0.1:PORT") and the
+// function that stops the proxy.
 func ListenProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (addr string, stop func(), err error) {
 	px, err := newProxy(p, log, hooks)
 	if err != nil {

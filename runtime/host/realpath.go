@@ -13,12 +13,14 @@ import (
 // name in the case it has on disk. A variable for tests.
 var caseInsensitive = goruntime.GOOS == "darwin"
 
-// RealPath is the clean absolute path p with the symbolic links of its
-// longest existing prefix resolved (filepath.EvalSymlinks, as realpath(3)),
-// and the rest, which does not exist yet, kept as it is. Where names are
-// case-insensitive, each existing name is spelled as on disk (realpath(3)
-// does so on macOS; EvalSymlinks does not): the macOS sandbox matches
-// paths as spelled, so an allow of /users/u would not match /Users/u.
+// RealPath returns the clean absolute path p with the symbolic links of its
+// longest existing prefix resolved.
+//
+// It resolves them as filepath.EvalSymlinks and realpath(3) do, and keeps the
+// rest, which does not exist yet, as it is. Where names are case-insensitive,
+// each existing name is spelled as on disk, as realpath(3) does on macOS and
+// EvalSymlinks does not. The macOS sandbox matches paths as spelled, so an
+// allow of /users/u would not match /Users/u.
 func RealPath(p string) string {
 	var rest []string
 	for d := filepath.Clean(p); ; d = filepath.Dir(d) {

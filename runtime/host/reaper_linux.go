@@ -121,10 +121,11 @@ func reaperReady() error {
 	return reaper.err
 }
 
-// RunReaper is the reaper's Go stage, which its C stage (cmd/boxsh's
-// reaper_linux.c) starts once the front has gone if a state directory the
-// front named is still there; descriptor 3 then lists those directories,
-// one a line. It does not return.
+// RunReaper is the reaper's Go stage. It does not return.
+//
+// The reaper's C stage (cmd/boxsh's reaper_linux.c) starts it once the front
+// has gone, if a state directory the front named is still there. Descriptor 3
+// then lists those directories, one a line.
 func RunReaper() {
 	var dirs []string
 	sc := bufio.NewScanner(os.NewFile(3, "dirs"))

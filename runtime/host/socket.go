@@ -6,8 +6,9 @@ import (
 	"syscall"
 )
 
-// SocketPair returns the two ends of a Unix stream socket pair; both are
-// close-on-exec (ExtraFiles clears the flag on the child's copy).
+// SocketPair returns the two ends of a Unix stream socket pair.
+//
+// Both are close-on-exec; ExtraFiles clears the flag on the child's copy.
 func SocketPair() (*os.File, *os.File, error) {
 	syscall.ForkLock.RLock()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)

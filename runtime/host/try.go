@@ -11,16 +11,21 @@ import (
 	"github.com/boxsh/boxsh/policy"
 )
 
-// ResolveTry turns --try into binds, as boxsh v3 does: a new directory
-// <parent of cwd>/.boxsh-try-XXXXXX (or $TMPDIR/boxsh-try-XXXXXX when the
-// parent is not writable) whose "work" subdirectory is the DST of
-// cow:CWD:DST (the shell starts there, in the merged view of cwd), the home
-// directory read-only (unless the command line binds it, or it is cwd or
-// inside it), and the host's /etc, /var and /run read-only
-// (policy.Sandbox.HostSystem). A parent on overlayfs (a container's root
-// file system, which cannot hold an overlay's changes) counts as not
-// writable. It returns the sandbox, whose last bind is
-// the cow bind, and DST, the directory of the changes.
+// ResolveTry turns --try into binds, as boxsh v3 does.
+//
+// It makes a new directory <parent of cwd>/.boxsh-try-XXXXXX, or
+// $TMPDIR/boxsh-try-XXXXXX when the parent is not writable. A parent on
+// overlayfs counts as not writable: a container's root file system cannot hold
+// an overlay's changes. The sandbox gets:
+//
+//   - cow:CWD:DST, where DST is the directory's "work" subdirectory. The shell
+//     starts there, in the merged view of cwd.
+//   - the home directory read-only, unless the command line binds it, or it is
+//     cwd or inside it;
+//   - the host's /etc, /var and /run read-only (policy.Sandbox.HostSystem).
+//
+// It returns the sandbox, whose last bind is the cow bind, and DST, the
+// directory of the changes.
 func ResolveTry(sb policy.Sandbox, cwd, home string) (policy.Sandbox, string, error) {
 	if !sb.Try {
 		return sb, "", nil

@@ -78,12 +78,15 @@ func bindMount(b policy.Bind) specs.Mount {
 	}
 }
 
-// CowDirs are the host directories of cow:SRC:DST, as in boxsh v3: DST
-// itself is the upper layer, which receives the writes (and whiteouts for
-// deletions), and the overlay's work directory is policy.CowWorkDir:
-// <parent of DST>/.boxsh/<name of DST>, or .boxsh-UID in a directory
-// other users may write to (/tmp). Inside the sandbox the merged view of
-// SRC and DST is mounted at DST.
+// CowDirs returns the host directories of cow:SRC:DST, as in boxsh v3.
+//
+//   - upper is DST itself, the upper layer, which receives the writes and the
+//     whiteouts for deletions.
+//   - work is the overlay's work directory, policy.CowWorkDir: <parent of
+//     DST>/.boxsh/<name of DST>, or .boxsh-UID in a directory other users may
+//     write to (/tmp).
+//
+// Inside the sandbox, the merged view of SRC and DST is mounted at DST.
 func CowDirs(b policy.Bind) (upper, work string) {
 	return b.Dst, policy.CowWorkDir(b.Dst)
 }
@@ -139,8 +142,10 @@ func inPlaceViews(sb policy.Sandbox, rootfs string) []specs.Mount {
 	return views
 }
 
-// BindShowing is the most specific bind of sb that shows the sandbox path
-// p (the last of equal ones, as they are mounted in order), or nil.
+// BindShowing returns the most specific bind of sb that shows the sandbox path
+// p, or nil.
+//
+// Of equal binds, it returns the last, since they are mounted in order.
 func BindShowing(sb policy.Sandbox, p string) *policy.Bind {
 	var via *policy.Bind
 	for i, b := range sb.Binds {

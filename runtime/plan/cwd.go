@@ -9,17 +9,20 @@ import (
 	"github.com/boxsh/boxsh/policy"
 )
 
-// SandboxCwd is where a process started from the host directory cwd
-// starts inside the sandbox: in a cow bind's SRC, the same place under its
-// DST (the first such bind in flag order), so that relative writes go
-// through the overlay, or cwd itself where the view is in place too
-// (policy.Sandbox.InPlace); else cwd itself when the sandbox shows it (it is in
-// a bound directory, or is a directory that the mounts need, such as a
-// parent of a bind), or when it is in /tmp: the sandbox's /tmp is its own,
-// and runc makes the directory there, empty, so that the process keeps its
-// path (as boxsh v4 does) without seeing anything of the host's; else "/"
-// (the v3 and v4 suites require that no other unbound directory appear
-// inside, even empty).
+// SandboxCwd returns where a process started from the host directory cwd
+// starts inside the sandbox.
+//
+//   - In a cow bind's SRC: the same place under its DST (the first such bind
+//     in flag order), so that relative writes go through the overlay. Where
+//     the view is in place too (policy.Sandbox.InPlace), cwd itself.
+//   - When the sandbox shows cwd: cwd itself. The sandbox shows it when it is
+//     in a bound directory, or is a directory the mounts need, such as a
+//     parent of a bind.
+//   - In /tmp: cwd itself. The sandbox's /tmp is its own, and runc makes the
+//     directory there, empty, so the process keeps its path (as boxsh v4 does)
+//     without seeing anything of the host's.
+//   - Otherwise "/". The v3 and v4 suites require that no other unbound
+//     directory appear inside, even empty.
 func SandboxCwd(sb policy.Sandbox, host HostFacts, cwd string) string {
 	if !filepath.IsAbs(cwd) {
 		return "/"

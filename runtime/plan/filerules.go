@@ -25,16 +25,16 @@ type RuledPath struct {
 	// Rule is the rule and its source, for messages.
 	Rule string
 	// Pins are the directories between the wr bind that shows a denyRead
-	// path and the path, bound onto themselves so that the sandbox cannot
-	// rename them: a directory that holds a mount point can be renamed,
-	// and a later start would then look for the covered file elsewhere
-	// (in a directory the walk skips, such as node_modules).
+	// path and the path. They are bound onto themselves so that the
+	// sandbox cannot rename them. A directory that holds a mount point can
+	// be renamed, and a later start would then look for the covered file
+	// elsewhere, in a directory the walk skips (such as node_modules).
 	Pins []string `json:",omitempty"`
 }
 
-// DeniedName and DeniedDirName are the names in SpecConfig.Placeholders
-// of the empty file and directory, mode 0, bound over the files and
-// directories that denyRead rules cover.
+// DeniedName and DeniedDirName are the names in SpecConfig.Placeholders of the
+// empty file and directory, mode 0, that are bound over what denyRead rules
+// cover.
 const (
 	DeniedName    = "denied"
 	DeniedDirName = "denied-dir"

@@ -42,11 +42,12 @@ func privateHome(sb policy.Sandbox, host HostFacts) string {
 // is home: the home's .cache, the default XDG_CACHE_HOME.
 func cacheDir(home string) string { return filepath.Join(home, ".cache") }
 
-// CacheEnv adds to env the variables that put the tools' caches in the
-// --cache directory of a sandbox whose home is home (see cacheDir), those
-// env does not set already: XDG_CACHE_HOME, Go's build cache (GOCACHE)
-// and module cache (GOMODCACHE), npm's cache (npm_config_cache). pip,
-// yarn and others use XDG_CACHE_HOME.
+// CacheEnv adds to env the variables that put the tools' caches in the --cache
+// directory of a sandbox whose home is home.
+//
+// It adds only those env does not set already: XDG_CACHE_HOME, Go's build
+// cache (GOCACHE) and module cache (GOMODCACHE), and npm's cache
+// (npm_config_cache). pip, yarn and others use XDG_CACHE_HOME.
 func CacheEnv(env []string, home string) []string {
 	dir := cacheDir(home)
 	for _, kv := range []string{

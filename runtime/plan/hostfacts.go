@@ -1,14 +1,16 @@
 package plan
 
-// SystemPaths are the top-level system directories the sandbox gets from
-// the host: bound read-only when they are directories, recreated when they
-// are symlinks.
+// SystemPaths are the top-level system directories the sandbox gets from the
+// host. They are bound read-only when they are directories, and recreated when
+// they are symlinks.
 var SystemPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
 
 // EtcPaths are the /etc entries the sandbox gets from the host, read-only,
-// when they exist: users and groups, name resolution, the dynamic linker's
-// configuration, certificates, time zone, the Debian alternatives (which
-// many /usr/bin commands are symlinks into), locale and shell defaults.
+// when they exist.
+//
+// They cover users and groups, name resolution, the dynamic linker's
+// configuration, certificates, time zone, the Debian alternatives (which many
+// /usr/bin commands are symlinks into), locale and shell defaults.
 var EtcPaths = []string{
 	"/etc/alternatives",
 	"/etc/bash.bashrc",
@@ -52,11 +54,11 @@ type HostPath struct {
 	Dir bool
 	// Link is the target of Path when Path is a symlink.
 	Link string
-	// Missing tells that Path does not exist on the host (a protected
-	// path that must not be created either; Dir then tells what it would
-	// be). MissingFrom is its first ancestor (or Path itself) that does
-	// not exist: the runtime creates the mount point from there, and
-	// the starter removes it again.
+	// Missing tells that Path does not exist on the host: a protected path
+	// that must not be created either. Dir then tells what it would be.
+	// MissingFrom is its first ancestor, or Path itself, that does not
+	// exist. The runtime creates the mount point from there, and the
+	// starter removes it again.
 	Missing     bool
 	MissingFrom string
 	// Pins are the directories between the writable bind that holds a
@@ -70,13 +72,13 @@ type HostPath struct {
 	Content string `json:",omitempty"`
 	// Reason is why the path is protected, for messages.
 	Reason string `json:",omitempty"`
-	// Tree marks a directory bound read-only over itself in depth order
-	// with the binds (a writable home, see host.GatherProtection), so that
-	// the binds inside it and Rebind come after it.
+	// Tree marks a directory bound read-only over itself, in depth order
+	// with the binds, such as a writable home (see host.GatherProtection).
+	// So the binds inside it and Rebind come after it.
 	Tree bool `json:",omitempty"`
-	// Rebind are the directories in a Tree path that stay writable: bound
-	// onto themselves, writable, like Pins (but not watched: a change on
-	// the host there only makes them read-only).
+	// Rebind are the directories in a Tree path that stay writable. Like
+	// Pins, they are bound writable onto themselves, but not watched: a
+	// change on the host there only makes them read-only.
 	Rebind []string `json:",omitempty"`
 }
 
@@ -90,9 +92,9 @@ type HostFacts struct {
 	Etc []HostPath
 	// Whole are the HostSystemPaths that are directories on the host.
 	Whole []HostPath
-	// NoFile is the limit of open files boxsh was started with, which
-	// every process of the sandbox gets (RLIMIT_NOFILE), as every command
-	// boxsh runs outside a sandbox does; nil when unknown.
+	// NoFile is the limit of open files boxsh was started with, or nil
+	// when unknown. Every process of the sandbox gets it (RLIMIT_NOFILE),
+	// as every command boxsh runs outside a sandbox does.
 	NoFile *Rlimit
 }
 

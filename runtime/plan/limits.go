@@ -11,14 +11,17 @@ type Rlimit struct {
 	Soft, Hard uint64
 }
 
-// Limits are the resource limits a sandbox's spec sets as rlimits, which
-// every process of the sandbox inherits (a rootless runtime has no cgroup
-// to use). The spec carries every rlimit the sandbox's first process gets,
-// so that another runtime gives the same (it would give its own else).
-// Memory and Pids are for a shell or command run with --exec; with --rpc,
+// Limits are the resource limits a sandbox's spec sets as rlimits, which every
+// process of the sandbox inherits.
+//
+// A rootless runtime has no cgroup to use. The spec carries every rlimit the
+// sandbox's first process gets, so that another runtime gives the same instead
+// of its own.
+//
+// Memory and Pids are for a shell or command run with --exec. With --rpc,
 // boxsh-init applies them to each command it starts instead
-// (initproto.InitOptions), so that they do not bind boxsh-init itself: a fork bomb
-// that takes every process slot must not keep it from making a thread.
+// (initproto.InitOptions), so that they do not bind boxsh-init itself: a fork
+// bomb that takes every process slot must not keep it from making a thread.
 type Limits struct {
 	// NoFile is the limit of open files (RLIMIT_NOFILE) of every process,
 	// boxsh-init included: HostFacts.NoFile. nil leaves it to the
@@ -27,15 +30,15 @@ type Limits struct {
 	// Memory caps each process's data (heap and private mappings,
 	// RLIMIT_DATA), in bytes; 0 is no limit.
 	Memory int64
-	// Pids caps the processes of the sandbox (RLIMIT_NPROC, which the
-	// kernel counts per user namespace, so only the sandbox's own count:
-	// boxsh-init and the warm shells of its workers among them); 0 is no
-	// limit.
+	// Pids caps the processes of the sandbox (RLIMIT_NPROC); 0 is no
+	// limit. The kernel counts RLIMIT_NPROC per user namespace, so only
+	// the sandbox's own processes count, boxsh-init and the warm shells of
+	// its workers among them.
 	Pids int
-	// Cgroup, when the runtime can have a cgroup (root, or a delegated
-	// cgroup v2 subtree), caps the whole sandbox too: Cgroup.Memory bytes
-	// (memory.max), Cgroup.Pids tasks (pids.max) and Cgroup.CPUs cores
-	// (cpu.max).
+	// Cgroup also caps the whole sandbox, when the runtime can have a
+	// cgroup: as root, or with a delegated cgroup v2 subtree. It sets
+	// Cgroup.Memory bytes (memory.max), Cgroup.Pids tasks (pids.max) and
+	// Cgroup.CPUs cores (cpu.max).
 	Cgroup *CgroupLimits
 }
 

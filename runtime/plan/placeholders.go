@@ -47,11 +47,12 @@ func PlaceholderFiles() map[string]string {
 	return out
 }
 
-// PlaceholderExcludes is the content of the sandbox's git excludes file
-// (initproto.GitExcludesPath): a pattern for each missing protected file of
-// protect outside a git directory, whose placeholder is a regular file,
-// so that the sandbox's git neither shows nor commits it. "" when there
-// is none.
+// PlaceholderExcludes returns the content of the sandbox's git excludes file
+// (initproto.GitExcludesPath), or "" when there is nothing to exclude.
+//
+// It holds a pattern for each missing protected file of protect outside a git
+// directory, whose placeholder is a regular file. So the sandbox's git neither
+// shows nor commits the placeholder.
 func PlaceholderExcludes(protect []HostPath) string {
 	var names []string
 	for _, hp := range protect {

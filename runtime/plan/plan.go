@@ -22,8 +22,9 @@ const (
 	// ModeServe is boxsh-init serving calls on its frame socket
 	// (initproto.ChannelFD): boxsh --rpc --sandbox, and boxsh spec.
 	ModeServe Mode = iota
-	// ModeExec is boxsh-init --exec running one command as a minimal init:
-	// the shell of shell mode and --try, or the command after --.
+	// ModeExec is boxsh-init --exec running one command as a minimal init.
+	// The command is the shell of shell mode and --try, or the command
+	// after --.
 	ModeExec
 )
 
@@ -41,9 +42,9 @@ const (
 	// TargetStart is boxsh starting it itself, with the front beside it (see
 	// host.StartContainer).
 	TargetStart Target = iota
-	// TargetBundle is boxsh spec --bundle: a spec file for another runtime,
-	// with a root directory that boxsh spec prepares (the plan's Files
-	// written into it).
+	// TargetBundle is boxsh spec --bundle: a spec file for another
+	// runtime, with a root directory that boxsh spec prepares, the plan's
+	// Files written into it.
 	TargetBundle
 	// TargetPrint is boxsh spec: a spec file for another runtime and a root
 	// directory boxsh does not prepare.
@@ -61,15 +62,15 @@ const (
 	// ("frames", "lifeline", "proxy").
 	FDAnnotation = annotationPrefix + "fd."
 	// LifelineAnnotation, on a printed ModeExec spec, is the --lifeline
-	// option boxsh gives boxsh-init and the printed spec leaves out (no
-	// other runtime holds the pipe's write end).
+	// option that boxsh gives boxsh-init. The printed spec leaves it out,
+	// since no other runtime holds the pipe's write end.
 	LifelineAnnotation = annotationPrefix + "lifeline"
 	// initAnnotation is "missing" when boxsh-init was not found and the
 	// command runs as the first process itself.
 	initAnnotation = annotationPrefix + "init"
-	// CgroupAnnotation is the policy's sandbox-wide limits
-	// ("memory=N,pids=N,cpus=F") when the spec carries no cgroup for
-	// them (linux.resources): applied only by boxsh started as root.
+	// CgroupAnnotation holds the policy's sandbox-wide limits
+	// ("memory=N,pids=N,cpus=F") when the spec carries no cgroup for them
+	// (linux.resources). Only boxsh started as root applies them.
 	CgroupAnnotation = annotationPrefix + "cgroup"
 	// SeccompFlagsAnnotation is the seccomp flag boxsh adds at start
 	// (SECCOMP_FILTER_FLAG_SPEC_ALLOW), which runc 1.1 refuses in a spec.
@@ -88,12 +89,12 @@ const (
 	DeviceRulesAnnotation = annotationPrefix + "device-rules"
 	// InlineAnnotation + PATH ("copy") marks an /etc entry that boxsh
 	// copies into the root at start instead of binding it, when it is
-	// small and readable (the spec keeps the bind).
+	// small and readable. The spec keeps the bind.
 	InlineAnnotation = annotationPrefix + "inline."
-	// PlaceholderAnnotation + PATH ("file", "dir", "commondir" or "mcp.json") marks a
-	// missing protected path that boxsh makes on the host at start and
-	// binds an empty read-only placeholder over (removed after); the
-	// printed spec leaves it out.
+	// PlaceholderAnnotation + PATH ("file", "dir", "commondir" or
+	// "mcp.json") marks a missing protected path. boxsh makes it on the
+	// host at start, binds an empty read-only placeholder over it, and
+	// removes it after. The printed spec leaves it out.
 	PlaceholderAnnotation = annotationPrefix + "placeholder."
 	// FileAnnotation + PATH is a file boxsh writes into the root before
 	// the start, with its content as the value.
@@ -103,8 +104,10 @@ const (
 	cowAnnotation = annotationPrefix + "cow."
 )
 
-// Config is what Build makes a plan of: the mode, the options, the
-// policy, the command, and the host facts gathered for them.
+// Config is what Build makes a plan of.
+//
+// It holds the mode, the options, the policy, the command, and the host facts
+// gathered for them.
 type Config struct {
 	Mode   Mode
 	Target Target
@@ -116,13 +119,13 @@ type Config struct {
 	Policy policy.Policy
 	// Command is what ModeExec runs (argv).
 	Command []string
-	// Init are boxsh-init's options for ModeServe, from the command line
-	// (workers, shell, log level); the plan adds the policy's limits,
-	// the rules file and the proxy.
+	// Init are boxsh-init's options for ModeServe from the command line:
+	// workers, shell, log level. The plan adds the policy's limits, the
+	// rules file and the proxy.
 	Init initproto.InitOptions
 	// Forward gives boxsh-init the forwarding socket of the ports the
-	// front exposes, as the last descriptor (TargetStart only: a printed
-	// spec has no front to forward).
+	// front exposes, as the last descriptor. It is for TargetStart only: a
+	// printed spec has no front to forward.
 	Forward bool
 	// Env is the process's environment (the policy's, see
 	// policy.CommandEnv); the plan adds the proxy's variables and a
@@ -133,15 +136,16 @@ type Config struct {
 	Cwd string
 	// UID and GID are the caller's ids on the host.
 	UID, GID uint32
-	// Groups are supplementary groups of the caller the user namespace
-	// maps too, each to its own gid (newgidmap writes such a map; see
+	// Groups are the caller's supplementary groups that the user namespace
+	// also maps, each to its own gid. newgidmap writes such a map (see
 	// host.MappedGroups).
 	Groups []uint32
 	// Rootfs is the root directory: absolute, or relative to the bundle.
 	Rootfs string
-	// InitPath is the host's boxsh-init ("": not found, only for a
-	// printed ModeExec spec); ForkServer its fork-server library ("":
-	// none; bound for ModeServe only, whose worker pool uses it).
+	// InitPath is the host's boxsh-init; "" means not found, allowed only
+	// for a printed ModeExec spec. ForkServer is its fork-server library,
+	// or "" for none. It is bound for ModeServe only, whose worker pool
+	// uses it.
 	InitPath, ForkServer string
 	// Host, Protect and Rules are the host facts, the protected paths
 	// and the resolved file rules (see host.Gather).
@@ -149,8 +153,8 @@ type Config struct {
 	Protect []HostPath
 	Rules   FileRules
 	// Placeholders is the directory of placeholders (TargetStart, and
-	// TargetBundle's in the bundle; see host.Prepare). Without it
-	// the missing protected paths are left out of the spec, and what the
+	// TargetBundle's in the bundle; see host.Prepare). Without it, the
+	// missing protected paths are left out of the spec, and what the
 	// file rules cover is covered by /dev/null and tmpfs instead.
 	Placeholders string
 	// Cgroup is the sandbox's own cgroup path when it gets one (TargetStart as
@@ -190,25 +194,23 @@ type Plan struct {
 	// Files are written into the root before the start.
 	Files []File
 	// Inline are the /etc entries the starter may copy into the root
-	// instead of binding them: it copies the small and readable ones.
+	// instead of binding them. It copies the small and readable ones.
 	Inline []string
 	// Annotations name what the spec's other fields do not carry (the
 	// annotations of a printed spec, see annotationPrefix).
 	Annotations map[string]string
-	// SeccompFlags are added to the seccomp filter at start;
-	// ParentDeathSignal is sent to the first process when the front
-	// dies; NoDeviceRules drops the device cgroup rules.
+	// SeccompFlags are added to the seccomp filter at start.
+	// ParentDeathSignal is sent to the first process when the front dies.
+	// NoDeviceRules drops the device cgroup rules.
 	SeccompFlags      []specs.LinuxSeccompFlag
 	ParentDeathSignal string
 	NoDeviceRules     bool
-	// Setup is what the front's hello tells boxsh-init serving calls
-	// besides the hello (see initproto.Setup): its options that are not on
-	// its command line.
+	// Setup is what the front's hello tells boxsh-init serving calls (see
+	// initproto.Setup): its options that are not on its command line.
 	Setup initproto.Setup
-	// InitLoadsSeccomp tells that the first process is boxsh-init, which
-	// can load the seccomp program the front compiled as its first act
-	// instead of the runtime's init compiling the filter
-	// (seccompLoaderAnnotation).
+	// InitLoadsSeccomp tells that the first process is boxsh-init. It can
+	// load the seccomp program the front compiled as its first act,
+	// instead of the runtime's init compiling the filter.
 	InitLoadsSeccomp bool
 
 	// What host.Prepare makes on the host before the start (see
@@ -216,12 +218,12 @@ type Plan struct {
 
 	// Root are the entries of the root directory (see rootEntries).
 	Root []RootEntry
-	// Placeholders is the host directory of the placeholders bound over
-	// the missing protected paths and what the file rules cover
-	// (Config.Placeholders); "": none.
+	// Placeholders is the host directory of the placeholders
+	// (Config.Placeholders), or "" for none. They are bound over the
+	// missing protected paths and over what the file rules cover.
 	Placeholders string
-	// Protect are the protected paths (Config.Protect): the directories
-	// above the missing ones are made, their placeholders held and
+	// Protect are the protected paths (Config.Protect). The directories
+	// above the missing ones are made, their placeholders are held and
 	// removed after the sandbox, and all are watched while it runs.
 	Protect []HostPath
 	// Cow are the cow binds, whose host directories are made private
@@ -518,12 +520,14 @@ func (p *Plan) adjustPrepare(cfg Config, _ map[string]string) error {
 	return nil
 }
 
-// ServeOptions are boxsh-init's options o for serving calls under the
-// policy p: the policy's per-command limits, timeout and output cap, which
-// boxsh-init applies to each command it starts (they do not bind
-// boxsh-init itself, see Limits). RLIMIT_NPROC counts the tasks of the
-// user: only in a sandbox's user namespace (sandboxed) are those the
-// sandbox's alone, so that only there are the policy's pids a limit.
+// ServeOptions returns boxsh-init's options o for serving calls under the
+// policy p.
+//
+// It adds the policy's per-command limits, timeout and output cap. boxsh-init
+// applies them to each command it starts, so they do not bind boxsh-init
+// itself (see Limits). RLIMIT_NPROC counts the tasks of the user. Only in a
+// sandbox's user namespace (sandboxed) are those the sandbox's alone, so only
+// there are the policy's pids a limit.
 func ServeOptions(o initproto.InitOptions, p policy.Policy, sandboxed bool) initproto.InitOptions {
 	o.TimeoutDefault = p.TimeoutDefault.Value
 	o.MaxOutput = p.MaxOutput.Value

@@ -7,9 +7,10 @@ import (
 	"github.com/boxsh/boxsh/internal/pathtree"
 )
 
-// RootEntry is an entry of a sandbox's root directory that host.Prepare
-// makes: a directory or an empty file (mount points, or a directory the
-// sandbox needs), or a symlink.
+// RootEntry is an entry of a sandbox's root directory that host.Prepare makes.
+//
+// It is a directory or an empty file (mount points, or a directory the sandbox
+// needs), or a symlink.
 type RootEntry struct {
 	// Path is its path in the sandbox.
 	Path string

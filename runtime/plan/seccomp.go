@@ -170,15 +170,18 @@ func seccompFor(goarch string) *specs.LinuxSeccomp {
 	return sc
 }
 
-// DiskLimitedSeccomp is the seccomp filter of a sandbox whose writable
-// layer has a disk limit: DefaultSeccomp, and fallocate refused
-// (EOPNOTSUPP, which programs take for a file system without it and
-// fall back on writing) in every mode but 0. Mode 0 grows the file's
-// size, which RLIMIT_FSIZE bounds; FALLOC_FL_KEEP_SIZE and the modes
-// with it (zero range, unshare) allocate blocks past the end of the
-// file, which it does not, so one call could take any amount of space.
-// The mode is compared on all 64 bits: a call with high bits set is
-// refused too.
+// DiskLimitedSeccomp returns the seccomp filter of a sandbox whose writable
+// layer has a disk limit.
+//
+// It is DefaultSeccomp with fallocate refused in every mode but 0. The error
+// is EOPNOTSUPP, which programs take for a file system without fallocate, and
+// fall back on writing.
+//
+// Mode 0 grows the file's size, which RLIMIT_FSIZE bounds. FALLOC_FL_KEEP_SIZE
+// and the modes with it (zero range, unshare) allocate blocks past the end of
+// the file, which RLIMIT_FSIZE does not bound, so one call could take any
+// amount of space. The mode is compared on all 64 bits, so a call with high
+// bits set is refused too.
 func DiskLimitedSeccomp() *specs.LinuxSeccomp {
 	sc := DefaultSeccomp()
 	eopnotsupp := errnoEOPNOTSUPP

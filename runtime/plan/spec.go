@@ -34,15 +34,15 @@ type SpecConfig struct {
 	Args     []string
 	Env      []string
 	Terminal bool
-	// Cwd is the caller's working directory on the host; the process
+	// Cwd is the caller's working directory on the host. The process
 	// starts in the same directory inside when the sandbox shows it (see
 	// SandboxCwd), else in /.
 	Cwd string
 	// UID and GID are the caller's ids on the host, root inside.
 	UID, GID uint32
-	// Groups are supplementary groups of the caller mapped as well, each
-	// to the same gid inside: files of those groups keep their group in
-	// the sandbox, and a cow bind can copy them up.
+	// Groups are the caller's supplementary groups that are also mapped,
+	// each to the same gid inside. So files of those groups keep their
+	// group in the sandbox, and a cow bind can copy them up.
 	Groups []uint32
 	// Rootfs is the root directory: absolute, or relative to the bundle.
 	Rootfs string
@@ -61,9 +61,9 @@ type SpecConfig struct {
 	// host.GatherProtection). Missing ones get an empty read-only file or
 	// directory from Placeholders, or are left out when it is empty.
 	Protect []HostPath
-	// Placeholders is a host directory with an empty file "file" and an
-	// empty directory "dir", and an unreadable empty file "denied" and
-	// directory "denied-dir" (see host.Prepare).
+	// Placeholders is a host directory with an empty file "file", an empty
+	// directory "dir", and an unreadable empty file "denied" and directory
+	// "denied-dir" (see host.Prepare).
 	Placeholders string
 	// Rules are the policy's file rules, resolved (see host.Gather).
 	Rules FileRules
