@@ -447,10 +447,11 @@ func (s *Supervisor) instance(ctx context.Context) (*Instance, error) {
 // boxsh-init because the one it was sent to died before starting it.
 const maxResends = 3
 
-// Start forwards a tool call (rpc.Backend). A call that boxsh-init had not
-// started when it died (it had queued it: initproto.ErrNotStarted) is sent
-// to a new one, up to maxResends times; so is, once, a call that cannot
-// have reached it (initproto.ErrNotSent).
+// Start forwards a tool call (rpc.Backend).
+//
+// When boxsh-init dies, a call it had queued but not started
+// (initproto.ErrNotStarted) is sent to a new one, a bounded number of times. A
+// call that cannot have reached it (initproto.ErrNotSent) is sent again once.
 func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	if s.frontTool(name, args, done) {
 		return nil

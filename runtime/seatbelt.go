@@ -35,8 +35,8 @@ type SeatbeltInputs struct {
 	// ProxyPort is the port of the front's proxy on 127.0.0.1 in
 	// allowlist mode (0 in boxsh spec, which starts none).
 	ProxyPort int
-	// PrivateTmp is the sandbox's own temporary directory (see
-	// makePrivateTmp; PrivateTmpStandIn in boxsh spec, which makes none).
+	// PrivateTmp is the sandbox's own temporary directory. In boxsh spec,
+	// which makes none, it is PrivateTmpStandIn.
 	PrivateTmp string
 	// Proxy observes the network proxy in allowlist mode.
 	Proxy host.ProxyHooks

@@ -81,8 +81,9 @@ type Found struct {
 	cowGroups chan error
 }
 
-// Check waits for the check Gather left running (checkCowGroups) and
-// returns its refusal, if any. It may be called once.
+// Check waits for the check Gather left running, of the files a cow bind
+// could not copy up, and returns its refusal, if any. It may be called
+// once.
 func (f *Found) Check() error { return <-f.cowGroups }
 
 // Prepare makes on the host what the plan pl needs before its sandbox starts.

@@ -67,9 +67,10 @@ type Protection struct {
 	// writable binds. They are for telling the user about new ones at
 	// exit.
 	Repos []string
-	// Dirs are the directories looked through, for newRepositories.
+	// Dirs are the directories looked through, to find new repositories
+	// at exit.
 	Dirs []string
-	// At is when they were found (newRepositories' since).
+	// At is when they were found.
 	At time.Time
 }
 

@@ -196,8 +196,9 @@ type Plan struct {
 	// Inline are the /etc entries the starter may copy into the root
 	// instead of binding them. It copies the small and readable ones.
 	Inline []string
-	// Annotations name what the spec's other fields do not carry (the
-	// annotations of a printed spec, see annotationPrefix).
+	// Annotations name what the spec's other fields do not carry. They are
+	// the annotations of a printed spec, each starting with
+	// "org.boxsh.".
 	Annotations map[string]string
 	// SeccompFlags are added to the seccomp filter at start.
 	// ParentDeathSignal is sent to the first process when the front dies.
@@ -216,7 +217,9 @@ type Plan struct {
 	// What host.Prepare makes on the host before the start (see
 	// adjustPrepare).
 
-	// Root are the entries of the root directory (see rootEntries).
+	// Root are the entries of the root directory: the mount points, the
+	// symlinks of a merged /usr and of /etc entries, and boxsh's
+	// directory.
 	Root []RootEntry
 	// Placeholders is the host directory of the placeholders
 	// (Config.Placeholders), or "" for none. They are bound over the

@@ -26,8 +26,8 @@ func proxyEnvAt(listen string) []string {
 // (proxyEnvAt initproto.ProxyListen) replacing any proxy variables.
 func withProxyEnv(env []string) []string { return WithProxyEnvAt(env, initproto.ProxyListen) }
 
-// WithProxyEnvAt is env with proxyEnvAt(listen) replacing any proxy
-// variables.
+// WithProxyEnvAt returns env with any proxy variables replaced by those
+// that point commands (curl, git, npm, pip, go) at the proxy on listen.
 func WithProxyEnvAt(env []string, listen string) []string {
 	var out []string
 	for _, kv := range env {

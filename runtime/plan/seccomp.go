@@ -110,8 +110,8 @@ var seccompArches = map[string][]specs.Arch{
 	"arm64": {specs.ArchAARCH64, specs.ArchARM},
 }
 
-// DefaultSeccomp is the seccomp filter of the sandbox for the running
-// architecture. See seccompFor.
+// DefaultSeccomp returns the seccomp filter of the sandbox for the running
+// architecture.
 func DefaultSeccomp() *specs.LinuxSeccomp {
 	return seccompFor(goruntime.GOARCH)
 }

@@ -29,8 +29,8 @@ type SpecConfig struct {
 	Sandbox policy.Sandbox
 	// Limits are the resource limits of the sandbox's processes.
 	Limits Limits
-	// Args, Env and Terminal describe the process; Env gets a PATH when
-	// it has none. See initArgs for boxsh-init's arguments.
+	// Args, Env and Terminal describe the process. Env gets a PATH when
+	// it has none.
 	Args     []string
 	Env      []string
 	Terminal bool
@@ -52,7 +52,7 @@ type SpecConfig struct {
 	// ForkServer is the host's fork-server library, bound at
 	// initproto.ForkServerMountPath; empty for none.
 	ForkServer string
-	// Hostname is the sandbox's host name (default defaultHostname).
+	// Hostname is the sandbox's host name (default "boxsh").
 	Hostname string
 	// Host are the host facts (see host.Gather).
 	Host HostFacts
