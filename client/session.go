@@ -139,22 +139,24 @@ func SessionsSupported() error { return session.Supported() }
 // sandbox, Src's files are seen at Dst.
 func (s *Session) Bind() Bind { return Bind{Mode: CopyOnWrite, Src: s.Src(), Dst: s.Dst()} }
 
-// Start starts a sandboxed server on the session: opts with Sandbox set,
-// the session's bind added, and (when opts.Dir is empty) Src as the
-// working directory, so that commands start in the session's view of it.
-// The session is locked while the server runs: a second Start, Discard
-// and RecoverSessions refuse it (ErrSessionInUse) until the server has
-// exited.
+// Start starts a sandboxed server on the session.
+//
+// The server gets opts with Sandbox set and the session's bind added. When
+// opts.Dir is empty, Src is the working directory, so that commands start in
+// the session's view of it. The session is locked while the server runs: a
+// second Start, Discard and RecoverSessions refuse it (ErrSessionInUse) until
+// the server has exited.
 //
 // On Linux the sandbox shows the session's view of the project at the
-// project's own path, Src (--in-place), and at Dst: commands start in
-// Src, `pwd` prints it, and tool results and diffs name it. On macOS,
-// whose sandbox has no mounts, the view is Dst only (the session's
-// clone): commands start there, and the Client's file calls (Read,
-// ReadFile, Write, WriteString, Edit, List, Stat) and ExecRequest.Cwd
-// take the project's host path, translated to the same place in Dst (and
-// the paths List and Stat answer back); command lines are not
-// translated: write them with relative paths.
+// project's own path, Src (--in-place), and at Dst. Commands start in Src,
+// `pwd` prints it, and tool results and diffs name it.
+//
+// On macOS, whose sandbox has no mounts, the view is Dst only, the session's
+// clone. Commands start there. The Client's file calls (Read, ReadFile, Write,
+// WriteString, Edit, List, Stat) and ExecRequest.Cwd take the project's host
+// path, translated to the same place in Dst, and the paths List and Stat
+// answer are translated back. Command lines are not translated: write them
+// with relative paths.
 func (s *Session) Start(ctx context.Context, opts Options) (*Client, error) {
 	lock, err := s.Lock()
 	if err != nil {

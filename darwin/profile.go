@@ -302,10 +302,10 @@ func foldAll(rules []labeled) {
 	}
 }
 
-// systemVolumes holds the mount points of the system's APFS volumes; the
-// data volume under it is firmlinked at /Users, /Applications, /opt and
-// the rest, so a path through it names the same files by another path
-// that no rule of the user's names.
+// systemVolumes holds the mount points of the system's APFS volumes. The data
+// volume under it is firmlinked at /Users, /Applications, /opt and the rest.
+// So a path through it names the same files by another path, which no rule of
+// the user's names.
 const systemVolumes = "/System/Volumes"
 
 // addBind adds the directories of a --bind.
@@ -694,13 +694,15 @@ func (g *gen) writeAreas(b *builder) {
 	g.writeCowSources(b)
 }
 
-// writeCowSources denies writing the sources of the cow binds after every
-// allow of writing (issue 29, item 4): the front clones a source into its
-// destination and the sandbox works there; the source must stay as it was,
-// also when it lies in a writable directory (/private/tmp bound, a wr
-// bind, an allowWrite path). The original's sandbox_darwin.cpp:368-369.
-// The directories above a source inside a writable one cannot be renamed
-// either, which would carry the source out from under the deny.
+// writeCowSources denies writing the sources of the cow binds, after every
+// allow of writing.
+//
+// The front clones a source into its destination, and the sandbox works there.
+// The source must stay as it was, also when it lies in a writable directory:
+// /private/tmp bound, a wr bind, an allowWrite path. This follows the
+// original's sandbox_darwin.cpp:368-369. The directories above a source inside
+// a writable one cannot be renamed either, since that would carry the source
+// out from under the deny.
 func (g *gen) writeCowSources(b *builder) {
 	if len(g.cowSources) == 0 {
 		return

@@ -15,10 +15,11 @@ import (
 )
 
 // treeFS changes SRC and reads DST through directory descriptors, never
-// following a symbolic link: every path is resolved by openat2 with
-// RESOLVE_NO_SYMLINKS and RESOLVE_BENEATH, so a link planted in either
-// tree (where a directory was) cannot lead a write outside SRC, or a read
-// outside DST.
+// following a symbolic link.
+//
+// Every path is resolved by openat2 with RESOLVE_NO_SYMLINKS and
+// RESOLVE_BENEATH. So a link planted in either tree, where a directory was,
+// cannot lead a write outside SRC or a read outside DST.
 type treeFS struct {
 	src, dst int // directory descriptors of SRC and DST
 	uid      int

@@ -68,10 +68,13 @@ func (s *Session) Reset(layer string, files map[string][]byte) error {
 	return nil
 }
 
-// Names in a session's directory while a Reset runs: resetPrefix starts
-// the directory it builds in; resetStage is that directory once whole
-// (its new DST as stagedDst, the files to move into the session's
-// directory beside it), and the old DST goes to replacedDst in it.
+// Names in a session's directory while a Reset runs:
+//
+//   - resetPrefix starts the directory the Reset builds in;
+//   - resetStage is that directory once whole, with its new DST as
+//     stagedDst and the files to move into the session's directory beside
+//     it;
+//   - the old DST goes to replacedDst in it.
 const (
 	resetPrefix = ".reset-"
 	resetStage  = ".reset"

@@ -15,17 +15,16 @@ import (
 	"github.com/boxsh/boxsh/internal/fsfd"
 )
 
-// copyTree copies the upper directory src to dst (into: dst exists, and
-// src's entries are copied into it). The root of dst is the caller's own
-// (mode 0700); its extended attributes are copied.
+// copyTree copies the upper directory src to dst. With into, dst exists, and
+// src's entries are copied into it. The root of dst is the caller's own (mode
+// 0700); its extended attributes are copied.
 //
-// Every entry of src is opened relative to the descriptor of its parent,
-// never following a symbolic link, so the copy stays inside src whatever
-// renames and links src's writer makes meanwhile. An entry that changes
-// while it is copied (replaced, written, its directory's entries changed),
-// or is found changed by a second walk once all is copied, fails the copy
-// with ErrLayerChanged: a copy that succeeds holds src as it was when the
-// copy ended.
+// Every entry of src is opened relative to the descriptor of its parent, never
+// following a symbolic link. So the copy stays inside src, whatever renames
+// and links src's writer makes meanwhile. The copy fails with ErrLayerChanged
+// when an entry changes while it is copied (replaced, written, its directory's
+// entries changed), or when a second walk, once all is copied, finds one
+// changed. So a copy that succeeds holds src as it was when the copy ended.
 func copyTree(src, dst string, into bool) error {
 	if !into {
 		if err := os.Mkdir(dst, 0o700); err != nil {
@@ -61,11 +60,14 @@ func copyTree(src, dst string, into bool) error {
 	return c.verify(sfd, ".")
 }
 
-// treeCopy is one copyTree: links maps the inodes of src's files with
-// several names to their first copy (a path under dstRoot); stamps holds
-// each entry of src as it was copied, and names the number of entries of
-// each directory, for verify; lent takes back the bits lent to open
-// entries, once all is copied and verified.
+// treeCopy is one copyTree.
+//
+//   - links maps the inodes of src's files with several names to their first
+//     copy, a path under dstRoot.
+//   - stamps holds each entry of src as it was copied, and names the number of
+//     entries of each directory, for verify.
+//   - lent takes back the bits lent to open entries, once all is copied and
+//     verified.
 type treeCopy struct {
 	src, dst string
 	dstRoot  int

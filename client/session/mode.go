@@ -87,11 +87,13 @@ func applyMode(want, allowed uint32) uint32 {
 	return want &^ (guardedBits &^ allowed)
 }
 
-// newAllowed is what applyMode allows a new entry in a directory of
-// SRC of mode parent (kernel bits): write for the group or others only
-// where the directory gives it already and is not sticky (where others
-// could replace the entry anyway), the setgid bit for a directory in a
-// setgid one (as the kernel gives it), and never setuid or sticky.
+// newAllowed returns the bits that applyMode allows a new entry in a directory
+// of SRC of mode parent (kernel bits).
+//
+//   - Write for the group or others only where the directory gives it already
+//     and is not sticky, since there others could replace the entry anyway.
+//   - The setgid bit for a directory in a setgid one, as the kernel gives it.
+//   - Never setuid or sticky.
 func newAllowed(parent uint32, dir bool) uint32 {
 	var allowed uint32
 	if parent&sISVTX == 0 {

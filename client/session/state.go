@@ -39,11 +39,13 @@ func typeOf(m fs.FileMode) FileType {
 // modeBits are the mode bits a change compares and applies.
 const modeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
-// fileState is what a session records of each path of SRC when it
-// starts, to tell later whether the host changed it: a file whose inode,
-// size, modification or change time differs was changed (the change time
-// is set by the kernel on every write, rename or chmod and cannot be set
-// back by a program), and so was a directory whose type or mode differs.
+// fileState is what a session records of each path of SRC when it starts, to
+// tell later whether the host changed it.
+//
+// A file was changed when its inode, size, modification or change time
+// differs. The kernel sets the change time on every write, rename or chmod,
+// and a program cannot set it back. A directory was changed when its type or
+// mode differs.
 type fileState struct {
 	Ino   uint64
 	Size  int64

@@ -16,15 +16,17 @@ import (
 	"github.com/boxsh/boxsh/internal/starttrace"
 )
 
-// runExec runs argv (boxsh-init --exec -- CMD ARGS...: the shell of shell
-// mode, or the command after --, in the sandbox) as the child of a minimal
-// init, and returns its exit status as a shell reports it. The command
-// gets its own process group, in the foreground of the terminal when
-// there is one, so that the terminal's signals reach it and not init.
+// runExec runs argv as the child of a minimal init, and returns its exit
+// status as a shell reports it.
+//
+// argv comes from boxsh-init --exec -- CMD ARGS...: the shell of shell mode,
+// or the command after --, in the sandbox. The command gets its own process
+// group, in the foreground of the terminal when there is one, so that the
+// terminal's signals reach it and not init.
 //
 // With --lifeline FD, FD is the read end of a pipe whose write end only the
-// front holds: when it reads end of file, the front is gone, however it
-// ended, and runExec exits at once, which (as PID 1) ends the sandbox.
+// front holds. When it reads end of file, the front is gone, however it ended.
+// runExec then exits at once, which ends the sandbox, since runExec is PID 1.
 func runExec(args []string) int {
 	o, err := initproto.ParseInitOptions(args)
 	if err != nil {

@@ -17,10 +17,11 @@ import (
 )
 
 // Reader returns a reader of f, the read end of a pipe read through the
-// runtime's poller, that reads until EOF or until f's read deadline has
-// passed; then it reads what the pipe holds and ends (io.EOF) where a read
-// would wait, or after the pipe's capacity, so that a process that keeps
-// writing cannot hold it up.
+// runtime's poller.
+//
+// It reads until EOF, or until f's read deadline has passed. Then it reads
+// what the pipe holds, and ends (io.EOF) where a read would wait or after the
+// pipe's capacity. So a process that keeps writing cannot hold it up.
 func Reader(f *os.File) io.Reader { return &reader{f: f} }
 
 type reader struct {

@@ -17,19 +17,23 @@ import (
 )
 
 // Delay is how long the process must have had no call running before its
-// memory is returned: longer than the pauses between an agent's quick
-// calls, and than a client takes to read a large answer before its next
-// call (a heap returned between two 8 MiB outputs costs the second one
-// its page faults again), short beside a person's.
+// memory is returned.
+//
+// It is longer than the pauses between an agent's quick calls, and than a
+// client takes to read a large answer before its next call: a heap returned
+// between two large outputs costs the second one its page faults again. It is
+// short beside a person's pauses.
 const Delay = time.Second
 
 // ReleaseDelay is how long the process must have had no call running before
-// its mappings of its executable are dropped: the next call maps again
-// what it uses, which costs it page faults, so not within an agent's
-// pauses between the calls of one task, but while nobody is using it. The
-// first release comes with the first trim, once: it drops what only the
-// start used (flags, policy, the sandbox's plan, every package's init),
-// for the next call to map again only what calls use.
+// its mappings of its executable are dropped.
+//
+// The next call maps again what it uses, which costs it page faults. So the
+// release must not come within an agent's pauses between the calls of one
+// task, but while nobody is using the process. The first release comes once,
+// with the first trim. It drops what only the start used (flags, policy, the
+// sandbox's plan, every package's init), so the next call maps again only what
+// calls use.
 const ReleaseDelay = 10 * time.Second
 
 // Trimmer counts the calls running and trims when none has run for its

@@ -13,14 +13,15 @@ import (
 )
 
 // ReleaseExecutable drops this process's mappings of the pages of its own
-// executable file that hold only the file's contents (its code and
-// read-only data): the kernel maps them again from the page cache, where
-// they stay, when they are next used. The pages are clean and shared, but
-// the kernel maps a Go binary's large page-cache folios whole, so that an
-// idle front held ~10 MiB of its 10 MiB binary in its resident set, and
-// boxsh-init ~5 of its 5. Mappings with private pages (a relocated
-// RELRO page, a debugger's breakpoint) are left alone: dropping them would
-// lose what was written. It returns the mappings released.
+// executable that hold only the file's contents, and returns the mappings
+// released.
+//
+// Those pages are the code and read-only data. The kernel maps them again from
+// the page cache, where they stay, when they are next used. The pages are
+// clean and shared, but the kernel maps a Go binary's large page-cache folios
+// whole, so an idle process would keep nearly all of its binary resident.
+// Mappings with private pages (a relocated RELRO page, a debugger's
+// breakpoint) are left alone: dropping them would lose what was written.
 func ReleaseExecutable() (Released, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat("/proc/self/exe", &st); err != nil {

@@ -243,15 +243,20 @@ func (c *Client) progress(id, n uint64) {
 	}
 }
 
-// Start sends a call to boxsh-init without waiting for the reply: calls
-// reach boxsh-init in the order Start is called. done is called once: with
-// the reply, on the Client's reading goroutine (see Client); with ErrClosed
-// if the channel ends first; or, if ctx is cancelled first, with ctx.Err(),
-// after boxsh-init has been asked to stop the call (its reply, if one
-// comes, is dropped). When Start returns an error, done is not called;
-// the error is ErrNotSent when boxsh-init cannot have run the call. done's
-// ErrClosed is ErrNotStarted too when boxsh-init had queued the call and
-// not started it. A ctx made by WithProgress asks for progress frames.
+// Start sends a call to boxsh-init without waiting for the reply. Calls reach
+// boxsh-init in the order Start is called.
+//
+// done is called once:
+//
+//   - with the reply, on the Client's reading goroutine (see Client);
+//   - with ErrClosed, if the channel ends first. It is ErrNotStarted too when
+//     boxsh-init had queued the call and not started it.
+//   - with ctx.Err(), if ctx is cancelled first, after boxsh-init has been
+//     asked to stop the call. Its reply, if one comes, is dropped.
+//
+// When Start returns an error, done is not called. The error is ErrNotSent
+// when boxsh-init cannot have run the call. A ctx made by WithProgress asks
+// for progress frames.
 func (c *Client) Start(ctx context.Context, name string, args json.RawMessage, done Done) error {
 	every, onProgress := progressOf(ctx)
 	c.mu.Lock()

@@ -29,13 +29,14 @@ type Hello struct {
 func NewHello(build string) Hello { return Hello{Protocol: ProtocolVersion, Build: build} }
 
 // Setup is what the front's hello tells boxsh-init besides the hello: the
-// options of a boxsh-init serving calls that came after protocol 1. Its
-// command line keeps the options it had then (see InitOptions.Args), which
-// a boxsh-init of any older build parses, so that it gets as far as its
-// hello and is refused naming both builds; an option added to the
-// command line would make it exit with its usage instead. Each new option
-// goes here: a boxsh-init of another build ignores what it does not know
-// (its hello is refused anyway).
+// options of a boxsh-init serving calls that came after protocol 1.
+//
+// boxsh-init's command line keeps the options it had then (see
+// InitOptions.Args). A boxsh-init of any older build parses them, so it gets
+// as far as its hello and is refused naming both builds. An option added to
+// the command line would make it exit with its usage instead. So each new
+// option goes here: a boxsh-init of another build ignores what it does not
+// know, and its hello is refused anyway.
 type Setup struct {
 	// ForwardFD is the descriptor of the forwarding socket, on which the
 	// front opens a stream per connection to a port it exposes (0: none;

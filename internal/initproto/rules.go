@@ -1,7 +1,9 @@
 package initproto
 
-// PolicyRule is one entry of the rules file the front writes into the
-// sandbox for boxsh-init (a JSON array of them): a path a rule of the
+// PolicyRule is one entry of the rules file that the front writes into the
+// sandbox for boxsh-init.
+//
+// The file is a JSON array of them. Each is a path that a rule of the
 // sandbox's policy covers, so that the file tools can name the rule that
 // refused an access.
 type PolicyRule struct {

@@ -1,17 +1,19 @@
 package initproto
 
-// validObject reports whether b is exactly one JSON object, with nothing
-// but white space around it, and no line break anywhere: what the front
-// may splice into a response as a result. A line break is white space to
-// JSON, but it ends a message on the newline-delimited stdio transport and
-// a line of a server-sent event, so a result holding one could carry a
-// whole forged message on a line of its own; encoding/json never writes
-// one. Otherwise it checks the grammar of RFC 8259, as json.Valid does,
-// without building anything. It skips over the bytes of strings, which
-// make up nearly all of a large result, in a tight loop; json.Valid is too
-// slow for results of tens of megabytes (see docs/perf.md). Nesting is
-// tracked on a stack of its own, so deep input cannot exhaust the
-// goroutine's.
+// validObject reports whether b is exactly one JSON object, with nothing but
+// white space around it and no line break anywhere.
+//
+// That is what the front may splice into a response as a result. A line break
+// is white space to JSON, but it ends a message on the newline-delimited stdio
+// transport and a line of a server-sent event. So a result holding one could
+// carry a whole forged message on a line of its own. encoding/json never
+// writes one.
+//
+// Otherwise validObject checks the grammar of RFC 8259, as json.Valid does,
+// without building anything. It skips over the bytes of strings, which make up
+// nearly all of a large result, in a tight loop; json.Valid is too slow for
+// results of tens of megabytes (see docs/perf.md). Nesting is tracked on a
+// stack of its own, so deep input cannot exhaust the goroutine's.
 func validObject(b []byte) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {

@@ -79,12 +79,13 @@ func value(d *json.Decoder, path string) error {
 	return nil
 }
 
-// Reader passes a stream of messages through, each once checked: a line
-// that holds a JSON object or array, alone or as an event stream's data
-// line, must pass UniqueKeys; the first that does not ends the stream
-// with its error, and none of it is passed on. A line is passed on only
-// once it is whole, so Reader suits newline-delimited messages and event
-// streams, not Content-Length framing.
+// Reader passes a stream of messages through, each checked once.
+//
+// A line that holds a JSON object or array, alone or as an event stream's data
+// line, must pass UniqueKeys. The first that does not ends the stream with its
+// error, and none of it is passed on. A line is passed on only once it is
+// whole. So Reader suits newline-delimited messages and event streams, not
+// Content-Length framing.
 type Reader struct {
 	r       *bufio.Reader
 	pending []byte

@@ -151,10 +151,12 @@ var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 
 // oddBits has the odd bits of a word set.
 const oddBits = 0xAAAAAAAAAAAAAAAA
 
-// quoteInBlocks looks for the quote that ends a string, from b[i] on (a
-// byte escaped by none), 64 bytes at a time: done with the quote's index,
-// or -1 at the end of b; or, not done, the index from which to go on after
-// a few blocks without a quote.
+// quoteInBlocks looks for the quote that ends a string from b[i] on, 64 bytes
+// at a time. That quote is one escaped by no backslash.
+//
+// It returns the quote's index with done, or -1 with done at the end of b.
+// After a few blocks without a quote, it returns the index from which to go
+// on, not done.
 func quoteInBlocks(b []byte, i int) (j int, done bool) {
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	var carry uint64 // 1 if the byte at i is escaped
@@ -676,11 +678,12 @@ func (d *stringDecoder) decode(b []byte, i int) (string, int, bool) {
 	}
 }
 
-// unicodeEscape decodes the \uXXXX escape at b[i] (whose four digits
-// are hex), as encoding/json does: a surrogate is paired with the escape
-// that follows if that is its other half, else it stands for U+FFFD (an
-// invalid escape after it is left for the caller to refuse). It returns
-// the rune and the index after what it used.
+// unicodeEscape decodes the \uXXXX escape at b[i], whose four digits are hex,
+// as encoding/json does. It returns the rune and the index after what it used.
+//
+// A surrogate is paired with the escape that follows if that is its other
+// half. Otherwise it stands for U+FFFD, and an invalid escape after it is left
+// for the caller to refuse.
 func unicodeEscape(b []byte, i int) (rune, int) {
 	r := hex4(b[i+2 : i+6])
 	i += 6
@@ -713,13 +716,13 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// DecodeAny decodes the JSON value b as json.Unmarshal decodes it into an
-// any: objects as map[string]any (the last of duplicate keys wins), arrays
-// as []any, numbers as float64; but for strings of at least keepRaw bytes
-// of JSON (when keepRaw is positive), which are checked and returned as
-// their JSON text, quotes included, without decoding or copying (the
-// returned value then refers to b). ok is false if b is not valid JSON or
-// holds a number out of float64's range.
+// DecodeAny decodes the JSON value b as json.Unmarshal decodes it into an any.
+//
+// Objects become map[string]any (the last of duplicate keys wins), arrays
+// []any, and numbers float64. When keepRaw is positive, strings of at least
+// keepRaw bytes of JSON are checked but not decoded or copied: they are
+// returned as their JSON text, quotes included, and refer to b. ok is false if
+// b is not valid JSON or holds a number out of float64's range.
 func DecodeAny(b []byte, keepRaw int) (v any, ok bool) {
 	return decoder{keepRaw: keepRaw}.decode(b)
 }

@@ -9,10 +9,12 @@ import (
 	"github.com/boxsh/boxsh/internal/jsonx"
 )
 
-// WriteCall writes c as one frame on fw, as the front sends calls (it is
-// initproto.ClientConfig.WriteCall): a call with large arguments with its
-// arguments copied as they are, after the other members, from where they
-// are (see EncodeCall); any other call with fw.WriteCall.
+// WriteCall writes c as one frame on fw, as the front sends calls; it is
+// initproto.ClientConfig.WriteCall.
+//
+// A call with large arguments is written with its arguments copied as they
+// are, after the other members (see EncodeCall). Any other call is written
+// with fw.WriteCall.
 func WriteCall(fw *initproto.Writer, c initproto.Call) error {
 	if head, ok := largeCallHead(c); ok {
 		return fw.WriteParts(head, c.Args, []byte{'}'})
@@ -57,14 +59,16 @@ func largeCallHead(c initproto.Call) (head []byte, ok bool) {
 	return append(b, `,"args":`...), true
 }
 
-// DecodeCall decodes a call as initproto.DecodeCall (json.Unmarshal) does; but
-// for a call with large arguments as EncodeCall writes it (tool, id, then
-// the arguments), whose Args are the bytes from `"args":` to the frame's
-// closing brace, not looked at, and refer to payload (as
-// initproto.DecodeReply's Result does) instead of a copy. If they are not one
-// valid JSON value, the tool's decoding of them fails: boxsh-init decodes
-// every tool's arguments with UnmarshalArgs, which checks them. Nothing in
-// them can pass for another member of the frame.
+// DecodeCall decodes a call as initproto.DecodeCall (json.Unmarshal) does,
+// except for a call with large arguments as EncodeCall writes it: tool, id,
+// then the arguments.
+//
+// For such a call, Args are the bytes from `"args":` to the frame's closing
+// brace, not looked at. They refer to payload instead of a copy, as
+// initproto.DecodeReply's Result does. If they are not one valid JSON value,
+// the tool's decoding of them fails: boxsh-init decodes every tool's arguments
+// with UnmarshalArgs, which checks them. Nothing in them can pass for another
+// member of the frame.
 func DecodeCall(payload []byte) (initproto.Call, error) {
 	if len(payload) >= Large {
 		if c, ok := decodeLargeCall(payload); ok {

@@ -123,13 +123,15 @@ func UnmarshalMembers(params []byte, v any, keys ...string) error {
 	return json.Unmarshal(OnlyMembers(params, keys...), v)
 }
 
-// OnlyMembers returns params, the params of a decoded request, with only
-// its members keys if it is large: the others (a big file's content) are
-// dropped, found without checking them again (the request was checked),
-// instead of being scanned by encoding/json, which then decodes what is
-// left into a struct of fields for keys as it would have decoded params.
-// Keys match as encoding/json matches them, regardless of case; members
-// keep their order, duplicates included.
+// OnlyMembers returns params, the params of a decoded request, with only the
+// members named by keys if it is large.
+//
+// The other members, such as a big file's content, are dropped. They are found
+// without checking them again, since the request was checked, instead of being
+// scanned by encoding/json. encoding/json then decodes what is left into a
+// struct of fields for keys, as it would have decoded params. Keys match as
+// encoding/json matches them, regardless of case. Members keep their order,
+// duplicates included.
 func OnlyMembers(params []byte, keys ...string) []byte {
 	if len(params) < Large {
 		return params

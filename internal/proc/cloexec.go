@@ -6,11 +6,13 @@ import (
 	"syscall"
 )
 
-// CloseInheritedOnExec marks every descriptor from 3 up close-on-exec, so
-// that the programs this process starts get only the descriptors handed to
-// them (stdio and exec.Cmd.ExtraFiles), not whatever this process was
-// started with: a descriptor a parent leaked to boxsh must not reach the
-// commands it runs. The descriptors stay open here.
+// CloseInheritedOnExec marks every descriptor from 3 up close-on-exec. The
+// descriptors stay open here.
+//
+// So the programs this process starts get only the descriptors handed to them
+// (stdio and exec.Cmd.ExtraFiles), not whatever this process was started with.
+// A descriptor that a parent leaked to boxsh must not reach the commands it
+// runs.
 func CloseInheritedOnExec() {
 	if closeRangeOnExec(3) == nil {
 		return

@@ -58,10 +58,11 @@ func ParseLimits(s string) (Limits, error) {
 	return l, nil
 }
 
-// Wrap returns argv to be run under l by the boxsh-init executable self:
-// that process sets the limits on itself and executes argv, so that they
-// hold before the command's first instruction (setting them from outside
-// after the start would race with the command's first forks).
+// Wrap returns argv to be run under l by the boxsh-init executable self.
+//
+// That process sets the limits on itself and executes argv, so the limits hold
+// before the command's first instruction. Setting them from outside after the
+// start would race with the command's first forks.
 func (l Limits) Wrap(self string, argv []string) []string {
 	if l.IsZero() {
 		return argv

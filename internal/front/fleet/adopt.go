@@ -57,13 +57,14 @@ func forgetRecord(s *session.Session) {
 	_ = os.Remove(filepath.Join(s.Dir(), RecordFile))
 }
 
-// adopt hosts again the sandboxes a previous server on the same state
-// directory left (stopped, or killed): their files, in their sessions,
-// with new processes, served as new ones are (admit). A session another
-// server runs on (locked) is left alone, and so is one of another
-// workspace; those of ephemeral sandboxes (MCP sessions', and warm
-// ones never taken) are removed, and so are those a killed server left
-// half-made (see settleSnapshots and session.Session.Settle).
+// adopt hosts again the sandboxes that a previous server on the same state
+// directory left, stopped or killed.
+//
+// Their files stay in their sessions; they get new processes and are served as
+// new ones are (admit). adopt leaves alone a session another server runs on
+// (locked), and one of another workspace. It removes the sessions of ephemeral
+// sandboxes (MCP sessions', and warm ones never taken), and those a killed
+// server left half-made (see settleSnapshots and session.Session.Settle).
 func (m *Manager) adopt(ctx context.Context) {
 	m.settleSnapshots()
 	if gone, err := session.RemoveAbandoned(m.cfg.SessionDir); err != nil {

@@ -297,14 +297,20 @@ const (
 	admitAdopted        // one of an earlier server, on its session
 )
 
-// admit serves sb under its name: the one way a sandbox comes to be
-// served, new, taken from the warm pool (how admitWarm) or adopted from
-// an earlier server (admitAdopted). It reserves the name within the
-// limits, starts the sandbox unless it runs, decorates its backend
-// (Config.Wrap: the audit log, the memory trimmer), labels its session
-// with its name and writes its record (last: a sandbox without its record
-// is one whose making did not end, see adopt). A new sandbox that fails
-// loses its files; an adopted one keeps them.
+// admit serves sb under its name.
+//
+// It is the one way a sandbox comes to be served: new, taken from the warm
+// pool (how admitWarm), or adopted from an earlier server (admitAdopted).
+// admit:
+//
+//   - reserves the name within the limits;
+//   - starts the sandbox unless it runs;
+//   - decorates its backend (Config.Wrap: the audit log, the memory trimmer);
+//   - labels its session with its name;
+//   - writes its record, last: a sandbox without its record is one whose
+//     making did not end (see adopt).
+//
+// A new sandbox that fails loses its files; an adopted one keeps them.
 func (m *Manager) admit(ctx context.Context, sb *Sandbox, how int) error {
 	name := sb.Name()
 	m.mu.Lock()

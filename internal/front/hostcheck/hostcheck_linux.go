@@ -114,12 +114,13 @@ func engineFlags(engine string, failed []Check) string {
 	return strings.Join(flags, " ") + " (" + map[string]string{"docker": "Docker", "podman": "Podman"}[engine] + ")"
 }
 
-// diagnoseSeccomp names a container's seccomp profile as the cause of
-// the failed start msg when boxsh runs under a filter (filtered) and the
-// runtime was refused a call: Docker's default profile, for one, lets a
-// process with CAP_SYS_ADMIN make a user namespace but refuses it keyctl,
-// which the runtime calls to give the sandbox a session keyring of its
-// own.
+// diagnoseSeccomp names a container's seccomp profile as the cause of the
+// failed start msg, when boxsh runs under a filter (filtered) and the runtime
+// was refused a call.
+//
+// Docker's default profile, for one, lets a process with CAP_SYS_ADMIN make a
+// user namespace but refuses it keyctl. The runtime calls keyctl to give the
+// sandbox a session keyring of its own.
 func diagnoseSeccomp(msg string, filtered bool) string {
 	if !filtered || !strings.Contains(msg, "operation not permitted") {
 		return ""
@@ -454,10 +455,11 @@ func cgroupWritable(mode string) bool {
 	return false
 }
 
-// SandboxCgroup tells whether a sandbox gets a cgroup of its own: only
-// when boxsh runs as the real root (uid 0 in the host's user namespace;
-// in a container's, uid 0 is an ordinary user of the host) and the cgroup
-// file system is writable (Docker mounts it read-only).
+// SandboxCgroup tells whether a sandbox gets a cgroup of its own.
+//
+// It does only when boxsh runs as the real root, and the cgroup file system is
+// writable (Docker mounts it read-only). The real root is uid 0 in the host's
+// user namespace; in a container's, uid 0 is an ordinary user of the host.
 func SandboxCgroup() bool {
 	if os.Geteuid() != 0 || !InitialUserNS() {
 		return false

@@ -21,10 +21,12 @@ const ProbeArg = "__boxsh_probe_start_calls"
 // Empty: StartCalls does not probe.
 var ProbeBinary string
 
-// StartCalls checks that the calls a sandbox's runtime makes once it is
-// in its namespaces (sethostname, keyctl, mount, pivot_root, umount) are
-// allowed, by making them in a child in new user, UTS, IPC and mount
-// namespaces: a container's seccomp profile may refuse them.
+// StartCalls checks that the calls a sandbox's runtime makes once it is in its
+// namespaces are allowed.
+//
+// Those calls are sethostname, keyctl, mount, pivot_root and umount; a
+// container's seccomp profile may refuse them. StartCalls makes them in a
+// child in new user, UTS, IPC and mount namespaces.
 func StartCalls() Check {
 	c := Check{Name: "start calls", Needed: true}
 	if ProbeBinary == "" {

@@ -10,13 +10,19 @@ import (
 	"syscall"
 )
 
-// Check tells why the existing file path (what it is for, such as "token
-// file"), of the kernel's mode and owner uid, must not be used by the user
-// me: not a regular file, owned by another user (who could have written
-// it), or open to the group or others (who could have written or could
-// read it). Each error is one line that says how to fix it. Open the file
-// with O_NOFOLLOW and check what fstat says of the descriptor, not of the
-// path: a symbolic link is refused by the open (see SymlinkError).
+// Check tells why the user me must not use the existing file path, of the
+// kernel's mode and owner uid.
+//
+// what says what the file is for, such as "token file". The file must not be
+// used when it is:
+//
+//   - not a regular file;
+//   - owned by another user, who could have written it;
+//   - open to the group or others, who could have written or could read it.
+//
+// Each error is one line that says how to fix it. Open the file with
+// O_NOFOLLOW and check what fstat says of the descriptor, not of the path: a
+// symbolic link is refused by the open (see SymlinkError).
 func Check(what, path string, mode, uid, me uint32) error {
 	if mode&syscall.S_IFMT != syscall.S_IFREG {
 		return fmt.Errorf("%s %s is not a regular file: give the path of a regular file, or of none to have it made", what, path)

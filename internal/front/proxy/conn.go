@@ -12,15 +12,15 @@ import (
 // errHeaderTooLarge is what a conn reads past its limit.
 var errHeaderTooLarge = errors.New("proxy: header too large")
 
-// A conn is one end of a proxied connection. During a handshake the
-// caller sets its deadlines and may limit how much it reads; then, after
-// keepAlive, each read and write waits at most idle past the last traffic
-// either way (the activity both ends of a tunnel share), so a busy
-// download keeps the quiet upload direction alive and a stalled tunnel
-// ends.
+// A conn is one end of a proxied connection.
 //
-// conn deliberately has no ReadFrom or WriteTo, so that io.CopyBuffer
-// copies through the caller's buffer and every byte passes Read and Write.
+// During a handshake, the caller sets its deadlines and may limit how much it
+// reads. After keepAlive, each read and write waits at most idle past the last
+// traffic either way: both ends of a tunnel share the activity. So a busy
+// download keeps the quiet upload direction alive, and a stalled tunnel ends.
+//
+// conn deliberately has no ReadFrom or WriteTo, so that io.CopyBuffer copies
+// through the caller's buffer and every byte passes Read and Write.
 type conn struct {
 	net.Conn
 	limit int64         // bytes left to read, or -1 for no limit
@@ -148,9 +148,10 @@ const lingerTimeout = 500 * time.Millisecond
 // lingerMax bounds what a closing connection reads and drops meanwhile.
 const lingerMax = 256 << 10
 
-// closeGracefully closes c after a last response: it ends the writing
-// side first, then reads and drops what the client still sends for a
-// moment, so that unread request bytes do not make the kernel reset the
+// closeGracefully closes c after a last response.
+//
+// It ends the writing side first, then reads and drops what the client still
+// sends for a moment. So unread request bytes do not make the kernel reset the
 // connection before the client has read the response.
 func closeGracefully(c *conn) {
 	if err := c.CloseWrite(); err == nil {

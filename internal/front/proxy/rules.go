@@ -27,20 +27,22 @@ type pattern struct {
 
 // NewRules validates and compiles allowed and denied domain patterns.
 //
-// A pattern is an exact host name ("registry.npmjs.org"), or
-// "*.example.com" for any subdomain (not example.com itself), optionally
-// with ":port" (then only that port; without it, any port). Host names
-// are compared case-insensitively, a trailing dot ignored. An IP address
-// is a pattern for exactly that address: "127.0.0.1", "127.0.0.1:8080",
-// "::1", "[::1]" or "[::1]:8080".
+// A pattern is one of:
+//
+//   - an exact host name ("registry.npmjs.org");
+//   - "*.example.com" for any subdomain, not example.com itself;
+//   - an IP address, for exactly that address: "127.0.0.1", "127.0.0.1:8080",
+//     "::1", "[::1]" or "[::1]:8080".
+//
+// A name may have ":port", for only that port; without it, any port matches.
+// Host names are compared case-insensitively, and a trailing dot is ignored.
 //
 // An allowed pattern that would open a whole public suffix ("*.com",
 // "*.co.uk", "*.github.io", or any single label such as "*.internal") is
-// refused as too broad; a denied one may ("*.ru"). "*" and "*." are
-// refused in both lists, as are malformed patterns: empty, with spaces or
-// other characters not valid in a host name, "*" other than as the whole
-// first label, a port that is not a number from 1 to 65535. The error
-// names the pattern.
+// refused as too broad; a denied one may ("*.ru"). Both lists refuse "*" and
+// "*.", and malformed patterns: empty, with spaces or other characters not
+// valid in a host name, "*" other than as the whole first label, or a port
+// that is not a number from 1 to 65535. The error names the pattern.
 func NewRules(allowed, denied []string) (*Rules, error) {
 	r := &Rules{}
 	for _, s := range allowed {

@@ -228,10 +228,11 @@ func (srv *server) decide(host string, port int, protocol string) decision {
 // that a command trying many names cannot grow the set without end.
 const maxRefusedHosts = 1000
 
-// warnRefused logs at Warn, the default level, one line the first time a
-// host is refused, so that the user learns what a build needed (a client
-// often shows only "403" or "connection refused"); later refusals of the
-// host are logged at Info only.
+// warnRefused logs at Warn, the default level, one line the first time a host
+// is refused. Later refusals of the host are logged at Info only.
+//
+// So the user learns what a build needed: a client often shows only "403" or
+// "connection refused".
 func (srv *server) warnRefused(d decision) {
 	srv.refusedMu.Lock()
 	_, seen := srv.refused[d.host]

@@ -8,17 +8,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DiskWalk measures the disk space of a directory tree that someone else
-// may be changing (a sandbox's writable layer): the blocks of the top
-// directory and of every entry below it (a file with several links once),
-// without following symbolic links. Each directory is opened beneath its
-// parent with O_NOFOLLOW, so that a directory swapped for a link during
-// the walk leads nowhere outside. A directory of the walker's own whose
-// mode keeps its owner out (0300, 0000) is lent read and search
-// permission for the time of its walk, through a descriptor of that very
-// directory, and given its mode back after. A directory it still cannot
-// walk (another owner's; one changed under it) is left out, and the walk
-// says so (truncated).
+// DiskWalk measures the disk space of a directory tree that someone else may
+// be changing, such as a sandbox's writable layer.
+//
+// It counts the blocks of the top directory and of every entry below it, a
+// file with several links once, without following symbolic links. Each
+// directory is opened beneath its parent with O_NOFOLLOW, so a directory
+// swapped for a link during the walk leads nowhere outside.
+//
+// A directory of the walker's own whose mode keeps its owner out (0300, 0000)
+// is lent read and search permission for the time of its walk, through a
+// descriptor of that very directory, and given its mode back after. A
+// directory it still cannot walk (another owner's, or one changed under it) is
+// left out, and the walk says so (truncated).
 type DiskWalk struct {
 	// MaxEntries bounds the entries walked (0: no bound).
 	MaxEntries int
