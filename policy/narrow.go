@@ -36,12 +36,13 @@ const defaultMaxOutput = 10 << 20
 // networkStrictness orders the network modes, the least strict first.
 var networkStrictness = []string{NetworkAllowAll, NetworkAllowlist, NetworkDisabled}
 
-// addNarrowing merges settings s from source, a file the user has not
-// trusted, so that it can only narrow the policy merged so far: it adds
-// denyRead, denyWrite and deniedDomains rules, variables the user's
-// settings do not set or pass, lower limits and a stricter network mode;
-// everything else is left out. It returns what it left out, as
-// "key value" (value as JSON), in a stable order.
+// addNarrowing merges settings s from source, a file the user has not trusted,
+// so that it can only narrow the policy merged so far.
+//
+// It adds denyRead, denyWrite and deniedDomains rules, variables that the
+// user's settings do not set or pass, lower limits and a stricter network
+// mode. Everything else is left out. It returns what it left out, as "key
+// value" (value as JSON), in a stable order.
 func (m *Merger) addNarrowing(s Settings, source Source) (ignored []string) {
 	ignore := func(key string, v any) {
 		b, _ := json.Marshal(v)

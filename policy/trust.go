@@ -131,13 +131,14 @@ type SettingsFile struct {
 	Untrustable string
 }
 
-// ReadSettingsFile reads the settings file at path once. Its key is the
-// path with the directories above its own directory resolved; the file
-// and its directory must not be symbolic links for it to be trustable (a
-// project's .boxsh linked to another project's would otherwise borrow that
-// project's trust, with relative rules now meaning other paths). The file
-// must be a regular file of at most 1 MiB (a FIFO or device is refused,
-// without blocking).
+// ReadSettingsFile reads the settings file at path once.
+//
+// Its key is the path with the directories above its own directory resolved.
+// For the file to be trustable, neither it nor its directory may be a symbolic
+// link. Otherwise a project's .boxsh linked to another project's would borrow
+// that project's trust, with relative rules now meaning other paths. The file
+// must be a regular file of at most 1 MiB; a FIFO or device is refused,
+// without blocking.
 func ReadSettingsFile(path string) (SettingsFile, error) {
 	sf := SettingsFile{Path: path}
 	abs, err := filepath.Abs(path)

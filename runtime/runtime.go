@@ -267,10 +267,15 @@ func (in *Instance) Stop(grace time.Duration) error {
 }
 
 // Supervisor keeps a boxsh-init running for the front and forwards calls to
-// it. When boxsh-init dies, what it left is cleaned up at once (its
-// sandbox, or in plain mode the commands it ran, orphaned to the front),
-// the calls it was running fail, a call that could not reach it is sent
-// to a fresh one, and the next call starts a fresh one.
+// it.
+//
+// When boxsh-init dies:
+//
+//   - what it left is cleaned up at once: its sandbox, or in plain mode the
+//     commands it ran, orphaned to the front;
+//   - the calls it was running fail;
+//   - a call that could not reach it is sent to a fresh one;
+//   - the next call starts a fresh one.
 type Supervisor struct {
 	cfg Config
 
@@ -326,10 +331,12 @@ func (s *Supervisor) Err() error {
 	return s.fatal
 }
 
-// watch cleans up after boxsh-init in as soon as it exits, if it is still
-// the current one: the commands it ran (in plain mode, orphaned to the
-// front, which is their subreaper) are killed at once, not when the next
-// call comes. A boxsh-init of another build ends the session at once.
+// watch cleans up after boxsh-init in as soon as it exits, if it is still the
+// current one.
+//
+// The commands it ran are killed at once, not when the next call comes; in
+// plain mode they are orphaned to the front, their subreaper. A boxsh-init of
+// another build ends the session at once.
 func (s *Supervisor) watch(in *Instance) {
 	select {
 	case <-in.exited:

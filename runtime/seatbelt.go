@@ -208,13 +208,14 @@ func StartSeatbelt(in SeatbeltInputs, env, argv []string, log hclog.Logger) (*Se
 	return &Seatbelt{Args: args, Dir: dir, Env: env, Stop: stop, Inputs: in}, nil
 }
 
-// makePrivateTmp makes the sandbox's own temporary directory in the
-// caller's $TMPDIR (in.TmpDir, else the system's), sets in.PrivateTmp,
-// and returns env with TMPDIR naming it (and zsh's TMPPREFIX, which zsh
-// uses for here-documents instead of TMPDIR), and the function that
-// removes it. The shared temporary directories stay read-only (issue 29,
-// item 11); this one is the sandbox's alone, as Linux gives each sandbox
-// a /tmp of its own.
+// makePrivateTmp makes the sandbox's own temporary directory in the caller's
+// $TMPDIR (in.TmpDir, else the system's), and sets in.PrivateTmp.
+//
+// It returns env with TMPDIR naming the directory, and zsh's TMPPREFIX, which
+// zsh uses for here-documents instead of TMPDIR. It also returns the function
+// that removes the directory. The shared temporary directories stay read-only;
+// this one is the sandbox's alone, as Linux gives each sandbox a /tmp of its
+// own.
 func makePrivateTmp(in *SeatbeltInputs, env []string) ([]string, func(), error) {
 	base := in.TmpDir
 	if base == "" {
@@ -249,12 +250,14 @@ func prepareCowDst(b policy.Bind) error {
 }
 
 // startSeatbeltProxy starts the front's network proxy when the policy's
-// network mode is allowlist, as the Linux front does (there it reaches the
-// sandbox through boxsh-init's forwarder; on macOS the sandbox has no
-// network of its own and reaches it on the host's loopback, the only
-// address its profile lets it connect to). It sets in.ProxyPort and
-// returns env with the proxy variables (plan.WithProxyEnvAt) and the
-// function that stops the proxy; without allowlist, env as it is.
+// network mode is allowlist, as the Linux front does.
+//
+// On Linux the proxy reaches the sandbox through boxsh-init's forwarder. On
+// macOS the sandbox has no network of its own, and reaches the proxy on the
+// host's loopback, the only address its profile lets it connect to.
+// startSeatbeltProxy sets in.ProxyPort, and returns env with the proxy
+// variables (plan.WithProxyEnvAt) and the function that stops the proxy.
+// Without allowlist, it returns env as it is.
 func startSeatbeltProxy(in *SeatbeltInputs, env []string, log hclog.Logger) ([]string, func(), error) {
 	if mode, _ := in.Policy.Network(); mode != policy.NetworkAllowlist {
 		return env, func() {}, nil

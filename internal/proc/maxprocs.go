@@ -23,20 +23,22 @@ func ReserveProcs(n int) {
 	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n)
 }
 
-// OneProc sets GOMAXPROCS to 1, for a process whose goroutines never sit
-// in blocking system calls and whose work is light beside what the
-// others do on the other cores: boxsh-init's tool server, and the front
-// once it serves HTTP, or stdio with a stdin read through the poller
-// (PollableInput). A GOMAXPROCS set in the environment is left as it is.
+// OneProc sets GOMAXPROCS to 1. A GOMAXPROCS set in the environment is left as
+// it is.
 //
-// With idle Ps, every goroutine made ready (a reply from boxsh-init;
-// net/http makes several per request) wakes another thread that spins,
-// looking for work, on the cores the client, boxsh-init and the commands
-// need: one P lowers the front's processor time and context switches per
-// pipelined call, and the HTTP round trip's excess over stdio. A Go
-// process also keeps, after a burst of work, runtime metadata that grows
-// with the Ps that ran it (per-P caches, the collector's parallel
-// marking). docs/perf.md has the figures.
+// It is for a process whose goroutines never sit in blocking system calls, and
+// whose work is light beside what the others do on the other cores:
+// boxsh-init's tool server, and the front once it serves HTTP, or stdio with a
+// stdin read through the poller (PollableInput).
+//
+// With idle Ps, every goroutine made ready wakes another thread that spins,
+// looking for work, on the cores the client, boxsh-init and the commands need.
+// Such goroutines are a reply from boxsh-init, or the several that net/http
+// makes per request. One P lowers the front's processor time and context
+// switches per pipelined call, and the HTTP round trip's excess over stdio.
+// After a burst of work, a Go process also keeps runtime metadata that grows
+// with the Ps that ran it: per-P caches, the collector's parallel marking.
+// docs/perf.md has the figures.
 func OneProc() {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return

@@ -11,19 +11,20 @@ import (
 )
 
 // PollableInput returns a reader of f (stdin) that waits for input in the
-// runtime's network poller instead of in a blocking read: a goroutine
-// waiting for the next message then holds no scheduler P, so that the
-// process can run on one P without a wake-up (the answer on another
-// descriptor) waiting for the runtime's monitor to take the P back from
-// the blocked read. ok is false, and f is returned, when f cannot be
-// waited for that way (a regular file, which never blocks).
+// runtime's network poller instead of in a blocking read.
 //
-// f's descriptor keeps its flags: making it non-blocking would change the
-// open file description it shares with other processes (the shell that
-// started boxsh, or its stdout when both are one socket). Instead an epoll
-// instance of its own watches it, and that instance, which no one else
-// sees, is non-blocking and in the poller; a read is made once the
-// descriptor is readable, so it returns at once with what is there.
+// A goroutine waiting for the next message then holds no scheduler P. So the
+// process can run on one P without a wake-up, such as the answer on another
+// descriptor, waiting for the runtime's monitor to take the P back from the
+// blocked read. ok is false, and f is returned, when f cannot be waited for
+// that way: a regular file, which never blocks.
+//
+// f's descriptor keeps its flags. Making it non-blocking would change the open
+// file description it shares with other processes: the shell that started
+// boxsh, or its stdout when both are one socket. Instead an epoll instance of
+// its own watches it. That instance, which no one else sees, is non-blocking
+// and in the poller. A read is made once the descriptor is readable, so it
+// returns at once with what is there.
 func PollableInput(f *os.File) (r io.Reader, ok bool) {
 	sc, err := f.SyscallConn()
 	if err != nil {

@@ -39,10 +39,14 @@ type pattern struct {
 //
 // An allowed pattern that would open a whole public suffix ("*.com",
 // "*.co.uk", "*.github.io", or any single label such as "*.internal") is
-// refused as too broad; a denied one may ("*.ru"). Both lists refuse "*" and
-// "*.", and malformed patterns: empty, with spaces or other characters not
-// valid in a host name, "*" other than as the whole first label, or a port
-// that is not a number from 1 to 65535. The error names the pattern.
+// refused as too broad; a denied one may ("*.ru"). Both lists refuse "*", "*."
+// and malformed patterns:
+//
+//   - empty, or with spaces or other characters not valid in a host name;
+//   - with "*" other than as the whole first label;
+//   - with a port that is not a number from 1 to 65535.
+//
+// The error names the pattern.
 func NewRules(allowed, denied []string) (*Rules, error) {
 	r := &Rules{}
 	for _, s := range allowed {

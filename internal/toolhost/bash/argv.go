@@ -6,13 +6,14 @@ import (
 	"strings"
 )
 
-// argvCommand is the shell command that runs argv without the shell
-// interpreting it: `exec` and each argument single-quoted, so that no
-// expansion, word splitting, quoting or redirection applies, and the
-// shell is replaced by the program (looked up in PATH as the shell does:
-// exit code 127 when not found, 126 when not executable). argv runs
-// through the pool like any command, with its timeout, environment,
-// working directory and stdin.
+// argvCommand returns the shell command that runs argv without the shell
+// interpreting it.
+//
+// The command is `exec` and each argument single-quoted. So no expansion, word
+// splitting, quoting or redirection applies, and the program replaces the
+// shell. The program is looked up in PATH as the shell does: exit code 127
+// when not found, 126 when not executable. argv runs through the pool like any
+// command, with its timeout, environment, working directory and stdin.
 func argvCommand(argv []string) (string, error) {
 	if err := CheckArgv(argv); err != nil {
 		return "", err

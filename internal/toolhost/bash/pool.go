@@ -101,9 +101,9 @@ type Pool struct {
 	// have started (or failed to).
 	warmedUp chan struct{}
 	// short is how many shells the first call's release starts beyond its
-	// own replacement, to bring shells to idleShells: at start-up only
-	// one is made, so that on a cold start the first call does not share
-	// the processor with more shell start-ups.
+	// own replacement, to bring shells to idleShells. At start-up only one
+	// is made, so that on a cold start the first call does not share the
+	// processor with more shell start-ups.
 	short atomic.Int32
 	// drainGrace is how long output is still awaited after the shell
 	// exits: the constant drainGrace, which tests shorten.

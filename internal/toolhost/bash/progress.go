@@ -9,9 +9,10 @@ import (
 // counterKey is the context key of a call's output counter.
 type counterKey struct{}
 
-// WithOutputCounter returns a context for Run or RunHold that has the call
-// add to n every byte its command writes to stdout or stderr (those over
-// the cap included), as they are read: someone may watch a long command's
+// WithOutputCounter returns a context for Run or RunHold that has the call add
+// to n every byte its command writes to stdout or stderr, as they are read.
+//
+// Bytes over the cap are counted too. So someone may watch a long command's
 // output grow.
 func WithOutputCounter(ctx context.Context, n *atomic.Uint64) context.Context {
 	return context.WithValue(ctx, counterKey{}, n)

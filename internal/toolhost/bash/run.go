@@ -54,10 +54,12 @@ func (p *Pool) Run(ctx context.Context, t *Ticket, args tool.BashArgs) (tool.Bas
 	return out, err
 }
 
-// RunHold is Run, except that the worker stays taken until release is
-// called: a caller that hands the output on (to a client that may read
-// slowly) releases the worker once it is delivered, so that results of a
-// stalled client cannot pile up. release is never nil.
+// RunHold is Run, except that the worker stays taken until release is called.
+// release is never nil.
+//
+// A caller that hands the output on, to a client that may read slowly,
+// releases the worker once the output is delivered. So results for a stalled
+// client cannot pile up.
 func (p *Pool) RunHold(ctx context.Context, t *Ticket, args tool.BashArgs) (out tool.BashOutput, release func(), err error) {
 	release = func() {}
 	if t == nil {

@@ -42,10 +42,11 @@ func (p *Pool) takeShell() (s *shell, refillLater bool) {
 }
 
 // refill asks for a warm shell for shells, unless the pool is closed.
-// One goroutine makes them, as many as were asked for by then in one
-// exchange with the zygote (up to maxBatch): in a burst of calls, where
-// each call asks for one, the zygote and boxsh-init then wake once for
-// several shells, and no goroutine is started for each.
+//
+// One goroutine makes the shells: as many as were asked for by then, in one
+// exchange with the zygote (up to maxBatch). In a burst of calls, where each
+// call asks for one, the zygote and boxsh-init then wake once for several
+// shells, and no goroutine is started per shell.
 func (p *Pool) refill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -121,11 +122,14 @@ func (s *shell) wait() error {
 	return err
 }
 
-// startShell starts a shell. With no command it is a warm shell waiting for
-// one, cloned from the zygote (a shell with errNoZygote if there is none);
-// otherwise it runs `<shell> -c command` in dir (or the pool's directory)
-// with env (or the pool's environment). Its stdin is a pipe when the call
-// gives stdin, else /dev/null. Failures are recorded in the result.
+// startShell starts a shell. Failures are recorded in the result.
+//
+//   - With no command, it is a warm shell waiting for one, cloned from the
+//     zygote; with errNoZygote if there is none.
+//   - Otherwise it runs `<shell> -c command` in dir (or the pool's directory)
+//     with env (or the pool's environment).
+//
+// Its stdin is a pipe when the call gives stdin, else /dev/null.
 func (p *Pool) startShell(c *coldStart) *shell {
 	if c == nil {
 		return p.startWarm(1)[0]

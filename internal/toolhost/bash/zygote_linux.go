@@ -146,11 +146,13 @@ func startZygote(lib, shell string, limits proc.Limits, env []string, dir string
 // pool's environment.
 const zygoteBindEnv = "BOXSH_ZYGOTE_BIND_NOW"
 
-// zygoteEnv is the environment of the zygote: the pool's, with the
-// library preloaded and its socket named. Unless the pool's sets it
-// itself, LD_BIND_NOW has the loader bind every symbol of the shell and
-// its libraries once, in the zygote, rather than in each clone as its
-// shell first calls them (a tenth of a clone's processor time).
+// zygoteEnv returns the environment of the zygote: the pool's, with the
+// library preloaded and its socket named.
+//
+// Unless the pool's environment sets it itself, LD_BIND_NOW has the loader
+// bind every symbol of the shell and its libraries once, in the zygote.
+// Otherwise each clone would bind them as its shell first calls them, at a
+// cost to every clone.
 func zygoteEnv(env []string, lib string) []string {
 	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, zygoteBindEnv+"=") })
 	env = append(env, "LD_PRELOAD="+lib, zygoteFDEnv+"=3")

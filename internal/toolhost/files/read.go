@@ -35,14 +35,15 @@ func Read(ctx context.Context, args tool.ReadArgs) tool.Result {
 	return readAny(ctx, args)
 }
 
-// readRegular reads a regular file in the fewest system calls: open,
-// fstat, read (the whole of a small file) and close, through the
-// descriptor rather than the os package's file, which costs five more
-// calls to find that a regular file cannot be polled. It gives up (ok
-// false, nothing reported) on whatever is not a regular file it could
-// open, leaving the errors, the look-alike names, directories, FIFOs and
-// devices to readAny. The kernel enforces the sandbox's file rules on the
-// open, as on any other.
+// readRegular reads a regular file in the fewest system calls: open, fstat,
+// read (the whole of a small file) and close.
+//
+// It reads through the descriptor rather than the os package's file, which
+// costs five more calls to find that a regular file cannot be polled. It gives
+// up (ok false, nothing reported) on whatever is not a regular file it could
+// open. The errors, the look-alike names, directories, FIFOs and devices are
+// left to readAny. The kernel enforces the sandbox's file rules on the open,
+// as on any other.
 func readRegular(ctx context.Context, args tool.ReadArgs) (tool.Result, bool) {
 	fd, size, ok := openRegular(args.Path)
 	if !ok {

@@ -47,13 +47,14 @@ func linkUnnamed(f *os.File, path string) error {
 	return nil
 }
 
-// holdInode holds the inode of path, if there is one, until the release
-// it returns, which lets it go in the background. A file replaced by a
-// rename is freed (its blocks given back, which takes time) when
-// the rename drops its last name, unless something holds it: it is then
-// freed as the hold is released, once the call has been answered. O_PATH
-// holds it without opening it for reading or writing: no permission is
-// needed and nothing happens to the file.
+// holdInode holds the inode of path, if there is one, until the release it
+// returns, which lets it go in the background.
+//
+// A file replaced by a rename is freed when the rename drops its last name,
+// unless something holds it. Freeing gives its blocks back, which takes time.
+// A held file is freed as the hold is released, once the call has been
+// answered. O_PATH holds the inode without opening it for reading or writing:
+// no permission is needed, and nothing happens to the file.
 func holdInode(path string) (release func()) {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {

@@ -174,10 +174,11 @@ func fill(f *os.File, data []byte, mode fs.FileMode) error {
 	return f.Sync()
 }
 
-// publish puts the complete unnamed file f at target. A new target is
-// linked at once; an existing one is replaced by rename, which needs a
-// name: f is linked at a temporary name for the two system calls until
-// the rename (the only moment an interrupted write could leave it).
+// publish puts the complete unnamed file f at target.
+//
+// A new target is linked at once. An existing one is replaced by rename, which
+// needs a name. So f is linked at a temporary name for the two system calls
+// until the rename, the only moment an interrupted write could leave it.
 func publish(f *os.File, target string, exists bool) error {
 	if !exists {
 		err := linkUnnamed(f, target)

@@ -63,10 +63,12 @@ type Type struct {
 }
 
 // Detect inspects head, the first bytes of a file (see HeadSize), whose full
-// size is size. A size smaller than len(head), as reported for files under
-// /proc, means the size is unknown; it only sharpens a few structural checks
-// and never decides emptiness: an empty head is reported as the non-binary
-// type "inode/x-empty", like boxsh v3 does.
+// size is size.
+//
+// A size smaller than len(head), as reported for files under /proc, means the
+// size is unknown. The size only sharpens a few structural checks and never
+// decides emptiness. An empty head is reported as the non-binary type
+// "inode/x-empty", as boxsh v3 does.
 func Detect(head []byte, size int64) Type {
 	if len(head) > HeadSize {
 		head = head[:HeadSize]

@@ -110,18 +110,22 @@ func matchMagic(raw []byte, magic string) bool {
 	return true
 }
 
-// Fit decodes raw (of type mime) and returns it within lim.
+// Fit decodes raw, of type mime, and returns it within lim.
 //
-// An image whose dimensions and base64 size are within lim is returned as
-// is, with its own MIME type (mime, or the detected type if mime is empty).
-// Otherwise it is scaled down to fit MaxWidth×MaxHeight, keeping its aspect
-// ratio, and encoded both as PNG and as JPEG at quality 80, keeping the
-// smaller; if neither fits MaxBytes, JPEG qualities 60, 40 and 20 are tried,
-// and then the dimensions are halved, up to eight times, as boxsh v3 does.
+// An image whose dimensions and base64 size are within lim is returned as is,
+// with its own MIME type: mime, or the detected type if mime is empty.
+// Otherwise, as boxsh v3 does:
+//
+//   - it is scaled down to fit MaxWidth×MaxHeight, keeping its aspect ratio;
+//   - it is encoded both as PNG and as JPEG at quality 80, keeping the
+//     smaller;
+//   - if neither fits MaxBytes, JPEG qualities 60, 40 and 20 are tried;
+//   - then the dimensions are halved, up to eight times.
+//
 // A JPEG has its transparent areas composited over white.
 //
-// Fit decodes PNG, JPEG, GIF (first frame), BMP, WebP and TIFF, whatever
-// mime says; anything else, or undecodable data, yields an error wrapping
+// Fit decodes PNG, JPEG, GIF (first frame), BMP, WebP and TIFF, whatever mime
+// says. Anything else, or undecodable data, yields an error wrapping
 // ErrUnsupported. An error wrapping ErrTooLarge means the image cannot be
 // fitted, or has too many pixels to be decoded safely.
 func Fit(raw []byte, mime string, lim Limits) (Image, error) {

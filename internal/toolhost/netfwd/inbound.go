@@ -14,11 +14,13 @@ import (
 // dialTimeout bounds a connection to a port of the sandbox's loopback.
 const dialTimeout = 5 * time.Second
 
-// ServeInbound serves the streams the front opens on the forwarding
-// socket's session (see initproto.ForwardHeader) until ctx ends or accept
-// fails: each is connected to 127.0.0.1:PORT, the port its header names,
-// on this process's own network namespace (the sandbox's), and copied
-// both ways. It connects nowhere else: the port is all a stream chooses.
+// ServeInbound serves the streams that the front opens on the forwarding
+// socket's session (see initproto.ForwardHeader), until ctx ends or accept
+// fails.
+//
+// Each stream is connected to 127.0.0.1:PORT, the port its header names, in
+// this process's own network namespace (the sandbox's), and copied both ways.
+// It connects nowhere else: the port is all a stream chooses.
 func ServeInbound(ctx context.Context, accept func() (net.Conn, error)) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()

@@ -108,24 +108,26 @@ func (r *Reaper) isKnown(pid int) bool {
 }
 
 // retryDelay is how soon the reaper looks again, child by child, when an
-// exited child of its own (that its Wait will take) hides the others and
-// is not forgotten meanwhile; it doubles up to maxRetryDelay while a child
-// stays so (a warm shell killed while idle is waited for only when a call
-// takes it). Usually Forget wakes the reaper first: under a steady load of
-// calls some child of its own has always just exited, and the reaper
-// would otherwise look child by child (through /proc) every few
-// milliseconds.
+// exited child of its own hides the others and is not forgotten
+// meanwhile. That child's own Wait will take it. The delay doubles up to
+// maxRetryDelay while a child stays so: a warm shell killed while idle is
+// waited for only when a call takes it.
+//
+// Usually Forget wakes the reaper first. Under a steady load of calls,
+// some child of its own has always just exited, and the reaper would
+// otherwise look child by child (through /proc) every few milliseconds.
 const (
 	retryDelay    = 100 * time.Millisecond
 	maxRetryDelay = time.Second
 )
 
-// reapInterval is the shortest time between two reaps. Every command's
-// shell that exits signals SIGCHLD, and in a burst of calls a reap at
-// each woke the reaper twice a call (the signal, then Forget) for a reap
-// that found only the pool's own shell; signals that come meanwhile make
-// one reap at the end of the interval. An orphan stays a zombie that much
-// longer.
+// reapInterval is the shortest time between two reaps. An orphan stays a
+// zombie that much longer.
+//
+// Every command's shell that exits signals SIGCHLD. In a burst of calls, a
+// reap at each signal would wake the reaper twice a call (the signal, then
+// Forget) for a reap that finds only the pool's own shell. Signals that come
+// within the interval make one reap at its end.
 const reapInterval = 5 * time.Millisecond
 
 // Run reaps at every SIGCHLD, at most once per reapInterval, until ctx
@@ -206,10 +208,12 @@ func (r *Reaper) Reap() int {
 	return n
 }
 
-// reap reaps exited children that are not recorded. The kernel shows
-// exited children one at a time, without reaping them (WNOWAIT); when the
-// first is one of ours, the ones behind it stay hidden until its Wait has
-// taken it, and reap reports blocked so that Run looks again soon.
+// reap reaps exited children that are not recorded.
+//
+// The kernel shows exited children one at a time, without reaping them
+// (WNOWAIT). When the first is one of ours, the ones behind it stay hidden
+// until its Wait has taken it. reap then reports blocked, so that Run looks
+// again soon.
 func (r *Reaper) reap() (n int, blocked bool) {
 	if r == nil {
 		return 0, false

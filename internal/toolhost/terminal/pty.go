@@ -47,13 +47,14 @@ type ptyOps struct {
 	openTTY    func(name string) (*os.File, error)
 }
 
-// openWith opens a pseudo-terminal with ops. A failure of grant or unlock
-// is not fatal, as in the original (sandbox_darwin.cpp:341-346 allows the
-// devices; its terminal code ignores these failures): under a Seatbelt
-// profile they can be refused (they change the owner and mode of the
-// terminal device), and the terminal then still opens, already ours and
-// unlocked; if it does not, opening it fails and says so. creack/pty's
-// Open makes them fatal.
+// openWith opens a pseudo-terminal with ops.
+//
+// A failure of grant or unlock is not fatal, as in the original:
+// sandbox_darwin.cpp:341-346 allows the devices, and its terminal code ignores
+// these failures. Under a Seatbelt profile they can be refused, since they
+// change the owner and mode of the terminal device. The terminal then still
+// opens, already ours and unlocked; if it does not, opening it fails and says
+// so. creack/pty's Open makes them fatal.
 func openWith(ops ptyOps) (master, tty *os.File, err error) {
 	master, err = ops.openMaster()
 	if err != nil {

@@ -178,13 +178,14 @@ func NewManager(opts Options) *Manager {
 	return m
 }
 
-// Run starts command (run as Shell -c command) on a new pseudo-terminal of
-// cols columns and rows rows (DefaultCols and DefaultRows if not positive),
-// then waits for its first output as Output does and returns the session's
-// snapshot with its ID set.
+// Run starts command, as Shell -c command, on a new pseudo-terminal, and
+// returns the session's snapshot with its ID set.
+//
+// The terminal has cols columns and rows rows (DefaultCols and DefaultRows if
+// not positive). Run waits for the command's first output as Output does.
 //
 // If the Manager is at its limit, Run first removes the oldest session whose
-// process has exited; if there is none it fails with ErrTooManySessions. If
+// process has exited; if there is none, it fails with ErrTooManySessions. If
 // ctx is done before the first output, the session is killed and Run returns
 // the context's error.
 func (m *Manager) Run(ctx context.Context, command string, cols, rows int) (Snapshot, error) {
@@ -320,11 +321,12 @@ func (m *Manager) Send(ctx context.Context, id, text string) (Snapshot, error) {
 	return s.snapshot(), nil
 }
 
-// Output returns the session's snapshot once its screen has been quiet
-// for settleQuiet (counted from the call), so that a screen is not
-// reported half drawn; while output streams in without pause, it returns
-// at most streamSettle after the first new output. It returns at once if
-// the process has exited.
+// Output returns the session's snapshot once its screen has been quiet for
+// settleQuiet, counted from the call, so that a screen is not reported half
+// drawn.
+//
+// While output streams in without pause, it returns at most streamSettle after
+// the first new output. It returns at once if the process has exited.
 func (m *Manager) Output(ctx context.Context, id string) (Snapshot, error) {
 	s, err := m.lookup(id)
 	if err != nil {
