@@ -8,10 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirChain is the open directories of a clean absolute path, from "/"
-// down, each opened beneath the one before without following a link: a
-// directory renamed away and replaced by a link while it is opened stops
-// the walk rather than leading it elsewhere.
+// dirChain is the open directories of a clean absolute path, from "/" down.
+//
+// Each is opened beneath the one before, without following a link. So a
+// directory renamed away and replaced by a link while it is opened stops the
+// walk, rather than leading it elsewhere.
 type dirChain struct {
 	paths []string
 	fds   []int

@@ -10,10 +10,12 @@ import (
 	"syscall"
 )
 
-// checkOwnDir checks that dir, if it exists, is a directory of the user's
-// own and not a symlink: boxsh writes into the directories of a bundle,
-// which an earlier sandbox may have been able to write in, and must never
-// write through a link it left there to a host file.
+// checkOwnDir checks that dir, if it exists, is a directory of the user's own
+// and not a symlink.
+//
+// boxsh writes into the directories of a bundle, which an earlier sandbox may
+// have been able to write in. It must never write to a host file through a
+// link left there.
 func checkOwnDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {

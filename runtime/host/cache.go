@@ -7,12 +7,13 @@ import (
 	"github.com/boxsh/boxsh/policy"
 )
 
-// cacheBind is the --cache directory of sb as the wr bind of itself that
-// it is checked as, and whether sb has one. The directory is shown at the
-// home's .cache (plan.CacheEnv), not at its own place, so neither the
-// protected paths nor the other binds cover anything in it: it is checked
-// alone, and refused where a wr bind of it would keep something
-// read-only.
+// cacheBind returns the --cache directory of sb as the wr bind of itself that
+// it is checked as, and whether sb has one.
+//
+// The directory is shown at the home's .cache (plan.CacheEnv), not at its own
+// place. So neither the protected paths nor the other binds cover anything in
+// it. It is checked alone, and refused where a wr bind of it would keep
+// something read-only.
 func cacheBind(sb policy.Sandbox) (policy.Bind, bool) {
 	if sb.Cache == "" {
 		return policy.Bind{}, false
@@ -44,22 +45,26 @@ func bindFlag(sb policy.Sandbox, b policy.Bind) string {
 	return "--bind " + b.String()
 }
 
-// cacheSkip are the directories of the --cache directory that the walk
-// of checkCache does not look into, as the walks of the binds do not look
-// into the tool caches (toolCaches): the module caches plan.CacheEnv
-// puts there, whose modules' files no tool of the host acts on.
+// cacheSkip are the directories of the --cache directory that the walk of
+// checkCache does not look into. They are the module caches that plan.CacheEnv
+// puts there, whose modules' files no tool of the host acts on; the walks of
+// the binds skip the tool caches (toolCaches) alike.
 var cacheSkip = []string{"go-mod", "npm"}
 
-// checkCache refuses a --cache directory that --bind wr: of it would not
-// leave writable whole: one that holds or is inside boxsh's configuration
-// directory (configHidden), the home itself or a directory holding it,
-// a path through a symbolic link (ResolveSandbox resolves the flag's),
-// and one that holds, or is inside, an entry of the protected list (the
-// entries where they exist, a repository's control files, and the
-// entries whose place in the home is inside it even when missing;
-// GatherProtection). boxsh's state directory is refused with the binds
-// (stateHidden, through writableBinds). extra are the policy's
-// filesystem.protect entries.
+// checkCache refuses a --cache directory that --bind wr: of it would not leave
+// writable whole.
+//
+// It refuses one that:
+//
+//   - holds or is inside boxsh's configuration directory (configHidden);
+//   - is the home itself or a directory holding it;
+//   - is a path through a symbolic link (ResolveSandbox resolves the flag's);
+//   - holds, or is inside, an entry of the protected list: the entries where
+//     they exist, a repository's control files, and the entries whose place in
+//     the home is inside it even when missing (GatherProtection).
+//
+// boxsh's state directory is refused with the binds (stateHidden, through
+// writableBinds). extra are the policy's filesystem.protect entries.
 func checkCache(sb policy.Sandbox, home string, extra []string) error {
 	cb, ok := cacheBind(sb)
 	if !ok {

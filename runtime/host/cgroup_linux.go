@@ -34,8 +34,9 @@ func SandboxCgroup() (parent string, ok bool) {
 func rootlessCgroups() bool { return !hostcheck.SandboxCgroup() }
 
 // rootlessEUID tells libcontainer to start the sandbox as a user without
-// privileges, as any user but root with CAP_SYS_ADMIN: root in a
-// container without it (Docker's and a pod's defaults) cannot join the
-// sandbox's mount namespace to prepare its mounts, as libcontainer does
-// for root.
+// privileges.
+//
+// It does so for any user but root with CAP_SYS_ADMIN. Root in a container
+// without it (Docker's and a pod's defaults) cannot join the sandbox's mount
+// namespace to prepare its mounts, as libcontainer does for root.
 func rootlessEUID() bool { return os.Geteuid() != 0 || !hostcheck.CapSysAdmin() }

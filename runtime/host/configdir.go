@@ -9,12 +9,13 @@ import (
 )
 
 // configHidden refuses a sandbox that could write the user's boxsh
-// configuration directory dir (policy.ConfigDir): the global settings file
-// and the trust store there decide what later sandboxes may do, so a
-// command that wrote them could widen its own future policy. dir is
-// writable when the most specific bind that shows it is a wr bind or a
-// cow destination, unless the protected paths (protect) keep it, or both
-// of its files, read-only.
+// configuration directory dir (policy.ConfigDir).
+//
+// The global settings file and the trust store there decide what later
+// sandboxes may do. So a command that wrote them could widen its own future
+// policy. dir is writable when the most specific bind that shows it is a wr
+// bind or a cow destination, unless the protected paths (protect) keep it, or
+// both of its files, read-only.
 func configHidden(sb policy.Sandbox, protect []plan.HostPath, dir string) error {
 	via := plan.BindShowing(sb, dir)
 	if via == nil || via.Mode == policy.ReadOnly {

@@ -520,14 +520,20 @@ func (ct *Container) Destroy() {
 	})
 }
 
-// stateRoot is the directory of the running sandboxes' state (their root
-// directories among it), private to the user and in memory when possible,
-// where making the root's few dozen mount points is fast:
-// $XDG_RUNTIME_DIR/boxsh when that is set, else /dev/shm/boxsh-UID when
-// /dev/shm is a writable tmpfs, else $TMPDIR/boxsh-UID. In a container's
-// user namespace, whose uid 0 is not the host's root (and may share /tmp
-// or /dev/shm with it), the name says whose uid it is: boxsh-UID.OUTER,
-// OUTER being the uid the parent namespace sees (see stateName).
+// stateRoot returns the directory of the running sandboxes' state, their root
+// directories among it.
+//
+// It is private to the user, and in memory when possible, where making the
+// root's few dozen mount points is fast. It is the first of:
+//
+//   - $XDG_RUNTIME_DIR/boxsh, when that is set;
+//   - /dev/shm/boxsh-UID, when /dev/shm is a writable tmpfs;
+//   - $TMPDIR/boxsh-UID.
+//
+// In a container's user namespace, uid 0 is not the host's root, and may share
+// /tmp or /dev/shm with it. There the name says whose uid it is:
+// boxsh-UID.OUTER, OUTER being the uid the parent namespace sees (see
+// stateName).
 func stateRoot() (string, error) {
 	var dir string
 	writable := func(d string) bool {
@@ -765,11 +771,12 @@ func routeLibcontainerLog(log hclog.Logger) {
 	}
 }
 
-// startInit starts the container's init process. libcontainer first
-// copies the front's executable into a sealed memfd, and the kernel
-// refuses the seal (EBUSY) while a page of the copy is still held
-// elsewhere, as happens for a moment on a loaded machine: such a start,
-// which has done nothing yet, is tried again, twice at most.
+// startInit starts the container's init process.
+//
+// libcontainer first copies the front's executable into a sealed memfd. The
+// kernel refuses the seal (EBUSY) while a page of the copy is still held
+// elsewhere, as happens for a moment on a loaded machine. Such a start, which
+// has done nothing yet, is tried again, twice at most.
 func startInit(c *libcontainer.Container, p *libcontainer.Process, log hclog.Logger) error {
 	for attempt := 1; ; attempt++ {
 		err := c.Start(p)

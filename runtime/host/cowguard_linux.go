@@ -12,17 +12,20 @@ import (
 )
 
 // cowGuard keeps the DST of each cow bind closed to the host's other users
-// while a sandbox runs. DST is the overlay's upper layer, so a command's
-// chmod of the root of its cow mount (`chmod 777 .`) changes DST's own mode
-// on the host; and once others may enter DST, any directory the command
-// opened up inside lets them plant files there, which a later apply would
-// carry into SRC. prepareCowDirs makes DST 0700-like (no group or other
-// bits); the guard watches DST with inotify and takes those bits away again
-// at once when they come back, and once more when the sandbox ends.
+// while a sandbox runs.
+//
+// DST is the overlay's upper layer, so a command's chmod of the root of its
+// cow mount (`chmod 777 .`) changes DST's own mode on the host. Once others
+// may enter DST, any directory the command opened up inside lets them plant
+// files there, which a later apply would carry into SRC.
+//
+// prepareCowDirs makes DST 0700-like, with no group or other bits. The guard
+// watches DST with inotify. It takes those bits away again at once when they
+// come back, and once more when the sandbox ends.
 //
 // This is a repair, not a kernel rule: between the command's chmod and the
-// guard's, another user can enter DST. CowForeignFiles finds what such a
-// user could have left, for apply to refuse.
+// guard's, another user can enter DST. CowForeignFiles finds what such a user
+// could have left, for apply to refuse.
 type cowGuard struct {
 	in   *inotifyWatcher
 	dsts map[int32]*os.File // watch -> DST (a directory opened to read)

@@ -152,12 +152,15 @@ func (d *DiskLimit) loop() {
 	}
 }
 
-// gap is how long to wait before the next walk, after one that took took
-// and found the layer grown by grew bytes. It is diskGap, or twice the
-// walk's time for a large layer; but while the layer grows within a slack
-// of the limit (below it, or past it while full), twice the walk's time
-// and at least diskFastGap: what is written between the crossing and the
-// reaction stays small, and walking costs at most a third of a core.
+// gap returns how long to wait before the next walk, after one that took took
+// and found the layer grown by grew bytes.
+//
+//   - Normally it is diskGap, or twice the walk's time for a large layer.
+//   - While the layer grows within a slack of the limit (below it, or past it
+//     while full), it is twice the walk's time, and at least diskFastGap.
+//
+// So what is written between the crossing and the reaction stays small, and
+// walking costs at most a third of a core.
 func (d *DiskLimit) gap(took time.Duration, grew int64) time.Duration {
 	d.mu.Lock()
 	near := d.used >= d.limit-d.slack && d.used <= d.limit+d.slack
@@ -349,12 +352,13 @@ func descendants(pid int) []int {
 	return out
 }
 
-// walk sums the blocks of the layer and watches each of its directories
-// (each watched before it is read: a change after the read is an event),
-// and adds the files the sandbox's processes hold open that no directory
-// names any more (see heldDeleted). A tree deeper than diskMaxDepth, or
-// one with a directory it could not walk, counts as past the limit and
-// slack.
+// walk sums the blocks of the layer, and watches each of its directories.
+//
+// Each directory is watched before it is read, so a change after the read is
+// an event. walk adds the files that the sandbox's processes hold open and
+// that no directory names any more (see heldDeleted). A tree deeper than
+// diskMaxDepth, or one with a directory it could not walk, counts as past the
+// limit and slack.
 func (d *DiskLimit) walk() int64 {
 	w := usage.DiskWalk{MaxDepth: diskMaxDepth, Visit: func(fd int) {
 		_, _ = d.in.add("/proc/self/fd/"+strconv.Itoa(fd), unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_ATTRIB|unix.IN_ONLYDIR)
@@ -376,11 +380,12 @@ func (d *DiskLimit) walk() int64 {
 	return bytes
 }
 
-// heldDeleted is the space of the regular files that processes pids hold
-// open and that have no name left (unlinked while open, or made with
-// O_TMPFILE), each once, but for those of file systems in memory (tmpfs,
-// memfd), which take memory rather than disk. Each is watched: no
-// directory's watch sees it grow.
+// heldDeleted returns the space of the regular files that processes pids hold
+// open and that have no name left, each once.
+//
+// Such files were unlinked while open, or made with O_TMPFILE. Those of file
+// systems in memory (tmpfs, memfd) are left out, since they take memory rather
+// than disk. Each file is watched, since no directory's watch sees it grow.
 func (d *DiskLimit) heldDeleted(pids []int) int64 {
 	var bytes int64
 	seen := map[[2]uint64]bool{}

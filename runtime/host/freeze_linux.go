@@ -15,32 +15,36 @@ import (
 	"github.com/boxsh/boxsh/internal/proc"
 )
 
-// Freeze stops process init and all its descendants (a sandbox: its
-// first process and what it started) with SIGSTOP, and returns what
-// continues them. A rootless sandbox has no cgroup to freeze (see
-// SandboxCgroup and FreezeCgroup), so the processes are stopped one by
-// one, each walk of the tree stopping parents before their children: a
-// stopped parent neither forks nor waits, so no shell with job control
-// sees a child stop (and takes its terminal back).
+// Freeze stops process init and all its descendants with SIGSTOP, and returns
+// what continues them.
 //
-// A process not yet stopped may continue one already stopped (kill
-// -CONT), so the tree is walked again and again, stopping any process
-// that is not stopped, until a walk finds every thread of every process
-// stopped, sends no signal, and finds the same processes as the walk
-// before, none of which has run since (their threads' run times,
-// /proc/PID/task/TID/schedstat, are the same). Processes stopped before
-// Freeze (by a command's own kill -STOP) and not continued meanwhile are
-// left stopped at thaw. Thaw continues the others in the reverse order,
-// children first.
+// For a sandbox, init is its first process. A rootless sandbox has no cgroup
+// to freeze (see SandboxCgroup and FreezeCgroup), so the processes are stopped
+// one by one. Each walk of the tree stops parents before their children: a
+// stopped parent neither forks nor waits, so no shell with job control sees a
+// child stop and takes its terminal back.
+//
+// A process not yet stopped may continue one already stopped (kill -CONT). So
+// the tree is walked again and again, stopping any process that is not
+// stopped, until a walk:
+//
+//   - finds every thread of every process stopped,
+//   - sends no signal, and
+//   - finds the same processes as the walk before, none of which has run since
+//     (their threads' run times, /proc/PID/task/TID/schedstat, are the same).
+//
+// Processes stopped before Freeze (by a command's own kill -STOP) and not
+// continued meanwhile are left stopped at thaw. Thaw continues the others in
+// the reverse order, children first.
 //
 // Once Freeze has returned, nothing holds the processes stopped but the
-// absence of a SIGCONT: one from outside the tree continues a process
-// for the rest of the pause. Only a cgroup's freezer holds against that
+// absence of a SIGCONT. One from outside the tree continues a process for the
+// rest of the pause. Only a cgroup's freezer holds against that
 // (FreezeCgroup).
 //
-// It fails, continuing what it stopped, when the tree has not stood
-// still within timeout (a process in an uninterruptible sleep, or
-// processes that keep continuing one another).
+// Freeze fails, continuing what it stopped, when the tree has not stood still
+// within timeout: a process in an uninterruptible sleep, or processes that
+// keep continuing one another.
 func Freeze(init int, timeout time.Duration) (thaw func(), err error) {
 	deadline := time.Now().Add(timeout)
 	var order []int

@@ -97,14 +97,16 @@ func inRanges(id uint32, ranges []idRange) bool {
 const maxGroupScan = 20_000
 
 // checkCowGroups refuses a cow bind whose SRC holds a file that a command
-// could change but the overlay could not copy up: one of a supplementary
-// group of the caller that the user namespace does not map (mapped), or
-// one of the caller's own with a group it does not map. The kernel refuses
-// such a copy-up with EOVERFLOW ("Value too large for defined data type"),
-// which says nothing of the cause. Only a caller with unmapped
-// supplementary groups has its cow binds walked (up to maxGroupScan
-// entries each, on SRC's file system only, as the overlay shows no
-// mounts below SRC).
+// could change but the overlay could not copy up.
+//
+// Such a file is of a supplementary group of the caller that the user
+// namespace does not map (mapped), or is the caller's own with a group it does
+// not map. The kernel refuses such a copy-up with EOVERFLOW ("Value too large
+// for defined data type"), which says nothing of the cause.
+//
+// Only a caller with unmapped supplementary groups has its cow binds walked.
+// Each walk looks at up to maxGroupScan entries, on SRC's file system only,
+// since the overlay shows no mounts below SRC.
 func checkCowGroups(binds []policy.Bind, mapped []uint32) error {
 	groups, err := os.Getgroups()
 	if err != nil {

@@ -58,12 +58,13 @@ func lookupHostPath(p string) (plan.HostPath, bool) {
 	return hp, true
 }
 
-// prepareCowDirs makes the host directories of the cow binds (CowDirs):
-// DST and its work directory, as boxsh v3 does before mounting. Like v3, it
-// first removes the work directories under the same parents whose DST no
-// longer exists, and then .boxsh when it is left empty. In a directory
-// other users may write to (policy.SharedDir: /tmp), the directory of the
-// work directories is the caller's own .boxsh-UID, and it and DST must be
+// prepareCowDirs makes the host directories of the cow binds (CowDirs): DST
+// and its work directory, as boxsh v3 does before mounting.
+//
+// Like v3, it first removes the work directories under the same parents whose
+// DST no longer exists, and then .boxsh when it is left empty. In a directory
+// other users may write to (policy.SharedDir: /tmp), the directory of the work
+// directories is the caller's own .boxsh-UID. There it and DST must be
 // directories of the caller, not symbolic links (privateDir, checkOwnDir):
 // what another user left there is refused rather than used.
 func prepareCowDirs(binds []policy.Bind) error {
@@ -201,10 +202,12 @@ func removeWorkDir(work string) {
 	os.Remove(work)
 }
 
-// checkCowUpperFS refuses a cow bind whose changes directory (its DST,
-// made by prepareCowDirs) is on overlayfs: the kernel refuses an overlay
-// whose upper layer is on overlayfs (EINVAL, which the runtime reports
-// without a word about why), and a container's root file system is one.
+// checkCowUpperFS refuses a cow bind whose changes directory, its DST (made by
+// prepareCowDirs), is on overlayfs.
+//
+// The kernel refuses an overlay whose upper layer is on overlayfs, with
+// EINVAL, which the runtime reports without a word about why. A container's
+// root file system is on overlayfs.
 func checkCowUpperFS(binds []policy.Bind) error {
 	for _, b := range binds {
 		if b.Mode != policy.CopyOnWrite {
@@ -416,15 +419,16 @@ func preparePlaceholders(dir string) error {
 	return nil
 }
 
-// removePlaceholders removes the mount points that a sandbox left on the
-// host for the missing protected paths of protect, and the directories
-// made for them, as long as they are still empty (a file the user has
-// since written stays) and no running sandbox holds them (see
-// holdPlaceholders). Each is reached through descriptors, beneath its
-// parent without following a link (see dirChain): another sandbox that
-// writes the bind and swaps a directory on the way for a link to
-// elsewhere makes this one stay rather than removing what the link
-// names.
+// removePlaceholders removes the mount points that a sandbox left on the host
+// for the missing protected paths of protect, and the directories made for
+// them.
+//
+// It removes each only while it is still empty (a file the user has since
+// written stays) and no running sandbox holds it (see holdPlaceholders). Each
+// is reached through descriptors, beneath its parent, without following a link
+// (see dirChain). So another sandbox that writes the bind, and swaps a
+// directory on the way for a link to elsewhere, makes this one stay rather
+// than removing what the link names.
 func removePlaceholders(protect []plan.HostPath) {
 	for _, hp := range protect {
 		if hp.Missing {

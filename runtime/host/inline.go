@@ -23,21 +23,25 @@ const (
 )
 
 // inlineEtc plans to copy into the root directory the small /etc files and
-// trees among inline, those the plan lets the starter copy (Plan.Inline:
-// binds of the host's /etc entries onto themselves): it returns the mounts
-// left to make, and the function that copies the others. A copy of a few
-// kilobytes costs far less at every start than a mount by the runtime,
-// and the root is mounted read-only, as the binds were. What a process in the sandbox sees is the same as
-// with the binds: the content of the host's file when the sandbox started
-// (a bind, too, keeps the file that a host program later replaces by
-// renaming a new one over it). An entry that cannot be copied (unreadable,
-// too large, special files) stays a bind. The spec that `boxsh spec`
-// prints keeps the binds: it must work in any runtime and with any root.
+// trees among inline. It returns the mounts left to make, and the function
+// that copies the others.
 //
-// The copies may be made while the runtime sets the sandbox up, as long
-// as they are done before its first process starts: the runtime only
-// mounts the root, whose mount points for the entries are already there.
-// copy reports the first entry it could not copy (which then stays empty).
+// inline are those the plan lets the starter copy (Plan.Inline): binds of the
+// host's /etc entries onto themselves. A copy of a few kilobytes costs far
+// less at every start than a mount by the runtime, and the root is mounted
+// read-only, as the binds were.
+//
+// What a process in the sandbox sees is the same as with the binds: the
+// content of the host's file when the sandbox started. (A bind, too, keeps the
+// file that a host program later replaces by renaming a new one over it.) An
+// entry that cannot be copied (unreadable, too large, special files) stays a
+// bind. The spec that `boxsh spec` prints keeps the binds: it must work in any
+// runtime and with any root.
+//
+// The copies may be made while the runtime sets the sandbox up, as long as
+// they are done before its first process starts: the runtime only mounts the
+// root, whose mount points for the entries are already there. copy reports the
+// first entry it could not copy, which then stays empty.
 func inlineEtc(mounts []specs.Mount, rootfs string, inline []string) (kept []specs.Mount, copy func() error) {
 	type entry struct {
 		src, dst string

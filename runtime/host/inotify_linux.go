@@ -19,10 +19,12 @@ type inotifyEvent struct {
 }
 
 // inotifyWatcher is an inotify descriptor whose events a goroutine reads
-// through the Go runtime's poller: it sleeps until the kernel delivers an
-// event and hands it on at once, so a watch costs no wake-up while nothing
-// changes and reacts within the kernel's delivery. Both guards of a
-// running sandbox use it (protectionWatch, cowGuard).
+// through the Go runtime's poller.
+//
+// The goroutine sleeps until the kernel delivers an event, and hands it on at
+// once. So a watch costs no wake-up while nothing changes, and reacts within
+// the kernel's delivery. Both guards of a running sandbox use it
+// (protectionWatch, cowGuard).
 type inotifyWatcher struct {
 	// mu serialises the reading of events and their handling, between
 	// the goroutine and drain, and guards fd.

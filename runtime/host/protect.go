@@ -38,12 +38,13 @@ const protectWalkBudget = 100_000
 // ruleWalkSkip.)
 var protectWalkSkip = []string{"node_modules", ".venv", "__pycache__"}
 
-// toolCaches are the names of tool and dependency caches, which the walks
-// of GatherProtection and newRepositories do not look into either: no
-// tool on the host acts on a .git, .devcontainer or .gitmodules inside
-// them (a module's own files in Go's module cache, a package in npm's),
-// so reporting them would only teach users to ignore the report, and a
-// cache can hold more directories than the walks' budget.
+// toolCaches are the names of tool and dependency caches, which the walks of
+// GatherProtection and newRepositories do not look into either.
+//
+// No tool on the host acts on a .git, .devcontainer or .gitmodules inside
+// them: a module's own files in Go's module cache, a package in npm's.
+// Reporting them would only teach users to ignore the report, and a cache can
+// hold more directories than the walks' budget.
 var toolCaches = []string{".cache", ".npm"}
 
 // skipWalk tells whether the walks do not go into the directory p, whose
@@ -222,10 +223,11 @@ func (g *gatherer) readOnly(p string) bool {
 	return !slices.ContainsFunc(g.rebind, func(d string) bool { return pathtree.Within(p, d) })
 }
 
-// homeDefaultDeny makes home read-only when a wr bind exposes it whole,
-// but for its top-level directories that are not dot entries and the
-// caches: dot entries at the top of home (start-up files, ~/.config,
-// ~/.local/bin) can then be neither changed nor created.
+// homeDefaultDeny makes home read-only when a wr bind exposes it whole, except
+// its top-level directories that are not dot entries, and the caches.
+//
+// So dot entries at the top of home (start-up files, ~/.config, ~/.local/bin)
+// can be neither changed nor created.
 func (g *gatherer) homeDefaultDeny(home string) {
 	r, ok := g.root(home)
 	if !ok || !pathtree.Within(home, r) || home == "/" {
@@ -361,8 +363,10 @@ func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, cont
 }
 
 // leftPlaceholder tells whether p is a placeholder with content that boxsh
-// made and left (a bundle's mount point stays after runc's run, a killed
-// front's until the reaper or the next start): a read-only regular file
+// made and left.
+//
+// A bundle's mount point stays after runc's run, and a killed front's until
+// the reaper or the next start. Such a placeholder is a read-only regular file
 // holding exactly its placeholder content (plan.PlaceholderContent).
 func leftPlaceholder(p string) bool {
 	if plan.PlaceholderContent(filepath.Base(p)) == "" {
@@ -437,14 +441,15 @@ func (g *gatherer) walk(root string) error {
 	return nil
 }
 
-// homeEntries protects, even when missing, the entries of the list whose
-// place in the caller's home is inside the wr bind at root, a directory
-// in the home (--bind wr:~/.config: ~/.config/autostart/ and
-// ~/.config/systemd/user/; --bind wr:~/.local: ~/.local/bin/): programs
-// of the host run what is there wherever the bind starts. A missing one
-// gets a placeholder (see addMissing). (A bind of
-// the home itself, or of a directory above it, makes the home read-only
-// instead, see homeDefaultDeny.)
+// homeEntries protects, even when missing, the entries of the list whose place
+// in the caller's home is inside the wr bind at root, a directory in the home.
+//
+// For example, --bind wr:~/.config protects ~/.config/autostart/ and
+// ~/.config/systemd/user/, and --bind wr:~/.local protects ~/.local/bin/.
+// Programs of the host run what is there, wherever the bind starts. A missing
+// entry gets a placeholder (see addMissing). A bind of the home itself, or of
+// a directory above it, makes the home read-only instead (see
+// homeDefaultDeny).
 func (g *gatherer) homeEntries(root string) {
 	if g.hostHome == "" || !pathtree.Below(root, g.hostHome) {
 		return
@@ -468,11 +473,12 @@ func (g *gatherer) atRoot(dir string) {
 	}
 }
 
-// addMissing protects entry e at p, with a placeholder when p is missing:
-// a directory for a directory, and for a file a read-only file whose
-// readers take it for nothing (empty, or plan.PlaceholderContent: an
-// .mcp.json of no servers), so that the host's tools (Claude Code, git)
-// keep working while the sandbox runs.
+// addMissing protects entry e at p, with a placeholder when p is missing.
+//
+// The placeholder is a directory for a directory. For a file, it is a
+// read-only file whose readers take it for nothing: empty, or
+// plan.PlaceholderContent (an .mcp.json of no servers). So the host's tools,
+// such as Claude Code and git, keep working while the sandbox runs.
 func (g *gatherer) addMissing(p string, e policy.ProtectedEntry) {
 	dir := strings.HasSuffix(e.Path, "/")
 	content := ""
@@ -693,17 +699,20 @@ func ruleValues(rules []policy.Rule) []string {
 	return out
 }
 
-// newRepositories lists what a command made in the writable binds of sb
-// that boxsh cannot keep read-only: repositories (.git directories and
-// gitfiles) that are not among start.Repos, the ones found at the start,
-// which a command can give a configuration or hooks that run programs
-// when the user runs git there (each with what in it does, if anything);
-// and entries of the protected list that were not there at the start
-// (a new sub/.claude/settings.json), with the reason of each. Of the
-// directories GatherProtection looked through (start.Dirs) it reads again
-// only those changed (status change time) since a second before since,
-// and the directories new in them: a new entry changes its directory,
-// and a command cannot set a change time back.
+// newRepositories lists what a command made in the writable binds of sb that
+// boxsh cannot keep read-only.
+//
+//   - repos are repositories (.git directories and gitfiles) that are not
+//     among start.Repos, the ones found at the start. A command can give them
+//     a configuration or hooks that run programs when the user runs git there.
+//     Each comes with what in it does so, if anything.
+//   - entries are entries of the protected list that were not there at the
+//     start (a new sub/.claude/settings.json), each with its reason.
+//
+// Of the directories GatherProtection looked through (start.Dirs),
+// newRepositories reads again only those changed (status change time) since a
+// second before since, and the directories new in them. A new entry changes
+// its directory, and a command cannot set a change time back.
 func newRepositories(sb policy.Sandbox, home string, start Protection, since time.Time) (repos, entries []string) {
 	g := newGatherer(sb, nil)
 	if filepath.IsAbs(home) {
@@ -789,11 +798,12 @@ func (g *gatherer) writableRoots() []string {
 	return roots
 }
 
-// findNew lists the .git entries in the directories dirs and below them,
-// and the entries of the list there that are not in old (with their
-// reason), looking where GatherProtection looks (within the budget); it
-// does not go down into the directories of old (read on their own when
-// they changed).
+// findNew lists the .git entries in the directories dirs and below them, and
+// the entries of the list there that are not in old, with their reason.
+//
+// It looks where GatherProtection looks, within the budget. It does not go
+// down into the directories of old, which are read on their own when they
+// changed.
 func (g *gatherer) findNew(dirs []string, old map[string]bool) (repos, entries []string) {
 	queue := dirs
 	for len(queue) > 0 && g.budget > 0 {
@@ -829,15 +839,16 @@ func (g *gatherer) findNew(dirs []string, old map[string]bool) (repos, entries [
 	return repos, entries
 }
 
-// cowProtectedChanges lists what a sandbox changed in the cow bind b that
-// the protected list covers (policy.IsProtected; extra are the user's
-// entries): the entries of b's upper directory (DST on the host, which
-// holds only what the sandbox changed) that are protected paths, and
-// .git entries SRC does not have (new repositories). Such changes are
-// not to be applied to SRC, and the host's tools must not be run in DST
-// before they are checked. Directories that only hold changes (copied up)
-// are not listed themselves; dependency trees (node_modules, ...) are not
-// looked into.
+// cowProtectedChanges lists what a sandbox changed in the cow bind b that the
+// protected list covers (policy.IsProtected; extra are the user's entries).
+//
+// It lists the entries of b's upper directory that are protected paths, and
+// .git entries that SRC does not have (new repositories). The upper directory
+// is DST on the host, which holds only what the sandbox changed. Such changes
+// are not to be applied to SRC, and the host's tools must not be run in DST
+// before they are checked. Directories that only hold changes (copied up) are
+// not listed themselves. Dependency trees (node_modules, ...) are not looked
+// into.
 func cowProtectedChanges(b policy.Bind, extra ...string) []string {
 	if b.Mode != policy.CopyOnWrite {
 		return nil

@@ -9,18 +9,22 @@ import (
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
-// protectionWatch notices host changes that undo the protection of
-// protected paths. They are read-only binds over the host's directory
-// entries (placeholders for missing ones); when the host renames another
-// file over such an entry or removes it (an editor saving, a cleanup), the
-// kernel detaches the mount in the sandbox, and the path there becomes the
-// writable file of the wr bind. The sandbox itself cannot do this (a mount
-// point cannot be renamed or removed, and the directories above it up to
-// the writable bind are pinned, see plan.HostPath.Pins), so the runtime
-// watches, with inotify, the directories that hold the protected entries
-// and the pinned ones, for a rename, removal or creation of those names.
-// The events are read as the kernel delivers them (inotifyWatcher), and
-// the first that undoes a protection is handed to onLost at once.
+// protectionWatch notices host changes that undo the protection of protected
+// paths.
+//
+// The protections are read-only binds over the host's directory entries, or
+// placeholders for missing ones. When the host renames another file over such
+// an entry or removes it (an editor saving, a cleanup), the kernel detaches
+// the mount in the sandbox. The path there then becomes the writable file of
+// the wr bind.
+//
+// The sandbox itself cannot do this: a mount point cannot be renamed or
+// removed, and the directories above it up to the writable bind are pinned
+// (see plan.HostPath.Pins). So the runtime watches, with inotify, the
+// directories that hold the protected entries and the pinned ones, for a
+// rename, removal or creation of those names. The events are read as the
+// kernel delivers them (inotifyWatcher), and the first that undoes a
+// protection is handed to onLost at once.
 type protectionWatch struct {
 	in *inotifyWatcher
 	// names, dirs and expected are used by the handler alone.

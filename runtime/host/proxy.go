@@ -169,15 +169,21 @@ func ListenProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (addr stri
 	return l.Addr().String(), func() { cancel(); l.Close(); <-done }, nil
 }
 
-// refuseHostLocal refuses upstream connections to the host itself: its
-// loopback, the addresses of any of its interfaces (IPv4 and IPv6, read at
-// each connection, so that an address added since is covered), link-local
-// addresses (such as a cloud's metadata service), unspecified, broadcast
-// and multicast addresses. The proxy runs outside the sandbox, and an
-// allowed name that resolves to one of these must not reach the host's own
-// services (one listening on 0.0.0.0 answers on every interface address).
-// It runs as the dialer's Control, on the address the socket is about to
-// connect to, after any name resolution.
+// refuseHostLocal refuses upstream connections to the host itself.
+//
+// It refuses:
+//
+//   - the host's loopback;
+//   - the addresses of any of its interfaces, IPv4 and IPv6, read at each
+//     connection so that an address added since is covered;
+//   - link-local addresses, such as a cloud's metadata service;
+//   - unspecified, broadcast and multicast addresses.
+//
+// The proxy runs outside the sandbox. An allowed name that resolves to one of
+// these must not reach the host's own services; one listening on 0.0.0.0
+// answers on every interface address. refuseHostLocal runs as the dialer's
+// Control, on the address the socket is about to connect to, after any name
+// resolution.
 func refuseHostLocal(network, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {

@@ -47,11 +47,12 @@ func readNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// diskCase spells each name of the existing absolute path p as its
-// directory lists it (names lists a directory), when p spells it in
-// another case: the name itself when listed, else the one name that
-// differs from it only in case. A directory that cannot be listed keeps
-// the rest as given.
+// diskCase spells each name of the existing absolute path p as its directory
+// lists it, when p spells it in another case. names lists a directory.
+//
+// Each name is the name itself when listed, else the one name that differs
+// from it only in case. A directory that cannot be listed keeps the rest as
+// given.
 func diskCase(p string, names func(dir string) ([]string, error)) string {
 	parts := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
 	dir := "/"

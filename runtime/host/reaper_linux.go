@@ -21,31 +21,37 @@ import (
 // with the value "1"; cmd/boxsh's reaper_linux.c reads it.
 const ReaperEnv = "_BOXSH_REAPER"
 
-// The reaper cleans up after the sandboxes of a front that died without
-// doing so (SIGKILL, of the front or of its whole process tree): it
-// removes the placeholders of the protected paths the front made on the
-// host (the empty .claude, .gitmodules, ... mount points), kills what is
-// left of each sandbox and removes its state directory, at once rather
-// than at the next start of a sandbox (sweepStale).
+// The reaper cleans up after the sandboxes of a front that died without doing
+// so: SIGKILL, of the front or of its whole process tree.
 //
-// It is the front's binary again, detached from the front before any
-// placeholder is made: it runs in a session of its own (a kill of the
-// front's process group misses it) and is the child of a first stage that
-// exits at once, so that the system's init adopts it and it is in the
-// front's process tree no more (StartReaper must run before the front
-// becomes a child subreaper, which would adopt it instead). Both stages
-// are one exec of the front: a C constructor forks before the Go runtime
-// starts (cmd/boxsh's reaper_linux.c), and the Go runtime starts only if
-// there is something to clean up. The reaper holds the read end of a pipe
-// whose write end only the front has, and reads from it the state
-// directory of each sandbox the front starts. The kernel closes the pipe
-// when the front dies, however it dies; the reaper then takes each
-// directory's lock, free once the front is gone, and cleans up what the
-// directory still lists. A front that ended normally has removed
-// its directories, and the reaper has nothing to do. It removes only the
-// placeholders recorded in a state directory (those its front made), and
-// only while they are still empty and no other sandbox holds them
-// (removePlaceholders); nothing else of the host is touched. It costs one
+// It removes the placeholders of the protected paths that the front made on
+// the host (the empty .claude, .gitmodules, ... mount points). It kills what
+// is left of each sandbox and removes its state directory. It does so at once,
+// rather than at the next start of a sandbox (sweepStale).
+//
+// The reaper is the front's binary again, detached from the front before any
+// placeholder is made:
+//
+//   - It runs in a session of its own, so a kill of the front's process group
+//     misses it.
+//   - It is the child of a first stage that exits at once. So the system's
+//     init adopts it, and it is no longer in the front's process tree.
+//     (StartReaper must run before the front becomes a child subreaper, which
+//     would adopt it instead.)
+//   - Both stages are one exec of the front. A C constructor forks before the
+//     Go runtime starts (cmd/boxsh's reaper_linux.c), and the Go runtime
+//     starts only if there is something to clean up.
+//
+// The reaper holds the read end of a pipe whose write end only the front has,
+// and reads from it the state directory of each sandbox the front starts. The
+// kernel closes the pipe when the front dies, however it dies. The reaper then
+// takes each directory's lock, free once the front is gone, and cleans up what
+// the directory still lists. A front that ended normally has removed its
+// directories, and the reaper has nothing to do.
+//
+// It removes only the placeholders recorded in a state directory (those its
+// front made), and only while they are still empty and no other sandbox holds
+// them (removePlaceholders). Nothing else of the host is touched. It costs one
 // idle process for the front's life.
 var reaper struct {
 	once     sync.Once

@@ -66,15 +66,18 @@ func allowWriteBinds(sb policy.Sandbox, p policy.Policy, home, cwd string) ([]po
 	return binds, nil
 }
 
-// resolveFileRules finds the paths the policy's denyRead and denyWrite
-// rules cover among what the sandbox's binds expose: paths (absolute,
-// "~/", or relative to cwd) that exist under a bind, and every entry whose
-// name a name pattern matches, found by walking the binds (within a
-// budget; dependency and VCS directories are not looked into). allowRead
-// rules exempt what they match from denyRead. Symlinks are left alone:
-// the sandbox resolves them to their targets, which the rules cover where
-// they match. Paths that other mounts replace (system directories) are not
-// looked at.
+// resolveFileRules finds the paths that the policy's denyRead and denyWrite
+// rules cover among what the sandbox's binds expose.
+//
+//   - Paths (absolute, "~/", or relative to cwd) that exist under a bind.
+//   - Every entry whose name a name pattern matches, found by walking the
+//     binds within a budget. Dependency and VCS directories are not looked
+//     into.
+//
+// allowRead rules exempt what they match from denyRead. Symlinks are left
+// alone: the sandbox resolves them to their targets, which the rules cover
+// where they match. Paths that other mounts replace (system directories) are
+// not looked at.
 func resolveFileRules(sb policy.Sandbox, p policy.Policy, home, cwd string) (plan.FileRules, error) {
 	var fr plan.FileRules
 	w := &ruleWalk{left: ruleWalkLimit, deadline: time.Now().Add(ruleWalkTimeout), uid: os.Geteuid()}
@@ -293,10 +296,11 @@ func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]plan.RuledP
 	return found, nil
 }
 
-// unreadable decides about an entry p the walk could not read (err): one
-// that went away, or that is not the caller's (which the sandbox, with the
-// caller's uid and no CAP_DAC_OVERRIDE, cannot read either), is passed
-// over (nil); for one of the caller's it returns err (see matches).
+// unreadable decides about an entry p that the walk could not read (err).
+//
+// An entry that went away, or that is not the caller's, is passed over (nil):
+// the sandbox, with the caller's uid and no CAP_DAC_OVERRIDE, cannot read it
+// either. For one of the caller's, it returns err (see matches).
 func (w *ruleWalk) unreadable(p string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

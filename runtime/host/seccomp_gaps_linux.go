@@ -12,9 +12,11 @@ import (
 )
 
 // newSyscalls are the numbers of the filter's system calls that an older
-// libseccomp may not know, from the numbering all architectures share
-// since Linux 4.20, with arguments that make the kernel fail at once (a
-// bad descriptor, a null pointer, size 0) if it has the call at all.
+// libseccomp may not know.
+//
+// They come from the numbering all architectures share since Linux 4.20. Each
+// has arguments that make the kernel fail at once (a bad descriptor, a null
+// pointer, size 0) if it has the call at all.
 var newSyscalls = map[string]struct {
 	nr   uintptr
 	args [4]uintptr
@@ -28,9 +30,10 @@ var newSyscalls = map[string]struct {
 	"fchmodat2":         {452, [4]uintptr{^uintptr(0), 0, 0, ^uintptr(0)}},
 }
 
-// seccompGaps are the system calls of sc that libseccomp does not know
-// (known reports whether it does) but the kernel runs (kernelHas): runc
-// leaves the rules of unknown names out of the filter, so the sandbox
+// seccompGaps returns the system calls of sc that libseccomp does not know
+// (known reports whether it does) but the kernel runs (kernelHas).
+//
+// runc leaves the rules of unknown names out of the filter, so the sandbox
 // would run those calls unfiltered.
 func seccompGaps(names []string, known func(string) bool, kernelHas func(name string) bool) []string {
 	var gaps []string

@@ -54,10 +54,11 @@ func (h *stageHook) Fire(e *logrus.Entry) error {
 
 var traceHookOnce sync.Once
 
-// traceLibcontainer, with BOXSH_TRACE_START set, turns libcontainer's debug
-// log on (discarding it unless the front logs at debug level) to mark the
-// stages of the start from it, and returns the log level to give its init
-// process; else it returns "".
+// traceLibcontainer returns the log level to give libcontainer's init process,
+// with BOXSH_TRACE_START set; else it returns "".
+//
+// It turns libcontainer's debug log on, to mark the stages of the start from
+// it. The log is discarded unless the front logs at debug level.
 func traceLibcontainer(debug bool) string {
 	if !starttrace.Enabled() {
 		return ""

@@ -7,10 +7,11 @@ import (
 )
 
 // walkGuard tells whether the directories a walk looked through changed
-// meanwhile in a way that could hide an entry from it: a directory (or a
-// .git, file or directory) made, removed or renamed in one of them, or
-// one of them moved away. Each directory is watched before it is read,
-// so a change after the read is an event.
+// meanwhile in a way that could hide an entry from it.
+//
+// Such a change is a directory (or a .git, file or directory) made, removed or
+// renamed in one of them, or one of them moved away. Each directory is watched
+// before it is read, so a change after the read is an event.
 type walkGuard struct {
 	w       *inotifyWatcher
 	changed atomic.Bool
