@@ -27,9 +27,9 @@ func ReserveProcs(n int) {
 // it is.
 //
 // It is for a process whose goroutines never sit in blocking system calls, and
-// whose work is light beside what the others do on the other cores:
-// boxsh-init's tool server, and the front once it serves HTTP, or stdio with a
-// stdin read through the poller (PollableInput).
+// whose work is light beside what the others do on the other cores. Such
+// processes are boxsh-init's tool server, and the front once it serves HTTP,
+// or stdio with a stdin read through the poller (PollableInput).
 //
 // With idle Ps, every goroutine made ready wakes another thread that spins,
 // looking for work, on the cores the client, boxsh-init and the commands need.

@@ -29,8 +29,8 @@ const ReaperEnv = "_BOXSH_REAPER"
 // is left of each sandbox and removes its state directory. It does so at once,
 // rather than at the next start of a sandbox (sweepStale).
 //
-// The reaper is the front's binary again, detached from the front before any
-// placeholder is made:
+// The reaper is the front's binary again. It is detached from the front
+// before any placeholder is made:
 //
 //   - It runs in a session of its own, so a kill of the front's process group
 //     misses it.

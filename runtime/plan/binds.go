@@ -124,10 +124,12 @@ func checkInPlace(sb policy.Sandbox) error {
 	return nil
 }
 
-// inPlaceViews are the mounts that show each cow bind's merged view at
-// its SRC too (policy.Sandbox.InPlace): binds of the overlay mounted at
-// DST inside rootfs, after every mount of the tree, so that the view
-// covers what shows SRC and holds what is mounted under DST.
+// inPlaceViews returns the mounts that show each cow bind's merged view at its
+// SRC too (policy.Sandbox.InPlace).
+//
+// They are binds of the overlay mounted at DST inside rootfs, after every
+// mount of the tree. So the view covers what shows SRC, and holds what is
+// mounted under DST.
 func inPlaceViews(sb policy.Sandbox, rootfs string) []specs.Mount {
 	if !sb.InPlace {
 		return nil

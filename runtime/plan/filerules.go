@@ -40,17 +40,23 @@ const (
 	DeniedDirName = "denied-dir"
 )
 
-// fileRuleMounts are the mounts of the file rules, after every bind (they
-// cover paths inside them), outermost first: denyWrite paths bound
-// read-only onto themselves; denyRead files and directories covered by
-// the empty placeholders of mode 0. Without placeholders (a printed
-// spec), files are covered by /dev/null (empty and readable: the spec's
-// user should run it with placeholders, as boxsh spec --bundle does) and
-// directories by an empty read-only tmpfs of mode 0 (which runc before
-// 1.1.8, Debian 12's, gives the mode of the directory it covers instead:
-// opencontainers/runc#3911). Root in the sandbox has no CAP_DAC_OVERRIDE,
-// so the placeholders answer "Permission denied", and no cover can be
-// changed (read-only, and mount is refused).
+// fileRuleMounts returns the mounts of the file rules, outermost first.
+//
+// They come after every bind, since they cover paths inside the binds:
+//
+//   - denyWrite paths are bound read-only onto themselves;
+//   - denyRead files and directories are covered by the empty placeholders of
+//     mode 0.
+//
+// Without placeholders (a printed spec), files are covered by /dev/null, which
+// is empty and readable: the spec's user should run it with placeholders, as
+// boxsh spec --bundle does. Directories are covered by an empty read-only
+// tmpfs of mode 0. (runc before 1.1.8, Debian 12's, gives it the mode of the
+// directory it covers instead: opencontainers/runc#3911.)
+//
+// Root in the sandbox has no CAP_DAC_OVERRIDE, so the placeholders answer
+// "Permission denied". No cover can be changed: it is read-only, and mount is
+// refused.
 func fileRuleMounts(fr FileRules, placeholders string) ([]specs.Mount, error) {
 	var ms []specs.Mount
 	for _, rp := range fr.DenyWrite {

@@ -9,10 +9,12 @@ import (
 	"github.com/boxsh/boxsh/policy"
 )
 
-// privateHome is where the sandbox sb gets a tmpfs of its own: its home
-// directory, when no bind shows it or a directory above it (binds inside
-// it are mounted on the tmpfs) and it is not a system directory; "" for
+// privateHome returns where the sandbox sb gets a tmpfs of its own, or "" for
 // none.
+//
+// That is its home directory, when no bind shows it or a directory above it,
+// and it is not a system directory. Binds inside the home are mounted on the
+// tmpfs.
 func privateHome(sb policy.Sandbox, host HostFacts) string {
 	home := sb.Home
 	if home == "" || home == "/" || !filepath.IsAbs(home) || filepath.Clean(home) != home {

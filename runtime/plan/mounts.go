@@ -14,10 +14,10 @@ import (
 var (
 	// bindRO and bindRW are the options of recursive binds. "rro" makes
 	// the mounts under a read-only bind read-only too. nosuid and nodev
-	// change nothing a process in the sandbox could use (no new
-	// privileges; devices of an unmapped owner), and keep those flags
-	// when the runtime remounts a bind of a host mount that has them
-	// (a user namespace must keep them).
+	// change nothing a process in the sandbox could use: it has no new
+	// privileges, and devices have an unmapped owner. They keep those
+	// flags when the runtime remounts a bind of a host mount that has
+	// them, which a user namespace must keep.
 	bindRO = []string{"rbind", "ro", "rro", "nosuid", "nodev"}
 	bindRW = []string{"rbind", "rw", "nosuid", "nodev"}
 )

@@ -304,21 +304,21 @@ func Build(cfg Config) (*Plan, error) {
 	return p, nil
 }
 
-// planProcess plans the first process: its arguments, environment,
-// limits and descriptors.
+// planProcess plans the first process: its arguments, environment, limits and
+// descriptors.
 //
-// ModeServe: boxsh-init with the frame socket at initproto.ChannelFD, the
-// policy's per-command limits, timeout and output cap as its options
-// (they do not bind boxsh-init itself, see Limits), and, but in a
-// printed spec, the rules file (see adjustFiles).
+// ModeServe runs boxsh-init with the channel socket at initproto.ChannelFD.
+// Its options carry the policy's per-command limits, timeout and output cap,
+// which do not bind boxsh-init itself (see Limits). Except in a printed spec,
+// it also gets the rules file (see adjustFiles).
 //
-// ModeExec: boxsh-init --exec -- COMMAND, every process under the policy's
-// limits as rlimits, with the lifeline pipe at initproto.LifelineFD when boxsh
-// starts it (a printed spec has no front to hold the pipe: the option is
-// left out and named in LifelineAnnotation). A printed ModeExec spec without a
-// boxsh-init runs the command itself (initAnnotation).
+// ModeExec runs boxsh-init --exec -- COMMAND, every process under the policy's
+// limits as rlimits. When boxsh starts it, it gets the lifeline pipe at
+// initproto.LifelineFD. A printed spec has no front to hold the pipe, so the
+// option is left out and named in LifelineAnnotation. A printed ModeExec spec
+// without a boxsh-init runs the command itself (initAnnotation).
 //
-// Under an allowlist network policy both get the proxy socket at
+// Under an allowlist network policy, both get the proxy socket at
 // initproto.ProxyFD and the variables that point programs at it.
 func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []string, limits Limits) {
 	env = slices.Clone(cfg.Env)

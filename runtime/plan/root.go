@@ -20,12 +20,16 @@ type RootEntry struct {
 	Link string
 }
 
-// rootEntries are the entries of the root directory of a sandbox on the
-// host host: /proc, /dev, /tmp, /etc and boxsh's directory; the symlinks
-// of a merged /usr (bin -> usr/bin, ...) and of the /etc entries that are
-// symlinks into /usr or /proc (etcSymlink); the mount points of the
-// system directories and of the other /etc entries. The binds' mount
-// points are left to the runtime.
+// rootEntries returns the entries of the root directory of a sandbox on the
+// host host.
+//
+//   - /proc, /dev, /tmp, /etc and boxsh's directory;
+//   - the symlinks of a merged /usr (bin -> usr/bin, ...), and of the /etc
+//     entries that are symlinks into /usr or /proc (etcSymlink);
+//   - the mount points of the system directories and of the other /etc
+//     entries.
+//
+// The binds' mount points are left to the runtime.
 func rootEntries(host HostFacts) []RootEntry {
 	var es []RootEntry
 	for _, p := range []string{"/proc", "/dev", "/tmp", "/etc", initproto.BoxshDir} {
@@ -49,11 +53,13 @@ func rootEntries(host HostFacts) []RootEntry {
 	return es
 }
 
-// etcSymlink tells whether the /etc entry hp is recreated as a symlink in
-// the root rather than bound: when it is a symlink into a tree the sandbox
-// has anyway (/usr, /proc), so that readlink still works on it (as on
-// /etc/localtime, which names the time zone, and /etc/mtab). A symlink
-// elsewhere (/etc/resolv.conf -> /run/...) is bound, which follows it.
+// etcSymlink tells whether the /etc entry hp is recreated as a symlink in the
+// root rather than bound.
+//
+// It is when hp is a symlink into a tree the sandbox has anyway (/usr, /proc),
+// so that readlink still works on it. /etc/localtime, which names the time
+// zone, and /etc/mtab are such symlinks. A symlink elsewhere (/etc/resolv.conf
+// -> /run/...) is bound, which follows it.
 func etcSymlink(hp HostPath) bool {
 	if hp.Link == "" {
 		return false

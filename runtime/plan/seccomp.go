@@ -35,14 +35,17 @@ const (
 	lowWordMask uint64 = 0xFFFFFFFF
 )
 
-// deniedSyscalls fail with EPERM whatever their arguments: they escape or
-// weaken the sandbox (mounts, namespaces, tracing, keyrings, kernel modules,
-// BPF, io_uring, which runs system calls that seccomp does not see) or
-// reach the kernel in ways a shell never needs. setgroups would let root in
-// the sandbox drop a supplementary group, and so read what the group is
-// denied (a file of mode 0604): an unprivileged user namespace refuses it
-// (its setgroups file says deny), but not one whose groups newgidmap
-// mapped (see SpecConfig.Groups) nor one root made.
+// deniedSyscalls fail with EPERM whatever their arguments.
+//
+// They escape or weaken the sandbox, or reach the kernel in ways a shell never
+// needs: mounts, namespaces, tracing, keyrings, kernel modules, BPF, and
+// io_uring, which runs system calls that seccomp does not see.
+//
+// setgroups would let root in the sandbox drop a supplementary group, and so
+// read what the group is denied (a file of mode 0604). An unprivileged user
+// namespace refuses it, since its setgroups file says deny. But one whose
+// groups newgidmap mapped (see SpecConfig.Groups) does not, nor does one that
+// root made.
 var deniedSyscalls = []string{
 	"add_key",
 	"bpf",
@@ -76,13 +79,16 @@ var deniedSyscalls = []string{
 }
 
 // modeArgs are the system calls that set a file's mode, with the index of
-// their mode argument: a command must not make a set-user-ID or
-// set-group-ID file in a bind, which would run as the user (or the user's
-// group) when another user of the host executes it. mkdir and mkdirat are
-// not among them: the kernel drops those bits from mkdir's mode (a new
-// directory gets S_ISGID only from a set-group-ID parent, which gives no
-// privilege). open and openat take a mode only with O_CREAT or O_TMPFILE,
-// and libc passes 0 otherwise; the rule does not look at the flags.
+// their mode argument.
+//
+// A command must not make a set-user-ID or set-group-ID file in a bind. It
+// would run as the user, or the user's group, when another user of the host
+// executes it.
+//
+// mkdir and mkdirat are not among them: the kernel drops those bits from
+// mkdir's mode. A new directory gets S_ISGID only from a set-group-ID parent,
+// which gives no privilege. open and openat take a mode only with O_CREAT or
+// O_TMPFILE, and libc passes 0 otherwise; the rule does not look at the flags.
 var modeArgs = []struct {
 	name  string
 	index uint
