@@ -31,11 +31,11 @@ func CowWorkParent(parent string) string {
 	return filepath.Join(parent, ".boxsh")
 }
 
-// SharedDir tells whether users other than dir's owner may create entries in
-// it, with the sticky bit that keeps them from renaming or removing one
-// another's.
+// SharedDir tells whether dir is a sticky directory that other users may
+// create entries in.
 //
-// Examples are /tmp, /var/tmp and /dev/shm.
+// The sticky bit keeps them from renaming or removing one another's
+// entries. Examples are /tmp, /var/tmp and /dev/shm.
 func SharedDir(dir string) bool {
 	fi, err := os.Stat(dir)
 	return err == nil && fi.IsDir() && fi.Mode()&os.ModeSticky != 0 && fi.Mode().Perm()&0o022 != 0

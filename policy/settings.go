@@ -61,9 +61,9 @@ type FilesystemSettings struct {
 	AllowWrite []string `json:"allowWrite,omitempty"`
 	// DenyWrite are paths that stay read-only inside a writable area.
 	DenyWrite []string `json:"denyWrite,omitempty"`
-	// Protect are entries added to the protected list (see IsProtected):
-	// names or relative paths matched at any depth, directories when they
-	// end in "/". They are kept read-only in every writable area, and
+	// Protect are entries added to the protected list (see IsProtected).
+	// They are names or relative paths matched at any depth, directories
+	// when they end in "/". They are kept read-only in every writable area, and
 	// cannot be created at the root of each writable bind. The built-in
 	// list cannot be shortened.
 	Protect []string `json:"protect,omitempty"`

@@ -609,9 +609,11 @@ func stateName() string {
 	return fmt.Sprintf("boxsh-%d.%d", os.Getuid(), hostcheck.OuterUID())
 }
 
-// The files of a sandbox's state directory: lockName is locked by the
-// front for as long as the sandbox may run; protectName lists the
-// protected paths, whose placeholders are removed after the sandbox.
+// The files of a sandbox's state directory.
+//
+//   - lockName is locked by the front for as long as the sandbox may run.
+//   - protectName lists the protected paths, whose placeholders are
+//     removed after the sandbox.
 const (
 	lockName    = "lock"
 	protectName = "protect.json"

@@ -76,8 +76,9 @@ func DiskSlack(limit int64) int64 {
 	return min(max(limit/8, 8<<20), 256<<20)
 }
 
-// Timing of the walks: at least diskGap apart (or twice the last walk's
-// time), and at least every diskPeriod (or 20 times the last walk's time).
+// Timing of the walks. They are at least diskGap apart, or twice the last
+// walk's time. They come at least every diskPeriod, or 20 times the last
+// walk's time.
 const (
 	diskGap = 20 * time.Millisecond
 	// diskFastGap is the least time between walks while the layer grows

@@ -21,8 +21,10 @@ import (
 // with the value "1"; cmd/boxsh's reaper_linux.c reads it.
 const ReaperEnv = "_BOXSH_REAPER"
 
-// The reaper cleans up after the sandboxes of a front that died without doing
-// so: SIGKILL, of the front or of its whole process tree.
+// The reaper cleans up after the sandboxes of a front that died without
+// doing so.
+//
+// Such a front was killed (SIGKILL), alone or with its whole process tree.
 //
 // It removes the placeholders of the protected paths that the front made on
 // the host (the empty .claude, .gitmodules, ... mount points). It kills what

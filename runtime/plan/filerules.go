@@ -32,9 +32,9 @@ type RuledPath struct {
 	Pins []string `json:",omitempty"`
 }
 
-// DeniedName and DeniedDirName are the names in SpecConfig.Placeholders of the
-// empty file and directory, mode 0, that are bound over what denyRead rules
-// cover.
+// DeniedName and DeniedDirName name placeholders in SpecConfig.Placeholders.
+// They are the empty file and directory, mode 0, bound over what denyRead
+// rules cover.
 const (
 	DeniedName    = "denied"
 	DeniedDirName = "denied-dir"

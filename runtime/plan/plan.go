@@ -42,9 +42,9 @@ const (
 	// TargetStart is boxsh starting it itself, with the front beside it (see
 	// host.StartContainer).
 	TargetStart Target = iota
-	// TargetBundle is boxsh spec --bundle: a spec file for another
-	// runtime, with a root directory that boxsh spec prepares, the plan's
-	// Files written into it.
+	// TargetBundle is boxsh spec --bundle, a spec file for another runtime.
+	// boxsh spec prepares its root directory, with the plan's Files written
+	// into it.
 	TargetBundle
 	// TargetPrint is boxsh spec: a spec file for another runtime and a root
 	// directory boxsh does not prepare.
@@ -87,9 +87,9 @@ const (
 	// DeviceRulesAnnotation is "none": boxsh drops the device cgroup
 	// rules the runtime would add.
 	DeviceRulesAnnotation = annotationPrefix + "device-rules"
-	// InlineAnnotation + PATH ("copy") marks an /etc entry that boxsh
-	// copies into the root at start instead of binding it, when it is
-	// small and readable. The spec keeps the bind.
+	// InlineAnnotation + PATH ("copy") marks an /etc entry that boxsh may
+	// copy into the root at start. boxsh copies it instead of binding it
+	// when it is small and readable. The spec keeps the bind.
 	InlineAnnotation = annotationPrefix + "inline."
 	// PlaceholderAnnotation + PATH ("file", "dir", "commondir" or
 	// "mcp.json") marks a missing protected path. boxsh makes it on the
@@ -217,9 +217,9 @@ type Plan struct {
 	// What host.Prepare makes on the host before the start (see
 	// adjustPrepare).
 
-	// Root are the entries of the root directory: the mount points, the
-	// symlinks of a merged /usr and of /etc entries, and boxsh's
-	// directory.
+	// Root are the entries of the root directory. They are the mount
+	// points, the symlinks of a merged /usr and of /etc entries, and
+	// boxsh's directory.
 	Root []RootEntry
 	// Placeholders is the host directory of the placeholders
 	// (Config.Placeholders), or "" for none. They are bound over the

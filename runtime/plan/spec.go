@@ -61,9 +61,10 @@ type SpecConfig struct {
 	// host.GatherProtection). Missing ones get an empty read-only file or
 	// directory from Placeholders, or are left out when it is empty.
 	Protect []HostPath
-	// Placeholders is a host directory with an empty file "file", an empty
-	// directory "dir", and an unreadable empty file "denied" and directory
-	// "denied-dir" (see host.Prepare).
+	// Placeholders is the host directory of the placeholders (see
+	// host.Prepare). It holds an empty file "file", an empty directory
+	// "dir", and an unreadable empty file "denied" and directory
+	// "denied-dir".
 	Placeholders string
 	// Rules are the policy's file rules, resolved (see host.Gather).
 	Rules FileRules
