@@ -17,13 +17,15 @@ import (
 // boxsh-init ended.
 var ErrClosed = errors.New("boxsh-init is gone")
 
-// ErrNotSent marks an error of Client.Start after which boxsh-init cannot
-// have run the call: the channel had ended, or the call could not be sent
-// whole. Such a call may be sent again to a new boxsh-init.
+// ErrNotSent marks an error of Client.Start after which boxsh-init cannot have
+// run the call.
+//
+// The channel had ended, or the call could not be sent whole. Such a call may
+// be sent again to a new boxsh-init.
 var ErrNotSent = errors.New("call not sent")
 
-// ErrNotStarted marks the ErrClosed of a call that boxsh-init had queued
-// and not started when the channel ended: it may be sent again to a new
+// ErrNotStarted marks the ErrClosed of a call that boxsh-init had queued but
+// not started when the channel ended. Such a call may be sent again to a new
 // boxsh-init.
 var ErrNotStarted = errors.New("call not started")
 
@@ -31,13 +33,13 @@ var ErrNotStarted = errors.New("call not started")
 // protocol fault as *Error).
 type Done func(result json.RawMessage, err error)
 
-// Client is the front's end of the channel: it sends Calls and matches the
+// Client is the front's end of the channel. It sends Calls and matches the
 // Replies that come back, in any order.
 //
 // Each reply is handed to its call's Done on the goroutine that reads the
 // channel, with no hand-over to another goroutine on the way to the client.
-// While a Done runs no other reply is read: a Done that blocks (on a client
-// that stops reading) makes boxsh-init block too, instead of the front
+// While a Done runs, no other reply is read. So a Done that blocks, on a
+// client that stops reading, makes boxsh-init block too, instead of the front
 // piling up results in memory.
 type Client struct {
 	w   *Writer

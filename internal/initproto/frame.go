@@ -44,8 +44,8 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: MaxSize}
 }
 
-// Buffered is how many bytes of the stream have been read ahead: zero
-// when the next Read has to wait for the stream.
+// Buffered returns how many bytes of the stream have been read ahead. It is
+// zero when the next Read has to wait for the stream.
 func (fr *Reader) Buffered() int { return fr.r.Buffered() }
 
 // Read returns the next payload. At a clean end of stream it returns io.EOF;
@@ -109,9 +109,10 @@ func (fw *Writer) Write(payload []byte) error {
 	return nil
 }
 
-// WriteParts writes parts as one frame, in one write where the stream
-// supports writev, without joining them first: a call's large arguments
-// are written from where they are.
+// WriteParts writes parts as one frame, without joining them first.
+//
+// Where the stream supports writev, it is one write. So a call's large
+// arguments are written from where they are.
 func (fw *Writer) WriteParts(parts ...[]byte) error {
 	n := 0
 	for _, p := range parts {
@@ -132,9 +133,10 @@ func (fw *Writer) WriteParts(parts ...[]byte) error {
 	return nil
 }
 
-// Defer queues payload, a small frame that may wait, to be written
-// before the next frame Write writes, or by Flush: frames keep their
-// order, and a burst of them goes out in one write.
+// Defer queues payload, a small frame that may wait, to be written before the
+// next frame that Write writes, or by Flush.
+//
+// Frames keep their order, and a burst of them goes out in one write.
 func (fw *Writer) Defer(payload []byte) {
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(payload)))

@@ -7,9 +7,11 @@ import (
 )
 
 // ProtocolVersion is the version of the contract between the front and
-// boxsh-init that this package describes: the frames, the calls and
-// replies, the rules file, boxsh-init's options. Change it with any change
-// either side of an older build would misread.
+// boxsh-init that this package describes.
+//
+// The contract covers the frames, the calls and replies, the rules file and
+// boxsh-init's options. Change the version with any change that either side of
+// an older build would misread.
 const ProtocolVersion = 1
 
 // Hello is the first frame each side sends: the front before its first
@@ -28,19 +30,19 @@ type Hello struct {
 // NewHello is this program's hello, for build.
 func NewHello(build string) Hello { return Hello{Protocol: ProtocolVersion, Build: build} }
 
-// Setup is what the front's hello tells boxsh-init besides the hello: the
-// options of a boxsh-init serving calls that came after protocol 1.
+// Setup is what the front's hello tells boxsh-init besides the hello.
 //
-// boxsh-init's command line keeps the options it had then (see
+// It holds the options of a boxsh-init serving calls that came after protocol
+// 1. boxsh-init's command line keeps the options it had then (see
 // InitOptions.Args). A boxsh-init of any older build parses them, so it gets
 // as far as its hello and is refused naming both builds. An option added to
 // the command line would make it exit with its usage instead. So each new
 // option goes here: a boxsh-init of another build ignores what it does not
 // know, and its hello is refused anyway.
 type Setup struct {
-	// ForwardFD is the descriptor of the forwarding socket, on which the
-	// front opens a stream per connection to a port it exposes (0: none;
-	// see ForwardHeader).
+	// ForwardFD is the descriptor of the forwarding socket, or 0 for none.
+	// The front opens a stream on it per connection to a port it exposes
+	// (see ForwardHeader).
 	ForwardFD int `json:"forward_fd,omitempty"`
 }
 
@@ -112,9 +114,10 @@ func describe(h Hello) string {
 	return fmt.Sprintf("build %s (protocol %d)", h.Build, h.Protocol)
 }
 
-// CheckHello checks the first frame the peer sent against this side's
-// hello: it must be a hello of the same protocol and the same build. The
-// error is a *MismatchError naming both builds.
+// CheckHello checks the first frame the peer sent against this side's hello.
+//
+// It must be a hello of the same protocol and the same build. The error is a
+// *MismatchError naming both builds.
 func CheckHello(payload []byte, local Hello, peerName, localName string) (Hello, error) {
 	peer, err := DecodeHello(payload)
 	if err != nil || peer != local {

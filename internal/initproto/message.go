@@ -34,8 +34,8 @@ const (
 	CodeInternalError  = -32603
 )
 
-// Error is a protocol-level failure of a call, reported to the client as a
-// JSON-RPC error (Code is one of the Code constants).
+// Error is a protocol-level failure of a call. It is reported to the client as
+// a JSON-RPC error, and Code is one of the Code constants.
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
@@ -51,9 +51,9 @@ type Reply struct {
 	ID     uint64          `json:"id"`
 	Error  *Error          `json:"error,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
-	// State makes the frame a notice, not the reply: the call waits for
-	// a worker (StateQueued), or has got one and runs (StateStarted). Only
-	// calls that wait get notices; the front resends a queued call that
+	// State makes the frame a notice, not the reply. The call waits for a
+	// worker (StateQueued), or has got one and runs (StateStarted). Only
+	// calls that wait get notices. The front resends a queued call that
 	// had not started when its boxsh-init died.
 	State string `json:"state,omitempty"`
 }
@@ -91,21 +91,24 @@ func EncodeReply(id uint64, result []byte) []byte {
 	return append(b, '}')
 }
 
-// ErrMalformed marks a reply frame that is not a well-formed Reply: not
-// JSON, a second JSON text after the first, a result that is not one JSON
-// object, neither a result nor an error. The front never passes one on.
+// ErrMalformed marks a reply frame that is not a well-formed Reply. The front
+// never passes one on.
+//
+// Such a frame is not JSON, has a second JSON text after the first, has a
+// result that is not one JSON object, or has neither a result nor an error.
 var ErrMalformed = errors.New("malformed reply")
 
 // maxIDLen is the length of the longest id, a uint64 in decimal.
 const maxIDLen = 20
 
-// DecodeReply decodes a Reply and checks it: a reply carries exactly one of
-// a result (one JSON object), an error or a state. Payloads in the form
-// EncodeReply writes are split without decoding the (possibly many
-// megabytes of) result, whose grammar is only checked (validObject);
-// anything else goes through encoding/json. A malformed reply gives an
-// error wrapping ErrMalformed, with the Reply's ID set when it could be
-// read (else 0, which no call has).
+// DecodeReply decodes a Reply and checks it.
+//
+// A reply carries exactly one of a result (one JSON object), an error or a
+// state. Payloads in the form that EncodeReply writes are split without
+// decoding the result, which may be many megabytes; only its grammar is
+// checked (validObject). Anything else goes through encoding/json. A malformed
+// reply gives an error wrapping ErrMalformed, with the Reply's ID set when it
+// could be read, else 0, which no call has.
 func DecodeReply(payload []byte) (Reply, error) {
 	if rest, ok := bytes.CutPrefix(payload, replyPrefix); ok {
 		head := rest[:min(len(rest), maxIDLen+len(stateInfix))]

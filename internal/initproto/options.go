@@ -20,9 +20,9 @@ const (
 	// ChannelFD is the frame socket of boxsh-init serving calls (the
 	// default of --fd).
 	ChannelFD = 3
-	// LifelineFD is, with --exec, the read end of the lifeline pipe: the
-	// front holds the only write end, and boxsh-init exits (ending the
-	// sandbox) when it reads end of file.
+	// LifelineFD is, with --exec, the read end of the lifeline pipe. The
+	// front holds the only write end. boxsh-init exits, ending the
+	// sandbox, when it reads end of file.
 	LifelineFD = 3
 	// ProxyFD is the socket to the front's network proxy (allowlist
 	// network policy), after the channel or the lifeline.
@@ -41,15 +41,15 @@ const (
 	// RulesPath is the policy's rules file, written into the root (see
 	// InitOptions.RulesFile).
 	RulesPath = BoxshDir + "/rules.json"
-	// GitExcludesPath is the git excludes file written into the root, in
-	// which the sandbox's git finds the placeholders of missing protected
+	// GitExcludesPath is the git excludes file written into the root. In
+	// it, the sandbox's git finds the placeholders of missing protected
 	// files (see plan.PlaceholderExcludes).
 	GitExcludesPath = BoxshDir + "/gitignore"
 )
 
 // ProxyListen is where commands in an allowlist sandbox reach the network
-// proxy: boxsh-init's forwarder on the sandbox's loopback (the default of
-// --proxy-listen).
+// proxy. It is boxsh-init's forwarder on the sandbox's loopback, and the
+// default of --proxy-listen.
 const ProxyListen = "127.0.0.1:3128"
 
 // Defaults of boxsh-init's options.
@@ -59,12 +59,15 @@ const (
 	DefaultLogLevel = "warn"
 )
 
-// ExecFlag is boxsh-init's first argument when it runs one command (the
-// shell of shell mode, or the command after --) instead of serving calls.
+// ExecFlag is boxsh-init's first argument when it runs one command instead of
+// serving calls. The command is the shell of shell mode, or the command after
+// --.
 const ExecFlag = "--exec"
 
-// InitOptions are boxsh-init's options: serving calls on a frame socket
-// (the default), or, with Exec, running Command as a minimal init.
+// InitOptions are boxsh-init's options.
+//
+// By default boxsh-init serves calls on a frame socket. With Exec, it runs
+// Command as a minimal init.
 type InitOptions struct {
 	// Exec runs Command instead of serving calls; only Lifeline and the
 	// proxy options apply then.
@@ -82,7 +85,7 @@ type InitOptions struct {
 	// FD is the descriptor of the frame socket (0: ChannelFD).
 	FD int
 	// TimeoutDefault is the bash timeout of calls that give none, in
-	// seconds (0: none); MaxOutput caps each output stream (0: 10 MiB).
+	// seconds; 0 is none. MaxOutput caps each output stream; 0 is 10 MiB.
 	TimeoutDefault float64
 	MaxOutput      int64
 	// Memory caps the data of each command's processes, and Pids the
@@ -94,18 +97,18 @@ type InitOptions struct {
 	RulesFile string
 
 	// ProxyFD is the descriptor of the socket to the front's network
-	// proxy, which boxsh-init exposes on ProxyListen (0: none; "": the
-	// default ProxyListen).
+	// proxy, or 0 for none. boxsh-init exposes the proxy on ProxyListen;
+	// "" is the default ProxyListen.
 	ProxyFD     int
 	ProxyListen string
-	// ForwardFD is the descriptor of the forwarding socket, on which the
-	// front opens a stream per connection to a port it exposes (0: none;
-	// see ForwardHeader). Serving calls, it is in the front's hello (see
-	// Setup), not on the command line.
+	// ForwardFD is the descriptor of the forwarding socket, or 0 for none.
+	// The front opens a stream on it per connection to a port it exposes
+	// (see ForwardHeader). When serving calls, it is in the front's hello
+	// (see Setup), not on the command line.
 	ForwardFD int
 }
 
-// Setup is what the front's hello tells a boxsh-init serving calls with
+// Setup returns what the front's hello tells a boxsh-init serving calls with
 // options o: the options its command line does not carry.
 func (o InitOptions) Setup() Setup { return Setup{ForwardFD: o.ForwardFD} }
 
@@ -172,11 +175,13 @@ func (o InitOptions) proxyArgs() []string {
 	return []string{"--proxy-fd", strconv.Itoa(o.ProxyFD), "--proxy-listen", listen}
 }
 
-// ParseInitOptions parses boxsh-init's arguments (after its path), as
-// Args writes them, and fills in the defaults: Workers, Shell, LogLevel,
-// FD, and ProxyListen when there is a ProxyFD. Serving calls, it takes
-// and ignores --forward-fd, which a front of an older build passes: such
-// a front is refused at the hello, naming both builds.
+// ParseInitOptions parses boxsh-init's arguments (after its path), as Args
+// writes them.
+//
+// It fills in the defaults: Workers, Shell, LogLevel, FD, and ProxyListen when
+// there is a ProxyFD. When serving calls, it takes and ignores --forward-fd,
+// which a front of an older build passes; such a front is refused at the
+// hello, naming both builds.
 func ParseInitOptions(args []string) (InitOptions, error) {
 	if len(args) > 0 && args[0] == ExecFlag {
 		return parseExec(args[1:])

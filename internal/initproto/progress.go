@@ -24,9 +24,10 @@ func EncodeProgress(id uint64, n uint64) []byte {
 	return append(strconv.AppendUint(b, n, 10), '}')
 }
 
-// DecodeProgress decodes a frame that EncodeProgress wrote; ok is false
-// for any other frame (a Reply or a notice), after looking at no more
-// than its first few bytes.
+// DecodeProgress decodes a frame that EncodeProgress wrote.
+//
+// ok is false for any other frame (a Reply or a notice), after looking at no
+// more than its first few bytes.
 func DecodeProgress(payload []byte) (id, n uint64, ok bool) {
 	rest, found := bytes.CutPrefix(payload, replyPrefix)
 	if !found {
@@ -63,9 +64,11 @@ type progressRequest struct {
 	fn    OnProgress
 }
 
-// WithProgress returns a context for Client.Start (or any backend that
-// passes its context on to it) asking boxsh-init for progress frames,
-// at most one every every (at least a millisecond), handed to fn.
+// WithProgress returns a context for Client.Start that asks boxsh-init for
+// progress frames, handed to fn.
+//
+// It works for any backend that passes its context on to Client.Start. Frames
+// come at most one every every, which is at least a millisecond.
 func WithProgress(ctx context.Context, every time.Duration, fn OnProgress) context.Context {
 	return context.WithValue(ctx, progressKey{}, progressRequest{every: max(every, time.Millisecond), fn: fn})
 }

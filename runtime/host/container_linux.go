@@ -65,8 +65,8 @@ type ContainerConfig struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Files are the process's descriptors, by the name the plan gives them
-	// (plan.Plan.Descriptors): plan.FramesDescriptor for plan.ModeServe,
-	// plan.LifelineDescriptor for plan.ModeExec, and
+	// (plan.Plan.Descriptors). They are plan.FramesDescriptor for
+	// plan.ModeServe, plan.LifelineDescriptor for plan.ModeExec, and
 	// plan.ForwardDescriptor for the forwarding socket of exposed ports,
 	// if any. The proxy's descriptor is the container's own.
 	Files map[string]*os.File

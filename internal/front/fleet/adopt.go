@@ -16,9 +16,11 @@ import (
 	"github.com/boxsh/boxsh/internal/durable"
 )
 
-// RecordFile is the record of a sandbox in its session's directory (beside
-// the session's metadata, outside what the sandbox sees): what a server
-// started again on the same state directory needs to host it again.
+// RecordFile is the record of a sandbox in its session's directory.
+//
+// It sits beside the session's metadata, outside what the sandbox sees. It
+// holds what a server started again on the same state directory needs to host
+// the sandbox again.
 const RecordFile = "sandbox.json"
 
 // record is a sandbox's RecordFile.

@@ -44,11 +44,11 @@ type Config struct {
 	// Workspace is the directory a sandbox from apitype.FromWorkspace sees
 	// copy-on-write.
 	Workspace string
-	// SessionDir holds the sessions (default session.DefaultBaseDir());
-	// EmptyDir the empty directories of sandboxes from apitype.FromEmpty
-	// (default: "sandboxes" beside SessionDir); SnapshotDir the snapshots
-	// (default: "snapshots" beside SessionDir). None may be in
-	// Workspace, nor Workspace in them.
+	// SessionDir holds the sessions (default session.DefaultBaseDir()).
+	// EmptyDir holds the empty directories of sandboxes from
+	// apitype.FromEmpty (default: "sandboxes" beside SessionDir).
+	// SnapshotDir holds the snapshots (default: "snapshots" beside
+	// SessionDir). None may be in Workspace, nor Workspace in them.
 	SessionDir, EmptyDir, SnapshotDir string
 	// Max bounds the sandboxes (default DefaultMax), MaxSnapshots the
 	// snapshots (default DefaultMaxSnapshots).
@@ -62,12 +62,13 @@ type Config struct {
 	// bound); a create may ask for less (see host.DiskLimit).
 	Disk int64
 	// Warm is how many sandboxes of each kind (apitype.FromWorkspace,
-	// apitype.FromEmpty) are kept started ahead, so that a create takes one
-	// at once; the pool refills in the background. Warm ones do not count
+	// apitype.FromEmpty) are kept started ahead. So a create takes one at
+	// once, and the pool refills in the background. Warm ones do not count
 	// towards Max.
 	Warm int
 	// Wrap, if set, decorates the backend of sandbox name, created at
-	// created, once it has its name (a warm one when it is taken).
+	// created. It is called once the sandbox has its name; for a warm one,
+	// when it is taken.
 	Wrap func(b rpc.Backend, name string, created time.Time) rpc.Backend
 	// Decided, if set, is told each decision of a sandbox's network
 	// proxy, with the sandbox's name ("" while it is warm).
