@@ -83,9 +83,11 @@ func (m *Manager) Snapshot(name, snap string) (apitype.SnapshotInfo, error) {
 	return info, nil
 }
 
-// Names in SnapshotDir besides the snapshots': snapshotTemp starts the
-// directory a snapshot is made in, forkTemp a fork's layer, and
-// deletedPrefix a snapshot being deleted.
+// Names in SnapshotDir besides the snapshots':
+//
+//   - snapshotTemp starts the directory a snapshot is made in;
+//   - forkTemp starts a fork's layer;
+//   - deletedPrefix starts a snapshot being deleted.
 const (
 	snapshotTemp  = ".tmp-"
 	forkTemp      = ".fork-"
@@ -267,8 +269,9 @@ func removeTree(dir string) error {
 }
 
 // Fork starts sandbox req.Name with sandbox name's files as they are now
-// (rpc.SandboxSnapshots): an unnamed snapshot, deleted once the new
-// sandbox has its copy.
+// (rpc.SandboxSnapshots).
+//
+// It takes an unnamed snapshot, deleted once the new sandbox has its copy.
 func (m *Manager) Fork(ctx context.Context, name string, req rpc.SandboxRequest) (rpc.Backend, apitype.SandboxInfo, error) {
 	if err := checkName("sandbox", req.Name); err != nil {
 		return nil, apitype.SandboxInfo{}, err
@@ -295,10 +298,11 @@ func (m *Manager) Fork(ctx context.Context, name string, req rpc.SandboxRequest)
 	return nsb, nsb.Info(), nil
 }
 
-// Restore resets sandbox name to snapshot snap (rpc.SandboxSnapshots):
-// its boxsh-init and every process stop, its changes become the
-// snapshot's, and a new boxsh-init starts. Calls sent meanwhile wait;
-// those running end as with a restart.
+// Restore resets sandbox name to snapshot snap (rpc.SandboxSnapshots).
+//
+// The sandbox's boxsh-init and every process stop, its changes become the
+// snapshot's, and a new boxsh-init starts. Calls sent meanwhile wait; those
+// running end as with a restart.
 func (m *Manager) Restore(name, snap string) (apitype.SandboxInfo, error) {
 	info, err := m.snapshotInfo(snap)
 	if err != nil {

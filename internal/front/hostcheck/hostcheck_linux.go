@@ -19,11 +19,12 @@ func All() []Check {
 	return []Check{UserNamespaces(), AppArmor(), Seccomp(), Proc(), Cgroups(), Overlay(), StartCalls()}
 }
 
-// Diagnose names, in one line with the fixes, every cause it finds of
-// why a sandbox failed to start with err, or returns "" when no check
-// explains it. In a Docker or Podman container whose causes are all
-// settings of the engine, the line starts with the run flags that fix
-// them all.
+// Diagnose names, in one line with the fixes, every cause it finds of why a
+// sandbox failed to start with err.
+//
+// It returns "" when no check explains the failure. In a Docker or Podman
+// container whose causes are all settings of the engine, the line starts with
+// the run flags that fix them all.
 func Diagnose(err error) string {
 	// A /proc of another PID namespace comes first: the user namespace
 	// probe writes the child's id maps through /proc/PID, which there
@@ -57,10 +58,12 @@ func Diagnose(err error) string {
 	return Summary(failed)
 }
 
-// Summary is the failed needed checks of checks in one line, each with its
-// fix; in a Docker or Podman container whose failures are all settings of
-// the engine, it starts with the run flags that fix them all. It is ""
-// when every needed check passed.
+// Summary returns the failed needed checks of checks in one line, each with
+// its fix.
+//
+// It is "" when every needed check passed. In a Docker or Podman container
+// whose failures are all settings of the engine, it starts with the run flags
+// that fix them all.
 func Summary(checks []Check) string {
 	var failed []Check
 	var lines []string
@@ -128,11 +131,12 @@ func diagnoseSeccomp(msg string, filtered bool) string {
 	return "seccomp: a seccomp filter (a container's profile) refuses a call the sandbox's start needs (" + firstLine(msg) + "): " + seccompCallsFix
 }
 
-// InitialUserNS tells whether this process is in the host's user
-// namespace, where uid 0 is the real root: its uid map is the identity of
-// every id. In a container with a user namespace of its own (rootless
-// Podman, a pod with hostUsers: false, a sandbox), uid 0 is an ordinary
-// user of the host.
+// InitialUserNS tells whether this process is in the host's user namespace,
+// where uid 0 is the real root.
+//
+// There, the uid map is the identity of every id. In a container with a user
+// namespace of its own (rootless Podman, a pod with hostUsers: false, a
+// sandbox), uid 0 is an ordinary user of the host.
 func InitialUserNS() bool {
 	b, err := os.ReadFile("/proc/self/uid_map")
 	if err != nil {
@@ -205,8 +209,10 @@ func statusField(name string) string {
 }
 
 // CapSysAdmin tells whether this process has CAP_SYS_ADMIN in its user
-// namespace: root in a container usually has not (Docker's and a pod's
-// default capabilities leave it out).
+// namespace.
+//
+// Root in a container usually has not: Docker's and a pod's default
+// capabilities leave it out.
 func CapSysAdmin() bool {
 	eff, err := strconv.ParseUint(statusField("CapEff"), 16, 64)
 	return err == nil && eff&(1<<unix.CAP_SYS_ADMIN) != 0
@@ -318,9 +324,11 @@ func appArmorLabel() string {
 	return ""
 }
 
-// Seccomp tells whether this process runs under a seccomp filter (a
-// container's profile): it only informs, as UserNamespaces finds out
-// whether the filter refuses what the sandbox needs.
+// Seccomp tells whether this process runs under a seccomp filter, such as a
+// container's profile.
+//
+// It only informs: UserNamespaces finds out whether the filter refuses what
+// the sandbox needs.
 func Seccomp() Check {
 	c := Check{Name: "seccomp", OK: true}
 	switch seccompMode() {
@@ -348,9 +356,10 @@ func maskedProc() []string {
 	return masked
 }
 
-// Proc checks that a sandbox can mount a /proc of its own: in a user
-// namespace, the kernel refuses it while parts of the /proc it sees are
-// masked, as container runtimes mask them by default.
+// Proc checks that a sandbox can mount a /proc of its own.
+//
+// In a user namespace, the kernel refuses it while parts of the /proc it sees
+// are masked, as container runtimes mask them by default.
 func Proc() Check {
 	if c, stale := staleProc(); stale {
 		return c
@@ -473,9 +482,11 @@ func SandboxCgroup() bool {
 const noCgroupLimits = "a sandbox gets no cgroup of its own: the memory and pids limits fall back to rlimits " +
 	"(RLIMIT_DATA per process, RLIMIT_NPROC), cpus is not enforced"
 
-// Cgroups tells which cgroup file system this process sees and whether a
-// sandbox gets a cgroup of its own; it fails only where none is mounted,
-// as the runtime (libcontainer) needs one, even read-only.
+// Cgroups tells which cgroup file system this process sees, and whether a
+// sandbox gets a cgroup of its own.
+//
+// It fails only where none is mounted, since the runtime (libcontainer) needs
+// one, even read-only.
 func Cgroups() Check {
 	c := Check{Name: "cgroups", Needed: true, OK: true}
 	mode := CgroupMode()

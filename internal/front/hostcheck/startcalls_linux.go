@@ -13,12 +13,12 @@ import (
 )
 
 // ProbeArg is the first argument under which the probe's program (see
-// ProbeBinary) runs the start's calls (RunProbe) instead of its own main.
+// ProbeBinary) runs the start's calls (RunProbe), instead of its own main.
 const ProbeArg = "__boxsh_probe_start_calls"
 
-// ProbeBinary is the program StartCalls runs as its probe: one that calls
-// RunProbe when its first argument is ProbeArg (boxsh sets it to itself).
-// Empty: StartCalls does not probe.
+// ProbeBinary is the program StartCalls runs as its probe; boxsh sets it to
+// itself. The program calls RunProbe when its first argument is ProbeArg. When
+// ProbeBinary is empty, StartCalls does not probe.
 var ProbeBinary string
 
 // StartCalls checks that the calls a sandbox's runtime makes once it is in its
@@ -98,8 +98,10 @@ func probeStartCalls() ([]string, error) {
 	return refused, nil
 }
 
-// RunProbe makes the start's calls, in the namespaces StartCalls made,
-// prints one line a call ("NAME ok" or "NAME ERROR") and exits.
+// RunProbe makes the start's calls in the namespaces StartCalls made, and
+// exits.
+//
+// It prints one line a call: "NAME ok" or "NAME ERROR".
 func RunProbe() {
 	report := func(name string, err error) {
 		if err == nil {

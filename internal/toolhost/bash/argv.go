@@ -28,9 +28,10 @@ func argvCommand(argv []string) (string, error) {
 	return b.String(), nil
 }
 
-// CheckArgv tells what makes argv impossible to run: none at all, an
-// empty program name, one beginning with "-" (which exec would take for
-// an option), or a NUL byte, which no argument can hold.
+// CheckArgv tells what makes argv impossible to run.
+//
+// That is an empty argv, an empty program name, one beginning with "-" (which
+// exec would take for an option), or a NUL byte, which no argument can hold.
 func CheckArgv(argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("args must name a program")
@@ -49,6 +50,6 @@ func CheckArgv(argv []string) error {
 	return nil
 }
 
-// ArgvCommand is the shell command that runs argv without the shell
-// interpreting it, as a bash call's args runs (see argvCommand).
+// ArgvCommand returns the shell command that runs argv without the shell
+// interpreting it, as a bash call's args runs.
 func ArgvCommand(argv []string) (string, error) { return argvCommand(argv) }

@@ -65,12 +65,14 @@ type Options struct {
 	// Log receives diagnostics.
 	Log hclog.Logger
 	// Reaper, when boxsh-init is PID 1, starts the shells so that it
-	// leaves their exit status to the pool (nil: not PID 1).
+	// leaves their exit status to the pool. It is nil when boxsh-init is
+	// not PID 1.
 	Reaper *reap.Reaper
 	// ForkServer is the fork-server library (boxsh-zygote.so, see
-	// proc.FindForkServer) from which warm shells are cloned; empty, or
-	// where it cannot serve (not Linux, a static shell, an environment
-	// with its own LD_PRELOAD), every shell is started by exec.
+	// proc.FindForkServer) from which warm shells are cloned. When it is
+	// empty, or cannot serve, every shell is started by exec. It cannot
+	// serve on other systems than Linux, with a static shell, or in an
+	// environment with its own LD_PRELOAD.
 	ForkServer string
 }
 
@@ -120,10 +122,11 @@ type Pool struct {
 	workers   sync.WaitGroup // workers not yet retired by Close
 }
 
-// NewPool starts the fork server and the first warm shell, and returns
-// without waiting for them; a shell that is not there is an error here.
-// It marks the descriptors the process inherited close-on-exec (see
-// proc.CloseInheritedOnExec).
+// NewPool starts the fork server and the first warm shell, and returns without
+// waiting for them.
+//
+// A shell that is not there is an error here. NewPool marks the descriptors
+// the process inherited close-on-exec (see proc.CloseInheritedOnExec).
 func NewPool(opts Options) (*Pool, error) {
 	if opts.Shell == "" {
 		opts.Shell = "/bin/sh"
@@ -182,9 +185,10 @@ func NewPool(opts Options) (*Pool, error) {
 	return p, nil
 }
 
-// Close kills the process groups of every running command and of the
-// background processes that finished calls left, and stops the idle
-// shells. Calls still waiting for a worker fail.
+// Close kills the process groups of every running command, and of the
+// background processes that finished calls left.
+//
+// It also stops the idle shells. Calls still waiting for a worker fail.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	if p.closed {

@@ -44,10 +44,10 @@ func awaitGroupGone(pgid int, grace time.Duration) {
 	}
 }
 
-// Run runs one bash call on the ticket's worker, waiting for it first
-// (a nil ticket takes a place in line now). Cancelling ctx kills the
-// command's process group; the returned output then reports what was
-// collected so far.
+// Run runs one bash call on the ticket's worker, waiting for the worker first.
+//
+// A nil ticket takes a place in line now. Cancelling ctx kills the command's
+// process group; the returned output then reports what was collected so far.
 func (p *Pool) Run(ctx context.Context, t *Ticket, args tool.BashArgs) (tool.BashOutput, error) {
 	out, release, err := p.RunHold(ctx, t, args)
 	release()
@@ -285,8 +285,11 @@ func exitStatus(ws syscall.WaitStatus, waited bool) (int, string) {
 // env merges the call's variables over the base environment.
 func (p *Pool) env(extra map[string]string) []string { return MergeEnv(p.opts.Env, extra) }
 
-// MergeEnv is env with extra's variables set (replacing env's of the same
-// name), in sorted order after env's; env itself when extra is empty.
+// MergeEnv returns env with extra's variables set, replacing env's of the same
+// name.
+//
+// They come in sorted order after env's. When extra is empty, it returns env
+// itself.
 func MergeEnv(env []string, extra map[string]string) []string {
 	if len(extra) == 0 {
 		return env
@@ -327,10 +330,11 @@ func (c *capped) readFrom(r io.Reader) {
 	}
 }
 
-// SecondsDuration converts a timeout in seconds to a Duration, clamping
-// what a Duration cannot hold (1e10 s and more: about 292 years) to the
-// longest Duration rather than letting the conversion overflow into a
-// timeout that fires at once.
+// SecondsDuration converts a timeout in seconds to a Duration, clamping what a
+// Duration cannot hold.
+//
+// Timeouts of 1e10 s and more (about 292 years) become the longest Duration,
+// rather than overflowing into a timeout that fires at once.
 func SecondsDuration(s float64) time.Duration {
 	const max = float64(math.MaxInt64) / float64(time.Second)
 	if s >= max || math.IsNaN(s) {
