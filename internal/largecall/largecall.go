@@ -23,7 +23,7 @@ import (
 	"github.com/boxsh/boxsh/internal/jsonx"
 )
 
-// Large is the size of JSON from which the fast paths are taken: below it
+// Large is the size of JSON from which the fast paths are taken. Below it,
 // encoding/json is fast enough, and its exact behaviour needs no argument.
 const Large = jsonx.Large
 

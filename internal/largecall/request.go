@@ -116,9 +116,10 @@ func decodeString(v []byte, s *string) bool {
 	return ok
 }
 
-// UnmarshalMembers decodes params, the params of a decoded request, into v
-// as json.Unmarshal does, where v is a struct with fields for the members
-// keys only (see OnlyMembers).
+// UnmarshalMembers decodes params, the params of a decoded request, into v as
+// json.Unmarshal does.
+//
+// v is a struct with fields for the members keys only (see OnlyMembers).
 func UnmarshalMembers(params []byte, v any, keys ...string) error {
 	return json.Unmarshal(OnlyMembers(params, keys...), v)
 }

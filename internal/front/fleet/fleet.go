@@ -178,10 +178,12 @@ func (c *Config) defaultDirs() error {
 	return nil
 }
 
-// WritableDirs are the directories that hold the writable layers of the
-// sandboxes of a Manager of c: its SessionDir and EmptyDir (their
-// defaults when unset). A file the server keeps from its sandboxes (its
-// audit log) must be in neither.
+// WritableDirs returns the directories that hold the writable layers of the
+// sandboxes of a Manager of c.
+//
+// They are its SessionDir and EmptyDir, or their defaults when unset. A file
+// the server keeps from its sandboxes, such as its audit log, must be in
+// neither.
 func (c Config) WritableDirs() ([]string, error) {
 	if err := c.defaultDirs(); err != nil {
 		return nil, err
@@ -189,9 +191,9 @@ func (c Config) WritableDirs() ([]string, error) {
 	return []string{c.SessionDir, c.EmptyDir}, nil
 }
 
-// MaxRunning is the most sandboxes a Manager runs at once with at most
-// max sandboxes (Config.Max) and warm ones of each kind started ahead
-// (Config.Warm), which do not count towards max.
+// MaxRunning returns the most sandboxes a Manager runs at once, with at most
+// max sandboxes (Config.Max) and warm warm ones of each kind (Config.Warm).
+// Warm ones do not count towards max.
 func MaxRunning(max, warm int) int { return max + len(warmKinds)*warm }
 
 // New returns a manager whose sandboxes live until ctx ends or Close.
@@ -599,8 +601,10 @@ func (m *Manager) Len() int {
 	return len(m.sbs)
 }
 
-// Close stops every sandbox: the files of those made by Create stay (as
-// sessions `boxsh sessions` lists), an ephemeral one's go.
+// Close stops every sandbox.
+//
+// The files of those made by Create stay, as sessions that `boxsh sessions`
+// lists. An ephemeral sandbox's files go.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
@@ -874,9 +878,10 @@ func (m *Manager) Diff(name, path string) (string, error) {
 	return s.Diff(path)
 }
 
-// Apply writes sandbox name's changes into the workspace, as boxsh apply
-// does, and tells what it did as JSON: a session.ApplyResult
+// Apply writes sandbox name's changes into the workspace, as boxsh apply does
 // (rpc.SandboxFiles).
+//
+// It tells what it did as JSON: a session.ApplyResult.
 func (m *Manager) Apply(name string, req apitype.ApplyRequest) (json.RawMessage, error) {
 	s, err := m.sessionOf(name)
 	if err != nil {

@@ -253,11 +253,12 @@ type decision struct {
 	invalid bool   // host is not a host name
 }
 
-// Decide says whether host:port may be reached, and the rule that
-// decided: the denied or allowed pattern as written, or "" when none
-// matched (then the destination is refused). Denied patterns win over
-// allowed ones. A host that is an IP address is refused unless an IP
-// pattern allows it exactly. A nil *Rules refuses everything.
+// Decide says whether host:port may be reached, and the rule that decided.
+//
+// The rule is the denied or allowed pattern as written, or "" when none
+// matched; then the destination is refused. Denied patterns win over allowed
+// ones. A host that is an IP address is refused unless an IP pattern allows it
+// exactly. A nil *Rules refuses everything.
 func (r *Rules) Decide(host string, port int) (allowed bool, rule string) {
 	d := r.decide(host, port)
 	return d.allowed, d.rule

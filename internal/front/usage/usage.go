@@ -20,7 +20,8 @@ type Usage struct {
 	// alive and of the children they have waited for.
 	User, System time.Duration
 	// Memory is the cgroup's memory.current, or the sum of the resident
-	// sets of the processes (a page shared by several counted for each).
+	// sets of the processes. A page shared by several processes is counted
+	// for each.
 	Memory int64
 	// Processes counts the processes (not threads).
 	Processes int

@@ -89,9 +89,11 @@ func NewManager(opts Options) *Manager {
 	return &Manager{opts: opts, procs: make(map[string]*process)}
 }
 
-// Start starts the command of args (Command, or Args without a shell) in
-// the background and returns its id and pid at once. Its stdin is
-// args.Stdin; a positive args.Timeout kills its process group after it.
+// Start starts the command of args in the background, and returns its id and
+// pid at once.
+//
+// The command is Command, or Args without a shell. Its stdin is args.Stdin. A
+// positive args.Timeout kills its process group after that time.
 func (m *Manager) Start(args tool.BashArgs) (tool.BashOutput, error) {
 	started := time.Now()
 	script, command := args.Command, args.Command
@@ -229,9 +231,11 @@ func (m *Manager) start(p *process, script string, args tool.BashArgs) error {
 	return nil
 }
 
-// Output returns p's output from offset on, waiting up to wait for output
-// past offset or for the exit when there is none yet. A process that has
-// exited and whose output is returned to its end is forgotten.
+// Output returns p's output from offset on.
+//
+// When there is no output past offset yet, it waits up to wait for some, or
+// for the exit. A process that has exited and whose output is returned to its
+// end is forgotten.
 func (m *Manager) Output(ctx context.Context, id string, offset int64, wait time.Duration) (tool.ProcessOutputResult, error) {
 	p, err := m.lookup(id)
 	if err != nil {
@@ -276,9 +280,10 @@ func (m *Manager) Output(ctx context.Context, id string, offset int64, wait time
 	return r, nil
 }
 
-// Kill sends sig (a name, with or without SIG, or a number; "": TERM) to
-// p's process group and waits up to a second, or until ctx is done, for
-// it to exit.
+// Kill sends sig to p's process group, and waits for it to exit up to a
+// second, or until ctx is done.
+//
+// sig is a name, with or without SIG, or a number; "" means TERM.
 func (m *Manager) Kill(ctx context.Context, id, sig string) (tool.ProcessInfo, error) {
 	s, err := ParseSignal(sig)
 	if err != nil {

@@ -14,10 +14,11 @@ import (
 
 const utf8BOM = "\xef\xbb\xbf"
 
-// Edit runs the edit tool: every oldText must match exactly one place of the
-// original file (exactly, or else ignoring trailing blanks on each line), the
-// places must not overlap, and either all edits apply or none. A UTF-8 BOM
-// and CRLF line endings are kept.
+// Edit runs the edit tool. Either all edits apply or none.
+//
+// Every oldText must match exactly one place of the original file: exactly, or
+// else ignoring trailing blanks on each line. The places must not overlap. A
+// UTF-8 BOM and CRLF line endings are kept.
 func Edit(ctx context.Context, args tool.EditArgs) tool.Result {
 	path, fi, err := resolve(args.Path)
 	if err != nil {

@@ -23,11 +23,13 @@ const (
 // absolute path, or returns "" (see DeniedBy in package internal/toolhost).
 type DeniedBy func(abs string) string
 
-// List runs the list tool: the entries of a directory, depth first in
-// lexical order, down to args.Depth levels and at most args.Limit of them.
-// Symbolic links are reported, never followed. An entry that deniedBy
-// names a rule for is reported as it is seen (the sandbox's placeholder)
-// and marked with the rule.
+// List runs the list tool: the entries of a directory, depth first in lexical
+// order.
+//
+// It goes down to args.Depth levels, and lists at most args.Limit entries.
+// Symbolic links are reported, never followed. An entry that deniedBy names a
+// rule for is reported as it is seen (the sandbox's placeholder), and marked
+// with the rule.
 func List(ctx context.Context, args tool.ListArgs, deniedBy DeniedBy) tool.Result {
 	if args.Depth < 0 || args.Limit < 0 {
 		// The front's schema check refuses these; never trust it alone.

@@ -73,11 +73,12 @@ func readRegular(ctx context.Context, args tool.ReadArgs) (tool.Result, bool) {
 	return readLarge(ctx, f, head, size, args), true
 }
 
-// ReadQuick runs the read tool when that is certain to be quick: path
-// names a regular file shorter than filetype.HeadSize, read whole in one
-// system call, whose result is text or metadata, not an image to decode.
-// Its result is then Read's. Otherwise ok is false and nothing was done
-// but looking: run Read.
+// ReadQuick runs the read tool when that is certain to be quick. Otherwise ok
+// is false, and nothing was done but looking: run Read.
+//
+// It is quick when path names a regular file shorter than filetype.HeadSize,
+// read whole in one system call, whose result is text or metadata, not an
+// image to decode. The result is then Read's.
 func ReadQuick(ctx context.Context, args tool.ReadArgs) (r tool.Result, ok bool) {
 	fd, size, ok := openRegular(args.Path)
 	if !ok {

@@ -50,9 +50,11 @@ func New() *Reaper {
 	return &Reaper{known: make(map[int]int), forgot: make(chan struct{}, 1)}
 }
 
-// Start starts a child with start (cmd.Start, or pty.Start and the like),
-// which returns its pid, and records the child as one whose exit status
-// its own Wait takes. Call Forget once that Wait has returned.
+// Start starts a child with start, and records the child as one whose exit
+// status its own Wait takes.
+//
+// start is cmd.Start, pty.Start or the like, and returns the child's pid. Call
+// Forget once that Wait has returned.
 func (r *Reaper) Start(start func() (int, error)) error {
 	if r == nil {
 		_, err := start()

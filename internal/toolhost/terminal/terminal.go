@@ -93,14 +93,16 @@ var ErrClosed = errors.New("terminal manager is closed")
 type Snapshot struct {
 	// ID is the session id; only Run sets it.
 	ID string `json:"id,omitempty"`
-	// Output is the rendered screen, preceded by the lines that scrolled off
-	// it: lines joined by "\n", without trailing blanks or trailing empty
-	// lines, and without control characters or escape sequences.
+	// Output is the rendered screen, preceded by the lines that scrolled
+	// off it. Lines are joined by "\n", without trailing blanks or
+	// trailing empty lines, and without control characters or escape
+	// sequences.
 	Output string `json:"output"`
 	// Exited reports whether the process has ended.
 	Exited bool `json:"exited"`
 	// ExitCode is the exit status of the process, or 128 plus the signal
-	// number if a signal killed it; nil (JSON null) while it runs.
+	// number if a signal killed it. It is nil (JSON null) while the
+	// process runs.
 	ExitCode *int `json:"exit_code"`
 }
 
@@ -130,7 +132,8 @@ type Options struct {
 	// DefaultMaxSessions if not positive.
 	MaxSessions int
 	// Reaper, when boxsh-init is PID 1, starts the sessions' processes so
-	// that it leaves their exit status to the session (nil: not PID 1).
+	// that it leaves their exit status to the session. It is nil when
+	// boxsh-init is not PID 1.
 	Reaper *reap.Reaper
 	// Limits are applied to each session's shell and what it runs, by
 	// running the shell through LimitsExe (see proc.Limits.Wrap).
@@ -298,9 +301,11 @@ func (m *Manager) start(command string, cols, rows int) (*session, error) {
 	return s, nil
 }
 
-// Send writes text to the session's terminal as typed input (text is sent as
-// is: end it with "\n" to run a line), then waits and reports as Output does.
-// It fails with ErrExited if the session's process has exited.
+// Send writes text to the session's terminal as typed input, then waits and
+// reports as Output does.
+//
+// text is sent as is: end it with "\n" to run a line. Send fails with
+// ErrExited if the session's process has exited.
 func (m *Manager) Send(ctx context.Context, id, text string) (Snapshot, error) {
 	s, err := m.lookup(id)
 	if err != nil {
@@ -341,10 +346,11 @@ func (m *Manager) Output(ctx context.Context, id string) (Snapshot, error) {
 	return s.snapshot(), nil
 }
 
-// Kill ends a session: it sends SIGHUP to the session's process group and,
-// if the process is still alive after a grace period (cut short when ctx is
-// done), SIGKILL. It then collects the last output, removes the session and
-// returns its final snapshot.
+// Kill ends a session and returns its final snapshot.
+//
+// It sends SIGHUP to the session's process group. If the process is still
+// alive after a grace period, cut short when ctx is done, it sends SIGKILL. It
+// then collects the last output and removes the session.
 func (m *Manager) Kill(ctx context.Context, id string) (Snapshot, error) {
 	s := m.remove(id)
 	if s == nil {

@@ -158,9 +158,11 @@ type Terminal struct {
 	response []byte // replies to queries, for TakeResponse
 }
 
-// New returns a Terminal of cols columns and rows rows that keeps at most
-// scrollback lines scrolled off its primary screen (DefaultScrollback if
-// scrollback is negative, none if it is zero). Sizes below 1 are taken as 1.
+// New returns a Terminal of cols columns and rows rows.
+//
+// It keeps at most scrollback lines scrolled off its primary screen:
+// DefaultScrollback if scrollback is negative, none if it is zero. Sizes below
+// 1 are taken as 1.
 func New(cols, rows, scrollback int) *Terminal {
 	if scrollback < 0 {
 		scrollback = DefaultScrollback
