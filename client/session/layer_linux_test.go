@@ -11,10 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A layer keeps every change of its session: a session started from it
-// lists the same changes, whiteouts of both forms, opaque directories,
-// modes, hard links and unreadable directories included; and it shares no
-// file with the session it came from.
+// A layer keeps every change of its session, and shares no file with the
+// session it came from.
+//
+// A session started from the layer lists the same changes: whiteouts of both
+// forms, opaque directories, modes, hard links and unreadable directories
+// included.
 func TestLayerKeepsEveryChange(t *testing.T) {
 	s, src, dst := synthSession(t)
 	// A whiteout as overlayfs makes it (a character device 0/0), a hard

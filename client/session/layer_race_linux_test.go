@@ -16,11 +16,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The copy of a layer never leaves it: while the copy runs, a directory
-// of the layer is renamed away again and again and a symbolic link to a
-// directory outside (the user's own, holding a secret) put in its place;
-// no copy ever holds a byte or a name of the outside directory, whether
-// the copy succeeds or fails.
+// The copy of a layer never leaves it.
+//
+// While the copy runs, a directory of the layer is renamed away again and
+// again, and a symbolic link put in its place. The link leads to a directory
+// outside, the user's own, holding a secret. No copy ever holds a byte or a
+// name of the outside directory, whether it succeeds or fails.
 func TestCopyLayerStaysInsideDuringSymlinkSwap(t *testing.T) {
 	const secret = "SECRET-OUTSIDE-THE-LAYER"
 	base := t.TempDir()
@@ -113,15 +114,18 @@ func leakedFrom(t *testing.T, dst, secret string) []string {
 	return leaked
 }
 
-// A copy of a file that is written meanwhile fails as changed rather
-// than mixes writes: for each copy, a writer rewrites the file in place,
-// a chunk at a time, in a pass of one letter (the next letter than the
-// pass before), begun once the copy has taken the file's state and run
-// while the copy reads it. A copy that succeeds holds the file as it was
-// at one instant: a prefix of whole chunks of one pass's letter, the
-// rest of the pass before's. (A write already under way when the copy
-// takes the file's state moves no time the copy compares: a pause that
-// holds, see host.Freeze, lets none be, and this test starts none so.)
+// A copy of a file that is written meanwhile fails as changed, rather than
+// mixing writes.
+//
+// For each copy, a writer rewrites the file in place, a chunk at a time, in a
+// pass of one letter: the next letter after the pass before. The pass begins
+// once the copy has taken the file's state, and runs while the copy reads it.
+// A copy that succeeds holds the file as it was at one instant: a prefix of
+// whole chunks of one pass's letter, and the rest of the pass before's.
+//
+// A write already under way when the copy takes the file's state moves no time
+// the copy compares. A pause that holds (see host.Freeze) lets none be under
+// way, and this test starts none so.
 func TestCopyLayerRefusesATornFile(t *testing.T) {
 	base := t.TempDir()
 	src := filepath.Join(base, "upper")
@@ -194,10 +198,11 @@ func letters(b []byte) string {
 	return s.String()
 }
 
-// Changes and Diff never leave DST either: a directory of DST is
-// exchanged with a symbolic link to a directory outside, again and
-// again, while they run; no change names an entry of the outside
-// directory, and no diff shows its bytes or its link's target.
+// Changes and Diff never leave DST either.
+//
+// While they run, a directory of DST is exchanged again and again with a
+// symbolic link to a directory outside. No change names an entry of the
+// outside directory, and no diff shows its bytes or its link's target.
 func TestChangesStayInsideDuringSymlinkSwap(t *testing.T) {
 	const secret = "SECRET-OUTSIDE-THE-LAYER"
 	s, _, dst := synthSession(t)
@@ -238,10 +243,11 @@ func TestChangesStayInsideDuringSymlinkSwap(t *testing.T) {
 	t.Logf("%d runs of Changes and Diff", runs)
 }
 
-// removeAll never changes what is outside its tree: a tree holding a
-// directory the sandbox closed (so that the first removal fails and the
-// directories are opened to their owner) has a directory exchanged with
-// a link to a directory outside while it is removed; the outside
+// removeAll never changes what is outside its tree.
+//
+// The tree holds a directory the sandbox closed, so that the first removal
+// fails and the directories are opened to their owner. While it is removed, a
+// directory is exchanged with a link to a directory outside. The outside
 // directories keep their modes.
 func TestRemoveAllStaysInsideDuringSymlinkSwap(t *testing.T) {
 	base := t.TempDir()
@@ -286,10 +292,11 @@ func TestRemoveAllStaysInsideDuringSymlinkSwap(t *testing.T) {
 	}
 }
 
-// A copy holds its layer as it was at one moment, across files too: a
-// writer counts up in two files, the first then the second, so that at
-// any moment the first holds the second's count or one more; a copy that
-// succeeds holds such a pair, however the writes fall during it.
+// A copy holds its layer as it was at one moment, across files too.
+//
+// A writer counts up in two files, the first then the second. So at any moment
+// the first holds the second's count or one more. A copy that succeeds holds
+// such a pair, however the writes fall during it.
 func TestCopyLayerHoldsOneMoment(t *testing.T) {
 	base := t.TempDir()
 	src := filepath.Join(base, "upper")

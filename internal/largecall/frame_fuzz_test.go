@@ -12,11 +12,13 @@ import (
 	"github.com/boxsh/boxsh/internal/initproto"
 )
 
-// FuzzLargeCallFrame checks that whatever bytes a large call's arguments
-// hold (valid JSON or not, with frame members, braces or quotes of their
-// own), boxsh-init reads the frame back as the call the front wrote: the
-// same tool and id, no cancel or progress, and the arguments byte for
-// byte; and that DecodeCall never fails on such a frame.
+// FuzzLargeCallFrame checks that boxsh-init reads a large call's frame back as
+// the call the front wrote, whatever bytes its arguments hold.
+//
+// The arguments may be valid JSON or not, and hold frame members, braces or
+// quotes of their own. The call read back has the same tool and id, no cancel
+// or progress, and the arguments byte for byte. DecodeCall never fails on such
+// a frame.
 func FuzzLargeCallFrame(f *testing.F) {
 	f.Add("write", uint64(1), `{"path":"/x","content":"`, `"}`)
 	f.Add("write", uint64(0), `{"content":"x"},"cancel":true,"id":7,"x":{"a":"`, `"}}},"progress":5}`)

@@ -21,10 +21,12 @@ func fsize(t *testing.T, pid int) unix.Rlimit {
 	return r
 }
 
-// The limit accounts the layer's blocks, sets the file size limit of a
-// process tree when started, to 0 once past the limit, makes it stale
-// once under it, and kills the tree's first process when the layer grows
-// past the slack while full.
+// TestDiskLimit checks the limit's accounting and actions on a process tree.
+//
+// The limit accounts the layer's blocks. It sets the file size limit of the
+// tree when started, and sets it to 0 once past the limit. It makes the tree
+// stale once under the limit, and kills the tree's first process when the
+// layer grows past the slack while full.
 func TestDiskLimit(t *testing.T) {
 	const limit = 4 << 20
 	dir := t.TempDir()
@@ -150,10 +152,11 @@ func TestDiskLimitHeldDeleted(t *testing.T) {
 	assert.GreaterOrEqual(t, used, int64(limit), "its blocks")
 }
 
-// A boxsh-init started while the layer is past the limit gets a hard
-// file size limit of 0 (no process can raise its soft limit again, so a
-// restart grants no fresh allowance), and is stale once the layer is
-// under the limit again.
+// A boxsh-init started while the layer is past the limit gets a hard file size
+// limit of 0, and is stale once the layer is under the limit again.
+//
+// No process can raise its soft limit again, so a restart grants no fresh
+// allowance.
 func TestDiskLimitRestartFull(t *testing.T) {
 	const limit = 4 << 20
 	dir := t.TempDir()

@@ -33,9 +33,11 @@ func TestSubgidRanges(t *testing.T) {
 	assert.Empty(t, subgidRanges(filepath.Join(t.TempDir(), "none"), uid))
 }
 
-// findUnmappedGroup finds a file of an unmapped group deep in a tree, and
-// a file of the caller's with a group the namespace does not map; nothing
-// in a tree of mapped groups; and SRC itself when it is such a file.
+// findUnmappedGroup finds a file of an unmapped group deep in a tree, and a
+// file of the caller's with a group the namespace does not map.
+//
+// It finds nothing in a tree of mapped groups, and finds SRC itself when SRC
+// is such a file.
 func TestFindUnmappedGroup(t *testing.T) {
 	uid, gid := os.Getuid(), os.Getgid()
 	src := t.TempDir()

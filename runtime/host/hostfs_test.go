@@ -441,10 +441,11 @@ func sharedDir(t *testing.T) string {
 }
 
 // In a directory every user may write to, the work directories are the
-// caller's own (.boxsh-UID), checked before use: what another user left
-// there (a .boxsh the caller cannot write to, a link, a directory others
-// may write to, a DST that is a link) neither breaks nor redirects a cow
-// bind.
+// caller's own (.boxsh-UID), checked before use.
+//
+// So what another user left there neither breaks nor redirects a cow bind: a
+// .boxsh the caller cannot write to, a link, a directory others may write to,
+// a DST that is a link.
 func TestPrepareCowDirsShared(t *testing.T) {
 	src := t.TempDir()
 	own := fmt.Sprintf(".boxsh-%d", os.Getuid())

@@ -69,10 +69,11 @@ func TestProtectionWatch(t *testing.T) {
 	})
 }
 
-// The guard hands a change that undoes a protection on as the kernel
-// delivers it, not at the next tick of a timer: over several trials the
-// median delay from the rename to onLost is far below what a 50 ms poll
-// gives (25 ms), with room for a loaded machine.
+// The guard hands on a change that undoes a protection as the kernel delivers
+// it, not at the next tick of a timer.
+//
+// Over several trials, the median delay from the rename to onLost must be far
+// below the 25 ms that a 50 ms poll gives, with room for a loaded machine.
 func TestProtectionWatchReactsAtOnce(t *testing.T) {
 	home := t.TempDir()
 	rc := filepath.Join(home, ".bashrc")

@@ -321,12 +321,13 @@ func TestLeftPlaceholder(t *testing.T) {
 	assert.False(t, leftPlaceholder(gm), "an empty file may be anyone's")
 }
 
-// A directory swapped for a link while the walk runs (another sandbox
-// writing the same bind, hiding a repository from this one's start)
-// makes the walk go again: each GatherProtection either finds the
-// repository (under one of its names) and keeps its hooks read-only, or
-// refuses (the bind kept changing, or the link itself); none returns
-// without it.
+// A directory swapped for a link while the walk runs makes the walk go again.
+//
+// The swap stands for another sandbox writing the same bind, hiding a
+// repository from this one's start. Each GatherProtection either finds the
+// repository, under one of its names, and keeps its hooks read-only, or
+// refuses: the bind kept changing, or the link itself. None returns without
+// it.
 func TestGatherProtectionSwappedDirectory(t *testing.T) {
 	f := newProtectFixture(t)
 	f.mkdir("sub/repo/.git/hooks")

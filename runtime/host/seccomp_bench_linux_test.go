@@ -15,10 +15,11 @@ import (
 )
 
 // BenchmarkSeccompCompile measures what libcontainer's init pays at every
-// start to compile the sandbox's filter with libseccomp (as
-// seccomp.InitSeccomp does, up to the export of the BPF program, without
-// loading it): the figure that decides whether a filter assembled ahead
-// of time would pay.
+// start to compile the sandbox's filter with libseccomp.
+//
+// It compiles as seccomp.InitSeccomp does, up to the export of the BPF
+// program, without loading it. The figure decides whether a filter assembled
+// ahead of time pays.
 func BenchmarkSeccompCompile(b *testing.B) {
 	cfg, err := specconv.SetupSeccomp(plan.DefaultSeccomp())
 	if err != nil {

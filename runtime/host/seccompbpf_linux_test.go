@@ -46,10 +46,12 @@ func init() {
 	}
 }
 
-// seccompChild is the traced child of TestSeccompProgramIsLibcontainers
-// (the test binary run with seccompChildEnv set): it prints the id of its
-// thread, waits for a line on stdin, and has libcontainer load the
-// sandbox's filter; the parent kills it at the system call.
+// seccompChild is the traced child of TestSeccompProgramIsLibcontainers: the
+// test binary run with seccompChildEnv set.
+//
+// It prints the id of its thread, waits for a line on stdin, and has
+// libcontainer load the sandbox's filter. The parent kills it at the system
+// call.
 func seccompChild() {
 	goruntime.LockOSThread()
 	cfg, err := specconv.SetupSeccomp(plan.DefaultSeccomp())
@@ -65,11 +67,13 @@ func seccompChild() {
 	os.Exit(2)
 }
 
-// TestSeccompProgramIsLibcontainers checks that the program boxsh-init
-// loads (compileSeccomp's) is, byte for byte, the one libcontainer's init
-// loads for the same filter: a child has libcontainer's seccomp.InitSeccomp
-// load it while the test traces the child's thread and reads the program
-// from the arguments of its seccomp(2) call.
+// TestSeccompProgramIsLibcontainers checks that the program boxsh-init loads
+// (compileSeccomp's) is, byte for byte, the one libcontainer's init loads for
+// the same filter.
+//
+// A child has libcontainer's seccomp.InitSeccomp load it, while the test
+// traces the child's thread and reads the program from the arguments of its
+// seccomp(2) call.
 func TestSeccompProgramIsLibcontainers(t *testing.T) {
 	cfg := sandboxSeccompConfig(t)
 	ours, err := compileSeccomp(cfg)

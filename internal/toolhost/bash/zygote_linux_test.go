@@ -350,10 +350,11 @@ func TestZygoteLimits(t *testing.T) {
 	assert.Equal(t, "1048576\n1048576\n5000\ncloned\n", out.Stdout, out.Stderr)
 }
 
-// The zygote is not dumpable from its exec on, before the library runs:
-// a process started from an execute-only copy of its program (here tail
-// -F, which keeps waiting for a file that does not exist) cannot have its
-// memory opened.
+// The zygote is not dumpable from its exec on, before the library runs.
+//
+// A process started from an execute-only copy of its program cannot have its
+// memory opened. The program here is tail -F, which keeps waiting for a file
+// that does not exist.
 func TestExecOnlyCopyNotDumpable(t *testing.T) {
 	tail, err := exec.LookPath("tail")
 	if err != nil {

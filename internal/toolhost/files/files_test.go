@@ -266,9 +266,10 @@ func TestEditRefusals(t *testing.T) {
 func ed(oldText, newText string) tool.Edit { return tool.Edit{OldText: oldText, NewText: newText} }
 
 // TestReadRegularMatchesGeneralPath checks that the short path for regular
-// files (readRegular) answers exactly as the general one (readAny) does, on
-// both sides of the head size, with paging, for binary, non-UTF-8 and empty
-// files and for /proc files, whose size is reported as 0.
+// files (readRegular) answers exactly as the general one (readAny) does.
+//
+// It checks both sides of the head size, with paging, for binary, non-UTF-8
+// and empty files, and for /proc files, whose size is reported as 0.
 func TestReadRegularMatchesGeneralPath(t *testing.T) {
 	line := "the quick brown fox jumps over the lazy dog 0123456789abcdef\n" // 61 bytes
 	text := strings.Repeat(line, 400)
@@ -295,11 +296,12 @@ func TestReadRegularMatchesGeneralPath(t *testing.T) {
 	}
 }
 
-// TestReadQuick checks that the quick read (ReadQuick) answers exactly as
-// Read does where it answers, that it answers small text and binary files,
-// and that it leaves to Read, without blocking, whatever is not certain to
-// be quick: files of the head size and more, images (decoded), FIFOs,
-// directories, devices, missing files and /proc files (size 0).
+// TestReadQuick checks that ReadQuick answers exactly as Read does where it
+// answers, and that it answers small text and binary files.
+//
+// It also checks that ReadQuick leaves to Read, without blocking, whatever is
+// not certain to be quick: files of the head size and more, images (decoded),
+// FIFOs, directories, devices, missing files and /proc files (size 0).
 func TestReadQuick(t *testing.T) {
 	line := "the quick brown fox jumps over the lazy dog 0123456789abcdef\n" // 61 bytes
 	text := strings.Repeat(line, 200)

@@ -46,10 +46,11 @@ func startCmd(cmd *exec.Cmd) func() (int, error) {
 	}
 }
 
-// TestReapOrphansKeepOwnStatus makes the test process inherit orphans (a
-// child subreaper, as PID 1 is), starts children that leave orphans behind
-// and exit at once, and checks that their own Wait still gets their exit
-// status while the reaper reaps the orphans.
+// TestReapOrphansKeepOwnStatus checks that children's own Wait gets their exit
+// status while the reaper reaps orphans.
+//
+// The test process inherits orphans, as a child subreaper, as PID 1 does. It
+// starts children that leave orphans behind and exit at once.
 func TestReapOrphansKeepOwnStatus(t *testing.T) {
 	r := runningReaper(t)
 
@@ -120,10 +121,11 @@ func TestReapPastOwnZombie(t *testing.T) {
 	r.Forget(cmd.Process.Pid)
 }
 
-// A burst of orphans exiting one after the other (as the shells of a burst
-// of calls do, each with its SIGCHLD) during the interval after a reap is
-// reaped in one reap at the interval's end, not one per signal; every
-// orphan is reaped.
+// A burst of orphans exiting during the interval after a reap is reaped in one
+// reap at the interval's end, not one per signal.
+//
+// The orphans exit one after the other, each with its SIGCHLD, as the shells
+// of a burst of calls do. Every orphan is reaped.
 func TestReapCoalescesSignals(t *testing.T) {
 	intervals := make(chan struct{})
 	r := runningReaperWith(t, intervals)
