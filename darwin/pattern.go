@@ -151,10 +151,11 @@ func joinLits(segs []segment) string {
 	return strings.Join(parts, "/")
 }
 
-// parseRule turns a policy rule into a matcher: an absolute path, a path
-// under home ("~/..."), a path relative to cwd (it has a slash), or a name
-// pattern matching at any depth (no slash). home and cwd are clean
-// canonical absolute paths, or empty when unknown.
+// parseRule turns a policy rule into a matcher.
+//
+// The rule is an absolute path, a path under home ("~/..."), a path relative
+// to cwd (it has a slash), or a name pattern matching at any depth (no slash).
+// home and cwd are clean canonical absolute paths, or empty when unknown.
 func parseRule(value, home, cwd string) (matcher, error) {
 	if err := checkString(value); err != nil {
 		return matcher{}, err
@@ -220,9 +221,10 @@ func cleanDots(segs []segment) []segment {
 	return out
 }
 
-// parseHardDenied turns an entry of ProfileConfig.HardDenied into a
-// matcher: a name or relative path matching at any depth (".bashrc",
-// ".git/config"), a directory when it ends in "/" (".git/hooks/"); an
+// parseHardDenied turns an entry of ProfileConfig.HardDenied into a matcher.
+//
+// The entry is a name or relative path matching at any depth (".bashrc",
+// ".git/config"), or a directory when it ends in "/" (".git/hooks/"). An
 // absolute or "~/" entry is anchored instead.
 func parseHardDenied(entry, home string) (matcher, error) {
 	dir := strings.HasSuffix(entry, "/")
@@ -311,10 +313,12 @@ func (m matcher) filter() expr {
 	return regex(m.regex())
 }
 
-// ancestors are the matchers of the directories above m that are part of
-// the rule (for an anchored rule, every directory up to /, exclusive; for
-// a floating one, the leading segments: ".git" for ".git/hooks"). Renaming
-// one of them would carry what m matches to a path m does not match.
+// ancestors returns the matchers of the directories above m that are part of
+// the rule.
+//
+// For an anchored rule, those are every directory up to /, exclusive. For a
+// floating one, they are the leading segments: ".git" for ".git/hooks".
+// Renaming one of them would carry what m matches to a path m does not match.
 func (m matcher) ancestors() []matcher {
 	var out []matcher
 	for n := len(m.segs) - 1; n >= 1; n-- {
@@ -400,8 +404,8 @@ func globRegex(pat string, fold bool) (string, error) {
 	return b.String(), nil
 }
 
-// classUnsupported are the characters a character class of a rule may
-// not name: their meaning inside a bracket expression differs between
+// classUnsupported are the characters that a character class of a rule may not
+// name. Their meaning inside a bracket expression differs between
 // regular-expression dialects, so a profile cannot say them reliably.
 const classUnsupported = `[]\^-/`
 

@@ -7,10 +7,10 @@ import (
 	"unicode/utf8"
 )
 
-// checkString rejects what cannot be put in an SBPL string or comment
-// safely: invalid UTF-8 and control characters (NUL, newlines, tabs and
-// the rest), which have no place in the paths and patterns a profile
-// names.
+// checkString rejects what cannot be put in an SBPL string or comment safely.
+//
+// That is invalid UTF-8 and control characters (NUL, newlines, tabs and the
+// rest), which have no place in the paths and patterns a profile names.
 func checkString(s string) error {
 	if !utf8.ValidString(s) {
 		return fmt.Errorf("%q is not valid UTF-8", s)

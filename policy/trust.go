@@ -176,10 +176,11 @@ func ReadSettingsFile(path string) (SettingsFile, error) {
 	return sf, nil
 }
 
-// openNoLinks opens abs for reading without following a symbolic link in
-// its last two components (ELOOP or ENOTDIR if there is one), and returns
-// its key: the directories above resolved, the last two components as
-// they are.
+// openNoLinks opens abs for reading without following a symbolic link in its
+// last two components, and returns its key.
+//
+// A link there gives ELOOP or ENOTDIR. The key is abs with the directories
+// above resolved, and the last two components as they are.
 func openNoLinks(abs string) (*os.File, string, error) {
 	dir, name := filepath.Split(abs)
 	dir = filepath.Clean(dir)

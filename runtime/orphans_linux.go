@@ -10,10 +10,11 @@ import (
 )
 
 // adoptOrphans makes the front the child subreaper of everything it starts
-// from now on: if boxsh-init dies, the commands it ran are reparented to
-// the front (instead of to the system's init), and killOrphans finds them.
-// The Supervisor, which relies on it, calls it before it starts the first
-// boxsh-init.
+// from now on.
+//
+// If boxsh-init dies, the commands it ran are reparented to the front instead
+// of to the system's init, and killOrphans finds them. The Supervisor, which
+// relies on it, calls it before it starts the first boxsh-init.
 func adoptOrphans(log hclog.Logger) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		log.Warn("cannot become child subreaper; commands may outlive a crashed boxsh-init", "error", err)

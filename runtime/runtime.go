@@ -211,9 +211,10 @@ func startProcess(cfg Config) (*Instance, error) {
 	return in, err
 }
 
-// newInstance makes the Instance of a started boxsh-init, whose frame
-// socket is conn and forwarding socket fwd (nil: none), that kill kills
-// and wait waits for; cleanup runs after it has exited.
+// newInstance makes the Instance of a started boxsh-init.
+//
+// conn is its channel socket and fwd its forwarding socket (nil: none). kill
+// kills it and wait waits for it; cleanup runs after it has exited.
 func newInstance(conn, fwd *os.File, kill func(), wait func() error, cleanup func()) (*Instance, error) {
 	c, err := net.FileConn(conn)
 	conn.Close()
@@ -361,9 +362,11 @@ func (s *Supervisor) watch(in *Instance) {
 	}
 }
 
-// refused reports whether in is a boxsh-init of another build (its
-// channel ended with a *initproto.MismatchError), and if so stops it and fails
-// the supervisor: a restart would start the same one.
+// refused reports whether in is a boxsh-init of another build: its channel
+// ended with a *initproto.MismatchError.
+//
+// If so, refused stops it and fails the supervisor, since a restart would
+// start the same one.
 func (s *Supervisor) refused(in *Instance) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -52,9 +52,11 @@ func resetDir(dir string) error {
 	return os.Mkdir(dir, 0o755)
 }
 
-// removeTree removes the tree dir (not a symlink) as os.RemoveAll does,
-// after giving the user rwx on its directories (never through a symlink:
-// WalkDir does not follow them and names them by their own type).
+// removeTree removes the tree dir, which is not a symlink, as os.RemoveAll
+// does.
+//
+// It first gives the user rwx on its directories, never through a symlink:
+// WalkDir does not follow them, and names them by their own type.
 func removeTree(dir string) error {
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -86,10 +88,11 @@ func createFile(p string, content []byte, perm os.FileMode) error {
 	return err
 }
 
-// mkdirBeneath makes the directory root/rel and those above it up to root,
-// as os.MkdirAll does, but refuses a symlink or non-directory on the way:
-// a link left in a reused root would make it create directories on the
-// host.
+// mkdirBeneath makes the directory root/rel and those above it up to root, as
+// os.MkdirAll does.
+//
+// It refuses a symlink or non-directory on the way: a link left in a reused
+// root would make it create directories on the host.
 func mkdirBeneath(root, rel string) error {
 	p := root
 	for _, name := range splitPath(rel) {

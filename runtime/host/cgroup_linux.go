@@ -29,8 +29,10 @@ func SandboxCgroup() (parent string, ok bool) {
 }
 
 // rootlessCgroups tells libcontainer to make the sandbox's cgroup where it
-// can and go without where it cannot (a permission error): as any user
-// but the real root with a writable cgroup file system.
+// can, and go without where it cannot (a permission error).
+//
+// It does so for any user but the real root with a writable cgroup file
+// system.
 func rootlessCgroups() bool { return !hostcheck.SandboxCgroup() }
 
 // rootlessEUID tells libcontainer to start the sandbox as a user without

@@ -561,13 +561,14 @@ func stateRoot() (string, error) {
 	return dir, nil
 }
 
-// stateHidden checks that no bind (nor the --cache directory) lets the
-// sandbox write into the state
-// root (or replace it): it would then plant state that a later start acts
-// on, or undo the protection of the placeholders. The other directories
-// stateRoot may choose at another start (XDG_RUNTIME_DIR can change) are
-// refused too: a sandbox that could write one could tamper with the roots
-// of the sandboxes started there.
+// stateHidden checks that no bind, nor the --cache directory, lets the sandbox
+// write into the state root or replace it.
+//
+// A sandbox that could would plant state that a later start acts on, or undo
+// the protection of the placeholders. The other directories that stateRoot may
+// choose at another start are refused too, since XDG_RUNTIME_DIR can change: a
+// sandbox that could write one could tamper with the roots of the sandboxes
+// started there.
 func stateHidden(sb policy.Sandbox, root string) error {
 	roots := append([]string{root}, otherStateRoots()...)
 	for _, b := range writableBinds(sb) {
@@ -736,9 +737,11 @@ func recvFile(sock *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fds[0]), string(name[:n])), nil
 }
 
-// startError is a sandbox that failed to start for a cause of the host's
-// that boxsh knows (see hostcheck.Diagnose): its message starts with one
-// line that names the cause and the fix, and the runtime's error follows.
+// startError is a sandbox that failed to start for a cause of the host's that
+// boxsh knows (see hostcheck.Diagnose).
+//
+// Its message starts with one line that names the cause and the fix, and the
+// runtime's error follows.
 type startError struct {
 	// Cause is the cause and its fix, in one line.
 	Cause string

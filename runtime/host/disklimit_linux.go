@@ -280,11 +280,12 @@ func (d *DiskLimit) update(used int64) {
 	}
 }
 
-// sweepLocked sets RLIMIT_FSIZE of every process of the sandbox: soft
-// and hard at most the limit, both 0 when full (and the hard one 0 for
-// the rest of this boxsh-init's life: no process can raise it again). It
-// goes over the process tree until a pass changes nothing, so that a
-// process forked during a pass is set in the next.
+// sweepLocked sets RLIMIT_FSIZE of every process of the sandbox.
+//
+// Soft and hard are at most the limit, and both 0 when full. The hard one then
+// stays 0 for the rest of this boxsh-init's life, since no process can raise
+// it again. sweepLocked goes over the process tree until a pass changes
+// nothing, so that a process forked during a pass is set in the next.
 func (d *DiskLimit) sweepLocked() error {
 	if d.pidfd < 0 {
 		return nil

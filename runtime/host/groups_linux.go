@@ -154,12 +154,13 @@ func checkCowGroups(binds []policy.Bind, mapped []uint32) error {
 // descends to (one descriptor is open for each level).
 const maxGroupScanDepth = 128
 
-// findUnmappedGroup is the first entry under src that is of one of the
-// unmapped groups, or of uid with a group not ok, and its group; "" when
-// there is none among the first maxGroupScan entries. It reads each
-// directory once (getdents, in the directory's order) and stats its
-// entries relative to the directory's descriptor, about twice as fast as
-// a walk by path names.
+// findUnmappedGroup returns the first entry under src that is of one of the
+// unmapped groups, or of uid with a group not ok, and its group.
+//
+// It returns "" when there is none among the first maxGroupScan entries. It
+// reads each directory once (getdents, in the directory's order), and stats
+// its entries relative to the directory's descriptor, which is faster than a
+// walk by path names.
 func findUnmappedGroup(src string, uid int, ok map[uint32]bool, unmapped []uint32) (string, uint32, error) {
 	fd, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOTDIR) {

@@ -121,8 +121,10 @@ func prepareCowDir(upper, work string) error {
 }
 
 // privateDir checks that dir is a directory of the caller, not a symbolic
-// link, whose permission bits have none of mask (0o022: no one else may
-// write to it), as opened without following a link.
+// link, as opened without following a link.
+//
+// Its permission bits must have none of mask; 0o022 means no one else may
+// write to it.
 func privateDir(dir string, mask os.FileMode) error {
 	return privateDirOf(dir, os.Getuid(), mask)
 }
@@ -144,9 +146,11 @@ func privateDirOf(dir string, uid int, mask os.FileMode) error {
 	return nil
 }
 
-// mkdirPrivate makes directory d, and its parents as MkdirAll does, and
-// takes the group and other permission bits off d: the host's other users
-// must not enter a cow bind's DST (see cowGuard) nor its work directory.
+// mkdirPrivate makes directory d, and its parents as MkdirAll does, and takes
+// the group and other permission bits off d.
+//
+// The host's other users must not enter a cow bind's DST (see cowGuard), nor
+// its work directory.
 func mkdirPrivate(d string) error {
 	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
 		return err
@@ -322,9 +326,11 @@ func shareHeldPlaceholders(protect []plan.HostPath) {
 	}
 }
 
-// holdPlaceholders takes a shared lock on each placeholder of protect
-// (present once the sandbox has started), which tells other sandboxes
-// that it is in use; closing the files releases it.
+// holdPlaceholders takes a shared lock on each placeholder of protect, present
+// once the sandbox has started.
+//
+// The lock tells other sandboxes that the placeholder is in use. Closing the
+// files releases it.
 func holdPlaceholders(protect []plan.HostPath) []*os.File {
 	var held []*os.File
 	for _, hp := range protect {
@@ -372,13 +378,14 @@ func isPlaceholder(p string) bool {
 	return err == nil && placeholderAt(f, fi)
 }
 
-// preparePlaceholders makes the placeholders of SpecConfig.Placeholders
-// in dir: the empty read-only file and directory, those with content
-// (plan.PlaceholderFiles), and the
-// empty file and directory of mode 0 that cover what denyRead rules name.
-// It makes dir afresh each time (removing what is there, see resetDir),
-// so that no placeholder is a symlink an earlier sandbox left in a reused
-// bundle: the spec binds them over the protected paths.
+// preparePlaceholders makes the placeholders of SpecConfig.Placeholders in
+// dir.
+//
+// They are the empty read-only file and directory, those with content
+// (plan.PlaceholderFiles), and the empty file and directory of mode 0 that
+// cover what denyRead rules name. dir is made afresh each time (removing what
+// is there, see resetDir). So no placeholder is a symlink an earlier sandbox
+// left in a reused bundle: the spec binds them over the protected paths.
 func preparePlaceholders(dir string) error {
 	if err := resetDir(dir); err != nil {
 		return err

@@ -98,9 +98,11 @@ const inlineWorkers = 3
 // errTooLarge stops a copy that is over the limits of inlineEtc.
 var errTooLarge = errors.New("too large to inline")
 
-// inlinable tells whether the host file or tree src (symlinks at src
-// followed, as a bind does) can be copied to dst, which prepareRootfs made
-// as an empty file or directory, and returns what src is.
+// inlinable tells whether the host file or tree src can be copied to dst, and
+// returns what src is.
+//
+// Symlinks at src are followed, as a bind does. prepareRootfs made dst as an
+// empty file or directory.
 func inlinable(src, dst string) (os.FileInfo, error) {
 	fi, err := os.Stat(src)
 	if err != nil {
@@ -166,9 +168,11 @@ func smallTree(dir string, budget *int, size *int64) error {
 	return nil
 }
 
-// copyTree copies the directory tree src (checked by inlineEntry) into the
-// existing directory dst: directories, regular files and symlinks, with
-// their permission bits (set on directories once their content is in).
+// copyTree copies the directory tree src, checked by inlineEntry, into the
+// existing directory dst.
+//
+// It copies directories, regular files and symlinks, with their permission
+// bits; those of directories are set once their content is in.
 func copyTree(src, dst string) error {
 	type dirMode struct {
 		path string

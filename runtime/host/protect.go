@@ -307,9 +307,11 @@ func (g *gatherer) protect(p string, dir bool, reason string) {
 	g.add(p, dir, reason, false, "")
 }
 
-// add adds p to the protected paths when a wr bind exposes it and it is
-// not read-only already; when p is missing and placeholder is set, as a
-// Missing path with an empty placeholder (or one holding content).
+// add adds p to the protected paths, when a wr bind exposes it and it is not
+// read-only already.
+//
+// When p is missing and placeholder is set, p is added as a Missing path with
+// an empty placeholder, or one holding content.
 func (g *gatherer) add(p string, dir bool, reason string, placeholder bool, content string) {
 	if g.seen[p] {
 		return
@@ -488,9 +490,10 @@ func (g *gatherer) addMissing(p string, e policy.ProtectedEntry) {
 	g.add(p, dir, e.Reason, true, content)
 }
 
-// matchEntry protects what the entries of the list starting with name
-// (an entry of the directory of p) name, and tells whether p itself is
-// protected (then not to be looked into).
+// matchEntry protects what the entries of the list starting with name name,
+// where name is an entry of the directory of p.
+//
+// It tells whether p itself is protected, and then not to be looked into.
 func (g *gatherer) matchEntry(p, name string) bool {
 	whole := false
 	for _, e := range g.entries {
@@ -552,15 +555,21 @@ func readGitfile(p string) string {
 	return filepath.Clean(gd)
 }
 
-// gitDir protects the control files of the git directory gd (those of
-// policy.ProtectedPaths' .git/ entries): config and the files it
-// includes, hooks, commondir, config.worktree, worktrees and info, and
-// the git directories of submodules under modules. A missing hooks
-// directory gets a placeholder; a missing commondir a file holding "."
-// (which git reads as no redirection; an empty one would make it fail);
-// a missing config.worktree an empty file when the config turns
-// extensions.worktreeConfig on. In a .git directory git lists no files,
-// so these placeholders show in no git status.
+// gitDir protects the control files of the git directory gd, those of
+// policy.ProtectedPaths' .git/ entries.
+//
+// They are config and the files it includes, hooks, commondir,
+// config.worktree, worktrees and info, and the git directories of submodules
+// under modules. Missing ones get placeholders:
+//
+//   - a missing hooks directory, an empty directory;
+//   - a missing commondir, a file holding ".", which git reads as no
+//     redirection (an empty one would make it fail);
+//   - a missing config.worktree, an empty file, when the config turns
+//     extensions.worktreeConfig on.
+//
+// In a .git directory git lists no files, so these placeholders show in no git
+// status.
 func (g *gatherer) gitDir(gd string) {
 	reasons := map[string]string{}
 	for _, e := range policy.ProtectedPaths {

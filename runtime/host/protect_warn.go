@@ -9,10 +9,11 @@ import (
 	"github.com/boxsh/boxsh/policy"
 )
 
-// newRepositoriesWarning looks for what a command made in the writable
-// binds that boxsh cannot keep read-only (see newRepositories) and
-// returns what tells the user about it on stderr, so that the user looks
-// before running git or the tools there.
+// newRepositoriesWarning returns what tells the user on stderr about what a
+// command made in the writable binds that boxsh cannot keep read-only (see
+// newRepositories).
+//
+// So the user looks before running git or the tools there.
 func newRepositoriesWarning(log hclog.Logger, sb policy.Sandbox, home string, start Protection, since time.Time) func() {
 	repos, entries := newRepositories(sb, home, start, since)
 	var cow []string

@@ -122,10 +122,11 @@ func serveProxy(ctx context.Context, s *proxy.Server, conn net.Conn) {
 	session.Close()
 }
 
-// startProxy starts the network proxy of policy p for a sandbox: it
-// returns the sandbox's end of the proxy socket (for boxsh-init, which
-// closes it in the parent once started), and the function that stops the
-// proxy.
+// startProxy starts the network proxy of policy p for a sandbox.
+//
+// It returns the sandbox's end of the proxy socket, and the function that
+// stops the proxy. That end is for boxsh-init, and the caller closes it in the
+// parent once boxsh-init has started.
 func startProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (child *os.File, stop func(), err error) {
 	px, err := newProxy(p, log, hooks)
 	if err != nil {

@@ -13,10 +13,11 @@ import (
 // integration tests use for the front they start for the network tests
 // (integration/network_test.go); `just build` and releases never set it.
 
-// proxyHostsVar names the variable that maps host names to addresses for
-// the proxy's upstream connections ("name=host:port,..." or
-// "name=host,..."): the integration tests' stand-ins for the outside world
-// listen on the loopback, which the real dialer refuses.
+// proxyHostsVar names the variable that maps host names to addresses for the
+// proxy's upstream connections: "name=host:port,..." or "name=host,...".
+//
+// The integration tests' stand-ins for the outside world listen on the
+// loopback, which the real dialer refuses.
 const proxyHostsVar = "BOXSH_PROXY_HOSTS"
 
 func init() {

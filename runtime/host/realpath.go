@@ -8,9 +8,11 @@ import (
 	"strings"
 )
 
-// caseInsensitive tells that names are matched without regard to case, as
-// on macOS's default file system (APFS): there RealPath also puts each
-// name in the case it has on disk. A variable for tests.
+// caseInsensitive tells that names are matched without regard to case, as on
+// macOS's default file system (APFS).
+//
+// There RealPath also puts each name in the case it has on disk. It is a
+// variable for tests.
 var caseInsensitive = goruntime.GOOS == "darwin"
 
 // RealPath returns the clean absolute path p with the symbolic links of its

@@ -217,8 +217,8 @@ var (
 	errWalkTime  = errors.New("too slow")
 )
 
-// explain turns the failure err of the walk of bind b into the one line
-// that names the bind, the count, and how to narrow the rules or the bind.
+// explain turns the failure err of the walk of bind b into one line. The line
+// names the bind, the count, and how to narrow the rules or the bind.
 func (w *ruleWalk) explain(b policy.Bind, patterns []namePattern, err error) error {
 	how := fmt.Sprintf("bind a smaller directory, or write the rules as paths (%q rather than %q)", "config/"+patterns[0].pattern, patterns[0].pattern)
 	switch {
@@ -230,13 +230,15 @@ func (w *ruleWalk) explain(b policy.Bind, patterns []namePattern, err error) err
 	return fileRulesError{fmt.Sprintf("--bind %s: cannot look for the denyRead name patterns (such as %s): %v (make it readable, or %s)", b, patterns[0].label, err, how)}
 }
 
-// matches lists the entries under bind b whose name a pattern matches
-// (labelled by the first one that does), as sandbox paths; it does not
-// look inside a matching directory. A directory of the caller's that it
-// cannot read is listed too, whole: the sandbox could read it (a command
-// may have made it unreadable to hide what it holds from this walk, and
-// overlayfs makes its work directories so). It fails when it runs out of
-// entries or time, and when the bind itself cannot be read.
+// matches lists, as sandbox paths, the entries under bind b whose name a
+// pattern matches.
+//
+// Each is labelled by the first pattern that matches. matches does not look
+// inside a matching directory. A directory of the caller's that it cannot read
+// is listed too, whole, since the sandbox could read it: a command may have
+// made it unreadable to hide what it holds from this walk, and overlayfs makes
+// its work directories so. It fails when it runs out of entries or time, and
+// when the bind itself cannot be read.
 func (w *ruleWalk) matches(b policy.Bind, patterns []namePattern) ([]plan.RuledPath, error) {
 	var found []plan.RuledPath
 	roots := []string{b.Dst}

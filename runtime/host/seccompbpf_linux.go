@@ -57,9 +57,11 @@ func startSeccomp(spec *specs.LinuxSeccomp, flags []specs.LinuxSeccompFlag) *sec
 	return sp
 }
 
-// program returns the program of cfg: the one compiled ahead if it was
-// compiled from the same filter (else cfg is compiled now), or the reason
-// why boxsh-init cannot load it, and libcontainer must.
+// program returns the program of cfg, or the reason why boxsh-init cannot load
+// it, and libcontainer must.
+//
+// The program is the one compiled ahead, if it was compiled from the same
+// filter; else cfg is compiled now.
 func (sp *seccompProgram) program(cfg *configs.Seccomp) ([]byte, error) {
 	<-sp.done
 	if sp.err == nil && reflect.DeepEqual(sp.cfg, cfg) {
@@ -69,10 +71,12 @@ func (sp *seccompProgram) program(cfg *configs.Seccomp) ([]byte, error) {
 }
 
 // compiledSeccomp compiles cfg when boxsh-init can load it instead of
-// libcontainer: the filter is one this file compiles like libcontainer
-// (default allow, errno rules, the SPEC_ALLOW flag only, maybe twice) and
-// the kernel takes the flags boxsh-init loads it with. Otherwise it
-// returns the reason, and libcontainer loads the filter as it always has.
+// libcontainer. Otherwise it returns the reason, and libcontainer loads the
+// filter as it always has.
+//
+// boxsh-init can load it when the filter is one this file compiles like
+// libcontainer (default allow, errno rules, the SPEC_ALLOW flag only, maybe
+// twice), and the kernel takes the flags boxsh-init loads it with.
 func compiledSeccomp(cfg *configs.Seccomp) ([]byte, error) {
 	if err := fastSeccompSupported(cfg); err != nil {
 		return nil, err
@@ -149,9 +153,11 @@ func compileSeccomp(cfg *configs.Seccomp) ([]byte, error) {
 	return exportSeccomp(filter)
 }
 
-// addSeccompRule adds the errno rule call to filter as libcontainer's
-// matchCall does: a system call libseccomp does not know is left out, and
-// conditions on distinct arguments make one rule, else one rule each.
+// addSeccompRule adds the errno rule call to filter, as libcontainer's
+// matchCall does.
+//
+// A system call libseccomp does not know is left out. Conditions on distinct
+// arguments make one rule, else one rule each.
 func addSeccompRule(filter *libseccomp.ScmpFilter, call *configs.Syscall) error {
 	act := libseccomp.ActErrno.SetReturnCode(int16(*call.ErrnoRet))
 	nr, err := libseccomp.GetSyscallFromName(call.Name)

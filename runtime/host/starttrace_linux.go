@@ -11,10 +11,11 @@ import (
 	"github.com/boxsh/boxsh/internal/starttrace"
 )
 
-// libcontainerStages are the messages of libcontainer's debug log (its own,
-// and its init's, forwarded over the log pipe as they are written) that
-// mark a stage of a sandbox's start, and the stage each marks. The front
-// sees them within microseconds of their writing.
+// libcontainerStages are the messages of libcontainer's debug log that mark a
+// stage of a sandbox's start, and the stage each marks.
+//
+// The messages are libcontainer's own and its init's. The init's are forwarded
+// over the log pipe as they are written, so the front sees each mark at once.
 var libcontainerStages = []struct{ msg, stage string }{
 	{"runc exeseal: using /proc/self/exe clone", "lc.cloned"},
 	{"=> nsexec container setup", "lc.nsexec"},

@@ -22,9 +22,12 @@ func placeholderName(hp HostPath) string {
 	return "file"
 }
 
-// placeholderFiles are, by the protected file's name, the placeholders
-// that hold what their readers take for nothing, where an empty file
-// would be an error to them, with their names in SpecConfig.Placeholders:
+// placeholderFiles are the placeholders with content, by the protected file's
+// name, with their names in SpecConfig.Placeholders.
+//
+// Their content is what their readers take for nothing, where an empty file
+// would be an error to them:
+//
 //   - git reads a commondir of "." as the git directory itself (no
 //     redirection);
 //   - MCP clients (Claude Code, Cursor) read an .mcp.json of no servers.

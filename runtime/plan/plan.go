@@ -76,10 +76,10 @@ const (
 	// (SECCOMP_FILTER_FLAG_SPEC_ALLOW), which runc 1.1 refuses in a spec.
 	SeccompFlagsAnnotation = annotationPrefix + "seccomp.flags"
 	// seccompLoaderAnnotation is "boxsh-init" when boxsh-init is the
-	// sandbox's first process: boxsh compiles the spec's filter in the
-	// front, and boxsh-init loads it as its first act instead of the
-	// runtime's init compiling it (the same program: see
-	// host.startSeccomp). Another runtime loads the spec's filter.
+	// sandbox's first process. boxsh then compiles the spec's filter in
+	// the front, and boxsh-init loads it as its first act, instead of the
+	// runtime's init compiling it. It is the same program (see
+	// runtime/host). Another runtime loads the spec's filter.
 	seccompLoaderAnnotation = annotationPrefix + "seccomp.loader"
 	// ParentDeathAnnotation is the signal the sandbox's first process
 	// gets when the front dies (SIGKILL).
@@ -433,21 +433,24 @@ func (p *Plan) adjustParentDeath(_ Config, ann map[string]string) error {
 	return nil
 }
 
-// adjustDevices drops the device cgroup rules the runtime adds: a
-// rootless runtime cannot apply them, and in the sandbox's user namespace
-// no process can make a device node; the only devices are the few the
-// runtime binds into /dev. (Applying the rules would link the cgroup v2
-// eBPF device filter, and with it a third of the front's size, which
-// libcontainer copies at every start.)
+// adjustDevices drops the device cgroup rules the runtime adds.
+//
+// A rootless runtime cannot apply them, and in the sandbox's user namespace no
+// process can make a device node. The only devices are the few the runtime
+// binds into /dev. (Applying the rules would link the cgroup v2 eBPF device
+// filter, and with it a large share of the front's size, which libcontainer
+// copies at every start.)
 func (p *Plan) adjustDevices(_ Config, ann map[string]string) error {
 	p.NoDeviceRules = true
 	ann[DeviceRulesAnnotation] = "none"
 	return nil
 }
 
-// adjustInlineEtc lists the /etc binds that the starter may copy into the
-// root instead (the starter decides at start, for the small and readable
-// ones); the spec keeps the binds, so that it works with any root.
+// adjustInlineEtc lists the /etc binds that the starter may copy into the root
+// instead.
+//
+// The starter decides at start, for the small and readable ones. The spec
+// keeps the binds, so that it works with any root.
 func (p *Plan) adjustInlineEtc(cfg Config, ann map[string]string) error {
 	etc := etcSet(cfg.Host)
 	for _, m := range p.Spec.Mounts {
@@ -459,13 +462,14 @@ func (p *Plan) adjustInlineEtc(cfg Config, ann map[string]string) error {
 	return nil
 }
 
-// adjustPlaceholders names the missing protected paths: boxsh makes each
-// on the host at start (an empty file or directory, a commondir holding
-// "."), binds a read-only placeholder over it, and removes it after the
-// sandbox. A printed spec (no placeholders) leaves them out. The spec of
-// a bundle binds the bundle's placeholders over them as boxsh does, and
-// names none: the runtime makes the mount points on the host, and they
-// stay after the run (empty, and covered again by the next sandbox).
+// adjustPlaceholders names the missing protected paths.
+//
+// boxsh makes each on the host at start (an empty file or directory, a
+// commondir holding "."), binds a read-only placeholder over it, and removes
+// it after the sandbox. A printed spec, with no placeholders, leaves them out.
+// The spec of a bundle binds the bundle's placeholders over them as boxsh
+// does, and names none: the runtime makes the mount points on the host, and
+// they stay after the run, empty, and covered again by the next sandbox.
 func (p *Plan) adjustPlaceholders(cfg Config, ann map[string]string) error {
 	if cfg.Target == TargetBundle {
 		return nil
@@ -511,11 +515,12 @@ func (p *Plan) adjustCowDirs(cfg Config, ann map[string]string) error {
 	return nil
 }
 
-// adjustPrepare names what host.Prepare makes on the host for the
-// sandbox: the root directory's entries for the host facts, the
-// placeholders and the directories above the missing protected paths (the
-// cow directories: see adjustCowDirs). A printed spec names them too;
-// boxsh spec prepares none of them.
+// adjustPrepare names what host.Prepare makes on the host for the sandbox.
+//
+// That is the root directory's entries for the host facts, the placeholders,
+// and the directories above the missing protected paths; for the cow
+// directories, see adjustCowDirs. A printed spec names them too; boxsh spec
+// prepares none of them.
 func (p *Plan) adjustPrepare(cfg Config, _ map[string]string) error {
 	p.Root = rootEntries(cfg.Host)
 	p.Placeholders = cfg.Placeholders

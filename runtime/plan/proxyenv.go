@@ -6,10 +6,12 @@ import (
 	"github.com/boxsh/boxsh/internal/initproto"
 )
 
-// proxyEnvAt are the variables that point commands (curl, git, npm, pip,
-// go) at the proxy on listen: in a sandbox boxsh-init's forwarder on its
-// loopback (initproto.ProxyListen); the macOS front's ("127.0.0.1:PORT") on
-// the host's loopback.
+// proxyEnvAt returns the variables that point commands (curl, git, npm, pip,
+// go) at the proxy on listen.
+//
+// In a sandbox, listen is boxsh-init's forwarder on its loopback
+// (initproto.ProxyListen). For the macOS front, it is "127.0.0.1:PORT" on the
+// host's loopback.
 func proxyEnvAt(listen string) []string {
 	httpURL, socksURL := "http://"+listen, "socks5h://"+listen
 	noProxy := "localhost,127.0.0.1,::1"

@@ -29,9 +29,9 @@ const (
 	// that make an executable run as its owner or group.
 	modeSetUID uint64 = 0o4000
 	modeSetGID uint64 = 0o2000
-	// lowWordMask keeps the 32 bits of an int argument (a socket family,
-	// an ioctl request) that the kernel looks at, so that setting the high
-	// bits does not slip past a rule.
+	// lowWordMask keeps the 32 bits of an int argument that the kernel
+	// looks at, such as a socket family or an ioctl request. So setting
+	// the high bits does not slip past a rule.
 	lowWordMask uint64 = 0xFFFFFFFF
 )
 
@@ -104,13 +104,14 @@ var modeArgs = []struct {
 	{"mknodat", 2},
 }
 
-// seccompArches are the architectures a filter covers, by GOARCH: the
-// native one and the 32-bit one its kernel also runs (x86 binaries on
-// amd64, arm binaries on arm64), so that those run under the same rules.
-// System calls of an architecture not listed (such as x32's, which few
-// kernels enable) fail outright, so they cannot get around the rules
-// either. Each architecture left out shortens the compiling of the filter
-// at every start.
+// seccompArches are the architectures a filter covers, by GOARCH.
+//
+// They are the native one and the 32-bit one its kernel also runs (x86
+// binaries on amd64, arm binaries on arm64), so that those run under the same
+// rules. System calls of an architecture not listed (such as x32's, which few
+// kernels enable) fail outright, so they cannot get around the rules either.
+// Each architecture left out shortens the compiling of the filter at every
+// start.
 var seccompArches = map[string][]specs.Arch{
 	"amd64": {specs.ArchX86_64, specs.ArchX86},
 	"arm64": {specs.ArchAARCH64, specs.ArchARM},
