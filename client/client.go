@@ -225,9 +225,11 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	return start(ctx, opts, nil, nil)
 }
 
-// start is Start; lock, when set, is a session lock the Client holds
-// until the server has exited (it is closed if start fails), and view the
-// paths the file calls translate.
+// start is Start, with a session lock and a path view.
+//
+// lock, when set, is a session lock that the Client holds until the server has
+// exited; it is closed if start fails. view holds the paths that the file
+// calls translate.
 func start(ctx context.Context, opts Options, lock *os.File, view *pathView) (c *Client, err error) {
 	defer func() {
 		if err != nil && lock != nil {
@@ -293,9 +295,10 @@ func start(ctx context.Context, opts Options, lock *os.File, view *pathView) (c 
 	return c, nil
 }
 
-// validate checks what the client can check of o before a server runs:
-// the bind modes, that each bind's source exists, that a cow bind has a
-// destination, and the network mode.
+// validate checks what the client can check of o before a server runs.
+//
+// It checks the bind modes, that each bind's source exists, that a cow bind
+// has a destination, and the network mode.
 func (o Options) validate() error {
 	bad := func(format string, a ...any) error {
 		msg := fmt.Sprintf(format, a...)
@@ -467,9 +470,10 @@ func encodeRequest(id *int64, method string, params any) ([]byte, error) {
 	return append(b, '}', '\n'), nil
 }
 
-// call sends a request and waits for its answer, the server's end, or
-// ctx: then, for a tools/call, it sends notifications/cancelled (the
-// server kills the call's processes) and returns ctx's error at once.
+// call sends a request and waits for its answer, the server's end, or ctx.
+//
+// When ctx ends first, for a tools/call, call sends notifications/cancelled,
+// so the server kills the call's processes, and returns ctx's error at once.
 func (c *Client) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -286,9 +286,10 @@ type remoteSandbox struct {
 	closeOnce   sync.Once
 }
 
-// call is Client.call over HTTP: tools/call through the REST twin, and
-// ping as the cheapest tool call there is, list_terminals (which counts as
-// a call: the sandbox is not idle).
+// call is Client.call over HTTP: tools/call goes through the REST twin.
+//
+// ping becomes the cheapest tool call there is, list_terminals. It counts as a
+// call, so the sandbox is not idle.
 func (r *remoteSandbox) call(ctx context.Context, c *Client, method string, params any) (json.RawMessage, error) {
 	c.mu.Lock()
 	closed := c.closed

@@ -43,9 +43,10 @@ func quote(s string) (string, error) {
 	return b.String(), nil
 }
 
-// commentText makes s safe to end a ";" comment line: a string with a
-// control character (a source path could hold a newline, which would end
-// the comment and start a rule) is shown Go-quoted.
+// commentText makes s safe to end a ";" comment line.
+//
+// A string with a control character is shown Go-quoted. A source path could
+// hold a newline, which would end the comment and start a rule.
 func commentText(s string) string {
 	if checkString(s) != nil {
 		return strconv.Quote(s)

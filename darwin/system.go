@@ -101,12 +101,14 @@ var trustMachServices = []string{
 	"com.apple.trustd.agent",
 }
 
-// sysctlNames and sysctlPrefixes are the sysctl names a sandbox may read:
-// the original's list (sandbox_darwin.cpp:290-333) of what programs ask
-// about the machine and the system (CPU counts and features, memory,
-// page size, OS version, host name, limits), without its kern.proc.pid.
-// prefix: nothing about other processes (kern.proc.*, kern.procargs2,
-// which holds every process's arguments and environment).
+// sysctlNames and sysctlPrefixes are the sysctl names a sandbox may read.
+//
+// They are the original's list (sandbox_darwin.cpp:290-333) of what
+// programs ask about the machine and the system: CPU counts and features,
+// memory, page size, OS version, host name, limits. The original's
+// kern.proc.pid. prefix is left out, so nothing about other processes can
+// be read (kern.proc.*, kern.procargs2, which holds every process's
+// arguments and environment).
 var (
 	sysctlNames = []string{
 		"hw.activecpu", "hw.busfrequency_compat", "hw.byteorder", "hw.cacheconfig",

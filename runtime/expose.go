@@ -324,9 +324,11 @@ func (s *Supervisor) Unexpose(port int) (tool.PortInfo, error) { return s.ports.
 // Ports lists the exposed ports by sandbox port.
 func (s *Supervisor) Ports() []tool.PortInfo { return s.ports.List() }
 
-// dialExposed connects to port of the sandbox's loopback: through the
-// current boxsh-init's forwarding socket or, for a boxsh-init that has
-// none (macOS, whose sandbox shares the host's network), directly.
+// dialExposed connects to port of the sandbox's loopback.
+//
+// It goes through the current boxsh-init's forwarding socket. A boxsh-init
+// that has none (macOS, whose sandbox shares the host's network) is reached
+// directly.
 func (s *Supervisor) dialExposed(port int) (net.Conn, error) {
 	in, err := s.instance(context.Background())
 	if err != nil {

@@ -207,10 +207,12 @@ func (a *applier) one(c Change) {
 	a.res.Applied = append(a.res.Applied, c)
 }
 
-// mode is the mode (kernel bits) c gives its path in SRC, and the
-// guarded bits it may have (see applyMode); ok is false when c sets no
-// mode (deletions, symbolic links, content-only changes). For a file,
-// the mode is the one DST has when it is copied, held to allowed.
+// mode returns the mode (kernel bits) that c gives its path in SRC, and the
+// guarded bits it may have (see applyMode).
+//
+// ok is false when c sets no mode: deletions, symbolic links, content-only
+// changes. For a file, the mode is the one DST has when it is copied, held to
+// allowed.
 func (a *applier) mode(c Change) (mode, allowed uint32, ok bool) {
 	switch {
 	case c.Kind == Deleted || c.Type == TypeSymlink:
@@ -226,9 +228,11 @@ func (a *applier) mode(c Change) (mode, allowed uint32, ok bool) {
 	return applyMode(unixPerm(c.Mode), allowed), allowed, true
 }
 
-// parentMode is the mode (kernel bits) of rel's parent directory in SRC
-// once applied: one this Apply makes, else SRC's (0, the strictest, when
-// it cannot be read).
+// parentMode returns the mode (kernel bits) of rel's parent directory in SRC
+// once applied.
+//
+// That is the mode of one this Apply makes, else SRC's. It is 0, the
+// strictest, when it cannot be read.
 func (a *applier) parentMode(rel string) uint32 {
 	dir := path.Dir(rel)
 	if m, ok := a.made[dir]; ok {
@@ -253,9 +257,11 @@ func removesTree(c Change) bool {
 	return c.OldType == TypeDir && (c.Kind == Deleted || c.Kind == TypeChanged)
 }
 
-// removedTree is what stops a change that removes a directory of SRC
-// with its contents: the first protected path inside it, and the first
-// the host created or changed since the session started ("" for none).
+// removedTree is what stops a change that removes a directory of SRC with its
+// contents.
+//
+// It holds the first protected path inside the directory, and the first that
+// the host created or changed since the session started; "" for none.
 type removedTree struct {
 	protected, changed string
 }

@@ -48,9 +48,10 @@ func closeDirRef(d dirRef) {
 	}
 }
 
-// entry is a path of d's entry name that is resolved through d's
-// descriptor (procfs), for the calls that take only a path (the l*xattr
-// calls): the entry itself is not followed.
+// entry returns a path of d's entry name that is resolved through d's
+// descriptor (procfs). The entry itself is not followed.
+//
+// It is for the calls that take only a path, the l*xattr calls.
 func (d dirRef) entry(name string) string {
 	return "/proc/self/fd/" + strconv.Itoa(d.fd) + "/" + name
 }

@@ -85,9 +85,10 @@ func (c *treeCopy) restore() {
 	c.lent = nil
 }
 
-// stamp is what tells that a file has not changed since (its change time
-// moves with every write, rename of its entries, change of mode or
-// attribute; a writer cannot set it back).
+// stamp is what tells that a file has not changed since.
+//
+// A file's change time moves with every write, rename of its entries, and
+// change of mode or attribute. A writer cannot set it back.
 type stamp struct {
 	ino, nlink uint64
 	mode       uint32
@@ -131,9 +132,10 @@ func (c *treeCopy) dir(sfd, dfd int, rel string) error {
 	return nil
 }
 
-// verify checks that every entry of the source directory sfd (src's rel)
-// and below is as it was once copied, and that no entry came or went:
-// the copy then holds src as it is now, whatever changed during it.
+// verify checks that every entry of the source directory sfd (src's rel) and
+// below is as it was once copied, and that no entry came or went.
+//
+// The copy then holds src as it is now, whatever changed during it.
 func (c *treeCopy) verify(sfd int, rel string) error {
 	ents, err := readDirents(sfd)
 	if err != nil {
@@ -268,9 +270,11 @@ func (c *treeCopy) subdir(sfd, dfd int, rel, name string, st *unix.Stat_t) error
 	return nil
 }
 
-// file copies the regular file name of sfd (src's rel, stat st) to a new
-// file of dfd: a clone (reflink) where the file system shares blocks,
-// else a copy.
+// file copies the regular file name of sfd (src's rel, stat st) to a new file
+// of dfd.
+//
+// The copy is a clone (reflink) where the file system shares blocks, else a
+// copy of the data.
 func (c *treeCopy) file(sfd, dfd int, rel, name string, st *unix.Stat_t) error {
 	in, err := c.open(sfd, rel, name, st, unix.O_RDONLY|unix.O_NONBLOCK, 0o400)
 	if err != nil {
@@ -388,9 +392,10 @@ func (c *treeCopy) lend(sfd int, rel, name string, st *unix.Stat_t, bits uint32)
 	}, nil
 }
 
-// unchanged checks that the source file fd (src's rel) is as before
-// was: its change time moves with every write, rename of its entries,
-// change of mode or attribute.
+// unchanged checks that the source file fd (src's rel) is as it was before.
+//
+// Its change time moves with every write, rename of its entries, and change of
+// mode or attribute.
 func (c *treeCopy) unchanged(fd int, before *unix.Stat_t, rel string) error {
 	var after unix.Stat_t
 	if err := unix.Fstat(fd, &after); err != nil {

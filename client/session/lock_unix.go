@@ -12,9 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockSession takes the session lock of dir (an exclusive flock of
-// LockFile in it) for a server's life: Close releases it, and so does the
-// kernel when the holder dies. ErrInUse when another holds it.
+// lockSession takes the session lock of dir for a server's life: an exclusive
+// flock of LockFile in dir.
+//
+// Close releases it, and so does the kernel when the holder dies. It returns
+// ErrInUse when another holds it.
 func lockSession(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

@@ -61,9 +61,11 @@ func modeString(m fs.FileMode) string {
 	return fmt.Sprintf("%04o", p)
 }
 
-// modeWarning names the bits of m that open an entry to other users or
-// run it as another, and that old has not: "group-writable",
-// "world-writable", "setuid", "setgid" ("" for none).
+// modeWarning names the bits of m that open an entry to other users or run it
+// as another, and that old has not.
+//
+// The names are "group-writable", "world-writable", "setuid" and "setgid"; ""
+// for none.
 func modeWarning(m, old fs.FileMode) string {
 	p, o := unixPerm(m), unixPerm(old)
 	var w []string

@@ -136,9 +136,10 @@ func walkStates(root, rel string, fn func(rel string, st fileState) error) error
 // manifestMagic starts a saved manifest (and names its format's version).
 const manifestMagic = "boxsh-manifest 1\n"
 
-// save writes the manifest to path atomically: after manifestMagic, for
-// each path its length and bytes (any bytes: a path need not be UTF-8),
-// then the inode, size, mtime, ctime and mode, as varints.
+// save writes the manifest to path atomically.
+//
+// After manifestMagic, each path has its length and bytes (any bytes: a path
+// need not be UTF-8), then the inode, size, mtime, ctime and mode, as varints.
 func (m manifest) save(path string) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)

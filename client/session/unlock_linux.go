@@ -6,10 +6,12 @@ import (
 	"github.com/boxsh/boxsh/internal/fsfd"
 )
 
-// unlockDirs gives the owner rwx on the directory path and every
-// directory below it, each opened beneath its parent without following a
-// link; a directory its owner may not enter is changed through a
-// descriptor of its own (O_PATH). What cannot be opened is left as it is.
+// unlockDirs gives the owner rwx on the directory path and every directory
+// below it.
+//
+// Each is opened beneath its parent without following a link. A directory its
+// owner may not enter is changed through a descriptor of its own (O_PATH).
+// What cannot be opened is left as it is.
 func unlockDirs(path string) {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err == nil {

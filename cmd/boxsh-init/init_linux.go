@@ -82,17 +82,19 @@ func watchLifeline(fd int) {
 	}()
 }
 
-// harden makes boxsh-init non-dumpable: the commands it runs (same user,
-// no CAP_SYS_PTRACE) can then neither trace it nor take its descriptors
-// (pidfd_getfd), read or write its memory, or open its /proc files
-// beyond the basic ones.
+// harden makes boxsh-init non-dumpable.
+//
+// The commands it runs (same user, no CAP_SYS_PTRACE) can then neither trace
+// it nor take its descriptors (pidfd_getfd). They can neither read nor write
+// its memory, nor open its /proc files beyond the basic ones.
 func harden() {
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }
 
-// supervise starts cmd, passes the signals init receives on to it, reaps
-// every child (orphans included) and returns cmd's exit status: its code,
-// or 128+N after a death by signal N.
+// supervise starts cmd, passes the signals init receives on to it, and reaps
+// every child, orphans included.
+//
+// It returns cmd's exit status: its code, or 128+N after a death by signal N.
 func supervise(cmd *exec.Cmd, what string) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGCHLD)

@@ -203,9 +203,10 @@ func serveProxy(ctx context.Context, fd int, addr string) error {
 	return nil
 }
 
-// serveForward connects the streams the front opens on the forwarding
-// socket fd (one per connection to a port it exposes) to ports of the
-// sandbox's loopback (see netfwd.ServeInbound).
+// serveForward connects the streams that the front opens on the forwarding
+// socket fd to ports of the sandbox's loopback (see netfwd.ServeInbound).
+//
+// The front opens one stream per connection to a port it exposes.
 func serveForward(ctx context.Context, fd int) error {
 	f := os.NewFile(uintptr(fd), "forward")
 	conn, err := net.FileConn(f)

@@ -5,9 +5,11 @@ package bytesize
 
 import "fmt"
 
-// Format is n bytes in the largest binary unit that keeps it at least 1,
-// with one decimal but for a whole number: "100 B", "1.5 KiB", "512 MiB",
-// "3 GiB".
+// Format writes n bytes in the largest binary unit that keeps the number at
+// least 1.
+//
+// It has one decimal, except for a whole number: "100 B", "1.5 KiB", "512
+// MiB", "3 GiB".
 func Format(n int64) string {
 	const units = "KMGTPE"
 	if n < 1024 {

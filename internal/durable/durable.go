@@ -64,9 +64,10 @@ func SyncDir(dir string) error {
 	return nil
 }
 
-// Temp is a directory being built, locked by its maker until Close: a
-// directory of the same prefix whose lock nobody holds was left by a
-// process that died (see RemoveAbandoned).
+// Temp is a directory being built, locked by its maker until Close.
+//
+// A directory of the same prefix whose lock nobody holds was left by a process
+// that died (see RemoveAbandoned).
 type Temp struct {
 	// Path is the directory.
 	Path string

@@ -581,9 +581,11 @@ func stateHidden(sb policy.Sandbox, root string) error {
 	return nil
 }
 
-// otherStateRoots are the state directories stateRoot has made for this
-// user at earlier starts, whatever the environment: under the usual
-// runtime directory, in /dev/shm and in the temporary directories.
+// otherStateRoots returns the state directories that stateRoot has made for
+// this user at earlier starts, whatever the environment.
+//
+// They are under the usual runtime directory, in /dev/shm and in the temporary
+// directories.
 func otherStateRoots() []string {
 	uid := os.Getuid()
 	var roots []string

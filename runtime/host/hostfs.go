@@ -350,9 +350,10 @@ func holdPlaceholders(protect []plan.HostPath) []*os.File {
 	return held
 }
 
-// heldPlaceholder tells whether a running sandbox holds the placeholder
-// p; if not, it returns p open and locked, so that none takes it before
-// the caller has removed it.
+// heldPlaceholder tells whether a running sandbox holds the placeholder p.
+//
+// If none does, it returns p open and locked, so that none takes it before the
+// caller has removed it.
 func heldPlaceholder(p string) (*os.File, bool) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {

@@ -172,9 +172,11 @@ func reapDir(dir string) {
 	cleanDeadSandbox(dir, hclog.NewNullLogger())
 }
 
-// cleanDeadSandbox cleans up after the sandbox of state directory dir
-// whose lock the caller holds: it kills what still runs of it, removes
-// its placeholders and the directory.
+// cleanDeadSandbox cleans up after the sandbox of state directory dir, whose
+// lock the caller holds.
+//
+// It kills what still runs of the sandbox, and removes its placeholders and
+// the directory.
 func cleanDeadSandbox(dir string, log hclog.Logger) {
 	log.Debug("removing the state of a dead sandbox", "dir", dir)
 	// Its processes should have died with its front; make sure before its

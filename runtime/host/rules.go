@@ -36,9 +36,9 @@ type fileRulesError struct{ msg string }
 func (e fileRulesError) Error() string        { return "file rules: " + e.msg }
 func (e fileRulesError) Is(target error) bool { return target == ErrFileRules }
 
-// ruleWalkSkip are directories whose content name patterns do not look
-// into: dependency trees and version control data, large and not secret
-// (those of protectWalkSkip and a few more).
+// ruleWalkSkip are directories whose content name patterns do not look into.
+// They are dependency trees and version control data, large and not secret:
+// those of protectWalkSkip and a few more.
 var ruleWalkSkip = append(slices.Clip(protectWalkSkip), ".git", "vendor", "target")
 
 // allowWriteBinds turns the policy's allowWrite rules into wr binds, for

@@ -62,10 +62,11 @@ var seccompCheck struct {
 	err  error
 }
 
-// checkSeccompCovered fails when the installed libseccomp cannot express
-// the sandbox's filter on this kernel (see seccompGaps); known is nil in a
-// build without libseccomp, which cannot start sandboxes anyway. The
-// answer is computed once per process.
+// checkSeccompCovered fails when the installed libseccomp cannot express the
+// sandbox's filter on this kernel (see seccompGaps).
+//
+// known is nil in a build without libseccomp, which cannot start sandboxes
+// anyway. The answer is computed once per process.
 func checkSeccompCovered(known func(string) bool) error {
 	if known == nil {
 		return nil

@@ -102,9 +102,10 @@ func fastSeccompSupported(cfg *configs.Seccomp) error {
 	return seccompFlagsSupported()
 }
 
-// seccompFlagsSupported probes the kernel for the flags boxsh-init loads
-// the program with, as libseccomp does: a NULL program gives EFAULT when
-// the flags are known, EINVAL when not.
+// seccompFlagsSupported probes the kernel for the flags boxsh-init loads the
+// program with, as libseccomp does.
+//
+// A NULL program gives EFAULT when the flags are known, and EINVAL when not.
 func seccompFlagsSupported() error {
 	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, seccompload.Flags, 0)
 	if errno != unix.EFAULT {
@@ -114,10 +115,12 @@ func seccompFlagsSupported() error {
 }
 
 // compileSeccomp compiles cfg with libseccomp as libcontainer's
-// seccomp.InitSeccomp does (the same calls in the same order, for the
-// default-allow errno filters fastSeccompSupported lets through) and
-// returns the BPF program. With a permissive default action libcontainer
-// prepends no ENOSYS stub, so the program is libseccomp's export as is.
+// seccomp.InitSeccomp does, and returns the BPF program.
+//
+// It makes the same calls in the same order, for the default-allow errno
+// filters that fastSeccompSupported lets through. With a permissive default
+// action, libcontainer prepends no ENOSYS stub, so the program is libseccomp's
+// export as is.
 func compileSeccomp(cfg *configs.Seccomp) ([]byte, error) {
 	filter, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {

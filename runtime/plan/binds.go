@@ -104,9 +104,11 @@ func overlayEscape(p string) string {
 	return sb.String()
 }
 
-// checkInPlace refuses, with --in-place, a cow bind whose SRC is or holds
-// what the runtime or boxsh manage (the root, /dev, /proc, /.boxsh): its
-// view there would cover them.
+// checkInPlace refuses, with --in-place, a cow bind whose SRC is or holds what
+// the runtime or boxsh manage.
+//
+// Those are the root, /dev, /proc and /.boxsh. The bind's view there would
+// cover them.
 func checkInPlace(sb policy.Sandbox) error {
 	if !sb.InPlace {
 		return nil

@@ -482,9 +482,11 @@ func (p *Plan) adjustPlaceholders(cfg Config, ann map[string]string) error {
 	return nil
 }
 
-// adjustFiles plans the files written into the root: the rules file of
-// boxsh-init serving calls in a sandbox (the paths the policy covers, for
-// the file tools' messages). A printed spec's boxsh-init goes without.
+// adjustFiles plans the files written into the root.
+//
+// That is the rules file of boxsh-init serving calls in a sandbox: the paths
+// the policy covers, for the file tools' messages. A printed spec's boxsh-init
+// goes without.
 func (p *Plan) adjustFiles(cfg Config, ann map[string]string) error {
 	if ex := PlaceholderExcludes(cfg.Protect); ex != "" && cfg.Placeholders != "" {
 		p.Files = append(p.Files, File{Path: initproto.GitExcludesPath, Content: []byte(ex)})

@@ -194,8 +194,9 @@ func (m *Manager) removeSession(s *session.Session, why string) {
 	}
 }
 
-// settleSnapshots removes what a killed server left in the snapshot
-// directory: snapshots and forks' layers it was making, snapshots it was
+// settleSnapshots removes what a killed server left in the snapshot directory.
+//
+// That is snapshots and forks' layers it was making, snapshots it was
 // deleting, and directories of snapshots without their description.
 func (m *Manager) settleSnapshots() {
 	for _, t := range []struct{ prefix, why string }{

@@ -121,8 +121,8 @@ type Sandbox struct {
 	created     time.Time
 	ephemeral   bool
 
-	// op serialises snapshots and restores of the sandbox; swap is held
-	// (to read) while a call is handed to the backend, and taken while a
+	// op serialises snapshots and restores of the sandbox. swap is held to
+	// read while a call is handed to the backend, and taken while a
 	// restore replaces it.
 	op   sync.Mutex
 	swap sync.RWMutex
@@ -755,9 +755,10 @@ func (m *Manager) takeWarm(from string) *Sandbox {
 	return sb
 }
 
-// refillAfter refills the pool once sb, just taken from it, has answered
-// its first call (or after a second): starting a sandbox takes CPU the
-// first call would wait for.
+// refillAfter refills the pool once sb, just taken from it, has answered its
+// first call, or after a second.
+//
+// Starting a sandbox takes CPU that the first call would wait for.
 func (m *Manager) refillAfter(sb *Sandbox) {
 	go func() {
 		t := time.NewTimer(time.Second)

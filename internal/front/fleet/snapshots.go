@@ -94,9 +94,10 @@ const (
 	deletedPrefix = ".deleted-"
 )
 
-// reserveSnapshot takes name snap for a snapshot being made: refused
-// when it is taken (made or being made), or when the snapshots, those
-// being made included, are at their limit.
+// reserveSnapshot takes name snap for a snapshot being made.
+//
+// It refuses when the name is taken (made or being made), or when the
+// snapshots, those being made included, are at their limit.
 func (m *Manager) reserveSnapshot(snap string) error {
 	m.snaps.Lock()
 	defer m.snaps.Unlock()
@@ -133,9 +134,10 @@ func (m *Manager) releaseSnapshot(snap string) {
 	m.snaps.Unlock()
 }
 
-// makeSnapshot makes snapshot snap of sb: its layer and description are
-// made in a temporary directory, synced, and renamed to the snapshot's
-// place, so that a snapshot is whole or absent.
+// makeSnapshot makes snapshot snap of sb.
+//
+// Its layer and description are made in a temporary directory, synced, and
+// renamed to the snapshot's place. So a snapshot is whole or absent.
 func (m *Manager) makeSnapshot(sb *Sandbox, snap string) (apitype.SnapshotInfo, error) {
 	tmp, err := durable.TempDir(m.cfg.SnapshotDir, snapshotTemp)
 	if err != nil {

@@ -218,9 +218,11 @@ func CapSysAdmin() bool {
 	return err == nil && eff&(1<<unix.CAP_SYS_ADMIN) != 0
 }
 
-// probeUserNS makes a process in a new user namespace, mapping the
-// caller's ids to root as the sandbox does, which then fails to execute
-// "/" (EACCES): that failure means the namespace was made.
+// probeUserNS makes a process in a new user namespace, mapping the caller's
+// ids to root as the sandbox does.
+//
+// The process then fails to execute "/" (EACCES). That failure means the
+// namespace was made.
 func probeUserNS() error {
 	_, err := syscall.ForkExec("/", []string{"/"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
@@ -342,10 +344,11 @@ func Seccomp() Check {
 	return c
 }
 
-// maskedProc is the mounts over parts of /proc, which the kernel's rule
-// for mounting proc in a user namespace (mount_too_revealing) counts
-// against a new one: binfmt_misc, a mount on an empty directory, does
-// not count.
+// maskedProc returns the mounts over parts of /proc that count against
+// mounting a new proc in a user namespace.
+//
+// The kernel's rule for that is mount_too_revealing. binfmt_misc, a mount on
+// an empty directory, does not count.
 func maskedProc() []string {
 	var masked []string
 	for _, m := range mounts() {

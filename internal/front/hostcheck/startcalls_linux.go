@@ -123,10 +123,11 @@ func RunProbe() {
 	os.Exit(0)
 }
 
-// probeMounts makes the mount namespace's mounts private, mounts a tmpfs
-// over /tmp (in this namespace only), pivots into it and unmounts the old
-// root, as the runtime does with the sandbox's root. It returns the call
-// that failed, or the last one.
+// probeMounts does with a tmpfs what the runtime does with the sandbox's root,
+// and returns the call that failed, or the last one.
+//
+// It makes the mount namespace's mounts private, mounts a tmpfs over /tmp (in
+// this namespace only), pivots into it and unmounts the old root.
 func probeMounts() (call string, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return "mount", err

@@ -213,9 +213,10 @@ func (srv *server) httpError(c *conn, code int, msg string) {
 	closeGracefully(c)
 }
 
-// refuse answers 403 to the request for the destination d refused, with
-// the reason both as the status text (a client that fails a CONNECT shows
-// only the status line) and, longer, as the body.
+// refuse answers 403 to the request for the destination d refused.
+//
+// The reason is both the status text, because a client that fails a CONNECT
+// shows only the status line, and, longer, the body.
 func (srv *server) refuse(c *conn, d decision) {
 	srv.writeStatus(c, http.StatusForbidden, shortRefusal(d), srv.refusal(d))
 	closeGracefully(c)

@@ -208,9 +208,11 @@ func checkName(name string) error {
 	return nil
 }
 
-// numeric reports whether every label of name is a number (decimal, octal
-// or 0x-hexadecimal): a form such as "127.1" or "0x7f000001" that some
-// resolvers take for an IP address, so it must not pass as a name.
+// numeric reports whether every label of name is a number: decimal, octal or
+// 0x-hexadecimal.
+//
+// Some resolvers take a form such as "127.1" or "0x7f000001" for an IP
+// address, so it must not pass as a name.
 func numeric(name string) bool {
 	for label := range strings.SplitSeq(name, ".") {
 		var digits string

@@ -23,9 +23,9 @@ import (
 // MaxStream is the default cap on each of stdout and stderr (10 MiB).
 const MaxStream = 10 << 20
 
-// drainGrace is how long output is still collected after the shell exits,
-// for data already in flight; background processes that keep the pipes open
-// do not hold the answer up beyond it.
+// drainGrace is how long output is still collected after the shell exits, for
+// data already in flight. Background processes that keep the pipes open do not
+// hold the answer up beyond it.
 const drainGrace = 50 * time.Millisecond
 
 // reapGrace bounds how long a killed call's answer waits for the rest of
@@ -147,10 +147,11 @@ func (p *Pool) runOn(ctx context.Context, warm *shell, args tool.BashArgs) (tool
 // pipeAtomic is what an empty pipe always takes without blocking.
 const pipeAtomic = 4096
 
-// warmAccepts tells whether warm shell s can run command: not when it
-// could not be made, nor for commands with a NUL byte, which no shell
-// argument can hold (exec refuses them: so does the shell started for
-// them).
+// warmAccepts tells whether warm shell s can run command.
+//
+// It cannot when it could not be made, nor for commands with a NUL byte, which
+// no shell argument can hold. exec refuses those, and so does the shell
+// started for them.
 func (p *Pool) warmAccepts(s *shell, command string) bool {
 	return s.err == nil && strings.IndexByte(command, 0) < 0
 }
@@ -252,9 +253,10 @@ func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time
 	return out, nil
 }
 
-// finished records the end of the call whose shell led process group pgid:
-// the group is remembered if background processes still belong to it, and
-// groups remembered before are forgotten once empty.
+// finished records the end of the call whose shell led process group pgid.
+//
+// The group is remembered if background processes still belong to it. Groups
+// remembered before are forgotten once empty.
 func (p *Pool) finished(pgid int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

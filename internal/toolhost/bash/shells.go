@@ -9,9 +9,9 @@ import (
 	"github.com/boxsh/boxsh/internal/toolhost/reap"
 )
 
-// idleShells is how many warm shells wait while the pool is idle: the
-// next call's, and the one after it, for a call that comes as soon as
-// the previous one is answered, before that one's replacement is ready.
+// idleShells is how many warm shells wait while the pool is idle. They are the
+// next call's, and the one after it, for a call that comes as soon as the
+// previous one is answered, before that one's replacement is ready.
 const idleShells = 2
 
 // takeShell returns a warm shell for a call. Another is to be started in
@@ -143,9 +143,11 @@ func (p *Pool) startShell(c *coldStart) *shell {
 	})
 }
 
-// newShell makes the pipes of a shell for c (nil: a warm shell) and starts
-// it with start, which hands the shell its ends of them, through the
-// reaper. Failures are recorded in the result.
+// newShell makes the pipes of a shell for c (nil: a warm shell) and starts it
+// with start, through the reaper.
+//
+// start hands the shell its ends of the pipes. Failures are recorded in the
+// result.
 func (p *Pool) newShell(c *coldStart, start func(*shell) (*child, error)) *shell {
 	s := &shell{reaper: p.opts.Reaper}
 	p.makePipes(s, c)

@@ -42,9 +42,9 @@ const (
 	zygoteHello = 0x62787a32
 )
 
-// zygoteTimeout bounds the wait for the zygote's hello and for each
-// answer: a zygote that does not answer in time (stopped, or a shell that
-// ignores the library) is given up. (A variable for the tests.)
+// zygoteTimeout bounds the wait for the zygote's hello and for each answer. A
+// zygote that does not answer in time, stopped or a shell that ignores the
+// library, is given up. It is a variable for the tests.
 var zygoteTimeout = 2 * time.Second
 
 // zygotePlaceholder is the zygote's `-c` argument. In the shells it
@@ -162,13 +162,15 @@ func zygoteEnv(env []string, lib string) []string {
 	return env
 }
 
-// execOnlyCopy copies the executable file path (following links) into an
-// anonymous file of mode 0111 and returns that open by path only (a
-// descriptor open for writing would make its exec fail). A process that
-// executes a program it cannot read is not dumpable; its own user gets no
-// read access to mode 0111 without CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH
-// (which the sandbox's root does not have). (An execute-only script would
-// not do: the kernel judges by the interpreter it runs.)
+// execOnlyCopy copies the executable file path, following links, into an
+// anonymous file of mode 0111.
+//
+// It returns that file open by path only, since a descriptor open for writing
+// would make its exec fail. A process that executes a program it cannot read
+// is not dumpable. Its own user gets no read access to mode 0111 without
+// CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH, which the sandbox's root does not
+// have. (An execute-only script would not do: the kernel judges by the
+// interpreter it runs.)
 func execOnlyCopy(path string) (*os.File, error) {
 	src, err := os.Open(path)
 	if err != nil {
@@ -243,15 +245,17 @@ type cloneError struct{ errno syscall.Errno }
 func (e *cloneError) Error() string { return "zygote: clone: " + e.errno.Error() }
 func (e *cloneError) Unwrap() error { return e.errno }
 
-// spawnEach makes a new shell for each of shells, with stdin and the
-// shell's stdout, stderr and command pipe (the ends it is to have), and
-// calls done with its process, in its own process group, or the error. The
-// requests are all sent before the first answer is read: the zygote
-// serves them one after the other without waiting, and the answers are
-// read in one wake-up if they are there by then. It returns the error
-// after which the zygote is of no more use (any but a cloneError: a late
-// answer would be taken for the next request's); the shells not made by
-// then get it.
+// spawnEach makes a new shell for each of shells, and calls done with its
+// process or the error.
+//
+// Each shell gets stdin and its stdout, stderr and command pipe (the ends it
+// is to have), in its own process group. The requests are all sent before the
+// first answer is read. The zygote serves them one after the other without
+// waiting, and the answers are read in one wake-up if they are there by then.
+//
+// spawnEach returns the error after which the zygote is of no more use: any
+// but a cloneError, since a late answer would be taken for the next request's.
+// The shells not made by then get it.
 func (z *zygote) spawnEach(stdin *os.File, shells []*shell, done func(*shell, *child, error)) error {
 	z.mu.Lock()
 	defer z.mu.Unlock()

@@ -78,9 +78,11 @@ type walker struct {
 // errFull stops a walk that reached its limit.
 var errFull = errors.New("list limit reached")
 
-// walk adds the entries of the directory at dir (real: its path with
-// symbolic links resolved; rel: its name relative to the listed one), and
-// those below them down to w.depth.
+// walk adds the entries of the directory at dir, and those below them down to
+// w.depth.
+//
+// real is dir's path with symbolic links resolved, and rel its name relative
+// to the listed one.
 func (w *walker) walk(dir, real, rel string, entries []fs.DirEntry, level int) error {
 	for _, e := range entries {
 		if err := w.ctx.Err(); err != nil {

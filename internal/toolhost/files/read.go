@@ -103,9 +103,11 @@ func ReadQuick(ctx context.Context, args tool.ReadArgs) (r tool.Result, ok bool)
 	return reportHead(ctx, head, size, ft, args), true
 }
 
-// openRegular opens path if it is a regular file, and returns the
-// descriptor and the file's size; ok is false, and nothing is left open,
-// when it cannot be opened or is anything else.
+// openRegular opens path if it is a regular file, and returns the descriptor
+// and the file's size.
+//
+// ok is false, and nothing is left open, when it cannot be opened or is
+// anything else.
 func openRegular(path string) (fd int, size int64, ok bool) {
 	// O_NONBLOCK: opening a FIFO must not wait for a writer here.
 	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK)
@@ -218,8 +220,10 @@ func isImage(mime string, size int64) bool {
 }
 
 // wholeText reports text that is returned whole, as readText would, without
-// copying it line by line: from the first line, within the line limit (a
-// head is far below the byte limit). ok is false when readText must cut.
+// copying it line by line.
+//
+// That is text from the first line, within the line limit; a head is far below
+// the byte limit. ok is false when readText must cut.
 func wholeText(text []byte, mime string, args tool.ReadArgs) (tool.Result, bool) {
 	limit := args.Limit
 	if limit <= 0 {

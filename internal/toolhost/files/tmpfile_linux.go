@@ -17,11 +17,12 @@ var procFD = sync.OnceValue(func() bool {
 	return err == nil && fi.IsDir()
 })
 
-// createUnnamed makes an unnamed regular file in dir (O_TMPFILE): nothing
-// of it is visible in dir until linkUnnamed names it, so a write
-// interrupted at any point, boxsh-init killed included, leaves nothing
-// behind. It returns errors.ErrUnsupported where the file system (an
-// overlay before Linux 6.6, say) or the kernel cannot make one.
+// createUnnamed makes an unnamed regular file in dir (O_TMPFILE).
+//
+// Nothing of it is visible in dir until linkUnnamed names it, so a write
+// interrupted at any point, boxsh-init killed included, leaves nothing behind.
+// It returns errors.ErrUnsupported where the file system (an overlay before
+// Linux 6.6, say) or the kernel cannot make one.
 func createUnnamed(dir string) (*os.File, error) {
 	if !procFD() {
 		return nil, errors.ErrUnsupported

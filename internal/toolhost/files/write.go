@@ -38,15 +38,17 @@ func Write(ctx context.Context, args tool.WriteArgs) tool.Result {
 	return tool.TextResult(fmt.Sprintf("written %d bytes", len(data)))
 }
 
-// replaceFile replaces the contents of path atomically: the data goes to a
-// new file in the same directory that then takes path's place, so a crash
-// never leaves a half-written file. The new file is unnamed (O_TMPFILE)
-// until it is complete where the file system allows it, so that an
-// interrupted write leaves nothing behind; elsewhere it is a temporary
-// .NAME.boxsh-* file, removed on failure (not if boxsh-init is killed). A
-// symbolic link is followed (its target is replaced, the link kept), an
-// existing file keeps its mode, and targets that are not regular files
-// (devices, FIFOs) are written in place (see writeInPlace), until ctx ends.
+// replaceFile replaces the contents of path atomically, until ctx ends.
+//
+// The data goes to a new file in the same directory that then takes path's
+// place, so a crash never leaves a half-written file. Where the file system
+// allows it, the new file is unnamed (O_TMPFILE) until it is complete, so an
+// interrupted write leaves nothing behind. Elsewhere it is a temporary
+// .NAME.boxsh-* file, removed on failure (not if boxsh-init is killed).
+//
+// A symbolic link is followed: its target is replaced, and the link kept. An
+// existing file keeps its mode. Targets that are not regular files (devices,
+// FIFOs) are written in place (see writeInPlace).
 func replaceFile(ctx context.Context, path string, data []byte, mkdirs bool) error {
 	target := path
 	mode := fs.FileMode(0o644)

@@ -37,10 +37,11 @@ import (
 	"github.com/gabriel-vasile/mimetype"
 )
 
-// HeadSize is the number of leading bytes Detect examines: callers must
-// pass the first HeadSize bytes of a file, or the whole file if it is
-// shorter; a shorter head weakens detection and bytes beyond HeadSize are
-// ignored. It matches the 8 KiB probe of boxsh v3, which covers the tar
+// HeadSize is the number of leading bytes Detect examines.
+//
+// Callers must pass the first HeadSize bytes of a file, or the whole file if
+// it is shorter. A shorter head weakens detection, and bytes beyond HeadSize
+// are ignored. It matches the 8 KiB probe of boxsh v3, which covers the tar
 // header at offset 257, dozens of MPEG transport-stream packets and a fair
 // sample for the text heuristic.
 const HeadSize = 8192

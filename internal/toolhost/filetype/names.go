@@ -44,9 +44,9 @@ var referenceNames = map[string]string{
 	"application/vnd.nintendo.snes.rom":             "application/x-nes-rom",
 }
 
-// alwaysBinary lists the formats that are reported as binary even when
-// their head is plain text, because boxsh v3 treats them as binary
-// documents rather than as text to display.
+// alwaysBinary lists the formats reported as binary even when their head is
+// plain text. boxsh v3 treats them as binary documents rather than as text to
+// display.
 var alwaysBinary = map[string]bool{
 	"application/pdf":        true,
 	"application/postscript": true,

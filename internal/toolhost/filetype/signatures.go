@@ -19,10 +19,11 @@ type signature struct {
 	match func(head []byte, size int64) bool
 }
 
-// leadingSignatures are boxsh v3 signatures checked before mimetype: formats
-// mimetype does not know (so that its looser detectors, such as the MP3 frame
-// search, cannot claim them first) and the ID3 rule, which boxsh v3 applies
-// whatever follows the tag.
+// leadingSignatures are boxsh v3 signatures checked before mimetype.
+//
+// They are formats that mimetype does not know, so that its looser detectors
+// (such as the MP3 frame search) cannot claim them first, and the ID3 rule,
+// which boxsh v3 applies whatever follows the tag.
 var leadingSignatures = []signature{
 	{mime: "application/pdf", textual: true, match: prefix("%PDF")},
 	{mime: "application/postscript", textual: true, match: prefix("%!PS")},
@@ -45,10 +46,12 @@ var leadingSignatures = []signature{
 }
 
 // fallbackSignatures are the remaining boxsh v3 signatures, checked when
-// mimetype found no binary format, so that every format boxsh v3 recognises
-// is still recognised when mimetype's stricter checks reject the input.
-// Deliberately absent: the bare "BM" bitmap check (mimetype validates the
-// DIB header instead) and the FF E0 MPEG sync without a valid frame header.
+// mimetype found no binary format.
+//
+// So every format boxsh v3 recognises is still recognised when mimetype's
+// stricter checks reject the input. Deliberately absent: the bare "BM" bitmap
+// check (mimetype validates the DIB header instead) and the FF E0 MPEG sync
+// without a valid frame header.
 var fallbackSignatures = []signature{
 	// Images.
 	{mime: "image/png", match: prefix("\x89PNG\r\n\x1a\n")},
@@ -172,10 +175,12 @@ func iff(tag string, forms ...string) func([]byte, int64) bool {
 	}
 }
 
-// mpegTS matches an MPEG transport stream: 188-byte packets starting with
-// the sync byte 0x47, or Blu-ray BDAV streams of 192-byte packets whose
-// sync byte follows a 4-byte header. Every packet start in head must hold a
-// sync byte, and at least two packets are required.
+// mpegTS matches an MPEG transport stream.
+//
+// That is 188-byte packets starting with the sync byte 0x47, or Blu-ray BDAV
+// streams of 192-byte packets whose sync byte follows a 4-byte header. Every
+// packet start in head must hold a sync byte, and at least two packets are
+// required.
 func mpegTS(head []byte, _ int64) bool {
 	packets := func(start, stride int) bool {
 		if len(head) <= start+stride {
@@ -276,10 +281,11 @@ func mpegFrameLen(h []byte) int {
 }
 
 // mpegAudio matches an MPEG-1/2/2.5 audio frame (layer I, II or III) of a
-// known bit rate (free-format frames cannot be told from other data that
-// starts with FF FF). When head reaches the next frame, that frame must start
-// there too; a shorter head that looks like UTF-16LE text after a byte-order
-// mark is rejected.
+// known bit rate.
+//
+// Free-format frames cannot be told from other data that starts with FF FF.
+// When head reaches the next frame, that frame must start there too. A shorter
+// head that looks like UTF-16LE text after a byte-order mark is rejected.
 func mpegAudio(head []byte, _ int64) bool {
 	n := mpegFrameLen(head)
 	switch {

@@ -248,9 +248,11 @@ func scale(src *image.RGBA, w, h int) *image.RGBA {
 	return dst
 }
 
-// boxReduce shrinks src (whose bounds start at the origin) by an integer
-// factor k, each destination pixel being the mean of a k×k block; the
-// rightmost and bottom pixels that do not fill a block are dropped.
+// boxReduce shrinks src, whose bounds start at the origin, by an integer
+// factor k.
+//
+// Each destination pixel is the mean of a k×k block. The rightmost and bottom
+// pixels that do not fill a block are dropped.
 func boxReduce(src *image.RGBA, k int) *image.RGBA {
 	w, h := src.Rect.Dx()/k, src.Rect.Dy()/k
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -296,9 +298,11 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-// encodeWithin encodes img as PNG and as JPEG at decreasing qualities and
-// returns the smaller of the two (PNG on a tie) at the first quality where
-// it fits in maxBytes of base64, or nil data if none does.
+// encodeWithin encodes img as PNG and as JPEG at decreasing qualities, and
+// returns the smaller of the two at the first quality where it fits.
+//
+// It fits when it takes at most maxBytes of base64. PNG wins a tie. The data
+// is nil if no quality fits.
 func encodeWithin(img *image.RGBA, maxBytes int) ([]byte, string, error) {
 	maxLen := maxBytes / 4 * 3 // the longest data whose base64 fits
 	flat := flatten(img)

@@ -10,8 +10,10 @@ import (
 )
 
 // startPTY starts cmd on a new pseudo-terminal of size ws, as
-// pty.StartWithSize does, but opens it with openPTY: in the macOS sandbox
-// grantpt and unlockpt may fail where the terminal works anyway.
+// pty.StartWithSize does, but opens it with openPTY.
+//
+// In the macOS sandbox, grantpt and unlockpt may fail where the terminal works
+// anyway.
 func startPTY(cmd *exec.Cmd, ws *pty.Winsize) (*os.File, error) {
 	master, tty, err := openPTY()
 	if err != nil {

@@ -148,9 +148,11 @@ func (s *session) hasExited() bool {
 	return s.exited
 }
 
-// waitOutput waits up to outputWait for output newer than the last snapshot
-// or for the process to exit; once output arrives, it waits on until the
-// output pauses for settleQuiet, within the same bound.
+// waitOutput waits up to outputWait for output newer than the last snapshot,
+// or for the process to exit.
+//
+// Once output arrives, it waits on until the output pauses for settleQuiet,
+// within the same bound.
 func (s *session) waitOutput(ctx context.Context) error {
 	deadline := time.NewTimer(outputWait)
 	defer deadline.Stop()
@@ -197,9 +199,12 @@ func (s *session) waitOutput(ctx context.Context) error {
 	}
 }
 
-// waitQuiet waits until no output has arrived for settleQuiet, counted
-// from the call, or until streamSettle after the first output that
-// arrived while it waited, or until the process has exited.
+// waitQuiet waits until the first of these:
+//
+//   - no output has arrived for settleQuiet, counted from the call;
+//   - streamSettle has passed after the first output that arrived while it
+//     waited;
+//   - the process has exited.
 func (s *session) waitQuiet(ctx context.Context) error {
 	quiet := time.NewTimer(settleQuiet)
 	defer quiet.Stop()
@@ -277,9 +282,10 @@ func (s *session) write(ctx context.Context, text string) error {
 	return nil
 }
 
-// signal sends sig to the session's process group, unless the process has
-// been reaped and nothing holds the terminal any more (then the group is
-// gone, and its id might already be reused).
+// signal sends sig to the session's process group.
+//
+// It does not once the process has been reaped and nothing holds the terminal
+// any more: the group is then gone, and its id might already be reused.
 func (s *session) signal(sig syscall.Signal) {
 	if s.finished() {
 		return
@@ -289,10 +295,11 @@ func (s *session) signal(sig syscall.Signal) {
 	}
 }
 
-// terminate sends sig to the session's process group and waits up to grace
-// (less if ctx is done) for the process to exit and the terminal to be
-// released. If either has not happened by then, it kills the group. Finally
-// it releases the terminal.
+// terminate sends sig to the session's process group, and waits for the
+// process to exit and the terminal to be released.
+//
+// It waits up to grace, less if ctx is done. If either has not happened by
+// then, it kills the group. Finally it releases the terminal.
 func (s *session) terminate(ctx context.Context, sig syscall.Signal, grace time.Duration) {
 	s.signal(sig)
 	if sig != syscall.SIGKILL && !s.finished() {

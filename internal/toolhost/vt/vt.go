@@ -910,8 +910,10 @@ func (t *Terminal) eraseLine(mode int) {
 	l.fixWide()
 }
 
-// eraseDisplay erases part of the screen (ED): 0 from the cursor to the end,
-// 1 from the start to the cursor, 2 all of it, 3 the scrollback.
+// eraseDisplay erases part of the screen (ED).
+//
+// mode 0 erases from the cursor to the end, 1 from the start to the cursor, 2
+// all of it, and 3 the scrollback.
 func (t *Terminal) eraseDisplay(mode int) {
 	lines := t.scr.lines
 	switch mode {
