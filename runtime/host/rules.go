@@ -235,7 +235,7 @@ func (w *ruleWalk) explain(b policy.Bind, patterns []namePattern, err error) err
 //
 // Each is labelled by the first pattern that matches. matches does not look
 // inside a matching directory. A directory of the caller's that it cannot read
-// is listed too, whole, since the sandbox could read it: a command may have
+// is listed too, whole, since the sandbox could read it. A command may have
 // made it unreadable to hide what it holds from this walk, and overlayfs makes
 // its work directories so. It fails when it runs out of entries or time, and
 // when the bind itself cannot be read.
