@@ -20,7 +20,7 @@ const (
 )
 
 // DeniedBy names the policy rule that refuses reading the object at an
-// absolute path, or returns "" (see DeniedBy in package internal/toolhost).
+// absolute path, or returns "". The tool host gives it the sandbox's rules.
 type DeniedBy func(abs string) string
 
 // List runs the list tool: the entries of a directory, depth first in lexical
