@@ -20,7 +20,8 @@ const (
 )
 
 // DeniedBy names the policy rule that refuses reading the object at an
-// absolute path, or returns "". The tool host gives it the sandbox's rules.
+// absolute path, or returns "". The tool host passes one built from the
+// sandbox's rules.
 type DeniedBy func(abs string) string
 
 // List runs the list tool: the entries of a directory, depth first in lexical
