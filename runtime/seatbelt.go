@@ -48,7 +48,7 @@ type SeatbeltInputs struct {
 const PrivateTmpStandIn = "boxsh-sandbox-XXXXXXXX"
 
 // SeatbeltConfig turns in into the configuration of the profile, reading the
-// host as the original does before it writes its rules.
+// host as boxsh v3 does before it writes its rules.
 //
 // It reads:
 //

@@ -19,7 +19,7 @@ import (
 type Mode int
 
 const (
-	// ModeServe is boxsh-init serving calls on its frame socket
+	// ModeServe is boxsh-init serving calls on its channel socket
 	// (initproto.ChannelFD): boxsh --rpc --sandbox, and boxsh spec.
 	ModeServe Mode = iota
 	// ModeExec is boxsh-init --exec running one command as a minimal init.
