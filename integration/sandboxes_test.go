@@ -621,7 +621,7 @@ func TestSandboxesAudit(t *testing.T) {
 	assert.Equal(t, true, apply.Args["dry_run"])
 	assert.Regexp(t, `^rest 127\.0\.0\.1:\d+$`, apply.Client)
 
-	// A MCP session's sandbox reads its own entries only.
+	// An MCP session's sandbox reads its own entries only.
 	legacy := m.connect(t, ctx, "/mcp", m.token, "2025-06-18")
 	sh(t, ctx, legacy, "echo legacy-cmd")
 	got = audit(legacy)

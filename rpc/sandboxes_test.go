@@ -261,7 +261,7 @@ func TestSandboxRouterManagementAndTokens(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.StatusCode)
 }
 
-// A MCP session on /mcp gets a sandbox at its first call, deleted when
+// An MCP session on /mcp gets a sandbox at its first call, deleted when
 // the session is.
 func TestSandboxRouterSessionSandbox(t *testing.T) {
 	host := &fakeHost{sbs: map[string]*fakeSandbox{}, max: 4}

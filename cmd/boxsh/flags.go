@@ -127,7 +127,7 @@ var flagTable = []flagDef{
 			`POST /v1/sandboxes {"name":N,"from":"workspace"|"empty"}`,
 			"makes one (its MCP endpoint /s/N/mcp, its token in the",
 			"answer), GET lists, DELETE /v1/sandboxes/N removes one.",
-			"A MCP session on /mcp gets one of its own. Implies",
+			"An MCP session on /mcp gets one of its own. Implies",
 			"--sandbox; the network is none unless the policy names",
 			"one (allow_all is refused: it would share the host's).",
 		},
