@@ -258,3 +258,16 @@ func checkClaudeAdd(t *testing.T, line string) {
 		assert.Contains(t, r.stdout, "boxsh: boxsh --rpc --try - ✔ Connected")
 	}
 }
+
+// CONTRIBUTING.md's checks are the project's commands, each checked by its
+// tool's dry run as docs/development.md's are.
+func TestContributingChecks(t *testing.T) {
+	t.Parallel()
+	blocks := docBlocks(t, "CONTRIBUTING.md")
+	ex := examples(t, "CONTRIBUTING.md")
+	require.Contains(t, ex, "checks")
+	for _, b := range blocks {
+		assert.True(t, b.example != "" || b.notRun != "", "CONTRIBUTING.md:%d: a code block marked neither <!-- example: NAME --> nor <!-- not run: REASON -->", b.line)
+	}
+	recipesExample(t, nil, ex["checks"])
+}
