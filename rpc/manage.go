@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/boxsh/boxsh/client/apitype"
@@ -23,75 +22,10 @@ import (
 // ManagePath is the path of the management MCP endpoint.
 const ManagePath = "/v1/manage/mcp"
 
-// The management tools.
-const (
-	ToolCreateSandbox   = "create_sandbox"
-	ToolListSandboxes   = "list_sandboxes"
-	ToolDeleteSandbox   = "delete_sandbox"
-	ToolSnapshotSandbox = "snapshot_sandbox"
-	ToolListSnapshots   = "list_snapshots"
-	ToolDeleteSnapshot  = "delete_snapshot"
-	ToolForkSandbox     = "fork_sandbox"
-	ToolRestoreSandbox  = "restore_sandbox"
-	ToolSandboxChanges  = "sandbox_changes"
-	ToolSandboxDiff     = "sandbox_diff"
-	ToolApplySandbox    = "apply_sandbox"
-	ToolSandboxStats    = "sandbox_stats"
-)
-
-// nameProp is the schema of a sandbox's or snapshot's name.
-const nameProp = `{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$", "description": "%s: 1 to 63 letters, digits, '-' or '_', starting with a letter or digit"}`
-
-// manageSpecs are the management tools.
-func manageSpecs() []tool.Spec {
-	name := func(what string) string { return strings.Replace(nameProp, "%s", what, 1) }
-	obj := func(required []string, props ...string) json.RawMessage {
-		req, _ := json.Marshal(required)
-		return json.RawMessage(`{"type": "object", "properties": {` + strings.Join(props, ", ") + `}, "required": ` + string(req) + `}`)
-	}
-	ro := func(title string) tool.Annotations { return tool.Annotations{Title: title, ReadOnlyHint: true} }
-	rw := func(title string, destructive bool) tool.Annotations {
-		return tool.Annotations{Title: title, DestructiveHint: destructive}
-	}
-	sandbox := `"sandbox": ` + name("The sandbox")
-	return []tool.Spec{
-		{Name: ToolCreateSandbox, Description: "Create a sandbox: its own boxsh-init, workers, network namespace, and a copy-on-write view of the server's workspace (from \"workspace\", the default), an empty directory (\"empty\") or a snapshot's files (\"snapshot:NAME\"). Answers its MCP endpoint and its bearer token (given only here).",
-			InputSchema: obj([]string{"name"}, `"name": `+name("The new sandbox's name"),
-				`"from": {"type": "string", "description": "\"workspace\" (default), \"empty\" or \"snapshot:NAME\""}`),
-			Annotations: rw("Create Sandbox", false)},
-		{Name: ToolListSandboxes, Description: "List the sandboxes: name, origin, age, idle time, calls.",
-			InputSchema: obj([]string{}), Annotations: ro("List Sandboxes")},
-		{Name: ToolDeleteSandbox, Description: "Delete a sandbox: its processes stop and its files go.",
-			InputSchema: obj([]string{"name"}, `"name": `+name("The sandbox")), Annotations: rw("Delete Sandbox", true)},
-		{Name: ToolSnapshotSandbox, Description: "Freeze a sandbox's files as a named read-only snapshot. Its processes are paused (not stopped) while the files are copied, so that the snapshot is consistent; writes wait, none is lost.",
-			InputSchema: obj([]string{"sandbox", "name"}, sandbox, `"name": `+name("The snapshot's name")), Annotations: rw("Snapshot Sandbox", false)},
-		{Name: ToolListSnapshots, Description: "List the snapshots: name, the sandbox taken, size, how long the sandbox was paused.",
-			InputSchema: obj([]string{}), Annotations: ro("List Snapshots")},
-		{Name: ToolDeleteSnapshot, Description: "Delete a snapshot. Sandboxes started from it keep their files.",
-			InputSchema: obj([]string{"name"}, `"name": `+name("The snapshot")), Annotations: rw("Delete Snapshot", true)},
-		{Name: ToolForkSandbox, Description: "Create a sandbox with another sandbox's files as they are now (a snapshot, then a create from it). Answers the new sandbox's endpoint and token.",
-			InputSchema: obj([]string{"sandbox", "name"}, sandbox, `"name": `+name("The new sandbox's name")), Annotations: rw("Fork Sandbox", false)},
-		{Name: ToolRestoreSandbox, Description: "Reset a sandbox to a snapshot: its processes are restarted, its files become the snapshot's. The snapshot must be of a sandbox with the same origin (workspace or empty).",
-			InputSchema: obj([]string{"sandbox", "snapshot"}, sandbox, `"snapshot": `+name("The snapshot")), Annotations: rw("Restore Sandbox", true)},
-		{Name: ToolSandboxChanges, Description: "List a sandbox's changes to the workspace (as boxsh changes --json).",
-			InputSchema: obj([]string{"sandbox"}, sandbox), Annotations: ro("Sandbox Changes")},
-		{Name: ToolSandboxDiff, Description: "The unified diff of a sandbox's changes to the workspace (as boxsh diff), or of one path's.",
-			InputSchema: obj([]string{"sandbox"}, sandbox, `"path": {"type": "string", "description": "Only this path's changes (relative to the workspace)"}`),
-			Annotations: ro("Sandbox Diff")},
-		{Name: ToolApplySandbox, Description: "Apply a sandbox's changes to the workspace on the host (as boxsh apply): conflicts (paths the host changed since the sandbox started) and protected paths are refused.",
-			InputSchema: obj([]string{"sandbox"}, sandbox,
-				`"dry_run": {"type": "boolean", "description": "Tell what would be applied; change nothing"}`,
-				`"paths": {"type": "array", "items": {"type": "string"}, "description": "Only these paths (relative to the workspace); none: all"}`),
-			Annotations: rw("Apply Sandbox Changes", true)},
-		{Name: ToolSandboxStats, Description: "A sandbox's figures (as its own sandbox_stats tool answers them): CPU time, memory and processes, disk used by its writable layer, bytes through its proxy, uptime.",
-			InputSchema: obj([]string{"sandbox"}, sandbox), Annotations: ro("Sandbox Stats")},
-	}
-}
-
 // manageMCP is the handler of ManagePath: an MCP server of the
 // management tools, behind the server's token.
 func (rt *SandboxRouter) manageMCP() (http.Handler, error) {
-	tools, err := tool.NewRegistryOf(manageSpecs()...)
+	tools, err := tool.NewRegistryOf(tool.ManageSet)
 	if err != nil {
 		return nil, err
 	}
@@ -111,18 +45,88 @@ func (rt *SandboxRouter) manageMCP() (http.Handler, error) {
 // manageBackend runs the management tools.
 type manageBackend struct{ rt *SandboxRouter }
 
-// manageArgs are the members of the management tools' arguments.
+// manageTools are the handlers of the management tools, each answering
+// the JSON its REST twin answers.
+var manageTools = tool.NewMux[*SandboxRouter, any](tool.ManageSet, tool.Front, func(name string, raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &Error{Code: CodeInvalidParams, Message: name + " tool: " + err.Error()}
+	}
+	return nil
+})
+
+func init() {
+	tool.Handle(manageTools, tool.CreateSandboxDef, func(ctx context.Context, rt *SandboxRouter, a tool.CreateSandboxArgs) (any, error) {
+		return rt.createManaged(ctx, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: a.Name, From: a.From}})
+	})
+	tool.Handle(manageTools, tool.ListSandboxesDef, func(_ context.Context, rt *SandboxRouter, _ tool.ManageNoArgs) (any, error) {
+		return rt.list(), nil
+	})
+	tool.Handle(manageTools, tool.DeleteSandboxDef, func(_ context.Context, rt *SandboxRouter, a tool.DeleteSandboxArgs) (any, error) {
+		if err := rt.host.Delete(a.Name); err != nil {
+			return nil, err
+		}
+		rt.forget(a.Name)
+		return map[string]any{"deleted": a.Name}, nil
+	})
+	tool.Handle(manageTools, tool.SnapshotSandboxDef, func(_ context.Context, rt *SandboxRouter, a tool.SnapshotSandboxArgs) (any, error) {
+		return rt.host.Snapshot(a.Sandbox, a.Name)
+	})
+	tool.Handle(manageTools, tool.ListSnapshotsDef, func(_ context.Context, rt *SandboxRouter, _ tool.ManageNoArgs) (any, error) {
+		list, err := rt.host.Snapshots()
+		return apitype.SnapshotList{Snapshots: list}, err
+	})
+	tool.Handle(manageTools, tool.DeleteSnapshotDef, func(_ context.Context, rt *SandboxRouter, a tool.DeleteSnapshotArgs) (any, error) {
+		if err := rt.host.DeleteSnapshot(a.Name); err != nil {
+			return nil, err
+		}
+		return map[string]any{"deleted": a.Name}, nil
+	})
+	tool.Handle(manageTools, tool.ForkSandboxDef, func(ctx context.Context, rt *SandboxRouter, a tool.ForkSandboxArgs) (any, error) {
+		return rt.fork(ctx, a.Sandbox, a.Name)
+	})
+	tool.Handle(manageTools, tool.RestoreSandboxDef, func(_ context.Context, rt *SandboxRouter, a tool.RestoreSandboxArgs) (any, error) {
+		info, err := rt.host.Restore(a.Sandbox, a.Snapshot)
+		info.Endpoint = "/s/" + info.Name + "/mcp"
+		return info, err
+	})
+	tool.Handle(manageTools, tool.SandboxChangesDef, func(_ context.Context, rt *SandboxRouter, a tool.SandboxArgs) (any, error) {
+		changes, err := rt.host.Changes(a.Sandbox)
+		return map[string]any{"changes": changes}, err
+	})
+	tool.Handle(manageTools, tool.SandboxDiffDef, func(_ context.Context, rt *SandboxRouter, a tool.SandboxDiffArgs) (any, error) {
+		diff, err := rt.host.Diff(a.Sandbox, a.Path)
+		return map[string]any{"diff": diff}, err
+	})
+	tool.Handle(manageTools, tool.ApplySandboxDef, func(_ context.Context, rt *SandboxRouter, a tool.ApplySandboxArgs) (any, error) {
+		return rt.host.Apply(a.Sandbox, apitype.ApplyRequest{DryRun: a.DryRun, Paths: a.Paths})
+	})
+	tool.Handle(manageTools, tool.ManageStatsDef, func(_ context.Context, rt *SandboxRouter, a tool.SandboxArgs) (any, error) {
+		return rt.host.Stats(a.Sandbox)
+	})
+}
+
+// manageArgs are the members of the management tools' arguments that the
+// audit log keeps.
 type manageArgs struct {
 	Name     string   `json:"name"`
 	From     string   `json:"from"`
 	Sandbox  string   `json:"sandbox"`
 	Snapshot string   `json:"snapshot"`
-	Path     string   `json:"path"`
 	DryRun   bool     `json:"dry_run"`
 	Paths    []string `json:"paths"`
 }
 
+// Start runs a management tool; the audit log records the calls of those
+// that act on a sandbox (see tool.AuditRule.Target).
 func (b manageBackend) Start(ctx context.Context, name string, raw json.RawMessage, done func(json.RawMessage, error)) error {
+	h, ok := manageTools.Lookup(name)
+	info, _ := tool.Lookup(tool.ManageSet, name)
+	if !ok || info == nil {
+		return &Error{Code: CodeMethodNotFound, Message: "unknown tool " + name}
+	}
 	var a manageArgs
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &a); err != nil {
@@ -131,10 +135,10 @@ func (b manageBackend) Start(ctx context.Context, name string, raw json.RawMessa
 	}
 	go func() {
 		began := time.Now()
-		v, err := b.call(ctx, name, a)
-		if name != ToolListSandboxes && name != ToolListSnapshots && name != ToolSandboxChanges && name != ToolSandboxDiff {
+		v, err := h(ctx, b.rt, raw)
+		if member := info.Audit.Target; member != "" {
 			target := a.Sandbox
-			if target == "" || name == ToolForkSandbox {
+			if member == "name" {
 				target = a.Name
 			}
 			b.rt.managed(SandboxCall{Action: name, Name: target, Client: ClientOf(ctx), Args: a.audited(), Began: began, Err: err})
@@ -159,50 +163,6 @@ func (a manageArgs) audited() map[string]any {
 		out["paths"] = a.Paths
 	}
 	return out
-}
-
-// call runs management tool name.
-func (b manageBackend) call(ctx context.Context, name string, a manageArgs) (any, error) {
-	rt := b.rt
-	switch name {
-	case ToolCreateSandbox:
-		return rt.createManaged(ctx, SandboxRequest{SandboxRequest: apitype.SandboxRequest{Name: a.Name, From: a.From}})
-	case ToolListSandboxes:
-		return rt.list(), nil
-	case ToolDeleteSandbox:
-		if err := rt.host.Delete(a.Name); err != nil {
-			return nil, err
-		}
-		rt.forget(a.Name)
-		return map[string]any{"deleted": a.Name}, nil
-	case ToolSandboxStats:
-		return rt.host.Stats(a.Sandbox)
-	case ToolSnapshotSandbox:
-		return rt.host.Snapshot(a.Sandbox, a.Name)
-	case ToolListSnapshots:
-		list, err := rt.host.Snapshots()
-		return apitype.SnapshotList{Snapshots: list}, err
-	case ToolDeleteSnapshot:
-		if err := rt.host.DeleteSnapshot(a.Name); err != nil {
-			return nil, err
-		}
-		return map[string]any{"deleted": a.Name}, nil
-	case ToolForkSandbox:
-		return rt.fork(ctx, a.Sandbox, a.Name)
-	case ToolRestoreSandbox:
-		info, err := rt.host.Restore(a.Sandbox, a.Snapshot)
-		info.Endpoint = "/s/" + info.Name + "/mcp"
-		return info, err
-	case ToolSandboxChanges:
-		changes, err := rt.host.Changes(a.Sandbox)
-		return map[string]any{"changes": changes}, err
-	case ToolSandboxDiff:
-		diff, err := rt.host.Diff(a.Sandbox, a.Path)
-		return map[string]any{"diff": diff}, err
-	case ToolApplySandbox:
-		return rt.host.Apply(a.Sandbox, apitype.ApplyRequest{DryRun: a.DryRun, Paths: a.Paths})
-	}
-	return nil, &Error{Code: CodeMethodNotFound, Message: "unknown tool " + name}
 }
 
 // list is the answer of GET /v1/sandboxes.

@@ -60,7 +60,7 @@ func TestOpenAPIGenerated(t *testing.T) {
 
 // registerOpenAPI describes POST /v1/tools/NAME.
 func registerOpenAPI(api huma.API, spec *tool.Spec) error {
-	in, err := hSchema(spec.InputSchema)
+	in, err := hSchema(spec.InputSchema())
 	if err != nil {
 		return fmt.Errorf("%s input schema: %w", spec.Name, err)
 	}
@@ -73,8 +73,8 @@ func registerOpenAPI(api huma.API, spec *tool.Spec) error {
 			"isError": {Type: "boolean", Description: "Set when the tool ran and failed"},
 		},
 	}
-	if len(spec.OutputSchema) > 0 {
-		out, err := hSchema(spec.OutputSchema)
+	if len(spec.OutputSchema()) > 0 {
+		out, err := hSchema(spec.OutputSchema())
 		if err != nil {
 			return fmt.Errorf("%s output schema: %w", spec.Name, err)
 		}

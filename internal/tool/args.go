@@ -1,5 +1,59 @@
 package tool
 
+// The names of the tools: the nine of boxsh v3, then list and stat.
+const (
+	Bash              = "bash"
+	Read              = "read"
+	Write             = "write"
+	EditFile          = "edit"
+	RunInTerminal     = "run_in_terminal"
+	SendToTerminal    = "send_to_terminal"
+	GetTerminalOutput = "get_terminal_output"
+	KillTerminal      = "kill_terminal"
+	ListTerminals     = "list_terminals"
+	List              = "list"
+	Stat              = "stat"
+)
+
+// The definitions of the nine tools of boxsh v3, then of list and stat.
+var (
+	BashDef = Define[BashArgs, BashOutput](Info{Name: Bash, Order: 10,
+		Description: "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream. Give the command as command (a shell command line) or as args (an argv run without a shell), not both.",
+		Annotations: Annotations{"Bash", false, true},
+		OneOf:       []string{"command", "args"}, V3Required: []string{"command"},
+		Audit: AuditRule{ExitCode: true}})
+	ReadDef = Define[ReadArgs, ReadOutput](Info{Name: Read, Order: 20,
+		Description: "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
+		Annotations: Annotations{"Read File", true, false}})
+	WriteDef = Define[WriteArgs, NoOutput](Info{Name: Write, Order: 30,
+		Description: "Create or overwrite a file with the given content. Parent directories are created automatically if needed.",
+		Annotations: Annotations{"Write File", false, true}})
+	EditDef = Define[EditArgs, EditOutput](Info{Name: EditFile, Order: 40,
+		Description: "Edit a file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file.",
+		Annotations: Annotations{"Edit File", false, false}})
+	RunInTerminalDef = Define[RunInTerminalArgs, NoOutput](Info{Name: RunInTerminal, Order: 50,
+		Description: "Start a persistent PTY session running the given command (e.g. \"bash\"). Returns a session id, initial screen output, exit status, and exit code. Use get_terminal_output to poll for further output, send_to_terminal to write to stdin, kill_terminal to terminate and free resources.",
+		Annotations: Annotations{"Run in Terminal", false, false}})
+	SendToTerminalDef = Define[SendToTerminalArgs, NoOutput](Info{Name: SendToTerminal, Order: 60,
+		Description: "Send text to an existing terminal session's PTY stdin, then wait up to 500ms for new output. Returns the updated screen snapshot, exit status, and exit code. Append \\n to execute as a shell command.",
+		Annotations: Annotations{"Send to Terminal", false, false}})
+	GetTerminalOutputDef = Define[TerminalIDArgs, NoOutput](Info{Name: GetTerminalOutput, Order: 70,
+		Description: "Wait up to 500ms for new output from a terminal session, then return the current screen snapshot together with exit status and exit code. Use this to poll long-running commands until exited is true.",
+		Annotations: Annotations{"Get Terminal Output", true, false}})
+	KillTerminalDef = Define[TerminalIDArgs, NoOutput](Info{Name: KillTerminal, Order: 80,
+		Description: "Kill a terminal session and free its resources. Returns the final screen snapshot.",
+		Annotations: Annotations{"Kill Terminal", false, true}})
+	ListTerminalsDef = Define[NoArgs, NoOutput](Info{Name: ListTerminals, Order: 90,
+		Description: "List all active terminal sessions.",
+		Annotations: Annotations{"List Terminals", true, false}})
+	ListDef = Define[ListArgs, ListOutput](Info{Name: List, Order: 100, BeyondV3: true,
+		Description: "List a directory: each entry's name, type, size, mode, modification time and symbolic link target, optionally descending depth levels, at most limit entries (truncated tells when entries were left out). Entries that the sandbox's policy refuses to read are listed as the sandbox shows them, marked with denied_by.",
+		Annotations: Annotations{"List Directory", true, false}})
+	StatDef = Define[StatArgs, StatOutput](Info{Name: Stat, Order: 110, BeyondV3: true,
+		Description: "Describe a path without reading it: whether it exists, its type, size, mode, modification time and symbolic link target (links are not followed).",
+		Annotations: Annotations{"Stat Path", true, false}})
+)
+
 // BashArgs are the arguments of the bash tool.
 //
 // Exactly one of Command and Args is given (see Spec.Validate): Command is

@@ -31,13 +31,15 @@ type PortsOutput struct {
 	Ports []PortInfo `json:"ports" nullable:"false" doc:"Exposed ports, by sandbox port"`
 }
 
-func init() {
-	defs = append(defs,
-		def{name: Expose, description: "Make a TCP port of the sandbox reachable from the host at 127.0.0.1:host_port (a free port if none is given): each connection to it is connected to 127.0.0.1:port inside the sandbox. Inbound only; it gives the sandbox no way out. Any local process of the host can connect to it while it is exposed. A server of many sandboxes bounds the ports each exposes at once (--sandbox-forwards, default 32): past it expose is refused, naming the limit; unexpose one first.",
-			in: ExposeArgs{}, out: PortInfo{}, ann: Annotations{"Expose Port", false, false}, beyondV3: true},
-		def{name: Unexpose, description: "Stop exposing a port of the sandbox: the host stops listening; open connections are closed.",
-			in: UnexposeArgs{}, out: PortInfo{}, ann: Annotations{"Unexpose Port", false, false}, beyondV3: true},
-		def{name: Ports, description: "List the exposed ports: the sandbox's port and the host address that reaches it.",
-			in: NoArgs{}, out: PortsOutput{}, ann: Annotations{"List Exposed Ports", true, false}, beyondV3: true},
-	)
-}
+// The definitions of the tools of port forwarding.
+var (
+	ExposeDef = Define[ExposeArgs, PortInfo](Info{Name: Expose, Order: 120, BeyondV3: true, Side: Front,
+		Description: "Make a TCP port of the sandbox reachable from the host at 127.0.0.1:host_port (a free port if none is given): each connection to it is connected to 127.0.0.1:port inside the sandbox. Inbound only; it gives the sandbox no way out. Any local process of the host can connect to it while it is exposed. A server of many sandboxes bounds the ports each exposes at once (--sandbox-forwards, default 32): past it expose is refused, naming the limit; unexpose one first.",
+		Annotations: Annotations{"Expose Port", false, false}})
+	UnexposeDef = Define[UnexposeArgs, PortInfo](Info{Name: Unexpose, Order: 130, BeyondV3: true, Side: Front,
+		Description: "Stop exposing a port of the sandbox: the host stops listening; open connections are closed.",
+		Annotations: Annotations{"Unexpose Port", false, false}})
+	PortsDef = Define[NoArgs, PortsOutput](Info{Name: Ports, Order: 140, BeyondV3: true, Side: Front,
+		Description: "List the exposed ports: the sandbox's port and the host address that reaches it.",
+		Annotations: Annotations{"List Exposed Ports", true, false}})
+)

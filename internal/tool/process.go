@@ -78,13 +78,15 @@ type ProcessListOutput struct {
 	Processes []ProcessInfo `json:"processes" nullable:"false" doc:"Background processes, oldest first"`
 }
 
-func init() {
-	defs = append(defs,
-		def{name: ProcessOutput, description: "Read the output of a background process (started by bash with background: true) from offset on, stdout and stderr apart, waiting up to wait_ms for new output; tells whether it exited and its exit code. Each process keeps its last 1 MiB of output; dropped counts what was lost. Once it has exited and its output is read to the end, it is forgotten.",
-			in: ProcessOutputArgs{}, out: ProcessOutputResult{}, ann: Annotations{"Background Process Output", true, false}, beyondV3: true},
-		def{name: ProcessKill, description: "Send a signal (default TERM) to a background process's whole process group, then wait up to a second for it to exit; answers its state.",
-			in: ProcessKillArgs{}, out: ProcessInfo{}, ann: Annotations{"Kill Background Process", false, true}, beyondV3: true},
-		def{name: ProcessList, description: "List the background processes: id, pid, command, start time, state, exit code and output bytes.",
-			in: NoArgs{}, out: ProcessListOutput{}, ann: Annotations{"List Background Processes", true, false}, beyondV3: true},
-	)
-}
+// The definitions of the tools of background processes.
+var (
+	ProcessOutputDef = Define[ProcessOutputArgs, ProcessOutputResult](Info{Name: ProcessOutput, Order: 150, BeyondV3: true,
+		Description: "Read the output of a background process (started by bash with background: true) from offset on, stdout and stderr apart, waiting up to wait_ms for new output; tells whether it exited and its exit code. Each process keeps its last 1 MiB of output; dropped counts what was lost. Once it has exited and its output is read to the end, it is forgotten.",
+		Annotations: Annotations{"Background Process Output", true, false}})
+	ProcessKillDef = Define[ProcessKillArgs, ProcessInfo](Info{Name: ProcessKill, Order: 160, BeyondV3: true,
+		Description: "Send a signal (default TERM) to a background process's whole process group, then wait up to a second for it to exit; answers its state.",
+		Annotations: Annotations{"Kill Background Process", false, true}})
+	ProcessListDef = Define[NoArgs, ProcessListOutput](Info{Name: ProcessList, Order: 170, BeyondV3: true,
+		Description: "List the background processes: id, pid, command, start time, state, exit code and output bytes.",
+		Annotations: Annotations{"List Background Processes", true, false}})
+)

@@ -1,7 +1,11 @@
-// Package tool defines the nine boxsh tools as data: their names, argument
-// and result types, JSON Schemas, and the MCP CallToolResult they produce.
-// Both sides share it: the front lists and validates tools with it, and
-// boxsh-init decodes arguments and builds results with it.
+// Package tool defines boxsh's tools as data: each is one definition (see
+// Define), in the tool's own file, of its name, description, annotations,
+// argument and result types (from which its JSON Schemas are derived), the
+// side that runs it, the list it is in and its place there, and what the
+// audit log keeps of it; and the MCP CallToolResult they produce. Both
+// sides share it: the front lists and validates tools with it, and each
+// side registers the handlers of the tools it runs with their definitions
+// (see Mux); boxsh-init decodes arguments and builds results with it.
 package tool
 
 import (

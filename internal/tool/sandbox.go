@@ -111,11 +111,12 @@ type StatsOutput struct {
 	UptimeSeconds float64 `json:"uptime_seconds" doc:"Seconds since the sandbox (the running boxsh-init) started"`
 }
 
-func init() {
-	defs = append(defs,
-		def{name: Audit, description: "Return the latest entries of the audit log, which the front keeps outside the sandbox: each tool call (tool, argument summary, exit code or error, duration, result size, cancelled or timed out) and each network decision of the proxy. Fails when boxsh runs without an audit log (--audit FILE).",
-			in: AuditArgs{}, out: AuditOutput{}, ann: Annotations{"Audit Log", true, false}, beyondV3: true},
-		def{name: SandboxStats, description: "Measure the sandbox: processor time (user and system), memory and number of its processes (from its cgroup when it has one, else from /proc: source says which), disk space used by the changes of its copy-on-write binds, bytes through its network proxy, and uptime.",
-			in: NoArgs{}, out: StatsOutput{}, ann: Annotations{"Sandbox Stats", true, false}, beyondV3: true},
-	)
-}
+// The definitions of the tools about the session itself.
+var (
+	AuditDef = Define[AuditArgs, AuditOutput](Info{Name: Audit, Order: 180, BeyondV3: true, Side: Front,
+		Description: "Return the latest entries of the audit log, which the front keeps outside the sandbox: each tool call (tool, argument summary, exit code or error, duration, result size, cancelled or timed out) and each network decision of the proxy. Fails when boxsh runs without an audit log (--audit FILE).",
+		Annotations: Annotations{"Audit Log", true, false}})
+	SandboxStatsDef = Define[NoArgs, StatsOutput](Info{Name: SandboxStats, Order: 190, BeyondV3: true, Side: Front,
+		Description: "Measure the sandbox: processor time (user and system), memory and number of its processes (from its cgroup when it has one, else from /proc: source says which), disk space used by the changes of its copy-on-write binds, bytes through its network proxy, and uptime.",
+		Annotations: Annotations{"Sandbox Stats", true, false}})
+)

@@ -1,45 +1,11 @@
 package tool
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
 	"sync"
-)
-
-//go:generate go test . -run TestSchemasGenerated -update
-
-// schemasJSON holds the input and output JSON Schemas of every tool,
-// generated from the Go types of args.go with huma's schema registry by
-// TestSchemasGenerated (go generate ./tool), which also fails when the
-// file no longer matches the types. Generating them at build time keeps
-// huma out of boxsh-init and off the path of every start; only the front's
-// REST twin (rpc/rest.go) links it, to serve them as OpenAPI.
-//
-//go:embed schemas.json
-var schemasJSON []byte
-
-// schemas are a tool's schemas as schemas.json holds them.
-type schemas struct {
-	Input  json.RawMessage `json:"inputSchema"`
-	Output json.RawMessage `json:"outputSchema,omitempty"`
-}
-
-// The names of the tools: the nine of boxsh v3, then list and stat.
-const (
-	Bash              = "bash"
-	Read              = "read"
-	Write             = "write"
-	EditFile          = "edit"
-	RunInTerminal     = "run_in_terminal"
-	SendToTerminal    = "send_to_terminal"
-	GetTerminalOutput = "get_terminal_output"
-	KillTerminal      = "kill_terminal"
-	ListTerminals     = "list_terminals"
-	List              = "list"
-	Stat              = "stat"
 )
 
 // Annotations are the MCP tool annotations.
@@ -49,61 +15,79 @@ type Annotations struct {
 	DestructiveHint bool   `json:"destructiveHint"`
 }
 
-// Spec describes one tool as tools/list shows it.
+// Spec describes one tool as tools/list shows it. Its schemas are derived
+// from the tool's Go types at their first use in the process: a client's
+// first call needs only its tool's.
 type Spec struct {
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  Annotations     `json:"annotations"`
+	Name        string
+	Description string
+	Annotations Annotations
 
-	// input is the schema in decoded form, for Validate, decoded at its
-	// first use: most tools of a session are never called.
-	input func() map[string]any
+	// schemas are the derived schemas; input, when set, is the input
+	// schema shown instead (the v3 list's bash, see withRequired).
+	schemas func() derived
+	input   json.RawMessage
 	// oneOf are members of which exactly one is required.
 	oneOf []string
 }
 
-// def is the Go-typed definition a Spec is generated from.
-type def struct {
-	name, description string
-	in, out           any
-	ann               Annotations
-	// beyondV3 marks the tools boxsh v3 does not have, which the v3 list
-	// leaves out (see Registry.V3Specs).
-	beyondV3 bool
-	// oneOf are members of which exactly one is required; v3Required is
-	// what the v3 list shows as required instead.
-	oneOf, v3Required []string
+// InputSchema is the JSON Schema of the tool's arguments.
+func (s *Spec) InputSchema() json.RawMessage {
+	if s.input != nil {
+		return s.input
+	}
+	return s.derived().inputJSON
 }
 
-var defs = []def{
-	{name: Bash, description: "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream. Give the command as command (a shell command line) or as args (an argv run without a shell), not both.",
-		in: BashArgs{}, out: BashOutput{}, ann: Annotations{"Bash", false, true},
-		oneOf: []string{"command", "args"}, v3Required: []string{"command"}},
-	{name: Read, description: "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
-		in: ReadArgs{}, out: ReadOutput{}, ann: Annotations{"Read File", true, false}},
-	{name: Write, description: "Create or overwrite a file with the given content. Parent directories are created automatically if needed.",
-		in: WriteArgs{}, ann: Annotations{"Write File", false, true}},
-	{name: EditFile, description: "Edit a file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file.",
-		in: EditArgs{}, out: EditOutput{}, ann: Annotations{"Edit File", false, false}},
-	{name: RunInTerminal, description: "Start a persistent PTY session running the given command (e.g. \"bash\"). Returns a session id, initial screen output, exit status, and exit code. Use get_terminal_output to poll for further output, send_to_terminal to write to stdin, kill_terminal to terminate and free resources.",
-		in: RunInTerminalArgs{}, ann: Annotations{"Run in Terminal", false, false}},
-	{name: SendToTerminal, description: "Send text to an existing terminal session's PTY stdin, then wait up to 500ms for new output. Returns the updated screen snapshot, exit status, and exit code. Append \\n to execute as a shell command.",
-		in: SendToTerminalArgs{}, ann: Annotations{"Send to Terminal", false, false}},
-	{name: GetTerminalOutput, description: "Wait up to 500ms for new output from a terminal session, then return the current screen snapshot together with exit status and exit code. Use this to poll long-running commands until exited is true.",
-		in: TerminalIDArgs{}, ann: Annotations{"Get Terminal Output", true, false}},
-	{name: KillTerminal, description: "Kill a terminal session and free its resources. Returns the final screen snapshot.",
-		in: TerminalIDArgs{}, ann: Annotations{"Kill Terminal", false, true}},
-	{name: ListTerminals, description: "List all active terminal sessions.",
-		in: NoArgs{}, ann: Annotations{"List Terminals", true, false}},
-	{name: List, description: "List a directory: each entry's name, type, size, mode, modification time and symbolic link target, optionally descending depth levels, at most limit entries (truncated tells when entries were left out). Entries that the sandbox's policy refuses to read are listed as the sandbox shows them, marked with denied_by.",
-		in: ListArgs{}, out: ListOutput{}, ann: Annotations{"List Directory", true, false}, beyondV3: true},
-	{name: Stat, description: "Describe a path without reading it: whether it exists, its type, size, mode, modification time and symbolic link target (links are not followed).",
-		in: StatArgs{}, out: StatOutput{}, ann: Annotations{"Stat Path", true, false}, beyondV3: true},
+// OutputSchema is the JSON Schema of the tool's structured result; nil
+// when it has none.
+func (s *Spec) OutputSchema() json.RawMessage { return s.derived().outputJSON }
+
+// MarshalJSON encodes s as tools/list shows it: as encoding/json encodes
+// a struct of its members, without encoding the schemas again.
+func (s *Spec) MarshalJSON() ([]byte, error) {
+	in, out := s.InputSchema(), s.OutputSchema()
+	ann, err := json.Marshal(s.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(s.Description)+len(in)+len(out)+len(ann)+96)
+	b = append(b, `{"name":`...)
+	b = appendString(b, s.Name)
+	b = append(b, `,"description":`...)
+	b = appendString(b, s.Description)
+	b = append(b, `,"inputSchema":`...)
+	b = append(b, in...)
+	if len(out) > 0 {
+		b = append(b, `,"outputSchema":`...)
+		b = append(b, out...)
+	}
+	b = append(b, `,"annotations":`...)
+	b = append(b, ann...)
+	return append(b, '}'), nil
 }
 
-// Registry holds the specs of all tools, generated once from the Go types.
+// appendString appends s as encoding/json encodes a string.
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// derived are s's schemas, derived at their first use.
+func (s *Spec) derived() derived {
+	d := s.schemas()
+	if d.err != nil {
+		// Every tool's types are derived by the package's tests.
+		panic(fmt.Sprintf("tool %s: schemas: %v", s.Name, d.err))
+	}
+	return d
+}
+
+// inputSchema is the input schema as encoding/json decodes it, which
+// Validate reads.
+func (s *Spec) inputSchema() map[string]any { return s.derived().input() }
+
+// Registry holds the specs of the tools of one set.
 type Registry struct {
 	specs  []*Spec
 	byName map[string]*Spec
@@ -113,61 +97,31 @@ type Registry struct {
 	v3 func() []*Spec
 }
 
-// NewRegistry makes the tool specs, with the schemas of schemas.json. It
-// runs at every start of the front: each input schema is decoded at its
-// first use, not here.
-func NewRegistry() (*Registry, error) {
-	all, err := splitSchemas(schemasJSON)
-	if err != nil {
-		return nil, fmt.Errorf("tool schemas: %w", err)
-	}
-	r := &Registry{byName: make(map[string]*Spec, len(defs))}
-	for _, d := range defs {
-		sc, ok := all[d.name]
-		if !ok || len(sc.Input) == 0 {
-			return nil, fmt.Errorf("tool schemas: no input schema of %s", d.name)
+// NewRegistry makes the registry of the tools of a sandbox (SandboxSet).
+func NewRegistry() (*Registry, error) { return NewRegistryOf(SandboxSet) }
+
+// NewRegistryOf makes the registry of the tools of set.
+func NewRegistryOf(set Set) (*Registry, error) {
+	es := entries(set)
+	r := &Registry{byName: make(map[string]*Spec, len(es))}
+	for _, e := range es {
+		if _, dup := r.byName[e.Name]; dup {
+			return nil, fmt.Errorf("tool %s: defined twice", e.Name)
 		}
-		if sc.Input[0] != '{' {
-			return nil, fmt.Errorf("tool schemas: the input schema of %s is not an object", d.name)
-		}
-		s := &Spec{Name: d.name, Description: d.description, Annotations: d.ann,
-			InputSchema: sc.Input, OutputSchema: sc.Output, input: decodeSchema(sc.Input), oneOf: d.oneOf}
+		s := &Spec{Name: e.Name, Description: e.Description, Annotations: e.Annotations, schemas: e.schemas, oneOf: e.OneOf}
 		r.specs = append(r.specs, s)
 		r.byName[s.Name] = s
 	}
 	r.v3 = sync.OnceValue(func() []*Spec {
 		var v3 []*Spec
-		for i, d := range defs {
-			if !d.beyondV3 {
-				v3 = append(v3, r.specs[i].withRequired(d.v3Required))
+		for i, e := range es {
+			if !e.BeyondV3 {
+				v3 = append(v3, r.specs[i].withRequired(e.V3Required))
 			}
 		}
 		return v3
 	})
 	return r, nil
-}
-
-// splitSchemas returns the schemas of each tool in b, the text of
-// schemas.json.
-func splitSchemas(b []byte) (map[string]schemas, error) {
-	var all map[string]schemas
-	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, err
-	}
-	return all, nil
-}
-
-// decodeSchema returns the decoding of schema, a JSON object that
-// encoding/json has checked, made at its first use.
-func decodeSchema(schema json.RawMessage) func() map[string]any {
-	return sync.OnceValue(func() map[string]any {
-		var m map[string]any
-		if err := json.Unmarshal(schema, &m); err != nil {
-			// A JSON object encoding/json has read once decodes again.
-			panic(fmt.Sprintf("tool: decode an input schema: %v", err))
-		}
-		return m
-	})
 }
 
 // withRequired returns s, or when required is set, a copy of s whose input
@@ -176,7 +130,7 @@ func (s *Spec) withRequired(required []string) *Spec {
 	if required == nil {
 		return s
 	}
-	in := maps.Clone(s.input())
+	in := maps.Clone(s.inputSchema())
 	in["required"] = required
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -184,7 +138,7 @@ func (s *Spec) withRequired(required []string) *Spec {
 		panic(fmt.Sprintf("tool: encode the input schema of %s: %v", s.Name, err))
 	}
 	c := *s
-	c.InputSchema = b
+	c.input = b
 	return &c
 }
 
@@ -226,7 +180,7 @@ func (s *Spec) ValidateDecoded(v any) error {
 	if !ok {
 		return fmt.Errorf("%s tool: arguments must be an object, got %s", s.Name, jsonType(v))
 	}
-	if err := validateObject(s.Name+" tool", "", s.input(), obj); err != nil {
+	if err := validateObject(s.Name+" tool", "", s.inputSchema(), obj); err != nil {
 		return err
 	}
 	return s.validateOneOf(obj)
@@ -258,7 +212,7 @@ func (s *Spec) validateOneOf(obj map[string]any) error {
 
 // property is the schema of the named member of s's arguments.
 func (s *Spec) property(name string) map[string]any {
-	props, _ := s.input()["properties"].(map[string]any)
+	props, _ := s.inputSchema()["properties"].(map[string]any)
 	p, _ := props[name].(map[string]any)
 	return p
 }
@@ -375,23 +329,4 @@ func article(word string) string {
 		return "an"
 	}
 	return "a"
-}
-
-// NewRegistryOf makes a registry of other tools than boxsh's own (the
-// management tools of a server of many sandboxes), each with its input
-// schema given. Every list shows them all.
-func NewRegistryOf(specs ...Spec) (*Registry, error) {
-	r := &Registry{byName: make(map[string]*Spec, len(specs))}
-	for i := range specs {
-		s := specs[i]
-		var input map[string]any
-		if err := json.Unmarshal(s.InputSchema, &input); err != nil || input == nil {
-			return nil, fmt.Errorf("tool %s: the input schema is not a JSON object: %v", s.Name, err)
-		}
-		s.input = func() map[string]any { return input }
-		r.specs = append(r.specs, &s)
-		r.byName[s.Name] = &s
-	}
-	r.v3 = func() []*Spec { return r.specs }
-	return r, nil
 }

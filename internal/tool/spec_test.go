@@ -2,6 +2,7 @@ package tool
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,12 +22,26 @@ func names(specs []*Spec) []string {
 func TestSpecs(t *testing.T) {
 	r, err := NewRegistry()
 	require.NoError(t, err)
-	assert.Equal(t, []string{Bash, Read, Write, EditFile, RunInTerminal, SendToTerminal, GetTerminalOutput, KillTerminal, ListTerminals}, names(r.Specs()))
-	assert.Equal(t, append(names(r.Specs()), List, Stat, Expose, Unexpose, Ports, ProcessOutput, ProcessKill, ProcessList, Audit, SandboxStats), names(r.AllSpecs()))
+	assert.Equal(t, Names(SandboxSet, InV3), names(r.Specs()))
+	assert.Equal(t, Names(SandboxSet, nil), names(r.AllSpecs()))
+	assert.Len(t, r.Specs(), 9, "boxsh v3 has nine tools")
+	assert.Subset(t, names(r.AllSpecs()), names(r.Specs()))
+	// The order tools/list shows the tools of boxsh 4 in, which clients
+	// and suites see: a tool defined later may go anywhere, but these
+	// keep their order.
+	frozen := []string{"bash", "read", "write", "edit", "run_in_terminal", "send_to_terminal", "get_terminal_output", "kill_terminal", "list_terminals",
+		"list", "stat", "expose", "unexpose", "ports", "process_output", "process_kill", "process_list", "audit", "sandbox_stats"}
+	var kept []string
+	for _, n := range names(r.AllSpecs()) {
+		if slices.Contains(frozen, n) {
+			kept = append(kept, n)
+		}
+	}
+	assert.Equal(t, frozen, kept)
 
 	required := func(s *Spec) []any {
 		var in map[string]any
-		require.NoError(t, json.Unmarshal(s.InputSchema, &in))
+		require.NoError(t, json.Unmarshal(s.InputSchema(), &in))
 		return in["required"].([]any)
 	}
 	assert.Equal(t, []any{"command"}, required(r.Specs()[0]), "v3 bash requires command")
@@ -35,7 +50,7 @@ func TestSpecs(t *testing.T) {
 		s, ok := r.Lookup(name)
 		require.True(t, ok, name)
 		assert.Equal(t, []any{"path"}, required(s), name)
-		assert.NotEmpty(t, s.OutputSchema, name)
+		assert.NotEmpty(t, s.OutputSchema(), name)
 		assert.True(t, s.Annotations.ReadOnlyHint, name)
 	}
 }
@@ -87,36 +102,40 @@ func TestValidateWriteEncoding(t *testing.T) {
 		"write tool: field encoding must be one of [utf8 text base64], got hex")
 }
 
-// TestRegistryReadsAsEncodingJSON checks that the specs hold every tool's
-// schemas of schemas.json, the input schemas decoded at their first use as
-// encoding/json decodes them.
-func TestRegistryReadsAsEncodingJSON(t *testing.T) {
-	var all map[string]schemas
-	require.NoError(t, json.Unmarshal(schemasJSON, &all))
-	r, err := NewRegistry()
-	require.NoError(t, err)
-	require.Len(t, r.AllSpecs(), len(all))
-	for _, s := range r.AllSpecs() {
-		want := all[s.Name]
-		var in map[string]any
-		require.NoError(t, json.Unmarshal(want.Input, &in))
-		assert.Equal(t, in, s.input(), s.Name)
-		assert.JSONEq(t, string(want.Input), string(s.InputSchema), s.Name)
-		if len(want.Output) > 0 {
-			assert.JSONEq(t, string(want.Output), string(s.OutputSchema), s.Name)
-		} else {
-			assert.Empty(t, s.OutputSchema, s.Name)
+// TestRegistryDecodesAsEncodingJSON checks that Validate reads each input
+// schema as encoding/json decodes the schema tools/list shows.
+func TestRegistryDecodesAsEncodingJSON(t *testing.T) {
+	for _, set := range []Set{SandboxSet, ManageSet} {
+		r, err := NewRegistryOf(set)
+		require.NoError(t, err)
+		require.Equal(t, Names(set, nil), names(r.AllSpecs()))
+		for _, s := range r.AllSpecs() {
+			var in map[string]any
+			require.NoError(t, json.Unmarshal(s.InputSchema(), &in))
+			assert.Equal(t, in, s.inputSchema(), s.Name)
 		}
 	}
 }
 
-func TestSplitSchemasRefusesMalformed(t *testing.T) {
-	for _, b := range []string{``, `[]`, `{"bash":`, `{"bash":[]}`, `{"bash":{"inputSchema":}}`} {
-		_, err := splitSchemas([]byte(b))
-		assert.Error(t, err, b)
+// TestDefinitions checks what every definition must hold: a name and an
+// order of its own in its set, a description, a title, and a v3 list
+// that only tools of boxsh v3 are in.
+func TestDefinitions(t *testing.T) {
+	for _, set := range []Set{SandboxSet, ManageSet} {
+		names, orders := map[string]bool{}, map[int]bool{}
+		for _, in := range Infos(set, nil) {
+			assert.False(t, names[in.Name], "%s defined twice", in.Name)
+			assert.False(t, orders[in.Order], "%s: order %d taken", in.Name, in.Order)
+			names[in.Name], orders[in.Order] = true, true
+			assert.NotEmpty(t, in.Description, in.Name)
+			assert.NotEmpty(t, in.Annotations.Title, in.Name)
+			if set == ManageSet {
+				assert.False(t, in.BeyondV3, "%s: every management tool is listed to every client", in.Name)
+				assert.Equal(t, Front, in.Side, in.Name)
+			}
+			if in.V3Required != nil {
+				assert.False(t, in.BeyondV3, in.Name)
+			}
+		}
 	}
-	all, err := splitSchemas([]byte(`{"t":{"inputSchema":{"type":"object"},"outputSchema":{}}}`))
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"type":"object"}`, string(all["t"].Input))
-	assert.JSONEq(t, `{}`, string(all["t"].Output))
 }
