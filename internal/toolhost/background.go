@@ -2,10 +2,30 @@ package toolhost
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/boxsh/boxsh/internal/tool"
 )
+
+// The tools of background processes. A bash call's handler here runs it
+// in the background (see isBackground); the pool runs the others.
+func init() {
+	tool.Handle(tools, tool.BashDef, func(_ context.Context, a *Host, args tool.BashArgs) (tool.Result, error) {
+		return a.startBackground(args)
+	})
+	tool.Handle(tools, tool.ProcessOutputDef, func(ctx context.Context, a *Host, args tool.ProcessOutputArgs) (tool.Result, error) {
+		wait := time.Duration(min(args.WaitMS, tool.MaxProcessWaitMS)) * time.Millisecond
+		return structured(a.procs.Output(ctx, args.ID, args.Offset, wait))
+	})
+	tool.Handle(tools, tool.ProcessKillDef, func(ctx context.Context, a *Host, args tool.ProcessKillArgs) (tool.Result, error) {
+		return structured(a.procs.Kill(ctx, args.ID, args.Signal))
+	})
+	tool.Handle(tools, tool.ProcessListDef, func(_ context.Context, a *Host, _ tool.NoArgs) (tool.Result, error) {
+		return tool.StructuredResult(tool.ProcessListOutput{Processes: a.procs.List()}), nil
+	})
+}
 
 // isBackground tells whether bash arguments ask for the background: such a
 // call takes no worker of the pool, and runs as the other tools do. The

@@ -563,82 +563,22 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 	return v, nil
 }
 
-// run runs every tool but bash.
-func (a *Host) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
-	switch name {
-	case tool.Read:
-		return with(name, raw, func(args tool.ReadArgs) (tool.Result, error) {
-			return a.explain(files.Read(ctx, args), args.Path, false), nil
-		})
-	case tool.Write:
-		return with(name, raw, func(args tool.WriteArgs) (tool.Result, error) {
-			return a.explain(files.Write(ctx, args), args.Path, true), nil
-		})
-	case tool.EditFile:
-		return with(name, raw, func(args tool.EditArgs) (tool.Result, error) {
-			return a.explain(files.Edit(ctx, args), args.Path, true), nil
-		})
-	case tool.List:
-		return with(name, raw, func(args tool.ListArgs) (tool.Result, error) {
-			return a.explain(files.List(ctx, args, a.deniedBy), args.Path, false), nil
-		})
-	case tool.Stat:
-		return with(name, raw, func(args tool.StatArgs) (tool.Result, error) {
-			return a.explain(files.Stat(ctx, args, a.deniedBy), args.Path, false), nil
-		})
-	case tool.RunInTerminal:
-		return with(name, raw, func(args tool.RunInTerminalArgs) (tool.Result, error) {
-			return snapshot(a.terms.Run(ctx, args.Command, args.Cols, args.Rows))
-		})
-	case tool.SendToTerminal:
-		return with(name, raw, func(args tool.SendToTerminalArgs) (tool.Result, error) {
-			return snapshot(a.terms.Send(ctx, args.ID, args.Command))
-		})
-	case tool.GetTerminalOutput:
-		return with(name, raw, func(args tool.TerminalIDArgs) (tool.Result, error) {
-			return snapshot(a.terms.Output(ctx, args.ID))
-		})
-	case tool.KillTerminal:
-		return with(name, raw, func(args tool.TerminalIDArgs) (tool.Result, error) {
-			snap, err := a.terms.Kill(ctx, args.ID)
-			if err != nil {
-				return tool.Errorf("%v", err), nil
-			}
-			return tool.StructuredResult(map[string]string{"output": snap.Output}), nil
-		})
-	case tool.Bash: // in the background (see isBackground)
-		return with(name, raw, a.startBackground)
-	case tool.ProcessOutput:
-		return with(name, raw, func(args tool.ProcessOutputArgs) (tool.Result, error) {
-			wait := time.Duration(min(args.WaitMS, tool.MaxProcessWaitMS)) * time.Millisecond
-			return structured(a.procs.Output(ctx, args.ID, args.Offset, wait))
-		})
-	case tool.ProcessKill:
-		return with(name, raw, func(args tool.ProcessKillArgs) (tool.Result, error) {
-			return structured(a.procs.Kill(ctx, args.ID, args.Signal))
-		})
-	case tool.ProcessList:
-		return tool.StructuredResult(tool.ProcessListOutput{Processes: a.procs.List()}), nil
-	case tool.ListTerminals:
-		list := a.terms.List()
-		b, err := json.Marshal(list)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		r := tool.TextResult(string(b))
-		r.StructuredContent = map[string]any{"sessions": list}
-		return r, nil
+// tools are the handlers of the tools boxsh-init runs, each registered
+// by the file that implements it.
+var tools = tool.NewMux[*Host, tool.Result](tool.SandboxSet, tool.Init, func(name string, args json.RawMessage, v any) error {
+	if err := largecall.UnmarshalArgs(args, v); err != nil {
+		return &initproto.Error{Code: initproto.CodeInvalidParams, Message: fmt.Sprintf("%s tool: invalid arguments: %v", name, err)}
 	}
-	return tool.Result{}, &initproto.Error{Code: initproto.CodeInvalidParams, Message: "unknown tool: " + name}
-}
+	return nil
+})
 
-// with decodes a tool's arguments and runs fn on them.
-func with[T any](name string, raw json.RawMessage, fn func(T) (tool.Result, error)) (tool.Result, error) {
-	args, err := decode[T](name, raw)
-	if err != nil {
-		return tool.Result{}, err
+// run runs every tool but bash in the foreground, which the pool runs.
+func (a *Host) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {
+	h, ok := tools.Lookup(name)
+	if !ok {
+		return tool.Result{}, &initproto.Error{Code: initproto.CodeInvalidParams, Message: "unknown tool: " + name}
 	}
-	return fn(args)
+	return h(ctx, a, raw)
 }
 
 // snapshot turns a terminal answer into a tool result; session errors are

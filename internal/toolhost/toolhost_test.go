@@ -81,3 +81,10 @@ func TestActivityHearsEveryCall(t *testing.T) {
 		"every call that began ended")
 	assert.Equal(t, int32(3), c.begun.Load())
 }
+
+// TestEveryToolHasAHandler checks that every tool boxsh-init runs has its
+// handler (Handle refuses a second one, and one of the front's tools).
+func TestEveryToolHasAHandler(t *testing.T) {
+	assert.Empty(t, tools.Missing(), "tools of boxsh-init without a handler")
+	assert.Equal(t, tool.Names(tool.SandboxSet, tool.On(tool.Init)), tools.Names())
+}
