@@ -359,33 +359,46 @@ func openForward(s *yamux.Session, port int) (net.Conn, error) {
 	return st, nil
 }
 
-// frontTool runs the tools the front itself serves (expose, unexpose,
-// ports, sandbox_stats), and tells whether name is one.
-func (s *Supervisor) frontTool(name string, args json.RawMessage, done func(json.RawMessage, error)) bool {
-	var r tool.Result
-	switch name {
-	case tool.Expose:
-		var a tool.ExposeArgs
-		if err := json.Unmarshal(args, &a); err != nil {
-			done(nil, &initproto.Error{Code: initproto.CodeInvalidParams, Message: "expose tool: invalid arguments: " + err.Error()})
-			return true
-		}
+// frontTools are the handlers of the tools the front runs for a sandbox
+// (but audit, which the audit log's backend answers), each registered by
+// the file that implements it.
+var frontTools = tool.NewMux[*Supervisor, tool.Result](tool.SandboxSet, tool.Front, func(name string, args json.RawMessage, v any) error {
+	if err := json.Unmarshal(args, v); err != nil {
+		return &initproto.Error{Code: initproto.CodeInvalidParams, Message: name + " tool: invalid arguments: " + err.Error()}
+	}
+	return nil
+})
+
+// FrontTools returns the names of the tools whose handlers the runtime
+// holds (see Supervisor.Start).
+func FrontTools() []string { return frontTools.Names() }
+
+// The tools of port forwarding.
+func init() {
+	tool.Handle(frontTools, tool.ExposeDef, func(_ context.Context, s *Supervisor, a tool.ExposeArgs) (tool.Result, error) {
 		info, err := s.Expose(a.Port, a.HostPort)
-		r = result(name, info, err)
-	case tool.Unexpose:
-		var a tool.UnexposeArgs
-		if err := json.Unmarshal(args, &a); err != nil {
-			done(nil, &initproto.Error{Code: initproto.CodeInvalidParams, Message: "unexpose tool: invalid arguments: " + err.Error()})
-			return true
-		}
+		return result(tool.Expose, info, err), nil
+	})
+	tool.Handle(frontTools, tool.UnexposeDef, func(_ context.Context, s *Supervisor, a tool.UnexposeArgs) (tool.Result, error) {
 		info, err := s.Unexpose(a.Port)
-		r = result(name, info, err)
-	case tool.Ports:
-		r = tool.StructuredResult(tool.PortsOutput{Ports: s.Ports()})
-	case tool.SandboxStats:
-		r = tool.StructuredResult(s.Stats())
-	default:
+		return result(tool.Unexpose, info, err), nil
+	})
+	tool.Handle(frontTools, tool.PortsDef, func(_ context.Context, s *Supervisor, _ tool.NoArgs) (tool.Result, error) {
+		return tool.StructuredResult(tool.PortsOutput{Ports: s.Ports()}), nil
+	})
+}
+
+// frontTool runs a call of a tool the front itself runs, and tells whether
+// name is one.
+func (s *Supervisor) frontTool(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) bool {
+	h, ok := frontTools.Lookup(name)
+	if !ok {
 		return false
+	}
+	r, err := h(ctx, s, args)
+	if err != nil {
+		done(nil, err)
+		return true
 	}
 	b, err := json.Marshal(r)
 	done(b, err)

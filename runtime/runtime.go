@@ -463,7 +463,7 @@ const maxResends = 3
 // (initproto.ErrNotStarted) is sent to a new one, a bounded number of times. A
 // call that cannot have reached it (initproto.ErrNotSent) is sent again once.
 func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
-	if s.frontTool(name, args, done) {
+	if s.frontTool(ctx, name, args, done) {
 		return nil
 	}
 	return s.start(ctx, name, args, done, 0)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"os"
 	"time"
 
@@ -9,6 +10,12 @@ import (
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
 )
+
+func init() {
+	tool.Handle(frontTools, tool.SandboxStatsDef, func(_ context.Context, s *Supervisor, _ tool.NoArgs) (tool.Result, error) {
+		return tool.StructuredResult(s.Stats()), nil
+	})
+}
 
 // Stats measures the sandbox from outside, for the sandbox_stats tool.
 //

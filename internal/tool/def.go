@@ -180,13 +180,25 @@ func Names(set Set, keep func(*Info) bool) []string {
 
 // Lookup returns the definition of the tool of set named name.
 func Lookup(set Set, name string) (*Info, bool) {
-	for _, e := range defined {
-		if e.Set == set && e.Name == name {
-			return e.Info, true
-		}
-	}
-	return nil, false
+	in, ok := byName()[setName{set, name}]
+	return in, ok
 }
+
+// setName names a tool of a set.
+type setName struct {
+	set  Set
+	name string
+}
+
+// byName indexes the tools by set and name, once all are defined (by the
+// initialisation of the package's variables, before any use).
+var byName = sync.OnceValue(func() map[setName]*Info {
+	m := make(map[setName]*Info, len(defined))
+	for _, e := range defined {
+		m[setName{e.Set, e.Name}] = e.Info
+	}
+	return m
+})
 
 // InV3 selects the tools that the list of boxsh v3's protocol version
 // shows (see Names).

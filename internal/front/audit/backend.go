@@ -34,10 +34,27 @@ type Backend struct {
 	Errors hclog.Logger
 }
 
+// tools are the handlers of the tools the Backend answers itself.
+var tools = tool.NewMux[*Backend, json.RawMessage](tool.SandboxSet, tool.Front, func(name string, args json.RawMessage, v any) error {
+	if err := json.Unmarshal(args, v); err != nil {
+		return &initproto.Error{Code: initproto.CodeInvalidParams, Message: name + " tool: invalid arguments: " + err.Error()}
+	}
+	return nil
+})
+
+func init() {
+	tool.Handle(tools, tool.AuditDef, func(_ context.Context, b *Backend, a tool.AuditArgs) (json.RawMessage, error) {
+		return b.answer(a)
+	})
+}
+
+// Tools returns the names of the tools a Backend answers itself.
+func Tools() []string { return tools.Names() }
+
 // Start runs the call through Next and records it once answered.
 func (b *Backend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
-	if name == tool.Audit {
-		res, err := b.answer(args)
+	if h, ok := tools.Lookup(name); ok {
+		res, err := h(ctx, b, args)
 		if b.Log == nil {
 			go done(res, err)
 			return nil
@@ -87,11 +104,7 @@ func (b *Backend) write(e Entry) {
 }
 
 // answer is the result of an audit call.
-func (b *Backend) answer(args json.RawMessage) (json.RawMessage, error) {
-	var a tool.AuditArgs
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, &initproto.Error{Code: initproto.CodeInvalidParams, Message: "audit tool: invalid arguments: " + err.Error()}
-	}
+func (b *Backend) answer(a tool.AuditArgs) (json.RawMessage, error) {
 	var r tool.Result
 	switch n := a.Last; {
 	case b.Log == nil:

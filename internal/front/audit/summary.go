@@ -123,14 +123,14 @@ func cut(s string, n int) string {
 }
 
 // Outcome is what an entry records of a call's result res (an encoded
-// CallToolResult): whether it is a failure, and for bash (whose result
-// starts with its exit code, see tool.EncodeStructured) the exit code and
-// whether the command timed out. It reads only the ends of res, which can
-// be tens of megabytes.
+// CallToolResult) of tool name: whether it is a failure, and for a tool
+// whose result starts with its exit code (bash: tool.AuditRule.ExitCode,
+// see tool.EncodeStructured) the exit code and whether the command timed
+// out. It reads only the ends of res, which can be tens of megabytes.
 func Outcome(e *Entry, name string, res []byte) {
 	e.OutputBytes = int64(len(res))
 	e.IsError = bytes.HasSuffix(bytes.TrimSpace(res), []byte(`,"isError":true}`))
-	if name != tool.Bash {
+	if in, ok := tool.Lookup(tool.SandboxSet, name); !ok || !in.Audit.ExitCode {
 		return
 	}
 	const prefix = `{"content":[{"type":"text","text":"{\"exit_code\":`
