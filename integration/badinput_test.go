@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // requireRPCError checks that m is the JSON-RPC error (code, exact message)
@@ -332,10 +335,21 @@ func TestFileToolFailures(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "content\n", string(b))
 	})
-	t.Run("unknown terminal", func(t *testing.T) {
-		for _, name := range []string{"send_to_terminal", "get_terminal_output", "kill_terminal"} {
-			requireToolFailure(t, s.call(name, map[string]any{"id": "no-such-session", "command": "x"}), "no-such-session")
+	t.Run("unknown id", func(t *testing.T) {
+		// Every tool whose arguments require the id of a terminal or of
+		// a background process fails naming an unknown one.
+		tools, err := tool.NewRegistry()
+		require.NoError(t, err)
+		var called int
+		for _, spec := range tools.AllSpecs() {
+			var in struct{ Required []string }
+			require.NoError(t, json.Unmarshal(spec.InputSchema(), &in))
+			if slices.Contains(in.Required, "id") {
+				called++
+				requireToolFailure(t, s.call(spec.Name, map[string]any{"id": "no-such-session", "command": "x"}), "no-such-session")
+			}
 		}
+		assert.NotZero(t, called)
 	})
 	s.requireServing()
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // initializeParams are the params a typical client sends.
@@ -48,11 +50,8 @@ func requireToolsList(t *testing.T, m message) {
 // clients of protocol version 2024-11-05; allToolNamesNow are all tools,
 // which later clients see.
 var (
-	allToolNames = []string{
-		"bash", "read", "write", "edit",
-		"run_in_terminal", "send_to_terminal", "get_terminal_output", "kill_terminal", "list_terminals",
-	}
-	allToolNamesNow = append([]string{"list", "stat", "process_output", "process_kill", "process_list", "expose", "unexpose", "ports", "audit", "sandbox_stats"}, allToolNames...)
+	allToolNames    = tool.Names(tool.SandboxSet, tool.InV3)
+	allToolNamesNow = tool.Names(tool.SandboxSet, nil)
 )
 
 // A session in each framing: initialize, the initialized notification (no

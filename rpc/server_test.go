@@ -255,7 +255,7 @@ func TestToolsListByProtocolVersion(t *testing.T) {
 		}
 		assert.Len(t, names, want, "after %s", init)
 		if want == all {
-			assert.Subset(t, names, []string{"list", "stat", "process_output", "process_kill", "process_list", "expose", "unexpose", "ports", "audit", "sandbox_stats"})
+			assert.Subset(t, names, tool.Names(tool.SandboxSet, func(in *tool.Info) bool { return in.BeyondV3 }))
 		}
 	}
 }
