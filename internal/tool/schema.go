@@ -14,8 +14,9 @@ import (
 // checks that they agree):
 //   - a struct is an object of its exported fields (those of embedded
 //     structs included) named by their json tags, with no other member
-//     (but for a struct whose "_" field is tagged additionalProperties:"true"),
-//     its "properties" and "required" always present;
+//     (but for a struct whose "_" field is tagged additionalProperties:"true":
+//     any, which the schema then says nothing about), its "properties" and
+//     "required" always present;
 //   - a field is required unless its json tag has omitempty or omitzero,
 //     or its required tag says otherwise;
 //   - the field tags doc, enum, minimum, maximum, minItems, maxItems,
@@ -96,13 +97,12 @@ func structSchema(t reflect.Type) map[string]any {
 			required = append(required, name)
 		}
 	}
-	additional := false
-	if f, ok := t.FieldByName("_"); ok {
-		if v, ok := f.Tag.Lookup("additionalProperties"); ok {
-			additional = v == "true"
-		}
+	s := map[string]any{"type": "object", "additionalProperties": false, "properties": props, "required": required}
+	if f, ok := t.FieldByName("_"); ok && f.Tag.Get("additionalProperties") == "true" {
+		// Other members are allowed, as when the schema says nothing.
+		delete(s, "additionalProperties")
 	}
-	return map[string]any{"type": "object", "additionalProperties": additional, "properties": props, "required": required}
+	return s
 }
 
 // fields are the exported fields of struct type t, then those of its

@@ -87,8 +87,12 @@ func tidy(reg huma.Registry, m map[string]any, depth int) error {
 			m["type"] = kept[0]
 		}
 	}
+	if m["type"] == "object" && m["additionalProperties"] == true {
+		// Allowed: what a schema that says nothing allows.
+		delete(m, "additionalProperties")
+	}
 	if m["type"] == "object" {
-		if _, ok := m["properties"]; ok || m["additionalProperties"] == nil || m["additionalProperties"] == false || m["additionalProperties"] == true {
+		if _, ok := m["properties"]; ok || m["additionalProperties"] == nil || m["additionalProperties"] == false {
 			if _, ok := m["properties"]; !ok {
 				m["properties"] = map[string]any{}
 			}
