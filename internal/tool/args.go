@@ -1,6 +1,6 @@
 package tool
 
-// The names of the tools: the nine of boxsh v3, then list and stat.
+// The names of the tools: the nine of boxsh v3, then list.
 const (
 	Bash              = "bash"
 	Read              = "read"
@@ -12,10 +12,9 @@ const (
 	KillTerminal      = "kill_terminal"
 	ListTerminals     = "list_terminals"
 	List              = "list"
-	Stat              = "stat"
 )
 
-// The definitions of the nine tools of boxsh v3, then of list and stat.
+// The definitions of the nine tools of boxsh v3, then of list.
 var (
 	BashDef = Define[BashArgs, BashOutput](Info{Name: Bash, Order: 10,
 		Description: "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream. Give the command as command (a shell command line) or as args (an argv run without a shell), not both.",
@@ -49,9 +48,6 @@ var (
 	ListDef = Define[ListArgs, ListOutput](Info{Name: List, Order: 100, BeyondV3: true,
 		Description: "List a directory: each entry's name, type, size, mode, modification time and symbolic link target, optionally descending depth levels, at most limit entries (truncated tells when entries were left out). Entries that the sandbox's policy refuses to read are listed as the sandbox shows them, marked with denied_by.",
 		Annotations: Annotations{"List Directory", true, false}})
-	StatDef = Define[StatArgs, StatOutput](Info{Name: Stat, Order: 110, BeyondV3: true,
-		Description: "Describe a path without reading it: whether it exists, its type, size, mode, modification time and symbolic link target (links are not followed).",
-		Annotations: Annotations{"Stat Path", true, false}})
 )
 
 // BashArgs are the arguments of the bash tool.
@@ -205,28 +201,4 @@ type ListOutput struct {
 	Path      string      `json:"path" doc:"Absolute path of the listed directory"`
 	Entries   []ListEntry `json:"entries" nullable:"false" doc:"Entries in lexical order, each directory followed by its own entries (depth first)"`
 	Truncated bool        `json:"truncated" doc:"Whether entries were left out because limit was reached"`
-}
-
-// StatArgs are the arguments of the stat tool.
-type StatArgs struct {
-	Path string `json:"path" doc:"Path to describe (relative or absolute); a symbolic link is described, not followed"`
-}
-
-// StatOutput is the structured result of the stat tool. When Exists is
-// false, only Path is set.
-type StatOutput struct {
-	Path     string `json:"path" doc:"Absolute path described"`
-	Exists   bool   `json:"exists" doc:"Whether the path exists (a dangling symbolic link exists); the other fields are set only when it does"`
-	Type     string `json:"type,omitempty" required:"false" enum:"file,dir,symlink,fifo,socket,char_device,block_device" doc:"Object type (symbolic links are not followed)"`
-	Size     *int64 `json:"size,omitempty" required:"false" doc:"Size in bytes (of the link itself for a symbolic link)"`
-	Mode     string `json:"mode,omitempty" required:"false" doc:"Permission bits in octal, with the set-user-ID, set-group-ID and sticky bits (e.g. \"0644\", \"4755\")"`
-	Mtime    string `json:"mtime,omitempty" required:"false" doc:"Modification time, RFC 3339 with nanoseconds, UTC"`
-	Target   string `json:"target,omitempty" required:"false" doc:"Target of a symbolic link, as stored in the link"`
-	DeniedBy string `json:"denied_by,omitempty" required:"false" doc:"The sandbox policy rule that refuses reading it; the other fields then describe the empty, mode 0000 placeholder the sandbox shows instead"`
-}
-
-// StatOf is the stat result of an existing object.
-func StatOf(path string, fi FileInfo) StatOutput {
-	size := fi.Size
-	return StatOutput{Path: path, Exists: true, Type: fi.Type, Size: &size, Mode: fi.Mode, Mtime: fi.Mtime, Target: fi.Target, DeniedBy: fi.DeniedBy}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/boxsh/boxsh/internal/toolhost/files"
 )
 
-// The file tools, whose failures the sandbox's policy rules explain.
+// The file tools (but stat, see stat.go), whose failures the sandbox's policy rules explain.
 func init() {
 	tool.Handle(tools, tool.ReadDef, func(ctx context.Context, a *Host, args tool.ReadArgs) (tool.Result, error) {
 		return a.explain(files.Read(ctx, args), args.Path, false), nil
@@ -20,8 +20,5 @@ func init() {
 	})
 	tool.Handle(tools, tool.ListDef, func(ctx context.Context, a *Host, args tool.ListArgs) (tool.Result, error) {
 		return a.explain(files.List(ctx, args, a.deniedBy), args.Path, false), nil
-	})
-	tool.Handle(tools, tool.StatDef, func(ctx context.Context, a *Host, args tool.StatArgs) (tool.Result, error) {
-		return a.explain(files.Stat(ctx, args, a.deniedBy), args.Path, false), nil
 	})
 }
