@@ -126,7 +126,8 @@ func serveRPC(opts options, log hclog.Logger) int {
 		cancel()
 	})
 
-	// The tool registry is read while the sandbox starts.
+	// The tool registry is made, and its schemas derived, while the
+	// sandbox starts.
 	type registryResult struct {
 		tools *tool.Registry
 		err   error
@@ -134,6 +135,9 @@ func serveRPC(opts options, log hclog.Logger) int {
 	registry := make(chan registryResult, 1)
 	go func() {
 		tools, err := tool.NewRegistry()
+		if err == nil {
+			tools.Derive()
+		}
 		registry <- registryResult{tools, err}
 	}()
 	initPath, err := runtime.FindInit()

@@ -142,6 +142,14 @@ func (s *Spec) withRequired(required []string) *Spec {
 	return &c
 }
 
+// Derive derives the schemas of every tool of r now, rather than at the
+// first tools/list: the front calls it while boxsh-init starts.
+func (r *Registry) Derive() {
+	for _, s := range r.specs {
+		s.derived()
+	}
+}
+
 // AllSpecs returns every tool, in the order tools/list shows them.
 func (r *Registry) AllSpecs() []*Spec { return r.specs }
 
