@@ -569,12 +569,14 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	case <-ctx.Done():
 		return
 	}
-	// Only calls of other tools are cancelled with a cause (see others):
-	// a bash call's context is a plain one, its CancelFunc no wrapper.
+	// Only calls of other tools than commands (bash) are cancelled with a
+	// cause (see others): a command's context is a plain one, its
+	// CancelFunc no wrapper.
 	var callCtx context.Context
 	var cancel context.CancelFunc
 	var oc *otherCall
-	other := name != tool.Bash
+	command := ss.Tools.IsCommand(name)
+	other := !command
 	if other {
 		var cancelCause context.CancelCauseFunc
 		callCtx, cancelCause = context.WithCancelCause(ctx)
@@ -594,7 +596,7 @@ func (ss *session) startCall(ctx context.Context, id json.RawMessage, name strin
 	}
 	ss.mu.Unlock()
 	ss.wg.Add(1)
-	backendCtx, stopProgress := ss.startProgress(callCtx, progress, name == tool.Bash)
+	backendCtx, stopProgress := ss.startProgress(callCtx, progress, command)
 	finish := func(result json.RawMessage, err error) {
 		defer ss.wg.Done()
 		defer func() { <-ss.slots }()

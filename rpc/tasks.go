@@ -241,7 +241,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 		return
 	}
 	name, args := c.name, c.args
-	if name != tool.Bash {
+	if !ss.Tools.IsCommand(name) {
 		ss.startCall(ctx, id, name, args, true, c.progress)
 		return
 	}

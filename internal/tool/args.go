@@ -20,7 +20,7 @@ var (
 		Description: "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream. Give the command as command (a shell command line) or as args (an argv run without a shell), not both.",
 		Annotations: Annotations{"Bash", false, true},
 		OneOf:       []string{"command", "args"}, V3Required: []string{"command"},
-		Audit: AuditRule{ExitCode: true}})
+		Audit: AuditRule{ExitCode: true}, Command: true})
 	ReadDef = Define[ReadArgs, ReadOutput](Info{Name: Read, Order: 20,
 		Description: "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
 		Annotations: Annotations{"Read File", true, false}})

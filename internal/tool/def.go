@@ -62,6 +62,11 @@ type Info struct {
 	OneOf, V3Required []string
 	// Audit is what the audit log records of the calls.
 	Audit AuditRule
+	// Command marks the tool that runs a command on boxsh-init's worker
+	// pool (bash): a server waits for its calls at the end of input,
+	// reports the command's output as their progress, may answer them
+	// with a task, and cancels them without a cause.
+	Command bool
 }
 
 // NoOutput is the Out of a tool whose result has no schema: tools/list

@@ -23,6 +23,8 @@ type Spec struct {
 	Description string
 	Annotations Annotations
 
+	// info is the tool's definition.
+	info *Info
 	// schemas are the derived schemas; input, when set, is the input
 	// schema shown instead (the v3 list's bash, see withRequired).
 	schemas func() derived
@@ -30,6 +32,9 @@ type Spec struct {
 	// oneOf are members of which exactly one is required.
 	oneOf []string
 }
+
+// Info is the tool's definition.
+func (s *Spec) Info() *Info { return s.info }
 
 // InputSchema is the JSON Schema of the tool's arguments.
 func (s *Spec) InputSchema() json.RawMessage {
@@ -108,7 +113,7 @@ func NewRegistryOf(set Set) (*Registry, error) {
 		if _, dup := r.byName[e.Name]; dup {
 			return nil, fmt.Errorf("tool %s: defined twice", e.Name)
 		}
-		s := &Spec{Name: e.Name, Description: e.Description, Annotations: e.Annotations, schemas: e.schemas, oneOf: e.OneOf}
+		s := &Spec{Name: e.Name, Description: e.Description, Annotations: e.Annotations, info: e.Info, schemas: e.schemas, oneOf: e.OneOf}
 		r.specs = append(r.specs, s)
 		r.byName[s.Name] = s
 	}
@@ -162,6 +167,13 @@ func (r *Registry) Specs() []*Spec { return r.v3() }
 func (r *Registry) Lookup(name string) (*Spec, bool) {
 	s, ok := r.byName[name]
 	return s, ok
+}
+
+// IsCommand tells whether the named tool runs a command on boxsh-init's
+// worker pool (see Info.Command).
+func (r *Registry) IsCommand(name string) bool {
+	s, ok := r.byName[name]
+	return ok && s.info.Command
 }
 
 // Validate checks a tool's raw arguments against its input schema: required
