@@ -90,9 +90,6 @@ type entry struct {
 	schemas func() derived
 }
 
-// types are the types of e's arguments and structured result (nil: none).
-func (e *entry) types() (in, out reflect.Type) { return e.in, e.out }
-
 // derived are a tool's schemas, derived from its Go types.
 type derived struct {
 	inputJSON, outputJSON json.RawMessage
@@ -106,9 +103,10 @@ var defined []*entry
 
 // Define defines a tool whose arguments are an In and whose structured
 // result is an Out (NoOutput: none), and returns its definition, with
-// which each side registers the tool's handler (see Handle). It is meant
-// for the initialisation of package variables, one for each tool, each in
-// the tool's own file.
+// which the side that runs the tool registers its handler (see Handle).
+// It is meant for the initialisation of this package's variables, one for
+// each tool, in the tool's own file: both sides, and every list of tools,
+// see every definition.
 func Define[In, Out any](info Info) *Def[In, Out] {
 	d := &Def[In, Out]{Info: info}
 	in, out := reflect.TypeFor[In](), reflect.TypeFor[Out]()

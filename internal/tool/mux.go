@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 )
 
 // Handler runs one call of a tool: env is what the side that runs it
@@ -85,5 +84,5 @@ func (m *Mux[E, R]) Missing() []string {
 			out = append(out, name)
 		}
 	}
-	return slices.Clip(out)
+	return out
 }

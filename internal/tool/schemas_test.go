@@ -18,8 +18,7 @@ import (
 func TestSchemaOfAsHuma(t *testing.T) {
 	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
 	for _, e := range defined {
-		in, out := e.types()
-		for _, typ := range []reflect.Type{in, out} {
+		for _, typ := range []reflect.Type{e.in, e.out} {
 			if typ == nil {
 				continue
 			}
