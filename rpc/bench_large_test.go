@@ -14,7 +14,7 @@ import (
 )
 
 // writeFramer takes each call as the front and boxsh-init take it, up to
-// the tool: the front frames it (largecall.WriteCall, as its frame.Client
+// the tool: the front frames it (largecall.WriteCall, as its initproto.Client
 // does), boxsh-init decodes the frame and the write's arguments; the file
 // is not written.
 type writeFramer struct{}

@@ -315,7 +315,7 @@ func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	}
 	out := &httpOut{t: t, w: w, r: r, modern: true, done: make(chan struct{})}
 	defer out.close()
-	ss := &session{
+	ss := &peer{
 		Server: t.s, out: out, log: t.s.Log, life: t.base,
 		wg: &t.wg, slots: t.slots, client: "http " + r.RemoteAddr,
 	}

@@ -19,7 +19,7 @@ import (
 
 const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 
-func (ss *session) listen(ctx context.Context, id json.RawMessage, params json.RawMessage, meta modernMeta) {
+func (ss *peer) listen(ctx context.Context, id json.RawMessage, params json.RawMessage, meta modernMeta) {
 	var p struct {
 		Notifications struct {
 			TaskIDs []string `json:"taskIds"`
@@ -108,7 +108,7 @@ func (ss *session) listen(ctx context.Context, id json.RawMessage, params json.R
 }
 
 // taskNotification is notifications/tasks for t on a subscription.
-func (ss *session) taskNotification(t *task, subMeta []byte) []byte {
+func (ss *peer) taskNotification(t *task, subMeta []byte) []byte {
 	body := ss.tasks.encode(t) // {"taskId":…}
 	b := []byte(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{"_meta":`)
 	b = append(b, subMeta...)

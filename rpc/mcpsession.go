@@ -12,7 +12,7 @@ import (
 
 // mcpSession is a 2025-era client's session: the scope of its ids.
 type mcpSession struct {
-	// allTools is the session's tools/list choice (see session.allTools).
+	// allTools is the session's tools/list choice (see peer.allTools).
 	allTools atomic.Bool
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc

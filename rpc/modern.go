@@ -246,7 +246,7 @@ func (r *modernResults) mergeMeta(own json.RawMessage) json.RawMessage {
 
 // handleModern answers a request of the modern era. The message has been
 // checked to be a request with a valid id and a string method.
-func (ss *session) handleModern(ctx context.Context, req *request, id json.RawMessage, method string, meta modernMeta) {
+func (ss *peer) handleModern(ctx context.Context, req *request, id json.RawMessage, method string, meta modernMeta) {
 	switch method {
 	case "server/discover":
 		ss.writeResult(id, ss.modern.discover)

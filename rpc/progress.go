@@ -49,12 +49,12 @@ func validProgressToken(t json.RawMessage) json.RawMessage {
 // startProgress sends progress notifications for token until stop is
 // called or ctx ends; stop waits for a notification being written, so
 // none follows it. When output is set (bash calls) the returned context
-// asks the backend for the bytes of output so far (frame.WithProgress):
+// asks the backend for the bytes of output so far (initproto.WithProgress):
 // each report then brings a notification that says them, and the
 // notifications follow the reports, one every progressEvery. Without
 // reports (other tools, a backend that sends none) a notification of the
 // time alone goes out once no other has for a little over progressEvery.
-func (ss *session) startProgress(ctx context.Context, token json.RawMessage, output bool) (context.Context, func()) {
+func (ss *peer) startProgress(ctx context.Context, token json.RawMessage, output bool) (context.Context, func()) {
 	if token == nil {
 		return ctx, func() {}
 	}
@@ -72,7 +72,7 @@ func (ss *session) startProgress(ctx context.Context, token json.RawMessage, out
 
 // progress is the state of one request's progress notifications.
 type progress struct {
-	ss    *session
+	ss    *peer
 	ctx   context.Context
 	token json.RawMessage
 	start time.Time

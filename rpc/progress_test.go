@@ -118,7 +118,7 @@ func TestProgressHTTPStream(t *testing.T) {
 	assert.Contains(t, string(b), "sleep:400")
 }
 
-// initBackend is a frame.Client on a fake boxsh-init that answers each
+// initBackend is a initproto.Client on a fake boxsh-init that answers each
 // call after 450 ms and, to calls that ask for progress, sends a progress
 // frame at the rate they ask, each 100 bytes more; asked records the
 // Progress of each call.
@@ -166,7 +166,7 @@ func initBackend(t *testing.T, asked chan<- int64) Backend {
 	return clientBackend{initproto.NewClient(front, initproto.ClientConfig{Hello: hello})}
 }
 
-// clientBackend is a frame.Client as a Backend.
+// clientBackend is a initproto.Client as a Backend.
 type clientBackend struct{ c *initproto.Client }
 
 func (b clientBackend) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {

@@ -22,7 +22,7 @@ import (
 )
 
 // JSON-RPC 2.0 error codes: those of the contract with boxsh-init, which
-// package frame declares.
+// package initproto declares.
 const (
 	CodeParseError     = initproto.CodeParseError
 	CodeInvalidRequest = initproto.CodeInvalidRequest
@@ -37,7 +37,7 @@ const (
 // version gets the newest.
 var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
-// Error is a JSON-RPC error: boxsh-init's, as package frame declares it. A
+// Error is a JSON-RPC error: boxsh-init's, as package initproto declares it. A
 // Backend returns one to report a protocol fault (for example invalid
 // arguments) rather than a tool failure.
 type Error = initproto.Error
@@ -112,8 +112,8 @@ type request = largecall.Request
 // callParams are the params of a tools/call.
 type callParams = largecall.CallParams
 
-// session is the state of one Serve call.
-type session struct {
+// peer is what the server keeps of one client: its Serve call on stdio, or one HTTP request.
+type peer struct {
 	*Server
 	in  *reader
 	out output
@@ -151,7 +151,7 @@ type session struct {
 // key, unless a request with that id is already in flight (a duplicate id
 // cannot be cancelled separately); it tells whether it did. ss.mu must be
 // held.
-func (ss *session) trackLocked(key string, cancel context.CancelFunc) bool {
+func (ss *peer) trackLocked(key string, cancel context.CancelFunc) bool {
 	if _, dup := ss.inflight[key]; dup {
 		return false
 	}
@@ -160,14 +160,14 @@ func (ss *session) trackLocked(key string, cancel context.CancelFunc) bool {
 }
 
 // track is trackLocked for a caller that does not hold ss.mu.
-func (ss *session) track(key string, cancel context.CancelFunc) bool {
+func (ss *peer) track(key string, cancel context.CancelFunc) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.trackLocked(key, cancel)
 }
 
 // untrack forgets the request with id key (see track).
-func (ss *session) untrack(key string) {
+func (ss *peer) untrack(key string) {
 	ss.mu.Lock()
 	delete(ss.inflight, key)
 	ss.mu.Unlock()
@@ -182,7 +182,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ss := &session{
+	ss := &peer{
 		Server:   s,
 		in:       newReader(in, MaxMessageSize),
 		log:      s.Log,
@@ -269,7 +269,7 @@ var errEndOfInput = errors.New("end of input")
 
 // cancelOthers cancels the calls of tools other than bash (see
 // EndOfInputGrace).
-func (ss *session) cancelOthers() {
+func (ss *peer) cancelOthers() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for o := range ss.others {
@@ -280,7 +280,7 @@ func (ss *session) cancelOthers() {
 // otherCall is a running call of a tool other than bash (see others).
 type otherCall struct{ cancel context.CancelCauseFunc }
 
-func (ss *session) loop(ctx context.Context) error {
+func (ss *peer) loop(ctx context.Context) error {
 	// Messages are read and handled on one goroutine, so that a request
 	// goes from stdin to boxsh-init without a hand-over. The loop itself
 	// only waits for it, or for ctx, which ends the session even while the
@@ -301,7 +301,7 @@ func (ss *session) loop(ctx context.Context) error {
 
 // readAll reads and handles messages until the input ends or fails, or the
 // output fails.
-func (ss *session) readAll(ctx context.Context) error {
+func (ss *peer) readAll(ctx context.Context) error {
 	for {
 		msg, err := ss.in.next()
 		ss.handling.Lock()
@@ -319,7 +319,7 @@ func (ss *session) readAll(ctx context.Context) error {
 
 // handleInput handles what one read of the input gave: a message or a
 // fault. It returns an error when the session must end.
-func (ss *session) handleInput(ctx context.Context, msg []byte, err error) error {
+func (ss *peer) handleInput(ctx context.Context, msg []byte, err error) error {
 	switch {
 	case errors.Is(err, errTooLarge):
 		ss.log.Warn("request over the size limit skipped", "limit", MaxMessageSize)
@@ -340,7 +340,7 @@ func (ss *session) handleInput(ctx context.Context, msg []byte, err error) error
 }
 
 // handle answers one message, starting a goroutine for tool calls.
-func (ss *session) handle(ctx context.Context, msg []byte) {
+func (ss *peer) handle(ctx context.Context, msg []byte) {
 	p, ok := ss.parse(msg)
 	if !ok {
 		return
@@ -368,7 +368,7 @@ func eraOf(p *parsed) era {
 }
 
 // parse decodes a message, answering those that cannot be dispatched.
-func (ss *session) parse(msg []byte) (parsed, bool) {
+func (ss *peer) parse(msg []byte) (parsed, bool) {
 	var req request
 	if bytes.Equal(bytes.TrimSpace(msg), []byte("null")) {
 		ss.writeError(nil, CodeInvalidRequest, "parse_error: a request must be a JSON object")
@@ -409,7 +409,7 @@ func (ss *session) parse(msg []byte) (parsed, bool) {
 }
 
 // dispatch answers a parsed message of era e.
-func (ss *session) dispatch(ctx context.Context, p *parsed, e era) {
+func (ss *peer) dispatch(ctx context.Context, p *parsed, e era) {
 	req, id, method := &p.req, p.id, p.method
 	if len(method) > len("notifications/") && method[:len("notifications/")] == "notifications/" {
 		if id != nil && string(id) != "null" {
@@ -458,7 +458,7 @@ func (ss *session) dispatch(ctx context.Context, p *parsed, e era) {
 	}
 }
 
-func (ss *session) initialize(id json.RawMessage, params json.RawMessage) {
+func (ss *peer) initialize(id json.RawMessage, params json.RawMessage) {
 	var p struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		ClientInfo      struct {
@@ -485,7 +485,7 @@ func (ss *session) initialize(id json.RawMessage, params json.RawMessage) {
 	ss.writeResult(id, b)
 }
 
-func (ss *session) notification(method string, params json.RawMessage) {
+func (ss *peer) notification(method string, params json.RawMessage) {
 	if method != "notifications/cancelled" {
 		return
 	}
@@ -507,7 +507,7 @@ func (ss *session) notification(method string, params json.RawMessage) {
 
 // toolsCall validates a tools/call and hands it to the backend; modern
 // results get the fields of 2026-07-28.
-func (ss *session) toolsCall(ctx context.Context, id json.RawMessage, params json.RawMessage, modern bool) {
+func (ss *peer) toolsCall(ctx context.Context, id json.RawMessage, params json.RawMessage, modern bool) {
 	c, ok := ss.callArgs(id, params)
 	if !ok {
 		return
@@ -526,7 +526,7 @@ type toolCall struct {
 // callArgs reads and validates the tool and arguments of a tools/call,
 // answering when they are wrong. The params are decoded once, their
 // progress token included.
-func (ss *session) callArgs(id json.RawMessage, params json.RawMessage) (toolCall, bool) {
+func (ss *peer) callArgs(id json.RawMessage, params json.RawMessage) (toolCall, bool) {
 	var p callParams
 	if err := largecall.UnmarshalCallParams(params, &p); err != nil && len(params) > 0 && string(params) != "null" {
 		ss.writeError(id, CodeInvalidParams, "tools/call params must be an object")
@@ -563,7 +563,7 @@ func (s *Server) checkCall(name string, args json.RawMessage, valid bool) (json.
 }
 
 // startCall hands a validated call to the backend.
-func (ss *session) startCall(ctx context.Context, id json.RawMessage, name string, args json.RawMessage, modern bool, progress json.RawMessage) {
+func (ss *peer) startCall(ctx context.Context, id json.RawMessage, name string, args json.RawMessage, modern bool, progress json.RawMessage) {
 	select {
 	case ss.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -647,7 +647,7 @@ var (
 	nullID     = []byte(`null`)
 )
 
-func (ss *session) writeResult(id json.RawMessage, result []byte) {
+func (ss *peer) writeResult(id json.RawMessage, result []byte) {
 	if id == nil {
 		id = nullID
 	}
@@ -656,12 +656,12 @@ func (ss *session) writeResult(id json.RawMessage, result []byte) {
 	}
 }
 
-func (ss *session) writeError(id json.RawMessage, code int, message string) {
+func (ss *peer) writeError(id json.RawMessage, code int, message string) {
 	ss.writeErr(id, &Error{Code: code, Message: message})
 }
 
 // writeErr writes an error response carrying e (with its data, if any).
-func (ss *session) writeErr(id json.RawMessage, e *Error) {
+func (ss *peer) writeErr(id json.RawMessage, e *Error) {
 	if id == nil {
 		id = nullID
 	}
@@ -694,7 +694,7 @@ type output interface {
 type errorNoter interface{ noteError(code int) }
 
 // writeToolsList answers tools/list with the list that pick takes.
-func (ss *session) writeToolsList(id json.RawMessage, pick func(*toolLists) []byte) {
+func (ss *peer) writeToolsList(id json.RawMessage, pick func(*toolLists) []byte) {
 	l, err := ss.lists()
 	if err != nil {
 		ss.writeError(id, CodeInternalError, err.Error())

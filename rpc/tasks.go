@@ -220,7 +220,7 @@ func (o *ownTasks) remove(t *task) {
 }
 
 // cancelTasks cancels the running tasks the session made.
-func (ss *session) cancelTasks() {
+func (ss *peer) cancelTasks() {
 	if ss.own == nil {
 		return
 	}
@@ -235,7 +235,7 @@ func (ss *session) cancelTasks() {
 // toolsCallTask runs a tools/call of a client that takes task handles:
 // bash calls that outlast taskAfter are answered with a task; others as
 // toolsCall answers them.
-func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params json.RawMessage) {
+func (ss *peer) toolsCallTask(ctx context.Context, id json.RawMessage, params json.RawMessage) {
 	c, ok := ss.callArgs(id, params)
 	if !ok {
 		return
@@ -328,7 +328,7 @@ func (ss *session) toolsCallTask(ctx context.Context, id json.RawMessage, params
 }
 
 // taskMethod answers tasks/get, tasks/update and tasks/cancel.
-func (ss *session) taskMethod(id json.RawMessage, method string, params json.RawMessage) {
+func (ss *peer) taskMethod(id json.RawMessage, method string, params json.RawMessage) {
 	var p struct {
 		TaskID string `json:"taskId"`
 	}

@@ -31,7 +31,7 @@ import (
 // Config configures a Host.
 type Config struct {
 	// Build is boxsh-init's version string, which the front's must match
-	// (see frame.Hello).
+	// (see initproto.Hello).
 	Build string
 	// Shell runs bash calls and terminals (default /bin/sh).
 	Shell string
