@@ -17,6 +17,10 @@
 //     requests to the origin, one request per connection.
 //   - Over SOCKS5 it serves CONNECT without authentication. The proxy resolves
 //     names ("socks5h"), so the sandbox needs no DNS.
+//   - boxsh-init carries over SOCKS5 too the connections it captured from
+//     programs that ignore the proxy variables, under a private method
+//     (0x80). They are decided as any other CONNECT, on the name the
+//     program looked up, and recorded as protocol "transparent".
 //
 // # Decisions on names
 //
@@ -33,8 +37,9 @@
 // rules.
 //
 // Every decision is logged at Info as one line with the fields host, port,
-// protocol (http, connect or socks5), allowed and rule. The first refusal of
-// each host is also logged at Warn, in one line that says how to allow it.
+// protocol (http, connect, socks5 or transparent), allowed and rule. The first
+// refusal of each host is also logged at Warn, in one line that says how to
+// allow it.
 //
 // A refused HTTP request or CONNECT gets 403, with the reason as the status
 // text, for example "403 boxsh: example.org is not allowed (run with

@@ -77,7 +77,7 @@ type Decision struct {
 	// no brackets (quoted when not a host name).
 	Host     string
 	Port     int
-	Protocol string // "connect", "http" or "socks5"
+	Protocol string // "connect", "http", "socks5" or "transparent"
 	Allowed  bool
 	// Rule is the allowed or denied pattern that decided, or "".
 	Rule string

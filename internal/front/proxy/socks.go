@@ -42,15 +42,12 @@ func (srv *server) serveSOCKS(ctx context.Context, c *conn, r io.Reader, busy bo
 	if _, err := io.ReadFull(r, methods); err != nil {
 		return
 	}
-	noAuth := false
-	for _, m := range methods {
-		noAuth = noAuth || m == socksNoAuth
-	}
-	if !noAuth {
+	method, protocol := socksMethod(methods)
+	if method == socksNoAcceptable {
 		_, _ = c.Write([]byte{socks5Version, socksNoAcceptable})
 		return
 	}
-	if _, err := c.Write([]byte{socks5Version, socksNoAuth}); err != nil {
+	if _, err := c.Write([]byte{socks5Version, method}); err != nil {
 		return
 	}
 
@@ -98,12 +95,12 @@ func (srv *server) serveSOCKS(ctx context.Context, c *conn, r io.Reader, busy bo
 		socksReply(c, socksCmdNotSupported)
 		return
 	}
-	d := srv.decide(host, port, "socks5")
+	d := srv.decide(host, port, protocol)
 	if !d.allowed {
 		socksReply(c, socksNotAllowed)
 		return
 	}
-	up, closeUp, err := srv.dial(ctx, d, "socks5")
+	up, closeUp, err := srv.dial(ctx, d, protocol)
 	if err != nil {
 		socksReply(c, socksFailure(err))
 		return
