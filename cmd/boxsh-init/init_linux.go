@@ -42,8 +42,14 @@ func runExec(args []string) int {
 		// runtime, which gives no fd 4), the command runs with no way
 		// out, since its network namespace holds only loopback. boxsh
 		// itself always passes the socket.
-		if err := serveProxy(context.Background(), o.ProxyFD, o.ProxyListen); err != nil {
+		session, err := serveProxy(context.Background(), o.ProxyFD, o.ProxyListen)
+		switch {
+		case err != nil:
 			fmt.Fprintf(os.Stderr, "boxsh-init: no network proxy: %v\n", err)
+		case len(o.EgressPorts) > 0:
+			if err := serveEgress(context.Background(), session, o.EgressPorts); err != nil {
+				fmt.Fprintf(os.Stderr, "boxsh-init: no capture of connections: %v\n", err)
+			}
 		}
 	}
 	if o.ForwardFD > 0 {

@@ -58,6 +58,7 @@ func run() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	signalsSet := proc.HandleStopSignals(func(os.Signal) { cancel() })
+	var proxySession *yamux.Session
 
 	if o.ProxyFD > 0 {
 		// Before anything else takes a descriptor: when the runtime gave
@@ -66,7 +67,8 @@ func run() int {
 		// would get the proxy's number, and serveProxy would take it.
 		// Without the proxy, commands have no way out: the network
 		// namespace holds only loopback.
-		if err := serveProxy(ctx, o.ProxyFD, o.ProxyListen); err != nil {
+		var err error
+		if proxySession, err = serveProxy(ctx, o.ProxyFD, o.ProxyListen); err != nil {
 			log.Warn("no network proxy", "error", err)
 		}
 	}
@@ -104,7 +106,7 @@ func run() int {
 	}
 	a, err := toolhost.New(toolhost.Config{Build: version, Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
 		Limits: proc.Limits{Data: o.Memory, Procs: o.Pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer,
-		Activity: idle.NewTrimmer(), Setup: func(s initproto.Setup) { setUp(ctx, s, log) }})
+		Activity: idle.NewTrimmer(), Setup: func(s initproto.Setup) { setUp(ctx, s, proxySession, log) }})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1
@@ -143,8 +145,14 @@ func run() int {
 }
 
 // setUp applies what the front's hello tells besides the hello: it serves
-// the forwarding socket of exposed ports.
-func setUp(ctx context.Context, s initproto.Setup, log hclog.Logger) {
+// the forwarding socket of exposed ports, and captures the connections of
+// programs that ignore the proxy variables (on the proxy's session).
+func setUp(ctx context.Context, s initproto.Setup, proxy *yamux.Session, log hclog.Logger) {
+	if proxy != nil && len(s.EgressPorts) > 0 {
+		if err := serveEgress(ctx, proxy, s.EgressPorts); err != nil {
+			log.Warn("no capture of connections", "error", err)
+		}
+	}
 	if s.ForwardFD > 0 {
 		if err := serveForward(ctx, s.ForwardFD); err != nil {
 			log.Warn("no port forwarding", "error", err)
@@ -177,29 +185,49 @@ func runLimited(args []string) int {
 }
 
 // serveProxy exposes the front's network proxy on addr: each connection
-// goes over a new stream of a yamux session on the socket fd.
-func serveProxy(ctx context.Context, fd int, addr string) error {
+// goes over a new stream of a yamux session on the socket fd. It returns the
+// session.
+func serveProxy(ctx context.Context, fd int, addr string) (*yamux.Session, error) {
 	f := os.NewFile(uintptr(fd), "proxy")
 	conn, err := net.FileConn(f)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("fd %d is not the proxy socket: %w", fd, err)
+		return nil, fmt.Errorf("fd %d is not the proxy socket: %w", fd, err)
 	}
 	cfg := yamux.DefaultConfig()
 	cfg.LogOutput = io.Discard
 	session, err := yamux.Client(conn, cfg)
 	if err != nil {
-		return fmt.Errorf("proxy session: %w", err)
+		return nil, fmt.Errorf("proxy session: %w", err)
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		session.Close()
-		return fmt.Errorf("proxy: %w", err)
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	go func() {
 		_ = netfwd.Forward(ctx, l, func() (net.Conn, error) { return session.Open() })
 		session.Close()
 	}()
+	return session, nil
+}
+
+// serveEgress serves the sandbox's name service on netfwd.DNSListen and
+// captures the connections to the addresses it gives, on ports, carrying
+// each to the proxy over session (see netfwd.Egress).
+func serveEgress(ctx context.Context, session *yamux.Session, ports []uint16) error {
+	pc, err := net.ListenPacket("udp", netfwd.DNSListen)
+	if err != nil {
+		return fmt.Errorf("name service: %w", err)
+	}
+	l, err := net.Listen("tcp", netfwd.DNSListen)
+	if err != nil {
+		pc.Close()
+		return fmt.Errorf("name service: %w", err)
+	}
+	e := &netfwd.Egress{Ports: ports, Dial: netfwd.DialSOCKS(func() (net.Conn, error) { return session.Open() })}
+	e.Start(ctx)
+	go e.ServeDNS(ctx, pc, l)
 	return nil
 }
 

@@ -44,6 +44,9 @@ type Setup struct {
 	// The front opens a stream on it per connection to a port it exposes
 	// (see ForwardHeader).
 	ForwardFD int `json:"forward_fd,omitempty"`
+	// EgressPorts are the ports boxsh-init captures on the addresses its
+	// name service gives (see InitOptions.EgressPorts).
+	EgressPorts []uint16 `json:"egress_ports,omitempty"`
 }
 
 // helloFrame is the encoded form of a Hello, and of the Setup the front's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // boxsh-init's command line, descriptors and paths: the part of the
@@ -45,6 +46,10 @@ const (
 	// it, the sandbox's git finds the placeholders of missing protected
 	// files (see plan.PlaceholderExcludes).
 	GitExcludesPath = BoxshDir + "/gitignore"
+	// ResolvConfPath is the sandbox's resolv.conf under an allowlist
+	// network policy, written into the root and bound on
+	// /etc/resolv.conf. It names boxsh-init's name service.
+	ResolvConfPath = BoxshDir + "/resolv.conf"
 )
 
 // ProxyListen is where commands in an allowlist sandbox reach the network
@@ -101,6 +106,11 @@ type InitOptions struct {
 	// "" is the default ProxyListen.
 	ProxyFD     int
 	ProxyListen string
+	// EgressPorts are the ports boxsh-init captures on the addresses its
+	// name service gives (see netfwd.Egress): the ports the policy may
+	// allow. None: no capture, and no name service. When serving calls,
+	// they are in the front's hello (see Setup), not on the command line.
+	EgressPorts []uint16
 	// ForwardFD is the descriptor of the forwarding socket, or 0 for none.
 	// The front opens a stream on it per connection to a port it exposes
 	// (see ForwardHeader). When serving calls, it is in the front's hello
@@ -110,7 +120,9 @@ type InitOptions struct {
 
 // Setup returns what the front's hello tells a boxsh-init serving calls with
 // options o: the options its command line does not carry.
-func (o InitOptions) Setup() Setup { return Setup{ForwardFD: o.ForwardFD} }
+func (o InitOptions) Setup() Setup {
+	return Setup{ForwardFD: o.ForwardFD, EgressPorts: o.EgressPorts}
+}
 
 // Args are boxsh-init's arguments for o (after its path). A server's
 // always name the number of workers and the log level (the defaults when
@@ -124,6 +136,9 @@ func (o InitOptions) Args() []string {
 			args = append(args, "--lifeline", strconv.Itoa(o.Lifeline))
 		}
 		args = append(args, o.proxyArgs()...)
+		if o.ProxyFD > 0 && len(o.EgressPorts) > 0 {
+			args = append(args, "--egress-ports", FormatPorts(o.EgressPorts))
+		}
 		if o.ForwardFD > 0 {
 			args = append(args, "--forward-fd", strconv.Itoa(o.ForwardFD))
 		}
@@ -217,13 +232,21 @@ func ParseInitOptions(args []string) (InitOptions, error) {
 }
 
 // parseExec parses the arguments after --exec: [--lifeline FD]
-// [--proxy-fd FD [--proxy-listen ADDR]] [--forward-fd FD] [--] CMD ARGS...
+// [--proxy-fd FD [--proxy-listen ADDR] [--egress-ports P,...]]
+// [--forward-fd FD] [--] CMD ARGS...
 func parseExec(argv []string) (InitOptions, error) {
 	o := InitOptions{Exec: true}
-	for len(argv) > 1 && (argv[0] == "--lifeline" || argv[0] == "--proxy-fd" || argv[0] == "--proxy-listen" || argv[0] == "--forward-fd") {
-		if argv[0] == "--proxy-listen" {
+	for len(argv) > 1 && (argv[0] == "--lifeline" || argv[0] == "--proxy-fd" || argv[0] == "--proxy-listen" || argv[0] == "--egress-ports" || argv[0] == "--forward-fd") {
+		switch argv[0] {
+		case "--proxy-listen":
 			o.ProxyListen = argv[1]
-		} else {
+		case "--egress-ports":
+			ports, err := ParsePorts(argv[1])
+			if err != nil {
+				return o, fmt.Errorf("--egress-ports: %w", err)
+			}
+			o.EgressPorts = ports
+		default:
 			fd, err := strconv.Atoi(argv[1])
 			if err != nil || fd < 3 {
 				return o, fmt.Errorf("%s %q: expected a descriptor number", argv[0], argv[1])
@@ -248,9 +271,35 @@ func parseExec(argv []string) (InitOptions, error) {
 	o.Command = argv
 	switch {
 	case o.ProxyFD == 0:
-		o.ProxyListen = ""
+		o.ProxyListen, o.EgressPorts = "", nil
 	case o.ProxyListen == "":
 		o.ProxyListen = ProxyListen
 	}
 	return o, nil
+}
+
+// FormatPorts writes ports as --egress-ports takes them: "22,80,443".
+func FormatPorts(ports []uint16) string {
+	b := make([]byte, 0, 6*len(ports))
+	for i, p := range ports {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(p), 10)
+	}
+	return string(b)
+}
+
+// ParsePorts parses FormatPorts's form: ports from 1 to 65535, separated by
+// commas.
+func ParsePorts(s string) ([]uint16, error) {
+	var ports []uint16
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.ParseUint(f, 10, 16)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("bad port %q: expected a number from 1 to 65535", f)
+		}
+		ports = append(ports, uint16(n))
+	}
+	return ports, nil
 }

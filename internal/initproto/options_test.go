@@ -72,3 +72,29 @@ func TestParseInitOptionsErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, InitOptions{Exec: true, Command: []string{"true"}}, o, "the options of --exec are optional")
 }
+
+// The captured ports go on the command line of --exec, and in the hello of
+// a server.
+func TestEgressPortsOptions(t *testing.T) {
+	o := InitOptions{Exec: true, Command: []string{"sh"}, ProxyFD: ProxyFD, EgressPorts: []uint16{22, 80, 443, 8443}}
+	args := o.Args()
+	assert.Equal(t, []string{"--exec", "--proxy-fd", "4", "--proxy-listen", ProxyListen, "--egress-ports", "22,80,443,8443", "--", "sh"}, args)
+	got, err := ParseInitOptions(args)
+	require.NoError(t, err)
+	assert.Equal(t, o.EgressPorts, got.EgressPorts)
+
+	_, err = ParseInitOptions([]string{"--exec", "--proxy-fd", "4", "--egress-ports", "22,0", "--", "sh"})
+	assert.ErrorContains(t, err, `bad port "0"`)
+	_, err = ParseInitOptions([]string{"--exec", "--proxy-fd", "4", "--egress-ports", "22,x", "--", "sh"})
+	assert.Error(t, err)
+	got, err = ParseInitOptions([]string{"--exec", "--egress-ports", "22", "--", "sh"})
+	require.NoError(t, err)
+	assert.Empty(t, got.EgressPorts, "no proxy, no capture")
+
+	serve := InitOptions{ProxyFD: ProxyFD, EgressPorts: []uint16{22}}
+	assert.NotContains(t, serve.Args(), "--egress-ports")
+	assert.Equal(t, Setup{EgressPorts: []uint16{22}}, serve.Setup())
+	s, err := DecodeSetup(EncodeFrontHello(NewHello("b"), serve.Setup()))
+	require.NoError(t, err)
+	assert.Equal(t, serve.Setup(), s)
+}
