@@ -285,7 +285,7 @@ func Build(cfg Config) (*Plan, error) {
 	p.Spec = spec
 	for _, step := range []func(Config, map[string]string) error{
 		p.adjustCgroup, p.adjustSeccomp, p.adjustParentDeath, p.adjustDevices,
-		p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
+		p.adjustResolvConf, p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
 		p.adjustPrepare,
 	} {
 		if err := step(cfg, ann); err != nil {
@@ -349,6 +349,7 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 	if allowlist {
 		p.Proxy = true
 		o.ProxyFD = initproto.ProxyFD
+		o.EgressPorts = egressPorts(cfg.Policy)
 		p.Descriptors = append(p.Descriptors, Descriptor{initproto.ProxyFD, ProxyDescriptor})
 	}
 	if cfg.Forward && cfg.Target == TargetStart {
@@ -525,6 +526,9 @@ func (p *Plan) adjustCowDirs(cfg Config, ann map[string]string) error {
 // prepares none of them.
 func (p *Plan) adjustPrepare(cfg Config, _ map[string]string) error {
 	p.Root = rootEntries(cfg.Host)
+	if p.Proxy && !cfg.Sandbox.HostSystem && !etcSet(cfg.Host)[resolvConf] {
+		p.Root = append(p.Root, RootEntry{Path: resolvConf})
+	}
 	p.Placeholders = cfg.Placeholders
 	p.Protect = slices.Clone(cfg.Protect)
 	return nil

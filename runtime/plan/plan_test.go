@@ -186,7 +186,7 @@ func TestPlan(t *testing.T) {
 		"allowlist network in exec mode": {
 			cfg: func(c *Config) { c.Mode = ModeExec; c.Policy = allowlist; c.Sandbox.NewNetNS = true },
 			check: func(t *testing.T, p *Plan) {
-				assert.Equal(t, []string{initproto.InitMountPath, "--exec", "--lifeline", "3", "--proxy-fd", "4", "--proxy-listen", initproto.ProxyListen, "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
+				assert.Equal(t, []string{initproto.InitMountPath, "--exec", "--lifeline", "3", "--proxy-fd", "4", "--proxy-listen", initproto.ProxyListen, "--egress-ports", "22,80,443", "--", "sh", "-c", "echo hi"}, p.Spec.Process.Args)
 				assert.Equal(t, []Descriptor{{3, LifelineDescriptor}, {4, ProxyDescriptor}}, p.Descriptors)
 			},
 		},
