@@ -62,6 +62,7 @@ type Egress struct {
 	ctx    context.Context
 	mu     sync.Mutex
 	names  map[string]netip.Addr
+	next   int // the index of the next address to give (see addr)
 	lns    []net.Listener
 	closed bool
 	wg     sync.WaitGroup
@@ -127,20 +128,23 @@ func (e *Egress) Lookup(name string) (netip.Addr, error) {
 	if len(e.names) >= e.MaxNames {
 		return netip.Addr{}, errFull
 	}
-	a, ok := e.addr(len(e.names))
-	if !ok {
-		return netip.Addr{}, errFull
-	}
+	// An address some program of the sandbox holds a port of is skipped:
+	// it must not get the name's connections.
+	var a netip.Addr
 	var lns []net.Listener
-	for _, port := range e.Ports {
-		l, err := net.Listen("tcp", netip.AddrPortFrom(a, port).String())
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return netip.Addr{}, fmt.Errorf("egress: %w", err)
+	var err error
+	for range maxSkips {
+		var ok bool
+		if a, ok = e.addr(e.next); !ok {
+			return netip.Addr{}, errFull
 		}
-		lns = append(lns, l)
+		e.next++
+		if lns, err = listenAll(a, e.Ports); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return netip.Addr{}, err
 	}
 	e.names[name] = a
 	e.lns = append(e.lns, lns...)
@@ -150,7 +154,26 @@ func (e *Egress) Lookup(name string) (netip.Addr, error) {
 	return a, nil
 }
 
-// addr is the address of the i-th name: the i+1-th of Prefix, skipping those
+// maxSkips bounds the addresses one Lookup tries.
+const maxSkips = 16
+
+// listenAll listens on a for each of ports, or on none.
+func listenAll(a netip.Addr, ports []uint16) ([]net.Listener, error) {
+	var lns []net.Listener
+	for _, port := range ports {
+		l, err := net.Listen("tcp", netip.AddrPortFrom(a, port).String())
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("egress: %w", err)
+		}
+		lns = append(lns, l)
+	}
+	return lns, nil
+}
+
+// addr is the i-th address to give: the i+1-th of Prefix, skipping those
 // that end in 0 or 255, which some programs take for a network or a
 // broadcast address.
 func (e *Egress) addr(i int) (netip.Addr, bool) {

@@ -313,3 +313,18 @@ func TestDialSOCKS(t *testing.T) {
 	_, err = DialSOCKS(serve(2))(ctx, "git.example", 22)
 	assert.ErrorContains(t, err, "refused")
 }
+
+// An address whose port a program of the sandbox holds already is skipped:
+// the program must not get the name's connections.
+func TestLookupSkipsHeldAddress(t *testing.T) {
+	port := freePort(t)
+	e := newEgress(t, []uint16{port}, nil)
+	held := e.Prefix.Addr().Next()
+	l, err := net.Listen("tcp", netip.AddrPortFrom(held, port).String())
+	require.NoError(t, err)
+	defer l.Close()
+	a, err := e.Lookup("squatted.example")
+	require.NoError(t, err)
+	assert.NotEqual(t, held, a)
+	assert.True(t, e.Prefix.Contains(a))
+}

@@ -4,6 +4,10 @@
 // connection, both ways, over a stream of a yamux session on the socket the
 // front passed down. The sandbox cannot open Unix sockets and has no other way
 // out. The front serves those streams with package internal/front/proxy.
+//
+// Egress captures the connections of programs that ignore the proxy
+// variables: a name service gives each host name an address of the loopback,
+// and the connections to it are carried to the proxy by name.
 package netfwd
 
 import (
