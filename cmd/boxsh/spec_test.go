@@ -337,7 +337,7 @@ func TestSpecPrintsWhatRuns(t *testing.T) {
 	code, out, errOut := spec(t, dir, "--network", "allowlist", "--allow-domain", "example.com", "--", "sh", "-c", "echo hi")
 	require.Equal(t, 0, code, errOut)
 	s := decodeSpec(t, out)
-	assert.Equal(t, []string{initproto.InitMountPath, "--exec", "--proxy-fd", "4", "--proxy-listen", initproto.ProxyListen, "--", "sh", "-c", "echo hi"}, s.Process.Args,
+	assert.Equal(t, []string{initproto.InitMountPath, "--exec", "--proxy-fd", "4", "--proxy-listen", initproto.ProxyListen, "--egress-ports", "22,80,443", "--", "sh", "-c", "echo hi"}, s.Process.Args,
 		"-- CMD runs under boxsh-init --exec, as in boxsh --sandbox -- CMD")
 	assert.Equal(t, "exec", s.Annotations[plan.ModeAnnotation])
 	assert.Equal(t, "3", s.Annotations[plan.LifelineAnnotation], "the lifeline boxsh passes is named, not passed")

@@ -72,9 +72,11 @@ func patternPort(pat string) (uint16, bool) {
 //
 // The root gets the file at initproto.ResolvConfPath, bound read-only on
 // /etc/resolv.conf in place of the host's. With a whole /etc from the host
-// (--try), it is bound over the host's file, when the host has one.
+// (--try), it is bound over the host's file, when the host has one. A printed
+// spec keeps the host's: its root is not boxsh's to prepare, and another
+// runtime has no proxy to capture for.
 func (p *Plan) adjustResolvConf(cfg Config, ann map[string]string) error {
-	if !p.Proxy {
+	if !p.Proxy || cfg.Target == TargetPrint {
 		return nil
 	}
 	p.Files = append(p.Files, File{Path: initproto.ResolvConfPath, Content: []byte(resolvConfContent)})

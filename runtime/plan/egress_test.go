@@ -60,6 +60,14 @@ func TestPlanEgress(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, planMount(p.Spec, resolvConf), "no mount point in the host's /etc")
 
+	// A printed spec: the host's file.
+	cfg = planConfig(ModeExec, TargetPrint)
+	cfg.Policy, cfg.Sandbox.NewNetNS, cfg.Host = allowlist, true, withResolv
+	p, err = Build(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, resolvConf, planMount(p.Spec, resolvConf).Source)
+	assert.Empty(t, p.Files)
+
 	// disabled: the host's file, no capture.
 	cfg = planConfig(ModeServe, TargetStart)
 	cfg.Policy.NetworkMode, cfg.Sandbox.NewNetNS, cfg.Host = set(policy.NetworkDisabled), true, withResolv

@@ -526,7 +526,7 @@ func (p *Plan) adjustCowDirs(cfg Config, ann map[string]string) error {
 // prepares none of them.
 func (p *Plan) adjustPrepare(cfg Config, _ map[string]string) error {
 	p.Root = rootEntries(cfg.Host)
-	if p.Proxy && !cfg.Sandbox.HostSystem && !etcSet(cfg.Host)[resolvConf] {
+	if p.Proxy && cfg.Target != TargetPrint && !cfg.Sandbox.HostSystem && !hostHasResolvConf(cfg.Host) {
 		p.Root = append(p.Root, RootEntry{Path: resolvConf})
 	}
 	p.Placeholders = cfg.Placeholders
