@@ -109,12 +109,19 @@ func ReadQuick(ctx context.Context, args tool.ReadArgs) (r tool.Result, ok bool)
 // ok is false, and nothing is left open, when it cannot be opened or is
 // anything else.
 func openRegular(path string) (fd int, size int64, ok bool) {
-	// O_NONBLOCK: opening a FIFO must not wait for a writer here.
+	// A FIFO is not opened here at all: a reader that comes and goes would
+	// let a writer's open succeed, and its data would be lost when that
+	// reader closes.
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return -1, 0, false
+	}
+	// O_NONBLOCK: a file replaced by a FIFO since the stat must not wait for
+	// a writer here; the fstat below tells it.
 	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK)
 	if err != nil {
 		return -1, 0, false
 	}
-	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
 		return -1, 0, false
