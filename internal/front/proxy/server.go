@@ -67,8 +67,11 @@ type Server struct {
 	// (default "network.allowedDomains").
 	Setting string
 	// Decided, when set, is told every decision, on the connection's
-	// goroutine (the audit log records them).
+	// goroutine, before the client learns it (the audit log records them).
 	Decided func(Decision)
+	// RuleSource, when set, names where a denied pattern was set (a
+	// policy file), for the Allow of a refusal by that pattern.
+	RuleSource func(rule string) string
 }
 
 // A Decision is what the proxy decided on one request.
@@ -81,6 +84,13 @@ type Decision struct {
 	Allowed  bool
 	// Rule is the allowed or denied pattern that decided, or "".
 	Rule string
+	// Reason is why a refused destination is refused, in a few words
+	// ("not in the allowlist"); "" when allowed.
+	Reason string
+	// Allow is the setting that would allow a refused destination
+	// ("--allow-domain example.com"), or "" when none would: a name that
+	// is not a host name.
+	Allow string
 }
 
 // server is a Server with its defaults filled in.
@@ -216,7 +226,11 @@ func (srv *server) decide(host string, port int, protocol string) decision {
 	d := srv.Rules.decide(host, port)
 	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule)
 	if srv.Decided != nil {
-		srv.Decided(Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule})
+		dd := Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule}
+		if !d.allowed {
+			dd.Reason, dd.Allow = srv.explain(d)
+		}
+		srv.Decided(dd)
 	}
 	if !d.allowed {
 		srv.warnRefused(d)
@@ -298,6 +312,30 @@ func shortRefusal(d decision) string {
 		return fmt.Sprintf("boxsh: %s is not allowed (an IP address is allowed only when named exactly: --allow-domain %s)", d.host, d.host)
 	}
 	return fmt.Sprintf("boxsh: %s is not allowed (run with --allow-domain %s)", d.host, d.host)
+}
+
+// explain is why d is refused, in a few words, and the setting that would
+// allow it ("" when none would). It says what refusal and shortRefusal say.
+func (srv *server) explain(d decision) (reason, allow string) {
+	switch {
+	case d.invalid:
+		return "not a valid host name", ""
+	case d.denied:
+		allow = fmt.Sprintf("remove %q from %s", d.rule, deniedSetting(srv.Setting))
+		if srv.RuleSource != nil {
+			if src := srv.RuleSource(d.rule); src != "" {
+				allow += " in " + src
+			}
+		}
+		return fmt.Sprintf("refused by the denied domain %q", d.rule), allow
+	case d.ip:
+		name := d.host
+		if ip := net.ParseIP(name); ip != nil && ip.To4() == nil {
+			name = "[" + name + "]"
+		}
+		return "an IP address is allowed only when named exactly", "--allow-domain " + name
+	}
+	return "not in the allowlist", "--allow-domain " + d.host
 }
 
 // deniedSetting names the setting of denied domains after the one of

@@ -63,9 +63,11 @@ func TestDecisionLog(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, []Decision{
 		{Host: "web.example.com", Port: 80, Protocol: "http", Allowed: true, Rule: "*.example.com"},
-		{Host: "ads.example.com", Port: 80, Protocol: "http", Allowed: false, Rule: "ads.example.com"},
+		{Host: "ads.example.com", Port: 80, Protocol: "http", Allowed: false, Rule: "ads.example.com",
+			Reason: `refused by the denied domain "ads.example.com"`, Allow: `remove "ads.example.com" from network.deniedDomains`},
 		{Host: "echo.example.com", Port: 7, Protocol: "connect", Allowed: true, Rule: "*.example.com"},
-		{Host: "127.0.0.1", Port: 7, Protocol: "socks5", Allowed: false},
+		{Host: "127.0.0.1", Port: 7, Protocol: "socks5", Allowed: false,
+			Reason: "an IP address is allowed only when named exactly", Allow: "--allow-domain 127.0.0.1"},
 	}, decided)
 }
 
