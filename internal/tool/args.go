@@ -78,6 +78,8 @@ type BashOutput struct {
 	// ID and PID are those of a command started in the background.
 	ID  string `json:"id,omitempty" required:"false" doc:"Id of the background process (background: true only)"`
 	PID int    `json:"pid,omitempty" required:"false" doc:"Process id of the background process (background: true only)"`
+	// NetworkRefusals are added by the front (see NetworkRefusal).
+	NetworkRefusals []NetworkRefusal `json:"network_refusals,omitempty" required:"false" doc:"Connections the network proxy refused to the sandbox while the command ran (at most 16); absent when none"`
 }
 
 // ReadArgs are the arguments of the read tool.

@@ -125,6 +125,9 @@ func (o BashOutput) AppendJSON(b []byte) []byte {
 		b = append(b, `,"pid":`...)
 		b = strconv.AppendInt(b, int64(o.PID), 10)
 	}
+	if len(o.NetworkRefusals) > 0 {
+		b = AppendRefusals(b, o.NetworkRefusals)
+	}
 	return append(b, '}')
 }
 

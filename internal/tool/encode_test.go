@@ -32,6 +32,7 @@ func TestBashOutputJSONMatchesEncodingJSON(t *testing.T) {
 		{ExitCode: 0, Stdout: "x\n", DurationMS: 3},
 		{ExitCode: 137, Stderr: "killed\xff", Signal: "SIGKILL", StdoutTruncated: true, StderrTruncated: true, DurationMS: 10},
 		{ExitCode: -1, Stderr: "timeout"},
+		{ExitCode: 7, NetworkRefusals: []NetworkRefusal{{Host: "a.example", Port: 443, Reason: "not in the allowlist", Allow: "--allow-domain a.example"}, {Host: "\"x\"", Port: 80, Reason: "not a valid host name", Count: 2}}},
 	} {
 		got := o.AppendJSON(nil)
 		want, err := json.Marshal(o)

@@ -45,6 +45,8 @@ type ProcessOutputResult struct {
 	// Dropped counts the bytes from Offset on that were no longer kept.
 	Dropped int64 `json:"dropped" doc:"Bytes of output from offset on that were no longer kept (each process keeps its last 1 MiB of output) and are missing from stdout and stderr"`
 	ProcessState
+	// NetworkRefusals are added by the front (see NetworkRefusal).
+	NetworkRefusals []NetworkRefusal `json:"network_refusals,omitempty" required:"false" doc:"Connections the network proxy refused to the sandbox since the process started or was last read (at most 16); absent when none"`
 }
 
 // ProcessState is the state of a background process.

@@ -63,6 +63,9 @@ type AuditEntry struct {
 	Protocol string `json:"protocol,omitempty" required:"false" doc:"How the sandbox asked: \"connect\", \"http\" or \"socks5\" (kind network)"`
 	Allowed  *bool  `json:"allowed,omitempty" required:"false" doc:"Whether the proxy let the connection through (kind network)"`
 	Rule     string `json:"rule,omitempty" required:"false" doc:"The allowed or denied domain pattern that decided, empty when none matched (kind network)"`
+	// Reason and Allow explain a refusal (see NetworkRefusal).
+	Reason string `json:"reason,omitempty" required:"false" doc:"Why the destination was refused (kind network, refused)"`
+	Allow  string `json:"allow,omitempty" required:"false" doc:"The setting that would allow the refused destination, if any (kind network)"`
 }
 
 // AuditOutput is the structured result of audit.
@@ -109,6 +112,8 @@ type StatsOutput struct {
 	ProxyBytesIn  int64 `json:"proxy_bytes_in" doc:"Bytes the sandbox received from the network proxy, counted as proxy_bytes_out is"`
 	// UptimeSeconds is since the running boxsh-init started.
 	UptimeSeconds float64 `json:"uptime_seconds" doc:"Seconds since the sandbox (the running boxsh-init) started"`
+	// NetworkRefusals are the latest refusals of the proxy.
+	NetworkRefusals []NetworkRefusal `json:"network_refusals,omitempty" required:"false" doc:"The latest destinations the network proxy refused (at most 32, oldest first), each with how many times; absent when none"`
 }
 
 // The definitions of the tools about the session itself.
