@@ -290,6 +290,8 @@ type Supervisor struct {
 
 	// ports are the exposed ports (see Expose).
 	ports Ports
+	// refusals are the network refusals the results report.
+	refusals *refusals
 }
 
 // NewSupervisor starts the first boxsh-init and returns its Supervisor.
@@ -303,13 +305,15 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if cfg.Proxy.Traffic == nil {
 		cfg.Proxy.Traffic = new(host.Traffic) // for Stats
 	}
+	refusals := newRefusals()
+	cfg.Proxy.Decided = refusals.decided(cfg.Proxy.Decided)
 	startReaper(cfg)
 	adoptOrphans(cfg.Log)
 	in, err := Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := &Supervisor{cfg: cfg, current: in, failed: make(chan struct{})}
+	s := &Supervisor{cfg: cfg, current: in, failed: make(chan struct{}), refusals: refusals}
 	s.ports = Ports{dial: s.dialExposed, log: cfg.Log}
 	s.ports.bound(cfg.MaxForwards)
 	go s.watch(in)
@@ -459,14 +463,15 @@ const maxResends = 3
 
 // Start forwards a tool call (rpc.Backend).
 //
-// When boxsh-init dies, a call it had queued but not started
+// The result of bash, process_output and the terminal tools gets the
+// network refusals made meanwhile (see refusals). When boxsh-init dies, a call it had queued but not started
 // (initproto.ErrNotStarted) is sent to a new one, a bounded number of times. A
 // call that cannot have reached it (initproto.ErrNotSent) is sent again once.
 func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
 	if s.frontTool(ctx, name, args, done) {
 		return nil
 	}
-	return s.start(ctx, name, args, done, 0)
+	return s.start(ctx, name, args, s.refusals.wrap(name, args, done), 0)
 }
 
 // start is Start for a call already sent resends times.

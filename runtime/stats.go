@@ -26,7 +26,8 @@ func init() {
 //     PID namespace keeps together. In plain mode they are the front's
 //     descendants: boxsh-init's tree and what it left, which the front adopts.
 //   - the writable layers of the copy-on-write binds on the host;
-//   - the bytes that the front's proxy counted since the supervisor started;
+//   - the bytes that the front's proxy counted since the supervisor started,
+//     and the latest destinations it refused;
 //   - the running boxsh-init's uptime.
 func (s *Supervisor) Stats() tool.StatsOutput {
 	s.mu.Lock()
@@ -57,6 +58,7 @@ func (s *Supervisor) Stats() tool.StatsOutput {
 	if t := s.cfg.Proxy.Traffic; t != nil {
 		out.ProxyBytesOut, out.ProxyBytesIn = t.Out.Load(), t.In.Load()
 	}
+	out.NetworkRefusals = s.refusals.stats()
 	return out
 }
 

@@ -135,7 +135,8 @@ func auditSandboxDecisions(l *audit.Log, log hclog.Logger) func(string, proxy.De
 	}
 	return func(sandbox string, d proxy.Decision) {
 		allowed := d.Allowed
-		record(l, log, audit.Entry{Kind: tool.AuditNetwork, Sandbox: sandbox, Host: d.Host, Port: d.Port, Protocol: d.Protocol, Allowed: &allowed, Rule: d.Rule})
+		record(l, log, audit.Entry{Kind: tool.AuditNetwork, Sandbox: sandbox, Host: d.Host, Port: d.Port, Protocol: d.Protocol, Allowed: &allowed, Rule: d.Rule,
+			Reason: d.Reason, Allow: d.Allow})
 	}
 }
 
@@ -352,6 +353,9 @@ func formatEntry(e audit.Entry) string {
 		fmt.Fprintf(&b, " network %s %s:%d %s", session.QuotePath(e.Protocol), session.QuotePath(e.Host), e.Port, verdict)
 		if e.Rule != "" {
 			fmt.Fprintf(&b, " by %s", session.QuotePath(e.Rule))
+		}
+		if e.Reason != "" {
+			fmt.Fprintf(&b, ": %s", e.Reason)
 		}
 		return b.String()
 	case tool.AuditShell:

@@ -81,12 +81,25 @@ func newProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (*proxy.Serve
 	if err != nil {
 		return nil, fmt.Errorf("network policy: %w", err)
 	}
-	s := &proxy.Server{Rules: rules, Log: log, Decided: hooks.Decided}
+	s := &proxy.Server{Rules: rules, Log: log, Decided: hooks.Decided, RuleSource: ruleSource(p.DeniedDomains)}
 	s.Dial = outsideDialer(net.DefaultResolver).DialContext
 	if testDial != nil {
 		s.Dial = testDial(s.Dial)
 	}
 	return s, nil
+}
+
+// ruleSource names the source of each of the denied rules, for the
+// explanation of a refusal by one.
+func ruleSource(denied []policy.Rule) func(string) string {
+	return func(rule string) string {
+		for _, r := range denied {
+			if r.Value == rule {
+				return string(r.Source)
+			}
+		}
+		return ""
+	}
 }
 
 // testDial, when set, wraps the proxy's upstream dialer. Only a build with
