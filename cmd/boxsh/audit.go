@@ -354,9 +354,6 @@ func formatEntry(e audit.Entry) string {
 		if e.Rule != "" {
 			fmt.Fprintf(&b, " by %s", session.QuotePath(e.Rule))
 		}
-		if e.Reason != "" {
-			fmt.Fprintf(&b, ": %s", e.Reason)
-		}
 		return b.String()
 	case tool.AuditShell:
 		b.WriteString(" shell")
