@@ -122,12 +122,22 @@ func (m message) toolResult(t *testing.T) toolResult {
 
 // bash decodes the message as a bash tool result, checking the shape boxsh
 // gives it: one text block holding the JSON of structuredContent, and
-// isError exactly when exit_code is not 0.
+// isError exactly when exit_code is not 0. When the proxy refused
+// connections meanwhile, structuredContent has network_refusals and a
+// second text block names them.
 func (m message) bash(t *testing.T) bashOutput {
 	t.Helper()
 	r := m.toolResult(t)
 	require.NotEmpty(t, r.StructuredContent, "bash result without structuredContent: %s", truncate(m.Raw))
-	require.Len(t, r.Content, 1, "bash result content blocks")
+	var members map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(r.StructuredContent, &members))
+	if _, refused := members["network_refusals"]; refused {
+		require.Len(t, r.Content, 2, "bash result content blocks")
+		require.Equal(t, "text", r.Content[1].Type)
+		require.True(t, strings.HasPrefix(r.Content[1].Text, "[boxsh: network refused: "), "the line of the refusals: %q", r.Content[1].Text)
+	} else {
+		require.Len(t, r.Content, 1, "bash result content blocks")
+	}
 	require.Equal(t, "text", r.Content[0].Type)
 	require.JSONEq(t, string(r.StructuredContent), r.Content[0].Text, "text block must be the JSON of structuredContent")
 	var out bashOutput
