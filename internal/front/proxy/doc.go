@@ -48,6 +48,11 @@
 // and the setting that would allow it. A refused SOCKS5 request gets
 // "connection not allowed by ruleset".
 //
+// Server.Decided is told every decision, whatever the protocol; a refusal
+// comes with its reason and the setting that would allow it, in the terms
+// of the 403. Refusals keeps the recent ones, deduplicated and numbered, so
+// that the front can tell a tool's result which were made while it ran.
+//
 // # Limits
 //
 // A sandbox must not be able to exhaust the front:
