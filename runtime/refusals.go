@@ -93,21 +93,18 @@ func (r *refusals) stats() []tool.NetworkRefusal {
 }
 
 // wrap returns done with the refusals that tool name reports added to
-// its result; for any other tool, done itself.
+// its result (its definition's RefusalRule); for a tool that reports
+// none, done itself.
 func (r *refusals) wrap(name string, args json.RawMessage, done func(json.RawMessage, error)) func(json.RawMessage, error) {
-	var key string // the process or terminal read, if any
-	switch name {
-	case tool.Bash:
-	case tool.ProcessOutput:
-		key = "process " + idOf(args)
-	case tool.SendToTerminal, tool.GetTerminalOutput, tool.KillTerminal:
-		key = "terminal " + idOf(args)
-	case tool.RunInTerminal:
-	default:
+	info, ok := tool.Lookup(tool.SandboxSet, name)
+	if !ok || !info.Refusals.Report {
 		return done
 	}
+	rule := info.Refusals
+	var key string // the process or terminal read, if any
 	since := r.rec.Seq()
-	if key != "" {
+	if rule.Reads != "" {
+		key = rule.Reads + " " + idOf(args)
 		since = r.cursor(key, since)
 	}
 	return func(res json.RawMessage, err error) {
@@ -117,18 +114,14 @@ func (r *refusals) wrap(name string, args json.RawMessage, done func(json.RawMes
 		}
 		refs, latest, dropped := r.rec.Since(since)
 		switch {
-		case name == tool.KillTerminal:
+		case rule.Ends:
 			r.forget(key)
 		case key != "":
 			r.setCursor(key, latest)
-		case name == tool.RunInTerminal || name == tool.Bash && bytes.Contains(args, []byte(`"background"`)):
+		case rule.Starts != "":
 			// A process or terminal it started: its reads go on from here.
 			if id := resultID(res); id != "" {
-				prefix := "terminal "
-				if name == tool.Bash {
-					prefix = "process "
-				}
-				r.setCursor(prefix+id, latest)
+				r.setCursor(rule.Starts+" "+id, latest)
 			}
 		}
 		if len(refs) > 0 {

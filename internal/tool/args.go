@@ -20,10 +20,11 @@ var (
 		Description: "Execute a shell command in the sandbox. Returns stdout, stderr and the exit code. Output is truncated to 10MB per stream. Give the command as command (a shell command line) or as args (an argv run without a shell), not both.",
 		Annotations: Annotations{"Bash", false, true},
 		OneOf:       []string{"command", "args"}, V3Required: []string{"command"},
-		Audit: AuditRule{ExitCode: true}, Command: true})
+		Audit: AuditRule{ExitCode: true}, Command: true,
+		Refusals: RefusalRule{Report: true, Starts: "process"}})
 	ReadDef = Define[ReadArgs, ReadOutput](Info{Name: Read, Order: 20,
 		Description: "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
-		Annotations: Annotations{"Read File", true, false}})
+		Annotations: Annotations{"Read File", true, false}, Quick: true})
 	WriteDef = Define[WriteArgs, NoOutput](Info{Name: Write, Order: 30,
 		Description: "Create or overwrite a file with the given content. Parent directories are created automatically if needed.",
 		Annotations: Annotations{"Write File", false, true}})
@@ -32,16 +33,20 @@ var (
 		Annotations: Annotations{"Edit File", false, false}})
 	RunInTerminalDef = Define[RunInTerminalArgs, NoOutput](Info{Name: RunInTerminal, Order: 50,
 		Description: "Start a persistent PTY session running the given command (e.g. \"bash\"). Returns a session id, initial screen output, exit status, and exit code. Use get_terminal_output to poll for further output, send_to_terminal to write to stdin, kill_terminal to terminate and free resources.",
-		Annotations: Annotations{"Run in Terminal", false, false}})
+		Annotations: Annotations{"Run in Terminal", false, false},
+		Refusals:    RefusalRule{Report: true, Starts: "terminal"}})
 	SendToTerminalDef = Define[SendToTerminalArgs, NoOutput](Info{Name: SendToTerminal, Order: 60,
 		Description: "Send text to an existing terminal session's PTY stdin, then wait up to 500ms for new output. Returns the updated screen snapshot, exit status, and exit code. Append \\n to execute as a shell command.",
-		Annotations: Annotations{"Send to Terminal", false, false}})
+		Annotations: Annotations{"Send to Terminal", false, false},
+		Refusals:    RefusalRule{Report: true, Reads: "terminal"}})
 	GetTerminalOutputDef = Define[TerminalIDArgs, NoOutput](Info{Name: GetTerminalOutput, Order: 70,
 		Description: "Wait up to 500ms for new output from a terminal session, then return the current screen snapshot together with exit status and exit code. Use this to poll long-running commands until exited is true.",
-		Annotations: Annotations{"Get Terminal Output", true, false}})
+		Annotations: Annotations{"Get Terminal Output", true, false},
+		Refusals:    RefusalRule{Report: true, Reads: "terminal"}})
 	KillTerminalDef = Define[TerminalIDArgs, NoOutput](Info{Name: KillTerminal, Order: 80,
 		Description: "Kill a terminal session and free its resources. Returns the final screen snapshot.",
-		Annotations: Annotations{"Kill Terminal", false, true}})
+		Annotations: Annotations{"Kill Terminal", false, true},
+		Refusals:    RefusalRule{Report: true, Reads: "terminal", Ends: true}})
 	ListTerminalsDef = Define[NoArgs, NoOutput](Info{Name: ListTerminals, Order: 90,
 		Description: "List all active terminal sessions.",
 		Annotations: Annotations{"List Terminals", true, false}})

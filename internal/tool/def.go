@@ -67,6 +67,29 @@ type Info struct {
 	// reports the command's output as their progress, may answer them
 	// with a task, and cancels them without a cause.
 	Command bool
+	// Quick marks the tool whose small calls boxsh-init may answer on its
+	// frame reader, before any other call is read (read).
+	Quick bool
+	// Refusals is what the tool's results say of the network refusals made
+	// for its sandbox (none, when zero).
+	Refusals RefusalRule
+}
+
+// A RefusalRule says which network refusals a tool's results carry.
+//
+// Refusals are reported:
+//   - by a call that neither reads nor starts anything: those made while it ran;
+//   - by a call that Reads a process or terminal: those made since that
+//     process's or terminal's last read;
+//   - by a call that Starts one (its result names it by id): those made while it
+//     ran, and the next read of it goes on from there.
+type RefusalRule struct {
+	Report bool
+	// Reads and Starts name a kind of thing known by id ("process",
+	// "terminal").
+	Reads, Starts string
+	// Ends tells that the call ends the thing it reads.
+	Ends bool
 }
 
 // NoOutput is the Out of a tool whose result has no schema: tools/list
@@ -210,4 +233,18 @@ func InV3(in *Info) bool { return !in.BeyondV3 }
 // On returns a selection of the tools that side runs (see Names).
 func On(side Side) func(*Info) bool {
 	return func(in *Info) bool { return in.Side == side }
+}
+
+// IsCommand reports whether the tool of the sandbox named name runs a
+// command on boxsh-init's worker pool (Info.Command).
+func IsCommand(name string) bool {
+	in, ok := Lookup(SandboxSet, name)
+	return ok && in.Command
+}
+
+// IsQuick reports whether the tool of the sandbox named name may be
+// answered on boxsh-init's frame reader (Info.Quick).
+func IsQuick(name string) bool {
+	in, ok := Lookup(SandboxSet, name)
+	return ok && in.Quick
 }

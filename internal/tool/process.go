@@ -84,7 +84,8 @@ type ProcessListOutput struct {
 var (
 	ProcessOutputDef = Define[ProcessOutputArgs, ProcessOutputResult](Info{Name: ProcessOutput, Order: 150, BeyondV3: true,
 		Description: "Read the output of a background process (started by bash with background: true) from offset on, stdout and stderr apart, waiting up to wait_ms for new output; tells whether it exited and its exit code. Each process keeps its last 1 MiB of output; dropped counts what was lost. Once it has exited and its output is read to the end, it is forgotten.",
-		Annotations: Annotations{"Background Process Output", true, false}})
+		Annotations: Annotations{"Background Process Output", true, false},
+		Refusals:    RefusalRule{Report: true, Reads: "process"}})
 	ProcessKillDef = Define[ProcessKillArgs, ProcessInfo](Info{Name: ProcessKill, Order: 160, BeyondV3: true,
 		Description: "Send a signal (default TERM) to a background process's whole process group, then wait up to a second for it to exit; answers its state.",
 		Annotations: Annotations{"Kill Background Process", false, true}})

@@ -271,7 +271,7 @@ func (s *serving) read(ctx context.Context, rd *reader) {
 			s.mu.Unlock()
 			continue
 		}
-		if c.Tool == tool.Read && c.Progress <= 0 {
+		if tool.IsQuick(c.Tool) && c.Progress <= 0 {
 			var done bool
 			// rd is nil if the quick read took so long that another
 			// goroutine has the reader now (see quickOrHandOn).
@@ -285,7 +285,7 @@ func (s *serving) read(ctx context.Context, rd *reader) {
 		s.a.cfg.Activity.Begin() // Activity.End when run ends
 		var ticket *bash.Ticket
 		queued := false
-		if c.Tool == tool.Bash && !isBackground(c.Args) {
+		if tool.IsCommand(c.Tool) && !isBackground(c.Args) {
 			ticket = s.a.pool.Reserve() // in arrival order
 			// A call that waits for a worker says so, and says when it
 			// starts, before its command runs: if boxsh-init dies
@@ -438,7 +438,7 @@ func (s *serving) reply(c initproto.Call, reply []byte) {
 // gets one, as a bash call waiting for a worker does: if boxsh-init dies
 // meanwhile, the front sends it to the next one.
 func (a *Host) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage, notify func(uint64, string)) ([]byte, func()) {
-	if name == tool.Bash && ticket != nil {
+	if ticket != nil { // a command on the pool (tool.IsCommand)
 		bashArgs, err := decode[tool.BashArgs](tool.Bash, args)
 		if err == nil && bashArgs.Args != nil {
 			err = checkArgv(bashArgs)
