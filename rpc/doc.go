@@ -1,23 +1,30 @@
 // Package rpc is boxsh's MCP server: JSON-RPC 2.0 over stdio or streamable HTTP.
 //
-// A Server answers the MCP methods itself and forwards every tools/call to a
-// Backend: boxsh-init, through frames, or one sandbox of many. Each response
-// is written as soon as it is ready.
+// A Server answers the MCP methods itself and forwards every tools/call to
+// its Backend: boxsh-init, or one sandbox of many. Each response is written
+// as soon as it is ready. The server speaks both protocol eras on the same
+// stream: the initialize era (2024-11-05 to 2025-11-25) and the stateless
+// one (2026-07-28 on).
 //
-// The files of the package, by job:
-//   - MCP over stdio: server.go (methods, dispatch, errors), transport.go
-//     (Content-Length or newline framing), modern.go (the stateless
-//     2026-07-28 era beside the initialize era), progress.go, listen.go
-//     (subscriptions/listen), tasks.go (the Tasks extension for bash).
-//   - Streamable HTTP: http.go (the transport and its options), httpout.go
-//     (JSON and SSE answers), mcpsession.go (Mcp-Session-Id sessions of
-//     the initialize era), httpauth.go (origins and bearer tokens), token.go
-//     (the token file), conns.go and fair.go (connection and request bounds),
-//     who.go (who a call came from, for the audit log).
-//   - The REST twin of the tools: rest.go, with its OpenAPI document.
-//   - Many sandboxes behind one listener: sandboxhost.go (what the fleet
-//     provides), sandboxes.go (the router, create, list, delete),
-//     sandboxfiles.go (changes and snapshots), sandboxtoken.go,
-//     sessionsandbox.go (a sandbox per MCP session on /mcp), manage.go (the
-//     management tools).
+// The server's jobs, and where to start reading:
+//   - MCP over stdio: Server.Serve, with the Tasks extension for bash and
+//     progress notifications.
+//   - Streamable HTTP: Listen, Server.ServeStreamable and HTTPHandler, with
+//     their HTTPOptions (bearer tokens, allowed origins, bounds).
+//   - The tools' REST twin: RESTHandler and Server.CallTool.
+//   - Many sandboxes behind one listener: SandboxRouter serves the
+//     management API and each sandbox's endpoint; a SandboxHost (the fleet)
+//     starts and stops the sandboxes.
 package rpc
+
+// The files, by job:
+//   - stdio: server.go (methods, dispatch, errors), transport.go (framing),
+//     modern.go (the stateless era), progress.go, listen.go
+//     (subscriptions/listen), tasks.go;
+//   - HTTP: http.go (the transport), httpout.go (JSON and SSE answers),
+//     mcpsession.go (Mcp-Session-Id sessions), httpauth.go (origins and
+//     tokens), token.go (the token file), conns.go and fair.go (bounds),
+//     who.go (who a call came from);
+//   - REST: rest.go;
+//   - many sandboxes: sandboxhost.go, sandboxes.go, sandboxfiles.go,
+//     sandboxtoken.go, sessionsandbox.go, manage.go (the management tools).
