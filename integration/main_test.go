@@ -1,6 +1,8 @@
-// Package integration holds end-to-end tests that drive the built boxsh and
-// boxsh-init binaries as a user would: over stdio in --rpc mode, through the
-// official MCP Go SDK, and as a shell.
+// Package integration holds end-to-end tests of the built boxsh and
+// boxsh-init binaries.
+//
+// The tests drive the binaries as a user would: over stdio in --rpc mode,
+// through the official MCP Go SDK, and as a shell.
 package integration
 
 import (

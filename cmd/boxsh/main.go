@@ -1,6 +1,8 @@
-// Command boxsh is a sandboxed POSIX shell and MCP server. In --rpc mode it
-// is the front: it speaks MCP on stdio and forwards every tool call to
-// boxsh-init, which runs the tools (inside the sandbox with --sandbox).
+// Command boxsh is a sandboxed POSIX shell and MCP server.
+//
+// In --rpc mode it is the front: it speaks MCP on stdio and forwards every
+// tool call to boxsh-init, which runs the tools. With --sandbox,
+// boxsh-init runs inside the sandbox.
 package main
 
 import (

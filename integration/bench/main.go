@@ -1,6 +1,8 @@
 // Command bench measures a boxsh-compatible MCP server through its protocol
-// alone, so that it can compare any two implementations (this Go one and the
-// C++ reference, say).
+// alone.
+//
+// Since it needs nothing but the protocol, it can compare any two
+// implementations, such as this Go one and the C++ reference.
 //
 // Usage:
 //
@@ -8,20 +10,26 @@
 //	go run ./integration/bench -bin PATH [-compare PATH2] -cold-stages N [-sandbox [-cold-bind SPEC]] [-cold-shell]
 //	go run ./integration/bench -bin PATH -sandboxes N [-cycles 200] [-first 30] [-workers 1] [-clients 50 [-mixed 10s]]
 //
-// It spawns `PATH --rpc --workers N`, speaks newline-delimited JSON-RPC 2.0
-// on its stdio (initialize first, then full tools/call requests) and
-// measures cold start, sequential round trips (back to back, and 100 each
-// after 20 ms idle), pipelined throughput, read
-// tool latency, an 8 MiB bash output, idle memory (by process too), and
-// memory once idle again after 10 000 calls; with -http also the
-// HTTP transport (--listen): round trip, 50 concurrent clients, and the
-// memory of an idle MCP session. Every answer is
-// checked; what fails is listed as a correctness problem and makes the exit
-// status 1. With -compare both binaries take turns per measurement and the
-// table shows them side by side.
+// It spawns `PATH --rpc --workers N` and speaks newline-delimited JSON-RPC
+// 2.0 on its stdio: initialize first, then full tools/call requests. It
+// measures:
+//   - cold start;
+//   - sequential round trips, back to back and after an idle pause each
+//     (-paused, -pause);
+//   - pipelined throughput;
+//   - read tool latency;
+//   - a large bash output;
+//   - idle memory, by process too;
+//   - memory once idle again after many calls (-churn);
+//   - with -http, the HTTP transport (--listen): round trip, concurrent
+//     clients, and the memory of an idle MCP session.
+//
+// Every answer is checked. What fails is listed as a correctness problem
+// and makes the exit status 1. With -compare both binaries take turns per
+// measurement, and the table shows them side by side.
 //
 // With -cold-stages N it only times N cold starts of each binary, with
-// BOXSH_TRACE_START set, and prints the median time of each stage the
+// BOXSH_TRACE_START set. It prints the median time of each stage the
 // processes mark on stderr (see internal/starttrace).
 package main
 

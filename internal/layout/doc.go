@@ -1,4 +1,6 @@
-// Package layout states the import rules of boxsh's packages, the direction
-// data flows in (client → rpc → frames → boxsh-init → tools), as a test that
-// fails on a new upward or forbidden import. It has no code of its own.
+// Package layout holds the import rules of boxsh's packages as a test.
+//
+// The rules follow the direction data flows in: client → rpc → frames →
+// boxsh-init → tools. The test fails on a new upward or forbidden import.
+// The package has no code of its own.
 package layout

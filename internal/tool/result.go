@@ -1,11 +1,17 @@
-// Package tool defines boxsh's tools as data: each is one definition (see
-// Define), in the tool's own file, of its name, description, annotations,
-// argument and result types (from which its JSON Schemas are derived), the
-// side that runs it, the list it is in and its place there, and what the
-// audit log keeps of it; and the MCP CallToolResult they produce. Both
-// sides share it: the front lists and validates tools with it, and each
-// side registers the handlers of the tools it runs with their definitions
-// (see Mux); boxsh-init decodes arguments and builds results with it.
+// Package tool defines boxsh's tools as data.
+//
+// Each tool is one definition (see Define) in the tool's own file. A
+// definition holds:
+//   - the tool's name, description and annotations;
+//   - its argument and result types, from which its JSON Schemas are derived;
+//   - the side that runs it (the front or boxsh-init);
+//   - the list it is in and its place there;
+//   - what the audit log keeps of it.
+//
+// The package also defines the MCP CallToolResult the tools produce. Both
+// sides share it. The front lists and validates tools with it. Each side
+// registers the handlers of the tools it runs with their definitions (see
+// Mux). boxsh-init decodes arguments and builds results with it.
 package tool
 
 import (

@@ -1,7 +1,9 @@
-// Package toolhost is the core of boxsh-init, the process that runs inside the
-// sandbox: it reads calls from the front as frames, runs each tool, and
-// answers with frames. Bash calls take a slot of the worker pool; file and
-// terminal tools run beside it and never block the frame loop.
+// Package toolhost is the core of boxsh-init, the process that runs the
+// tools inside the sandbox.
+//
+// It reads calls from the front as frames, runs each tool, and answers with
+// frames. Bash calls take a slot of the worker pool. File and terminal
+// tools run beside the pool and never block the frame loop.
 package toolhost
 
 import (

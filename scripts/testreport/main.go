@@ -1,8 +1,11 @@
-// Command testreport reads `go test -json` on standard input and prints what
-// `go test` would print (every line with -v, else the packages and the output
-// of failed tests), then a closing count of passed, failed and skipped tests
-// with the reasons for the skips, so that a green run never hides a skipped
-// sandbox test. It exits 1 when a test or a build failed.
+// Command testreport summarises `go test -json` so that a green run never
+// hides a skipped test.
+//
+// It reads `go test -json` on standard input and prints what `go test`
+// would print: every line with -v, else the packages and the output of
+// failed tests. It then prints a count of passed, failed and skipped
+// tests, with the reasons for the skips. It exits 1 when a test or a build
+// failed.
 //
 //	go test -json ./... | go run ./scripts/testreport [-v]
 package main

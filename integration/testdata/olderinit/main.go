@@ -1,8 +1,11 @@
-// Command olderinit stands for a boxsh-init of an older build that speaks
-// protocol 1: it knows only the options boxsh-init had when the hello came
-// in, refuses any other with its usage and exit status 2 (as every build
-// does), and otherwise sends its hello, checks the front's, and exits 1 on
-// a mismatch. The integration tests put it beside a front of this build.
+// Command olderinit stands in for a boxsh-init of an older build, one that
+// speaks protocol 1.
+//
+// It knows only the options boxsh-init had when the hello came in. It
+// refuses any other option with its usage and exit status 2, as every
+// build does. Otherwise it sends its hello, checks the front's, and exits 1
+// on a mismatch. The integration tests put it beside a front of this
+// build.
 package main
 
 import (

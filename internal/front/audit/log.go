@@ -1,14 +1,17 @@
-// Package audit keeps the audit log: one JSON line (a tool.AuditEntry) for
-// each tool call, each run of shell mode and each decision of the network
-// proxy, appended by the front, outside the sandbox (see docs/security.md,
-// "The audit log").
+// Package audit keeps boxsh's audit log, one JSON line per audited event.
+//
+// The front appends the entries (each a tool.AuditEntry), outside the
+// sandbox. It writes one for each tool call, each run of shell mode and
+// each decision of the network proxy. See docs/security.md, "The audit
+// log".
 //
 // Each entry is written with a single write(2) on a descriptor opened with
-// O_APPEND: entries of several writers never interleave, and a front that
-// dies (a crash, kill -9) loses at most the entry of the call in flight.
-// Should a death cut an entry short (a write the kernel stops between two
-// pages), the next Open of the file, when no other writer has it open,
-// drops that partial line, so that every line of the file is an entry.
+// O_APPEND. So entries of several writers never interleave, and a front
+// that dies (a crash, kill -9) loses at most the entry of the call in
+// flight. A death may still cut an entry short, when the kernel stops a
+// write between two pages. The next Open of the file then drops that
+// partial line, if no other writer has the file open, so that every line
+// of the file is an entry.
 package audit
 
 import (
