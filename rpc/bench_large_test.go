@@ -14,9 +14,12 @@ import (
 )
 
 // writeFramer takes each call as the front and boxsh-init take it, up to
-// the tool: the front frames it (largecall.WriteCall, as its initproto.Client
-// does), boxsh-init decodes the frame and the write's arguments; the file
-// is not written.
+// the tool:
+//   - the front frames it (largecall.WriteCall, as its initproto.Client
+//     does);
+//   - boxsh-init decodes the frame and the write's arguments.
+//
+// The file is not written.
 type writeFramer struct{}
 
 func (writeFramer) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
@@ -40,10 +43,10 @@ func (writeFramer) Start(ctx context.Context, name string, args json.RawMessage,
 	return nil
 }
 
-// BenchmarkLegacyWrite20MB is one 2024-11-05 tools/call of write with 20
-// MB of text (the content of integration/bench's "20 MB write") through
-// Serve on pipes, framed and decoded as on its way to the tool
-// (writeFramer): the large-call paths of both sides.
+// BenchmarkLegacyWrite20MB measures the large-call paths of both sides. It
+// sends one 2024-11-05 tools/call of write with the content of
+// integration/bench's "20 MB write" through Serve on pipes. The call is
+// framed and decoded as on its way to the tool (see writeFramer).
 func BenchmarkLegacyWrite20MB(b *testing.B) {
 	call := pipedServer(b, writeFramer{})
 	var text strings.Builder

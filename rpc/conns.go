@@ -6,11 +6,11 @@ import (
 	"sync"
 )
 
-// connLimit bounds the connections a listener has open at once, so that
-// the HTTP transport never holds more of the process's descriptors than
-// its share: at the bound it first closes the idle kept-alive
-// connections, then accepts no more until one closes (the next wait in
-// the kernel's backlog, holding no descriptor of the process).
+// connLimit bounds the connections a listener has open at once. So the
+// HTTP transport never holds more of the process's descriptors than its
+// share. At the bound it first closes the idle kept-alive connections.
+// Then it accepts no more until one closes. The next connections wait in
+// the kernel's backlog, where they hold no descriptor of the process.
 type connLimit struct {
 	net.Listener
 	slots chan struct{}

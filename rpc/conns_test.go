@@ -29,9 +29,10 @@ func rawGet(t *testing.T, c net.Conn, r *bufio.Reader, within time.Duration) (*h
 	return res, err
 }
 
-// With MaxConns, the server holds at most that many connections: idle
-// kept-alive ones are closed to make room, and connections that hold a
-// place (no request yet) make the next wait, unserved, until one closes.
+// TestHTTPMaxConns checks that with MaxConns the server holds at most that
+// many connections. Idle kept-alive ones are closed to make room.
+// Connections that hold a place without a request make the next one
+// wait, unserved, until one closes.
 func TestHTTPMaxConns(t *testing.T) {
 	url, _ := httpServer(t, HTTPOptions{Token: testToken, MaxConns: 2})
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")

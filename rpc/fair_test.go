@@ -77,10 +77,10 @@ func TestRequestLimitConcurrent(t *testing.T) {
 	assert.Equal(t, 0, l.inFlight())
 }
 
-// A sandbox whose requests fill its bound gets 429 naming the limit, on
-// its MCP endpoint and its REST twin; another sandbox and the management
-// API answer meanwhile, and the sandbox itself once one of its requests
-// has ended.
+// TestSandboxRouterRequestLimit checks that a sandbox whose requests fill
+// its bound gets 429 naming the limit, on its MCP endpoint and its REST
+// twin. Another sandbox and the management API answer meanwhile. The
+// sandbox itself answers again once one of its requests has ended.
 func TestSandboxRouterRequestLimit(t *testing.T) {
 	host := &fakeHost{sbs: map[string]*fakeSandbox{}, max: 4,
 		gates: map[string]chan struct{}{"a": make(chan struct{})}, entered: make(chan string, 8)}

@@ -23,9 +23,9 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// originAllowed is the DNS-rebinding check: a browser's Origin must be a
-// loopback one or listed; the Host must be too when no token guards the
-// server (a rebound name reaches loopback with a foreign Host).
+// originAllowed is the DNS-rebinding check. A browser's Origin must be a
+// loopback one or listed. When no token guards the server, the Host must
+// be too, since a rebound name reaches loopback with a foreign Host.
 func (t *httpTransport) originAllowed(r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
 		if slices.Contains(t.opts.AllowedOrigins, o) {

@@ -10,9 +10,9 @@ import (
 )
 
 // httpOut is the one answer of an HTTP exchange. Whoever finishes the call
-// (for boxsh-init, the goroutine reading its replies) writes it straight
-// to the connection, as on stdio, while the handler waits for done: no
-// hand-over on the way out.
+// writes it straight to the connection, as on stdio; for boxsh-init that
+// is the goroutine reading its replies. The handler waits for done
+// meanwhile, so there is no hand-over on the way out.
 type httpOut struct {
 	t       *httpTransport
 	w       http.ResponseWriter

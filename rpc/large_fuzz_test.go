@@ -11,15 +11,18 @@ import (
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// FuzzLargeRequest checks, on large requests with fuzzed text at each
-// place between their members, that every fast path the front takes on a
-// big write decodes what encoding/json decodes: the request
-// (largecall.UnmarshalRequest), the tools/call params
-// (largecall.UnmarshalCallParams), the era (requestEra) and the HTTP
-// routing name (largecall.UnmarshalMembers); and that largecall.Validate,
-// which trusts the arguments to be valid JSON, judges them as
-// tool.Spec.Validate does, so that the front never passes arguments it would
-// have refused.
+// FuzzLargeRequest checks the front's fast paths for big writes against
+// encoding/json. Its requests are large, with fuzzed text at each place
+// between their members. Each fast path must decode what encoding/json
+// decodes:
+//   - the request (largecall.UnmarshalRequest);
+//   - the tools/call params (largecall.UnmarshalCallParams);
+//   - the era (requestEra);
+//   - the HTTP routing name (largecall.UnmarshalMembers).
+//
+// largecall.Validate trusts the arguments to be valid JSON. It must judge
+// them as tool.Spec.Validate does, so that the front never passes
+// arguments it would have refused.
 func FuzzLargeRequest(f *testing.F) {
 	f.Add("", "", "", "", "")
 	f.Add(`"ID":2,`, `"Name":"bash",`, `,"PATH":"/y"`, `,"_meta":{"progressToken":1}`, `,"params":null`)

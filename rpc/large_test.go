@@ -15,9 +15,9 @@ var bigString = func() string {
 	return string(b)
 }()
 
-// TestLongLines checks that lines longer than the read buffer (256 KiB),
-// at and around its size, come whole, with the messages after them, and
-// that one over the limit is skipped.
+// TestLongLines checks that lines longer than the read buffer, at and
+// around its size, come whole, with the messages after them. A line over
+// the limit is skipped.
 func TestLongLines(t *testing.T) {
 	const bufSize = 256 << 10
 	var in strings.Builder

@@ -57,11 +57,11 @@ func initDecodeWrite(args []byte) (tool.WriteArgs, error) {
 }
 
 // TestLargeCallFrameCarriesWhatWasValidated plays an attacker who controls
-// the client's bytes: each tools/call, at and around the size from which
-// the fast paths (largecall's, the large-call frame) are taken, must reach
-// boxsh-init as the tool, id and arguments encoding/json reads in the
-// request, never as another tool, another id or a cancel; and a call the
-// front refuses never reaches it.
+// the client's bytes. Its tools/call requests are at and around the size
+// from which the fast paths (largecall's, the large-call frame) are taken.
+// Each must reach boxsh-init as the tool, id and arguments encoding/json
+// reads in the request. It must never arrive as another tool, another id
+// or a cancel. A call the front refuses must never reach boxsh-init.
 func TestLargeCallFrameCarriesWhatWasValidated(t *testing.T) {
 	content := func(n int) string {
 		b, _ := json.Marshal(strings.Repeat("ab\"\\c", n/5+1)[:n])
@@ -183,9 +183,9 @@ func TestLargeCallFrameCarriesWhatWasValidated(t *testing.T) {
 	}
 }
 
-// TestLargeCallOverHTTP sends large modern tools/call requests over HTTP:
-// the Mcp-Name header is checked against the name encoding/json reads
-// (the last of keys equal regardless of case), and a call that passes
+// TestLargeCallOverHTTP sends large modern tools/call requests over HTTP.
+// The Mcp-Name header is checked against the name encoding/json reads: the
+// last of the keys that are equal regardless of case. A call that passes
 // reaches boxsh-init's frame as the tool and arguments of the body.
 func TestLargeCallOverHTTP(t *testing.T) {
 	tools, err := tool.NewRegistry()

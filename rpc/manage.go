@@ -13,13 +13,15 @@ import (
 )
 
 // The management API as MCP tools, at /v1/manage/mcp of a server of many
-// sandboxes: the same calls as the REST paths of /v1/sandboxes and
-// /v1/snapshots, behind the server's token only (a sandbox's token does
-// not reach it). Each tool answers its REST twin's JSON as
-// structuredContent and as text; a refusal (a limit, a taken name, no
-// such sandbox) is a failed result (isError) with the REST detail.
+// sandboxes. The tools make the same calls as the REST paths of
+// /v1/sandboxes and /v1/snapshots. They are behind the server's token
+// only: a sandbox's token does not reach them. Each tool answers its REST
+// twin's JSON as structuredContent and as text. A refusal (a limit, a
+// taken name, no such sandbox) is a failed result (isError) with the REST
+// detail.
 
-// ManagePath is the path of the management MCP endpoint.
+// ManagePath is the path of the management MCP endpoint, where the
+// management API is served as MCP tools.
 const ManagePath = "/v1/manage/mcp"
 
 // manageMCP is the handler of ManagePath: an MCP server of the

@@ -88,8 +88,9 @@ func (t *httpTransport) deleteSession(w http.ResponseWriter, r *http.Request) {
 // sessionIDKey is the context key of an MCP session's id.
 type sessionIDKey struct{}
 
-// SessionID is the Mcp-Session-Id of the MCP session (Mcp-Session-Id) a call's
-// context belongs to, or "" (stdio, modern requests).
+// SessionID returns the Mcp-Session-Id of the MCP session a call's context
+// belongs to. It returns "" for calls outside a session: on stdio, and
+// requests of the stateless era.
 func SessionID(ctx context.Context) string {
 	id, _ := ctx.Value(sessionIDKey{}).(string)
 	return id

@@ -18,11 +18,13 @@ import (
 // (initialize, v3's leniencies), so one server speaks both eras on the same
 // stream (the "dual-era" server of the 2026-07-28 versioning page).
 
-// ModernVersions are the stateless MCP revisions the server speaks, newest
-// first.
+// ModernVersions are the MCP revisions of the stateless era the server
+// speaks, newest first. A request of that era carries its version in each
+// request's _meta instead of an initialize handshake.
 var ModernVersions = []string{"2026-07-28"}
 
-// Error codes of MCP 2026-07-28 (basic/index, "Error Codes").
+// Error codes of MCP 2026-07-28, from the specification's "Error Codes"
+// section (basic/index).
 const (
 	CodeHeaderMismatch                  = -32020
 	CodeMissingRequiredClientCapability = -32021

@@ -47,13 +47,17 @@ func validProgressToken(t json.RawMessage) json.RawMessage {
 }
 
 // startProgress sends progress notifications for token until stop is
-// called or ctx ends; stop waits for a notification being written, so
-// none follows it. When output is set (bash calls) the returned context
-// asks the backend for the bytes of output so far (initproto.WithProgress):
-// each report then brings a notification that says them, and the
-// notifications follow the reports, one every progressEvery. Without
-// reports (other tools, a backend that sends none) a notification of the
-// time alone goes out once no other has for a little over progressEvery.
+// called or ctx ends. stop waits for a notification being written, so
+// none follows it.
+//
+// The notifications go out in one of two ways:
+//   - When output is set (bash calls), the returned context asks the
+//     backend for the bytes of output so far (initproto.WithProgress).
+//     Each report then brings a notification that says them, one every
+//     progressEvery.
+//   - Without reports (other tools, or a backend that sends none), a
+//     notification of the time alone goes out once no other has for a
+//     little over progressEvery.
 func (ss *peer) startProgress(ctx context.Context, token json.RawMessage, output bool) (context.Context, func()) {
 	if token == nil {
 		return ctx, func() {}
@@ -85,8 +89,9 @@ type progress struct {
 }
 
 // fallbackAfter is how long after the last notification one goes out with
-// no report: later than the next report, so that reports lead; once
-// reports come, only when one is a whole period late (a stalled backend).
+// no report. It is later than the next report, so that reports lead. Once
+// reports come, a notification without one goes out only when a report is
+// a whole period late (a stalled backend).
 func fallbackAfter() time.Duration { return progressEvery + progressEvery/4 }
 
 // tick sends a notification of the time alone (and the bytes last
@@ -101,8 +106,9 @@ func (p *progress) tick() {
 }
 
 // report records a report of n bytes of output and sends a notification
-// of it, unless one went out less than three quarters of progressEvery
-// ago (the backend's reports are no more frequent than progressEvery).
+// of it. It sends none if one went out less than three quarters of
+// progressEvery ago, since the backend reports no more often than every
+// progressEvery.
 func (p *progress) report(n uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -118,10 +118,10 @@ func TestProgressHTTPStream(t *testing.T) {
 	assert.Contains(t, string(b), "sleep:400")
 }
 
-// initBackend is a initproto.Client on a fake boxsh-init that answers each
-// call after 450 ms and, to calls that ask for progress, sends a progress
-// frame at the rate they ask, each 100 bytes more; asked records the
-// Progress of each call.
+// initBackend is an initproto.Client on a fake boxsh-init that answers
+// each call after a fixed delay. To calls that ask for progress, it sends
+// progress frames at the rate they ask, each 100 bytes more than the last.
+// asked records the Progress of each call.
 func initBackend(t *testing.T, asked chan<- int64) Backend {
 	front, back := net.Pipe()
 	t.Cleanup(func() { front.Close(); back.Close() })

@@ -22,14 +22,16 @@ import (
 // a bad call gets the same message; the HTTP transport puts the same
 // Origin and token checks in front.
 //
-// The OpenAPI document is openapi.json, which huma generates (go test
-// ./rpc -run TestOpenAPIGenerated -update) with what no tool definition
-// says (the management API of a server of many sandboxes), and the
-// operations of the tools, made at run time from their definitions as
-// huma would describe them (TestOpenAPIToolsAsHuma): a new tool changes
-// no generated file, and huma's package initialisation, paid at every
-// start of the front and again by libcontainer's init, stays out of the
-// binary.
+// The OpenAPI document has two parts:
+//   - openapi.json, which huma generates (go test ./rpc -run
+//     TestOpenAPIGenerated -update), holds what no tool definition says:
+//     the management API of a server of many sandboxes;
+//   - the operations of the tools are made at run time from their
+//     definitions, as huma would describe them (TestOpenAPIToolsAsHuma).
+//
+// So a new tool changes no generated file. And huma's package
+// initialisation, which would be paid at every start of the front and
+// again by libcontainer's init, stays out of the binary.
 
 //go:generate go test . -run TestOpenAPIGenerated -update
 
@@ -67,10 +69,11 @@ func (s *Server) toolHandler(w http.ResponseWriter, r *http.Request) {
 	s.serveTool(w, r, r.PathValue("name"))
 }
 
-// openAPIDocument is the OpenAPI document of what one kind of server
-// serves, with the server's version: a single sandbox's REST twin
-// (/v1/tools/NAME), or, many, a server of many sandboxes' management API
-// and sandboxes' twins (/s/{sandbox}/v1/tools/{tool}).
+// openAPIDocument returns the OpenAPI document of one kind of server, with
+// the server's version. It describes:
+//   - a single sandbox's REST twin (/v1/tools/NAME);
+//   - with many, a server of many sandboxes: its management API and the
+//     sandboxes' twins (/s/{sandbox}/v1/tools/{tool}).
 func openAPIDocument(version string, many bool) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(openAPIJSON, &doc); err != nil {
@@ -239,9 +242,12 @@ func pruneSchemas(doc map[string]any) {
 	}
 }
 
-// serveTool answers POST /v1/tools/NAME: the CallToolResult, or a problem
-// (RFC 9457) for an unknown tool (404), invalid arguments (400, the
-// message tools/call gives as -32602) or a failure of boxsh (500).
+// serveTool answers POST /v1/tools/NAME with the CallToolResult, or with a
+// problem (RFC 9457):
+//   - 404 for an unknown tool;
+//   - 400 for invalid arguments, with the message tools/call gives as
+//     -32602;
+//   - 500 for a failure of boxsh.
 func (s *Server) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	if _, ok := s.Tools.Lookup(name); !ok {
 		writeProblem(w, http.StatusNotFound, "no tool "+name)
@@ -274,9 +280,9 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 	_, _ = w.Write(b)
 }
 
-// CallTool validates and runs one tool call as tools/call does, waiting
-// for its CallToolResult. A protocol fault is an *Error; a tool that runs
-// and fails is a result with isError.
+// CallTool validates and runs one tool call as tools/call does, and waits
+// for its CallToolResult. A protocol fault is an *Error. A tool that runs
+// and fails gives a result with isError set.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	args, bad := s.checkCall(name, args, false)
 	if bad != nil {

@@ -21,8 +21,8 @@ import (
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// JSON-RPC 2.0 error codes: those of the contract with boxsh-init, which
-// package initproto declares.
+// JSON-RPC 2.0 error codes. They are the codes of the contract with
+// boxsh-init, so a backend's errors pass through unchanged.
 const (
 	CodeParseError     = initproto.CodeParseError
 	CodeInvalidRequest = initproto.CodeInvalidRequest
@@ -31,31 +31,40 @@ const (
 	CodeInternalError  = initproto.CodeInternalError
 )
 
-// ProtocolVersions are the MCP protocol versions the server speaks, newest
-// last. A client's version from this list is echoed; a client that names
-// none gets the oldest (as boxsh v3 does), and one that names an unknown
-// version gets the newest.
+// ProtocolVersions are the MCP protocol versions of the initialize era the
+// server speaks, newest last.
+//
+// The server answers an initialize request:
+//   - with the client's version, if it is in this list;
+//   - with the oldest, if the client names none (as boxsh v3 does);
+//   - with the newest, if the client names an unknown version.
 var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
-// Error is a JSON-RPC error: boxsh-init's, as package initproto declares it. A
+// Error is a JSON-RPC error, the same type boxsh-init answers with. A
 // Backend returns one to report a protocol fault (for example invalid
 // arguments) rather than a tool failure.
 type Error = initproto.Error
 
 // Backend runs tool calls.
 type Backend interface {
-	// Start hands the named tool, with already validated arguments, to the
-	// backend without waiting for it to run: the server calls Start in the
-	// order requests arrive, so that calls queue in that order. done is
-	// called once, on any goroutine, with the encoded MCP CallToolResult or
-	// an error: an *Error is reported to the client as a JSON-RPC error,
-	// any other error as a failed tool result. Cancelling ctx asks the
-	// backend to stop the call. When Start returns an error, done is not
-	// called.
+	// Start hands a call of the named tool to the backend without waiting
+	// for it to run. The arguments are already validated. The server calls
+	// Start in the order requests arrive, so that calls queue in that
+	// order.
+	//
+	// done is called once, on any goroutine, with the encoded MCP
+	// CallToolResult or an error:
+	//   - an *Error is reported to the client as a JSON-RPC error;
+	//   - any other error is reported as a failed tool result.
+	//
+	// Cancelling ctx asks the backend to stop the call. When Start returns
+	// an error, done is not called.
 	Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error
 }
 
-// Server serves MCP over a pair of streams.
+// Server is an MCP server. It answers the MCP methods itself and forwards
+// tool calls to its Backend. Serve serves it over a pair of streams,
+// ServeStreamable over HTTP.
 type Server struct {
 	// Tools lists and validates the tools.
 	Tools *tool.Registry
@@ -104,9 +113,9 @@ func (s *Server) encodeToolLists() (*toolLists, error) {
 	return &l, nil
 }
 
-// request is an incoming JSON-RPC message, read by largecall, which
-// splits large ones (a write of a big file) several times faster than
-// encoding/json.
+// request is an incoming JSON-RPC message, read by largecall. largecall
+// splits large ones (a write of a big file) faster than encoding/json
+// (see docs/perf.md).
 type request = largecall.Request
 
 // callParams are the params of a tools/call.
@@ -148,9 +157,9 @@ type peer struct {
 }
 
 // trackLocked registers cancel as the way to cancel the request with id
-// key, unless a request with that id is already in flight (a duplicate id
-// cannot be cancelled separately); it tells whether it did. ss.mu must be
-// held.
+// key, and tells whether it did. It does not if a request with that id is
+// already in flight, since a duplicate id cannot be cancelled separately.
+// ss.mu must be held.
 func (ss *peer) trackLocked(key string, cancel context.CancelFunc) bool {
 	if _, dup := ss.inflight[key]; dup {
 		return false
@@ -254,13 +263,14 @@ func (s *Server) withBackend(b Backend) *Server {
 	}
 }
 
-// DefaultEndOfInputGrace is how long, after the end of input, calls of
-// tools other than bash may still run: those still running then are
-// cancelled and answered with an error (errEndOfInput). Such calls finish
-// in far less unless they are blocked, on a FIFO say, which would keep
-// boxsh from exiting. Bash calls are waited for, as boxsh v3 does: a
-// client may pipe in a long command and close its input; their timeout
-// bounds them.
+// DefaultEndOfInputGrace is how long calls of tools other than bash may
+// still run after the end of input.
+//
+// Calls still running then are cancelled and answered with an error. Such
+// calls finish far sooner unless they are blocked, on a FIFO say, which
+// would keep boxsh from exiting. Bash calls are waited for, as boxsh v3
+// does: a client may pipe in a long command and close its input. Their
+// timeout bounds them.
 const DefaultEndOfInputGrace = 5 * time.Second
 
 // errEndOfInput is the cause of the cancellation of a call still running
@@ -545,8 +555,8 @@ func (ss *peer) callArgs(id json.RawMessage, params json.RawMessage) (toolCall, 
 	return toolCall{name: name, args: args, progress: metaProgressToken(p.Meta)}, true
 }
 
-// checkCall validates the arguments of a call of tool name, returning
-// them ready for the backend ({} when absent); valid tells that they are
+// checkCall validates the arguments of a call of tool name and returns
+// them ready for the backend ({} when absent). valid tells that they are
 // known to be valid JSON (see largecall.Validate).
 func (s *Server) checkCall(name string, args json.RawMessage, valid bool) (json.RawMessage, *Error) {
 	spec, ok := s.Tools.Lookup(name)

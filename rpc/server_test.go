@@ -319,9 +319,10 @@ func TestCancelledContextEndsServeWhileInputIsOpen(t *testing.T) {
 	})
 }
 
-// At the end of input a bash call is answered, and a call of another tool
-// that still runs after EndOfInputGrace is cancelled and answered with an
-// error saying so; Serve then returns.
+// TestEndOfInputCancelsBlockedCalls checks what happens at the end of
+// input. A bash call is answered. A call of another tool that still runs
+// after EndOfInputGrace is cancelled and answered with an error saying
+// so. Serve then returns.
 func TestEndOfInputCancelsBlockedCalls(t *testing.T) {
 	tools, err := tool.NewRegistry()
 	require.NoError(t, err)

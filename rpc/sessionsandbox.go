@@ -9,12 +9,14 @@ import (
 	"github.com/boxsh/boxsh/client/apitype"
 )
 
-// SessionBackend is the backend of /mcp on a server of many sandboxes: a
-// MCP session's calls go to a sandbox of its own, made at its first
-// call (from apitype.FromWorkspace, named SessionSandboxName of the
-// session), and deleted when the session ends (EndSession,
-// HTTPOptions.SessionEnded). Requests outside an MCP session name their
-// sandbox in the URL.
+// SessionBackend returns the backend of /mcp on a server of many
+// sandboxes. It gives each MCP session a sandbox of its own:
+//   - the sandbox is made at the session's first call, from
+//     apitype.FromWorkspace, and named SessionSandboxName(id);
+//   - it is deleted when the session ends (see EndSession and
+//     HTTPOptions.SessionEnded).
+//
+// Requests outside an MCP session name their sandbox in the URL instead.
 func (rt *SandboxRouter) SessionBackend() Backend { return sessionBackend{rt} }
 
 type sessionBackend struct{ rt *SandboxRouter }
@@ -52,8 +54,8 @@ func (rt *SandboxRouter) sessionSandbox(ctx context.Context, name string) (Backe
 	return b, err
 }
 
-// EndSession deletes the sandbox of MCP session id, if it has one
-// (HTTPOptions.SessionEnded).
+// EndSession deletes the sandbox of MCP session id, if it has one. It is
+// meant as HTTPOptions.SessionEnded.
 func (rt *SandboxRouter) EndSession(id string) {
 	name := SessionSandboxName(id)
 	if _, ok := rt.host.Lookup(name); !ok {

@@ -195,9 +195,9 @@ func (ts *taskStore) encode(t *task) []byte {
 	return append(b, '}')
 }
 
-// ownTasks are the running tasks of a stdio session, cancelled when its
-// input ends: no one could poll them afterwards, and a stdio server
-// should exit promptly at the end of its input.
+// ownTasks are the running tasks of a stdio session. They are cancelled
+// when its input ends: no one could poll them afterwards, and a stdio
+// server should exit promptly at the end of its input.
 type ownTasks struct {
 	mu     sync.Mutex
 	cancel map[*task]context.CancelFunc

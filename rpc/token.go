@@ -15,14 +15,15 @@ import (
 	"github.com/boxsh/boxsh/internal/front/ownfile"
 )
 
-// LoadOrCreateToken returns the bearer token kept in path: the file's
-// first line when it exists, else a new random token written there,
-// readable by the user only. created tells which.
+// LoadOrCreateToken returns the bearer token kept in path.
+//
+// If the file exists, the token is its first line. Otherwise a new random
+// token is written there, readable by the user only. created tells which.
 //
 // An existing file is used only if it cannot have been planted or read
-// by another user: it is opened without following a symbolic link, and
+// by another user. It is opened without following a symbolic link, and
 // must be a regular file owned by the user with no group or other
-// permission bits (see checkTokenFile).
+// permission bits.
 func LoadOrCreateToken(path string) (token string, created bool, err error) {
 	for range 2 {
 		token, err = readToken(path)
@@ -118,8 +119,9 @@ func writeToken(path, token string) error {
 }
 
 // CreateToken makes a new random token and writes it to path, readable by
-// the user only, replacing a file left there (by a process of the same id
-// that died, or planted: its token is never used).
+// the user only. It replaces any file already there, whose token is never
+// used: the file may be left by a process of the same id that died, or
+// planted.
 func CreateToken(path string) (string, error) {
 	token, err := newToken()
 	if err != nil {
@@ -137,10 +139,12 @@ func CreateToken(path string) (string, error) {
 	return token, nil
 }
 
-// DefaultTokenPath is where the HTTP transport keeps the token it makes
-// when none is given: a file named after the process in boxsh's private
-// state directory ($XDG_STATE_HOME/boxsh, default ~/.local/state/boxsh),
-// made 0700 when missing.
+// DefaultTokenPath returns where the HTTP transport keeps the token it
+// makes when none is given.
+//
+// The file is named after the process, in boxsh's private state directory
+// ($XDG_STATE_HOME/boxsh, default ~/.local/state/boxsh). DefaultTokenPath
+// makes that directory, mode 0700, when it is missing.
 func DefaultTokenPath() (string, error) {
 	dir := os.Getenv("XDG_STATE_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {

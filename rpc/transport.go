@@ -11,7 +11,8 @@ import (
 	"sync"
 )
 
-// MaxMessageSize bounds one incoming JSON-RPC message (64 MiB, as boxsh v3).
+// MaxMessageSize bounds the size of one incoming JSON-RPC message, as in
+// boxsh v3.
 const MaxMessageSize = 64 << 20
 
 // errTooLarge reports a message over MaxMessageSize; the message was
@@ -88,10 +89,10 @@ func (rd *reader) nextLine() ([]byte, error) {
 // readLine reads up to a newline (or the end of input), refusing to buffer
 // more than max bytes.
 func (rd *reader) readLine() ([]byte, error) {
-	// The parts of a line longer than the buffer, copied as they come and
-	// joined at the end into one slice of the line's size: appending them
-	// to one growing slice would copy a long line (a big file to write)
-	// again at each growth.
+	// parts are the pieces of a line longer than the buffer, copied as
+	// they come. They are joined at the end into one slice of the line's
+	// size. Appending them to one growing slice would copy a long line
+	// (a big file to write) again at each growth.
 	var parts [][]byte
 	n := 0
 	for {

@@ -18,11 +18,16 @@ func withClient(ctx context.Context, client string) context.Context {
 	return context.WithValue(ctx, clientKey{}, client)
 }
 
-// ClientOf names the client of a call from the context Backend.Start
-// gets: "stdio"; on HTTP, "http session HASH" for a client with a session
-// (the first 12 hex digits of the SHA-256 of its Mcp-Session-Id: the id
-// itself lets its bearer use the session) or "http ADDRESS" for one
-// without; "rest ADDRESS" for the REST twin; "" when unknown.
+// ClientOf names the client of a call, from the context Backend.Start
+// gets. The name is one of:
+//   - "stdio";
+//   - "http session HASH" for an HTTP client with an MCP session;
+//   - "http ADDRESS" for an HTTP client without one;
+//   - "rest ADDRESS" for a client of the REST twin;
+//   - "" when unknown.
+//
+// HASH is the first 12 hex digits of the SHA-256 of the Mcp-Session-Id.
+// The id itself is not given, since it lets its bearer use the session.
 func ClientOf(ctx context.Context) string {
 	s, _ := ctx.Value(clientKey{}).(string)
 	return s
