@@ -25,10 +25,12 @@ import (
 	"github.com/boxsh/boxsh/runtime/host"
 )
 
-// auditPath is the audit log of a run whose sandbox resolved to sb:
-// --audit's file, else, for a sandbox on a copy-on-write session (--try's,
-// or a cow bind whose DST is a session's), the session's AuditFile; "" for
-// none (or --no-audit).
+// auditPath returns the path of the audit log of a run whose sandbox
+// resolved to sb. It is:
+//   - --audit's file, if given;
+//   - the session's AuditFile, for a sandbox on a copy-on-write session
+//     (--try's, or a cow bind whose DST is a session's);
+//   - "" for none, or with --no-audit.
 func auditPath(opts options, sb policy.Sandbox) string {
 	if opts.noAudit {
 		return ""
@@ -55,9 +57,9 @@ func auditPath(opts options, sb policy.Sandbox) string {
 }
 
 // openAudit opens the audit log of a run, or returns nil when it has
-// none. A log the sandbox sb could write (in a wr bind, a cow bind's
-// changes directory or the --cache directory) is refused: the sandbox
-// must not be able to change the record of what it did.
+// none. It refuses a log the sandbox sb could write: one in a wr bind, a
+// cow bind's changes directory or the --cache directory. The sandbox must
+// not be able to change the record of what it did.
 func openAudit(opts options, sb policy.Sandbox) (*audit.Log, error) {
 	path := auditPath(opts, sb)
 	if path == "" {
@@ -176,8 +178,8 @@ func auditShell(l *audit.Log, log hclog.Logger, argv []string, began time.Time, 
 }
 
 // shellAudit records a sandboxed run of shell mode, on Linux and macOS
-// alike: the decisions of its proxy as they come, and the run (its argv,
-// exit status and duration) once it has ended.
+// alike. It records the decisions of its proxy as they come. Once the run
+// has ended, it records the run: its argv, exit status and duration.
 type shellAudit struct {
 	l     *audit.Log // nil: no log
 	log   hclog.Logger
@@ -329,9 +331,9 @@ func latestAuditHere() (string, error) {
 	return filepath.Join(latest.Dir(), session.AuditFile), nil
 }
 
-// formatEntry is the line `boxsh audit` prints for e: every name the
-// sandbox or the client chose (a command, a path, a host) quoted as boxsh
-// changes quotes file names, so that none can forge lines on the
+// formatEntry returns the line `boxsh audit` prints for e. Every name the
+// sandbox or the client chose (a command, a path, a host) is quoted as
+// boxsh changes quotes file names. So none can forge lines on the
 // reader's terminal.
 func formatEntry(e audit.Entry) string {
 	var b strings.Builder

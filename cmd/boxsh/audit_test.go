@@ -53,9 +53,12 @@ func TestFormatEntryQuotes(t *testing.T) {
 	assert.Equal(t, `T - network connect "\303\251vil\r":443 refused`, line)
 }
 
-// A sandboxed run of shell mode, as Linux and macOS record it: the
-// proxy's decisions as they come, then the run with its argv and exit
-// status; no log, nothing; a log the sandbox could write, refused.
+// TestShellAudit checks how Linux and macOS record a sandboxed run of
+// shell mode:
+//   - the proxy's decisions as they come, then the run with its argv and
+//     exit status;
+//   - without a log, nothing;
+//   - a log the sandbox could write is refused.
 func TestShellAudit(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")

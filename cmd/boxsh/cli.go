@@ -67,24 +67,28 @@ type options struct {
 	// (modeCommand).
 	args []string
 	// impliedBy is the first flag that asks for a sandbox without
-	// --sandbox (a --bind, a network flag, --cache): it turns the sandbox
-	// on, so that no restriction the user asked for is ignored.
+	// --sandbox: a --bind, a network flag or --cache. Such a flag turns
+	// the sandbox on, so that no restriction the user asked for is
+	// ignored.
 	impliedBy string
 }
 
-// parseArgs parses boxsh's own options, which come first; the first
-// argument that is not one of them (such as -c or a script name) and
-// everything after it belong to the shell, and everything after "--" is a
-// command to run. The options are those of flagTable.
+// parseArgs parses boxsh's own options, which come first. The options are
+// those of flagTable. The first argument that is not one of them (such as
+// -c or a script name) and everything after it belong to the shell.
+// Everything after "--" is a command to run.
 //
-// The parser is boxsh's own, not a flag library's. As boxsh v3.0.0's
-// getopt_long("+") with unknown options handed back, a short option that
-// is not boxsh's (-c, -e, -ic) ends boxsh's options and goes to the shell
-// with everything after it: pflag refuses it or, told to ignore unknown
-// flags, drops it from the shell's arguments; the standard library's flag
-// refuses it too, and takes -sandbox for --sandbox. Neither takes
-// --listen's optional address as the next argument (--listen 8080), nor
-// ignores a switch's "=VALUE" (--sandbox=1), as boxsh does.
+// The parser is boxsh's own, not a flag library's. boxsh v3.0.0 used
+// getopt_long("+") with unknown options handed back. So a short option
+// that is not boxsh's (-c, -e, -ic) ends boxsh's options and goes to the
+// shell with everything after it. The libraries differ:
+//   - pflag refuses such an option or, told to ignore unknown flags, drops
+//     it from the shell's arguments;
+//   - the standard library's flag refuses it too, and takes -sandbox for
+//     --sandbox;
+//   - neither takes --listen's optional address as the next argument
+//     (--listen 8080), nor ignores a switch's "=VALUE" (--sandbox=1), as
+//     boxsh does.
 func parseArgs(argv []string, cwd string) (options, error) {
 	p := &parser{o: options{mode: modeShell, workers: 4, shell: "/bin/sh"}, cwd: cwd}
 	for i := 0; i < len(argv); i++ {
@@ -277,8 +281,8 @@ func loadPolicy(o options, home, cwd string) (policy.Policy, error) {
 }
 
 // writableBy tells which host paths the sandbox sb could write: those a
-// wr bind or a cow destination shows (nil without a sandbox, where
-// commands can write anything the user can anyway).
+// wr bind or a cow destination shows. It returns nil without a sandbox,
+// where commands can write anything the user can anyway.
 func writableBy(sb policy.Sandbox) func(string) bool {
 	if !sb.Enabled && !sb.Try {
 		return nil

@@ -206,9 +206,9 @@ func writeDefaultSettings(path string, force bool) error {
 	return err
 }
 
-// printPolicy prints p for people: each rule and setting with its source
-// (the network's mode as it applies, "default" when none chose it), and
-// for the limits, how they are enforced.
+// printPolicy prints p for people. It shows each rule and setting with its
+// source, "default" when none chose it; the network's mode is shown as it
+// applies. For the limits it shows how they are enforced.
 func printPolicy(w io.Writer, p policy.Policy, enforced map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	files := "none"

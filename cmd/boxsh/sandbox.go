@@ -10,9 +10,10 @@ import (
 	"github.com/boxsh/boxsh/runtime/host"
 )
 
-// sandboxRun is what a start of a sandbox leaves to do: announce where
-// --try saves the changes once the sandbox runs (Started), and remove what
-// --try made that nobody needs once it has ended (Done).
+// sandboxRun is what a start of a sandbox leaves to do:
+//   - Started announces where --try saves the changes, once the sandbox
+//     runs;
+//   - Done removes what --try made that nobody needs, once it has ended.
 type sandboxRun struct {
 	changes string
 	ran     bool
@@ -74,9 +75,10 @@ func prepareSandboxHere(sb policy.Sandbox) (_ policy.Sandbox, cwd, home string, 
 	return sb, cwd, home, run, err
 }
 
-// sandboxedCommand is what shell mode runs in a sandbox: the shell with
-// its arguments (or the command after --), and its environment: the
-// policy's, and the boxsh prompt for an interactive shell on a terminal.
+// sandboxedCommand returns what shell mode runs in a sandbox. argv is the
+// shell with its arguments, or the command after --. env is the policy's
+// environment, plus the boxsh prompt for an interactive shell on a
+// terminal.
 func sandboxedCommand(opts options, tty bool) (argv, env []string) {
 	env = policy.CommandEnv(opts.policy, os.Environ())
 	if opts.mode == modeCommand {
@@ -94,12 +96,16 @@ func sandboxedCommand(opts options, tty bool) (argv, env []string) {
 	return argv, env
 }
 
-// seatbeltInputs are the inputs of the macOS profile of the resolved
-// sandbox sb with the policy p, for a command started in cwd by a user
-// whose home is home: the same for the sandbox that runs (shell and
-// --rpc; runtime.SandboxCommand adds the proxy's port and the sandbox's
-// own temporary directory when it makes them) and for boxsh spec --format
-// sbpl (which shows runtime.PrivateTmpStandIn and port 0 for them).
+// seatbeltInputs returns the inputs of the macOS profile of the resolved
+// sandbox sb with the policy p. They are for a command started in cwd by
+// a user whose home is home.
+//
+// The inputs are the same for both users of the profile:
+//   - the sandbox that runs (shell and --rpc), where
+//     runtime.SandboxCommand adds the proxy's port and the sandbox's own
+//     temporary directory when it makes them;
+//   - boxsh spec --format sbpl, which shows runtime.PrivateTmpStandIn and
+//     port 0 for them.
 func seatbeltInputs(sb policy.Sandbox, p policy.Policy, home, cwd string) runtime.SeatbeltInputs {
 	return runtime.SeatbeltInputs{Sandbox: sb, Policy: p, Home: home, Cwd: cwd, TmpDir: os.Getenv("TMPDIR")}
 }

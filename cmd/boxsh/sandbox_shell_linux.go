@@ -18,11 +18,11 @@ import (
 	"github.com/boxsh/boxsh/runtime/plan"
 )
 
-// runSandboxedShell runs the shell (or the command after --) in a new
-// sandbox, with boxsh-init as its PID 1: stdio passed through, or, when
-// stdin and stdout are a terminal, a terminal of the sandbox's own that
-// boxsh relays. It returns the shell's exit status (128+N after a death
-// by signal N).
+// runSandboxedShell runs the shell, or the command after --, in a new
+// sandbox with boxsh-init as its PID 1. Stdio is passed through. When
+// stdin and stdout are a terminal, the sandbox gets a terminal of its own
+// that boxsh relays. It returns the shell's exit status (128+N after a
+// death by signal N).
 func runSandboxedShell(opts options, log hclog.Logger) int {
 	sb := opts.sandbox
 	sb.Enabled = true
@@ -155,10 +155,10 @@ func relayTerminal(console *os.File) (restore func(), done chan struct{}, err er
 	return restore, done, err
 }
 
-// publishShell listens for the --publish ports of shell mode, before the
-// sandbox starts (a port the host cannot give fails at once), and returns
-// them with the forwarding socket's end to hand boxsh-init, for the
-// caller to close once the sandbox has it.
+// publishShell listens for the --publish ports of shell mode before the
+// sandbox starts, so that a port the host cannot give fails at once. It
+// returns the ports and the forwarding socket's end to hand boxsh-init.
+// The caller closes that end once the sandbox has it.
 func publishShell(opts options, log hclog.Logger) (*runtime.Ports, *os.File, error) {
 	front, back, err := host.SocketPair()
 	if err != nil {

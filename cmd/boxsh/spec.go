@@ -243,12 +243,12 @@ func parseSpecArgs(argv []string) (specOptions, []string, error) {
 	return so, rest, nil
 }
 
-// bundleHidden checks that no bind of sb lets the sandbox write into the
-// bundle directory bundle or its root directory rootfs (relative to the
-// bundle unless absolute), or replace them: a command could rewrite
-// config.json, and the next run of the bundle would be the sandbox it
-// wrote. It compares real paths (symlinks above the bundle and in the
-// binds resolved), as the mounts see them.
+// bundleHidden checks that no bind of sb lets the sandbox write into, or
+// replace, the bundle directory bundle or its root directory rootfs.
+// rootfs is relative to the bundle unless absolute. Otherwise a command
+// could rewrite config.json, and the next run of the bundle would be the
+// sandbox it wrote. bundleHidden compares real paths as the mounts see
+// them, with symlinks above the bundle and in the binds resolved.
 func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
 	if !filepath.IsAbs(rootfs) {
 		rootfs = filepath.Join(bundle, rootfs)
@@ -278,10 +278,10 @@ func bundleHidden(sb policy.Sandbox, bundle, rootfs string) error {
 	return nil
 }
 
-// writeConfig replaces the file path with content, of mode 0600 (the
-// environment may hold variables the policy passes): it writes a new file
-// beside it and renames it over path, so that a symlink at path is
-// replaced rather than written through.
+// writeConfig replaces the file path with content, of mode 0600 since the
+// environment may hold variables the policy passes. It writes a new file
+// beside path and renames it over path. So a symlink at path is replaced
+// rather than written through.
 func writeConfig(path string, content []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".config.json.*")
 	if err != nil {

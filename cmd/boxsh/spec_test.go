@@ -104,10 +104,10 @@ func TestSpecCommand(t *testing.T) {
 	assert.Contains(t, out, `"source": "/opt/boxsh-init"`, "boxsh-init is bound when there is one")
 }
 
-// TestSpecEnv: the spec's process gets the environment boxsh --sandbox
-// gives commands (policy.CommandEnv of boxsh's): the base variables, what
-// the policy passes (secret-looking names only when named exactly) and
-// sets, and nothing else.
+// TestSpecEnv checks that the spec's process gets the environment boxsh
+// --sandbox gives commands (policy.CommandEnv of boxsh's). That is the
+// base variables and what the policy passes and sets, and nothing else.
+// Secret-looking names are passed only when named exactly.
 func TestSpecEnv(t *testing.T) {
 	stubSpecHost(t, "/opt/boxsh-init")
 	t.Setenv("HOME", t.TempDir())
@@ -232,10 +232,11 @@ func TestSpecFormatSBPL(t *testing.T) {
 	assert.Contains(t, errOut, "--bundle is for --format oci")
 }
 
-// boxsh spec --format sbpl prints the profile boxsh --sandbox runs with
-// the same flags (issue 29, item 12): resolved the way the front resolves
-// its sandbox (main.go's run), and built by the same function
-// (runtime.SeatbeltArgs, which the macOS front runs sandbox-exec with).
+// TestSpecSBPLIsWhatRuns checks that boxsh spec --format sbpl prints the
+// profile boxsh --sandbox runs with the same flags (issue 29, item 12).
+// The sandbox is resolved the way the front resolves it (main.go's run).
+// The profile is built by the same function, runtime.SeatbeltArgs, which
+// the macOS front runs sandbox-exec with.
 func TestSpecSBPLIsWhatRuns(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -399,10 +400,11 @@ func writePolicy(t *testing.T, content string) string {
 	return p
 }
 
-// TestSpecRefusesWritableConfigDir: boxsh spec refuses, as boxsh --sandbox
-// does, a sandbox that could write boxsh's own settings (the global policy
-// and the trust store, which decide what later sandboxes may do): run by
-// another runtime, its command could widen the next session's policy.
+// TestSpecRefusesWritableConfigDir checks that boxsh spec refuses, as
+// boxsh --sandbox does, a sandbox that could write boxsh's own settings.
+// Those are the global policy and the trust store, which decide what later
+// sandboxes may do. Run by another runtime, the sandbox's command could
+// widen the next session's policy.
 func TestSpecRefusesWritableConfigDir(t *testing.T) {
 	stubSpecHost(t, "/opt/boxsh-init")
 	proj := t.TempDir()
@@ -421,10 +423,10 @@ func TestSpecRefusesWritableConfigDir(t *testing.T) {
 	assert.Equal(t, 0, code, "a ro bind cannot write them: %s", errOut)
 }
 
-// TestSpecRefusesBundleInWritableBind: the bundle (its config.json, root
-// and placeholders) must not be writable from the sandbox it describes: a
-// command could rewrite config.json, and the next run of the bundle would
-// be the sandbox it wrote.
+// TestSpecRefusesBundleInWritableBind checks that the bundle (its
+// config.json, root and placeholders) is not writable from the sandbox it
+// describes. Otherwise a command could rewrite config.json, and the next
+// run of the bundle would be the sandbox it wrote.
 func TestSpecRefusesBundleInWritableBind(t *testing.T) {
 	stubSpecHost(t, "/opt/boxsh-init")
 	t.Setenv("HOME", t.TempDir())
@@ -445,13 +447,16 @@ func TestSpecRefusesBundleInWritableBind(t *testing.T) {
 	assert.Equal(t, 0, code, "a ro bind cannot write it: %s", errOut)
 }
 
-// TestSpecBundleNeverWritesThroughSymlinks: a bundle written again may
-// hold symlinks that an earlier sandbox, able to write there, left in it.
-// boxsh spec --bundle must not write through them: a rules.json link to
-// a shell start-up file would be overwritten with paths an attacker chose,
-// a placeholders/dir link to ~/.ssh would be bound read-only over every
-// missing protected directory (and chmodded), and the other placeholders
-// and config.json would truncate or rewrite their targets.
+// TestSpecBundleNeverWritesThroughSymlinks checks that boxsh spec --bundle
+// does not write through symlinks in the bundle. A bundle written again
+// may hold symlinks that an earlier sandbox, able to write there, left in
+// it. Written through:
+//   - a rules.json link to a shell start-up file would be overwritten with
+//     paths an attacker chose;
+//   - a placeholders/dir link to ~/.ssh would be bound read-only over
+//     every missing protected directory, and chmodded;
+//   - the other placeholders and config.json would truncate or rewrite
+//     their targets.
 func TestSpecBundleNeverWritesThroughSymlinks(t *testing.T) {
 	stubSpecHost(t, "/opt/boxsh/boxsh-init")
 	t.Setenv("HOME", t.TempDir())

@@ -7,9 +7,10 @@ import (
 	"github.com/boxsh/boxsh/rpc"
 )
 
-// trimming is a Backend that tells the front's memory trimmer when each call
-// begins and ends, so that the front returns its memory once idle: rpc, over
-// stdio, HTTP, the REST twin and tasks alike, knows nothing of memory.
+// trimming is a Backend that tells the front's memory trimmer when each
+// call begins and ends, so that the front returns its memory once idle.
+// It wraps the backend because rpc knows nothing of memory, over stdio,
+// HTTP, the REST twin and tasks alike.
 type trimming struct {
 	rpc.Backend
 	trimmer activity // an *idle.Trimmer
