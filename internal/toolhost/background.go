@@ -9,8 +9,9 @@ import (
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// The tools of background processes. A bash call's handler here runs it
-// in the background (see isBackground); the pool runs the others.
+// init registers the handlers of the tools of background processes. The
+// bash handler here runs a call in the background (see isBackground); the
+// pool runs the other bash calls.
 func init() {
 	tool.Handle(tools, tool.BashDef, func(_ context.Context, a *Host, args tool.BashArgs) (tool.Result, error) {
 		return a.startBackground(args)

@@ -9,13 +9,14 @@ import (
 )
 
 // freezeDescendants stops (SIGSTOP) every process descended from this one
-// and returns them: stopped, none can exit or fork, so that a process that
-// left its command's process group (setsid) cannot be orphaned out of
-// reach while the groups are killed. Each process is stopped before its
-// children are listed: once kill returns, the stop is pending for the
-// whole process, and a fork that has not completed yet fails and restarts
-// after it, so the list is complete. Where /proc lists no children it
-// finds nothing.
+// and returns them. A stopped process can neither exit nor fork. So a
+// process that left its command's process group (setsid) cannot be
+// orphaned out of reach while the groups are killed.
+//
+// Each process is stopped before its children are listed. Once kill
+// returns, the stop is pending for the whole process. A fork that has not
+// completed yet fails and restarts after it, so the list is complete.
+// Where /proc lists no children, freezeDescendants finds nothing.
 func freezeDescendants() []int {
 	var all []int
 	seen := map[int]bool{}

@@ -7,7 +7,8 @@ import (
 	"github.com/boxsh/boxsh/internal/toolhost/files"
 )
 
-// The file tools (but stat, see stat.go), whose failures the sandbox's policy rules explain.
+// init registers the handlers of the file tools but stat (see stat.go).
+// The sandbox's policy rules explain their failures.
 func init() {
 	tool.Handle(tools, tool.ReadDef, func(ctx context.Context, a *Host, args tool.ReadArgs) (tool.Result, error) {
 		return a.explain(files.Read(ctx, args), args.Path, false), nil

@@ -15,10 +15,10 @@ import (
 )
 
 // TestServeLargeWrites sends write calls with large arguments as the front
-// frames them (unchecked, see largecall.EncodeCall): valid ones write the file
-// encoding/json's decoding gives; invalid ones, and ones that try to add
-// members to the frame, fail with invalid params and leave the channel
-// serving.
+// frames them, unchecked (see largecall.EncodeCall):
+//   - valid ones write the file encoding/json's decoding gives;
+//   - invalid ones, and ones that try to add members to the frame, fail
+//     with invalid params and leave the channel serving.
 func TestServeLargeWrites(t *testing.T) {
 	r, w := serveOnPipe(t)
 	call := func(id uint64, args string) initproto.Reply {

@@ -13,11 +13,11 @@ import (
 // minProgressEvery bounds how often a call may ask for progress frames.
 const minProgressEvery = 10 * time.Millisecond
 
-// startProgress sends call id's progress frames, one every every ms, while
-// it runs, if the front asked for them (every > 0): the bytes of output of
-// its command so far (0 for other tools). It returns the call's context,
-// counting the output, and a stop that returns once no frame is being
-// written: none follows the reply.
+// startProgress sends call id's progress frames while it runs, one every
+// every milliseconds, if the front asked for them (every > 0). Each frame
+// gives the bytes of output of its command so far, 0 for other tools. It
+// returns the call's context, which counts the output, and a stop. stop
+// returns once no frame is being written, so none follows the reply.
 func (s *serving) startProgress(ctx context.Context, id uint64, every int64) (context.Context, func()) {
 	if every <= 0 {
 		return ctx, func() {}

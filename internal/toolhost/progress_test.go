@@ -11,9 +11,9 @@ import (
 	"github.com/boxsh/boxsh/internal/initproto"
 )
 
-// A bash call that asks for progress gets frames of its growing output
-// count, at the rate it asked, then its reply and nothing after; a call
-// that does not ask gets none.
+// TestServeProgressFrames checks that a bash call that asks for progress
+// gets frames of its growing output count, at the rate it asked. Then it
+// gets its reply and nothing after. A call that does not ask gets none.
 func TestServeProgressFrames(t *testing.T) {
 	r, w := serveOnPipe(t)
 

@@ -17,11 +17,12 @@ import (
 	"github.com/boxsh/boxsh/internal/initproto"
 )
 
-// Bash calls that wait for a worker hold no goroutine each: a burst of
-// them leaves boxsh-init's goroutines as they were (each kept its stack
-// for good after the burst). They still start in arrival order, one
-// cancelled while it waits is answered at once and never runs, and the
-// others run after it.
+// TestQueuedCallsHoldNoGoroutine checks that bash calls that wait for a
+// worker hold no goroutine each. A burst of them leaves boxsh-init's
+// goroutines as they were; a goroutine each would keep its stack for good
+// after the burst. The calls still start in arrival order. One cancelled
+// while it waits is answered at once and never runs, and the others run
+// after it.
 func TestQueuedCallsHoldNoGoroutine(t *testing.T) {
 	r, w := serveOnPipe(t) // one worker
 	next := frames(t, r)

@@ -17,10 +17,10 @@ import (
 	"github.com/boxsh/boxsh/internal/toolhost/files"
 )
 
-// A read of a small file is answered on the reading goroutine (see
-// quick), with the result any read gets; a read that blocks (a FIFO with
-// no writer) is not run there: the calls after it are still read and
-// answered.
+// TestServeQuickRead checks that a read of a small file is answered on the
+// reading goroutine (see quick), with the result any read gets. A read
+// that blocks (a FIFO with no writer) is not run there: the calls after it
+// are still read and answered.
 func TestServeQuickRead(t *testing.T) {
 	r, w := serveOnPipe(t)
 
@@ -57,9 +57,10 @@ func TestServeQuickRead(t *testing.T) {
 	assert.Contains(t, string(reply.Result), "from the fifo")
 }
 
-// A quick read that hangs (a file on a stuck network mount) holds up the
-// reading of frames for quickHandOn at most: the calls after it are read
-// and answered while it hangs, and it is answered once it returns.
+// TestServeQuickReadHandsOn checks that a quick read that hangs (a file on
+// a stuck network mount) holds up the reading of frames for quickHandOn at
+// most. The calls after it are read and answered while it hangs. It is
+// answered once it returns.
 func TestServeQuickReadHandsOn(t *testing.T) {
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small")

@@ -6,20 +6,21 @@ import (
 )
 
 // quickHandOn is how long a quick read (see serving.quick) may hold up the
-// reading of frames: one that takes longer (a file on a stuck network or
-// FUSE mount bound into the sandbox) hands the reading on to a new
-// goroutine, so that the calls after it are not held up with it.
+// reading of frames. A read that takes longer hands the reading on to a
+// new goroutine, so that the calls after it are not held up with it. Such
+// a read may be of a file on a stuck network or FUSE mount bound into the
+// sandbox.
 const quickHandOn = 5 * time.Millisecond
 
 // quickWatch hands the reader on when a quick read takes longer than
-// quickHandOn. The reading goroutine lends it the reader for the read (begin)
-// and takes it back after (end); if the read is late, the watch hands the
-// reader to a new goroutine instead, and end gives nothing back.
+// quickHandOn. The reading goroutine lends it the reader for the read
+// (begin) and takes it back after (end). If the read is late, the watch
+// hands the reader to a new goroutine instead, and end gives nothing back.
 //
-// One timer watches every quick read: a read that starts arms it if it is
-// not armed, and each time it fires it arms itself again only for a read
-// still running. A run of reads thus arms it once per quickHandOn, not once
-// each: arming a timer wakes the runtime's poller, which costs a
+// One timer watches every quick read. A read that starts arms it if it is
+// not armed. Each time the timer fires, it arms itself again only for a
+// read still running. So a run of reads arms it once per quickHandOn, not
+// once each. Arming a timer wakes the runtime's poller, which costs a
 // back-to-back read of a small file a measurable share of its time (see
 // docs/perf.md).
 type quickWatch struct {
@@ -27,9 +28,10 @@ type quickWatch struct {
 	handOn func(*reader) // starts a new reading goroutine with the reader
 	// lent is the reader lent by the running quick read.
 	lent atomic.Pointer[reader]
-	// started is when the running quick read started (nanoseconds after
-	// epoch, plus one), 0 when none runs, -1 once it was handed on. Whoever
-	// moves it from a read's start, end to 0 or fire to -1, has the reader.
+	// started is when the running quick read started, in nanoseconds
+	// after epoch plus one. It is 0 when none runs, and -1 once the read
+	// was handed on. Whoever moves it from a read's start has the reader:
+	// end, to 0, or fire, to -1.
 	started atomic.Int64
 	armed   atomic.Bool
 	timer   *time.Timer
@@ -60,8 +62,8 @@ func (w *quickWatch) begin(rd *reader) lease {
 }
 
 // end notes that the quick read of l has ended, and gives back the reader
-// it lent; nil if the reader was handed on meanwhile: the caller is then no
-// longer the reading goroutine.
+// it lent. It returns nil if the reader was handed on meanwhile: the
+// caller is then no longer the reading goroutine.
 func (w *quickWatch) end(l lease) *reader {
 	if !w.started.CompareAndSwap(l.started, 0) {
 		return nil

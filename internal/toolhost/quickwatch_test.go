@@ -8,11 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestQuickWatch checks that quick reads are not handed on and get their
-// reader back, that a late one is handed on, once, with the reader it
-// lent, and that reads after it are watched as before. It runs in a
-// synctest bubble: a read is quick or late by the bubble's clock, which
-// stands still while the test runs.
+// TestQuickWatch checks the watch of quick reads:
+//   - quick reads are not handed on and get their reader back;
+//   - a late one is handed on, once, with the reader it lent;
+//   - reads after it are watched as before.
+//
+// It runs in a synctest bubble: a read is quick or late by the bubble's
+// clock, which stands still while the test runs.
 func TestQuickWatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		handed := make(chan *reader, 4)

@@ -26,8 +26,8 @@ func LoadPolicyRules(path string) ([]initproto.PolicyRule, error) {
 }
 
 // explain adds to a file tool's failure on path the policy rule that
-// refused it, when the kernel's answer was a refusal and a rule covers
-// the path (the most specific one).
+// refused it. It does so when the kernel's answer was a refusal and a rule
+// covers the path; it names the most specific one.
 func (a *Host) explain(r tool.Result, path string, write bool) tool.Result {
 	if !r.IsError || len(a.cfg.Rules) == 0 || len(r.Content) == 0 {
 		return r
@@ -64,10 +64,10 @@ func (a *Host) rule(path string, write bool) *initproto.PolicyRule {
 }
 
 // deniedBy names the rule that refuses reading the object at the
-// absolute path, for list and stat (files.DeniedBy): the rule of that very
-// path, which the sandbox covers with its placeholder. (What lies below a
-// denied directory cannot be seen, except through an allowRead hole, which
-// is readable.)
+// absolute path, for list and stat (files.DeniedBy). That is the rule of
+// that very path, which the sandbox covers with its placeholder. What lies
+// below a denied directory cannot be seen, except through an allowRead
+// hole, which is readable.
 func (a *Host) deniedBy(path string) string {
 	for _, rule := range a.cfg.Rules {
 		if !rule.Write && rule.Path == path {

@@ -12,8 +12,8 @@ import (
 )
 
 // serveOnPipe starts a host with one worker serving one end of a pipe
-// until the test ends, reads its hello and sends the front's (of the same,
-// empty, build), and returns the reader and writer of the other end.
+// until the test ends. It reads the host's hello and sends the front's, of
+// the same empty build. It returns the reader and writer of the other end.
 func serveOnPipe(t *testing.T) (*initproto.Reader, *initproto.Writer) {
 	t.Helper()
 	return serveHostOnPipe(t, func(*Host) {})
@@ -62,8 +62,8 @@ func nextReply(t *testing.T, r *initproto.Reader) initproto.Reply {
 }
 
 // frames reads r on a goroutine and returns a function that gives the
-// next frame read (a reply, or a notice of a call's state), failing the
-// test if none comes within 10 s.
+// next frame read: a reply, or a notice of a call's state. The function
+// fails the test if no frame comes in time.
 func frames(t *testing.T, r *initproto.Reader) func() initproto.Reply {
 	ch := make(chan initproto.Reply, 1024)
 	go func() {
@@ -91,8 +91,9 @@ func frames(t *testing.T, r *initproto.Reader) func() initproto.Reply {
 	}
 }
 
-// Serve gives Config.Setup what the front's hello carries once the hello
-// checks, and nothing for a hello of another build.
+// TestServeGivesSetup checks that Serve gives Config.Setup what the
+// front's hello carries once the hello checks, and nothing for a hello of
+// another build.
 func TestServeGivesSetup(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -16,9 +16,9 @@ import (
 )
 
 // TestStatHandler checks the stat tool as boxsh-init runs it, through its
-// handler: the arguments decoded, the object described, the rule that
-// refuses reading it named, arguments that do not decode refused as
-// invalid.
+// handler. The arguments are decoded, and the object is described with the
+// rule that refuses reading it. Arguments that do not decode are refused
+// as invalid.
 func TestStatHandler(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)

@@ -7,7 +7,7 @@ import (
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// The terminal tools.
+// init registers the handlers of the terminal tools.
 func init() {
 	tool.Handle(tools, tool.RunInTerminalDef, func(ctx context.Context, a *Host, args tool.RunInTerminalArgs) (tool.Result, error) {
 		return snapshot(a.terms.Run(ctx, args.Command, args.Cols, args.Rows))

@@ -67,17 +67,17 @@ type Config struct {
 	// Reaper, when boxsh-init is PID 1, starts every child process, so
 	// that it can reap the orphans without taking their exit status.
 	Reaper *reap.Reaper
-	// Activity is told when each call begins and ends (boxsh-init gives
-	// its memory trimmer, idle.Trimmer); nil: nobody is told.
+	// Activity, if not nil, is told when each call begins and ends.
+	// boxsh-init gives its memory trimmer, an idle.Trimmer.
 	Activity Activity
-	// Setup, when set, is given what the front's hello tells besides the
-	// hello (the forwarding socket), once Serve has found the hello to be
-	// its own and before it reads a call.
+	// Setup, when set, is given what the front's hello carries besides
+	// the hello itself: the forwarding socket. Serve calls it once it has
+	// found the hello to be its own, before it reads a call.
 	Setup func(initproto.Setup)
 }
 
-// Activity is told when calls begin and end, on any goroutine; a call's End
-// follows its Begin.
+// Activity is told when calls begin and end, on any goroutine. A call's
+// End follows its Begin.
 type Activity interface {
 	Begin()
 	End()
@@ -133,24 +133,25 @@ func (a *Host) Close() {
 // commands it killed to be reaped.
 const StopWait = 500 * time.Millisecond
 
-// Serve answers the calls read from conn until it ends or fails, then
-// stops everything (see Stop) and returns without waiting for the calls
-// still running: the front closes the channel only when it expects no
-// more answers (it has had those it waits for, or it is dead), so a call
-// still running has no one to answer, and a call waiting for a worker must
-// never start. The caller exits next, which ends calls blocked in the
-// kernel (a FIFO's open, say) that no kill reaches.
-//
-// The goroutine that reads a call runs it, after handing the reader on to
-// a new goroutine: a call goes from the channel to its tool, and its reply
-// back, without a hand-over between goroutines. A call certain to be quick
-// (the read of a small file, see quick) is run without handing the
-// reader on: the next frame is read once it is answered.
+// Serve answers the calls read from conn until conn ends or fails.
 //
 // Serve first sends boxsh-init's hello, then checks the front's, the first
-// frame it reads: a front of another build gets an error (as the reply to
-// its call, when it sent one first), and Serve returns it. A front's hello
-// that checks is given to Config.Setup.
+// frame it reads. A front of another build gets an error, as the reply to
+// its call when it sent one first, and Serve returns that error. A front's
+// hello that checks is given to Config.Setup.
+//
+// When conn ends, Serve stops everything (see Stop) and returns without
+// waiting for the calls still running. The front closes the channel only
+// when it expects no more answers: it has had those it waits for, or it is
+// dead. So a call still running has no one to answer, and a call waiting
+// for a worker must never start. The caller exits next, which ends calls
+// blocked in the kernel (a FIFO's open, say) that no kill reaches.
+//
+// The goroutine that reads a call runs it, after handing the reader on to
+// a new goroutine. So a call goes from the channel to its tool, and its
+// reply back, without a hand-over between goroutines. A call certain to be
+// quick (the read of a small file) is run without handing the reader on:
+// the next frame is read once it is answered.
 func (a *Host) Serve(ctx context.Context, conn io.ReadWriter) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
@@ -194,10 +195,11 @@ func (a *Host) Stop(wait time.Duration) {
 	}
 }
 
-// reader reads the front's frames. Exactly one goroutine holds it, the one
-// that reads: Serve's, then each read's, which hands it on, as an argument
-// of the goroutine it starts, when it has read a call to run, and lends it
-// to the quick watch while it runs a quick read (see quickWatch).
+// reader reads the front's frames. Exactly one goroutine holds it: the one
+// that reads. That is first Serve's goroutine, then each read's. A reading
+// goroutine hands the reader on when it has read a call to run, as an
+// argument of the goroutine it starts. It lends the reader to the quick
+// watch while it runs a quick read (see quickWatch).
 type reader struct{ fr *initproto.Reader }
 
 // serving is the state of one Serve.
@@ -315,10 +317,11 @@ func (s *serving) read(ctx context.Context, rd *reader) {
 	}
 }
 
-// quickOrHandOn is quick, which tells whether it ran c (done), watched: rd,
-// the caller's reader, is lent to the watch meanwhile, and given back; if
-// the read takes longer than quickHandOn, the watch hands rd on to a new
-// goroutine, which reads the frames from then on, and gives back nil.
+// quickOrHandOn runs quick under the watch, and tells whether it ran c
+// (done). rd, the caller's reader, is lent to the watch meanwhile and
+// given back. If the read takes longer than quickHandOn, the watch hands
+// rd on to a new goroutine, which reads the frames from then on, and back
+// is nil.
 func (s *serving) quickOrHandOn(ctx context.Context, rd *reader, c initproto.Call) (done bool, back *reader) {
 	l := s.watch.begin(rd)
 	done = s.quick(ctx, c)
@@ -326,10 +329,10 @@ func (s *serving) quickOrHandOn(ctx context.Context, rd *reader, c initproto.Cal
 }
 
 // quick runs read call c here, on the reading goroutine, and writes its
-// reply, if that is certain to be quick (see files.ReadQuick) and a slot
-// is free; it tells whether it did. A call run here costs no hand-over of
-// the reading to a new goroutine, which, for a small file, took longer
-// than the tool: a third of the time to answer the call.
+// reply, and tells whether it did. It does so only if the read is certain
+// to be quick (see files.ReadQuick) and a slot is free. A call run here
+// costs no hand-over of the reading to a new goroutine, which for a small
+// file costs more than the tool itself (see docs/perf.md).
 func (s *serving) quick(ctx context.Context, c initproto.Call) bool {
 	args, err := decode[tool.ReadArgs](c.Tool, c.Args)
 	if err != nil {
@@ -359,14 +362,16 @@ func (s *serving) notify(id uint64, state string) {
 }
 
 // park leaves bash call c, whose ticket waits in line for a worker, to be
-// run once the ticket has its worker, on a goroutine started then, and
-// tells whether it did: a call waiting in line holds no goroutine (and
-// its stack) of its own, which a burst of hundreds of queued calls made
-// boxsh-init keep for good. If ctx is cancelled first, the call is
-// answered as run would (its ticket given up), on a goroutine started
-// then. Calls that run checks before they wait (a directory to check,
-// argv, arguments that do not decode) are not parked, nor calls with
-// progress, whose notices go out while they wait.
+// run once the ticket has its worker, and tells whether it did. The call
+// then runs on a goroutine started at that moment. So a call waiting in
+// line holds no goroutine, and no stack, of its own: a burst of queued
+// calls would otherwise leave boxsh-init with their stacks for good.
+//
+// If ctx is cancelled first, the call is answered as run would, its ticket
+// given up, on a goroutine started then. park leaves out:
+//   - calls that run checks before they wait (a directory to check, argv,
+//     arguments that do not decode);
+//   - calls with progress, whose notices go out while they wait.
 func (s *serving) park(ctx context.Context, cancel context.CancelFunc, ticket *bash.Ticket, c initproto.Call) bool {
 	if c.Progress > 0 {
 		return false
@@ -437,8 +442,8 @@ func (s *serving) reply(c initproto.Call, reply []byte) {
 // call runs one tool and returns the encoded reply frame, and the function
 // that frees the worker or slot the call holds. A call other than bash
 // that has to wait for a slot says so through notify, and says when it
-// gets one, as a bash call waiting for a worker does: if boxsh-init dies
-// meanwhile, the front sends it to the next one.
+// gets one, as a bash call waiting for a worker does. If boxsh-init dies
+// meanwhile, the front then sends the call to the next one.
 func (a *Host) call(ctx context.Context, ticket *bash.Ticket, id uint64, name string, args json.RawMessage, notify func(uint64, string)) ([]byte, func()) {
 	if ticket != nil { // a command on the pool (tool.IsCommand)
 		bashArgs, err := decode[tool.BashArgs](tool.Bash, args)
@@ -519,7 +524,7 @@ func (a *Host) bash(ctx context.Context, ticket *bash.Ticket, args tool.BashArgs
 
 // maxBashResult bounds the encoded result of a bash call. Output that is
 // mostly escapes (binary data) grows up to six times when encoded, and it
-// is encoded twice (text block and structured content); such output is cut
+// is encoded twice (text block and structured content). Such output is cut
 // further, and marked truncated, until the result fits.
 const maxBashResult = initproto.MaxSize - 64<<10
 

@@ -59,8 +59,9 @@ type counting struct{ running, begun atomic.Int32 }
 func (c *counting) Begin() { c.running.Add(1); c.begun.Add(1) }
 func (c *counting) End()   { c.running.Add(-1) }
 
-// The Activity hears of every call, quick reads, other file calls and bash
-// calls alike, and of its end once it is answered.
+// TestActivityHearsEveryCall checks that the Activity hears of every call,
+// quick reads, other file calls and bash calls alike. It hears of a call's
+// end once the call is answered.
 func TestActivityHearsEveryCall(t *testing.T) {
 	var c counting
 	r, w := serveHostOnPipe(t, func(a *Host) { a.cfg.Activity = &c })
