@@ -7,10 +7,10 @@ import (
 )
 
 // AppendJSON appends r encoded as encoding/json encodes it, except that
-// '<', '>' and '&' are left as they are rather than escaped, without its
-// reflection, and without checking again the JSON that Marshaler methods
-// and raw structured content already are. Read results are encoded field
-// by field; other structured content goes through encoding/json.
+// '<', '>' and '&' are left as they are rather than escaped. It uses no
+// reflection. It does not check again the JSON that Marshaler methods and
+// raw structured content already are. Read results are encoded field by
+// field; other structured content goes through encoding/json.
 func (r Result) AppendJSON(b []byte) ([]byte, error) {
 	b = slices.Grow(b, r.sizeHint())
 	b = append(b, `{"content":`...)

@@ -176,7 +176,7 @@ type FileInfo struct {
 	// Target is the target of a symbolic link.
 	Target string `json:"target,omitempty" required:"false" doc:"Target of a symbolic link, as stored in the link"`
 	// DeniedBy names the sandbox policy rule that refuses reading the
-	// object; the other fields then describe the placeholder the sandbox
+	// object. The other fields then describe the placeholder the sandbox
 	// shows in its place (empty, mode 0000), as its shell sees it.
 	DeniedBy string `json:"denied_by,omitempty" required:"false" doc:"The sandbox policy rule that refuses reading it (e.g. \"denyRead .env (default)\"); the other fields then describe the empty, mode 0000 placeholder the sandbox shows instead"`
 }

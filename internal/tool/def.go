@@ -63,9 +63,11 @@ type Info struct {
 	// Audit is what the audit log records of the calls.
 	Audit AuditRule
 	// Command marks the tool that runs a command on boxsh-init's worker
-	// pool (bash): a server waits for its calls at the end of input,
-	// reports the command's output as their progress, may answer them
-	// with a task, and cancels them without a cause.
+	// pool (bash). For its calls, a server:
+	//   - waits for them at the end of input;
+	//   - reports the command's output as their progress;
+	//   - may answer them with a task;
+	//   - cancels them without a cause.
 	Command bool
 	// Quick marks the tool whose small calls boxsh-init may answer on its
 	// frame reader, before any other call is read (read).
@@ -124,9 +126,10 @@ type derived struct {
 // defined holds every tool defined, in the order of definition.
 var defined []*entry
 
-// Define defines a tool whose arguments are an In and whose structured
-// result is an Out (NoOutput: none), and returns its definition, with
-// which the side that runs the tool registers its handler (see Handle).
+// Define defines a tool and returns its definition. The tool's arguments
+// are an In, and its structured result is an Out (NoOutput for none). The
+// side that runs the tool registers its handler with the definition (see
+// Handle).
 // It is meant for the initialisation of this package's variables, one for
 // each tool, in the tool's own file: both sides, and every list of tools,
 // see every definition.

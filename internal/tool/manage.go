@@ -83,9 +83,9 @@ type (
 	}
 )
 
-// manage is the Info of a management tool named name, at order in the
-// list, that acts on the sandbox its member target names ("": not
-// recorded by the audit log).
+// manage returns the Info of a management tool named name, at order in
+// the list. The tool acts on the sandbox its member target names. With
+// target "", the audit log does not record its calls.
 func manage(name string, order int, target, title string, ro, destructive bool, description string) Info {
 	return Info{Name: name, Order: order, Set: ManageSet, Side: Front, Description: description,
 		Annotations: Annotations{Title: title, ReadOnlyHint: ro, DestructiveHint: destructive},

@@ -7,9 +7,9 @@ import (
 	"reflect"
 )
 
-// Handler runs one call of a tool: env is what the side that runs it
-// gives its handlers, args the call's arguments, which the front has
-// validated against the tool's schema.
+// Handler runs one call of a tool. env is what the side that runs the
+// tool gives its handlers. args are the call's arguments, which the front
+// has validated against the tool's schema.
 type Handler[E, R any] func(ctx context.Context, env E, args json.RawMessage) (R, error)
 
 // Mux holds the handlers of tools of one set that one side runs, each

@@ -1,8 +1,9 @@
 package tool
 
-// The tools about the session itself, beyond v3: the front answers them,
-// not boxsh-init (it keeps the audit log outside the sandbox, and sees
-// the sandbox's processes, copy-on-write layers and proxy from outside).
+// The tools about the session itself, beyond v3. The front answers them,
+// not boxsh-init: the front keeps the audit log outside the sandbox, and
+// sees the sandbox's processes, copy-on-write layers and proxy from
+// outside.
 const (
 	Audit        = "audit"
 	SandboxStats = "sandbox_stats"

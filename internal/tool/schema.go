@@ -9,9 +9,9 @@ import (
 )
 
 // schemaOf returns the JSON Schema of values of type t as a plain JSON
-// value, self-contained (MCP clients expect no references), as huma's
-// schema registry makes it from the same struct tags (TestSchemaOfAsHuma
-// checks that they agree):
+// value. The schema is self-contained, since MCP clients expect no
+// references. It is what huma's schema registry makes from the same
+// struct tags (TestSchemaOfAsHuma checks that they agree):
 //   - a struct is an object of its exported fields (those of embedded
 //     structs included) named by their json tags, with no other member
 //     (but for a struct whose "_" field is tagged additionalProperties:"true":

@@ -13,7 +13,7 @@ import (
 
 // TestSchemaOfAsHuma checks that the schemas derived from every tool's Go
 // types are those huma's schema registry makes of them, references
-// inlined: the tags mean what they mean to huma, which the OpenAPI
+// inlined. So the tags mean what they mean to huma, which the OpenAPI
 // document of the REST twin is written with.
 func TestSchemaOfAsHuma(t *testing.T) {
 	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)

@@ -158,9 +158,10 @@ func (r *Registry) Derive() {
 // AllSpecs returns every tool, in the order tools/list shows them.
 func (r *Registry) AllSpecs() []*Spec { return r.specs }
 
-// Specs returns the nine tools of boxsh v3, as v3 listed them, for the
-// clients that speak v3's protocol version: a v3 client may count the
-// tools, and require bash's command. The others can still be called.
+// Specs returns the nine tools of boxsh v3, as v3 listed them. They are
+// for the clients that speak v3's protocol version, since a v3 client may
+// count the tools and require bash's command. The others can still be
+// called.
 func (r *Registry) Specs() []*Spec { return r.v3() }
 
 // Lookup returns the named tool's spec.
@@ -190,11 +191,11 @@ func (s *Spec) Validate(args json.RawMessage) error {
 	return s.ValidateDecoded(v)
 }
 
-// ValidateDecoded is Validate for arguments v decoded as json.Unmarshal
-// decodes them into an any; but for strings that may be given as their
-// JSON text, quotes included (largecall so gives long strings, whose type
-// alone matters here: no long string is one of an enum's values, and an
-// error about one shows its JSON text).
+// ValidateDecoded is Validate for arguments v already decoded, as
+// json.Unmarshal decodes them into an any. Strings may be given as their
+// JSON text instead, quotes included. largecall gives long strings so.
+// Only their type matters here: no long string is one of an enum's
+// values, and an error about one shows its JSON text.
 func (s *Spec) ValidateDecoded(v any) error {
 	obj, ok := v.(map[string]any)
 	if !ok {

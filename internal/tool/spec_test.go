@@ -117,9 +117,10 @@ func TestRegistryDecodesAsEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestDefinitions checks what every definition must hold: a name and an
-// order of its own in its set, a description, a title, and a v3 list
-// that only tools of boxsh v3 are in.
+// TestDefinitions checks what every definition must hold:
+//   - a name and an order of its own in its set;
+//   - a description and a title;
+//   - a v3 list that only tools of boxsh v3 are in.
 func TestDefinitions(t *testing.T) {
 	for _, set := range []Set{SandboxSet, ManageSet} {
 		names, orders := map[string]bool{}, map[int]bool{}

@@ -25,9 +25,9 @@ type Backend struct {
 	Client func(context.Context) string
 	// Sandbox names the sandbox the calls run in, when a server runs
 	// several, all of them writing Log. The audit tool then answers only
-	// that sandbox's entries from Since on (its start: a sandbox made
-	// again under a name sees none of its predecessor's), so that no
-	// sandbox's client reads another's.
+	// that sandbox's entries from Since on, so that no sandbox's client
+	// reads another's. Since is the sandbox's start: a sandbox made again
+	// under a name sees none of its predecessor's entries.
 	Sandbox string
 	Since   time.Time
 	// Errors receives the failures to write the log (the calls go on).

@@ -47,14 +47,16 @@ type Log struct {
 	Repaired int64
 }
 
-// Open opens the audit log path for appending, making it (mode 0600,
-// whatever the umask) when it does not exist. An existing path must be a
-// regular file of the user's with no group or other permission bits and a
-// single link, not a symbolic link (as the HTTP token file, see
-// ownfile.Check): the log records commands, which may hold secrets, and a
-// file another user planted, or a second name of it somewhere else, could
-// be changed behind boxsh's back. The log is kept open, with a shared
-// lock, until Close.
+// Open opens the audit log path for appending. It makes the file, mode
+// 0600 whatever the umask, when it does not exist. The log is kept open,
+// with a shared lock, until Close.
+//
+// An existing path must be checked as the HTTP token file is (see
+// ownfile.Check). It must be a regular file of the user's, not a symbolic
+// link, with no group or other permission bits and a single link. The log
+// records commands, which may hold secrets. A file another user planted,
+// or a second name of it somewhere else, could be changed behind boxsh's
+// back.
 func Open(path string) (*Log, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
 	if err != nil {
@@ -269,9 +271,9 @@ func (e *LineError) Error() string {
 	return fmt.Sprintf("line %d is not an audit entry: %v", e.Line, e.Err)
 }
 
-// Read reads the entries of a log, calling each for each entry in order,
-// and bad for each line that is not one; it returns the first error of
-// reading or of each.
+// Read reads the entries of a log. It calls each for each entry in order,
+// and bad for each line that is not an entry. It returns the first error
+// of reading or of each.
 func Read(r io.Reader, each func(Entry) error, bad func(*LineError)) error {
 	br := newLineReader(r)
 	for n := 1; ; n++ {

@@ -103,8 +103,9 @@ func TestRecordAndTail(t *testing.T) {
 	assert.Equal(t, n, count)
 }
 
-// A line a dead writer left torn is dropped by the next Open, which then
-// appends whole lines after the last whole one.
+// TestOpenDropsTornLine checks that a line a dead writer left torn is
+// dropped by the next Open, which then appends whole lines after the last
+// whole one.
 func TestOpenDropsTornLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	good := `{"time":"2026-01-01T00:00:00Z","kind":"call","tool":"bash","duration_ms":1,"output_bytes":2}` + "\n"
@@ -164,10 +165,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// A writer killed with SIGKILL while several goroutines log at full speed
-// leaves a file of whole entries (after the next Open, for the one line
-// the kill may have cut in its write), and nothing of an entry is ever
-// mixed with another's.
+// TestKillDuringHeavyLogging kills a writer with SIGKILL while several
+// goroutines log at full speed. The file must hold whole entries, after
+// the next Open drops the one line the kill may have cut in its write.
+// Nothing of an entry may ever be mixed with another's.
 func TestKillDuringHeavyLogging(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -201,8 +202,9 @@ func TestKillDuringHeavyLogging(t *testing.T) {
 	assert.Greater(t, n, 1000, "entries written")
 }
 
-// TailOf keeps the entries keep selects, reading back across chunks past
-// those it drops; a last line still being written is left out.
+// TestTailOf checks that TailOf keeps the entries keep selects, reading
+// back across chunks past those it drops. A last line still being written
+// is left out.
 func TestTailOf(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	l, err := Open(path)

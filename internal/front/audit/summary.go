@@ -26,11 +26,14 @@ const (
 // are kept.
 var verbatim = []string{"command", "cwd", "path", "id", "signal", "encoding"}
 
-// Summarize is the summary of a call's arguments args (a JSON object the
-// front has validated) kept in the log: command, args, paths, ids,
-// numbers and flags as given, long strings cut (NAME_bytes then holds the
-// full size); env's names only; of file contents, stdin, edits and every
-// other member only their size, in "sizes" (bytes of their JSON text).
+// Summarize returns the summary of a call's arguments kept in the log.
+// args is a JSON object the front has validated. The summary keeps:
+//   - command, args, paths, ids, numbers and flags as given, with long
+//     strings cut (NAME_bytes then holds the full size);
+//   - env's names only;
+//   - of file contents, stdin, edits and every other member, only their
+//     size, in "sizes" (bytes of their JSON text).
+//
 // It never holds file contents or env values.
 func Summarize(args json.RawMessage) map[string]any {
 	members, ok := largecall.Members(args)
@@ -122,11 +125,12 @@ func cut(s string, n int) string {
 	return s[:n]
 }
 
-// Outcome is what an entry records of a call's result res (an encoded
-// CallToolResult) of tool name: whether it is a failure, and for a tool
-// whose result starts with its exit code (bash: tool.AuditRule.ExitCode,
-// see tool.EncodeStructured) the exit code and whether the command timed
-// out. It reads only the ends of res, which can be tens of megabytes.
+// Outcome records in e the outcome of a call of tool name, whose result
+// res is an encoded CallToolResult. It records whether the call failed.
+// For a tool whose result starts with its exit code (bash, see
+// tool.AuditRule.ExitCode and tool.EncodeStructured), it also records the
+// exit code and whether the command timed out. It reads only the ends of
+// res, which can be tens of megabytes.
 func Outcome(e *Entry, name string, res []byte) {
 	e.OutputBytes = int64(len(res))
 	e.IsError = bytes.HasSuffix(bytes.TrimSpace(res), []byte(`,"isError":true}`))

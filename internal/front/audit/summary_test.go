@@ -171,8 +171,9 @@ func TestBackendRecordsCalls(t *testing.T) {
 	assert.Contains(t, string(res), `"isError":true`)
 }
 
-// Two sandboxes' backends on one log: each audit call answers its own
-// sandbox's entries only, and only those since its start.
+// TestBackendAuditIsolation puts two sandboxes' backends on one log. Each
+// audit call must answer its own sandbox's entries only, and only those
+// since its start.
 func TestBackendAuditIsolation(t *testing.T) {
 	l, err := Open(filepath.Join(t.TempDir(), "audit.jsonl"))
 	require.NoError(t, err)
