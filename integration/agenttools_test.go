@@ -139,7 +139,8 @@ func TestBackgroundProcesses(t *testing.T) {
 	})
 }
 
-// The Go client's typed calls of background processes.
+// TestClientBackground checks the Go client's typed calls of background
+// processes.
 func TestClientBackground(t *testing.T) {
 	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
@@ -171,9 +172,9 @@ func TestClientBackground(t *testing.T) {
 	}
 }
 
-// Background processes end with the server: at the end of its input, and
-// when boxsh is killed (the sandbox, or the plain boxsh-init's process
-// groups, go with it).
+// TestBackgroundEndsWithServer checks that background processes end with
+// the server. They end at the end of its input, and when boxsh is killed:
+// the sandbox, or the plain boxsh-init's process groups, go with it.
 func TestBackgroundEndsWithServer(t *testing.T) {
 	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
@@ -255,9 +256,10 @@ func startWebServer(t *testing.T, ctx context.Context, s *mcp.ClientSession) (to
 	return started, 0
 }
 
-// A web server started in the background inside the sandbox (its own
-// network namespace: --network disabled) is exposed, fetched from the
-// host, and unexposed; the sandbox cannot reach the host's end.
+// TestExposePort checks a web server started in the background inside the
+// sandbox, which has its own network namespace (--network disabled). The
+// server is exposed, fetched from the host, and unexposed. The sandbox
+// cannot reach the host's end.
 func TestExposePort(t *testing.T) {
 	t.Parallel()
 	eachServer(t, []string{"--network", "disabled"}, func(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
@@ -310,7 +312,8 @@ func TestExposePort(t *testing.T) {
 	})
 }
 
-// --publish exposes a port from the start, in every network mode.
+// TestPublishFlag checks that --publish exposes a port from the start, in
+// every network mode.
 func TestPublishFlag(t *testing.T) {
 	t.Parallel()
 	for _, network := range []string{"disabled", "allowlist", "allow_all"} {
@@ -340,10 +343,10 @@ func TestPublishFlag(t *testing.T) {
 	assert.Contains(t, r.stderr, `--publish "x:80": expected [HOST_PORT:]PORT`)
 }
 
-// --publish in shell mode: a web server the shell starts inside
-// --network disabled is fetched from the host at the published address;
-// from inside, neither the host's end of the forward nor a server on the
-// host's loopback can be reached.
+// TestPublishShell checks --publish in shell mode. A web server the shell
+// starts inside --network disabled is fetched from the host at the
+// published address. From inside, neither the host's end of the forward nor
+// a server on the host's loopback can be reached.
 func TestPublishShell(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -411,7 +414,7 @@ func TestPublishShell(t *testing.T) {
 	assert.Empty(t, r.stdout)
 }
 
-// The Go client's typed calls of exposed ports.
+// TestClientExpose checks the Go client's typed calls of exposed ports.
 func TestClientExpose(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

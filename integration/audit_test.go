@@ -60,9 +60,11 @@ func readAudit(t *testing.T, path string) []tool.AuditEntry {
 	return entries
 }
 
-// Every tool call is recorded by the front, with a summary of its
-// arguments that holds no file contents, stdin or env values; the audit
-// tool returns the latest entries; the sandbox cannot reach the log.
+// TestAuditLog checks the audit log of tool calls:
+//   - the front records every tool call, with a summary of its arguments
+//     that holds no file contents, stdin or env values;
+//   - the audit tool returns the latest entries;
+//   - the sandbox cannot reach the log.
 func TestAuditLog(t *testing.T) {
 	t.Parallel()
 	logs := map[string]string{}
@@ -142,8 +144,8 @@ func TestAuditLog(t *testing.T) {
 	})
 }
 
-// A log in a directory the sandbox can write is refused: the sandbox could
-// change the record of what it did.
+// TestAuditRefusesWritableLog checks that a log in a directory the sandbox
+// can write is refused. The sandbox could change the record of what it did.
 func TestAuditRefusesWritableLog(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -184,8 +186,9 @@ func TestAuditRefusesWritableLog(t *testing.T) {
 	assert.Equal(t, tool.AuditShell, entries[0].Kind)
 }
 
-// Shell mode records each run through boxsh: plain (boxsh then runs the
-// shell as a child, to see it end) and sandboxed.
+// TestAuditShellMode checks that shell mode records each run through boxsh,
+// plain and sandboxed. Plain, boxsh then runs the shell as a child, to see
+// it end.
 func TestAuditShellMode(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -224,8 +227,9 @@ func TestAuditShellMode(t *testing.T) {
 	})
 }
 
-// A copy-on-write session keeps its log by default, in the session's
-// directory, for boxsh changes users to see what made the changes.
+// TestAuditTrySession checks that a copy-on-write session keeps its log by
+// default, in the session's directory. So users of boxsh changes can see
+// what made the changes.
 func TestAuditTrySession(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -255,9 +259,10 @@ func TestAuditTrySession(t *testing.T) {
 	assert.Len(t, all, 1)
 }
 
-// kill -9 of a server logging calls as fast as a client sends them loses
-// at most the call in flight: every line of the log is an entry (once the
-// next boxsh has opened it, for the one a kill could cut).
+// TestAuditKilledServer checks that kill -9 of a server logging calls as
+// fast as a client sends them loses at most the call in flight. Every line
+// of the log is an entry, once the next boxsh has opened it and dropped the
+// one line a kill could cut.
 func TestAuditKilledServer(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -297,7 +302,7 @@ func TestAuditKilledServer(t *testing.T) {
 	assert.Equal(t, tool.AuditShell, entries[len(entries)-1].Kind)
 }
 
-// The Go client's typed call of the audit tool.
+// TestClientAudit checks the Go client's typed call of the audit tool.
 func TestClientAudit(t *testing.T) {
 	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
@@ -326,9 +331,9 @@ func TestClientAudit(t *testing.T) {
 	}
 }
 
-// boxsh audit without an argument prints the log of the latest session
-// whose source is the current directory, and says in one line when there
-// is none.
+// TestAuditDefaultLog checks that boxsh audit without an argument prints
+// the log of the latest session whose source is the current directory. It
+// says in one line when there is none.
 func TestAuditDefaultLog(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

@@ -14,7 +14,8 @@ import (
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// The proxy's decisions go to the same log.
+// TestAuditNetworkDecisions checks that the proxy's decisions go to the
+// same log.
 func TestAuditNetworkDecisions(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)

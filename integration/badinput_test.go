@@ -38,8 +38,8 @@ func requireToolFailure(t *testing.T, m message, want ...string) {
 	}
 }
 
-// Input that is not JSON-RPC at all: each gets a specific error with id
-// null, and boxsh keeps serving.
+// TestMalformedMessages checks input that is not JSON-RPC at all. Each
+// message gets a specific error with id null, and boxsh keeps serving.
 func TestMalformedMessages(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -79,8 +79,9 @@ func TestMalformedMessages(t *testing.T) {
 	}
 }
 
-// A Content-Length body cut short by the end of input: one parse error,
-// the calls before it answered, exit status 0.
+// TestContentLengthTruncatedByEOF checks a Content-Length body cut short by
+// the end of input. It gives one parse error, the calls before it are
+// answered, and the exit status is 0.
 func TestContentLengthTruncatedByEOF(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{framed: true})
@@ -109,7 +110,8 @@ func TestContentLengthTruncatedByEOF(t *testing.T) {
 	s.requireExitZero()
 }
 
-// Header blocks that cannot be used are reported, and the stream goes on.
+// TestContentLengthBadHeader checks that header blocks that cannot be used
+// are reported, and that the stream goes on.
 func TestContentLengthBadHeader(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{framed: true})
@@ -129,9 +131,9 @@ func TestContentLengthBadHeader(t *testing.T) {
 	s.requireServing()
 }
 
-// Arguments of the wrong type, missing arguments, unknown tools and
-// methods: JSON-RPC errors with a specific message, and boxsh keeps
-// serving.
+// TestInvalidParams checks arguments of the wrong type, missing arguments,
+// and unknown tools and methods. Each gets a JSON-RPC error with a specific
+// message, and boxsh keeps serving.
 func TestInvalidParams(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -195,8 +197,8 @@ func bigRequest(id int, size int) []byte {
 	return requestJSON(id, "tools/call", callParams("bash", map[string]any{"command": "echo " + pad}))
 }
 
-// A request over 64 MiB is answered with an error and skipped; the next
-// request is answered.
+// TestOversizedRequest checks that a request over the 64 MiB limit is
+// answered with an error and skipped. The next request is answered.
 func TestOversizedRequest(t *testing.T) {
 	t.Parallel()
 	const over = 64<<20 + 1024
@@ -226,7 +228,8 @@ func TestOversizedRequest(t *testing.T) {
 	}
 }
 
-// A request just under the limit is not refused for its size.
+// TestLargeRequestUnderLimit checks that a request just under the limit is
+// not refused for its size.
 func TestLargeRequestUnderLimit(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -242,8 +245,9 @@ func TestLargeRequestUnderLimit(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("%d", len(stdin)), strings.TrimSpace(m.bash(t).Stdout))
 }
 
-// Invalid UTF-8 inside a JSON string of a request: the answer is valid
-// JSON (and valid UTF-8), and boxsh keeps serving.
+// TestInvalidUTF8InRequest checks invalid UTF-8 inside a JSON string of a
+// request. The answer is valid JSON, and valid UTF-8, and boxsh keeps
+// serving.
 func TestInvalidUTF8InRequest(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -276,7 +280,8 @@ func TestInvalidUTF8InRequest(t *testing.T) {
 	})
 }
 
-// Command output that is not UTF-8 gives a valid JSON answer with U+FFFD.
+// TestInvalidUTF8Output checks that command output that is not UTF-8 gives
+// a valid JSON answer with U+FFFD.
 func TestInvalidUTF8Output(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -291,8 +296,8 @@ func TestInvalidUTF8Output(t *testing.T) {
 	s.requireServing()
 }
 
-// Tool failures on the file system are tool results with isError and a
-// text naming the path and the problem.
+// TestFileToolFailures checks that tool failures on the file system are
+// tool results with isError and a text naming the path and the problem.
 func TestFileToolFailures(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -354,7 +359,8 @@ func TestFileToolFailures(t *testing.T) {
 	s.requireServing()
 }
 
-// Reading a binary file gives metadata, not its bytes.
+// TestReadBinaryFile checks that reading a binary file gives metadata, not
+// its bytes.
 func TestReadBinaryFile(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})

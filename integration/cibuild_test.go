@@ -309,9 +309,10 @@ func TestCIBuildFreshUser(t *testing.T) {
 	assert.Empty(t, entries, "the caches went to the sandbox's own home, not the host's")
 }
 
-// The same build, as a CI job in a rootless container runs it: boxsh as uid
-// 0 of a user namespace of its own (the stand-in of Podman rootless and of
-// pods with a user namespace, see containers_test.go).
+// TestCIBuildInRootlessContainer runs the same build as a CI job in a
+// rootless container runs it. boxsh runs as uid 0 of a user namespace of
+// its own. That is the stand-in of Podman rootless and of pods with a user
+// namespace (see containers_test.go).
 func TestCIBuildInRootlessContainer(t *testing.T) {
 	requireRootless(t)
 	w := newCIWorld(t)
@@ -321,8 +322,8 @@ func TestCIBuildInRootlessContainer(t *testing.T) {
 	assert.FileExists(t, filepath.Join(w.repo, "node_modules", "tiny-pad", "index.js"))
 }
 
-// With --cache DIR the caches outlive the run: the second build downloads
-// nothing.
+// TestCIBuildCache checks that with --cache DIR the caches outlive the run:
+// the second build downloads nothing.
 func TestCIBuildCache(t *testing.T) {
 	requireRootless(t)
 	w := newCIWorld(t)
@@ -342,18 +343,20 @@ func TestCIBuildCache(t *testing.T) {
 	assert.Empty(t, w.npmLog.take(), "npm downloaded nothing the second time\n%s", r.stderr)
 }
 
-// The same build in a pod with a user namespace (rootless runc running the
-// bundle of podBundle, see TestContainerPod). As in a pod, the container
-// joins the user and network namespaces that the pod's sandbox container
-// holds (podSidecar). The stand-ins serve in that network namespace, which
-// neither the host nor the sandbox in the pod shares: the build reaches
-// them only through the proxy of the boxsh in the pod (the loopback there
-// stands for the outside world through the test build's host map, as in
-// the other network tests; a release build refuses the pod's own
-// addresses). The pod's image
-// is busybox and boxsh with the host's /usr, Go and Node.js bound
-// read-only (as a CI image has its toolchains), the repository and the
-// job's HOME bound read-write.
+// TestCIBuildInPod runs the same build in a pod with a user namespace:
+// rootless runc running the bundle of podBundle (see TestContainerPod).
+//
+// As in a pod, the container joins the user and network namespaces that the
+// pod's sandbox container holds (podSidecar). The stand-ins serve in that
+// network namespace, which neither the host nor the sandbox in the pod
+// shares. So the build reaches them only through the proxy of the boxsh in
+// the pod. The loopback there stands for the outside world through the test
+// build's host map, as in the other network tests; a release build refuses
+// the pod's own addresses.
+//
+// The pod's image is busybox and boxsh, with the host's /usr, Go and
+// Node.js bound read-only, as a CI image has its toolchains. The repository
+// and the job's HOME are bound read-write.
 func TestCIBuildInPod(t *testing.T) {
 	requireRootless(t)
 	runc := requireRunc(t)

@@ -32,7 +32,8 @@ func startClient(t *testing.T, opts client.Options) *client.Client {
 	return c
 }
 
-// The client's file and command calls, without and with a sandbox.
+// TestClientTools checks the client's file and command calls, without and
+// with a sandbox.
 func TestClientTools(t *testing.T) {
 	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
@@ -102,8 +103,9 @@ func processesWith(marker string) []int {
 	return pids
 }
 
-// A sandboxed server killed by SIGKILL: the pending call returns
-// ServerGoneError, the sandbox's processes die, and a new one starts.
+// TestClientSandboxCrash kills a sandboxed server with SIGKILL. The pending
+// call returns ServerGoneError, the sandbox's processes die, and a new
+// server starts.
 func TestClientSandboxCrash(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -133,7 +135,8 @@ func TestClientSandboxCrash(t *testing.T) {
 	require.Equal(t, "back\n", r.Stdout)
 }
 
-// Cancelling a sandboxed call returns at once and kills its command.
+// TestClientSandboxCancel checks that cancelling a sandboxed call returns
+// at once and kills its command.
 func TestClientSandboxCancel(t *testing.T) {
 	requireRootless(t)
 	dir := t.TempDir()
@@ -178,8 +181,9 @@ func changeSummary(cs []client.Change) []string {
 	return out
 }
 
-// A session whose command makes every kind of change: Changes lists
-// exactly them, and Apply makes SRC what the sandbox saw.
+// TestClientSessionApply runs a session whose command makes every kind of
+// change. Changes must list exactly those changes, and Apply must make SRC
+// what the sandbox saw.
 func TestClientSessionApply(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -260,8 +264,8 @@ func dropLines(text, s string) string {
 	return b.String()
 }
 
-// A file the host edits after the sandbox changed it is a conflict: the
-// host's version stays.
+// TestClientSessionConflict checks that a file the host edits after the
+// sandbox changed it is a conflict. The host's version stays.
 func TestClientSessionConflict(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -322,8 +326,8 @@ func TestClientHelperProcess(t *testing.T) {
 	os.Exit(1)
 }
 
-// kill -9 of a session's owner loses nothing: RecoverSessions finds the
-// session and Apply applies it.
+// TestClientSessionRecover checks that kill -9 of a session's owner loses
+// nothing. RecoverSessions finds the session and Apply applies it.
 func TestClientSessionRecover(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -360,8 +364,8 @@ func TestClientSessionRecover(t *testing.T) {
 	require.NoDirExists(t, rec[0].Dir())
 }
 
-// --try says at exit how many files changed and how to apply them; the
-// session commands work on its DST.
+// TestTrySessionCommands checks that --try says at exit how many files
+// changed and how to apply them. The session commands work on its DST.
 func TestTrySessionCommands(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -437,8 +441,9 @@ func TestClientOwnerProcess(t *testing.T) {
 	os.Exit(1)
 }
 
-// kill -9 of the program that started a server kills the server and its
-// commands, with or without a sandbox.
+// TestClientServerDiesWithOwner checks that kill -9 of the program that
+// started a server kills the server and its commands, with or without a
+// sandbox.
 func TestClientServerDiesWithOwner(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"plain", "sandbox"} {
@@ -476,9 +481,10 @@ func TestClientServerDiesWithOwner(t *testing.T) {
 	}
 }
 
-// A session is locked while a server runs on it: a second Start and
-// Discard refuse it, RecoverSessions does not offer it even when its
-// owner has died; once the server has exited, all three work.
+// TestClientSessionLock checks that a session is locked while a server runs
+// on it. A second Start and Discard refuse it. RecoverSessions does not
+// offer it, even when its owner has died. Once the server has exited, all
+// three work.
 func TestClientSessionLock(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -536,9 +542,10 @@ func TestClientSessionLock(t *testing.T) {
 	require.NoDirExists(t, s.Dir())
 }
 
-// Names a sandbox chose reach the reviewer's terminal quoted as git
-// quotes them: no listing of changes, diff or apply holds a raw escape
-// or line break inside a name, and --json keeps the exact names.
+// TestSessionListingsQuoteNames checks that names a sandbox chose reach the
+// reviewer's terminal quoted as git quotes them. No listing of changes,
+// diff or apply holds a raw escape or line break inside a name. --json
+// keeps the exact names.
 func TestSessionListingsQuoteNames(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -606,9 +613,10 @@ func lines(out string) []string {
 	return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 }
 
-// A session's Client takes the project's host path: a write there lands
-// in the session (DST), not in the project, until Apply; reads, lists,
-// stats and a command's cwd see the session's view at the same path.
+// TestClientSessionProjectPath checks that a session's Client takes the
+// project's host path. A write there lands in the session (DST), not in the
+// project, until Apply. Reads, lists, stats and a command's cwd see the
+// session's view at the same path.
 func TestClientSessionProjectPath(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -654,9 +662,10 @@ func TestClientSessionProjectPath(t *testing.T) {
 	require.Equal(t, "in the session\n", string(b))
 }
 
-// Apply never opens SRC to other users: modes a sandbox set are applied
-// without group or other write, set-ID or sticky bits SRC had not, and
-// changes shows every new entry's mode and flags the open ones.
+// TestApplyKeepsSrcClosed checks that Apply never opens SRC to other users.
+// Modes a sandbox set are applied without the group or other write, set-ID
+// or sticky bits that SRC did not have. changes shows every new entry's
+// mode and flags the open ones.
 func TestApplyKeepsSrcClosed(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

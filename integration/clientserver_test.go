@@ -14,9 +14,10 @@ import (
 	"github.com/boxsh/boxsh/client/session"
 )
 
-// A Go program starts a server of many sandboxes with client.StartServer,
-// and reviews and applies a sandbox's changes to the workspace through
-// client.Server, as boxsh changes, diff and apply do a session's.
+// TestClientStartServerReview checks a Go program that starts a server of
+// many sandboxes with client.StartServer. The program reviews and applies a
+// sandbox's changes to the workspace through client.Server, as boxsh
+// changes, diff and apply do a session's.
 func TestClientStartServerReview(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -84,7 +85,8 @@ func TestClientStartServerReview(t *testing.T) {
 	assert.Error(t, err, "the server has stopped")
 }
 
-// StartServer reports a server that cannot start with its own words.
+// TestClientStartServerFails checks that StartServer reports a server that
+// cannot start with its own words.
 func TestClientStartServerFails(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

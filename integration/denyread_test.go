@@ -32,11 +32,11 @@ func restartInit(t *testing.T, s *server, next string) message {
 	return s.call("bash", map[string]any{"command": next})
 }
 
-// A command floods the bind with more files than the walk for denyRead
-// name patterns looks at and has the sandbox restarted: the restart must
-// not serve .env in clear; the session ends with one line naming the bind,
-// the count and how to narrow it, and a new session refuses to start too
-// (issue 14, finding 3).
+// TestEscapeDenyReadWalkFlood checks a command that floods the bind with
+// more files than the walk for denyRead name patterns looks at, then has
+// the sandbox restarted (issue 14, finding 3). The restart must not serve
+// .env in clear. The session ends with one line naming the bind, the count
+// and how to narrow it. A new session refuses to start too.
 func TestEscapeDenyReadWalkFlood(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
@@ -68,10 +68,11 @@ func TestEscapeDenyReadWalkFlood(t *testing.T) {
 	assert.Equal(t, "readme\n", r.stdout, r.stderr)
 }
 
-// The other ways to get a covered file out of the walk's sight before a
-// restart or the next session: a rename of its directory into one the walk
-// skips (node_modules), a directory made unreadable to the walk, a hard
-// link under another name.
+// TestEscapeDenyReadMoveOutOfSight checks the other ways to get a covered
+// file out of the walk's sight before a restart or the next session:
+//   - a rename of its directory into one the walk skips (node_modules);
+//   - a directory made unreadable to the walk;
+//   - a hard link under another name.
 func TestEscapeDenyReadMoveOutOfSight(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

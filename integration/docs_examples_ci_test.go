@@ -48,7 +48,7 @@ func checkCIBuild(t *testing.T, r runResult, want string) {
 	assert.Contains(t, r.stdout, "npm test: "+want, "npm test ran, with the variables passed")
 }
 
-// docs/containers.md: the CI command on a fresh runner.
+// ciExample runs docs/containers.md's CI command on a fresh runner.
 func ciExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	home := homeDir(t)
@@ -59,9 +59,9 @@ func ciExample(t *testing.T, _ *docs, block string) {
 	assert.DirExists(t, filepath.Join(home, ".cache", "boxsh-ci", "npm"), "npm's cache in the --cache directory")
 }
 
-// docs/containers.md: the GitHub Actions job, its boxsh step run as the
-// runner runs it (the steps before it set up the runner: boxsh is the
-// checkout's bin/ here, without network or root).
+// githubActionsExample runs docs/containers.md's GitHub Actions job, its
+// boxsh step run as the runner runs it. The steps before it set up the
+// runner. boxsh is the checkout's bin/ here, without network or root.
 func githubActionsExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	var workflow struct {
@@ -102,7 +102,8 @@ func githubActionsExample(t *testing.T, _ *docs, block string) {
 	assert.DirExists(t, filepath.Join(home, ".cache", "boxsh-ci", "go-build"))
 }
 
-// docs/containers.md: the GitLab CI job's script, with its variables.
+// gitlabCIExample runs docs/containers.md's GitLab CI job's script, with
+// its variables.
 func gitlabCIExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	var ci struct {
@@ -134,8 +135,8 @@ func gitlabCIExample(t *testing.T, _ *docs, block string) {
 	assert.DirExists(t, filepath.Join(repo, job.Cache.Paths[0], "go-build"), "the cache is the path GitLab caches, in the project")
 }
 
-// docs/containers.md: the AppArmor profile's script; loading it needs root
-// and AppArmor.
+// appArmorExample checks docs/containers.md's AppArmor profile's script.
+// Loading it needs root and AppArmor.
 func appArmorExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	lines := shellLines(block)
@@ -158,11 +159,12 @@ func appArmorExample(t *testing.T, _ *docs, block string) {
 	assert.Equal(t, 0, r.code(), "apparmor_parser: %s", r.stderr)
 }
 
-// docs/containers.md: apt in the sandbox, through the allowlist. The
-// mirror is out of reach: the proxy of the test build reaches a stand-in
-// of deb.debian.org on the loopback instead, which has no files. apt gets
-// as far as asking it for the release files, as the user apt runs as in
-// the sandbox, with its lists where the sandbox writes them.
+// aptExample runs docs/containers.md's example of apt in the sandbox,
+// through the allowlist. The mirror is out of reach: the proxy of the test
+// build reaches a stand-in of deb.debian.org on the loopback instead, which
+// has no files. apt gets as far as asking it for the release files. It does
+// so as the user apt runs as in the sandbox, with its lists where the
+// sandbox writes them.
 func aptExample(t *testing.T, _ *docs, block string) {
 	if _, err := exec.LookPath("apt-get"); err != nil {
 		requireInCI(t, "apt-get is not installed (the doc's apt is Debian's)")
@@ -191,11 +193,13 @@ func aptExample(t *testing.T, _ *docs, block string) {
 	assert.NotEmpty(t, releases, "apt update asked the mirror for its release files:\n%s\n%s", r.stdout, r.stderr)
 }
 
-// docs/development.md: the project's commands. Each runs for minutes (a
-// build, the whole suite, benchmarks) or writes the checkout (go
-// generate): each is checked without running its work, by the tool's own
-// dry run: the recipe and its arguments are just's, the flags are the
-// bench's (-h after them), the packages have a go:generate line.
+// recipesExample checks docs/development.md's project commands. Each runs
+// for minutes (a build, the whole suite, benchmarks) or writes the checkout
+// (go generate). So each is checked by the tool's own dry run, without
+// running its work:
+//   - the recipe and its arguments are just's;
+//   - the flags are the bench's (-h after them);
+//   - the packages have a go:generate line.
 func recipesExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	env := []string{"GOFLAGS="} // the test run's -v would list the files

@@ -176,8 +176,8 @@ func goEnv(home string) []string {
 	return readerEnv(home, "PATH="+filepath.Dir(boxshPath())+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
-// docs/go-client.md: the module lines make a module that depends on the
-// checkout.
+// goModuleExample checks docs/go-client.md's module lines: they make a
+// module that depends on the checkout.
 func goModuleExample(t *testing.T, d *docs, _ string) {
 	prog := d.goProgram(t)
 	mod := fileText(t, filepath.Join(filepath.Dir(prog), "go.mod"))
@@ -187,8 +187,8 @@ func goModuleExample(t *testing.T, d *docs, _ string) {
 	assert.Contains(t, mod, "replace github.com/boxsh/boxsh => "+root)
 }
 
-// docs/go-client.md: the client in a sandbox whose network is the
-// allowlist, on a project it may change.
+// goClientExample runs docs/go-client.md's example of the client in a
+// sandbox whose network is the allowlist, on a project it may change.
 func goClientExample(t *testing.T, d *docs, _ string) {
 	home := homeDir(t)
 	proj := filepath.Join(home, "proj")
@@ -206,7 +206,8 @@ func goClientExample(t *testing.T, d *docs, _ string) {
 	assert.Contains(t, fileText(t, filepath.Join(proj, "main.go")), `const Word = "new"`, "Edit, in the project bound read-write")
 }
 
-// docs/go-client.md: a session, its changes reviewed and applied.
+// goSessionExample runs docs/go-client.md's example of a session, its
+// changes reviewed and applied.
 func goSessionExample(t *testing.T, d *docs, _ string) {
 	home := homeDir(t)
 	proj := filepath.Join(home, "proj")
@@ -228,7 +229,8 @@ func goSessionExample(t *testing.T, d *docs, _ string) {
 	assert.Empty(t, sessions, "discarded")
 }
 
-// docs/sandboxes.md: the Go client of a server of many sandboxes.
+// goServerExample runs docs/sandboxes.md's example of the Go client of a
+// server of many sandboxes.
 func goServerExample(t *testing.T, d *docs, _ string) {
 	ctx := testContext(t)
 	m := startDocMany(t, d, defaultMany)

@@ -117,7 +117,8 @@ func shellCommands(block string) []shellCommand {
 	return cmds
 }
 
-// docs/mcp.md: the stdio server with its options.
+// rpcExample runs docs/mcp.md's example of the stdio server with its
+// options.
 func rpcExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	line := synopsis(t, block, map[string]string{"--workers N": "--workers 1", "--shell PATH": "--shell /bin/bash"})
@@ -127,7 +128,8 @@ func rpcExample(t *testing.T, _ *docs, block string) {
 	require.NoError(t, s.Close())
 }
 
-// docs/mcp.md: a session on the stdio server, piped in.
+// rpcPipeExample runs docs/mcp.md's example of a session on the stdio
+// server, piped in.
 func rpcPipeExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	r := runShell(t, ctx, t.TempDir(), nil, block)
@@ -156,15 +158,17 @@ func rpcPipeExample(t *testing.T, _ *docs, block string) {
 	assert.Equal(t, "hello\n", call.Result.StructuredContent.Stdout)
 }
 
-// docs/mcp.md: Claude Code's configuration, as the README's.
+// claudeExample runs docs/mcp.md's example of Claude Code's configuration,
+// the same as the README's.
 func claudeExample(t *testing.T, _ *docs, block string) {
 	lines := shellLines(block)
 	require.Len(t, lines, 1)
 	checkClaudeAdd(t, lines[0])
 }
 
-// docs/mcp.md: the stdio configuration of VS Code, Claude Desktop and
-// Cursor, started as they start it, in a directory of their own.
+// desktopExample runs docs/mcp.md's stdio configuration of VS Code, Claude
+// Desktop and Cursor. It starts the server as they start it, in a directory
+// of their own.
 func desktopExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	var config struct {
@@ -191,8 +195,8 @@ func desktopExample(t *testing.T, _ *docs, block string) {
 	assert.Regexp(t, `changes will be saved in \S+`, stderr.String())
 }
 
-// docs/mcp.md: the HTTP server's synopsis, with a token file and a
-// sandbox, and without authentication.
+// listenExample runs docs/mcp.md's synopsis of the HTTP server, with a
+// token file and a sandbox, and without authentication.
 func listenExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	home := homeDir(t)
@@ -219,8 +223,8 @@ func listenExample(t *testing.T, _ *docs, block string) {
 	assert.Equal(t, "ok\n", sh(t, ctx, s, "echo ok"), "--no-auth: no token")
 }
 
-// docs/mcp.md: what the HTTP server prints at its start, with its own
-// token in the state directory.
+// listenOutputExample checks docs/mcp.md's example of what the HTTP server
+// prints at its start, with its own token in the state directory.
 func listenOutputExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	home := homeDir(t)
@@ -246,8 +250,9 @@ func mcpServerLine(t *testing.T) string {
 	return m[1]
 }
 
-// docs/mcp.md: VS Code's configuration of the HTTP server (and Cursor's,
-// given in the text), for the server the doc starts for it in a project.
+// vscodeExample runs docs/mcp.md's VS Code configuration of the HTTP
+// server, and Cursor's, given in the text. It runs it against the server
+// the doc starts for it in a project.
 func vscodeExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	var config struct {
@@ -307,8 +312,8 @@ func vscodeExample(t *testing.T, _ *docs, block string) {
 	assert.Equal(t, "made\n", sh(t, ctx, s, "cat made.txt"), "Cursor's configuration reaches the same server")
 }
 
-// docs/mcp.md: the REST twin with curl, on the server of the clients'
-// configuration, in a Go module.
+// restExample runs docs/mcp.md's example of the REST twin with curl, in a
+// Go module. It runs on the server of the clients' configuration.
 func restExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	home := homeDir(t)
@@ -338,8 +343,9 @@ type listing struct {
 	Entries   []map[string]any `json:"entries"`
 }
 
-// docs/protocol.md: the list request and its answer, for a directory of
-// the files the answer shows, in the sandbox.
+// listExample checks docs/protocol.md's example of the list request and its
+// answer. It lists, in the sandbox, a directory of the files the answer
+// shows.
 func listExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	m := regexp.MustCompile("\\*\\*list\\*\\* `(\\{[^`]*\\})` →").FindStringSubmatch(docText(t, "docs/protocol.md"))
@@ -420,7 +426,8 @@ func (m *docMany) sandboxRun(t *testing.T, name, token, command string) string {
 	return res.Stdout
 }
 
-// docs/sandboxes.md: the server's synopsis, with limits.
+// manyServerExample runs docs/sandboxes.md's synopsis of the server, with
+// limits.
 func manyServerExample(t *testing.T, d *docs, _ string) {
 	ctx := testContext(t)
 	m := startDocMany(t, d, map[string]string{"ADDR": "127.0.0.1:0", "--max-sandboxes N": "--max-sandboxes 1", "--sandbox-idle D": "--sandbox-idle 0",
@@ -444,7 +451,8 @@ func manyServerExample(t *testing.T, d *docs, _ string) {
 	assert.NotEqual(t, 0, res.ExitCode, "--network disabled: %s", res.Stdout)
 }
 
-// docs/sandboxes.md: the management API with curl.
+// manageExample runs docs/sandboxes.md's example of the management API with
+// curl.
 func manageExample(t *testing.T, d *docs, block string) {
 	ctx := testContext(t)
 	m := startDocMany(t, d, defaultMany)
@@ -478,8 +486,8 @@ func manageExample(t *testing.T, d *docs, block string) {
 	assert.Empty(t, list, "deleted")
 }
 
-// docs/sandboxes.md: an agent's configuration for its sandbox, with the
-// sandbox's token.
+// agentExample runs docs/sandboxes.md's example of an agent's configuration
+// for its sandbox, with the sandbox's token.
 func agentExample(t *testing.T, d *docs, block string) {
 	ctx := testContext(t)
 	m := startDocMany(t, d, defaultMany)
@@ -505,8 +513,9 @@ func agentExample(t *testing.T, d *docs, block string) {
 	assert.Equal(t, http.StatusUnauthorized, refused.StatusCode)
 }
 
-// docs/sandboxes.md: snapshots, a sandbox from one, a fork and a restore
-// with curl, each checked by the files of the sandboxes.
+// snapshotsExample runs docs/sandboxes.md's example of snapshots with curl:
+// a snapshot, a sandbox from one, a fork and a restore. Each step is
+// checked by the files of the sandboxes.
 func snapshotsExample(t *testing.T, d *docs, block string) {
 	ctx := testContext(t)
 	m := startDocMany(t, d, defaultMany)

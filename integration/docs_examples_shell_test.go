@@ -50,7 +50,8 @@ func splitList(s string) []string {
 	return append(items, strings.TrimSpace(s[start:]))
 }
 
-// docs/cli.md: the ways boxsh runs as a shell.
+// cliShellExample runs docs/cli.md's examples of the ways boxsh runs as a
+// shell.
 func cliShellExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	lines := shellLines(block)
@@ -100,7 +101,8 @@ rl.on('line', (line) => {
 });
 `
 
-// docs/sandbox.md: the sandbox's modes, each line in a project.
+// sandboxExample runs docs/sandbox.md's examples of the sandbox's modes,
+// each line in a project.
 func sandboxExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	lines := shellLines(block)
@@ -188,8 +190,8 @@ func sandboxRPCTry(t *testing.T, proj, line string) {
 	assert.Contains(t, stderr.String(), "1 file(s) changed", "reviewable")
 }
 
-// docs/sessions.md: a --try session made on a terminal, reviewed, applied
-// in part and discarded.
+// reviewExample runs docs/sessions.md's example of a --try session made on
+// a terminal, reviewed, applied in part and discarded.
 func reviewExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	lines := shellLines(block)
@@ -258,7 +260,8 @@ func reviewExample(t *testing.T, _ *docs, block string) {
 	assert.NotContains(t, r.stdout, dst)
 }
 
-// docs/sessions.md: the audit log of a server, and a session's.
+// auditExample runs docs/sessions.md's example of the audit log of a
+// server, and of a session.
 func auditExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	lines := shellLines(block)
@@ -313,8 +316,9 @@ func auditExample(t *testing.T, _ *docs, block string) {
 	assert.True(t, strings.HasPrefix(r.stdout, entries[0].Time+" shell "), r.stdout)
 }
 
-// docs/policy.md: trusting a project's settings file lets it widen the
-// policy, until it changes or is untrusted.
+// trustExample runs docs/policy.md's example of trust. Trusting a project's
+// settings file lets it widen the policy, until the file changes or is
+// untrusted.
 func trustExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	lines := shellLines(block)
@@ -367,8 +371,8 @@ func trustExample(t *testing.T, _ *docs, block string) {
 	assert.Equal(t, "no trusted settings files\n", r.stdout)
 }
 
-// docs/policy.md: a settings file, loaded with --policy, and what each of
-// its rules does in the sandbox.
+// settingsExample runs docs/policy.md's example of a settings file, loaded
+// with --policy. It checks what each of its rules does in the sandbox.
 func settingsExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	home := homeDir(t)
@@ -411,8 +415,8 @@ ulimit -d`
 	assert.Equal(t, "echo deploy\n", fileText(t, filepath.Join(proj, "deploy", "run.sh")))
 }
 
-// docs/network.md: a port of a sandbox without network, published on the
-// host's loopback.
+// publishExample runs docs/network.md's example of a port of a sandbox
+// without network, published on the host's loopback.
 func publishExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	lines := strings.Split(strings.TrimSpace(block), "\n")
@@ -425,8 +429,8 @@ func publishExample(t *testing.T, _ *docs, block string) {
 	assert.Contains(t, body, "Directory listing for /", "python's web server in the sandbox answers")
 }
 
-// docs/network.md: the settings file for npm and GitHub, loaded with
-// --policy: the sandbox's network is the allowlist.
+// allowlistExample runs docs/network.md's settings file for npm and GitHub,
+// loaded with --policy. The sandbox's network is then the allowlist.
 func allowlistExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	home := homeDir(t)
@@ -453,8 +457,8 @@ func allowlistExample(t *testing.T, _ *docs, block string) {
 	assert.Contains(t, r.stderr, "example.com is not allowed (run with --allow-domain example.com)")
 }
 
-// docs/sandbox.md: the sandbox as an OCI spec, printed, written as a
-// bundle and run by runc.
+// specExample runs docs/sandbox.md's example of the sandbox as an OCI spec:
+// printed, written as a bundle and run by runc.
 func specExample(t *testing.T, _ *docs, block string) {
 	ctx := testContext(t)
 	lines := shellLines(block)

@@ -148,8 +148,8 @@ var docExamples = map[string]map[string]docExample{
 	"sessions":  {"review": reviewExample, "audit": auditExample},
 }
 
-// Every code block of docs/*.md is marked, and every example runs as
-// printed and does what its doc says of it.
+// TestDocsExamples checks that every code block of docs/*.md is marked.
+// Every example runs as printed and does what its doc says of it.
 func TestDocsExamples(t *testing.T) {
 	requireRootless(t)
 	d := readDocs(t)

@@ -29,8 +29,8 @@ func docText(t *testing.T, path string) string {
 	return string(b)
 }
 
-// docs/cli.md's reference is boxsh --help, as scripts/cli-doc.sh writes
-// it: the manual cannot drift from the flags.
+// TestCLIReference checks that docs/cli.md's reference is boxsh --help, as
+// scripts/cli-doc.sh writes it. So the manual cannot drift from the flags.
 func TestCLIReference(t *testing.T) {
 	t.Parallel()
 	doc := docText(t, "docs/cli.md")
@@ -92,8 +92,8 @@ func runShell(t *testing.T, ctx context.Context, dir string, env []string, comma
 	return runProgramIn(t, ctx, dir, "", append([]string{path}, env...), "sh", "-c", command)
 }
 
-// Every example the README marks runs as printed and does what the README
-// says of it.
+// TestReadmeExamples checks that every example the README marks runs as
+// printed and does what the README says of it.
 func TestReadmeExamples(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -259,8 +259,9 @@ func checkClaudeAdd(t *testing.T, line string) {
 	}
 }
 
-// CONTRIBUTING.md's checks are the project's commands, each checked by its
-// tool's dry run as docs/development.md's are.
+// TestContributingChecks checks that CONTRIBUTING.md's checks are the
+// project's commands. Each is checked by its tool's dry run, as
+// docs/development.md's are.
 func TestContributingChecks(t *testing.T) {
 	t.Parallel()
 	blocks := docBlocks(t, "CONTRIBUTING.md")

@@ -170,10 +170,11 @@ func splitSections(t *testing.T, out string, n int) []string {
 	return parts
 }
 
-// Programs that ignore the proxy variables reach allowed names through the
-// same policy: by name, on any captured port (an explicit port of a rule,
-// and 80 and 443), over HTTP or raw TCP (ssh). Refused names and ports,
-// raw addresses, UDP elsewhere fail, and the refusals are recorded. The
+// TestEgressTransparent checks that programs that ignore the proxy
+// variables reach allowed names through the same policy. They do so by
+// name, on any captured port (a rule's explicit port, and 80 and 443), over
+// HTTP or raw TCP (ssh). Refused names and ports, raw addresses, and UDP
+// other than to the name service fail, and the refusals are recorded. The
 // proxy variables stay, and proxy-aware programs are unchanged.
 func TestEgressTransparent(t *testing.T) {
 	requireRootless(t)
@@ -278,8 +279,8 @@ func TestEgressTransparent(t *testing.T) {
 	assert.Contains(t, r.stderr, "evil.example.org is not allowed", "the refusal says how to allow it")
 }
 
-// The name service is bounded: a flood of names gets addresses up to the
-// bound, and the names given one keep it.
+// TestEgressFlood checks that the name service is bounded. A flood of names
+// gets addresses up to the bound, and the names given one keep it.
 func TestEgressFlood(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
@@ -291,8 +292,8 @@ func TestEgressFlood(t *testing.T) {
 	assert.NotContains(t, r.stdout, "n599.flood.example", "past the bound, no address")
 }
 
-// A server's commands (bash calls) get the same capture: its ports travel
-// in the hello.
+// TestEgressServe checks that a server's commands (bash calls) get the same
+// capture. The server's ports travel in the hello.
 func TestEgressServe(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)

@@ -368,12 +368,14 @@ func restoreTarget(i int) string {
 	return "sa"
 }
 
-// A server killed (SIGKILL) at a random point of a fleet operation
-// (snapshot, restore, fork, create, create from a snapshot), before, while
-// or after it runs, and started again on the same state directory finds a
-// whole sandbox or snapshot or none (a restore: all the old files or all
-// the snapshot's), the name free, nothing half-made left on disk, and the
-// sandbox it hosts again audited as a new one.
+// TestFleetCrashSafety kills a server (SIGKILL) at a random point of a
+// fleet operation: before, while or after it runs. The operations are
+// snapshot, restore, fork, create, and create from a snapshot. The server,
+// started again on the same state directory, must find:
+//   - a whole sandbox or snapshot, or none; for a restore, all the old
+//     files or all the snapshot's;
+//   - the name free, and nothing half-made left on disk;
+//   - the sandbox it hosts again audited as a new one.
 func TestFleetCrashSafety(t *testing.T) {
 	// Rounds per operation: up to maxRounds, at least minRounds, and no
 	// more once an operation's rounds took budget (a loaded machine).

@@ -19,10 +19,11 @@ import (
 	"github.com/boxsh/boxsh/client"
 )
 
-// 80 snapshots asked for against the limit of 64, 30 then 50 at once
-// (fewer than the management API's own bound on requests in flight):
-// those being made count, so that no more than 64 are made; each other is
-// refused with the limit named.
+// TestSnapshotLimitCountsInFlight asks for more snapshots than the limit,
+// in two bursts at once. The bursts are smaller than the management API's
+// own bound on requests in flight. Snapshots being made count against the
+// limit, so no more than the limit are made. Each other request is refused
+// with the limit named.
 func TestSnapshotLimitCountsInFlight(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -72,9 +73,9 @@ func TestSnapshotLimitCountsInFlight(t *testing.T) {
 	assert.Len(t, dirs, made, "no snapshot directory besides those made")
 }
 
-// A sandbox taken from the warm pool for a name has its session labelled
-// with that name, on disk: after the server stops, boxsh sessions tells
-// whose changes the session holds.
+// TestWarmSandboxLabelled checks that a sandbox taken from the warm pool
+// for a name has its session labelled with that name, on disk. After the
+// server stops, boxsh sessions tells whose changes the session holds.
 func TestWarmSandboxLabelled(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -132,10 +133,11 @@ func TestWarmSandboxLabelled(t *testing.T) {
 	assert.NotContains(t, line, "warm")
 }
 
-// A snapshot's paused_ms is the time the sandbox's processes were
-// stopped: at least the time the test, watching from outside, sees a loop
-// of the sandbox stopped (state T in /proc). The loop's own view, the gap
-// in the times it writes, is logged beside it.
+// TestSnapshotPausedMS checks that a snapshot's paused_ms is the time the
+// sandbox's processes were stopped. It must be at least the time the test,
+// watching from outside, sees a loop of the sandbox stopped (state T in
+// /proc). The loop's own view, the gap in the times it writes, is logged
+// beside it.
 func TestSnapshotPausedMS(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -45,9 +45,11 @@ func modernHeaders(method string) map[string]string {
 	return map[string]string{"MCP-Protocol-Version": modernVersion, "Mcp-Method": method}
 }
 
-// The fuzz run's edge cases over HTTP, in both eras: a huge timeout runs
-// the command; a notification method with an id is answered, with that
-// id; a non-string method is refused with the request's id.
+// TestHTTPFuzzEdgeCases checks the fuzz run's edge cases over HTTP, in both
+// eras:
+//   - a huge timeout runs the command;
+//   - a notification method with an id is answered, with that id;
+//   - a non-string method is refused with the request's id.
 func TestHTTPFuzzEdgeCases(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -97,8 +99,8 @@ func TestHTTPFuzzEdgeCases(t *testing.T) {
 	assert.Equal(t, "still\n", m.bash(t).Stdout)
 }
 
-// A task made over HTTP is cancelled by a later exchange, which kills its
-// command; polling then says cancelled.
+// TestHTTPTaskCancel checks that a task made over HTTP is cancelled by a
+// later exchange, which kills its command. Polling then says cancelled.
 func TestHTTPTaskCancel(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -128,9 +130,9 @@ func TestHTTPTaskCancel(t *testing.T) {
 	require.NotNil(t, m.Error)
 }
 
-// SIGTERM with a call that outlasts the shutdown grace: the call is
-// cancelled (its command killed) and still answered, and boxsh exits
-// cleanly.
+// TestHTTPSigtermCancelsLongCall sends SIGTERM with a call that outlasts
+// the shutdown grace. The call is cancelled, its command killed, and still
+// answered. boxsh exits cleanly.
 func TestHTTPSigtermCancelsLongCall(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -211,7 +211,8 @@ func TestHTTPAuthAndOrigin(t *testing.T) {
 	assert.Contains(t, string(out), "non-loopback")
 }
 
-// 50 clients at once, each running several calls, share one server.
+// TestHTTPConcurrentClients checks that many clients at once, each running
+// several calls, share one server.
 func TestHTTPConcurrentClients(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -247,8 +248,8 @@ func TestHTTPConcurrentClients(t *testing.T) {
 	}
 }
 
-// SIGTERM lets the calls in flight finish (within the grace) and answers
-// them before boxsh exits.
+// TestHTTPSigtermInFlight checks that SIGTERM lets the calls in flight
+// finish, within the grace, and answers them before boxsh exits.
 func TestHTTPSigtermInFlight(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -289,7 +290,8 @@ func TestHTTPSigtermInFlight(t *testing.T) {
 	}
 }
 
-// The REST twin: curl-style calls and the OpenAPI document.
+// TestHTTPRESTTwin checks the REST twin: curl-style calls and the OpenAPI
+// document.
 func TestHTTPRESTTwin(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -334,7 +336,8 @@ func TestHTTPRESTTwin(t *testing.T) {
 	}
 }
 
-// The HTTP front serves a sandboxed backend as it does stdio.
+// TestHTTPSandboxed checks that the HTTP front serves a sandboxed backend
+// as it does stdio.
 func TestHTTPSandboxed(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -347,9 +350,10 @@ func TestHTTPSandboxed(t *testing.T) {
 	assert.Equal(t, "boxsh-init\n", out.Stdout, "the call ran in the sandbox")
 }
 
-// A --token-file another user could have planted (a symbolic link, or a
-// file open to the group or others) stops boxsh before it listens, with
-// one line that says how to fix it; the planted token never works.
+// TestHTTPTokenFileRefused checks a --token-file another user could have
+// planted: a symbolic link, or a file open to the group or others. It stops
+// boxsh before it listens, with one line that says how to fix it. The
+// planted token never works.
 func TestHTTPTokenFileRefused(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -35,10 +35,11 @@ func dirListing(t *testing.T, dir string) string {
 	return strings.ReplaceAll(strings.Join(lines, "\n"), "\x00", " ")
 }
 
-// kill -9 of the front (or of its whole process tree) in the middle of a
-// 20 MB write leaves the directory as it was, but for the file written if
-// the write completed: no placeholder of a protected path (.claude,
-// .gitmodules, ...) on the host, no temporary file.
+// TestKilledFrontLeavesNothing kills the front, or its whole process tree,
+// with kill -9 in the middle of a large write. The directory must be left
+// as it was, but for the file written if the write completed. No
+// placeholder of a protected path (.claude, .gitmodules, ...) and no
+// temporary file may be left on the host.
 func TestKilledFrontLeavesNothing(t *testing.T) {
 	t.Parallel()
 	const size = 20 << 20
@@ -134,10 +135,12 @@ func findReaper(t *testing.T, pid int) int {
 	return 0
 }
 
-// The reaper of a sandbox's front (see host.StartReaper) is out of the
-// front's process tree and session, one thread of C waiting on the
-// front's pipe (no Go runtime), and ends without a trace when the front
-// ends normally.
+// TestReaperDetachedAndIdle checks the reaper of a sandbox's front (see
+// host.StartReaper):
+//   - it is out of the front's process tree and session;
+//   - it is one thread of C waiting on the front's pipe, with no Go
+//     runtime;
+//   - it ends without a trace when the front ends normally.
 func TestReaperDetachedAndIdle(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// When stdin closes, calls still running are finished and answered before
-// boxsh exits with status 0.
+// TestStdinClosedWhileCallsRun checks that when stdin closes, calls still
+// running are finished and answered before boxsh exits with status 0.
 func TestStdinClosedWhileCallsRun(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -40,8 +40,9 @@ func TestStdinClosedWhileCallsRun(t *testing.T) {
 	})
 }
 
-// A command that leaves a background process behind is answered, and once
-// boxsh has exited no process of it remains.
+// TestNoOrphansAfterExit checks that a command that leaves a background
+// process behind is answered. Once boxsh has exited, no process of the
+// command remains.
 func TestNoOrphansAfterExit(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -83,8 +84,9 @@ func isZombie(pid int) bool {
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
-// notifications/cancelled of a running call kills its process group, and
-// no answer is sent for it; the next call works.
+// TestCancelRunningCall checks that notifications/cancelled of a running
+// call kills its process group, and that no answer is sent for the call.
+// The next call works.
 func TestCancelRunningCall(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -114,8 +116,8 @@ func TestCancelRunningCall(t *testing.T) {
 	})
 }
 
-// A call cancelled while it waits for a worker never runs and is not
-// answered.
+// TestCancelQueuedCall checks that a call cancelled while it waits for a
+// worker never runs and is not answered.
 func TestCancelQueuedCall(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "1"}})
@@ -131,10 +133,10 @@ func TestCancelQueuedCall(t *testing.T) {
 	s.requireExitZero()
 }
 
-// A client that stops reading: boxsh must not buffer without bound. With
-// ~300 calls printing 1 MiB each unread, boxsh (front and children) stays
-// under a generous memory bound, and once the client reads again every
-// answer arrives.
+// TestStalledClientMemory checks that boxsh does not buffer without bound
+// for a client that stops reading. Many calls each print a large output
+// that is not read. boxsh, front and children, must stay under a generous
+// memory bound. Once the client reads again, every answer arrives.
 func TestStalledClientMemory(t *testing.T) {
 	t.Parallel()
 	const (
@@ -188,8 +190,8 @@ func TestStalledClientMemory(t *testing.T) {
 	s.requireExitZero()
 }
 
-// When boxsh-init dies, the call it was running is answered as failed and
-// the next call runs on a fresh boxsh-init.
+// TestBoxshInitKilled checks that when boxsh-init dies, the call it was
+// running is answered as failed. The next call runs on a fresh boxsh-init.
 func TestBoxshInitKilled(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -219,7 +221,8 @@ func TestBoxshInitKilled(t *testing.T) {
 	})
 }
 
-// The command a killed boxsh-init was running does not outlive boxsh.
+// TestNoOrphansAfterBoxshInitKilled checks that the command a killed
+// boxsh-init was running does not outlive boxsh.
 func TestNoOrphansAfterBoxshInitKilled(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -237,8 +240,8 @@ func TestNoOrphansAfterBoxshInitKilled(t *testing.T) {
 	})
 }
 
-// SIGTERM makes boxsh exit promptly, even with its input still open and a
-// call running, and leaves no process behind.
+// TestSIGTERM checks that SIGTERM makes boxsh exit promptly and leave no
+// process behind, even with its input still open and a call running.
 func TestSIGTERM(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -320,8 +323,9 @@ func requireAllGoneBy(t *testing.T, deadline time.Time, init int, markers ...str
 	}
 }
 
-// After kill -9 of the front, boxsh-init and the commands it runs are gone
-// within a second, and a call still waiting for a worker never runs.
+// TestFrontKilledEndsCalls checks that after kill -9 of the front,
+// boxsh-init and the commands it runs are gone within a second. A call
+// still waiting for a worker never runs.
 func TestFrontKilledEndsCalls(t *testing.T) {
 	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
@@ -353,8 +357,9 @@ func TestFrontKilledEndsCalls(t *testing.T) {
 	})
 }
 
-// Calls blocked in the kernel (opening a FIFO nobody writes, writing one
-// nobody reads) do not keep boxsh-init alive after kill -9 of the front.
+// TestFrontKilledDuringBlockedFileCalls checks that calls blocked in the
+// kernel do not keep boxsh-init alive after kill -9 of the front. The calls
+// open a FIFO nobody writes, or write one nobody reads.
 func TestFrontKilledDuringBlockedFileCalls(t *testing.T) {
 	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
@@ -377,9 +382,11 @@ func TestFrontKilledDuringBlockedFileCalls(t *testing.T) {
 	})
 }
 
-// At the end of input, calls that finish are answered (as boxsh v3 does),
-// a file call blocked on a FIFO is cancelled and answered with an error
-// after EndOfInputGrace, and boxsh exits with nothing left running.
+// TestEndOfInputWithBlockedCall checks what happens at the end of input:
+//   - calls that finish are answered, as boxsh v3 does;
+//   - a file call blocked on a FIFO is cancelled and answered with an error
+//     after EndOfInputGrace;
+//   - boxsh exits with nothing left running.
 func TestEndOfInputWithBlockedCall(t *testing.T) {
 	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
@@ -412,10 +419,11 @@ func TestEndOfInputWithBlockedCall(t *testing.T) {
 // end of its input (rpc.EndOfInputGrace).
 const endOfInputGrace = 5 * time.Second
 
-// A write interrupted by the death of boxsh-init (and, as it dies with it,
-// of the front) leaves no temporary file in the user's directory: the
-// target is either as before or complete. boxsh-init is killed as soon as
-// a temporary file shows, or at points spread over a write's duration.
+// TestInterruptedWriteLeavesNothing interrupts a write by the death of
+// boxsh-init, and so of the front, which dies with it. No temporary file
+// may be left in the user's directory, and the target is either as before
+// or complete. boxsh-init is killed as soon as a temporary file shows, or
+// at points spread over a write's duration.
 func TestInterruptedWriteLeavesNothing(t *testing.T) {
 	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {
@@ -474,8 +482,9 @@ func temporaries(t *testing.T, dir string) []string {
 	return names
 }
 
-// When boxsh-init dies, the commands it was running die at once, not when
-// the next call comes; and the next call runs on a new boxsh-init.
+// TestBoxshInitKilledCommandsDieAtOnce checks that when boxsh-init dies,
+// the commands it was running die at once, not when the next call comes.
+// The next call runs on a new boxsh-init.
 func TestBoxshInitKilledCommandsDieAtOnce(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -496,8 +505,9 @@ func TestBoxshInitKilledCommandsDieAtOnce(t *testing.T) {
 	})
 }
 
-// When boxsh-init dies, the calls it had queued (waiting for a worker) run
-// on the new one; the call it was running fails.
+// TestQueuedCallsSurviveBoxshInitDeath checks that when boxsh-init dies,
+// the calls it had queued, waiting for a worker, run on the new one. The
+// call it was running fails.
 func TestQueuedCallsSurviveBoxshInitDeath(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -527,9 +537,10 @@ func TestQueuedCallsSurviveBoxshInitDeath(t *testing.T) {
 	})
 }
 
-// When boxsh-init dies, the file calls that waited for a slot (all 16
-// taken by reads blocked on a FIFO) run on the new one, as queued bash
-// calls do; the blocked ones fail.
+// TestQueuedFileCallsSurviveBoxshInitDeath checks that when boxsh-init
+// dies, the file calls that waited for a slot run on the new one, as queued
+// bash calls do. The slots are all taken by reads blocked on a FIFO; those
+// fail.
 func TestQueuedFileCallsSurviveBoxshInitDeath(t *testing.T) {
 	t.Parallel()
 	inBothModesIn(t, func(t *testing.T, args []string, dir string) {

@@ -279,8 +279,8 @@ func TestSDKTerminal(t *testing.T) {
 	assert.Contains(t, sdkText(t, res), id)
 }
 
-// Protocol errors come back as errors from the SDK, and the session stays
-// usable.
+// TestSDKErrors checks that protocol errors come back as errors from the
+// SDK, and that the session stays usable.
 func TestSDKErrors(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -52,8 +52,9 @@ func sdkConnect(t *testing.T, ctx context.Context, version string) *mcp.ClientSe
 	return session
 }
 
-// The SDK's default client is dual-era: it probes with server/discover
-// and stays on 2026-07-28; pinned to 2025-11-25 it uses initialize.
+// TestSDKBothErasStdio checks that the SDK's default client is dual-era. It
+// probes with server/discover and stays on 2026-07-28. Pinned to
+// 2025-11-25, it uses initialize.
 func TestSDKBothErasStdio(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -83,8 +84,9 @@ func sdkListAndEcho(t *testing.T, ctx context.Context, s *mcp.ClientSession, wor
 	assert.Equal(t, word+"-42\n", out.Stdout)
 }
 
-// A raw client pinned to 2026-07-28 that follows the specification
-// exactly: discover, list, call, and the errors of the modern era.
+// TestPinnedModernClientStdio runs a raw client pinned to 2026-07-28 that
+// follows the specification exactly: discover, list, call, and the errors
+// of the modern era.
 func TestPinnedModernClientStdio(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -152,7 +154,7 @@ func requireToolsListAtLeast(t *testing.T, m message) {
 	assert.Subset(t, toolNames(t, m), allToolNames)
 }
 
-// The edge cases a fuzz run found, in both eras.
+// TestFuzzEdgeCases checks the edge cases a fuzz run found, in both eras.
 func TestFuzzEdgeCases(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -45,9 +45,9 @@ func loopbackServers(t *testing.T, names ...string) (map[string]string, string) 
 	return addrs, strings.Join(hosts, ",")
 }
 
-// The boxsh users run has no test seam: with BOXSH_PROXY_HOSTS mapping an
-// allowed name to a loopback server, the proxy still refuses to connect
-// there (issue 12).
+// TestNetworkReleaseIgnoresTestHosts checks that the boxsh users run has no
+// test seam (issue 12). Even with BOXSH_PROXY_HOSTS mapping an allowed name
+// to a loopback server, the proxy refuses to connect there.
 func TestNetworkReleaseIgnoresTestHosts(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
@@ -145,12 +145,13 @@ func TestNetworkDeniedWinsAndPorts(t *testing.T) {
 	assert.Regexp(t, `allowed=true`, log)
 }
 
-// The proxy never connects to the host's own interface addresses (issue
-// 14, finding 7), even when the policy allows the address exactly: a
-// service bound to 0.0.0.0 on the host would answer there. No server is
-// needed: the refusal comes before the connection, and the proxy's log
-// says why (before the fix: "connection refused", a dial that went out).
-// Runs the release build (no test seam).
+// TestNetworkRefusesHostInterfaces checks that the proxy never connects to
+// the host's own interface addresses (issue 14, finding 7). It refuses even
+// when the policy allows the address exactly, since a service bound to
+// 0.0.0.0 on the host would answer there. No server is needed: the refusal
+// comes before the connection, and the proxy's log says why. Without the
+// check the log said "connection refused", from a dial that went out. The
+// test runs the release build, which has no test seam.
 func TestNetworkRefusesHostInterfaces(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -190,7 +191,8 @@ func TestNetworkRefusesHostInterfaces(t *testing.T) {
 	assert.NotContains(t, r.stderr, "connection refused", "no connection was tried")
 }
 
-// Shell mode and -- CMD get the same proxy; --new-net-ns is "disabled".
+// TestNetworkShellMode checks that shell mode and -- CMD get the same
+// proxy, and that --new-net-ns is "disabled".
 func TestNetworkShellMode(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)

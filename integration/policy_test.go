@@ -112,8 +112,8 @@ func regexpQuote(s string) string {
 	return strings.NewReplacer(".", `\.`, "/", `/`).Replace(s)
 }
 
-// A broken settings file stops every mode with one line naming the file,
-// the key and what was expected.
+// TestPolicyFileErrors checks that a broken settings file stops every mode
+// with one line naming the file, the key and what was expected.
 func TestPolicyFileErrors(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -136,8 +136,8 @@ func TestPolicyFileErrors(t *testing.T) {
 	assert.Contains(t, r.stderr, `--memory "lots": expected a size such as 512M or 2G`)
 }
 
-// --timeout-default and --max-output, from a flag or a settings file, apply
-// to bash calls that do not say otherwise.
+// TestPolicyBashLimits checks that --timeout-default and --max-output, from
+// a flag or a settings file, apply to bash calls that do not say otherwise.
 func TestPolicyBashLimits(t *testing.T) {
 	ctx := testContext(t)
 	inBothModes(t, func(t *testing.T, sandbox []string) {
@@ -160,9 +160,9 @@ func TestPolicyBashLimits(t *testing.T) {
 	assert.Equal(t, "0123456789", out.Stdout, "the project's settings file applies")
 }
 
-// Commands get a clean environment: the base variables, what the policy
-// passes or sets, and never a variable that looks like a secret unless a
-// rule names it exactly.
+// TestPolicyEnvironment checks that commands get a clean environment: the
+// base variables and what the policy passes or sets. They never get a
+// variable that looks like a secret unless a rule names it exactly.
 func TestPolicyEnvironment(t *testing.T) {
 	ctx := testContext(t)
 	t.Setenv("BOXSH_TEST_TOKEN", "leaked-token")
@@ -214,9 +214,9 @@ func TestPolicyEnvironment(t *testing.T) {
 	})
 }
 
-// A memory hog fails under --memory, and the next call works; so does a
-// fork bomb under --pids in the sandbox, where the limit counts only the
-// sandbox's processes.
+// TestPolicyResourceLimits checks that a memory hog fails under --memory,
+// and that the next call works. So does a fork bomb under --pids in the
+// sandbox, where the limit counts only the sandbox's processes.
 func TestPolicyResourceLimits(t *testing.T) {
 	ctx := testContext(t)
 	// dd allocates its whole 200 MiB buffer at once.
@@ -252,8 +252,8 @@ func TestPolicyResourceLimits(t *testing.T) {
 	})
 }
 
-// The file rules are enforced by the kernel in the sandbox: through
-// commands and through the file tools alike.
+// TestPolicyFileRules checks that the kernel enforces the file rules in the
+// sandbox, through commands and through the file tools alike.
 func TestPolicyFileRules(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -317,8 +317,9 @@ func TestPolicyFileRules(t *testing.T) {
 	assert.Equal(t, "SECRET=1\n", string(b))
 }
 
-// The hard-denied paths stay read-only in a writable project, and the
-// missing ones at its root cannot be created.
+// TestPolicyHardDenied checks that the hard-denied paths stay read-only in
+// a writable project, and that the missing ones at its root cannot be
+// created.
 func TestPolicyHardDenied(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A sandboxed command that writes the project's settings file cannot
-// loosen the next session: an untrusted project file only narrows
-// (issue 14, finding 2). Two sessions run one after the other in a
-// project bound wr:, as an MCP client would start them.
+// TestEscapeProjectPolicyCannotWidenNextSession checks that a sandboxed
+// command that writes the project's settings file cannot loosen the next
+// session (issue 14, finding 2). An untrusted project file only narrows.
+// Two sessions run one after the other in a project bound wr:, as an MCP
+// client would start them.
 func TestEscapeProjectPolicyCannotWidenNextSession(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -61,11 +62,12 @@ func TestEscapeProjectPolicyCannotWidenNextSession(t *testing.T) {
 	assert.Contains(t, out.Stdout, "[]\n")
 }
 
-// The trust store cannot be written from inside: a sandbox that could
-// write the user's boxsh configuration directory could trust its own
-// project file (or write the global settings file). Under a wr: bind of
-// $HOME the directory must be unwritable (the protected paths); boxsh
-// refuses to start while nothing protects it.
+// TestEscapeTrustStoreNotWritableFromInside checks that the trust store
+// cannot be written from inside. A sandbox that could write the user's
+// boxsh configuration directory could trust its own project file, or write
+// the global settings file. Under a wr: bind of $HOME the directory must be
+// unwritable (the protected paths). boxsh refuses to start while nothing
+// protects it.
 func TestEscapeTrustStoreNotWritableFromInside(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -92,8 +94,9 @@ func TestEscapeTrustStoreNotWritableFromInside(t *testing.T) {
 	assert.NotContains(t, r.stdout, "SECRET=1")
 }
 
-// XDG_CONFIG_HOME inside a writable bind would expose the trust store and
-// the global settings: boxsh refuses to start such a sandbox.
+// TestEscapeConfigDirInWritableBindRefused checks that boxsh refuses to
+// start a sandbox whose XDG_CONFIG_HOME is inside a writable bind. That
+// would expose the trust store and the global settings.
 func TestEscapeConfigDirInWritableBindRefused(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

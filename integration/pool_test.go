@@ -41,10 +41,10 @@ func maxOverlap(intervals [][2]int64) int {
 	return best
 }
 
-// With --workers N, at most N bash calls run at once. Each call records
-// when it ran (nanosecond clock readings taken inside the command); the
-// recorded intervals lie within the real ones, so their overlap never
-// exceeds the real concurrency.
+// TestWorkerPoolConcurrency checks that with --workers N, at most N bash
+// calls run at once. Each call records when it ran, with clock readings
+// taken inside the command. The recorded intervals lie within the real
+// ones, so their overlap never exceeds the real concurrency.
 func TestWorkerPoolConcurrency(t *testing.T) {
 	const calls = 4
 	for _, workers := range []int{1, 2, 4} {
@@ -76,8 +76,9 @@ func TestWorkerPoolConcurrency(t *testing.T) {
 	}
 }
 
-// A timeout kills the whole process group, grandchildren included, and is
-// reported as exit_code -1 with stderr "timeout".
+// TestTimeoutKillsProcessGroup checks that a timeout kills the whole
+// process group, grandchildren included. It is reported as exit_code -1
+// with stderr "timeout".
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -105,7 +106,8 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 	s.requireServing()
 }
 
-// A command killed by a signal reports 128+N and the signal's name.
+// TestKilledBySignal checks that a command killed by a signal reports 128+N
+// and the signal's name.
 func TestKilledBySignal(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -121,8 +123,8 @@ func TestKilledBySignal(t *testing.T) {
 	assert.Empty(t, out.Signal)
 }
 
-// Every call runs in a fresh shell: nothing one call does to its shell is
-// seen by the next.
+// TestFreshShellPerCall checks that every call runs in a fresh shell:
+// nothing one call does to its shell is seen by the next.
 func TestFreshShellPerCall(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "1"}})
@@ -144,7 +146,7 @@ func TestFreshShellPerCall(t *testing.T) {
 	}
 }
 
-// The shell's $0 is the --shell given.
+// TestShellOption checks that the shell's $0 is the --shell given.
 func TestShellOption(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--shell", "/bin/bash"}})
@@ -186,7 +188,8 @@ func TestBashCwdEnvStdin(t *testing.T) {
 	s.requireServing()
 }
 
-// A cwd that does not exist is a tool failure that names it.
+// TestBashMissingCwd checks that a cwd that does not exist is a tool
+// failure that names it.
 func TestBashMissingCwd(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -203,7 +206,8 @@ func TestBashMissingCwd(t *testing.T) {
 	s.requireServing()
 }
 
-// Each output stream is capped at 10 MiB, and flagged when cut.
+// TestOutputTruncated checks that each output stream is capped at 10 MiB,
+// and flagged when cut.
 func TestOutputTruncated(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -221,9 +225,9 @@ func TestOutputTruncated(t *testing.T) {
 	s.requireServing()
 }
 
-// Binary output (as from `cat` on a binary file) is answered like any other,
-// truncated at 10 MiB, as valid JSON with U+FFFD for the bytes that are not
-// UTF-8.
+// TestBinaryOutputAnswered checks that binary output, as from `cat` on a
+// binary file, is answered like any other. It is truncated at the same cap,
+// as valid JSON with U+FFFD for the bytes that are not UTF-8.
 func TestBinaryOutputAnswered(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -252,7 +256,8 @@ func TestBinaryOutputAnswered(t *testing.T) {
 	s.requireServing()
 }
 
-// Long commands (beyond what a warm shell is handed) run too.
+// TestLongCommand checks that long commands run too, beyond what a warm
+// shell is handed.
 func TestLongCommand(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{})
@@ -283,12 +288,14 @@ for d in /proc/[0-9]*; do
 done
 echo "waiting=$n"`
 
-// No command can read or write the memory of a process the pool keeps
-// waiting for a later call (the fork server, warm shells), in plain and
-// sandbox mode; while the command's own processes stay open to it (what
-// relies on being dumpable: /proc/self, /proc/$$/fd, a background job's
-// /proc files). As real root a plain command may open any process's
-// memory (CAP_SYS_PTRACE), so like every escape test it runs only as an
+// TestWaitingProcessesClosedToCommands checks that no command can read or
+// write the memory of a process the pool keeps waiting for a later call:
+// the fork server and the warm shells. That holds in plain and sandbox
+// mode. The command's own processes stay open to it, for what relies on
+// being dumpable: /proc/self, /proc/$$/fd, a background job's /proc files.
+//
+// As real root a plain command may open any process's memory
+// (CAP_SYS_PTRACE). So, like every escape test, it runs only as an
 // unprivileged user.
 func TestWaitingProcessesClosedToCommands(t *testing.T) {
 	t.Parallel()
@@ -326,9 +333,10 @@ kill $bg`)
 	})
 }
 
-// Bash calls run on warm shells cloned from the fork server, as installed:
-// the shell of a call has the fork server's library mapped. (The first call
-// of a cold start may start its shell by exec, while the fork server starts.)
+// TestBashRunsOnWarmShells checks that bash calls run on warm shells cloned
+// from the fork server, as installed. The shell of a call has the fork
+// server's library mapped. The first call of a cold start may start its
+// shell by exec, while the fork server starts.
 func TestBashRunsOnWarmShells(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS != "linux" {

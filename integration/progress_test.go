@@ -97,8 +97,8 @@ func checkProgressBytes(t *testing.T, ctx context.Context, s *mcp.ClientSession,
 	assert.Empty(t, log.take())
 }
 
-// A bash call with a progress token gets notifications/progress that say
-// the bytes of output so far, on stdio.
+// TestProgressBytesStdio checks that a bash call with a progress token gets
+// notifications/progress that say the bytes of output so far, on stdio.
 func TestProgressBytesStdio(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -112,8 +112,8 @@ func TestProgressBytesStdio(t *testing.T) {
 	checkProgressBytes(t, ctx, s, log)
 }
 
-// The same over streamable HTTP (the notifications come on the call's SSE
-// stream), in both eras.
+// TestProgressBytesHTTP checks the same over streamable HTTP, in both eras.
+// The notifications come on the call's SSE stream.
 func TestProgressBytesHTTP(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -62,9 +62,10 @@ func texts(res *mcp.CallToolResult) []string {
 	return ts
 }
 
-// A call during which the proxy refused the sandbox says so in its result:
-// the bash call's, a background process's read, a terminal's; sandbox_stats
-// and the audit log list the refusals too, and the 403s keep their text.
+// TestNetworkRefusalsReported checks that a call during which the proxy
+// refused the sandbox says so in its result. That holds for a bash call, a
+// background process's read and a terminal's. sandbox_stats and the audit
+// log list the refusals too, and the 403s keep their text.
 func TestNetworkRefusalsReported(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)

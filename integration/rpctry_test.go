@@ -14,10 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README's agent configuration, boxsh --rpc --try in the project, gives
-// changes a person reviews and applies: the agent (the official SDK here)
-// writes and edits through the tools, the project is untouched, and boxsh
-// changes, diff and apply work on the session whose DST boxsh names.
+// TestRPCTryReviewable checks the README's agent configuration, boxsh --rpc
+// --try in the project. It gives changes a person reviews and applies. The
+// agent, the official SDK here, writes and edits through the tools, and the
+// project is untouched. boxsh changes, diff and apply work on the session
+// whose DST boxsh names.
 func TestRPCTryReviewable(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

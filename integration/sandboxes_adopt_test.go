@@ -14,10 +14,10 @@ import (
 	"github.com/boxsh/boxsh/client"
 )
 
-// A server killed (kill -9) and started again on the same state directory
-// hosts its named sandboxes again: listed, with their files, new
-// processes, and no token but the server's until a new one is asked for;
-// an MCP session's sandbox is gone.
+// TestSandboxesReadopt kills a server (kill -9) and starts it again on the
+// same state directory. It hosts its named sandboxes again: listed, with
+// their files and new processes. They have no token but the server's until
+// a new one is asked for. An MCP session's sandbox is gone.
 func TestSandboxesReadopt(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

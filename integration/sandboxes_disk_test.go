@@ -49,12 +49,16 @@ func sandboxDisk(t *testing.T, srv *client.Server, name string, full bool) *clie
 	return d
 }
 
-// A sandbox writing past its disk limit (--sandbox-disk, or a create's
-// smaller one) gets errors (EFBIG: a shell command dies of SIGXFSZ, the
-// write tool fails), nothing grows its layer once the front has reacted
-// (what many writers at once wrote before it did is logged: a figure of
-// the load, see docs/security.md), another sandbox writes on, and
-// removing files lifts it.
+// TestSandboxesDiskLimit checks a sandbox writing past its disk limit,
+// --sandbox-disk or a create's smaller one:
+//   - the sandbox gets errors (EFBIG): a shell command dies of SIGXFSZ, and
+//     the write tool fails;
+//   - nothing grows its layer once the front has reacted;
+//   - another sandbox writes on;
+//   - removing files lifts the limit.
+//
+// What many writers at once wrote before the front reacted is logged. It is
+// a figure of the load (see docs/security.md).
 func TestSandboxesDiskLimit(t *testing.T) {
 	ctx := testContext(t)
 	const mib = 1 << 20
@@ -145,12 +149,14 @@ func TestSandboxesDiskLimit(t *testing.T) {
 	assert.Regexp(t, `Max file size\s+8388608\s+8388608\s`, res.Stdout)
 }
 
-// Each way around the disk limit (--sandbox-disk 32M) found so far is
-// closed: the server counts what the sandbox's layer holds, and the
-// layer stops near the limit, far below what the sandbox tried to write
-// (what it wrote past the limit before the front reacted, R·D in
-// docs/security.md, is a figure of the machine's load: logged, and
-// bounded here by the limit again), and grows no more once full.
+// TestSandboxesDiskEvasions checks that each way around the disk limit
+// found so far is closed. The server counts what the sandbox's layer holds.
+// The layer stops near the limit, far below what the sandbox tried to
+// write, and grows no more once full.
+//
+// What the sandbox wrote past the limit before the front reacted (R·D in
+// docs/security.md) is a figure of the machine's load. It is logged, and
+// bounded here by the limit again.
 func TestSandboxesDiskEvasions(t *testing.T) {
 	ctx := testContext(t)
 	const mib = 1 << 20

@@ -53,12 +53,12 @@ func modernCall(name string, args any) (map[string]string, string) {
 	return hdr, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`, name, a)
 }
 
-// One tenant's long-polls take its own streams only: sandbox a opens far
-// more long process_output requests (REST, MCP over HTTP, and the
-// official SDK's calls, SSE streams among them) than its bound of
-// --sandbox-requests (default 32). Its excess get 429 naming the limit at
-// once; sandbox b's calls and the management API (list, create) answer
-// within a short deadline while a's are held.
+// TestSandboxesRequestFairness checks that one tenant's long-polls take its
+// own streams only. Sandbox a opens far more long process_output requests
+// than its bound of --sandbox-requests. They are REST, MCP over HTTP, and
+// the official SDK's calls, SSE streams among them. Its excess get 429
+// naming the limit at once. Sandbox b's calls and the management API (list,
+// create) answer within a short deadline while a's are held.
 func TestSandboxesRequestFairness(t *testing.T) {
 	ctx := testContext(t)
 	m := startMany(t, ctx)
@@ -159,9 +159,10 @@ func TestSandboxesRequestFairness(t *testing.T) {
 	wg.Wait()
 }
 
-// A tenant's forwards are bounded (--sandbox-forwards, default 32): the
-// one past the bound is refused naming the limit, while another sandbox
-// still exposes and the management API still creates.
+// TestSandboxesForwardLimit checks that a tenant's forwards are bounded
+// (--sandbox-forwards). The one past the bound is refused naming the limit.
+// Meanwhile another sandbox still exposes, and the management API still
+// creates.
 func TestSandboxesForwardLimit(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -197,8 +198,9 @@ func TestSandboxesForwardLimit(t *testing.T) {
 	sdkOK(t, ctx, sa, "expose", map[string]any{"port": 1300}, nil)
 }
 
-// --sandbox-requests and --sandbox-forwards set the bounds, and the
-// refusals name them with their values.
+// TestSandboxesBoundFlags checks that --sandbox-requests and
+// --sandbox-forwards set the bounds, and that the refusals name them with
+// their values.
 func TestSandboxesBoundFlags(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -240,11 +242,13 @@ func TestSandboxesBoundFlags(t *testing.T) {
 	}
 }
 
-// A server short of descriptors (its limit lowered under it, as another
-// tenant spending them would leave it) never answers 500: a create that
-// fails for want of them is 503 with Retry-After and what to do, an
-// expose names them, and once descriptors are back the server creates
-// again.
+// TestSandboxesOutOfDescriptors checks that a server short of descriptors
+// never answers 500. Its limit is lowered under it, as another tenant
+// spending descriptors would leave it.
+//   - A create that fails for want of them is 503, with Retry-After and
+//     what to do.
+//   - An expose names them.
+//   - Once descriptors are back, the server creates again.
 func TestSandboxesOutOfDescriptors(t *testing.T) {
 	ctx := testContext(t)
 	m := startMany(t, ctx)

@@ -28,10 +28,11 @@ echo "list: $(wget -q -O- http://127.0.0.1:8080/v1/sandboxes)"
 echo "workspace: $(cat /work/f 2>/dev/null || echo untouched)"
 `
 
-// A server of many sandboxes runs in a pod with a user namespace (the
-// stand-in of TestContainerPod: rootless runc, its own network namespace,
-// the default capabilities): it makes two sandboxes, each answers its
-// calls on its own files, and the pod's workspace is untouched.
+// TestSandboxesInPod runs a server of many sandboxes in a pod with a user
+// namespace. The pod is the stand-in of TestContainerPod: rootless runc,
+// its own network namespace, the default capabilities. The server makes two
+// sandboxes, each answers its calls on its own files, and the pod's
+// workspace is untouched.
 func TestSandboxesInPod(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

@@ -140,10 +140,11 @@ func sh(t *testing.T, ctx context.Context, s *mcp.ClientSession, command string)
 	return out.Stdout
 }
 
-// Two sandboxes of one server, each driven by the official SDK on its own
-// endpoint with its own token: neither sees the other's files, processes,
-// background processes, terminals or exposed ports, nor reaches the other's
-// endpoint with its token; the management API lists and deletes them.
+// TestSandboxesIsolation runs two sandboxes of one server, each driven by
+// the official SDK on its own endpoint with its own token. Neither sees the
+// other's files, processes, background processes, terminals or exposed
+// ports. Neither reaches the other's endpoint with its token. The
+// management API lists and deletes them.
 func TestSandboxesIsolation(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -264,9 +265,9 @@ func pgrepArgs(args string) bool {
 	return false
 }
 
-// 2025-era clients of /mcp get a sandbox per session, made at their first
-// tool call and deleted with the session; a modern request on /mcp is
-// told where sandboxes are.
+// TestSandboxesSessionSandboxes checks that 2025-era clients of /mcp get a
+// sandbox per session. It is made at their first tool call and deleted with
+// the session. A modern request on /mcp is told where sandboxes are.
 func TestSandboxesSessionSandboxes(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -293,8 +294,8 @@ func TestSandboxesSessionSandboxes(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, status, "a name of the sessions' sandboxes: %s", body)
 }
 
-// The Go client manages the sandboxes of a server and drives one through
-// a Client bound to it.
+// TestSandboxesGoClient checks that the Go client manages the sandboxes of
+// a server and drives one through a Client bound to it.
 func TestSandboxesGoClient(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -352,9 +353,10 @@ func TestSandboxesGoClient(t *testing.T) {
 	assert.ErrorIs(t, err, client.ErrClosed)
 }
 
-// Limits: a create past --max-sandboxes is refused with the limit named;
-// a sandbox idle for --sandbox-idle is deleted (and makes room); the
-// policy's process limit binds each sandbox's commands.
+// TestSandboxesLimits checks the limits of a server of many sandboxes:
+//   - a create past --max-sandboxes is refused with the limit named;
+//   - a sandbox idle for --sandbox-idle is deleted, and makes room;
+//   - the policy's process limit binds each sandbox's commands.
 func TestSandboxesLimits(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -405,8 +407,9 @@ func (m *manyBoxsh) held(t *testing.T) resources {
 	return r
 }
 
-// Sandboxes made, called and deleted leave nothing behind: no process,
-// descriptor, mount, file or directory more than before.
+// TestSandboxesNoLeak checks that sandboxes made, called and deleted leave
+// nothing behind: no process, descriptor, mount, file or directory more
+// than before.
 func TestSandboxesNoLeak(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -449,9 +452,10 @@ func TestSandboxesNoLeak(t *testing.T) {
 	assert.Empty(t, list)
 }
 
-// With --warm-sandboxes the server keeps sandboxes of each kind started
-// ahead: a create takes one (its own files, no one else's), the pool
-// refills, and the server stops them all at its end.
+// TestSandboxesWarmPool checks that with --warm-sandboxes the server keeps
+// sandboxes of each kind started ahead. A create takes one, with its own
+// files and no one else's. The pool refills. The server stops them all at
+// its end.
 func TestSandboxesWarmPool(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -488,8 +492,9 @@ func TestSandboxesWarmPool(t *testing.T) {
 	require.NoError(t, err, "a name made again from the pool")
 }
 
-// A sandbox's changes to the workspace are reviewed and applied through
-// the management API, with the server's token only.
+// TestSandboxesChangesApply checks that a sandbox's changes to the
+// workspace are reviewed and applied through the management API, with the
+// server's token only.
 func TestSandboxesChangesApply(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -529,9 +534,9 @@ func TestSandboxesChangesApply(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status)
 }
 
-// A named sandbox's files outlive the server, as a session `boxsh
-// sessions` lists (labelled with the sandbox's name); an MCP session's
-// sandbox goes with the server.
+// TestSandboxesFilesOutliveServer checks that a named sandbox's files
+// outlive the server, as a session that `boxsh sessions` lists, labelled
+// with the sandbox's name. An MCP session's sandbox goes with the server.
 func TestSandboxesFilesOutliveServer(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -560,11 +565,12 @@ func TestSandboxesFilesOutliveServer(t *testing.T) {
 	assert.Contains(t, lines[0], "ended")
 }
 
-// --audit with --sandboxes: one log, each entry naming its sandbox; the
-// audit tool of a sandbox's endpoint answers that sandbox's entries only
-// (a client of alpha reads none of beta's, a sandbox made again under a
-// name none of its predecessor's, an MCP session's sandbox only its
-// own); management calls are logged too.
+// TestSandboxesAudit checks --audit with --sandboxes: one log, each entry
+// naming its sandbox. Management calls are logged too. The audit tool of a
+// sandbox's endpoint answers that sandbox's entries only:
+//   - a client of alpha reads none of beta's;
+//   - a sandbox made again under a name reads none of its predecessor's;
+//   - an MCP session's sandbox reads only its own.
 func TestSandboxesAudit(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

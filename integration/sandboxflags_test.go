@@ -34,8 +34,9 @@ func hostLoopbackServer(t *testing.T) (port string, hits *atomic.Int32) {
 	return port, hits
 }
 
-// Sandbox flags without --sandbox mean a sandbox: a bind read-only and
-// the network disabled are enforced, not ignored (issue 24).
+// TestSandboxFlagsWithoutSandbox checks that sandbox flags without
+// --sandbox mean a sandbox (issue 24). A read-only bind and the disabled
+// network are enforced, not ignored.
 func TestSandboxFlagsWithoutSandbox(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -75,7 +76,8 @@ func TestSandboxFlagsWithoutSandbox(t *testing.T) {
 	assert.Equal(t, "boxsh: --allow-domain example.com needs --network allowlist, not --network disabled (see boxsh --help)\n", r.stderr)
 }
 
-// The Go client's sandbox options without Sandbox: true mean a sandbox.
+// TestClientSandboxOptionsWithoutSandbox checks that the Go client's
+// sandbox options without Sandbox: true mean a sandbox.
 func TestClientSandboxOptionsWithoutSandbox(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -89,9 +91,10 @@ func TestClientSandboxOptionsWithoutSandbox(t *testing.T) {
 	assert.Zero(t, hits.Load())
 }
 
-// --allow-domain without --network: the allowlist, whose refusals say
-// why, in the status line of a refused CONNECT too, and once per host on
-// boxsh's stderr at the default log level (issue 24).
+// TestAllowDomainWithoutNetwork checks that --allow-domain without
+// --network means the allowlist (issue 24). Its refusals say why, in the
+// status line of a refused CONNECT too. They are also said once per host on
+// boxsh's stderr at the default log level.
 func TestAllowDomainWithoutNetwork(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
@@ -111,8 +114,9 @@ func TestAllowDomainWithoutNetwork(t *testing.T) {
 	assert.Contains(t, r.stderr, "[WARN]")
 }
 
-// --env passes and sets variables as the policy's environment does:
-// secrets only when named exactly, and a bad name is refused with why.
+// TestEnvFlag checks that --env passes and sets variables as the policy's
+// environment does. Secrets are passed only when named exactly, and a bad
+// name is refused with why.
 func TestEnvFlag(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
@@ -164,9 +168,9 @@ func homeDir(t *testing.T) string {
 	return d
 }
 
-// The sandbox's home is its own and writable: tools' caches work for a
-// user without them, and nothing written there reaches the host's home,
-// start-up files least of all (issue 24).
+// TestPrivateHome checks that the sandbox's home is its own and writable
+// (issue 24). Tools' caches work for a user without them. Nothing written
+// there reaches the host's home, start-up files least of all.
 func TestPrivateHome(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -199,8 +203,9 @@ func TestPrivateHome(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(home, ".gitconfig"))
 }
 
-// The report of files a command made that host tools run programs from
-// names real risks, not what lies inside tool and dependency caches.
+// TestNewFilesReportSkipsCaches checks the report of files a command made
+// that host tools run programs from. It names real risks, not what lies
+// inside tool and dependency caches.
 func TestNewFilesReportSkipsCaches(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

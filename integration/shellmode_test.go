@@ -83,8 +83,9 @@ func TestShellPipedStdin(t *testing.T) {
 	assert.NotContains(t, r.stderr, "[boxsh]", "no prompt for a script on a pipe")
 }
 
-// The shell replaces boxsh, so a shell killed by a signal is seen by the
-// caller as killed by that signal (status 143 for SIGTERM in a shell).
+// TestShellSignalPassthrough checks that the shell replaces boxsh. So the
+// caller sees a shell killed by a signal as killed by that signal: status
+// 143 for SIGTERM in a shell.
 func TestShellSignalPassthrough(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -102,8 +103,8 @@ func TestShellSignalPassthrough(t *testing.T) {
 	assert.Equal(t, "status=143\n", string(out))
 }
 
-// --interactive on a stdin that is not a terminal: an interactive shell,
-// with the boxsh prompt.
+// TestShellInteractiveFlag checks --interactive on a stdin that is not a
+// terminal. It gives an interactive shell, with the boxsh prompt.
 func TestShellInteractiveFlag(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -116,10 +117,10 @@ func TestShellInteractiveFlag(t *testing.T) {
 	}
 }
 
-// An interactive session on a real terminal: the prompt, the terminal's
-// size and its changes, Ctrl-C reaching the foreground command and not the
-// shell, and the exit status. In the sandbox the shell gets a terminal of the sandbox's
-// own, which boxsh relays.
+// TestShellPTY runs an interactive session on a real terminal. It checks
+// the prompt, the terminal's size and its changes, Ctrl-C reaching the
+// foreground command and not the shell, and the exit status. In the sandbox
+// the shell gets a terminal of the sandbox's own, which boxsh relays.
 func TestShellPTY(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, args []string) {
@@ -190,7 +191,7 @@ func TestShellPTY(t *testing.T) {
 	})
 }
 
-// `boxsh -- CMD ARGS` runs CMD itself.
+// TestShellCommandMode checks that `boxsh -- CMD ARGS` runs CMD itself.
 func TestShellCommandMode(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -240,8 +241,8 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
-// Bad options: exit status 2 and a "boxsh: ..." message on stderr naming
-// the problem; nothing runs.
+// TestBadFlags checks that bad options give exit status 2 and a "boxsh:
+// ..." message on stderr naming the problem. Nothing runs.
 func TestBadFlags(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -29,14 +29,16 @@ while True:
     libc.renameat2(-100, b"d", -100, b"d.link", 2)
 `
 
-// A snapshot never holds a byte from outside the sandbox's layer: while
-// snapshots are taken, one after another, the sandbox exchanges a
-// directory of its own with a link to a directory of the server's user
-// (a secret, with the names of the sandbox's files), and the test itself
-// continues that process (SIGCONT) once it has been stopped for 50 ms, so
-// that it runs during the pause; no snapshot, nor a sandbox made from one, holds the
-// secret. (A snapshot during which the sandbox ran is made again or
-// refused, as is one whose pause did not stand still.)
+// TestSnapshotStaysInsideItsLayer checks that a snapshot never holds a byte
+// from outside the sandbox's layer.
+//
+// While snapshots are taken, one after another, the sandbox exchanges a
+// directory of its own with a link to a directory of the server's user.
+// That directory holds a secret, with the names of the sandbox's files. The
+// test itself continues that process (SIGCONT) once it has been stopped for
+// a moment, so that it runs during the pause. No snapshot, nor a sandbox
+// made from one, may hold the secret. A snapshot during which the sandbox
+// ran is made again or refused, as is one whose pause did not stand still.
 func TestSnapshotStaysInsideItsLayer(t *testing.T) {
 	t.Parallel()
 	const secret = "SECRET-OF-THE-SERVERS-USER"

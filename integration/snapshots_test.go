@@ -41,11 +41,15 @@ func stateOf(t *testing.T, c *client.Client) string {
 	return res.Stdout
 }
 
-// The Go client drives snapshots: A's snapshot keeps its writes,
-// deletions (whiteouts) and a replaced directory (opaque); B from the
-// snapshot sees the snapshot's state only, not A's later writes; a fork of
-// A sees A now; restoring A brings it back to the snapshot and restarts
-// its processes; a deleted snapshot leaves B's files.
+// TestSnapshotsForkRestore checks snapshots as the Go client drives them:
+//   - A's snapshot keeps its writes, deletions (whiteouts) and a replaced
+//     directory (opaque);
+//   - B, made from the snapshot, sees the snapshot's state only, not A's
+//     later writes;
+//   - a fork of A sees A as it is now;
+//   - restoring A brings it back to the snapshot and restarts its
+//     processes;
+//   - deleting the snapshot leaves B's files.
 func TestSnapshotsForkRestore(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -148,11 +152,11 @@ func TestSnapshotsForkRestore(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "the host's workspace is untouched")
 }
 
-// A snapshot pauses the sandbox's processes and continues them: a command
-// appending numbers as fast as it can leaves a consistent file in the
-// snapshot (whole lines, no gap) and goes on after it without a gap (its
-// writes paused, not lost); a process the sandbox stopped itself stays
-// stopped.
+// TestSnapshotPausesWrites checks that a snapshot pauses the sandbox's
+// processes and continues them. A command appending numbers as fast as it
+// can leaves a consistent file in the snapshot: whole lines, no gap. It
+// goes on after the snapshot without a gap, since its writes were paused,
+// not lost. A process the sandbox stopped itself stays stopped.
 func TestSnapshotPausesWrites(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -200,8 +204,9 @@ func TestSnapshotPausesWrites(t *testing.T) {
 	assert.Equal(t, "T\n", res.Stdout, "a process the sandbox stopped stays stopped")
 }
 
-// A sandbox reaches neither the snapshots nor other sandboxes' layers:
-// they are outside its mount namespace.
+// TestSnapshotsOutOfReach checks that a sandbox reaches neither the
+// snapshots nor other sandboxes' layers: they are outside its mount
+// namespace.
 func TestSnapshotsOutOfReach(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -236,10 +241,10 @@ func TestSnapshotsOutOfReach(t *testing.T) {
 	assert.Contains(t, run(a, "ls "+bi.Workspace), "No such file", "A reaches B's layer")
 }
 
-// The management MCP endpoint drives the same with the official SDK:
-// create, snapshot, fork, restore, changes, diff, apply, list and delete;
-// a refusal is a failed result naming why; a sandbox's token cannot reach
-// it.
+// TestManageMCP drives the management MCP endpoint with the official SDK:
+// create, snapshot, fork, restore, changes, diff, apply, list and delete. A
+// refusal is a failed result naming why. A sandbox's token cannot reach the
+// endpoint.
 func TestManageMCP(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

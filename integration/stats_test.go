@@ -46,9 +46,10 @@ func statsUntil(t *testing.T, ctx context.Context, s *mcp.ClientSession, what st
 // keeps it.
 const hog = `python3 -c 'import time; b = b"x" * (64 << 20); time.sleep(300)'`
 
-// sandbox_stats over stdio and HTTP, plain and sandboxed (a cow bind in
-// the sandbox): background processes raise the process count and the
-// memory; a file written in the cow bind raises the disk figure.
+// TestSandboxStats checks sandbox_stats over stdio and HTTP, plain and
+// sandboxed (a cow bind in the sandbox). Background processes raise the
+// process count and the memory. A file written in the cow bind raises the
+// disk figure.
 func TestSandboxStats(t *testing.T) {
 	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "dst")
 	eachServer(t, []string{"--bind", "cow:" + src + ":" + dst}, func(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
@@ -94,8 +95,8 @@ func TestSandboxStats(t *testing.T) {
 	})
 }
 
-// The bytes through the network proxy of an allowlist sandbox rise with a
-// fetch through it, over stdio and HTTP.
+// TestSandboxStatsProxy checks that the bytes through the network proxy of
+// an allowlist sandbox rise with a fetch through it, over stdio and HTTP.
 func TestSandboxStatsProxy(t *testing.T) {
 	requireRootless(t)
 	addrs := fakeInternet(t, "registry.npmjs.org")
@@ -118,7 +119,7 @@ func TestSandboxStatsProxy(t *testing.T) {
 	}
 }
 
-// The Go client's typed call.
+// TestClientStats checks the Go client's typed call of sandbox_stats.
 func TestClientStats(t *testing.T) {
 	c := startClient(t, client.Options{Dir: t.TempDir()})
 	st, err := c.Stats(testContext(t))
@@ -129,9 +130,10 @@ func TestClientStats(t *testing.T) {
 	assert.Equal(t, []string{}, st.DiskDirs)
 }
 
-// Each sandbox of a server of many measures its own: one's processes,
-// memory, disk and proxy bytes do not show in the other's, through the
-// tool on its endpoint, the management API and client.Server.
+// TestSandboxesStats checks that each sandbox of a server of many measures
+// its own. One sandbox's processes, memory, disk and proxy bytes do not
+// show in the other's. That holds through the tool on its endpoint, the
+// management API and client.Server.
 func TestSandboxesStats(t *testing.T) {
 	ctx := testContext(t)
 	addrs := fakeInternet(t, "registry.npmjs.org")

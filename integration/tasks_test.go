@@ -58,8 +58,9 @@ func pollTask(t *testing.T, get func() message) taskState {
 	}
 }
 
-// Long bash calls of a client that opts in become tasks: poll to the
-// result, or cancel them, which kills the command.
+// TestTasksStdio checks that long bash calls of a client that opts in
+// become tasks. The client polls them to the result, or cancels them, which
+// kills the command.
 func TestTasksStdio(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -111,7 +112,8 @@ func TestTasksStdio(t *testing.T) {
 	requireNoProcess(t, 5*time.Second, marker)
 }
 
-// A task made over HTTP is polled by later exchanges.
+// TestTasksHTTP checks that a task made over HTTP is polled by later
+// exchanges.
 func TestTasksHTTP(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -129,8 +131,8 @@ func TestTasksHTTP(t *testing.T) {
 	assert.Contains(t, string(done.Result), "over-http")
 }
 
-// A call whose request carries a progressToken gets notifications/progress
-// while it runs, then its answer.
+// TestProgressStdio checks that a call whose request carries a
+// progressToken gets notifications/progress while it runs, then its answer.
 func TestProgressStdio(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -166,8 +168,8 @@ func TestProgressStdio(t *testing.T) {
 	s.requireServing()
 }
 
-// subscriptions/listen over HTTP streams the task's notification (SSE),
-// then ends.
+// TestTaskNotificationsHTTP checks that subscriptions/listen over HTTP
+// streams the task's notification (SSE), then ends.
 func TestTaskNotificationsHTTP(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -54,9 +54,12 @@ var (
 	allToolNamesNow = tool.Names(tool.SandboxSet, nil)
 )
 
-// A session in each framing: initialize, the initialized notification (no
-// answer), ping, tools/list and a tool call, each answered in the framing
-// of the request, and a clean exit at the end of input.
+// TestTransportSession runs a session in each framing:
+//   - initialize;
+//   - the initialized notification, which gets no answer;
+//   - ping, tools/list and a tool call, each answered in the framing of the
+//     request;
+//   - a clean exit at the end of input.
 func TestTransportSession(t *testing.T) {
 	t.Parallel()
 	for _, framed := range []bool{false, true} {
@@ -103,8 +106,8 @@ func TestInitializeProtocolVersions(t *testing.T) {
 	requireInitializeResult(t, m, "2024-11-05")
 }
 
-// Requests written all at once are all answered, in either framing, with
-// every id answered exactly once.
+// TestTransportPipelined checks that requests written all at once are all
+// answered, in either framing. Every id is answered exactly once.
 func TestTransportPipelined(t *testing.T) {
 	t.Parallel()
 	const n = 40
@@ -147,8 +150,9 @@ func TestTransportPipelined(t *testing.T) {
 	}
 }
 
-// Content-Length counts bytes: a body with multi-byte characters, and
-// answers with them, must be framed by their byte length.
+// TestContentLengthUnicode checks that Content-Length counts bytes. A body
+// with multi-byte characters, and the answers with them, must be framed by
+// their byte length.
 func TestContentLengthUnicode(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{framed: true})
@@ -169,8 +173,9 @@ func TestContentLengthUnicode(t *testing.T) {
 	s.requireExitZero()
 }
 
-// Header variants of Content-Length framing: other headers, any case, a
-// message split across writes, blank lines between messages.
+// TestContentLengthHeaders checks header variants of Content-Length
+// framing: other headers, any case, a message split across writes, and
+// blank lines between messages.
 func TestContentLengthHeaders(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{framed: true})
@@ -200,9 +205,9 @@ func TestContentLengthHeaders(t *testing.T) {
 	s.requireExitZero()
 }
 
-// Ids are echoed with their JSON type and value, on answers written by the
-// front (ping) and on tool results; a request without id is answered with
-// id null.
+// TestIDTypes checks that ids are echoed with their JSON type and value.
+// That holds on answers written by the front (ping) and on tool results. A
+// request without id is answered with id null.
 func TestIDTypes(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -243,8 +248,9 @@ func TestIDTypes(t *testing.T) {
 	}
 }
 
-// Responses are written as soon as they are ready: with two workers a quick
-// call sent after a slow one is answered first.
+// TestCompletionOrder checks that responses are written as soon as they are
+// ready. With two workers, a quick call sent after a slow one is answered
+// first.
 func TestCompletionOrder(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "2"}})
@@ -259,8 +265,8 @@ func TestCompletionOrder(t *testing.T) {
 	assert.Equal(t, "slow2\n", s.expect(`"slow2"`).bash(t).Stdout)
 }
 
-// With one worker, calls run one at a time in the order they arrive, so
-// they are answered in request order.
+// TestOneWorkerKeepsOrder checks that with one worker, calls run one at a
+// time in the order they arrive. So they are answered in request order.
 func TestOneWorkerKeepsOrder(t *testing.T) {
 	s := startServer(t, testContext(t), serverOptions{args: []string{"--workers", "1"}})
 	const n = 5

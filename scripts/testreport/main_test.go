@@ -93,8 +93,9 @@ func TestReportBuildFailure(t *testing.T) {
 	assert.Contains(t, out, "syntax error")
 }
 
-// The report names the slowest top-level tests, longest first, subtests,
-// skips and those under a second aside.
+// TestReportNamesTheSlowest checks that the report names the slowest
+// top-level tests, longest first. Subtests, skips and tests under a second
+// are left aside.
 func TestReportNamesTheSlowest(t *testing.T) {
 	var es []event
 	for name, took := range map[string]float64{"TestA": 3, "TestB": 92, "TestB/sub": 90, "TestC": 0.4} {
