@@ -54,10 +54,11 @@ func firstLine(s string) string {
 }
 
 // TestContainerRootless runs boxsh --sandbox as uid 0 of a rootless
-// container: it must not take itself for the real root (a cgroup it cannot
-// make, root's state directory), with a state directory of its own even
-// where one named for uid 0 exists and is not its (the host root's, shared
-// through /dev/shm), and with or without XDG_RUNTIME_DIR.
+// container. boxsh must not take itself for the real root, with a cgroup it
+// cannot make or root's state directory. It must use a state directory of
+// its own, even where one named for uid 0 exists and is not its own (the
+// host root's, shared through /dev/shm). That holds with or without
+// XDG_RUNTIME_DIR.
 func TestContainerRootless(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -117,10 +118,13 @@ func TestContainerNested(t *testing.T) {
 // user namespace: the host's stays as it is).
 var userNSOff = []string{"unshare", "--user", "--map-root-user", "sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh"}
 
-// TestContainerUserNamespacesOff checks that where user namespaces are
-// off, the first line names the cause and the sysctl; boxsh --rpc
-// --sandbox still answers initialize and fails each tool call with that
-// line; boxsh doctor fails the check; and --try announces no directory.
+// TestContainerUserNamespacesOff checks what boxsh does where user
+// namespaces are off:
+//   - the first line names the cause and the sysctl;
+//   - boxsh --rpc --sandbox still answers initialize, and fails each tool
+//     call with that line;
+//   - boxsh doctor fails the check;
+//   - --try announces no directory.
 func TestContainerUserNamespacesOff(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -194,13 +198,13 @@ var podCapabilities = []string{
 	"CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
 }
 
-// podBundle writes an OCI bundle of a pod with a user namespace (uid 0
-// mapped to the test's user, the default capabilities, no seccomp
-// profile, as `seccompProfile: Unconfined`) whose root holds busybox and
-// boxsh's binaries, and which runs boxsh with args. masked gives its /proc
-// the runtime's default masks (else it is as with `procMount: Unmasked`).
-// edit, when not nil, changes the spec and the root file system (root)
-// before the bundle is written.
+// podBundle writes an OCI bundle of a pod with a user namespace, whose root
+// holds busybox and boxsh's binaries and which runs boxsh with args. The
+// pod maps uid 0 to the test's user, has the default capabilities, and no
+// seccomp profile (as `seccompProfile: Unconfined`). masked gives its /proc
+// the runtime's default masks; otherwise /proc is as with `procMount:
+// Unmasked`. edit, when not nil, changes the spec and the root file system
+// (root) before the bundle is written.
 func podBundle(t *testing.T, masked bool, edit func(root string, spec *specs.Spec), args ...string) string {
 	t.Helper()
 	if _, err := os.Stat("/bin/busybox"); err != nil {
@@ -279,9 +283,9 @@ func runPod(t *testing.T, runc, bundle string) runResult {
 	return runIn(t, nil, runc, "--root", state, "run", "--bundle", bundle, id)
 }
 
-// TestContainerPod runs boxsh --sandbox in a pod with a user namespace
-// (rootless runc as the stand-in): it works with an unmasked /proc; with
-// the runtime's default masks, the first line says why it cannot and
+// TestContainerPod runs boxsh --sandbox in a pod with a user namespace,
+// with rootless runc as the stand-in. boxsh works with an unmasked /proc.
+// With the runtime's default masks, the first line says why it cannot, and
 // names the settings that unmask /proc.
 func TestContainerPod(t *testing.T) {
 	t.Parallel()

@@ -178,10 +178,10 @@ boxsh --try -c 'echo tried > f' 2>/dev/null
 echo "repo $(cat f), try $(cat /scratch/.boxsh-try-*/work/f)"
 `
 
-// dockerWorks is containerWorks, then a cow: bind whose changes would be
-// on the container's overlayfs root, which is refused with one line;
-// --try in a directory whose parent is on the overlayfs root keeps its
-// changes in TMPDIR, and is refused with one line when that is on it too.
+// dockerWorks is containerWorks, then two checks of the container's
+// overlayfs root. A cow: bind whose changes would be on it is refused with
+// one line. --try in a directory whose parent is on it keeps its changes in
+// TMPDIR, and is refused with one line when TMPDIR is on it too.
 const dockerWorks = containerWorks + `cd "$HOME" && boxsh --sandbox --bind "cow:$HOME/src:$HOME/dst" -c 'echo ran' 2>&1 | head -1
 cd "$HOME/src" && TMPDIR=/scratch/tmp && mkdir $TMPDIR && export TMPDIR
 boxsh --try -c 'echo tried > f' 2>/dev/null
@@ -189,10 +189,10 @@ echo "src $(cat f), try $(cat /scratch/tmp/boxsh-try-*/work/f)"
 TMPDIR=/tmp boxsh --try -c 'echo ran' 2>&1 | head -1
 `
 
-// TestDocker runs boxsh --sandbox in Docker containers: as root and as
-// another user of the container, with the README's flags (and with the
-// original's, which add CAP_SYS_ADMIN), it works, cow: and --try
-// included; without each flag, the first line of the error names it.
+// TestDocker runs boxsh --sandbox in Docker containers, as root and as
+// another user of the container. With the README's flags it works, cow: and
+// --try included. So it does with the original's flags, which add
+// CAP_SYS_ADMIN. Without each flag, the first line of the error names it.
 func TestDocker(t *testing.T) {
 	d := requireDocker(t)
 	works := func(t *testing.T, user string, flags []string, uid string) {
@@ -262,8 +262,8 @@ func TestDocker(t *testing.T) {
 	})
 }
 
-// doctorSays runs boxsh doctor in a container of d with flags, and checks
-// that it says what a sandbox's start there does: that boxsh can start
+// doctorSays runs boxsh doctor in a container of d with flags. It checks
+// that doctor says what a sandbox's start there does: that boxsh can start
 // sandboxes (exit 0), or that it cannot, naming each of wantFlags in one
 // line (exit 1).
 func doctorSays(t *testing.T, d *dockerEngine, user string, flags []string, canStart bool, wantFlags ...string) {

@@ -19,11 +19,11 @@ import (
 // The examples of docs/containers.md and docs/development.md: CI jobs, the
 // AppArmor profile, apt in the sandbox and the project's own recipes.
 
-// ciRepo is a repository of a CI job: a Go module and an npm project of no
-// dependencies (the registries are out of reach; the CI build tests use
-// stand-ins of them), whose npm test prints the job's variables it sees.
-// The Go package imports no standard package: in the sandbox's fresh build
-// cache its build compiles no runtime.
+// ciRepo makes the repository of a CI job: a Go module and an npm project
+// of no dependencies, since the registries are out of reach (the CI build
+// tests use stand-ins of them). Its npm test prints the job's variables it
+// sees. The Go package imports no standard package, so in the sandbox's
+// fresh build cache its build compiles no runtime.
 func ciRepo(t *testing.T, home string) string {
 	t.Helper()
 	repo := filepath.Join(home, "repo")

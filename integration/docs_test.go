@@ -229,10 +229,10 @@ func TestReadmeExamples(t *testing.T) {
 	})
 }
 
-// checkClaudeAdd checks a `claude mcp add NAME -- COMMAND` line of a doc:
-// COMMAND, started in a project, serves MCP to the official SDK, and
-// leaves the project untouched; with the real Claude Code CLI, where it is
-// installed, the line adds a server that connects.
+// checkClaudeAdd checks a `claude mcp add NAME -- COMMAND` line of a doc.
+// COMMAND, started in a project, must serve MCP to the official SDK and
+// leave the project untouched. Where the real Claude Code CLI is installed,
+// the line must add a server that connects.
 func checkClaudeAdd(t *testing.T, line string) {
 	t.Helper()
 	ctx := testContext(t)

@@ -434,12 +434,15 @@ func requireProbe(t *testing.T, res map[string]string, want string, checks ...st
 // ---- 1, 2, 3: symlinks, file tools, renames ----
 
 // TestEscapeSymlinksInShell checks that symlinks do not lead out of the
-// sandbox: a link made inside a wr bind to a read-only path (the host's
-// /etc/passwd, a file of a ro bind) cannot be written through, nor one to
-// an unbound host file, and links planted on the host in bound
-// directories (absolute, relative, to a directory) resolve inside the
-// sandbox, where their targets do not exist. The host files keep their
-// bytes.
+// sandbox:
+//   - a link made inside a wr bind to a read-only path (the host's
+//     /etc/passwd, a file of a ro bind) cannot be written through;
+//   - nor can one to an unbound host file;
+//   - links planted on the host in bound directories (absolute, relative,
+//     to a directory) resolve inside the sandbox, where their targets do
+//     not exist.
+//
+// The host files keep their bytes.
 func TestEscapeSymlinksInShell(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -499,11 +502,15 @@ func TestEscapeSymlinksInShell(t *testing.T) {
 }
 
 // TestEscapeSymlinksInFileTools checks the same through the file tools of
-// --rpc --sandbox: read of a link to an unbound host file fails; write and
-// edit through a link into a ro bind, and of paths in a ro bind, fail; a
-// write through a link to an unbound host file, or to that file's own
-// path, does not reach the host (at most the sandbox's private /tmp). The
-// host files are unchanged.
+// --rpc --sandbox:
+//   - a read of a link to an unbound host file fails;
+//   - write and edit through a link into a ro bind, and of paths in a ro
+//     bind, fail;
+//   - a write through a link to an unbound host file, or to that file's own
+//     path, does not reach the host; at most it reaches the sandbox's
+//     private /tmp.
+//
+// The host files are unchanged.
 func TestEscapeSymlinksInFileTools(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -564,9 +571,9 @@ func TestEscapeSymlinksInFileTools(t *testing.T) {
 
 // TestEscapeRenameAndLinkAcrossBinds checks that renames and hard links
 // cannot move files out of or into a ro bind, nor move or remove a bind
-// itself: mv (which falls back to copy and unlink across mounts), ln,
-// rm -rf, chmod and touch on a ro bind fail, and the host keeps the files,
-// their modes, and the bound directories where they were.
+// itself. mv (which falls back to copy and unlink across mounts), ln, rm
+// -rf, chmod and touch on a ro bind fail. The host keeps the files, their
+// modes, and the bound directories where they were.
 func TestEscapeRenameAndLinkAcrossBinds(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -611,14 +618,15 @@ func TestEscapeRenameAndLinkAcrossBinds(t *testing.T) {
 
 // ---- 4: /proc ----
 
-// TestEscapeProcShowsOnlyTheSandbox checks that /proc is the sandbox's
-// own, in shell and in RPC mode: PID 1 is boxsh-init with the sandbox's
-// environment, /proc/1/root and every process's root is the sandbox's root
-// (a host-only file is not reachable through it), a handful of processes
-// are visible and none of the host's (the test binary's command line
-// appears nowhere, the test's pid is not it), and no process holds a
-// descriptor of a directory (a leaked one would lead out through
-// /proc/PID/fd/N/..).
+// TestEscapeProcShowsOnlyTheSandbox checks that /proc is the sandbox's own,
+// in shell and in RPC mode:
+//   - PID 1 is boxsh-init, with the sandbox's environment;
+//   - /proc/1/root and every process's root is the sandbox's root, so a
+//     host-only file is not reachable through it;
+//   - a handful of processes are visible and none of the host's: the test
+//     binary's command line appears nowhere, and the test's pid is not it;
+//   - no process holds a descriptor of a directory, which would lead out
+//     through /proc/PID/fd/N/..
 func TestEscapeProcShowsOnlyTheSandbox(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
@@ -695,12 +703,14 @@ var dangerousCaps = map[string]uint{
 	"CAP_SYSLOG": 34, "CAP_PERFMON": 38, "CAP_BPF": 39, "CAP_CHECKPOINT_RESTORE": 40,
 }
 
-// TestEscapePtraceAndPrivileges checks the process's confinement: every
-// process of the sandbox (boxsh-init included, in shell and RPC mode) runs
-// under a seccomp filter (Seccomp: 2) with no_new_privs, without
-// capabilities such as CAP_SYS_ADMIN or CAP_SYS_PTRACE; and ptrace fails
-// with EPERM from python3 (ctypes) and from the probe, both
-// PTRACE_TRACEME and PTRACE_PEEKDATA (ESRCH without the filter).
+// TestEscapePtraceAndPrivileges checks the process's confinement. Every
+// process of the sandbox, boxsh-init included, in shell and RPC mode:
+//   - runs under a seccomp filter (Seccomp: 2) with no_new_privs;
+//   - has no capabilities such as CAP_SYS_ADMIN or CAP_SYS_PTRACE.
+//
+// ptrace fails with EPERM from python3 (ctypes) and from the probe, both
+// PTRACE_TRACEME and PTRACE_PEEKDATA. Without the filter it would fail with
+// ESRCH.
 func TestEscapePtraceAndPrivileges(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -768,11 +778,13 @@ func TestEscapePtraceAndPrivileges(t *testing.T) {
 }
 
 // TestEscapeMountAndNamespaces checks that nothing can be mounted or
-// unmounted and no namespace made: mount(8), umount(8) and unshare(1) with
-// every namespace flag fail and leave no mount behind, and the probe's
-// mount, umount2, pivot_root, setns, unshare and clone with CLONE_NEWUSER
-// get EPERM, clone3 ENOSYS (so that libc falls back to clone, whose flags
-// the filter sees).
+// unmounted and no namespace made:
+//   - mount(8), umount(8) and unshare(1) with every namespace flag fail and
+//     leave no mount behind;
+//   - the probe's mount, umount2, pivot_root, setns, unshare and clone with
+//     CLONE_NEWUSER get EPERM;
+//   - clone3 gets ENOSYS, so that libc falls back to clone, whose flags the
+//     filter sees.
 func TestEscapeMountAndNamespaces(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -812,12 +824,12 @@ func TestEscapeMountAndNamespaces(t *testing.T) {
 	assert.Equal(t, "ENOSYS", res["clone3"], "clone3")
 }
 
-// TestEscapeTerminalInjection checks that TIOCSTI and TIOCLINUX (which
-// push input into a terminal, and so into the shell outside that owns it)
-// are refused by the filter, also with high bits set in the request (the
-// kernel looks at the low 32): EPERM, where without the filter /dev/null
-// answers ENOTTY (checked by running the same probe on the host). In shell
-// and RPC mode.
+// TestEscapeTerminalInjection checks that the filter refuses TIOCSTI and
+// TIOCLINUX, in shell and RPC mode. Those push input into a terminal, and
+// so into the shell outside that owns it. They are refused with EPERM, also
+// with high bits set in the request, since the kernel looks at the low 32.
+// Without the filter /dev/null answers ENOTTY, as the same probe run on the
+// host checks.
 func TestEscapeTerminalInjection(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -842,13 +854,16 @@ func requireProbeInRPC(t *testing.T, probe, want string, checks ...string) {
 	requireProbe(t, probeResults(t, b.Stdout), want, checks...)
 }
 
-// TestEscapeDeniedSyscalls checks the rest of the filter with the probe:
-// Unix sockets (to host daemons through bound directories; also with high
-// bits in the family), keyrings, BPF, perf, userfaultfd, io_uring (whose
-// system calls seccomp does not see), file handles, modules, kexec,
-// reboot, swap and device nodes all fail with EPERM, while socketpair and
-// inet sockets still work. The probe on the host gets a Unix socket
-// (the control).
+// TestEscapeDeniedSyscalls checks the rest of the filter with the probe.
+// These all fail with EPERM:
+//   - Unix sockets, which reach host daemons through bound directories,
+//     also with high bits in the family;
+//   - keyrings, BPF, perf and userfaultfd;
+//   - io_uring, whose system calls seccomp does not see;
+//   - file handles, modules, kexec, reboot, swap and device nodes.
+//
+// socketpair and inet sockets still work. The probe on the host gets a Unix
+// socket, as the control.
 func TestEscapeDeniedSyscalls(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -899,11 +914,11 @@ func TestEscapeChrootBreakout(t *testing.T) {
 // ---- 8: cow ----
 
 // TestEscapeCowSourceNotWritable checks that with --bind cow:SRC:DST the
-// SRC directory cannot be written by its real path: it does not exist
-// inside, nor does the overlay's work directory, so writes to SRC/f fail;
-// a SRC made inside (possible here: the test's directories are under /tmp,
-// the sandbox's private tmpfs) is the sandbox's own. The writes through
-// DST land in DST on the host and SRC keeps its files.
+// SRC directory cannot be written by its real path. Neither SRC nor the
+// overlay's work directory exists inside, so writes to SRC/f fail. A SRC
+// made inside is the sandbox's own; that is possible here, since the test's
+// directories are under /tmp, the sandbox's private tmpfs. The writes
+// through DST land in DST on the host, and SRC keeps its files.
 func TestEscapeCowSourceNotWritable(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -934,18 +949,21 @@ func TestEscapeCowSourceNotWritable(t *testing.T) {
 // ---- protected start-up files ----
 
 // TestEscapeProtectedFileReplacedOnHost checks that the protected paths
-// stay read-only for the whole life of a sandbox, also when the host
-// changes them meanwhile the usual ways: an existing ~/.bashrc in a
-// writable home replaced by renaming a new file over it (as editors, sed
-// -i and dotfile managers save; the home is read-only but for its
-// projects and caches, so the new file is read-only too), a missing
-// ~/.zshrc (which cannot be made at all), and the empty placeholder of a
-// missing .mcp.json at the root of a writable project, deleted on the
-// host (the protection is a read-only mount on the host's directory
-// entry; removing that entry detaches the mount in the sandbox, so boxsh
-// stops the sandbox and the next call gets a new one). In every case a
-// write from inside fails and the host file does not get the sandbox's
-// bytes.
+// stay read-only for the whole life of a sandbox. They stay so even when
+// the host changes them meanwhile in the usual ways:
+//   - An existing ~/.bashrc in a writable home is replaced by renaming a
+//     new file over it, as editors, sed -i and dotfile managers save. The
+//     home is read-only but for its projects and caches, so the new file is
+//     read-only too.
+//   - A missing ~/.zshrc cannot be made at all.
+//   - The empty placeholder of a missing .mcp.json at the root of a
+//     writable project is deleted on the host. The protection is a
+//     read-only mount on the host's directory entry. Removing that entry
+//     detaches the mount in the sandbox, so boxsh stops the sandbox and the
+//     next call gets a new one.
+//
+// In every case a write from inside fails, and the host file does not get
+// the sandbox's bytes.
 func TestEscapeProtectedFileReplacedOnHost(t *testing.T) {
 	requireRootless(t)
 	home := t.TempDir()
@@ -1046,10 +1064,11 @@ func TestEscapeNetworkNamespace(t *testing.T) {
 // ---- 10: unbound host paths ----
 
 // TestEscapeUnboundHostPaths checks that host paths that are not bound do
-// not exist inside: /root, a file of the test's temporary directory, the
-// test binary and package directory, and the host's /etc/shadow, /home,
-// /var, /run, /sys and other top-level directories; the home directory is
-// an empty one of the sandbox's own, none of the host's files in it.
+// not exist inside. Those are /root, a file of the test's temporary
+// directory, the test binary and package directory, and the host's
+// /etc/shadow, /home, /var, /run, /sys and other top-level directories. The
+// home directory is an empty one of the sandbox's own, with none of the
+// host's files in it.
 func TestEscapeUnboundHostPaths(t *testing.T) {
 	requireRootless(t)
 	home := homeDir(t)
@@ -1239,10 +1258,10 @@ func TestEscapeNoSurvivorsRPCFrontKilled(t *testing.T) {
 }
 
 // TestEscapeRenameAroundProtected checks that the protection of dotfiles
-// and git hooks in a writable bind cannot be undone from inside by moving
-// a directory that holds them away and making a new one (the directories
-// between the bind and a protected path are pinned), that a missing
-// ~/.aws cannot be made, and that the host's files stay as they were.
+// and git hooks in a writable bind cannot be undone from inside. Moving a
+// directory that holds them away and making a new one fails, since the
+// directories between the bind and a protected path are pinned. A missing
+// ~/.aws cannot be made. The host's files stay as they were.
 func TestEscapeRenameAroundProtected(t *testing.T) {
 	requireRootless(t)
 	home := t.TempDir()
@@ -1270,10 +1289,11 @@ func TestEscapeRenameAroundProtected(t *testing.T) {
 }
 
 // TestEscapeRefusedSetups checks the setups in which boxsh cannot keep its
-// promises and so refuses to start: a protected path that is a symbolic
-// link in a writable bind (the link itself could be replaced), and a
-// writable bind over boxsh's own state directory (the sandbox could plant
-// state that a later start acts on).
+// promises, and so refuses to start:
+//   - a protected path that is a symbolic link in a writable bind, since
+//     the link itself could be replaced;
+//   - a writable bind over boxsh's own state directory, since the sandbox
+//     could plant state that a later start acts on.
 func TestEscapeRefusedSetups(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -1293,12 +1313,13 @@ func TestEscapeRefusedSetups(t *testing.T) {
 	assert.Contains(t, r.stderr, "state directory")
 }
 
-// TestEscapeCacheRefused is item 5 of the fourth round: --cache DIR is
-// refused wherever --bind wr:DIR would keep something read-only, with the
-// same message: boxsh's configuration directory (or a directory holding
-// it), the home, a directory holding boxsh's state directory, and
-// directories holding protected entries (a repository, ~/.local whose bin
-// is missing). Nothing is written there; a cache of its own still works.
+// TestEscapeCacheRefused checks that --cache DIR is refused wherever --bind
+// wr:DIR would keep something read-only, with the same message (fourth
+// round, item 5). Such directories are boxsh's configuration directory or a
+// directory holding it, the home, a directory holding boxsh's state
+// directory, and directories holding protected entries (a repository,
+// ~/.local whose bin is missing). Nothing is written there. A cache of its
+// own still works.
 func TestEscapeCacheRefused(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -1350,15 +1371,19 @@ func TestEscapeCacheRefused(t *testing.T) {
 	requireHostFile(t, filepath.Join(cache, "planted"), "evil\n")
 }
 
-// TestEscapeCowWorkDirShared is item 7 of the fourth round: a cow bind
-// whose DST is in a directory every user may write to (sticky and
-// world-writable, as /tmp) keeps its work directory in the caller's own
-// .boxsh-UID there, checked before use. What another user left there
-// first neither breaks nor redirects it: their .boxsh (mode 0755, theirs:
-// the test stands for it with one the caller cannot write to), a
-// .boxsh-UID that is a link to a directory they can read, one they may
-// write to, a DST that is a link. (The test runs as one unprivileged
-// user: it plants what another user could, as far as one user can.)
+// TestEscapeCowWorkDirShared checks a cow bind whose DST is in a directory
+// every user may write to, sticky and world-writable as /tmp (fourth round,
+// item 7). The bind keeps its work directory in the caller's own .boxsh-UID
+// there, checked before use. What another user left there first neither
+// breaks nor redirects it:
+//   - their .boxsh, mode 0755 and theirs; the test stands for it with one
+//     the caller cannot write to;
+//   - a .boxsh-UID that is a link to a directory they can read;
+//   - one they may write to;
+//   - a DST that is a link.
+//
+// The test runs as one unprivileged user. It plants what another user
+// could, as far as one user can.
 func TestEscapeCowWorkDirShared(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

@@ -171,10 +171,12 @@ func (f *fleet) leftOver() []string {
 	return bad
 }
 
-// halfMade lists what a killed server left for the next start to finish
-// or remove: temporary directories of snapshots, forks and sessions,
-// snapshots without description, sessions without record or with a
-// half-done reset or file, empty directories no session works on.
+// halfMade lists what a killed server left for the next start to finish or
+// remove:
+//   - temporary directories of snapshots, forks and sessions;
+//   - snapshots without description;
+//   - sessions without record, or with a half-done reset or file;
+//   - empty directories no session works on.
 func (f *fleet) halfMade() []string {
 	f.t.Helper()
 	root := filepath.Join(f.m.state, "boxsh")

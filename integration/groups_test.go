@@ -85,12 +85,13 @@ func teamTree(t *testing.T, gid int) string {
 }
 
 // TestCowSupplementaryGroup changes, through a cow bind, a file of one of
-// the user's supplementary groups: where /etc/subgid lets the user map the
-// group (with newgidmap), the sandbox maps it, the change works and the
-// file keeps its group, while root in the sandbox still cannot drop its
-// groups (setgroups); where not, boxsh refuses to start, with one line
-// naming the file, its group and the fix, rather than letting the change
-// fail with EOVERFLOW ("Value too large for defined data type").
+// the user's supplementary groups:
+//   - Where /etc/subgid lets the user map the group (with newgidmap), the
+//     sandbox maps it. The change works and the file keeps its group, while
+//     root in the sandbox still cannot drop its groups (setgroups).
+//   - Where not, boxsh refuses to start, with one line naming the file, its
+//     group and the fix. Otherwise the change would fail with EOVERFLOW
+//     ("Value too large for defined data type").
 func TestCowSupplementaryGroup(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

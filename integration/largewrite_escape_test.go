@@ -14,14 +14,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestEscapeLargeWrites plays the attacker with writes of large files
-// (past the 64 KiB from which the front and boxsh-init take their fast
-// paths, and past the 2 MiB chunks a large file is written in), sent as
-// raw bytes: with a second, case-varied or duplicate path member after the
-// content, through links to read-only and hidden files, into a read-only
-// bind, at a hard-denied name and at a directory. Each is refused or stays
-// in the sandbox as the small write would, and no host file changes; a
-// refused replacement leaves the old file whole.
+// TestEscapeLargeWrites plays the attacker with writes of large files, sent
+// as raw bytes. They are past the size from which the front and boxsh-init
+// take their fast paths, and past the chunks a large file is written in.
+// The writes go:
+//   - with a second, case-varied or duplicate path member after the
+//     content;
+//   - through links to read-only and hidden files;
+//   - into a read-only bind;
+//   - at a hard-denied name and at a directory.
+//
+// Each is refused or stays in the sandbox as the small write would, and no
+// host file changes. A refused replacement leaves the old file whole.
 func TestEscapeLargeWrites(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

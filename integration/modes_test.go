@@ -17,11 +17,15 @@ import (
 )
 
 // setIDScript tries every common way to make a set-user-ID or set-group-ID
-// file in the current directory: chmod (numeric and symbolic), install -m,
-// cp -p of a setuid program, tar -xp of an archive holding such entries,
-// creat/open/mknod with the bits in the mode (python3), mkdir -m, and
-// appending to a setuid file that already exists. None must leave such a
-// file on the host.
+// file in the current directory:
+//   - chmod, numeric and symbolic;
+//   - install -m, and cp -p of a setuid program;
+//   - tar -xp of an archive holding such entries;
+//   - creat, open and mknod with the bits in the mode (python3);
+//   - mkdir -m;
+//   - appending to a setuid file that already exists.
+//
+// None must leave such a file on the host.
 const setIDScript = `
 echo x > a; chmod 4755 a
 echo x > b; chmod g+s b
@@ -89,7 +93,7 @@ func requireNoSetID(t *testing.T, dir string, minFiles int) {
 
 // TestEscapeSetIDFiles checks that a command cannot leave a set-user-ID or
 // set-group-ID file in a wr: bind or in the DST of a cow: bind (issue 14,
-// finding 8): such a file would run as the user when another user of the
+// finding 8). Such a file would run as the user when another user of the
 // host executes it. The seccomp filter refuses the modes with those bits.
 func TestEscapeSetIDFiles(t *testing.T) {
 	t.Parallel()
@@ -117,13 +121,13 @@ func TestEscapeSetIDFiles(t *testing.T) {
 	requireNoSetID(t, src, 3)
 }
 
-// TestEscapeCowDstOpenToOthers checks that a command's chmod at the root
-// of its cow mount cannot open DST to the host's other users (issue 14,
-// finding 8): DST is the overlay's upper layer, so `chmod 777 .` there
-// changes DST on the host, and other users could then plant files in any
-// directory the command opened up, for a later apply to carry into SRC.
-// DST stays without group and other bits, during the session (the front
-// takes them off again at once) and after it.
+// TestEscapeCowDstOpenToOthers checks that a command's chmod at the root of
+// its cow mount cannot open DST to the host's other users (issue 14,
+// finding 8). DST is the overlay's upper layer, so `chmod 777 .` there
+// changes DST on the host. Other users could then plant files in any
+// directory the command opened up, for a later apply to carry into SRC. DST
+// stays without group and other bits during the session, since the front
+// takes them off again at once, and after it.
 func TestEscapeCowDstOpenToOthers(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

@@ -16,9 +16,10 @@ import (
 )
 
 // fakeInternet starts HTTP servers on the loopback that stand for the
-// outside world (this machine has no other), and maps their names for the
-// proxy through BOXSH_PROXY_HOSTS, which only the test-seam build of boxsh
-// reads: the current test runs that build (useTestSeamFront).
+// outside world, since this machine has no other. It maps their names for
+// the proxy through BOXSH_PROXY_HOSTS. Only the test-seam build of boxsh
+// reads that variable, so the current test runs that build
+// (useTestSeamFront).
 func fakeInternet(t *testing.T, names ...string) map[string]string {
 	t.Helper()
 	useTestSeamFront(t)

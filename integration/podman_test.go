@@ -58,11 +58,11 @@ func requirePodman(t *testing.T, rootful bool) *dockerEngine {
 	return d
 }
 
-// TestPodman runs boxsh --sandbox in Debian's Podman, rootful and
-// rootless, as the container's root and as another of its users: with the
-// README's flags it works, cow: and --try included, and boxsh doctor says
-// so; without any of them, the start fails with one line naming every
-// missing flag, and so does doctor.
+// TestPodman runs boxsh --sandbox in Debian's Podman, rootful and rootless,
+// as the container's root and as another of its users. With the README's
+// flags it works, cow: and --try included, and boxsh doctor says so.
+// Without any of them, the start fails with one line naming every missing
+// flag, and so does doctor.
 func TestPodman(t *testing.T) {
 	for _, engine := range []struct {
 		name    string

@@ -235,10 +235,10 @@ func TestPolicyResourceLimits(t *testing.T) {
 	t.Run("fork bomb", func(t *testing.T) {
 		requireRootless(t)
 		s := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--pids", "48"}})
-		// The bomb runs in the background of its call, so it is killed
-		// with the call's process group at the timeout: a call that ended
-		// by itself would leave it running (background processes outlive
-		// their call) and holding the sandbox's processes.
+		// The bomb runs in the background of its call, so it is killed with
+		// the call's process group at the timeout. A call that ended by
+		// itself would leave it running, since background processes outlive
+		// their call, and holding the sandbox's processes.
 		out := s.call("bash", map[string]any{"command": "bomb() { bomb | bomb & }; bomb 2>>/tmp/bomb.err; sleep 60", "timeout": 3}).bash(t)
 		assert.Equal(t, -1, out.ExitCode, "the bomb's call times out: %+v", out)
 		out = s.call("bash", map[string]any{"command": "echo next works; grep -ci fork /tmp/bomb.err"}).bash(t)

@@ -51,10 +51,10 @@ func sdkProgressClient(log *progressLog) *mcp.Client {
 const progressCommand = `for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do printf '%0100d\n' $i; sleep 0.25; done`
 
 // checkProgressBytes runs progressCommand on s with a progress token and
-// checks the notifications: about one a second, growing in time, and but
-// for a first one that may come before boxsh-init's first report (on a
-// loaded machine), saying the bytes of output so far, which grow; then
-// the same without a token, which gets none.
+// checks the notifications. They come about one a second, growing in time.
+// Each says the bytes of output so far, which grow. The exception is a
+// first one that may come before boxsh-init's first report, on a loaded
+// machine. Then it runs the same without a token, which gets none.
 func checkProgressBytes(t *testing.T, ctx context.Context, s *mcp.ClientSession, log *progressLog) {
 	t.Helper()
 	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": progressCommand}}

@@ -48,11 +48,15 @@ const sandboxGit = `g() { GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_
 `
 
 // TestProtectGitRedirects tries, from inside, every way of making the
-// host's git run a program through an existing repository at the root of
-// a wr bind and five levels below it: a commondir redirect to a copy with
-// an fsmonitor (the red team's finding), config and the file it includes,
-// config.worktree where extensions.worktreeConfig is on, hooks, info, an
-// existing worktree's files, a gitfile, and renaming or replacing .git.
+// host's git run a program through an existing repository. The repository
+// is at the root of a wr bind, and five levels below it. The ways are:
+//   - a commondir redirect to a copy with an fsmonitor (the red team's
+//     finding);
+//   - config and the file it includes;
+//   - config.worktree, where extensions.worktreeConfig is on;
+//   - hooks, info, and an existing worktree's files;
+//   - a gitfile, and renaming or replacing .git.
+//
 // Then the user's git on the host runs no bait, and git in the sandbox
 // still works.
 func TestProtectGitRedirects(t *testing.T) {
@@ -148,13 +152,13 @@ func TestProtectGitStillWorks(t *testing.T) {
 	}
 }
 
-// TestProtectPlaceholdersInvisible is the red team's finding 5: an agent's
-// usual `git add -A && git commit` in a wr repository must not commit the
-// placeholders of missing protected files (.gitmodules, .mcp.json), which
-// the sandbox's git does not show (its excludes file names them). They are
-// read-only regular files the host's tools accept (an empty .gitmodules,
-// an .mcp.json of no servers), which the host's git shows as untracked
-// while the sandbox runs, and nothing of them is left after.
+// TestProtectPlaceholdersInvisible checks the red team's finding 5. An
+// agent's usual `git add -A && git commit` in a wr repository must not
+// commit the placeholders of missing protected files (.gitmodules,
+// .mcp.json). The sandbox's git does not show them, since its excludes file
+// names them. They are read-only regular files the host's tools accept: an
+// empty .gitmodules, an .mcp.json of no servers. The host's git shows them
+// as untracked while the sandbox runs, and nothing of them is left after.
 func TestProtectPlaceholdersInvisible(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -211,11 +215,11 @@ func TestProtectAgentConfig(t *testing.T) {
 	}
 }
 
-// TestProtectWritableHome is finding 4 with wr:$HOME: the dot entries at
-// the top of home and ~/.config, and ~/.local/bin, can be neither changed
-// nor created (start-up files, git and fish configuration, user services,
-// autostart, a git that shadows the real one, boxsh's own settings); the
-// caches and the projects stay writable.
+// TestProtectWritableHome checks finding 4 with wr:$HOME. The dot entries
+// at the top of home and ~/.config, and ~/.local/bin, can be neither
+// changed nor created. They hold start-up files, git and fish
+// configuration, user services, autostart, a git that shadows the real one,
+// and boxsh's own settings. The caches and the projects stay writable.
 func TestProtectWritableHome(t *testing.T) {
 	requireRootless(t)
 	home := t.TempDir()
@@ -260,10 +264,11 @@ func TestProtectWritableHome(t *testing.T) {
 	requireHostFile(t, filepath.Join(home, "dotfiles", "zshrc"), "# zsh\n")
 }
 
-// TestProtectPlantedSymlink is the planted symlink of finding 8: a link
+// TestProtectPlantedSymlink checks the planted symlink of finding 8. A link
 // at a protected path (ln -s / sub/.vscode) made by one session keeps the
-// next from starting (boxsh cannot keep a link read-only), with one clear
-// message naming the link and the fix; after the fix it starts again.
+// next from starting, since boxsh cannot keep a link read-only. The refusal
+// is one clear message naming the link and the fix. After the fix the
+// session starts again.
 func TestProtectPlantedSymlink(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -286,10 +291,10 @@ func TestProtectPlantedSymlink(t *testing.T) {
 	assert.Equal(t, "ran\n", r.stdout, r.stderr)
 }
 
-// TestProtectNewRepositoryNamed checks that a repository a command makes
-// in a writable bind, and a new entry of the protected list below its
-// root, which boxsh cannot protect, are named on stderr when the sandbox
-// ends, with what in them runs programs.
+// TestProtectNewRepositoryNamed checks that boxsh names on stderr, when the
+// sandbox ends, what it cannot protect: a repository a command makes in a
+// writable bind, and a new entry of the protected list below its root. It
+// says what in them runs programs.
 func TestProtectNewRepositoryNamed(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -359,9 +364,9 @@ func TestProtectPlaceholdersAfterKill(t *testing.T) {
 }
 
 // TestProtectCowChangesNamed checks that in a cow session the changes to
-// protected paths, which stay in DST, are named on stderr at exit (they
-// are not to be applied to SRC, and DST is not to be used on the host
-// before they are checked), and that SRC does not change.
+// protected paths, which stay in DST, are named on stderr at exit. They are
+// not to be applied to SRC, and DST is not to be used on the host before
+// they are checked. SRC does not change.
 func TestProtectCowChangesNamed(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -406,12 +411,12 @@ func TestProtectPlaceholdersAfterErrors(t *testing.T) {
 	left("failed start")
 }
 
-// TestProtectBindInHome is item 6 of the fourth round: a wr bind of a
-// directory in the home keeps the entries of the list whose place in the
-// home is inside it from being created, not only those that exist
-// (autostart entries, user services and their enabling link, fish's
-// start-up file, a git that shadows the real one); the rest of the bind
-// stays writable and nothing is left on the host.
+// TestProtectBindInHome checks a wr bind of a directory in the home (fourth
+// round, item 6). The bind keeps from being created the entries of the list
+// whose place in the home is inside it, not only those that exist. Those
+// are autostart entries, user services and their enabling link, fish's
+// start-up file, and a git that shadows the real one. The rest of the bind
+// stays writable, and nothing is left on the host.
 func TestProtectBindInHome(t *testing.T) {
 	requireRootless(t)
 	home := t.TempDir()
@@ -471,11 +476,11 @@ func TestProtectBindInHome(t *testing.T) {
 	}
 }
 
-// TestProtectCowChangesNamedByHostPlace: in a cow session on a directory
-// of the home, a change is matched by where it would land on the host
-// (autostart/x.desktop of a session on ~/.config is
-// ~/.config/autostart/x.desktop): it is named at exit as not to be
-// applied, and SRC does not change.
+// TestProtectCowChangesNamedByHostPlace checks a cow session on a directory
+// of the home. A change is matched by where it would land on the host:
+// autostart/x.desktop of a session on ~/.config is
+// ~/.config/autostart/x.desktop. It is named at exit as not to be applied,
+// and SRC does not change.
 func TestProtectCowChangesNamedByHostPlace(t *testing.T) {
 	requireRootless(t)
 	home := t.TempDir()

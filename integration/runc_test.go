@@ -260,22 +260,25 @@ func parseObservation(t *testing.T, out string) observation {
 var mountFlags = []string{"ro", "rw", "nosuid", "nodev", "noexec"}
 
 // normaliseMounts reduces /proc/self/mountinfo to one line per mount,
-// "MOUNT-POINT FSTYPE FLAGS", sorted. Left out, as they legitimately
-// differ between two runs of the same spec: the mount ids, the device
-// numbers, the sources and the root within the source (the sandbox's
-// state directory is a new one each run, a bundle's root directory is
-// where its user put it), the file system's own options (a tmpfs's size,
-// say) and atime flags. The file system of "/" is left out too: it is the
-// directory the runtime is given as the root (boxsh makes a tmpfs, a
-// bundle's rootfs is a directory on the host's file system), read-only in
-// both.
+// "MOUNT-POINT FSTYPE FLAGS", sorted.
 //
-// Left out as well, since only mountinfo shows them: the mounts of the
-// entries of /etc (/etc/NAME). boxsh copies the small ones into its root
-// instead of binding them (runtime/inline.go, for start-up time); the
-// "etc" section compares what they hold, and "writable" that /etc stays
-// read-only. (The spec keeps the binds and names them in
-// org.boxsh.inline.PATH annotations.)
+// It leaves out what legitimately differs between two runs of the same
+// spec:
+//   - the mount ids and the device numbers;
+//   - the sources and the root within the source, since the sandbox's state
+//     directory is a new one each run, and a bundle's root directory is
+//     where its user put it;
+//   - the file system's own options (a tmpfs's size, say) and atime flags;
+//   - the file system of "/": it is the directory the runtime is given as
+//     the root. boxsh makes a tmpfs, and a bundle's rootfs is a directory
+//     on the host's file system; it is read-only in both.
+//
+// It also leaves out the mounts of the entries of /etc (/etc/NAME), since
+// only mountinfo shows them. boxsh copies the small ones into its root
+// instead of binding them (runtime/inline.go, for start-up time). The "etc"
+// section compares what they hold, and "writable" checks that /etc stays
+// read-only. The spec keeps the binds, and names them in
+// org.boxsh.inline.PATH annotations.
 func normaliseMounts(mountinfo string) string {
 	var lines []string
 	for _, line := range strings.Split(strings.TrimSpace(mountinfo), "\n") {
@@ -310,12 +313,12 @@ func normaliseMounts(mountinfo string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// runcNoFileSoft is the soft limit of open files both runs of a
-// comparison are started with, below the hard one as in a login session
-// (systemd gives 1024 of 524288): boxsh gives its sandbox the limit it was
-// started with, and its spec must say so, else runc gives the process its
-// own limit (a runc built with Go 1.19 or later raises its soft limit to
-// the hard one).
+// runcNoFileSoft is the soft limit of open files both runs of a comparison
+// are started with. It is below the hard one, as in a login session
+// (systemd gives 1024 of 524288). boxsh gives its sandbox the limit it was
+// started with, and its spec must say so. Otherwise runc gives the process
+// its own limit: a runc built with Go 1.19 or later raises its soft limit
+// to the hard one.
 const runcNoFileSoft = 1000
 
 // runBoxshNoFile is runBoxshIn with boxsh started with the soft limit of
@@ -457,10 +460,10 @@ func runSpecUnderRuncIn(t *testing.T, runc, dir, bundle string, env, flags, argv
 	r := runBoxshNoFile(t, ctx, dir, env, append(args, argv...)...)
 	require.Equal(t, 0, r.code(), "boxsh spec: %s", r.stderr)
 
-	// Debian's runc 1.1 sometimes fails to copy itself before the
-	// container starts (nsexec: "could not ensure we are a cloned binary:
-	// Device or resource busy"), a fault of runc's own start, not of the
-	// bundle: such a run is tried again, twice at most.
+	// Debian's runc 1.1 sometimes fails to copy itself before the container
+	// starts (nsexec: "could not ensure we are a cloned binary: Device or
+	// resource busy"). That is a fault of runc's own start, not of the
+	// bundle, so such a run is tried again, twice at most.
 	var stdout, stderr lockedBuffer
 	for attempt := 1; ; attempt++ {
 		stdout, stderr = lockedBuffer{}, lockedBuffer{}
@@ -726,12 +729,16 @@ func toolTexts(paths []string, call func(name string, args any) toolResult) stri
 	return b.String()
 }
 
-// TestRuncSpecInitMatchesRPC runs each mode's probe as a bash call of
-// `boxsh --rpc --sandbox FLAGS` and as a bash call of boxsh-init run by
-// runc from the bundle of `boxsh spec --bundle B FLAGS` (no command: the
-// spec runs boxsh-init), and compares what they saw, as
-// TestRuncSpecMatchesSandbox does, plus PID 1's command line (boxsh-init's
-// options) and what the file tools answer for the fixture's files.
+// TestRuncSpecInitMatchesRPC runs each mode's probe two ways, and compares
+// what they saw:
+//   - as a bash call of `boxsh --rpc --sandbox FLAGS`;
+//   - as a bash call of boxsh-init run by runc from the bundle of `boxsh
+//     spec --bundle B FLAGS`, with no command, so that the spec runs
+//     boxsh-init.
+//
+// It compares as TestRuncSpecMatchesSandbox does, plus PID 1's command line
+// (boxsh-init's options) and what the file tools answer for the fixture's
+// files.
 //
 // The one difference left is that of TestRuncSpecMatchesSandbox: the proxy
 // (knownProxyDifference).
@@ -775,12 +782,12 @@ func TestRuncSpecInitMatchesRPC(t *testing.T) {
 	}
 }
 
-// TestRuncSpecProtectsMissingPaths: in the bundle of boxsh spec run by
-// runc, as in boxsh's own sandbox, a command cannot create the protected
-// paths that do not exist in a writable bind (code the host runs later:
-// an editor's tasks, an agent's settings, a git hook), nor change a
-// repository's config. The bundle's placeholders cover them; the empty
-// mount points stay on the host after the run.
+// TestRuncSpecProtectsMissingPaths checks the bundle of boxsh spec run by
+// runc, as boxsh's own sandbox is checked. A command cannot create the
+// protected paths that do not exist in a writable bind: code the host runs
+// later, such as an editor's tasks, an agent's settings or a git hook. Nor
+// can it change a repository's config. The bundle's placeholders cover
+// them. The empty mount points stay on the host after the run.
 func TestRuncSpecProtectsMissingPaths(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

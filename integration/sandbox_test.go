@@ -61,11 +61,13 @@ func sandboxShell(t *testing.T, dir string, flags []string, script string) runRe
 	return runBoxshIn(t, testContext(t), dir, "", nil, args...)
 }
 
-// TestSandboxView checks what a sandboxed command sees: root of a user
-// namespace, its own PID namespace with boxsh-init as PID 1, the system
-// directories read-only, a private /tmp, an empty home of its own, and
-// none of the host's other files (home directories, the working directory
-// unless bound).
+// TestSandboxView checks what a sandboxed command sees:
+//   - it is root of a user namespace;
+//   - it has its own PID namespace, with boxsh-init as PID 1;
+//   - the system directories are read-only, and /tmp is private;
+//   - its home is an empty one of its own;
+//   - none of the host's other files show: home directories, and the
+//     working directory unless bound.
 func TestSandboxView(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -95,13 +97,15 @@ func TestSandboxView(t *testing.T) {
 	assert.True(t, strings.HasSuffix(r.stdout, "\n"+dir+"\n"), "an unbound cwd keeps its path (as in boxsh v4), without its files: %q", r.stdout)
 }
 
-// TestSandboxUnboundCwd checks where a sandbox started from a directory
-// it does not show starts. In /tmp, which is the sandbox's own, at the
-// same path, as boxsh v4 does (its suite's "CWD is preserved inside
-// sandbox", shell and RPC mode), in an empty directory: the path is all
-// it gets, and writes stay in the sandbox. Elsewhere (here in the home
-// directory) in /, the directory absent, as boxsh v3 and v4 require
-// ("sandbox without any bind — CWD is not auto-bound").
+// TestSandboxUnboundCwd checks where a sandbox started from a directory it
+// does not show starts:
+//   - In /tmp, which is the sandbox's own, it starts at the same path, in
+//     an empty directory, as boxsh v4 does (its suite's "CWD is preserved
+//     inside sandbox", shell and RPC mode). The path is all it gets, and
+//     writes stay in the sandbox.
+//   - Elsewhere, here in the home directory, it starts in / with the
+//     directory absent, as boxsh v3 and v4 require ("sandbox without any
+//     bind — CWD is not auto-bound").
 func TestSandboxUnboundCwd(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

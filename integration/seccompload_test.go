@@ -21,11 +21,11 @@ echo > /.boxsh/seccomp.bpf 2>/dev/null && echo program-writable
 true`
 
 // TestSandboxSeccompOneFilter checks that a sandboxed command runs under
-// exactly one seccomp filter, in shell mode and in RPC mode: the one
-// boxsh-init loads from the program the front compiled once (which is in
-// the sandbox's read-only root), not a second one from libcontainer; and
-// that the variable asking boxsh-init for it does not reach commands. What
-// the filter refuses is checked by the Escape tests.
+// exactly one seccomp filter, in shell mode and in RPC mode. It is the one
+// boxsh-init loads from the program the front compiled once, which is in
+// the sandbox's read-only root. There is no second one from libcontainer.
+// The variable asking boxsh-init for the filter does not reach commands.
+// What the filter refuses is checked by the Escape tests.
 func TestSandboxSeccompOneFilter(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -70,10 +70,10 @@ func TestInitRefusesUnloadableSeccomp(t *testing.T) {
 const unshareProbe = `unshare -U true 2>/dev/null && echo unshare-allowed; echo done`
 
 // TestSeccompNotPoisonedByAnotherSandbox checks that a sandbox with a
-// writable bind on another state directory (boxsh picks
-// $XDG_RUNTIME_DIR/boxsh, which may differ from one start to the next)
-// cannot leave an "allow everything" program there for a later sandbox to
-// load: the front keeps no compiled program on disk.
+// writable bind on another state directory cannot leave an "allow
+// everything" program there for a later sandbox to load. boxsh picks
+// $XDG_RUNTIME_DIR/boxsh, which may differ from one start to the next. The
+// front keeps no compiled program on disk.
 func TestSeccompNotPoisonedByAnotherSandbox(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

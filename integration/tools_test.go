@@ -249,12 +249,12 @@ func TestBashArgsSandbox(t *testing.T) {
 	testBashArgs(t, true)
 }
 
-// TestListStatPolicy checks list and stat against the sandbox's file
-// rules: a denied file or directory is shown as the sandbox's own shell
-// sees it (an empty mode-0000 placeholder) and marked with the rule; its
-// content, real size and entries are not revealed; listing a denied
-// directory is refused naming the rule, as read is; paths outside the
-// binds do not exist.
+// TestListStatPolicy checks list and stat against the sandbox's file rules:
+//   - a denied file or directory is shown as the sandbox's own shell sees
+//     it, an empty mode-0000 placeholder, and marked with the rule;
+//   - its content, real size and entries are not revealed;
+//   - listing a denied directory is refused naming the rule, as read is;
+//   - paths outside the binds do not exist.
 func TestListStatPolicy(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

@@ -111,10 +111,10 @@ func assertRefusedAtStart(t *testing.T, ctx context.Context, front string, env [
 }
 
 // TestOtherBuildOfInitRefused checks that boxsh refuses a boxsh-init of
-// another build, found at $BOXSH_INIT (boxsh alone in its directory, no
-// boxsh-init on PATH), at start: with one error naming both builds, and
-// an exit status that is not 0, while its client still waits, not at the
-// first call or never.
+// another build found at $BOXSH_INIT, with boxsh alone in its directory and
+// no boxsh-init on PATH. It refuses at start, while its client still waits,
+// not at the first call or never. The refusal is one error naming both
+// builds, and an exit status that is not 0.
 func TestOtherBuildOfInitRefused(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -126,12 +126,12 @@ func TestOtherBuildOfInitRefused(t *testing.T) {
 	require.NoError(t, ctx.Err())
 }
 
-// TestOlderInitRefused checks that boxsh refuses a boxsh-init of an older
-// build beside it, one that knows only the options boxsh-init had when
-// the hello came in and exits with its usage on any other (the stand-in
-// in testdata/olderinit), the same way: at start, with one error naming
-// both builds. Whatever option this build adds must not reach such a
-// boxsh-init before its hello has.
+// TestOlderInitRefused checks that boxsh refuses, the same way, a
+// boxsh-init of an older build beside it: at start, with one error naming
+// both builds. The older build knows only the options boxsh-init had when
+// the hello came in, and exits with its usage on any other;
+// testdata/olderinit stands in for it. Whatever option this build adds must
+// not reach such a boxsh-init before its hello has.
 func TestOlderInitRefused(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)

@@ -41,9 +41,9 @@ const (
 )
 
 // runColdStages times cold starts of every target with BOXSH_TRACE_START
-// set, the targets taking turns, and prints for each the stages in the
-// order they happen: the median time from the previous stage to this one
-// (with its range), and the median time from the spawn.
+// set, the targets taking turns. For each target it prints the stages in
+// the order they happen. For each stage it prints the median time from the
+// previous stage, with its range, and the median time from the spawn.
 func runColdStages(w io.Writer, targets []*target, c config, sc stagesConfig) error {
 	if err := os.Setenv(starttrace.EnvVar, "1"); err != nil {
 		return err

@@ -66,10 +66,10 @@ func measureLongIdle(t *target, c config) error {
 	})
 }
 
-// churnAfterLongIdle reads the memory of s, which made the calls of the
-// memory-after-calls figure and has idled idlePause since, once it has
-// idled *longIdle in all, and sets its growth over before, the reading
-// before the calls: what the calls leave behind for good.
+// churnAfterLongIdle reads the memory of s once it has idled *longIdle in
+// all. s made the calls of the memory-after-calls figure, and has idled
+// idlePause since. It sets the growth of s's memory over before, the
+// reading before the calls. That is what the calls leave behind for good.
 func churnAfterLongIdle(t *target, s *server, before treeMemory) error {
 	if *longIdles < 1 {
 		return nil

@@ -8,13 +8,15 @@ import (
 )
 
 // evictPageCache drops the page cache of a target's binary and the files
-// beside it (boxsh-init, the zygote) before a memory figure, so that both
-// targets start from the same state. A binary just written by the linker
-// sits in the page cache in large folios, and a process maps a large folio
-// whole when it touches any page of it: a front whose executable pages
-// were released maps ~7 MiB back at its next instruction instead of ~1, and
-// its idle figure then measures how the file got into the cache, not the
-// program. Errors are ignored: the figure is then what it was before.
+// beside it (boxsh-init, the zygote) before a memory figure. So both
+// targets start from the same state.
+//
+// A binary just written by the linker sits in the page cache in large
+// folios. A process maps a large folio whole when it touches any page of
+// it. So a front whose executable pages were released would map back much
+// more than it uses at its next instruction. Its idle figure would then
+// measure how the file got into the cache, not the program. Errors are
+// ignored: the figure is then what it would have been without the eviction.
 func evictPageCache(bin string) {
 	dir := filepath.Dir(bin)
 	for _, p := range []string{bin, filepath.Join(dir, "boxsh-init"), filepath.Join(dir, "boxsh-zygote.so")} {

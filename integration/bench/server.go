@@ -50,12 +50,12 @@ type server struct {
 	strays []string
 }
 
-// startServer spawns `bin --rpc --workers N` in its own process group.
-// It does not talk to it yet.
+// startServer spawns `bin --rpc --workers N` in its own process group. It
+// does not talk to it yet.
 //
-// Stdout and stderr are plain files for the child (a pipe and a temporary
-// file), so cmd.Wait returns as soon as the server process itself exits,
-// whatever its descendants still hold open, and never closes the pipe
+// Stdout and stderr are plain files for the child: a pipe and a temporary
+// file. So cmd.Wait returns as soon as the server process itself exits,
+// whatever its descendants still hold open. And it never closes the pipe
 // while answers are unread.
 func startServer(bin string, args []string, timeout time.Duration) (*server, error) {
 	stderr, err := os.CreateTemp("", "boxsh-bench-stderr-")
@@ -334,10 +334,10 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// lineReader splits a stream into lines, looking at each byte once: a long
-// answer arrives in many reads, and rescanning what was buffered at each
-// (as bufio.Scanner does) would make the bench's own cost grow with the
-// square of the answer's size and be counted against the server.
+// lineReader splits a stream into lines, looking at each byte once. A long
+// answer arrives in many reads. Rescanning what was buffered at each read,
+// as bufio.Scanner does, would make the bench's own cost grow with the
+// square of the answer's size, and be counted against the server.
 type lineReader struct {
 	r    *bufio.Reader
 	line []byte
