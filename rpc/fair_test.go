@@ -49,7 +49,8 @@ func TestRequestLimit(t *testing.T) {
 	}
 }
 
-// Concurrent enters never take more places than the limit.
+// TestRequestLimitConcurrent checks that concurrent enters never take more
+// places than the limit.
 func TestRequestLimitConcurrent(t *testing.T) {
 	l := newRequestLimit("sandbox a", 5, "--sandbox-requests")
 	var mu sync.Mutex
@@ -126,8 +127,9 @@ func TestSandboxRouterRequestLimit(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.StatusCode, body)
 }
 
-// The management API has a bound of its own: full, it refuses with 429
-// while the sandboxes' endpoints answer.
+// TestSandboxRouterManageLimit checks that the management API has a bound
+// of its own. When full, it refuses with 429 while the sandboxes' endpoints
+// answer.
 func TestSandboxRouterManageLimit(t *testing.T) {
 	host := &fakeHost{sbs: map[string]*fakeSandbox{}, max: 4,
 		gates: map[string]chan struct{}{"create slow": make(chan struct{})}, entered: make(chan string, 1)}
@@ -166,8 +168,9 @@ func TestSandboxRouterManageLimit(t *testing.T) {
 	assert.Equal(t, http.StatusCreated, <-second)
 }
 
-// A create that fails for want of descriptors is answered 503 with
-// Retry-After and what to do, never 500; other failures keep theirs.
+// TestOutOfDescriptors checks that a create that fails for want of
+// descriptors is answered 503 with Retry-After and what to do, never 500.
+// Other failures keep their status.
 func TestOutOfDescriptors(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE} {
 		w := httptest.NewRecorder()

@@ -234,8 +234,8 @@ func TestHTTPLegacySession(t *testing.T) {
 	assert.Equal(t, 200, r.status)
 }
 
-// Stopping the server answers the calls in flight (cancelled after the
-// grace) instead of dropping them.
+// TestHTTPShutdownAnswersInFlight checks that stopping the server answers
+// the calls in flight, cancelled after the grace, instead of dropping them.
 func TestHTTPShutdownAnswersInFlight(t *testing.T) {
 	b := &fakeBackend{}
 	url, stop := httpServerOn(t, HTTPOptions{Token: testToken, ShutdownGrace: 300 * time.Millisecond}, b)
@@ -328,8 +328,8 @@ func TestRESTTwin(t *testing.T) {
 	assert.Contains(t, string(b), `"exit_code"`, "bash's output schema")
 }
 
-// A task made over HTTP outlives the exchange that returned its handle,
-// and any later exchange can poll it.
+// TestHTTPTask checks that a task made over HTTP outlives the exchange that
+// returned its handle, and that any later exchange can poll it.
 func TestHTTPTask(t *testing.T) {
 	setTaskTiming(t, 50*time.Millisecond, time.Minute)
 	url, _ := httpServer(t, HTTPOptions{Token: testToken})
@@ -380,8 +380,9 @@ func TestCreateTokenReplacesPlanted(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "the symlink's target was not written")
 }
 
-// tools/list over HTTP shows every tool after 2024-11-05, as on stdio:
-// per MCP session, per request header, and to modern requests.
+// TestHTTPToolsListVersions checks that tools/list over HTTP shows every
+// tool after 2024-11-05, as on stdio. That holds per MCP session, per
+// request header, and for modern requests.
 func TestHTTPToolsListVersions(t *testing.T) {
 	tools, err := tool.NewRegistry()
 	require.NoError(t, err)
@@ -404,8 +405,9 @@ func TestHTTPToolsListVersions(t *testing.T) {
 	assert.Equal(t, all, count(post(t, url, modernReq("3", "tools/list", ""), modernHeaders("tools/list", ""))))
 }
 
-// The result that ends a subscriptions/listen stream over HTTP has one
-// _meta, with the server's identity and the subscription id.
+// TestHTTPListenResultOneMeta checks that the result that ends a
+// subscriptions/listen stream over HTTP has one _meta, with the server's
+// identity and the subscription id.
 func TestHTTPListenResultOneMeta(t *testing.T) {
 	url, _ := httpServer(t, HTTPOptions{Token: testToken})
 	r := post(t, url, modernReq(`"L1"`, "subscriptions/listen", `"notifications":{"taskIds":[]}`), modernHeaders("subscriptions/listen", ""))

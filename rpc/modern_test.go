@@ -119,14 +119,16 @@ func TestUnsupportedVersionData(t *testing.T) {
 	assert.Equal(t, supportedVersions(), data.Supported)
 }
 
-// A modern message without id is a notification: never answered.
+// TestModernNotificationUnanswered checks that a modern message without id
+// is a notification, and is never answered.
 func TestModernNotificationUnanswered(t *testing.T) {
 	resps := serve(t, `{"jsonrpc":"2.0","method":"tools/list","params":`+modernParams("2026-07-28", "")+"}\n"+modernReq("2", "tools/list", "")+"\n")
 	require.Len(t, resps, 1)
 	assert.Equal(t, "2", string(resps[0].ID))
 }
 
-// Legacy requests, and legacy versions named in _meta, keep v3's rules.
+// TestLegacyUnchangedBesideModern checks that legacy requests, and legacy
+// versions named in _meta, keep v3's rules.
 func TestLegacyUnchangedBesideModern(t *testing.T) {
 	resps := serve(t, strings.Join([]string{
 		`{"id":1,"method":"ping"}`,

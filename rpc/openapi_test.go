@@ -325,8 +325,9 @@ func hSchema(raw json.RawMessage) (*huma.Schema, error) {
 	return &sc, nil
 }
 
-// Each kind of server documents what it serves and nothing else, with a
-// server to send requests to and no schema that nothing refers to.
+// TestOpenAPIPerMode checks that each kind of server documents what it
+// serves and nothing else. The document names a server to send requests to,
+// and has no schema that nothing refers to.
 func TestOpenAPIPerMode(t *testing.T) {
 	tools, err := tool.NewRegistry()
 	require.NoError(t, err)

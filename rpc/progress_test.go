@@ -173,8 +173,9 @@ func (b clientBackend) Start(ctx context.Context, name string, args json.RawMess
 	return b.c.Start(ctx, name, args, done)
 }
 
-// The bytes boxsh-init reports go into the notifications (message and
-// _meta), which follow the reports; a call without a token asks for none.
+// TestProgressReportsBytes checks that the bytes boxsh-init reports go into
+// the notifications (message and _meta), which follow the reports. A call
+// without a token asks for none.
 func TestProgressReportsBytes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		old := progressEvery
@@ -239,8 +240,8 @@ func TestProgressReportsBytes(t *testing.T) {
 	})
 }
 
-// Without reports, notifications of the time alone keep coming, a little
-// over progressEvery apart.
+// TestProgressWithoutReports checks that without reports, notifications of
+// the time alone keep coming, a little over progressEvery apart.
 func TestProgressWithoutReports(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		old := progressEvery

@@ -207,8 +207,8 @@ func TestDiscoverAdvertisesTasks(t *testing.T) {
 	})
 }
 
-// The end of a stdio session's input cancels its tasks: Serve returns
-// without waiting for them.
+// TestTasksEndWithStdin checks that the end of a stdio session's input
+// cancels its tasks. Serve returns without waiting for them.
 func TestTasksEndWithStdin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		setTaskTiming(t, 20*time.Millisecond, time.Minute)
@@ -236,8 +236,9 @@ func TestTasksEndWithStdin(t *testing.T) {
 	})
 }
 
-// subscriptions/listen with taskIds: acknowledged, then notifications/tasks
-// when each task finishes, then the stream's result.
+// TestTaskNotifications checks subscriptions/listen with taskIds. The
+// listen is acknowledged, then gets notifications/tasks when each task
+// finishes, then the stream's result.
 func TestTaskNotifications(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		setTaskTiming(t, 30*time.Millisecond, time.Minute)
@@ -305,7 +306,8 @@ func TestTaskNotifications(t *testing.T) {
 	})
 }
 
-// A listen the client cancels gets nothing more.
+// TestTaskListenCancelled checks that a listen the client cancels gets
+// nothing more.
 func TestTaskListenCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		setTaskTiming(t, 30*time.Millisecond, time.Minute)

@@ -21,8 +21,9 @@ func tokenFile(t *testing.T, perm os.FileMode) string {
 	return path
 }
 
-// A token file another user could have planted or can read is refused,
-// with one line that says how to fix it, and its token is not used.
+// TestLoadTokenRefusesOpenFiles checks that a token file another user could
+// have planted or can read is refused, and its token not used. The refusal
+// is one line that says how to fix it.
 func TestLoadTokenRefusesOpenFiles(t *testing.T) {
 	for _, perm := range []os.FileMode{0o644, 0o640, 0o604, 0o620, 0o602, 0o660} {
 		path := tokenFile(t, perm)
@@ -78,9 +79,10 @@ func TestLoadTokenRefusesNonRegular(t *testing.T) {
 	assert.Contains(t, err.Error(), "is not a regular file")
 }
 
-// A token file of another user is refused even with mode 0600. As root
-// the file is given to boxsh-test (or nobody); unprivileged, it is a
-// file of root's the user can read.
+// TestLoadTokenRefusesOtherOwner checks that a token file of another user
+// is refused, even with mode 0600. As root, the test gives the file to
+// boxsh-test, or nobody. Unprivileged, it uses a file of root's the user
+// can read.
 func TestLoadTokenRefusesOtherOwner(t *testing.T) {
 	var path string
 	var owner int
@@ -134,8 +136,8 @@ func TestCheckTokenFile(t *testing.T) {
 	}
 }
 
-// A token file boxsh makes is made where nothing is, mode 0600 whatever
-// the umask.
+// TestLoadOrCreateTokenMakes checks that boxsh makes a token file where
+// nothing is, with mode 0600 whatever the umask.
 func TestLoadOrCreateTokenMakes(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)

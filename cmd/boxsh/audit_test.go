@@ -41,8 +41,9 @@ func TestAuditPath(t *testing.T) {
 		auditPath(try, policy.Sandbox{Enabled: true, Binds: []policy.Bind{plainCow}}), "--try's, before its session is recorded")
 }
 
-// What the sandbox or the client chose is quoted as boxsh changes quotes
-// file names: no control character reaches the terminal.
+// TestFormatEntryQuotes checks that what the sandbox or the client chose is
+// quoted as boxsh changes quotes file names. No control character reaches
+// the terminal.
 func TestFormatEntryQuotes(t *testing.T) {
 	code := 0
 	line := formatEntry(audit.Entry{Time: "T", Kind: tool.AuditCall, Client: "stdio", Tool: "bash",

@@ -89,8 +89,9 @@ func TestParseListen(t *testing.T) {
 	}
 }
 
-// Sandbox flags without --sandbox turn the sandbox on: a restriction the
-// user asked for is never ignored (issue 24).
+// TestParseArgsSandboxFlagsImplySandbox checks that sandbox flags without
+// --sandbox turn the sandbox on (issue 24). A restriction the user asked
+// for is never ignored.
 func TestParseArgsSandboxFlagsImplySandbox(t *testing.T) {
 	for _, argv := range [][]string{
 		{"--bind", "ro:/usr", "-c", "true"},
@@ -118,7 +119,8 @@ func TestParseArgsSandboxFlagsImplySandbox(t *testing.T) {
 	}
 }
 
-// --allow-domain means the allowlist; with another mode it is refused.
+// TestParseArgsAllowDomainMode checks that --allow-domain means the
+// allowlist, and is refused with another mode.
 func TestParseArgsAllowDomainMode(t *testing.T) {
 	mode := func(o options) string {
 		m := ""
@@ -167,8 +169,9 @@ func TestParseArgsEnv(t *testing.T) {
 	}
 }
 
-// --publish's line says where each port is, and that a shared network's
-// port is the host's own; a port that cannot be had is named.
+// TestPublishAll checks --publish's line. It says where each port is, and
+// that a shared network's port is the host's own. A port that cannot be had
+// is named.
 func TestPublishAll(t *testing.T) {
 	var out strings.Builder
 	expose := func(port, hostPort int) (tool.PortInfo, error) {
@@ -189,8 +192,9 @@ func TestPublishAll(t *testing.T) {
 	assert.Equal(t, []publish{{port: 8000}}, o.publish)
 }
 
-// --sandbox-requests and --sandbox-forwards take a number from 1 to
-// 10000, and go with --sandboxes.
+// TestParseSandboxBounds checks that --sandbox-requests and
+// --sandbox-forwards take a number from 1 to 10000, and go with
+// --sandboxes.
 func TestParseSandboxBounds(t *testing.T) {
 	o, err := parseArgs([]string{"--rpc", "--listen", "--sandboxes", "--sandbox-requests", "8", "--sandbox-forwards=3"}, "/")
 	require.NoError(t, err)

@@ -67,7 +67,8 @@ func TestPolicyTrustCommands(t *testing.T) {
 	assert.Equal(t, "no trusted settings files\n", out)
 }
 
-// policy show prints the network's settings, each with its source.
+// TestPolicyShowNetwork checks that policy show prints the network's
+// settings, each with its source.
 func TestPolicyShowNetwork(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", "")

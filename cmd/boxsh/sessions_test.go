@@ -32,7 +32,8 @@ func TestAge(t *testing.T) {
 	require.Equal(t, "3d", age(72*time.Hour))
 }
 
-// apply, changes and discard on a session whose DST is written by hand.
+// TestSessionCommands checks apply, changes and discard on a session whose
+// DST is written by hand.
 func TestSessionCommands(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "try", "work")

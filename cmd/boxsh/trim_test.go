@@ -25,8 +25,9 @@ func (f startFunc) Start(ctx context.Context, name string, args json.RawMessage,
 	return f(ctx, name, args, done)
 }
 
-// A call counts as running from before the backend starts it until its
-// answer has been handed on, and a call the backend refuses does not stay.
+// TestTrimmingCountsCalls checks that a call counts as running from before
+// the backend starts it until its answer has been handed on. A call the
+// backend refuses does not stay counted.
 func TestTrimmingCountsCalls(t *testing.T) {
 	var b busy
 	var finish func(json.RawMessage, error)
