@@ -230,10 +230,10 @@ func httpGet(t *testing.T, url string) string {
 	return body
 }
 
-// startWebServer starts python's web server in the background, on a
-// port it picks (without a sandbox, on the host's loopback, a port found
-// free beforehand may be taken meanwhile), and returns its process and
-// the port it listens on.
+// startWebServer starts python's web server in the background, on a port it
+// picks, and returns its process and the port it listens on. The server
+// picks the port because, without a sandbox, on the host's loopback, a port
+// found free beforehand may be taken meanwhile.
 func startWebServer(t *testing.T, ctx context.Context, s *mcp.ClientSession) (tool.BashOutput, int) {
 	t.Helper()
 	var started tool.BashOutput

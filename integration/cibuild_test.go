@@ -415,9 +415,10 @@ func TestCIBuildInPod(t *testing.T) {
 	assert.Contains(t, r.stderr, "other.example.test is not allowed (run with --allow-domain other.example.test)")
 }
 
-// podToolchain are the read-only binds that give a pod the host's Go and
-// Node.js at their paths (the host's /usr, GOROOT, and node's prefix when
-// it is not /usr), and the directories of their commands for PATH.
+// podToolchain returns the read-only binds that give a pod the host's Go
+// and Node.js at their paths, and the directories of their commands for
+// PATH. The binds are the host's /usr, GOROOT, and node's prefix when it is
+// not /usr.
 func podToolchain(t *testing.T) ([]specs.Mount, string) {
 	t.Helper()
 	ro := func(d string) specs.Mount {

@@ -24,8 +24,8 @@ import (
 // inside another boxsh sandbox, and where user namespaces are refused.
 
 // rootlessContainer is the command prefix of the rootless container
-// stand-in: uid 0 in a user namespace of its own, with mount and PID
-// namespaces and the /proc of its PID namespace, as Podman makes them.
+// stand-in. It runs as uid 0 in a user namespace of its own, with mount and
+// PID namespaces and the /proc of its PID namespace, as Podman makes them.
 var rootlessContainer = []string{"unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc"}
 
 // runIn runs argv with the environment env added and returns what it

@@ -44,9 +44,9 @@ type dockerEngine struct {
 	image string
 }
 
-// requireDocker finds a Docker engine, imports an image of busybox and
-// boxsh's binaries into it (no image registry is needed) and removes the
-// image after the test; it skips the test, saying why, without an engine.
+// requireDocker finds a Docker engine and imports into it an image of
+// busybox and boxsh's binaries; no image registry is needed. It removes the
+// image after the test. Without an engine, it skips the test, saying why.
 func requireDocker(t *testing.T) *dockerEngine {
 	t.Helper()
 	if _, err := exec.LookPath("docker"); err != nil {

@@ -46,9 +46,9 @@ func synopsis(t *testing.T, block string, parts map[string]string) string {
 	return strings.Join(strings.Fields(line), " ")
 }
 
-// kernelPort is line with its listening port 8080 replaced by 0: the
-// kernel then picks a free one, which the server prints, and the clients
-// get 127.0.0.1:8080 replaced by where it listens (see onPort). A port
+// kernelPort returns line with its listening port 8080 replaced by 0. The
+// kernel then picks a free port, which the server prints. The clients get
+// 127.0.0.1:8080 replaced by where the server listens (see onPort). A port
 // found free beforehand might be taken meanwhile.
 func kernelPort(t *testing.T, line string) string {
 	t.Helper()

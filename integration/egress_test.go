@@ -147,7 +147,8 @@ func sshStandIn(t *testing.T) (addr string, lines func() []string) {
 	}
 }
 
-// section runs each command of cmds in a shell script, and splits its
+// sections returns a shell script that runs each command of cmds, with a
+// marker before the output of each, so that splitSections can split the
 // output by command.
 func sections(cmds []string) string {
 	var b strings.Builder

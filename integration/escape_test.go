@@ -72,10 +72,10 @@ func requireRefused(t *testing.T, r runResult, names ...string) {
 	}
 }
 
-// selfExcludingPattern is a grep basic regular expression matching s
-// literally that does not match its own text ([i]ntegration\.test), so
-// that a grep of command lines does not find itself, nor the shell whose
-// script holds the pattern.
+// selfExcludingPattern returns a grep basic regular expression matching s
+// literally that does not match its own text ([i]ntegration\.test). So a
+// grep of command lines finds neither itself nor the shell whose script
+// holds the pattern.
 func selfExcludingPattern(s string) string {
 	var b strings.Builder
 	for i, r := range s {
@@ -545,9 +545,9 @@ func TestEscapeSymlinksInFileTools(t *testing.T) {
 	requireToolFailure(t, edit(filepath.Join(ro, "f")), "read-only file system")
 	requireToolFailure(t, edit(filepath.Join(wr, "secret-link")), "no such file")
 
-	// These may succeed, but only in the sandbox's own /tmp (the test's
-	// directories are under /tmp): what the sandbox then reads there is
-	// its own copy, and the host's files stay as they were.
+	// These may succeed, but only in the sandbox's own /tmp, since the
+	// test's directories are under /tmp. What the sandbox then reads there
+	// is its own copy, and the host's files stay as they were.
 	for _, p := range []string{filepath.Join(wr, "victim-link"), victim, secret} {
 		r := s.call("write", map[string]any{"path": p, "content": "owned\n"}).toolResult(t)
 		if !r.IsError {

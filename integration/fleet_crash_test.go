@@ -100,10 +100,12 @@ func (f *fleet) snapshots() []string {
 	return out
 }
 
-// leftOver walks the state directory for what a killed operation may
-// leave: temporary directories, sessions without metadata or record, or
-// of no listed sandbox, snapshots without description or not listed,
-// empty directories no session works on. It returns what it found.
+// leftOver walks the state directory for what a killed operation may leave,
+// and returns what it found:
+//   - temporary directories;
+//   - sessions without metadata or record, or of no listed sandbox;
+//   - snapshots without description, or not listed;
+//   - empty directories no session works on.
 func (f *fleet) leftOver() []string {
 	f.t.Helper()
 	root := filepath.Join(f.m.state, "boxsh")
@@ -261,9 +263,9 @@ func (f *fleet) filesState(name string) string {
 	return strings.TrimSpace(out)
 }
 
-// fleetOp is one operation of the crash test: do starts it (to be killed
-// while it runs), check looks at its result after the restart (done tells
-// whether it had answered before the kill).
+// fleetOp is one operation of the crash test. do starts it, to be killed
+// while it runs. check looks at its result after the restart; done tells
+// whether it had answered before the kill.
 type fleetOp struct {
 	name  string
 	setup func(f *fleet)
@@ -271,10 +273,10 @@ type fleetOp struct {
 	check func(f *fleet, i int, done bool)
 }
 
-// checkNamed requires sandbox "n", made by an operation, to be whole
-// (its files in state want, "" for none of d/) or absent; listed when the
-// operation had answered; and its name free for a create and a delete
-// afterwards.
+// checkNamed requires sandbox "n", made by an operation, to be whole or
+// absent. Whole, its files are in state want ("" for none of d/). It must
+// be listed when the operation had answered. Its name must be free for a
+// create and a delete afterwards.
 func checkNamed(f *fleet, done bool, want string) {
 	f.t.Helper()
 	if !slices.Contains(f.sandboxes(), "n") {
@@ -386,9 +388,9 @@ func TestFleetCrashSafety(t *testing.T) {
 	t.Cleanup(cancel) // after the parallel subtests
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	// The operations run side by side, each on a server of its own (so
-	// that the suite waits for the longest, not their sum), each with its
-	// own stream of kill points from the seed.
+	// The operations run side by side, each on a server of its own, so that
+	// the suite waits for the longest, not their sum. Each has its own
+	// stream of kill points from the seed.
 	for n, op := range fleetOps {
 		rng := rand.New(rand.NewPCG(seed, uint64(n)))
 		t.Run(op.name, func(t *testing.T) {

@@ -26,9 +26,10 @@ const (
 	unmappedTeam = "boxsh-team-unmapped"
 )
 
-// requireTeamGroup is the gid of the supplementary group name of the test
-// process; the test skips, saying how to set it up, when it has none
-// (fails in CI, where scripts/test-groups.sh sets it up).
+// requireTeamGroup returns the gid of the supplementary group name of the
+// test process. When the process has no such group, the test skips, saying
+// how to set it up. In CI it fails instead, since scripts/test-groups.sh
+// sets the group up there.
 func requireTeamGroup(t *testing.T, name string) int {
 	t.Helper()
 	g, err := user.LookupGroup(name)

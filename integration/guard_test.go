@@ -23,9 +23,9 @@ import (
 // reports it, and a sandbox that nobody uses costs its front no wake-ups.
 
 // guardTrial starts `boxsh --sandbox --bind wr:PROJ -c 'sleep …'` with
-// .gitmodules protected in PROJ, renames another file over it on the host
-// (an editor saving), and returns how long the sandbox's sleep lived after
-// the rename.
+// .gitmodules protected in PROJ. It renames another file over it on the
+// host, as an editor saving does. It returns how long the sandbox's sleep
+// lived after the rename.
 func guardTrial(t *testing.T) time.Duration {
 	t.Helper()
 	proj := t.TempDir()
@@ -59,12 +59,12 @@ func guardTrial(t *testing.T) time.Duration {
 	}
 }
 
-// TestProtectGuardStopsSandbox replaces a protected entry on the host
-// under several sandboxes and requires each to stop. It logs how long the
-// sandboxed process lived after the change: the guard's reaction (which
-// runtime/host's TestProtectionWatchReactsAtOnce bounds) plus the kernel's
-// killing of the sandbox, which on a loaded machine alone takes tens of
-// milliseconds, too uneven to bound here.
+// TestProtectGuardStopsSandbox replaces a protected entry on the host under
+// several sandboxes and requires each to stop. It logs how long the
+// sandboxed process lived after the change. That is the guard's reaction,
+// which runtime/host's TestProtectionWatchReactsAtOnce bounds, plus the
+// kernel's killing of the sandbox. The killing alone is too uneven on a
+// loaded machine to bound here.
 func TestProtectGuardStopsSandbox(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -102,9 +102,9 @@ func taskSwitches(t *testing.T, pid int) int {
 }
 
 // TestProtectGuardIdle checks that an idle sandboxed server's front does
-// not wake up periodically for the guard: a guard polling every 50 ms
-// makes at least 20 context switches a second; the bound leaves room for
-// the runtime's own rare timers.
+// not wake up periodically for the guard. A guard polling every 50 ms would
+// make at least 20 context switches a second. The bound leaves room for the
+// runtime's own rare timers.
 func TestProtectGuardIdle(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)

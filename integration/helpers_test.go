@@ -279,9 +279,8 @@ func startServer(t *testing.T, ctx context.Context, opts serverOptions) *server 
 }
 
 // waitQueued waits until boxsh-init has said of n calls, in all, that they
-// wait in its queue (for a worker or a slot): the front logs each such
-// notice at --log-level trace, which the server must have been started
-// with.
+// wait in its queue for a worker or a slot. The front logs each such notice
+// at --log-level trace, which the server must have been started with.
 func (s *server) waitQueued(n int) {
 	s.t.Helper()
 	const notice = `state=queued`
@@ -641,8 +640,8 @@ var markerSeq struct {
 }
 
 // sleepMarker returns a sleep duration of about secs seconds whose decimal
-// digits are unique to this call ("300.<pid><seq>"), so that the sleep
-// process can be told apart on the whole machine by its command line.
+// digits are unique to this call ("300.<pid><seq>"). So the sleep process
+// can be told apart on the whole machine by its command line.
 func sleepMarker(secs int) string {
 	markerSeq.Lock()
 	defer markerSeq.Unlock()

@@ -272,11 +272,11 @@ func TestLongCommand(t *testing.T) {
 }
 
 // waitingProbe is a command that looks for the processes boxsh-init keeps
-// waiting beside it (the fork server, warm shells: boxsh-init's other
-// children) and tries to open each one's memory for reading and for
-// writing. It prints "open PID MODE" for each open that succeeds and
-// "waiting=N" for the processes it found. Through /proc/PID/mem a
-// command could plant code in the shell of a later call.
+// waiting beside it: the fork server and warm shells, boxsh-init's other
+// children. It tries to open each one's memory for reading and for writing.
+// It prints "open PID MODE" for each open that succeeds, and "waiting=N"
+// for the processes it found. Through /proc/PID/mem a command could plant
+// code in the shell of a later call.
 const waitingProbe = `me=$$; parent=$PPID; n=0
 for d in /proc/[0-9]*; do
   p=${d#/proc/}; [ "$p" = "$me" ] && continue

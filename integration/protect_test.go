@@ -331,10 +331,10 @@ func TestProtectPolicyAddsEntries(t *testing.T) {
 	requireHostAbsent(t, filepath.Join(proj, ".envrc"))
 }
 
-// TestProtectPlaceholdersAfterKill checks that the placeholders a sandbox
-// leaves in the user's directory when its front is killed (SIGKILL, no
-// clean-up) are removed by the next start of a sandbox of the same user,
-// in any directory.
+// TestProtectPlaceholdersAfterKill checks the placeholders a sandbox leaves
+// in the user's directory when its front is killed (SIGKILL, no clean-up).
+// The next start of a sandbox of the same user, in any directory, removes
+// them.
 func TestProtectPlaceholdersAfterKill(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

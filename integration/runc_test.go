@@ -58,9 +58,10 @@ func requireRunc(t *testing.T) string {
 	return p
 }
 
-// requireInCI ends the test for want of what reason names: a skip on a
-// developer's machine, a failure in CI (CI=true, as .ci/run sets it), where
-// scripts/deps.sh installs it and the test must run.
+// requireInCI ends the test for want of what reason names. On a developer's
+// machine it skips the test. In CI (CI=true, as .ci/run sets it) it fails
+// it, since scripts/deps.sh installs what is missing there and the test
+// must run.
 func requireInCI(t *testing.T, reason string) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
@@ -149,10 +150,10 @@ func (fx *runcFixture) writePolicy(t *testing.T, content string) string {
 	return p
 }
 
-// probeScript is the sh script both runs execute: it prints sections
-// "== NAME" of observations, given the directories to try writing a file
-// in (write), the directories to try making (create) and the paths to try
-// reading (read).
+// probeScript returns the sh script both runs execute. It prints sections
+// "== NAME" of observations. write lists the directories to try writing a
+// file in, create the directories to try making, and read the paths to try
+// reading.
 func probeScript(fx *runcFixture, write, create, read []string) string {
 	port := fx.outside[strings.LastIndex(fx.outside, ":")+1:]
 	var b strings.Builder
@@ -507,13 +508,15 @@ func bundleAnnotations(t *testing.T, bundle string) map[string]string {
 const proxyLine = "proxy: reachable\n"
 
 // knownProxyDifference checks the one difference --network allowlist has
-// under runc, and takes it out of the runc observation so that the rest is
-// compared. boxsh's front serves the network proxy over fd 4 (boxsh-init
-// exposes it on the proxy port); runc gives no fd 4, so nothing listens
-// there, which the spec names (org.boxsh.fd.4 = proxy). What must still
-// hold, and is compared after this: the same environment (the proxy
-// variables), the same network namespace, and the network closed: nothing
-// outside is reachable (it fails closed, it does not open up).
+// under runc. It takes the difference out of the runc observation, so that
+// the rest is compared.
+//
+// boxsh's front serves the network proxy over fd 4, and boxsh-init exposes
+// it on the proxy port. runc gives no fd 4, so nothing listens there; the
+// spec names that fd (org.boxsh.fd.4 = proxy). What must still hold is
+// compared after this: the same environment (the proxy variables), the same
+// network namespace, and the network closed. Nothing outside is reachable:
+// it fails closed, it does not open up.
 func knownProxyDifference(t *testing.T, annotations map[string]string, boxsh, runc observation) {
 	t.Helper()
 	assert.Equal(t, "proxy", annotations["org.boxsh.fd.4"], "the spec names the proxy's descriptor")
@@ -591,11 +594,11 @@ type runcInit struct {
 	stderr *lockedBuffer
 }
 
-// startInitUnderRunc writes the bundle of `boxsh spec --bundle B FLAGS`
-// (run in dir with env added) and runs it with runc, rootless, with one
-// end of a socket pair as fd 3 (runc --preserve-fds 1), where boxsh-init
-// expects its frames. It returns once boxsh-init has answered a first
-// call; a start that runc's own copy of itself failed (see
+// startInitUnderRunc writes the bundle of `boxsh spec --bundle B FLAGS`,
+// run in dir with env added. It runs the bundle with runc, rootless, with
+// one end of a socket pair as fd 3 (runc --preserve-fds 1), where
+// boxsh-init expects its frames. It returns once boxsh-init has answered a
+// first call. A start that failed in runc's own copy of itself (see
 // runSpecUnderRuncIn) is tried again, twice at most.
 func startInitUnderRunc(t *testing.T, ctx context.Context, runc, dir string, env, flags []string) *runcInit {
 	t.Helper()
@@ -819,10 +822,10 @@ echo done`
 	assert.Equal(t, string(before), string(after), "the repository's config is unchanged")
 }
 
-// TestRuncSpecBundleAgain: boxsh spec --bundle writes a bundle again
-// after runc has run it (over the mount points runc made and the mode-0
-// placeholders), and runc runs it again: the missing protected paths are
-// still covered.
+// TestRuncSpecBundleAgain checks that boxsh spec --bundle writes a bundle
+// again after runc has run it, over the mount points runc made and the
+// mode-0 placeholders. runc runs it again, and the missing protected paths
+// are still covered.
 func TestRuncSpecBundleAgain(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)

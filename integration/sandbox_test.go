@@ -143,8 +143,8 @@ func TestSandboxUnboundCwd(t *testing.T) {
 	}
 }
 
-// TestSandboxBinds checks ro, wr and cow binds from a command: a write to a
-// ro bind fails, one to a wr bind lands on the host, one through a cow bind
+// TestSandboxBinds checks ro, wr and cow binds from a command. A write to a
+// ro bind fails. One to a wr bind lands on the host. One through a cow bind
 // lands in DST and leaves SRC alone, deletions included.
 func TestSandboxBinds(t *testing.T) {
 	t.Parallel()
@@ -209,8 +209,8 @@ func TestSandboxShellExitAndSignals(t *testing.T) {
 }
 
 // TestSandboxRPC checks that in --rpc --sandbox mode the commands and the
-// file tools see the same sandbox: a file written by one is read by the
-// other, writes to ro binds and reads of unbound host paths fail.
+// file tools see the same sandbox. A file written by one is read by the
+// other. Writes to ro binds and reads of unbound host paths fail.
 func TestSandboxRPC(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -249,9 +249,9 @@ func TestSandboxRPC(t *testing.T) {
 	assert.Equal(t, "0\n", out.Stdout, "no zombies left in the sandbox")
 }
 
-// TestSandboxRestartKeepsCowWork checks that when boxsh-init dies, the
-// next call runs in a fresh sandbox that still sees the work done through
-// a cow bind (DST persists), and that the killed sandbox's state is gone.
+// TestSandboxRestartKeepsCowWork checks that when boxsh-init dies, the next
+// call runs in a fresh sandbox. It still sees the work done through a cow
+// bind, since DST persists. The killed sandbox's state is gone.
 func TestSandboxRestartKeepsCowWork(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -295,10 +295,10 @@ func TestSandboxTerminalStdinOnly(t *testing.T) {
 	assert.Equal(t, "to-file\nstdin-tty\n", out.String())
 }
 
-// TestSandboxesShareHome checks two sandboxes with the same writable home:
-// the second keeps the first's placeholders of missing dotfiles read-only,
-// the first ending does not unprotect (nor stop) the second, and the last
-// to end removes the placeholders.
+// TestSandboxesShareHome checks two sandboxes with the same writable home.
+// The second keeps the first's placeholders of missing dotfiles read-only.
+// The first ending neither unprotects nor stops the second. The last to end
+// removes the placeholders.
 func TestSandboxesShareHome(t *testing.T) {
 	requireRootless(t)
 	home := t.TempDir()

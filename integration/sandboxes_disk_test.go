@@ -98,10 +98,10 @@ func TestSandboxesDiskLimit(t *testing.T) {
 	require.Error(t, err, "the write tool past the limit")
 	assert.Contains(t, err.Error(), "too large")
 
-	// Many writers at once: what they write before the front reacts is
-	// the overshoot (R·D + N·F in docs/security.md, a figure of the
-	// machine's load, logged); once it has, b is full and nothing grows
-	// its layer, whatever the load.
+	// Many writers at once: what they write before the front reacts is the
+	// overshoot. That is R·D + N·F in docs/security.md, a figure of the
+	// machine's load, and logged. Once the front has reacted, b is full and
+	// nothing grows its layer, whatever the load.
 	res, err = cb.Run(ctx, `for i in 1 2 3 4 5 6 7 8; do (trap '' XFSZ; head -c 8M /dev/zero > f$i) & done; wait; echo done`)
 	require.NoError(t, err)
 	assert.Contains(t, res.Stdout, "done")

@@ -154,9 +154,9 @@ func TestEnvFlag(t *testing.T) {
 	assert.Contains(t, r.stderr, `boxsh: --env "1BAD=x": "1BAD" is not a variable name`)
 }
 
-// homeDir makes a directory for a test's home outside /tmp (under
-// /var/tmp), removed at the end: the sandbox's /tmp is its own tmpfs, so a
-// home under it would be writable there whatever boxsh does with homes.
+// homeDir makes a directory for a test's home outside /tmp, under /var/tmp,
+// removed at the end. The sandbox's /tmp is its own tmpfs, so a home under
+// it would be writable there whatever boxsh does with homes.
 func homeDir(t *testing.T) string {
 	t.Helper()
 	d, err := os.MkdirTemp("/var/tmp", "boxsh-home-")

@@ -68,9 +68,9 @@ var refusalModes = []struct {
 	{"http-sandbox", []string{"--rpc", "--sandbox", "--listen", "127.0.0.1:0", "--no-auth"}, true, false},
 }
 
-// assertRefusedAtStart runs front in each of refusalModes with env and
-// checks that it ends by itself, while its client still waits, with a
-// status that is not 0 and one error, said once, that contains want.
+// assertRefusedAtStart runs front in each of refusalModes with env. It
+// checks that front ends by itself while its client still waits, with a
+// status that is not 0. It must say one error, once, that contains want.
 func assertRefusedAtStart(t *testing.T, ctx context.Context, front string, env []string, want string) {
 	t.Helper()
 	for _, mode := range refusalModes {

@@ -41,7 +41,9 @@ var openAPIJSON []byte
 // openAPIVersion stands for the server's version in openapi.json.
 const openAPIVersion = "VERSION"
 
-// RESTHandler returns the REST twin of s's tools.
+// RESTHandler returns the REST twin of s's tools: POST /v1/tools/NAME
+// calls tool NAME with the JSON body as its arguments, and GET
+// /openapi.json describes the tools.
 func RESTHandler(s *Server) (http.Handler, error) {
 	if err := s.prepare(); err != nil {
 		return nil, err

@@ -21,8 +21,8 @@ import (
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// JSON-RPC 2.0 error codes. They are the codes of the contract with
-// boxsh-init, so a backend's errors pass through unchanged.
+// JSON-RPC 2.0 error codes. They are the same codes boxsh-init answers
+// with.
 const (
 	CodeParseError     = initproto.CodeParseError
 	CodeInvalidRequest = initproto.CodeInvalidRequest

@@ -232,8 +232,8 @@ func (rc *rawConn) request(command string) []byte {
 
 // do sends an encoded request and returns the answer body. It reads the
 // answer as the stdio figures read theirs, with no more parsing than
-// finding its end (a status line, headers up to an empty line, then
-// Content-Length bytes): the figure is the server's, not a client
+// finding its end: a status line, headers up to an empty line, then
+// Content-Length bytes. So the figure is the server's, not a client
 // library's.
 func (rc *rawConn) do(req []byte) ([]byte, error) {
 	if _, err := rc.conn.Write(req); err != nil {

@@ -7,9 +7,9 @@ import (
 
 // The long-idle workload: a server left alone longer than an agent's pause
 // between the calls of one task, as one is between tasks or in an IDE
-// nobody types in. boxsh returns more memory then (it drops its mappings
-// of its executable after 10 s without a call), and the call that wakes it
-// pays to map again what it uses: both are measured.
+// nobody types in. boxsh returns more memory then, since it drops its
+// mappings of its executable after 10 s without a call. The call that
+// wakes it pays to map again what it uses. Both are measured.
 var (
 	longIdle  = flag.Duration("long-idle", 12*time.Second, "idle time before each long-idle memory reading and wake-up call")
 	longIdles = flag.Int("long-idles", 3, "long-idle spells to measure (0: skip)")

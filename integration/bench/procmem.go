@@ -38,8 +38,9 @@ type procMemory struct {
 }
 
 // anonKiB sums RssAnon over the tree: the memory the processes have of
-// their own, without the pages of mapped files (programs and libraries,
-// shared with other processes and kept in the page cache anyway).
+// their own. It leaves out the pages of mapped files, programs and
+// libraries, which are shared with other processes and kept in the page
+// cache anyway.
 func (m treeMemory) anonKiB() int64 {
 	var sum int64
 	for _, p := range m.ByProc {

@@ -284,9 +284,9 @@ func (s *server) release() {
 	s.stderr.Close()
 }
 
-// explain adds the server's state to an I/O error: if it exits within a
-// second (a broken pipe or EOF usually means it is exiting), its exit status
-// and the tail of its stderr.
+// explain adds the server's state to an I/O error. A broken pipe or EOF
+// usually means the server is exiting. So if it exits within a second,
+// explain adds its exit status and the tail of its stderr.
 func (s *server) explain(err error) error {
 	if err == nil {
 		return nil

@@ -301,8 +301,8 @@ func measureRoundTrip(t *target, c config) error {
 	return roundTrips(t, c, "round trip", c.RoundTrips, 0, "rtt")
 }
 
-// measurePausedRoundTrip times `echo x` calls each made c.Pause after the
-// previous answer: the machine goes idle between calls, as it does under a
+// measurePausedRoundTrip times `echo x` calls, each made c.Pause after the
+// previous answer. The machine goes idle between calls, as it does under a
 // client that thinks between them, and the processes must be woken again.
 func measurePausedRoundTrip(t *target, c config) error {
 	return roundTrips(t, c, "paused round trip", c.Paused, c.Pause, "paused_rtt")

@@ -143,9 +143,9 @@ func measureTerminalOutput(t *target, c config) error {
 	})
 }
 
-// pollTerminal runs command in a terminal, waits until its output shows
-// want, then times n get_terminal_output calls, each of which must show
-// want and report the command running; it kills the terminal at the end.
+// pollTerminal runs command in a terminal and waits until its output shows
+// want. Then it times n get_terminal_output calls, each of which must show
+// want and report the command running. It kills the terminal at the end.
 func pollTerminal(s *server, command, want string, n int, answers *tally) (sample, error) {
 	line, err := s.call("run_in_terminal", map[string]any{"command": command})
 	if err != nil {
