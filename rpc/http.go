@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/boxsh/boxsh/internal/largecall"
@@ -80,7 +81,17 @@ type HTTPOptions struct {
 	// the id of every MCP session that ends: deleted by its client,
 	// expired, evicted, or at shutdown.
 	SessionEnded func(id string)
+	// ServerID, when set, names the server in the Boxsh-Server header of
+	// every answer (a pod's name, behind a router).
+	ServerID string
+	// Ready, when set, tells whether the server is ready for traffic: nil,
+	// or why not. ServeStreamable's /readyz answers it (see serveHealth).
+	Ready func() error
 }
+
+// ServerHeader is the header naming the server that answered
+// (HTTPOptions.ServerID).
+const ServerHeader = "Boxsh-Server"
 
 func (o *HTTPOptions) defaults() {
 	if o.MaxBodyBytes <= 0 {
@@ -143,6 +154,10 @@ type httpTransport struct {
 	streams chan struct{}
 	// manage bounds the management API's requests (with Sandboxes).
 	manage *requestLimit
+	// health is set on the transport of ServeStreamable, which serves
+	// /healthz and /readyz; stopping once its shutdown began.
+	health   bool
+	stopping atomic.Bool
 
 	mu       sync.Mutex
 	sessions map[string]*mcpSession
@@ -160,6 +175,7 @@ func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTP
 	base, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelCalls()
 	t := newTransport(s, opts, base)
+	t.health = true
 	var limit *connLimit
 	if opts.MaxConns > 0 {
 		limit = limitConns(ln, opts.MaxConns)
@@ -185,6 +201,7 @@ func (s *Server) ServeStreamable(ctx context.Context, ln net.Listener, opts HTTP
 		return fmt.Errorf("serve HTTP: %w", err)
 	case <-ctx.Done():
 	}
+	t.stopping.Store(true)
 	s.Log.Info("HTTP transport stopping", "grace", opts.ShutdownGrace)
 	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownGrace)
 	defer cancel()
@@ -247,6 +264,13 @@ func (h *HTTPHandler) Close() { h.cancel() }
 
 // ServeHTTP handles one HTTP request.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if t.opts.ServerID != "" {
+		w.Header()[ServerHeader] = []string{t.opts.ServerID}
+	}
+	if t.health && (r.URL.Path == "/healthz" || r.URL.Path == "/readyz") {
+		t.serveHealth(w, r)
+		return
+	}
 	if !t.originAllowed(r) {
 		t.s.Log.Warn("HTTP request refused: origin", "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
 		writeHTTPError(w, http.StatusForbidden, nil, CodeInvalidRequest, "forbidden origin")
@@ -295,6 +319,35 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	}
+}
+
+// serveHealth answers the probes, without a token:
+//   - /healthz (liveness): 200 while the server serves;
+//   - /readyz (readiness): 200 when HTTPOptions.Ready says so, 503 with its
+//     reason before, and 503 again once the shutdown began.
+func (t *httpTransport) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if r.URL.Path == "/readyz" {
+		var err error
+		switch {
+		case t.stopping.Load():
+			err = errors.New("shutting down")
+		case t.opts.Ready != nil:
+			err = t.opts.Ready()
+		}
+		if err != nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok\n")
 }
 
 func (t *httpTransport) post(w http.ResponseWriter, r *http.Request) {

@@ -146,6 +146,20 @@ func registerSandboxesOpenAPI(api huma.API) {
 			"429": {Description: "A limit is reached (the detail names it)", Content: problem},
 		},
 	}, {
+		OperationID: "sandbox-put", Method: http.MethodPut, Path: "/v1/sandboxes/{name}",
+		Summary:     "Create a sandbox named in the path (boxsh --sandboxes)",
+		Description: "The create of POST /v1/sandboxes with the sandbox's name in the path, so that a router in front of many servers can send it where the sandbox's later requests go (a hash of the name). The body is POST's, without a name (or with the same), or empty: a sandbox from workspace.",
+		Tags:        []string{"sandboxes"},
+		Parameters:  []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},
+		RequestBody: &huma.RequestBody{Content: map[string]*huma.MediaType{"application/json": {Schema: req}}},
+		Responses: map[string]*huma.Response{
+			"201": {Description: "The sandbox, with its endpoint and token", Content: map[string]*huma.MediaType{"application/json": {Schema: info}}},
+			"400": {Description: "A bad name, from or disk, or a body naming another sandbox", Content: problem},
+			"409": {Description: "The name is taken", Content: problem},
+			"429": {Description: "A limit is reached (the detail names it)", Content: problem},
+			"503": {Description: "The server is shutting down (Retry-After)", Content: problem},
+		},
+	}, {
 		OperationID: "sandbox-list", Method: http.MethodGet, Path: "/v1/sandboxes",
 		Summary: "List the sandboxes", Tags: []string{"sandboxes"},
 		Responses: map[string]*huma.Response{"200": {Description: "The sandboxes", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 // them; the SandboxRouter gives each an endpoint of its own:
 //
 //	POST   /v1/sandboxes            create {"name", "from"}: 201 with its token
+//	PUT    /v1/sandboxes/NAME       the same create, its name in the path
 //	GET    /v1/sandboxes            list: name, from, age, idle time, calls
 //	DELETE /v1/sandboxes/NAME       stop it and remove its files
 //	GET    /v1/sandboxes/NAME/stats what it uses (its sandbox_stats)
@@ -31,6 +33,13 @@ import (
 // a sandbox per Mcp-Session-Id (SessionBackend), made at their first tool
 // call and deleted when the session ends. The bodies of the management
 // API's requests and answers are those of package client/apitype.
+//
+// Behind a router that spreads sandboxes over servers by their name (see
+// deploy/), every path names its sandbox, creates included (PUT), and
+// every answer names its server (HTTPOptions.ServerID: the Boxsh-Server
+// header, SandboxInfo.Server). Once Drain is called (the server is
+// stopping), creates are refused with 503 and Retry-After; the calls of
+// sandboxes that exist go on.
 
 // SandboxRouter serves the management API and the endpoints of the
 // sandboxes of a SandboxHost.
@@ -43,6 +52,9 @@ type SandboxRouter struct {
 	host SandboxHost
 	opts HTTPOptions
 	base context.Context
+
+	// draining is set once the server stops taking creates (Drain).
+	draining atomic.Bool
 
 	mu  sync.Mutex
 	eps map[string]*endpoint
@@ -89,6 +101,7 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /openapi.json", serveDocument(doc))
 	mux.HandleFunc("POST /v1/sandboxes", rt.serveCreate)
+	mux.HandleFunc("PUT /v1/sandboxes/{name}", rt.serveCreate)
 	mux.HandleFunc("GET /v1/sandboxes", rt.serveList)
 	mux.HandleFunc("DELETE /v1/sandboxes/{name}", rt.serveDelete)
 	mux.HandleFunc("POST /v1/sandboxes/{name}/token", rt.serveToken)
@@ -211,9 +224,27 @@ func (rt *SandboxRouter) forget(name string) {
 // deleted by itself (idle, or at the end of an MCP session).
 func (rt *SandboxRouter) Forget(name string) { rt.forget(name) }
 
+// Drain makes the router refuse creates from now on, with 503 and
+// Retry-After (the server is stopping): the sandboxes that exist are served
+// on.
+func (rt *SandboxRouter) Drain() { rt.draining.Store(true) }
+
+// serveCreate answers POST /v1/sandboxes (the name in the body) and PUT
+// /v1/sandboxes/NAME (the name in the path; the body, if any, that of a
+// POST, without a name or with the same one).
 func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
 	var req apitype.SandboxRequest
-	if !decodeBody(w, r, &req, `{"name": NAME, "from": "workspace", "empty" or "snapshot:SNAPSHOT", "disk": SIZE}`) {
+	const shape = `{"name": NAME, "from": "workspace", "empty" or "snapshot:SNAPSHOT", "disk": SIZE}`
+	if name := r.PathValue("name"); name != "" {
+		if r.ContentLength != 0 && !decodeOptionalBody(w, r, &req, shape) {
+			return
+		}
+		if req.Name != "" && req.Name != name {
+			writeProblem(w, http.StatusBadRequest, fmt.Sprintf("the body names sandbox %q, the path %q", req.Name, name))
+			return
+		}
+		req.Name = name
+	} else if !decodeBody(w, r, &req, shape) {
 		return
 	}
 	began := time.Now()
@@ -229,6 +260,9 @@ func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
 // createManaged makes sandbox req.Name and its endpoint, and describes it with
 // its token.
 func (rt *SandboxRouter) createManaged(ctx context.Context, req SandboxRequest) (apitype.SandboxInfo, error) {
+	if err := rt.checkTaking(); err != nil {
+		return apitype.SandboxInfo{}, err
+	}
 	if err := checkManagedName(req.Name); err != nil {
 		return apitype.SandboxInfo{}, err
 	}
@@ -242,6 +276,9 @@ func (rt *SandboxRouter) createManaged(ctx context.Context, req SandboxRequest) 
 // fork makes sandbox name from sandbox src's current files, and its
 // endpoint.
 func (rt *SandboxRouter) fork(ctx context.Context, src, name string) (apitype.SandboxInfo, error) {
+	if err := rt.checkTaking(); err != nil {
+		return apitype.SandboxInfo{}, err
+	}
 	if err := checkManagedName(name); err != nil {
 		return apitype.SandboxInfo{}, err
 	}
@@ -250,6 +287,14 @@ func (rt *SandboxRouter) fork(ctx context.Context, src, name string) (apitype.Sa
 		return apitype.SandboxInfo{}, err
 	}
 	return rt.publish(b, info)
+}
+
+// checkTaking refuses a new sandbox once the router drains.
+func (rt *SandboxRouter) checkTaking() error {
+	if rt.draining.Load() {
+		return &SandboxError{Status: http.StatusServiceUnavailable, Msg: "the server is shutting down: it takes no new sandbox (its sandboxes are served on until it stops)"}
+	}
+	return nil
 }
 
 // checkManagedName refuses the names of MCP sessions' sandboxes.
@@ -277,11 +322,16 @@ func (rt *SandboxRouter) publish(b Backend, info apitype.SandboxInfo) (apitype.S
 	}
 	info.Endpoint = "/s/" + info.Name + "/mcp"
 	info.Token = ep.token
+	info.Server = rt.opts.ServerID
 	return info, nil
 }
 
 func (rt *SandboxRouter) serveList(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, rt.list())
+	list := rt.list()
+	for i := range list.Sandboxes {
+		list.Sandboxes[i].Server = rt.opts.ServerID
+	}
+	writeJSON(w, http.StatusOK, list)
 }
 
 func (rt *SandboxRouter) serveDelete(w http.ResponseWriter, r *http.Request) {

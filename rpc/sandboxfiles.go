@@ -114,8 +114,21 @@ func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux) {
 			return
 		}
 		info.Endpoint = "/s/" + info.Name + "/mcp"
+		info.Server = rt.opts.ServerID
 		writeJSON(w, http.StatusOK, info)
 	})
+}
+
+// decodeOptionalBody is decodeBody for a body that may be empty (v is
+// left as it is then).
+func decodeOptionalBody(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		writeProblem(w, http.StatusBadRequest, "the body must be "+shape+": "+err.Error())
+		return false
+	}
+	return true
 }
 
 // decodeBody decodes r's JSON body into v, or answers 400 naming the

@@ -74,6 +74,9 @@ type SandboxInfo struct {
 	// the server has no token.
 	Endpoint string `json:"endpoint"`
 	Token    string `json:"token,omitempty"`
+	// Server names the server that hosts it (boxsh --server-id: a pod's
+	// name, behind a router), when it has a name.
+	Server string `json:"server,omitempty"`
 }
 
 // SandboxDisk is a sandbox's disk use, with a disk limit.

@@ -53,6 +53,8 @@ type options struct {
 	sandboxIdle  time.Duration
 	// warmSandboxes is --warm-sandboxes: pre-started ones of each kind.
 	warmSandboxes int
+	// serverID is --server-id: the server's name in its answers.
+	serverID string
 	// sandboxDisk is --sandbox-disk: each sandbox's writable layer's
 	// bound, in bytes (0: none).
 	sandboxDisk int64
@@ -190,8 +192,8 @@ func (p *parser) check() error {
 	if o.noAudit && o.audit != "" {
 		return fmt.Errorf("%w: --audit and --no-audit exclude each other", policy.ErrUsage)
 	}
-	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0 || o.sandboxDisk != 0 || o.sandboxRequests != 0 || o.sandboxForwards != 0) && !o.sandboxes {
-		return fmt.Errorf("%w: --max-sandboxes, --sandbox-idle, --sandbox-disk, --sandbox-requests, --sandbox-forwards and --warm-sandboxes go with --sandboxes", policy.ErrUsage)
+	if (o.maxSandboxes != 0 || o.sandboxIdle != 0 || o.warmSandboxes != 0 || o.sandboxDisk != 0 || o.sandboxRequests != 0 || o.sandboxForwards != 0 || o.serverID != "") && !o.sandboxes {
+		return fmt.Errorf("%w: --max-sandboxes, --sandbox-idle, --sandbox-disk, --sandbox-requests, --sandbox-forwards, --warm-sandboxes and --server-id go with --sandboxes", policy.ErrUsage)
 	}
 	if o.sandboxes {
 		switch {

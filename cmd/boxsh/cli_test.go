@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -192,6 +193,25 @@ func TestPublishAll(t *testing.T) {
 	assert.Equal(t, []publish{{port: 8000}}, o.publish)
 }
 
+// TestParseServerID checks that --server-id names the server, with --sandboxes only; by default
+// $POD_NAME, else the host name.
+func TestParseServerID(t *testing.T) {
+	o, err := parseArgs([]string{"--rpc", "--listen", "--sandboxes", "--server-id", "boxsh-2"}, "/")
+	require.NoError(t, err)
+	assert.Equal(t, "boxsh-2", serverID(o))
+	_, err = parseArgs([]string{"--rpc", "--listen", "--server-id", "x"}, "/")
+	assert.ErrorContains(t, err, "--server-id go with --sandboxes")
+	_, err = parseArgs([]string{"--rpc", "--listen", "--sandboxes", "--server-id="}, "/")
+	assert.ErrorContains(t, err, "expected a name on one line")
+	o, err = parseArgs([]string{"--rpc", "--listen", "--sandboxes"}, "/")
+	require.NoError(t, err)
+	t.Setenv("POD_NAME", "boxsh-0")
+	assert.Equal(t, "boxsh-0", serverID(o))
+	t.Setenv("POD_NAME", "")
+	host, _ := os.Hostname()
+	assert.Equal(t, host, serverID(o))
+}
+
 // TestParseSandboxBounds checks that --sandbox-requests and
 // --sandbox-forwards take a number from 1 to 10000, and go with
 // --sandboxes.
@@ -201,7 +221,7 @@ func TestParseSandboxBounds(t *testing.T) {
 	assert.Equal(t, 8, o.sandboxRequests)
 	assert.Equal(t, 3, o.sandboxForwards)
 	_, err = parseArgs([]string{"--rpc", "--listen", "--sandbox-requests", "8"}, "/")
-	assert.ErrorContains(t, err, "--sandbox-requests, --sandbox-forwards and --warm-sandboxes go with --sandboxes")
+	assert.ErrorContains(t, err, "--sandbox-requests, --sandbox-forwards, --warm-sandboxes and --server-id go with --sandboxes")
 	for _, bad := range []string{"0", "-1", "10001", "x"} {
 		_, err = parseArgs([]string{"--rpc", "--listen", "--sandboxes", "--sandbox-forwards", bad}, "/")
 		assert.ErrorContains(t, err, `--sandbox-forwards "`+bad+`": expected a number from 1 to 10000`)

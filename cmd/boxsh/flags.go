@@ -202,6 +202,21 @@ var flagTable = []flagDef{
 		set: number(0, 100, func(o *options) *int { return &o.warmSandboxes }),
 	},
 	{
+		names: []string{"--server-id"}, arg: needArg, placeholder: "ID", section: sectionModes,
+		help: []string{
+			"With --sandboxes: name this server in every answer",
+			"(the Boxsh-Server header, a sandbox's \"server\") behind",
+			"a router (default: $POD_NAME, else the host name).",
+		},
+		set: func(p *parser, _, v string) error {
+			if v == "" || strings.ContainsAny(v, "\r\n") {
+				return fmt.Errorf("%w: --server-id %q: expected a name on one line", policy.ErrUsage, v)
+			}
+			p.o.serverID = v
+			return nil
+		},
+	},
+	{
 		names: []string{"--publish"}, arg: needArg, placeholder: "[HOST_PORT:]PORT", section: sectionModes,
 		help: []string{
 			"Listen on the host's 127.0.0.1:HOST_PORT (default: a",

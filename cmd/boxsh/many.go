@@ -63,6 +63,13 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		idleTTL = 0
 	}
 	checkDescriptors(opts)
+	// The sandboxes and their endpoints outlive ctx (the stop signal) for
+	// the shutdown grace of ServeStreamable: the calls in flight end first,
+	// then the sandboxes stop and named ones keep their files.
+	stop := ctx
+	ctx, cancel := context.WithCancel(context.WithoutCancel(stop))
+	defer cancel()
+	web.opts.ServerID = serverID(opts)
 	trimmer := idle.NewTrimmer()
 	auditLog, err := openManyAudit(opts, sb)
 	if err != nil {
@@ -114,11 +121,26 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	}
 	web.opts.Sandboxes = router
 	web.opts.SessionEnded = router.EndSession
+	web.opts.Ready = mgr.Ready
+	context.AfterFunc(stop, router.Drain)
 	defer web.close()
 	proc.OneProc()
 	fmt.Fprintf(os.Stderr, "boxsh: MCP on http://%s/mcp (a sandbox per session); sandboxes at http://%[1]s/v1/sandboxes, each at /s/NAME/mcp\n", web.ln.Addr())
-	log.Info("serving many sandboxes over streamable HTTP", "addr", web.ln.Addr().String(), "max", opts.maxSandboxes, "idle", idleTTL)
-	return srv.ServeStreamable(ctx, web.ln, web.opts)
+	log.Info("serving many sandboxes over streamable HTTP", "addr", web.ln.Addr().String(), "max", opts.maxSandboxes, "idle", idleTTL, "server", web.opts.ServerID)
+	return srv.ServeStreamable(stop, web.ln, web.opts)
+}
+
+// serverID is the server's name in its answers: --server-id, else
+// $POD_NAME (a pod's, from the downward API), else the host name.
+func serverID(opts options) string {
+	if opts.serverID != "" {
+		return opts.serverID
+	}
+	if id := os.Getenv("POD_NAME"); id != "" {
+		return id
+	}
+	id, _ := os.Hostname()
+	return id
 }
 
 // openManyAudit opens --audit's log for a server of many sandboxes (one

@@ -108,6 +108,10 @@ type Manager struct {
 	warm    map[string][]*Sandbox
 	filling bool
 	fills   sync.WaitGroup
+	// warmed is set once the pool was first full (see Ready); fillErr is
+	// why its filler stopped short, if it did.
+	warmed  bool
+	fillErr error
 }
 
 var _ rpc.SandboxHost = (*Manager)(nil)
@@ -583,6 +587,36 @@ func (m *Manager) List() []apitype.SandboxInfo {
 	return out
 }
 
+// Ready tells whether the manager is ready for its first creates: nil once
+// the warm pool was full once (at once without a pool), or why not.
+//
+// The sandboxes of an earlier server are hosted again by New, before. When
+// the pool's filler stopped on a failure, Ready says so and starts it again.
+func (m *Manager) Ready() error {
+	if m.cfg.Warm <= 0 {
+		return nil
+	}
+	m.mu.Lock()
+	if m.warmed {
+		m.mu.Unlock()
+		return nil
+	}
+	n, want := 0, len(warmKinds)*m.cfg.Warm
+	for _, l := range m.warm {
+		n += len(l)
+	}
+	err := fmt.Errorf("filling the warm pool: %d of %d sandboxes started", n, want)
+	if m.fillErr != nil {
+		err = fmt.Errorf("%w; the last start failed: %w", err, m.fillErr)
+	}
+	again := !m.filling
+	m.mu.Unlock()
+	if again {
+		m.refill()
+	}
+	return err
+}
+
 // Warm is the number of pre-started sandboxes ready to be taken.
 func (m *Manager) Warm() int {
 	m.mu.Lock()
@@ -803,6 +837,8 @@ func (m *Manager) refill() {
 			}
 			if kind == "" || m.closed {
 				m.filling = false
+				m.warmed = m.warmed || kind == ""
+				m.fillErr = nil
 				m.mu.Unlock()
 				return
 			}
@@ -815,6 +851,9 @@ func (m *Manager) refill() {
 			m.mu.Lock()
 			if err != nil || m.closed {
 				m.filling = false
+				if err != nil {
+					m.fillErr = err
+				}
 				m.mu.Unlock()
 				sb.stop(true)
 				if err != nil && m.ctx.Err() == nil {
