@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/boxsh/boxsh/client/apitype"
@@ -74,16 +75,45 @@ type CreateRequest = apitype.SandboxRequest
 // HTTPError is a refusal of a server of many sandboxes.
 //
 // StatusCode tells why: 429 for a limit reached, 409 for a name taken, 404 for
-// no such sandbox, 401 for a wrong token, and so on.
+// no such sandbox, 401 for a wrong token, and so on. A 502, 503 or 504 (a
+// router whose server is down or restarting, a server shutting down) matches
+// ErrSandboxUnavailable.
 type HTTPError struct {
 	StatusCode int
 	// Detail is the server's explanation.
 	Detail string
+	// Server names the server that answered (its Boxsh-Server header), if
+	// it did.
+	Server string
 }
 
 func (e *HTTPError) Error() string {
 	return fmt.Sprintf("boxsh: %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Detail)
 }
+
+// Is makes errors.Is(err, ErrSandboxUnavailable) true for a 502, 503 or
+// 504.
+func (e *HTTPError) Is(target error) bool {
+	if target != ErrSandboxUnavailable {
+		return false
+	}
+	switch e.StatusCode {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// ErrSandboxUnavailable matches, with errors.Is, the errors of a server of
+// many sandboxes (or of the router in front of it) that is down for now:
+// restarting, shutting down, unreachable. The call may be made again later:
+// a server started again on its state directory hosts its sandboxes again,
+// with their files. A sandbox that does not exist is an *HTTPError with
+// StatusCode 404 instead, which retrying does not change.
+var ErrSandboxUnavailable = errors.New("boxsh: sandbox unavailable (its server is down or restarting)")
+
+// ServerHeader is the header that names the server of an answer.
+const ServerHeader = "Boxsh-Server"
 
 // Server is a client of a server of many sandboxes. Its methods are safe
 // for concurrent use.
@@ -114,10 +144,14 @@ func (s *Server) Create(ctx context.Context, name, from string) (*SandboxInfo, e
 
 // CreateWith starts the sandbox req asks for and returns it with its
 // token.
+//
+// The request names the sandbox in its X-Sandbox header too (SandboxHeader),
+// by which a router in front of many servers sends it to the server that
+// later requests for the sandbox go to.
 func (s *Server) CreateWith(ctx context.Context, req CreateRequest) (*SandboxInfo, error) {
 	var info apitype.SandboxInfo
 	body, _ := json.Marshal(req)
-	if err := s.do(ctx, http.MethodPost, "/v1/sandboxes", s.token, body, http.StatusCreated, &info); err != nil {
+	if err := s.send(ctx, http.MethodPost, "/v1/sandboxes", s.token, req.Name, body, http.StatusCreated, &info); err != nil {
 		return nil, err
 	}
 	return sandboxInfo(info), nil
@@ -160,7 +194,7 @@ func (s *Server) Delete(ctx context.Context, name string) error {
 func (s *Server) Snapshot(ctx context.Context, name, snap string) (*SnapshotInfo, error) {
 	var info apitype.SnapshotInfo
 	body, _ := json.Marshal(apitype.SnapshotRequest{Name: snap, Sandbox: name})
-	if err := s.do(ctx, http.MethodPost, "/v1/snapshots", s.token, body, http.StatusCreated, &info); err != nil {
+	if err := s.send(ctx, http.MethodPost, "/v1/snapshots", s.token, name, body, http.StatusCreated, &info); err != nil {
 		return nil, err
 	}
 	return snapshotInfo(info), nil
@@ -242,16 +276,32 @@ func snapshotInfo(info apitype.SnapshotInfo) *SnapshotInfo {
 
 // do sends a request and decodes the answer of status want into out.
 func (s *Server) do(ctx context.Context, method, path, token string, body []byte, want int, out any) error {
+	return s.send(ctx, method, path, token, "", body, want, out)
+}
+
+// SandboxHeader names the sandbox a request is about when its path does
+// not (a create by POST, a snapshot), for a router in front of many
+// servers to send it where the sandbox lives.
+const SandboxHeader = "X-Sandbox"
+
+// send is do for a request about sandbox (its SandboxHeader, if not "").
+func (s *Server) send(ctx context.Context, method, path, token, sandbox string, body []byte, want int, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, s.base+path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if sandbox != "" {
+		req.Header.Set(SandboxHeader, sandbox)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	res, err := s.hc.Do(req)
 	if err != nil {
+		if unreachable(err) {
+			return fmt.Errorf("boxsh: %s %s: %w: %w", method, path, ErrSandboxUnavailable, err)
+		}
 		return fmt.Errorf("boxsh: %s %s: %w", method, path, err)
 	}
 	defer res.Body.Close()
@@ -264,7 +314,7 @@ func (s *Server) do(ctx context.Context, method, path, token string, body []byte
 		if json.Unmarshal(b, &p) != nil || p.Detail == "" {
 			p.Detail = strings.TrimSpace(string(b))
 		}
-		return &HTTPError{StatusCode: res.StatusCode, Detail: p.Detail}
+		return &HTTPError{StatusCode: res.StatusCode, Detail: p.Detail, Server: res.Header.Get(ServerHeader)}
 	}
 	switch out := out.(type) {
 	case nil:
@@ -277,6 +327,14 @@ func (s *Server) do(ctx context.Context, method, path, token string, body []byte
 		return fmt.Errorf("boxsh: %s %s: undecodable answer: %w", method, path, err)
 	}
 	return nil
+}
+
+// unreachable tells whether err is a server that cannot be reached now:
+// refused or reset connections, or closed before an answer, as a
+// restart leaves them.
+func unreachable(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // remoteSandbox sends a Client's calls to a sandbox's REST endpoint.
