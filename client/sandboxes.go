@@ -113,7 +113,7 @@ func (e *HTTPError) Is(target error) bool {
 var ErrSandboxUnavailable = errors.New("boxsh: sandbox unavailable (its server is down or restarting)")
 
 // ServerHeader is the header that names the server of an answer.
-const ServerHeader = "Boxsh-Server"
+const ServerHeader = apitype.ServerHeader
 
 // Server is a client of a server of many sandboxes. Its methods are safe
 // for concurrent use.
@@ -282,7 +282,7 @@ func (s *Server) do(ctx context.Context, method, path, token string, body []byte
 // SandboxHeader names the sandbox a request is about when its path does
 // not (a create by POST, a snapshot), for a router in front of many
 // servers to send it where the sandbox lives.
-const SandboxHeader = "X-Sandbox"
+const SandboxHeader = apitype.SandboxHeader
 
 // send is do for a request about sandbox (its SandboxHeader, if not "").
 func (s *Server) send(ctx context.Context, method, path, token, sandbox string, body []byte, want int, out any) error {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/boxsh/boxsh/client/apitype"
 	"github.com/boxsh/boxsh/internal/largecall"
 )
 
@@ -91,7 +92,7 @@ type HTTPOptions struct {
 
 // ServerHeader is the header naming the server that answered
 // (HTTPOptions.ServerID).
-const ServerHeader = "Boxsh-Server"
+const ServerHeader = apitype.ServerHeader
 
 func (o *HTTPOptions) defaults() {
 	if o.MaxBodyBytes <= 0 {

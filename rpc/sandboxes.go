@@ -224,6 +224,22 @@ func (rt *SandboxRouter) forget(name string) {
 // deleted by itself (idle, or at the end of an MCP session).
 func (rt *SandboxRouter) Forget(name string) { rt.forget(name) }
 
+// SandboxHeader names the sandbox of a request whose path does not (a
+// create by POST, a snapshot), for a router to send it where the sandbox
+// lives.
+const SandboxHeader = apitype.SandboxHeader
+
+// sandboxHeaderAgrees refuses (400) a request whose SandboxHeader names
+// another sandbox than name: a router sent it by that header, maybe to a
+// server other than the one name's later requests go to.
+func sandboxHeaderAgrees(w http.ResponseWriter, r *http.Request, name string) bool {
+	if h := r.Header.Get(SandboxHeader); h != "" && h != name {
+		writeProblem(w, http.StatusBadRequest, fmt.Sprintf("the %s header names sandbox %q, the request %q", SandboxHeader, h, name))
+		return false
+	}
+	return true
+}
+
 // Drain makes the router refuse creates from now on, with 503 and
 // Retry-After (the server is stopping): the sandboxes that exist are served
 // on.
@@ -245,6 +261,9 @@ func (rt *SandboxRouter) serveCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Name = name
 	} else if !decodeBody(w, r, &req, shape) {
+		return
+	}
+	if !sandboxHeaderAgrees(w, r, req.Name) {
 		return
 	}
 	began := time.Now()

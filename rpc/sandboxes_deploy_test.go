@@ -58,6 +58,14 @@ func TestSandboxRouterPut(t *testing.T) {
 		assert.Equal(t, "pod-1", res.Header.Get(ServerHeader), "%s: the server is named in a refusal too", c.name)
 	}
 
+	// A POST create that a router sent by its X-Sandbox header must name
+	// the same sandbox.
+	res, body = hcall(t, "POST", base+"/v1/sandboxes", "tok", map[string]string{SandboxHeader: "x"}, `{"name":"y"}`)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+	assert.Contains(t, body, `the X-Sandbox header names sandbox \"x\"`)
+	res, body = hcall(t, "POST", base+"/v1/snapshots", "tok", map[string]string{SandboxHeader: "x"}, `{"name":"s","sandbox":"a"}`)
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode, body)
+
 	res, body = hcall(t, "GET", base+"/v1/sandboxes", "tok", nil, "")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	var list apitype.SandboxList

@@ -57,7 +57,7 @@ func (rt *SandboxRouter) serveFiles(mux *http.ServeMux) {
 func (rt *SandboxRouter) serveSnapshots(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/snapshots", func(w http.ResponseWriter, r *http.Request) {
 		var req apitype.SnapshotRequest
-		if !decodeBody(w, r, &req, `{"name": SNAPSHOT, "sandbox": SANDBOX}`) {
+		if !decodeBody(w, r, &req, `{"name": SNAPSHOT, "sandbox": SANDBOX}`) || !sandboxHeaderAgrees(w, r, req.Sandbox) {
 			return
 		}
 		began := time.Now()

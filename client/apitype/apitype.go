@@ -33,6 +33,17 @@ const (
 	FromForkPrefix = "fork:"
 )
 
+// The headers by which a router in front of many servers places requests
+// and tells where they went.
+const (
+	// SandboxHeader names the sandbox of a request whose path does not:
+	// a create by POST, a snapshot. A server refuses one naming another
+	// sandbox than the body.
+	SandboxHeader = "X-Sandbox"
+	// ServerHeader names the server that answered (boxsh --server-id).
+	ServerHeader = "Boxsh-Server"
+)
+
 // SandboxRequest is the body of POST /v1/sandboxes and of POST
 // /v1/sandboxes/NAME/fork.
 //
