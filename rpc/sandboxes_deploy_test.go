@@ -189,3 +189,43 @@ func TestReadyzStopping(t *testing.T) {
 	tr.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 }
+
+// While the server starts, its listener answers that it does: the
+// probes, and 503 with Retry-After for the rest; then the listener serves
+// on as ServeStreamable's.
+func TestServeStarting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	base := "http://" + ln.Addr().String()
+	stop := ServeStarting(ln, HTTPOptions{ServerID: "pod-3"}, "hosting earlier sandboxes again")
+	res, _ := hcall(t, "GET", base+"/healthz", "", nil, "")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "pod-3", res.Header.Get(ServerHeader))
+	res, body := hcall(t, "GET", base+"/readyz", "", nil, "")
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	assert.Contains(t, body, "hosting earlier sandboxes again")
+	res, body = hcall(t, "POST", base+"/s/a/v1/tools/bash", "tok", nil, `{"command":"true"}`)
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	assert.Equal(t, "1", res.Header.Get("Retry-After"))
+	assert.Contains(t, body, "the server is starting")
+	stop()
+
+	host := &fakeHost{sbs: map[string]*fakeSandbox{}, max: 1}
+	tools, err := tool.NewRegistry()
+	require.NoError(t, err)
+	srv := &Server{Tools: tools, Name: "boxsh", Version: "test"}
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := HTTPOptions{Token: "tok"}
+	rt, err := NewSandboxRouter(ctx, srv, host, opts)
+	require.NoError(t, err)
+	opts.Extra, err = rt.Management()
+	require.NoError(t, err)
+	opts.Sandboxes = rt
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStreamable(ctx, ln, opts) }()
+	defer func() { cancel(); <-done }()
+	res, body = hcall(t, "PUT", base+"/v1/sandboxes/a", "tok", nil, "")
+	assert.Equal(t, http.StatusCreated, res.StatusCode, "the same listener, served: %s", body)
+	res, _ = hcall(t, "GET", base+"/readyz", "", nil, "")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+}

@@ -85,6 +85,9 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	web.opts.SandboxRequests = cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests)
 	web.opts.MaxConns = bounds(opts).HTTPConns()
 	var router *rpc.SandboxRouter
+	// Until the fleet is up (the sandboxes of an earlier server hosted
+	// again), the listener answers that the server is starting.
+	starting := rpc.ServeStarting(web.ln, web.opts, "hosting the sandboxes of an earlier server again")
 	mgr, err := fleet.New(ctx, fleet.Config{
 		Runtime:   rcfg,
 		Workspace: cwd,
@@ -106,6 +109,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 		},
 		Log: log,
 	})
+	starting()
 	if err != nil {
 		return err
 	}
