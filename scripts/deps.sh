@@ -35,6 +35,9 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || need_apt+=(runc)
 # curl goes through the network proxy in the network tests.
 command -v curl >/dev/null || need_apt+=(curl)
+# nginx (the light build) is the router in front of many servers in
+# TestDeploy, run unprivileged with deploy/nginx/nginx.conf.
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || need_apt+=(nginx-light)
 # busybox-static is the shell of the container root file systems the
 # container tests run boxsh in.
 [ -x /bin/busybox ] || need_apt+=(busybox-static)
@@ -54,6 +57,7 @@ dpkg -s libseccomp-dev >/dev/null 2>&1 || fail "libseccomp-dev is missing after 
 dpkg -s libc6-dev >/dev/null 2>&1 || fail "libc6-dev is missing after installing it: apt-get install libc6-dev"
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || fail "runc is missing after installing it: apt-get install runc"
 [ -x /bin/busybox ] || fail "busybox is missing after installing it: apt-get install busybox-static"
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || fail "nginx is missing after installing it: apt-get install nginx-light"
 
 # npm takes its global prefix from $PREFIX when that is set (install.sh's
 # PREFIX is where boxsh goes, not npm's packages): leave it out.
