@@ -43,6 +43,9 @@ func ServeStarting(ln net.Listener, opts HTTPOptions, why string) (stop func()) 
 		}
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	// Every answer closes its connection: none is left to a client's pool
+	// to break when stop closes it.
+	srv.SetKeepAlivesEnabled(false)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
