@@ -691,3 +691,21 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)].Round(10 * time.Microsecond)
 }
+
+// A single-sandbox --listen server answers the probes too, without a
+// token, and nothing else without one.
+func TestDeployProbesSingle(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+	ctx := testContext(t)
+	h := startHTTP(t, ctx, "--sandbox")
+	for _, path := range []string{"/healthz", "/readyz"} {
+		status, _, body := raw(t, ctx, http.MethodGet, h.base+path, "", nil, "")
+		assert.Equal(t, http.StatusOK, status, path)
+		assert.Equal(t, "ok\n", body, path)
+	}
+	status, _, _ := raw(t, ctx, http.MethodPost, h.base+"/v1/tools/bash", "", nil, `{"command":"true"}`)
+	assert.Equal(t, http.StatusUnauthorized, status, "the tools take the token")
+	status, _, _ = raw(t, ctx, http.MethodPost, h.base+"/v1/tools/bash", h.token, nil, `{"command":"true"}`)
+	assert.Equal(t, http.StatusOK, status)
+}
