@@ -14,7 +14,9 @@
 //   - The tools' REST twin: RESTHandler and Server.CallTool.
 //   - Many sandboxes behind one listener: SandboxRouter serves the
 //     management API and each sandbox's endpoint; a SandboxHost (the fleet)
-//     starts and stops the sandboxes.
+//     starts and stops the sandboxes. ServeStarting answers while the
+//     fleet starts; behind a router of many servers, HTTPOptions.ServerID
+//     and Ready name the server and answer the probes.
 package rpc
 
 // The files, by job:
@@ -27,4 +29,5 @@ package rpc
 //     who.go (who a call came from);
 //   - REST: rest.go;
 //   - many sandboxes: sandboxhost.go, sandboxes.go, sandboxfiles.go,
-//     sandboxtoken.go, sessionsandbox.go, manage.go (the management tools).
+//     sandboxtoken.go, sessionsandbox.go, manage.go (the management tools),
+//     starting.go (the answers while the fleet starts).
