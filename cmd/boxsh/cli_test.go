@@ -193,8 +193,8 @@ func TestPublishAll(t *testing.T) {
 	assert.Equal(t, []publish{{port: 8000}}, o.publish)
 }
 
-// TestParseServerID checks that --server-id names the server, with --sandboxes only; by default
-// $POD_NAME, else the host name.
+// TestParseServerID checks that --server-id names the server, with
+// --sandboxes only; by default $POD_NAME, else the host name.
 func TestParseServerID(t *testing.T) {
 	o, err := parseArgs([]string{"--rpc", "--listen", "--sandboxes", "--server-id", "boxsh-2"}, "/")
 	require.NoError(t, err)
