@@ -77,7 +77,7 @@ func glob(ctx context.Context, args tool.GlobArgs, deniedBy files.DeniedBy) tool
 				out.Truncated = true
 				return errGlobFull
 			}
-			out.Matches = append(out.Matches, tool.GlobMatch{Path: rel, Type: globType(d), DeniedBy: denied})
+			out.Matches = append(out.Matches, tool.GlobMatch{Path: rel, Type: files.FileType(d.Type()), DeniedBy: denied})
 		}
 		if d.IsDir() && (err != nil || denied != "" || !globMayMatchBelow(segs, parts)) {
 			return fs.SkipDir // unreadable, a placeholder, or nothing below can match
@@ -157,23 +157,4 @@ func globMayMatchBelow(segs, dir []string) bool {
 		}
 	}
 	return len(segs) > len(dir)
-}
-
-// globType is the object type of a walked entry, as list and stat name it.
-func globType(d fs.DirEntry) string {
-	switch t := d.Type(); {
-	case t.IsDir():
-		return tool.FileTypeDir
-	case t&fs.ModeSymlink != 0:
-		return tool.FileTypeSymlink
-	case t&fs.ModeNamedPipe != 0:
-		return tool.FileTypeFIFO
-	case t&fs.ModeSocket != 0:
-		return tool.FileTypeSocket
-	case t&fs.ModeCharDevice != 0:
-		return tool.FileTypeCharDevice
-	case t&fs.ModeDevice != 0:
-		return tool.FileTypeBlockDevice
-	}
-	return tool.FileTypeFile
 }

@@ -157,7 +157,7 @@ func joinRel(rel, name string) string {
 // and stat.
 func Info(path string, fi fs.FileInfo, deniedBy string) tool.FileInfo {
 	info := tool.FileInfo{
-		Type:     fileType(fi.Mode()),
+		Type:     FileType(fi.Mode()),
 		Size:     fi.Size(),
 		Mode:     modeString(fi.Mode()),
 		Mtime:    fi.ModTime().UTC().Format(time.RFC3339Nano),
@@ -169,8 +169,8 @@ func Info(path string, fi fs.FileInfo, deniedBy string) tool.FileInfo {
 	return info
 }
 
-// fileType names the type of a file mode.
-func fileType(m fs.FileMode) string {
+// FileType names the type of a file mode, as list, stat and glob answer it.
+func FileType(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return tool.FileTypeDir
