@@ -43,6 +43,10 @@ const (
 type Server struct {
 	// Rules decide which destinations are allowed; nil refuses all.
 	Rules *Rules
+	// Live, when set, holds the rules in place of Rules: they may change
+	// while Serve runs, and a change closes the open connections that the
+	// new rules refuse (see Live).
+	Live *Live
 	// Dial connects upstream (default: a net.Dialer with a 10 s timeout).
 	// It gets "tcp" and the host name (or IP address) and port that Rules
 	// allowed, joined by net.JoinHostPort. Tests replace it to map names
@@ -223,7 +227,7 @@ func (srv *server) serveConn(ctx context.Context, nc net.Conn, busy bool) {
 // decide decides on host:port and logs the decision; the first refusal
 // of each host is logged at Warn too (see warnRefused).
 func (srv *server) decide(host string, port int, protocol string) decision {
-	d := srv.Rules.decide(host, port)
+	d := srv.rules().decide(host, port)
 	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule)
 	if srv.Decided != nil {
 		dd := Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule}
@@ -278,7 +282,19 @@ func (srv *server) dial(ctx context.Context, d decision, protocol string) (*conn
 		return nil, nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
-	return newConn(c), func() { stop(); c.Close() }, nil
+	untrack := func() {}
+	if srv.Live != nil {
+		untrack = srv.Live.track(d.host, d.port, c)
+	}
+	return newConn(c), func() { stop(); untrack(); c.Close() }, nil
+}
+
+// rules are the rules in force: Live's when set, else Rules.
+func (srv *server) rules() *Rules {
+	if srv.Live != nil {
+		return srv.Live.Rules()
+	}
+	return srv.Rules
 }
 
 // refusal explains to a client why d is refused.
