@@ -108,6 +108,7 @@ func init() {
 	tool.Handle(manageTools, tool.ManageStatsDef, func(_ context.Context, rt *SandboxRouter, a tool.SandboxArgs) (any, error) {
 		return rt.host.Stats(a.Sandbox)
 	})
+	tool.Handle(manageTools, tool.SandboxNetworkDef, networkTool)
 }
 
 // manageArgs are the members of the management tools' arguments that the

@@ -132,6 +132,8 @@ func registerSandboxesOpenAPI(api huma.API) {
 	info := reg.Schema(reflect.TypeFor[apitype.SandboxInfo](), true, "")
 	req := reg.Schema(reflect.TypeFor[apitype.SandboxRequest](), true, "")
 	stats := reg.Schema(reflect.TypeFor[tool.StatsOutput](), true, "")
+	network := reg.Schema(reflect.TypeFor[apitype.NetworkPolicy](), true, "")
+	change := reg.Schema(reflect.TypeFor[apitype.NetworkChange](), true, "")
 	noop := func(context.Context, *struct{}) (*struct{}, error) { return nil, nil }
 	ops := []huma.Operation{{
 		OperationID: "sandbox-create", Method: http.MethodPost, Path: "/v1/sandboxes",
@@ -226,6 +228,30 @@ func registerSandboxesOpenAPI(api huma.API) {
 		Responses: map[string]*huma.Response{
 			"200": {Description: "What it uses", Content: map[string]*huma.MediaType{"application/json": {Schema: stats}}},
 			"404": {Description: "No such sandbox", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-network", Method: http.MethodGet, Path: "/v1/sandboxes/{name}/network",
+		Summary:     "A sandbox's network lists in force (allowlist mode)",
+		Description: "The allowed and denied domains its proxy decides by, each with its source: a settings file, a flag, or the client that added it.",
+		Tags:        []string{"sandboxes"},
+		Parameters:  []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The lists", Content: map[string]*huma.MediaType{"application/json": {Schema: network}}},
+			"404": {Description: "No such sandbox", Content: problem},
+			"409": {Description: "The sandbox's network mode has no lists (disabled, allow_all)", Content: problem},
+		},
+	}, {
+		OperationID: "sandbox-network-change", Method: http.MethodPatch, Path: "/v1/sandboxes/{name}/network",
+		Summary:     "Change a sandbox's network lists without a restart",
+		Description: "Either replaces lists (allow, deny) or edits them (add_allow, remove_allow, add_deny, remove_deny), not both. New connections follow the new lists at once; open ones to destinations they refuse are closed. Takes the server's token only; the audit log records the change.",
+		Tags:        []string{"sandboxes"},
+		Parameters:  []*huma.Param{{Name: "name", In: "path", Required: true, Schema: &huma.Schema{Type: "string"}}},
+		RequestBody: &huma.RequestBody{Content: map[string]*huma.MediaType{"application/json": {Schema: change}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The lists now in force, and how many open connections were closed", Content: map[string]*huma.MediaType{"application/json": {Schema: network}}},
+			"400": {Description: "A bad body or pattern (the detail names it); nothing changed", Content: problem},
+			"404": {Description: "No such sandbox", Content: problem},
+			"409": {Description: "The sandbox's network mode has no lists (disabled, allow_all)", Content: problem},
 		},
 	}, {
 		OperationID: "sandbox-tool", Method: http.MethodPost, Path: "/s/{sandbox}/v1/tools/{tool}",

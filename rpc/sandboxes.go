@@ -115,6 +115,7 @@ func (rt *SandboxRouter) Management() (http.Handler, error) {
 		writeJSON(w, http.StatusOK, st)
 	})
 	rt.serveSnapshots(mux)
+	rt.serveNetwork(mux)
 	mcp, err := rt.manageMCP()
 	if err != nil {
 		return nil, err
@@ -195,6 +196,7 @@ func (rt *SandboxRouter) newEndpoint(name string, b Backend, token string) (*end
 	s := rt.srv.withBackend(b)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tools/{name}", s.toolHandler)
+	mux.HandleFunc("/v1/network", forbidNetwork)
 	opts := rt.opts
 	opts.Extra = mux
 	opts.MaxStreams = max(opts.MaxStreams, opts.SandboxRequests) // the router bounds them

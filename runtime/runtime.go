@@ -305,6 +305,9 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if cfg.Proxy.Traffic == nil {
 		cfg.Proxy.Traffic = new(host.Traffic) // for Stats
 	}
+	if err := withNetwork(&cfg); err != nil {
+		return nil, err
+	}
 	refusals := newRefusals()
 	cfg.Proxy.Decided = refusals.decided(cfg.Proxy.Decided)
 	startReaper(cfg)

@@ -24,6 +24,9 @@ type ProxyHooks struct {
 	Decided func(proxy.Decision)
 	// Traffic counts the bytes between the sandbox and the proxy.
 	Traffic *Traffic
+	// Network, when set, is the network policy in force, which may change
+	// while the proxy serves; the policy's own lists are then not read.
+	Network *Network
 }
 
 // Traffic counts the bytes between a sandbox and the front's proxy.
@@ -77,11 +80,16 @@ func (l countedListener) Accept() (net.Conn, error) {
 // newProxy is the network proxy of policy p, logging its decisions to
 // log and telling them to hooks.Decided.
 func newProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (*proxy.Server, error) {
-	rules, err := proxy.NewRules(policy.Values(p.AllowedDomains), policy.Values(p.DeniedDomains))
-	if err != nil {
-		return nil, fmt.Errorf("network policy: %w", err)
+	s := &proxy.Server{Log: log, Decided: hooks.Decided}
+	if n := hooks.Network; n != nil {
+		s.Live, s.RuleSource = n.live, n.source
+	} else {
+		rules, err := proxy.NewRules(policy.Values(p.AllowedDomains), policy.Values(p.DeniedDomains))
+		if err != nil {
+			return nil, fmt.Errorf("network policy: %w", err)
+		}
+		s.Rules, s.RuleSource = rules, ruleSource(p.DeniedDomains)
 	}
-	s := &proxy.Server{Rules: rules, Log: log, Decided: hooks.Decided, RuleSource: ruleSource(p.DeniedDomains)}
 	s.Dial = outsideDialer(net.DefaultResolver).DialContext
 	if testDial != nil {
 		s.Dial = testDial(s.Dial)

@@ -132,6 +132,7 @@ type Sandbox struct {
 	swap sync.RWMutex
 
 	sup     *runtime.Supervisor
+	net     *host.Network // its network lists (nil: none), kept by a restore
 	backend rpc.Backend
 	binds   []policy.Bind // its own
 	sess    *session.Session
@@ -470,10 +471,12 @@ func (sb *Sandbox) launch(m *Manager) error {
 	// made it.
 	sctx, cancel := context.WithCancel(m.ctx)
 	sb.cancel = cancel
+	cfg.Proxy.Network = sb.net
 	var err error
 	if sb.sup, err = runtime.NewSupervisor(sctx, cfg); err != nil {
 		return err
 	}
+	sb.net = sb.sup.Network()
 	sb.backend = sb.sup
 	return nil
 }
