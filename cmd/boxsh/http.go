@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,6 +20,8 @@ type httpListener struct {
 	opts rpc.HTTPOptions
 	// tokenPath is the token file boxsh made (removed at exit), if any.
 	tokenPath string
+	// network, if set, serves /v1/network (the sandbox's network lists).
+	network http.Handler
 }
 
 // listenHTTP reads or makes the bearer token and opens the listener.
@@ -66,7 +69,7 @@ func (h *httpListener) serve(ctx context.Context, srv *rpc.Server, log hclog.Log
 	if err != nil {
 		return err
 	}
-	h.opts.Extra = rest
+	h.opts.Extra = withNetworkPaths(rest, h.network)
 	proc.OneProc() // once boxsh-init runs: its start is not slowed
 	fmt.Fprintf(os.Stderr, "boxsh: MCP on http://%s/mcp\n", h.ln.Addr())
 	log.Info("serving MCP over streamable HTTP", "addr", h.ln.Addr().String(), "auth", h.opts.Token != "")

@@ -122,11 +122,20 @@ func serveRPC(opts options, log hclog.Logger) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stopSignal syscall.Signal
-	signalsSet := proc.HandleStopSignals(func(sig os.Signal) {
+	stop := func(sig os.Signal) {
 		stopSignal = sig.(syscall.Signal)
 		log.Info("stopping", "signal", sig)
 		cancel()
-	})
+	}
+	// SIGHUP reloads the network lists of a sandbox that has them.
+	var hup chan os.Signal
+	var signalsSet <-chan struct{}
+	if liveNetwork(opts) {
+		hup = make(chan os.Signal, 1)
+		signalsSet = proc.HandleStopSignalsButHUP(stop, hup)
+	} else {
+		signalsSet = proc.HandleStopSignals(stop)
+	}
 
 	// The tool registry is made, and its schemas derived, while the
 	// sandbox starts.
@@ -189,6 +198,9 @@ func serveRPC(opts options, log hclog.Logger) int {
 	case err == nil:
 		run.Started()
 		backend = sup
+		if hup != nil && sup.Network() != nil {
+			go reloadOnHUP(ctx, hup, opts, networkLists(sup), auditLog, log)
+		}
 		if err := publishAll(opts.publish, sup.Expose, sharesHostNetwork(opts), os.Stderr); err != nil {
 			_ = sup.Close(5 * time.Second)
 			return fail(err)
@@ -203,6 +215,9 @@ func serveRPC(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	starttrace.Mark("front.supervisor")
+	if web != nil {
+		web.network = networkHandler(sup, cfg, auditLog, log)
+	}
 	<-signalsSet
 	reg := <-registry
 	if reg.err != nil {

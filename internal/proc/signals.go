@@ -13,10 +13,25 @@ import (
 // goroutine, because the process's first signal.Notify starts a thread,
 // which would otherwise come before the rest of a start. Wait for the channel before serving.
 func HandleStopSignals(stop func(os.Signal)) <-chan struct{} {
+	return handleStop(stop, nil)
+}
+
+// HandleStopSignalsButHUP is HandleStopSignals for SIGTERM and SIGINT: a
+// SIGHUP goes to hup instead (a reload of the caller's settings).
+func HandleStopSignalsButHUP(stop func(os.Signal), hup chan<- os.Signal) <-chan struct{} {
+	return handleStop(stop, hup)
+}
+
+func handleStop(stop func(os.Signal), hup chan<- os.Signal) <-chan struct{} {
 	set := make(chan struct{})
 	go func() {
 		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		if hup != nil {
+			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+			signal.Notify(hup, syscall.SIGHUP)
+		} else {
+			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		}
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		close(set)
 		stop(<-sigs)
