@@ -31,6 +31,29 @@ func TestHandleStopSignals(t *testing.T) {
 	}
 }
 
+// TestHandleStopSignalsButHUP checks that SIGHUP goes to hup, and stops
+// nothing, while SIGINT reaches stop.
+func TestHandleStopSignalsButHUP(t *testing.T) {
+	defer signal.Reset(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	got := make(chan os.Signal, 2)
+	hup := make(chan os.Signal, 2)
+	<-HandleStopSignalsButHUP(func(sig os.Signal) { got <- sig }, hup)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	select {
+	case sig := <-hup:
+		assert.Equal(t, syscall.SIGHUP, sig)
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGHUP did not reach hup")
+	}
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+	select {
+	case sig := <-got:
+		assert.Equal(t, syscall.SIGINT, sig, "SIGHUP stopped")
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGINT did not reach stop")
+	}
+}
+
 // TestHandleStopSignalsSIGPIPE checks that a process that set up its
 // signals gets EPIPE when it writes to a stdout nobody reads, rather than
 // being killed by SIGPIPE (run in a child process: the test binary again).
