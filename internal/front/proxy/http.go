@@ -48,7 +48,7 @@ func (srv *server) connect(ctx context.Context, c *conn, br *bufio.Reader, req *
 		srv.httpError(c, http.StatusBadRequest, "boxsh: CONNECT takes host:port.")
 		return
 	}
-	d := srv.decide(host, port, "connect")
+	d := srv.decide(ctx, c, host, port, "connect")
 	if !d.allowed {
 		srv.refuse(c, d)
 		return
@@ -88,7 +88,7 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 			return
 		}
 	}
-	d := srv.decide(u.Hostname(), port, "http")
+	d := srv.decide(ctx, c, u.Hostname(), port, "http")
 	if !d.allowed {
 		srv.refuse(c, d)
 		return

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -101,7 +102,7 @@ func TestLiveConcurrentSet(t *testing.T) {
 					return
 				default:
 				}
-				d := srv.decide("a.example", 443, "connect")
+				d := srv.decide(context.Background(), nil, "a.example", 443, "connect")
 				if d.rule != "" && !strings.HasSuffix(d.rule, "a.example") {
 					t.Errorf("rule %q", d.rule)
 					return

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -101,13 +102,13 @@ func TestExplain(t *testing.T) {
 	} {
 		var got Decision
 		srv.Decided = func(d Decision) { got = d }
-		srv.decide(c.host, 443, "connect")
+		srv.decide(context.Background(), nil, c.host, 443, "connect")
 		assert.False(t, got.Allowed, c.host)
 		assert.Equal(t, c.reason, got.Reason, c.host)
 		assert.Equal(t, c.allow, got.Allow, c.host)
 	}
 	var got Decision
 	srv.Decided = func(d Decision) { got = d }
-	srv.decide("www.example.com", 443, "connect")
+	srv.decide(context.Background(), nil, "www.example.com", 443, "connect")
 	assert.Equal(t, Decision{Host: "www.example.com", Port: 443, Protocol: "connect", Allowed: true, Rule: "*.example.com"}, got, "an allowed one has no reason")
 }

@@ -253,6 +253,9 @@ type decision struct {
 	denied  bool   // a denied pattern matched
 	ip      bool   // host is an IP address (or looks like one)
 	invalid bool   // host is not a host name
+	// userDenied and unanswered tell how a question about it ended (see
+	// Server.Ask).
+	userDenied, unanswered bool
 }
 
 // Decide says whether host:port may be reached, and the rule that decided.

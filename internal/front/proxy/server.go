@@ -76,6 +76,15 @@ type Server struct {
 	// RuleSource, when set, names where a denied pattern was set (a
 	// policy file), for the Allow of a refusal by that pattern.
 	RuleSource func(rule string) string
+	// Ask, when set, is asked about a destination that no rule names
+	// (neither allowed nor denied, and a valid host); nil refuses it at
+	// once. The request waits for the answer, at most AskTimeout; requests
+	// to the same host and port meanwhile share the question. Ask must
+	// return when ctx ends. Before it returns AllowSandbox, it must have
+	// allowed the destination in the rules (Live) for the requests to come.
+	Ask func(ctx context.Context, host string, port int) Answer
+	// AskTimeout bounds the wait for Ask (default DefaultAskTimeout).
+	AskTimeout time.Duration
 }
 
 // A Decision is what the proxy decided on one request.
@@ -95,6 +104,10 @@ type Decision struct {
 	// ("--allow-domain example.com"), or "" when none would: a name that
 	// is not a host name.
 	Allow string
+	// Asked tells that Ask was asked about the destination, and Answer is
+	// its answer.
+	Asked  bool
+	Answer Answer
 }
 
 // server is a Server with its defaults filled in.
@@ -106,6 +119,7 @@ type server struct {
 	refusedFull sync.Once
 	slots       chan struct{} // a token per connection served
 	busy        chan struct{} // a token per connection refused politely
+	asks        asks
 }
 
 func (s *Server) withDefaults() *server {
@@ -129,6 +143,10 @@ func (s *Server) withDefaults() *server {
 	if srv.Setting == "" {
 		srv.Setting = DefaultSetting
 	}
+	if srv.AskTimeout <= 0 {
+		srv.AskTimeout = DefaultAskTimeout
+	}
+	srv.asks.m = map[askKey]*question{}
 	srv.refused = map[string]struct{}{}
 	srv.slots = make(chan struct{}, srv.MaxConns)
 	srv.busy = make(chan struct{}, busySlots)
@@ -225,12 +243,22 @@ func (srv *server) serveConn(ctx context.Context, nc net.Conn, busy bool) {
 }
 
 // decide decides on host:port and logs the decision; the first refusal
-// of each host is logged at Warn too (see warnRefused).
-func (srv *server) decide(host string, port int, protocol string) decision {
+// of each host is logged at Warn too (see warnRefused). A destination on
+// no list is asked about (see Server.Ask); c's deadline is then renewed.
+func (srv *server) decide(ctx context.Context, c *conn, host string, port int, protocol string) decision {
 	d := srv.rules().decide(host, port)
+	var answer Answer
+	asked := srv.Ask != nil && askable(d)
+	if asked {
+		answer = srv.ask(ctx, d.host, port)
+		d.allowed = answer == AllowOnce || answer == AllowSandbox
+		d.userDenied = answer == Deny
+		d.unanswered = answer == NoAnswer
+		_ = c.Conn.SetDeadline(time.Now().Add(srv.HeaderTimeout))
+	}
 	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule)
 	if srv.Decided != nil {
-		dd := Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule}
+		dd := Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule, Asked: asked, Answer: answer}
 		if !d.allowed {
 			dd.Reason, dd.Allow = srv.explain(d)
 		}
@@ -301,6 +329,8 @@ func (srv *server) rules() *Rules {
 func (srv *server) refusal(d decision) string {
 	dest := net.JoinHostPort(d.host, strconv.Itoa(d.port))
 	switch {
+	case d.userDenied:
+		return fmt.Sprintf("boxsh: access to %s was denied by the user.", dest)
 	case d.invalid:
 		return fmt.Sprintf("boxsh: access to %s is not allowed: not a valid host name.", d.host)
 	case d.denied:
@@ -320,6 +350,8 @@ func (srv *server) refusal(d decision) string {
 // refused HTTP request and the line logged at Warn.
 func shortRefusal(d decision) string {
 	switch {
+	case d.userDenied:
+		return "boxsh: " + d.host + " was denied by the user"
 	case d.invalid:
 		return "boxsh: " + d.host + " is not a valid host name"
 	case d.denied:
@@ -334,6 +366,10 @@ func shortRefusal(d decision) string {
 // allow it ("" when none would). It says what refusal and shortRefusal say.
 func (srv *server) explain(d decision) (reason, allow string) {
 	switch {
+	case d.userDenied:
+		return ReasonDenied, "--allow-domain " + d.host
+	case d.unanswered:
+		return ReasonUnanswered, "--allow-domain " + d.host
 	case d.invalid:
 		return "not a valid host name", ""
 	case d.denied:
