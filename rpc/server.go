@@ -80,6 +80,9 @@ type Server struct {
 	// EndOfInputGrace is how long, after the end of input, calls of tools
 	// other than bash may still run (default DefaultEndOfInputGrace).
 	EndOfInputGrace time.Duration
+	// Elicitor, when set, asks the client of Serve (stdio) questions,
+	// once it declared the elicitation capability in initialize.
+	Elicitor *Elicitor
 
 	// lists makes the tools/list answers at the first tools/list.
 	lists  func() (*toolLists, error)
@@ -134,6 +137,8 @@ type peer struct {
 	own *ownTasks
 	// client names the client for the backend (see ClientOf).
 	client string
+	// elicit is the Server's Elicitor on stdio (nil on HTTP).
+	elicit *Elicitor
 
 	// mu guards inflight and others; inflight, like wg and slots, may be
 	// shared by the sessions of one transport (see http.go).
@@ -198,6 +203,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		life:     ctx,
 		own:      &ownTasks{cancel: map[*task]context.CancelFunc{}},
 		client:   "stdio",
+		elicit:   s.Elicitor,
 		mu:       new(sync.Mutex),
 		inflight: make(map[string]context.CancelFunc),
 		others:   make(map[*otherCall]bool),
@@ -205,6 +211,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		slots:    make(chan struct{}, s.MaxInFlight),
 	}
 	ss.out = newWriter(out, func() bool { return ss.in.framed })
+	if ss.elicit != nil {
+		defer ss.elicit.unbind(ss)
+	}
 	err := ss.loop(ctx)
 	if err != nil && !errors.Is(err, io.EOF) {
 		cancel()
@@ -411,6 +420,9 @@ func (ss *peer) parse(msg []byte) (parsed, bool) {
 		_ = json.Unmarshal(id, &s)
 		id, _ = json.Marshal(s)
 	}
+	if req.Method == nil && !badMethod && id != nil && ss.elicit != nil && ss.elicit.answer(ss, id, msg) {
+		return parsed{}, false // a response to a question of the server's
+	}
 	if req.Method == nil || badMethod {
 		ss.writeError(id, CodeInvalidRequest, "parse_error: missing or non-string field: method")
 		return parsed{}, false
@@ -485,6 +497,9 @@ func (ss *peer) initialize(id json.RawMessage, params json.RawMessage) {
 		version = ProtocolVersions[len(ProtocolVersions)-1]
 	}
 	ss.allTools.Store(version != ProtocolVersions[0])
+	if ss.elicit != nil && declaresElicitation(params) {
+		ss.elicit.bind(ss)
+	}
 	ss.log.Debug("initialize", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
 		"requested", p.ProtocolVersion, "protocol", version)
 	b, _ := json.Marshal(map[string]any{
