@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,22 +57,52 @@ func (ds *decisions) all() []Decision {
 
 func TestAskAllowOnceAsksAgain(t *testing.T) {
 	echo := startEcho(t)
-	w := world{"new.example.org:7": echo}
+	origin := startOrigin(t)
+	w := world{"new.example.org:7": echo, "web.example.org:80": origin}
 	a := newAsker()
 	var ds decisions
-	p := startProxy(t, &Server{Dial: w.dial, Ask: a.ask, Decided: ds.add}, []string{"known.example.com"}, nil)
+	rules, err := NewRules([]string{"known.example.com"}, nil)
+	require.NoError(t, err)
+	live := NewLive(rules)
+	p := startProxy(t, &Server{Dial: w.dial, Ask: a.ask, Decided: ds.add, Live: live}, nil, nil)
 
 	for i := range 2 {
 		a.answers <- AllowOnce
 		c, resp, _ := p.connect(t, "new.example.org:7")
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		echoes(t, c, "hello")
+		assert.Zero(t, live.Set(rules), "a change of rules that do not deny it keeps it open")
+		echoes(t, c, "still")
 		c.Close()
 		assert.EqualValues(t, i+1, a.asked.Load(), "every request asks again")
 	}
+	a.answers <- AllowOnce
+	code, body := p.get(t, "http://web.example.org/page")
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "origin /page", body)
+
+	// A rule that denies it closes it.
+	a.answers <- AllowOnce
+	c, resp, _ := p.connect(t, "new.example.org:7")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	denying, err := NewRules([]string{"known.example.com"}, []string{"new.example.org"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, live.Set(denying))
+	closedByPeer(t, c)
+
 	got := ds.all()
-	require.Len(t, got, 2)
+	require.Len(t, got, 4)
 	assert.Equal(t, Decision{Host: "new.example.org", Port: 7, Protocol: "connect", Allowed: true, Asked: true, Answer: AllowOnce}, got[0])
+}
+
+// startOrigin starts an HTTP server that answers "origin PATH".
+func startOrigin(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "origin %s", r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
 }
 
 func TestAskDeny(t *testing.T) {

@@ -25,6 +25,18 @@ type upstream struct {
 	host string
 	port int
 	c    net.Conn
+	// answered tells that an answer allowed it (Server.Ask), not a rule:
+	// only a rule that denies it closes it.
+	answered bool
+}
+
+// refusedBy tells whether r refuses u.
+func (u *upstream) refusedBy(r *Rules) bool {
+	d := r.decide(u.host, u.port)
+	if u.answered {
+		return d.denied
+	}
+	return !d.allowed
 }
 
 // NewLive returns a Live holding r.
@@ -45,7 +57,7 @@ func (l *Live) Set(r *Rules) int {
 	l.mu.Lock()
 	var refused []*upstream
 	for u := range l.open {
-		if !r.decide(u.host, u.port).allowed {
+		if u.refusedBy(r) {
 			refused = append(refused, u)
 			delete(l.open, u)
 		}
@@ -65,18 +77,19 @@ func (l *Live) Open() int {
 }
 
 // track registers c, an upstream connection to host:port, until the
-// returned function is called.
+// returned function is called. answered tells that an answer allowed it,
+// not a rule.
 //
 // Rules set while c was being connected may already refuse it: it is
 // closed then (and the copy over it fails).
-func (l *Live) track(host string, port int, c net.Conn) (untrack func()) {
-	u := &upstream{host: host, port: port, c: c}
+func (l *Live) track(host string, port int, answered bool, c net.Conn) (untrack func()) {
+	u := &upstream{host: host, port: port, c: c, answered: answered}
 	l.mu.Lock()
 	l.open[u] = struct{}{}
 	l.mu.Unlock()
 	// Set stores its rules before it walks the open connections: either
 	// it saw u, or this sees its rules.
-	if !l.Rules().decide(host, port).allowed {
+	if u.refusedBy(l.Rules()) {
 		l.mu.Lock()
 		delete(l.open, u)
 		l.mu.Unlock()

@@ -79,7 +79,7 @@ func TestLiveTrackAfterSet(t *testing.T) {
 	c, err := w.dial(t.Context(), "tcp", "a.example:7")
 	require.NoError(t, err)
 	live.Set(mustRules(t, nil, nil))
-	untrack := live.track("a.example", 7, c)
+	untrack := live.track("a.example", 7, false, c)
 	defer untrack()
 	assert.Equal(t, 0, live.Open())
 	_, err = c.Read(make([]byte, 1))

@@ -256,6 +256,8 @@ type decision struct {
 	// userDenied and unanswered tell how a question about it ended (see
 	// Server.Ask).
 	userDenied, unanswered bool
+	// answered tells that an answer allowed it, not a rule.
+	answered bool
 }
 
 // Decide says whether host:port may be reached, and the rule that decided.

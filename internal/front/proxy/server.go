@@ -252,6 +252,7 @@ func (srv *server) decide(ctx context.Context, c *conn, host string, port int, p
 	if asked {
 		answer = srv.ask(ctx, d.host, port)
 		d.allowed = answer == AllowOnce || answer == AllowSandbox
+		d.answered = d.allowed
 		d.userDenied = answer == Deny
 		d.unanswered = answer == NoAnswer
 		_ = c.Conn.SetDeadline(time.Now().Add(srv.HeaderTimeout))
@@ -312,7 +313,7 @@ func (srv *server) dial(ctx context.Context, d decision, protocol string) (*conn
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	untrack := func() {}
 	if srv.Live != nil {
-		untrack = srv.Live.track(d.host, d.port, c)
+		untrack = srv.Live.track(d.host, d.port, d.answered, c)
 	}
 	return newConn(c), func() { stop(); untrack(); c.Close() }, nil
 }
