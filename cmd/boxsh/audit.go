@@ -137,8 +137,13 @@ func auditSandboxDecisions(l *audit.Log, log hclog.Logger) func(string, proxy.De
 	}
 	return func(sandbox string, d proxy.Decision) {
 		allowed := d.Allowed
-		record(l, log, audit.Entry{Kind: tool.AuditNetwork, Sandbox: sandbox, Host: d.Host, Port: d.Port, Protocol: d.Protocol, Allowed: &allowed, Rule: d.Rule,
-			Reason: d.Reason, Allow: d.Allow})
+		e := audit.Entry{Kind: tool.AuditNetwork, Sandbox: sandbox, Host: d.Host, Port: d.Port, Protocol: d.Protocol, Allowed: &allowed, Rule: d.Rule,
+			Reason: d.Reason, Allow: d.Allow}
+		if d.Asked {
+			// Only the stdio client is ever asked (--network-ask).
+			e.Client, e.Answer = "stdio", d.Answer.String()
+		}
+		record(l, log, e)
 	}
 }
 
@@ -355,6 +360,9 @@ func formatEntry(e audit.Entry) string {
 		fmt.Fprintf(&b, " network %s %s:%d %s", session.QuotePath(e.Protocol), session.QuotePath(e.Host), e.Port, verdict)
 		if e.Rule != "" {
 			fmt.Fprintf(&b, " by %s", session.QuotePath(e.Rule))
+		}
+		if e.Answer != "" {
+			fmt.Fprintf(&b, " asked: %s", session.QuotePath(e.Answer))
 		}
 		return b.String()
 	case tool.AuditShell:

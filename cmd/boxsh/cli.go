@@ -62,6 +62,9 @@ type options struct {
 	// --sandbox-forwards: each sandbox's bounds on HTTP requests in
 	// flight and on exposed ports (0: the defaults).
 	sandboxRequests, sandboxForwards int
+	// networkAsk is --network-ask: the stdio client is asked about a
+	// destination on no list.
+	networkAsk bool
 	// audit is --audit FILE; noAudit --no-audit (see auditPath).
 	audit   string
 	noAudit bool
@@ -181,6 +184,16 @@ func (p *parser) check() error {
 		case policy.NetworkAllowlist:
 		default:
 			return fmt.Errorf("%w: --allow-domain %s needs --network allowlist, not %s", policy.ErrUsage, p.allowDomain, p.networkFlag)
+		}
+	}
+	if o.networkAsk {
+		switch {
+		case !p.rpc || o.listen != "" || o.sandboxes:
+			return fmt.Errorf("%w: --network-ask goes with --rpc on stdio (the client asked is the one of stdin and stdout), not with --listen or --sandboxes", policy.ErrUsage)
+		case p.networkMode == "" && p.allowDomain == "":
+			p.setting("--network-ask", policy.Settings{Network: policy.NetworkSettings{Mode: policy.NetworkAllowlist}})
+		case p.networkMode != "" && p.networkMode != policy.NetworkAllowlist:
+			return fmt.Errorf("%w: --network-ask needs --network allowlist, not %s", policy.ErrUsage, p.networkFlag)
 		}
 	}
 	if o.impliedBy != "" {

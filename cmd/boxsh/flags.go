@@ -374,6 +374,18 @@ var flagTable = []flagDef{
 		},
 	},
 	{
+		names: []string{"--network-ask"}, section: sectionSandbox, impliesSandbox: true,
+		help: []string{
+			"With --rpc on stdio: hold a request to a host on no list",
+			"and ask the MCP client (elicitation) whether to allow it",
+			"once, allow it for this sandbox, or deny it; no answer",
+			"within 60 s refuses it, and a client without the",
+			"elicitation capability is refused at once. Implies",
+			"--network allowlist.",
+		},
+		set: on(func(o *options) *bool { return &o.networkAsk }),
+	},
+	{
 		names: []string{"--bind"}, arg: needArg, placeholder: "ro:PATH", section: sectionSandbox, impliesSandbox: true,
 		help: []string{"Expose PATH read-only."},
 		more: []helpForm{

@@ -192,6 +192,11 @@ func serveRPC(opts options, log hclog.Logger) int {
 	}
 	cfg := runtimeConfig(opts, log, initPath, sb, cwd, home)
 	cfg.Proxy = host.ProxyHooks{Decided: auditDecisions(auditLog, log)}
+	var elicitor *rpc.Elicitor
+	if opts.networkAsk {
+		elicitor = &rpc.Elicitor{}
+		cfg.Proxy.Ask = askClient(elicitor, log)
+	}
 	sup, err := runtime.NewSupervisor(ctx, cfg)
 	var backend rpc.Backend
 	switch {
@@ -228,7 +233,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 	}
 	tools := reg.tools
 	backend = &audit.Backend{Next: backend, Log: auditLog, Client: rpc.ClientOf, Errors: log}
-	srv := &rpc.Server{Tools: tools, Backend: trimming{backend, idle.NewTrimmer()}, Name: "boxsh", Version: version, Log: log}
+	srv := &rpc.Server{Tools: tools, Backend: trimming{backend, idle.NewTrimmer()}, Name: "boxsh", Version: version, Log: log, Elicitor: elicitor}
 	for name, how := range runtime.Enforcement(opts.policy, opts.sandbox.Enabled || opts.sandbox.Try) {
 		log.Info("limit", "name", name, "how", how)
 	}

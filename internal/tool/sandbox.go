@@ -67,6 +67,9 @@ type AuditEntry struct {
 	// Reason and Allow explain a refusal (see NetworkRefusal).
 	Reason string `json:"reason,omitempty" required:"false" doc:"Why the destination was refused (kind network, refused)"`
 	Allow  string `json:"allow,omitempty" required:"false" doc:"The setting that would allow the refused destination, if any (kind network)"`
+	// Answer is the answer of the client asked (--network-ask); Client
+	// then names that client.
+	Answer string `json:"answer,omitempty" required:"false" doc:"When the MCP client was asked about the destination (--network-ask): its answer, \"allow_once\", \"allow_sandbox\" or \"deny\", or \"none\" when it gave none in time or could not be asked; client then names who was asked (kind network)"`
 }
 
 // AuditOutput is the structured result of audit.

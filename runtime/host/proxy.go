@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -27,7 +28,15 @@ type ProxyHooks struct {
 	// Network, when set, is the network policy in force, which may change
 	// while the proxy serves; the policy's own lists are then not read.
 	Network *Network
+	// Ask, when set with Network, is asked about a destination on no list
+	// (see proxy.Server.Ask). An answer of AllowSandbox adds host:port to
+	// Network's allowed domains before the request goes on.
+	Ask func(ctx context.Context, host string, port int) proxy.Answer
 }
+
+// AskedSource is the source of a domain allowed by an answer to a
+// question (see ProxyHooks.Ask).
+const AskedSource policy.Source = "answer of the MCP client"
 
 // Traffic counts the bytes between a sandbox and the front's proxy.
 //
@@ -83,6 +92,9 @@ func newProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (*proxy.Serve
 	s := &proxy.Server{Log: log, Decided: hooks.Decided}
 	if n := hooks.Network; n != nil {
 		s.Live, s.RuleSource = n.live, n.source
+		if hooks.Ask != nil {
+			s.Ask, s.AskTimeout = n.asker(hooks.Ask, log), testAskTimeout
+		}
 	} else {
 		rules, err := proxy.NewRules(policy.Values(p.AllowedDomains), policy.Values(p.DeniedDomains))
 		if err != nil {
@@ -96,6 +108,32 @@ func newProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (*proxy.Serve
 	}
 	return s, nil
 }
+
+// asker is a proxy.Server.Ask that asks ask, and adds the destination to
+// n's allowed domains when the answer is AllowSandbox (a failure to add it
+// makes the answer AllowOnce).
+func (n *Network) asker(ask func(context.Context, string, int) proxy.Answer, log hclog.Logger) func(context.Context, string, int) proxy.Answer {
+	return func(ctx context.Context, host string, port int) proxy.Answer {
+		a := ask(ctx, host, port)
+		if a != proxy.AllowSandbox {
+			return a
+		}
+		pattern := net.JoinHostPort(host, strconv.Itoa(port))
+		_, err := n.Update(func(allowed, denied []policy.Rule) ([]policy.Rule, []policy.Rule, error) {
+			return append(allowed, policy.Rule{Value: pattern, Source: AskedSource}), denied, nil
+		})
+		if err != nil {
+			log.Warn("cannot allow the destination for the sandbox; allowed once", "host", host, "port", port, "error", err)
+			return proxy.AllowOnce
+		}
+		return a
+	}
+}
+
+// testAskTimeout, when set, bounds the questions of ProxyHooks.Ask in
+// place of proxy.DefaultAskTimeout. Only a build with the boxsh_testseam
+// tag sets it (proxy_seam.go).
+var testAskTimeout time.Duration
 
 // ruleSource names the source of each of the denied rules, for the
 // explanation of a refusal by one.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 )
 
 // This file is compiled only with the boxsh_testseam build tag, which the
@@ -20,7 +21,15 @@ import (
 // loopback, which the real dialer refuses.
 const proxyHostsVar = "BOXSH_PROXY_HOSTS"
 
+// askTimeoutVar names the variable that bounds the questions about
+// destinations on no list (a Go duration), in place of
+// proxy.DefaultAskTimeout, so that a test of an unanswered question is short.
+const askTimeoutVar = "BOXSH_ASK_TIMEOUT"
+
 func init() {
+	if d, err := time.ParseDuration(os.Getenv(askTimeoutVar)); err == nil && d > 0 {
+		testAskTimeout = d
+	}
 	if hosts := os.Getenv(proxyHostsVar); hosts != "" {
 		testDial = func(outside dialFunc) dialFunc { return mapHosts(hosts, outside) }
 	}
