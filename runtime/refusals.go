@@ -118,8 +118,9 @@ func (r *refusals) wrap(name string, args json.RawMessage, done func(json.RawMes
 			r.forget(key)
 		case key != "":
 			r.setCursor(key, latest)
-		case rule.Starts != "":
+		case rule.Starts != "" && (rule.StartsIf == "" || argTrue(args, rule.StartsIf)):
 			// A process or terminal it started: its reads go on from here.
+			// Only then is the result decoded: a command's may be large.
 			if id := resultID(res); id != "" {
 				r.setCursor(rule.Starts+" "+id, latest)
 			}
@@ -129,6 +130,18 @@ func (r *refusals) wrap(name string, args json.RawMessage, done func(json.RawMes
 		}
 		done(res, nil)
 	}
+}
+
+// argTrue reports whether the call's arguments set member name to true.
+func argTrue(args json.RawMessage, name string) bool {
+	if !bytes.Contains(args, []byte(`"`+name+`"`)) {
+		return false
+	}
+	var a map[string]json.RawMessage
+	if json.Unmarshal(args, &a) != nil {
+		return false
+	}
+	return string(a[name]) == "true"
 }
 
 // idOf is the member id of a call's arguments.

@@ -21,7 +21,7 @@ var (
 		Annotations: Annotations{"Bash", false, true},
 		OneOf:       []string{"command", "args"}, V3Required: []string{"command"},
 		Audit: AuditRule{ExitCode: true}, Command: true,
-		Refusals: RefusalRule{Report: true, Starts: "process"}})
+		Refusals: RefusalRule{Report: true, Starts: "process", StartsIf: "background"}})
 	ReadDef = Define[ReadArgs, ReadOutput](Info{Name: Read, Order: 20,
 		Description: "Read the contents of a file. Text files are returned with offset/limit paging; images are returned as image content; other binary files as metadata.",
 		Annotations: Annotations{"Read File", true, false}, Quick: true})

@@ -90,6 +90,9 @@ type RefusalRule struct {
 	// Reads and Starts name a kind of thing known by id ("process",
 	// "terminal").
 	Reads, Starts string
+	// StartsIf, when set, is the boolean argument without which the call
+	// starts nothing (bash's background).
+	StartsIf string
 	// Ends tells that the call ends the thing it reads.
 	Ends bool
 }
