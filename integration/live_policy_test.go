@@ -231,9 +231,20 @@ func TestLivePolicyStdioSIGHUP(t *testing.T) {
 	assert.Equal(t, "hello from a.example /x|200", get("a.example"))
 	assert.Contains(t, get("b.example"), "|403")
 
+	policyNow := func() tool.NetworkPolicyOutput {
+		t.Helper()
+		r := s.call(tool.NetworkPolicy, map[string]any{}).toolResult(t)
+		require.False(t, r.IsError, "%+v", r.Content)
+		var out tool.NetworkPolicyOutput
+		require.NoError(t, json.Unmarshal(r.StructuredContent, &out))
+		return out
+	}
+	assert.Equal(t, tool.NetworkPolicyOutput{Mode: "allowlist", Allowed: []string{"a.example"}, Denied: []string{}}, policyNow(), "the sandbox can read its lists")
+
 	writePolicy(`{"network": {"mode": "allowlist", "allowedDomains": ["a.example", "b.example"]}}`)
 	hup("network lists reloaded: allow a.example, b.example")
 	assert.Equal(t, "hello from b.example /x|200", get("b.example"), "the new lists, without a restart")
+	assert.Equal(t, []string{"a.example", "b.example"}, policyNow().Allowed, "network_policy tells the lists as they stand")
 
 	// The project's file (the sandbox could write it) narrows, and its
 	// widening is ignored.
