@@ -624,6 +624,11 @@ func TestOutputWhileStreaming(t *testing.T) {
 		d, snap := fastest(t, m, run.ID, 3)
 		assert.Less(t, d, 300*time.Millisecond, "Output while output streams")
 		require.False(t, snap.Exited)
+		// The command may be starved of the processor for a while on a
+		// busy machine: wait for it to add a line rather than assume it did.
+		if strings.Count(snap.Output, "\n")+1 <= last {
+			snap = pollUntil(t, m, run.ID, func(s Snapshot) bool { return strings.Count(s.Output, "\n")+1 > last })
+		}
 		lines := strings.Split(snap.Output, "\n")
 		for i, line := range lines {
 			require.Equal(t, fmt.Sprintf("tick %d", i+1), line, "line %d of %q", i+1, snap.Output)
