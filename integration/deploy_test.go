@@ -306,20 +306,8 @@ func (r *deployRig) start(t *testing.T, s *deployServer) {
 	require.NoError(t, cmd.Start())
 	exited := s.exited
 	go func() { _ = cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(replyTimeout)
-	for {
-		if m := listenLine.FindStringSubmatch(s.stderr.String()); m != nil {
-			s.addr = strings.TrimSuffix(strings.TrimPrefix(m[1], "http://"), "/mcp")
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("%s exited before listening:\n%s", s.id, s.stderr.String())
-		default:
-		}
-		require.True(t, time.Now().Before(deadline), "%s: no listen address on stderr:\n%s", s.id, s.stderr.String())
-		time.Sleep(20 * time.Millisecond)
-	}
+	url := waitListening(t, s.id, s.stderr, exited)
+	s.addr = strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
 	// Ready: the warm pool is full.
 	waitFor(t, replyTimeout, s.id+" ready", func() bool {
 		res, err := http.Get("http://" + s.addr + "/readyz")
@@ -357,11 +345,7 @@ func (s *deployServer) alive() bool {
 // waitFor polls cond until it holds, failing after d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		require.True(t, time.Now().Before(deadline), "waiting for %s", what)
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.Eventually(t, cond, d, 20*time.Millisecond, "waiting for %s", what)
 }
 
 // startRouter runs NGINX with the router's command line and

@@ -70,21 +70,8 @@ func startHTTPIn(t *testing.T, ctx context.Context, dir string, env []string, ar
 			t.Logf("boxsh stderr:\n%s", truncate(h.stderr.String()))
 		}
 	})
-	deadline := time.Now().Add(replyTimeout)
-	for {
-		if m := listenLine.FindStringSubmatch(h.stderr.String()); m != nil {
-			h.url = m[1]
-			h.base = strings.TrimSuffix(h.url, "/mcp")
-			break
-		}
-		select {
-		case <-h.exited:
-			t.Fatalf("boxsh exited before listening:\n%s", h.stderr.String())
-		default:
-		}
-		require.True(t, time.Now().Before(deadline), "no listen address on stderr:\n%s", h.stderr.String())
-		time.Sleep(20 * time.Millisecond)
-	}
+	h.url = waitListening(t, "boxsh", h.stderr, h.exited)
+	h.base = strings.TrimSuffix(h.url, "/mcp")
 	b, err := os.ReadFile(tokenFile)
 	require.NoError(t, err)
 	h.token = strings.TrimSpace(string(b))
@@ -92,6 +79,30 @@ func startHTTPIn(t *testing.T, ctx context.Context, dir string, env []string, ar
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "token file readable by the user only")
 	return h
+}
+
+// waitListening waits for a boxsh --listen server (who) to say on stderr
+// where it serves, and returns its MCP URL; it fails the test if the
+// server exits first or says nothing within replyTimeout.
+func waitListening(t *testing.T, who string, stderr *lockedBuffer, exited <-chan struct{}) string {
+	t.Helper()
+	var m []string
+	gone := false
+	require.Eventually(t, func() bool {
+		if m = listenLine.FindStringSubmatch(stderr.String()); m != nil {
+			return true
+		}
+		select {
+		case <-exited:
+			gone = true
+		default:
+		}
+		return gone
+	}, replyTimeout, 10*time.Millisecond, "%s: no listen address on stderr:\n%s", who, stderr.String())
+	if m == nil {
+		t.Fatalf("%s exited before listening:\n%s", who, stderr.String())
+	}
+	return m[1]
 }
 
 // bearer adds the token to every request.
