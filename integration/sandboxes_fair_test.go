@@ -102,7 +102,11 @@ func TestSandboxesRequestFairness(t *testing.T) {
 			})
 		}
 	}
+	// REST first fills the bound, so that every MCP and SDK request
+	// after it is past the bound, whatever order the server takes them in.
 	flood(restFlood, "/s/a/v1/tools/process_output", nil, string(pollBody))
+	require.Eventually(t, func() bool { return refused.Load() == restFlood-32 }, 15*time.Second, 20*time.Millisecond,
+		"a's REST excess refused: %d of %d (answered %d)", refused.Load(), restFlood-32, answered.Load())
 	flood(mcpFlood, "/s/a/mcp", mcpHdr, mcpBody)
 	var sdkRefused atomic.Int32
 	for range sdkFlood {
@@ -151,10 +155,10 @@ func TestSandboxesRequestFairness(t *testing.T) {
 			rpcErrors++
 		}
 	}
-	assert.Positive(t, problems, "REST refusals are problem+json")
-	assert.Positive(t, rpcErrors, "MCP refusals are JSON-RPC errors")
+	assert.Equal(t, restFlood-32, problems, "REST refusals are problem+json")
+	assert.Equal(t, mcpFlood, rpcErrors, "MCP refusals are JSON-RPC errors")
 	assert.Equal(t, len(refusals), problems+rpcErrors)
-	assert.Positive(t, sdkRefused.Load(), "the SDK's calls past the bound are refused")
+	assert.Equal(t, int32(sdkFlood), sdkRefused.Load(), "the SDK's calls past the bound are refused")
 	cancelHeld()
 	wg.Wait()
 }
