@@ -1,5 +1,7 @@
 package tool
 
+import "io/fs"
+
 // The names of the tools: the nine of boxsh v3, then list.
 const (
 	Bash              = "bash"
@@ -191,6 +193,25 @@ const (
 	FileTypeCharDevice  = "char_device"
 	FileTypeBlockDevice = "block_device"
 )
+
+// FileType names the type of a file mode, as list, stat and glob answer it.
+func FileType(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return FileTypeDir
+	case m&fs.ModeSymlink != 0:
+		return FileTypeSymlink
+	case m&fs.ModeNamedPipe != 0:
+		return FileTypeFIFO
+	case m&fs.ModeSocket != 0:
+		return FileTypeSocket
+	case m&fs.ModeCharDevice != 0:
+		return FileTypeCharDevice
+	case m&fs.ModeDevice != 0:
+		return FileTypeBlockDevice
+	}
+	return FileTypeFile
+}
 
 // ListEntry is one entry of a list result.
 type ListEntry struct {

@@ -106,6 +106,7 @@ type NoOutput struct{}
 // schemas are derived.
 type Def[In, Out any] struct {
 	Info
+	entry *entry
 }
 
 // entry is a defined tool, whatever its types.
@@ -116,6 +117,9 @@ type entry struct {
 	in, out reflect.Type
 	// schemas derives the tool's schemas at their first use.
 	schemas func() derived
+	// run, when set, makes the handler defined with the tool (see
+	// Def.Runs), with the decoder of the Mux it goes in.
+	run func(decode func(string, json.RawMessage, any) error) Handler[Env, Result]
 }
 
 // derived are a tool's schemas, derived from its Go types.
@@ -132,7 +136,7 @@ var defined []*entry
 // Define defines a tool and returns its definition. The tool's arguments
 // are an In, and its structured result is an Out (NoOutput for none). The
 // side that runs the tool registers its handler with the definition (see
-// Handle).
+// Handle), or the definition carries it (see Def.Runs).
 // It is meant for the initialisation of this package's variables, one for
 // each tool, in the tool's own file: both sides, and every list of tools,
 // see every definition.
@@ -142,9 +146,10 @@ func Define[In, Out any](info Info) *Def[In, Out] {
 	if out == reflect.TypeFor[NoOutput]() {
 		out = nil
 	}
-	defined = append(defined, &entry{Info: &d.Info, in: in, out: out, schemas: sync.OnceValue(func() derived {
+	d.entry = &entry{Info: &d.Info, in: in, out: out, schemas: sync.OnceValue(func() derived {
 		return derive(in, out)
-	})})
+	})}
+	defined = append(defined, d.entry)
 	return d
 }
 

@@ -1,5 +1,15 @@
 package tool
 
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
 // Glob is the name of the glob tool.
 const Glob = "glob"
 
@@ -16,7 +26,7 @@ const (
 // GlobDef defines the glob tool.
 var GlobDef = Define[GlobArgs, GlobOutput](Info{Name: Glob, Order: 200, BeyondV3: true,
 	Description: "Find files by name pattern under a directory: * and ? match within a path segment, [abc] a character class, ** any number of segments (\"**/*.go\", \"src/**/test_*.py\"). Answers the matching paths, relative to path, in lexical order, at most limit of them (truncated tells when more were left out). Symbolic links are matched but not followed; paths the sandbox's policy refuses to read are marked with denied_by and not descended into.",
-	Annotations: Annotations{"Find Files", true, false}})
+	Annotations: Annotations{"Find Files", true, false}}).Runs(glob)
 
 // GlobArgs are the arguments of the glob tool.
 type GlobArgs struct {
@@ -37,4 +47,143 @@ type GlobOutput struct {
 	Path      string      `json:"path" doc:"Absolute path of the directory searched"`
 	Matches   []GlobMatch `json:"matches" nullable:"false" doc:"Matching paths, in lexical order"`
 	Truncated bool        `json:"truncated" doc:"Whether matches were left out: the limit was reached, or the search looked at its most entries"`
+}
+
+// errGlobFull stops a walk that has found or looked at enough.
+var errGlobFull = errors.New("glob limit reached")
+
+// glob runs the glob tool: the paths under args.Path that match
+// args.Pattern, walked in lexical order without following links.
+func glob(ctx context.Context, env Env, args GlobArgs) (Result, error) {
+	segs, err := globSegments(args.Pattern)
+	if err != nil {
+		return Errorf("glob: %s", err), nil
+	}
+	if args.Limit < 0 {
+		return Errorf("glob: limit must be at least 0 (got %d)", args.Limit), nil
+	}
+	limit := min(args.Limit, MaxGlobLimit)
+	if limit == 0 {
+		limit = DefaultGlobLimit
+	}
+	root := args.Path
+	if root == "" {
+		root = "."
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return Errorf("glob: %s: %s", root, ErrorText(err)), nil
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return Errorf("glob: cannot open directory: %s: %s", root, ErrorText(err)), nil
+	} else if !fi.IsDir() {
+		return Errorf("glob: cannot open directory: %s: not a directory", root), nil
+	}
+	// Rules name real paths: match them against the directory's.
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		real = abs
+	}
+	out := GlobOutput{Path: abs, Matches: []GlobMatch{}}
+	visits := 0
+	err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if p == real {
+			return err // an unreadable root fails the call
+		}
+		if visits++; visits > MaxGlobVisits {
+			out.Truncated = true
+			return errGlobFull
+		}
+		rel, _ := filepath.Rel(real, p)
+		rel = filepath.ToSlash(rel)
+		parts := strings.Split(rel, "/")
+		denied := env.DeniedBy(p)
+		if globMatch(segs, parts) {
+			if len(out.Matches) == limit {
+				out.Truncated = true
+				return errGlobFull
+			}
+			out.Matches = append(out.Matches, GlobMatch{Path: rel, Type: FileType(d.Type()), DeniedBy: denied})
+		}
+		if d.IsDir() && (err != nil || denied != "" || !globMayMatchBelow(segs, parts)) {
+			return fs.SkipDir // unreadable, a placeholder, or nothing below can match
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errGlobFull) {
+		return Errorf("glob: %s: %s", root, ErrorText(err)), nil
+	}
+	return StructuredResult(out), nil
+}
+
+// globSegments splits and checks a pattern.
+func globSegments(pattern string) ([]string, error) {
+	if pattern == "" {
+		return nil, errors.New("pattern is empty")
+	}
+	if strings.HasPrefix(pattern, "/") {
+		return nil, errors.New("pattern " + pattern + " is absolute: give the directory as path and the pattern relative to it")
+	}
+	var segs []string
+	for _, s := range strings.Split(pattern, "/") {
+		switch s {
+		case "", ".":
+			continue
+		case "..":
+			return nil, errors.New("pattern " + pattern + " has a .. segment: give the directory as path")
+		}
+		if s != "**" {
+			if _, err := path.Match(s, ""); err != nil {
+				return nil, errors.New("pattern " + pattern + ": segment " + s + ": " + err.Error())
+			}
+		}
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		return nil, errors.New("pattern " + pattern + " names no path")
+	}
+	return segs, nil
+}
+
+// globMatch reports whether the path parts match the pattern's segments.
+func globMatch(segs, parts []string) bool {
+	for len(segs) > 0 {
+		if segs[0] == "**" {
+			// ** takes any number of parts, none included.
+			for i := 0; i <= len(parts); i++ {
+				if globMatch(segs[1:], parts[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(parts) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(segs[0], parts[0]); !ok {
+			return false
+		}
+		segs, parts = segs[1:], parts[1:]
+	}
+	return len(parts) == 0
+}
+
+// globMayMatchBelow reports whether a path below the directory dir (its
+// parts) could match the pattern's segments.
+func globMayMatchBelow(segs, dir []string) bool {
+	for i, p := range dir {
+		if i >= len(segs) {
+			return false
+		}
+		if segs[i] == "**" {
+			return true
+		}
+		if ok, _ := path.Match(segs[i], p); !ok {
+			return false
+		}
+	}
+	return len(segs) > len(dir)
 }

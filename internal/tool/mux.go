@@ -37,23 +37,69 @@ func Handle[In, Out, E, R any](m *Mux[E, R], d *Def[In, Out], fn func(ctx contex
 	if d.Set != m.set || d.Side != m.side {
 		panic(fmt.Sprintf("tool: handler of %s registered on the wrong side", d.Name))
 	}
-	if _, dup := m.handlers[d.Name]; dup {
-		panic(fmt.Sprintf("tool: two handlers of %s", d.Name))
+	m.add(d.Name, bind(d.Name, m.decode, fn))
+}
+
+// add registers h as the handler of the tool named name.
+func (m *Mux[E, R]) add(name string, h Handler[E, R]) {
+	if _, dup := m.handlers[name]; dup {
+		panic(fmt.Sprintf("tool: two handlers of %s", name))
 	}
+	m.handlers[name] = h
+}
+
+// bind returns the Handler that decodes a call's arguments into an In
+// (none for NoArgs) and runs fn with them.
+func bind[In, E, R any](name string, decode func(string, json.RawMessage, any) error, fn func(context.Context, E, In) (R, error)) Handler[E, R] {
 	if reflect.TypeFor[In]() == reflect.TypeFor[NoArgs]() {
-		m.handlers[d.Name] = func(ctx context.Context, env E, _ json.RawMessage) (R, error) {
+		return func(ctx context.Context, env E, _ json.RawMessage) (R, error) {
 			var args In
 			return fn(ctx, env, args)
 		}
-		return
 	}
-	m.handlers[d.Name] = func(ctx context.Context, env E, raw json.RawMessage) (R, error) {
+	return func(ctx context.Context, env E, raw json.RawMessage) (R, error) {
 		var args In
-		if err := m.decode(d.Name, raw, &args); err != nil {
+		if err := decode(name, raw, &args); err != nil {
 			var zero R
 			return zero, err
 		}
 		return fn(ctx, env, args)
+	}
+}
+
+// Env is what boxsh-init gives the handlers defined with their tools
+// (see Def.Runs).
+type Env interface {
+	// DeniedBy names the sandbox's rule that refuses reading the object
+	// at the absolute path, or is "" when no rule does.
+	DeniedBy(path string) string
+}
+
+// Runs makes fn the handler of d, a tool of boxsh-init whose work needs
+// only what Env gives, and returns d. boxsh-init registers such handlers
+// with HandleDefined. A tool so defined is one file: its definition, its
+// types and its handler. It panics if d is not a tool of boxsh-init.
+func (d *Def[In, Out]) Runs(fn func(ctx context.Context, env Env, args In) (Result, error)) *Def[In, Out] {
+	if d.Side != Init {
+		panic(fmt.Sprintf("tool: %s runs in the front: register its handler there (Handle)", d.Name))
+	}
+	d.entry.run = func(decode func(string, json.RawMessage, any) error) Handler[Env, Result] {
+		return bind(d.Name, decode, fn)
+	}
+	return d
+}
+
+// HandleDefined registers in m the handlers defined with their tools (see
+// Def.Runs), for each tool of m's set and side that has one.
+func HandleDefined[E Env](m *Mux[E, Result]) {
+	for _, e := range entries(m.set) {
+		if e.Side != m.side || e.run == nil {
+			continue
+		}
+		h := e.run(m.decode)
+		m.add(e.Name, func(ctx context.Context, env E, raw json.RawMessage) (Result, error) {
+			return h(ctx, env, raw)
+		})
 	}
 }
 

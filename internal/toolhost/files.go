@@ -20,6 +20,6 @@ func init() {
 		return a.explain(files.Edit(ctx, args), args.Path, true), nil
 	})
 	tool.Handle(tools, tool.ListDef, func(ctx context.Context, a *Host, args tool.ListArgs) (tool.Result, error) {
-		return a.explain(files.List(ctx, args, a.deniedBy), args.Path, false), nil
+		return a.explain(files.List(ctx, args, a.DeniedBy), args.Path, false), nil
 	})
 }

@@ -63,12 +63,12 @@ func (a *Host) rule(path string, write bool) *initproto.PolicyRule {
 	return best
 }
 
-// deniedBy names the rule that refuses reading the object at the
-// absolute path, for list and stat (files.DeniedBy). That is the rule of
-// that very path, which the sandbox covers with its placeholder. What lies
-// below a denied directory cannot be seen, except through an allowRead
-// hole, which is readable.
-func (a *Host) deniedBy(path string) string {
+// DeniedBy names the rule that refuses reading the object at the
+// absolute path, for list, stat and glob (files.DeniedBy, tool.Env). It
+// is the rule of that very path, which the sandbox covers with its
+// placeholder. What lies below a denied directory cannot be seen, except
+// through an allowRead hole, which is readable.
+func (a *Host) DeniedBy(path string) string {
 	for _, rule := range a.cfg.Rules {
 		if !rule.Write && rule.Path == path {
 			return rule.Rule

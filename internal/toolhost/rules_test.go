@@ -36,10 +36,10 @@ func TestDeniedByNamesTheRuleOfThePath(t *testing.T) {
 		{Path: "/p/keys", Rule: "denyRead keys (f)"},
 		{Path: "/p/docs", Rule: "denyWrite docs (f)", Write: true},
 	}}}
-	assert.Equal(t, "denyRead keys (f)", a.deniedBy("/p/keys"))
-	assert.Empty(t, a.deniedBy("/p/keys/public"), "below a denied directory: only an allowRead hole is seen, and it is readable")
-	assert.Empty(t, a.deniedBy("/p/docs"), "write rules do not refuse reading")
-	assert.Empty(t, a.deniedBy("/p"))
+	assert.Equal(t, "denyRead keys (f)", a.DeniedBy("/p/keys"))
+	assert.Empty(t, a.DeniedBy("/p/keys/public"), "below a denied directory: only an allowRead hole is seen, and it is readable")
+	assert.Empty(t, a.DeniedBy("/p/docs"), "write rules do not refuse reading")
+	assert.Empty(t, a.DeniedBy("/p"))
 }
 
 func TestLoadPolicyRules(t *testing.T) {

@@ -12,6 +12,6 @@ import (
 // refuses reading the object, and explains a refusal.
 func init() {
 	tool.Handle(tools, tool.StatDef, func(ctx context.Context, a *Host, args tool.StatArgs) (tool.Result, error) {
-		return a.explain(files.Stat(ctx, args, a.deniedBy), args.Path, false), nil
+		return a.explain(files.Stat(ctx, args, a.DeniedBy), args.Path, false), nil
 	})
 }

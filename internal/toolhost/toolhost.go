@@ -570,14 +570,18 @@ func decode[T any](name string, args json.RawMessage) (T, error) {
 	return v, nil
 }
 
-// tools are the handlers of the tools boxsh-init runs, each registered
-// by the file that implements it.
+// tools are the handlers of the tools boxsh-init runs. Each is
+// registered by the file that implements it, or defined with its tool
+// (tool.Def.Runs).
 var tools = tool.NewMux[*Host, tool.Result](tool.SandboxSet, tool.Init, func(name string, args json.RawMessage, v any) error {
 	if err := largecall.UnmarshalArgs(args, v); err != nil {
 		return &initproto.Error{Code: initproto.CodeInvalidParams, Message: fmt.Sprintf("%s tool: invalid arguments: %v", name, err)}
 	}
 	return nil
 })
+
+// init registers the handlers defined with their tools.
+func init() { tool.HandleDefined(tools) }
 
 // run runs every tool but bash in the foreground, which the pool runs.
 func (a *Host) run(ctx context.Context, name string, raw json.RawMessage) (tool.Result, error) {

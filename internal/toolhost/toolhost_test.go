@@ -1,6 +1,7 @@
 package toolhost
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -88,4 +89,19 @@ func TestActivityHearsEveryCall(t *testing.T) {
 func TestEveryToolHasAHandler(t *testing.T) {
 	assert.Empty(t, tools.Missing(), "tools of boxsh-init without a handler")
 	assert.Equal(t, tool.Names(tool.SandboxSet, tool.On(tool.Init)), tools.Names())
+}
+
+// TestDefinedHandlersSeeTheRules checks that a handler defined with its
+// tool (glob's) is given the sandbox's read rules by the Host.
+func TestDefinedHandlersSeeTheRules(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	secret := filepath.Join(dir, "secret")
+	require.NoError(t, os.Mkdir(secret, 0o755))
+	a := &Host{cfg: Config{Rules: []initproto.PolicyRule{{Path: secret, Rule: "denyRead secret (f)"}}}}
+	r, err := a.run(context.Background(), tool.Glob, json.RawMessage(`{"pattern":"*","path":`+strconv.Quote(dir)+`}`))
+	require.NoError(t, err)
+	var out tool.GlobOutput
+	require.NoError(t, json.Unmarshal(r.StructuredContent.(json.RawMessage), &out))
+	assert.Equal(t, []tool.GlobMatch{{Path: "secret", Type: tool.FileTypeDir, DeniedBy: "denyRead secret (f)"}}, out.Matches)
 }

@@ -157,7 +157,7 @@ func joinRel(rel, name string) string {
 // and stat.
 func Info(path string, fi fs.FileInfo, deniedBy string) tool.FileInfo {
 	info := tool.FileInfo{
-		Type:     FileType(fi.Mode()),
+		Type:     tool.FileType(fi.Mode()),
 		Size:     fi.Size(),
 		Mode:     modeString(fi.Mode()),
 		Mtime:    fi.ModTime().UTC().Format(time.RFC3339Nano),
@@ -167,25 +167,6 @@ func Info(path string, fi fs.FileInfo, deniedBy string) tool.FileInfo {
 		info.Target, _ = os.Readlink(path)
 	}
 	return info
-}
-
-// FileType names the type of a file mode, as list, stat and glob answer it.
-func FileType(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return tool.FileTypeDir
-	case m&fs.ModeSymlink != 0:
-		return tool.FileTypeSymlink
-	case m&fs.ModeNamedPipe != 0:
-		return tool.FileTypeFIFO
-	case m&fs.ModeSocket != 0:
-		return tool.FileTypeSocket
-	case m&fs.ModeCharDevice != 0:
-		return tool.FileTypeCharDevice
-	case m&fs.ModeDevice != 0:
-		return tool.FileTypeBlockDevice
-	}
-	return tool.FileTypeFile
 }
 
 // modeString is the permission bits of m in octal, with the set-user-ID,

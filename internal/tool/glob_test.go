@@ -1,8 +1,9 @@
-package toolhost
+package tool
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,9 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/boxsh/boxsh/internal/initproto"
-	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // globTree makes files under a new directory, which it returns with its
@@ -29,21 +27,42 @@ func globTree(t *testing.T, files ...string) string {
 	return dir
 }
 
+// rules are a sandbox's read rules by path, for a test's Env.
+type rules map[string]string
+
+func (r rules) DeniedBy(path string) string { return r[path] }
+
+// errBadArgs is the error of arguments that do not decode.
+var errBadArgs = errors.New("invalid arguments")
+
+// globMux is a Mux with the handlers defined with their tools, as
+// boxsh-init's.
+func globMux() *Mux[rules, Result] {
+	m := NewMux[rules, Result](SandboxSet, Init, func(_ string, args json.RawMessage, v any) error {
+		if json.Unmarshal(args, v) != nil {
+			return errBadArgs
+		}
+		return nil
+	})
+	HandleDefined(m)
+	return m
+}
+
 // callGlob calls the glob tool through its handler, as boxsh-init does.
-func callGlob(t *testing.T, a *Host, args string) (tool.GlobOutput, tool.Result) {
+func callGlob(t *testing.T, env rules, args string) (GlobOutput, Result) {
 	t.Helper()
-	h, ok := tools.Lookup(tool.Glob)
+	h, ok := globMux().Lookup(Glob)
 	require.True(t, ok, "glob has a handler")
-	r, err := h(context.Background(), a, json.RawMessage(args))
+	r, err := h(context.Background(), env, json.RawMessage(args))
 	require.NoError(t, err)
-	var out tool.GlobOutput
+	var out GlobOutput
 	if !r.IsError {
 		require.NoError(t, json.Unmarshal(r.StructuredContent.(json.RawMessage), &out))
 	}
 	return out, r
 }
 
-func globPaths(out tool.GlobOutput) []string {
+func globPaths(out GlobOutput) []string {
 	var paths []string
 	for _, m := range out.Matches {
 		paths = append(paths, m.Path)
@@ -55,7 +74,7 @@ func globPaths(out tool.GlobOutput) []string {
 // number of them, a class, and the lexical order of the answer.
 func TestGlob(t *testing.T) {
 	dir := globTree(t, "a.go", "b.txt", "cmd/main.go", "cmd/x/deep.go", "docs/a.md", "z/b.go")
-	a := &Host{}
+	a := rules{}
 	for _, c := range []struct {
 		pattern string
 		want    []string
@@ -77,17 +96,17 @@ func TestGlob(t *testing.T) {
 		assert.NotNil(t, out.Matches, "matches is [] when nothing matches, never null")
 	}
 	out, _ := callGlob(t, a, `{"pattern":"cmd","path":`+strconv.Quote(dir)+`}`)
-	assert.Equal(t, []tool.GlobMatch{{Path: "cmd", Type: tool.FileTypeDir}}, out.Matches)
+	assert.Equal(t, []GlobMatch{{Path: "cmd", Type: FileTypeDir}}, out.Matches)
 }
 
 // TestGlobLimit checks that a glob answers at most limit matches and says
 // that it left some out.
 func TestGlobLimit(t *testing.T) {
 	dir := globTree(t, "1", "2", "3", "4")
-	out, _ := callGlob(t, &Host{}, `{"pattern":"*","limit":2,"path":`+strconv.Quote(dir)+`}`)
+	out, _ := callGlob(t, rules{}, `{"pattern":"*","limit":2,"path":`+strconv.Quote(dir)+`}`)
 	assert.Equal(t, []string{"1", "2"}, globPaths(out))
 	assert.True(t, out.Truncated)
-	out, _ = callGlob(t, &Host{}, `{"pattern":"*","limit":4,"path":`+strconv.Quote(dir)+`}`)
+	out, _ = callGlob(t, rules{}, `{"pattern":"*","limit":4,"path":`+strconv.Quote(dir)+`}`)
 	assert.Len(t, out.Matches, 4)
 	assert.False(t, out.Truncated, "exactly limit matches leave nothing out")
 }
@@ -101,16 +120,16 @@ func TestGlobDoesNotFollowLinks(t *testing.T) {
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link")))
 	require.NoError(t, os.Symlink(dir, filepath.Join(dir, "real", "loop")))
 	secret := filepath.Join(dir, "secret")
-	a := &Host{cfg: Config{Rules: []initproto.PolicyRule{{Path: secret, Rule: "denyRead secret (f)"}}}}
+	a := rules{secret: "denyRead secret (f)"}
 
 	out, r := callGlob(t, a, `{"pattern":"**","path":`+strconv.Quote(dir)+`}`)
 	require.False(t, r.IsError, "%+v", r.Content)
-	assert.Equal(t, []tool.GlobMatch{
-		{Path: "link", Type: tool.FileTypeSymlink},
-		{Path: "real", Type: tool.FileTypeDir},
-		{Path: "real/file.go", Type: tool.FileTypeFile},
-		{Path: "real/loop", Type: tool.FileTypeSymlink},
-		{Path: "secret", Type: tool.FileTypeDir, DeniedBy: "denyRead secret (f)"},
+	assert.Equal(t, []GlobMatch{
+		{Path: "link", Type: FileTypeSymlink},
+		{Path: "real", Type: FileTypeDir},
+		{Path: "real/file.go", Type: FileTypeFile},
+		{Path: "real/loop", Type: FileTypeSymlink},
+		{Path: "secret", Type: FileTypeDir, DeniedBy: "denyRead secret (f)"},
 	}, out.Matches)
 }
 
@@ -128,13 +147,11 @@ func TestGlobRefusesBadArguments(t *testing.T) {
 		`{"pattern":"*","path":` + strconv.Quote(filepath.Join(dir, "none")) + `}`: "no such file or directory",
 		`{"pattern":"*","limit":-1}`: "limit must be at least 0",
 	} {
-		_, r := callGlob(t, &Host{}, args)
+		_, r := callGlob(t, rules{}, args)
 		require.True(t, r.IsError, args)
 		assert.Contains(t, r.Content[0].Text, want, args)
 	}
-	h, _ := tools.Lookup(tool.Glob)
-	_, err := h(context.Background(), &Host{}, json.RawMessage(`{"pattern":3}`))
-	var fe *initproto.Error
-	require.ErrorAs(t, err, &fe)
-	assert.Equal(t, initproto.CodeInvalidParams, fe.Code)
+	h, _ := globMux().Lookup(Glob)
+	_, err := h(context.Background(), rules{}, json.RawMessage(`{"pattern":3}`))
+	assert.ErrorIs(t, err, errBadArgs, "arguments that do not decode: the Mux's error")
 }
