@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/client"
+	"github.com/boxsh/boxsh/internal/tool"
 )
 
 // docText is the file of the checkout at path (relative to its root).
@@ -271,4 +272,29 @@ func TestContributingChecks(t *testing.T) {
 		assert.True(t, b.example != "" || b.notRun != "", "CONTRIBUTING.md:%d: a code block marked neither <!-- example: NAME --> nor <!-- not run: REASON -->", b.line)
 	}
 	recipesExample(t, nil, ex["checks"])
+}
+
+// TestToolsDocumented checks that the manual names every tool the
+// registry defines: a row of docs/mcp.md's table for each tool of a
+// sandbox, each tool beyond v3 in its list there, and each management tool
+// in docs/sandboxes.md. So a new tool's docs are its third file.
+func TestToolsDocumented(t *testing.T) {
+	t.Parallel()
+	mcpDoc := docText(t, "docs/mcp.md")
+	for _, name := range tool.Names(tool.SandboxSet, nil) {
+		assert.Regexp(t, regexp.MustCompile("(?m)^\\| `"+regexp.QuoteMeta(name)+"`"), mcpDoc, "docs/mcp.md has a row for %s", name)
+	}
+	beyond := regexp.MustCompile("(?m)^(`list`.*) are beyond boxsh v3").FindStringSubmatch(mcpDoc)
+	require.NotNil(t, beyond, "docs/mcp.md lists the tools beyond v3")
+	for _, name := range tool.Names(tool.SandboxSet, func(in *tool.Info) bool { return in.BeyondV3 }) {
+		if strings.HasPrefix(name, "process_") {
+			assert.Contains(t, beyond[1], "`process_*`", name)
+			continue
+		}
+		assert.Contains(t, beyond[1], "`"+name+"`", "docs/mcp.md's list of the tools beyond v3")
+	}
+	sandboxesDoc := strings.Join(strings.Fields(docText(t, "docs/sandboxes.md")), " ")
+	for _, name := range tool.Names(tool.ManageSet, nil) {
+		assert.Contains(t, sandboxesDoc, "`"+name+"`", "docs/sandboxes.md names the management tool %s", name)
+	}
 }
