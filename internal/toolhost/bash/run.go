@@ -168,19 +168,24 @@ func (p *Pool) message(command string) []byte {
 func (p *Pool) run(ctx context.Context, s *shell, args tool.BashArgs, start time.Time, pending []byte) (tool.BashOutput, error) {
 	pgid := s.proc.pid
 	p.mu.Lock()
-	if p.closed {
+	closed := p.closed
+	if closed && pending != nil {
+		// The shell never got the command: the call did not run.
 		p.mu.Unlock()
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		_ = s.wait()
 		closeFiles(s.stdout, s.stderr, s.stdin)
-		if pending != nil {
-			_ = s.ctl.Close()
-		}
+		_ = s.ctl.Close()
 		return tool.BashOutput{}, errors.New("bash: pool closed")
 	}
 	p.running[pgid] = struct{}{}
 	p.mu.Unlock()
 	defer p.finished(pgid)
+	if closed {
+		// The command runs already (its shell was given it before the
+		// pool closed): it is killed, as Close kills the running ones.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 
 	if s.stdin != nil {
 		go func() {
