@@ -130,9 +130,13 @@ const DefaultSandboxRequests = 32
 // ErrNeedToken refuses to serve a non-loopback address without a token.
 var ErrNeedToken = errors.New("refusing to listen on a non-loopback address without a bearer token")
 
-// Listen opens the listener of the HTTP transport, refusing a non-loopback
-// address when opts has no token.
+// Listen opens the listener of the HTTP transport: on HOST:PORT, or on a
+// Unix socket for unix:PATH (see listenUnix). It refuses a TCP address not
+// on loopback when opts has no token.
 func Listen(addr string, opts HTTPOptions) (net.Listener, error) {
+	if path, ok := UnixPath(addr); ok {
+		return listenUnix(path)
+	}
 	if opts.Token == "" && !IsLoopback(addr) {
 		return nil, fmt.Errorf("%w: %s", ErrNeedToken, addr)
 	}

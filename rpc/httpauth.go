@@ -25,7 +25,8 @@ func IsLoopback(addr string) bool {
 
 // originAllowed is the DNS-rebinding check. A browser's Origin must be a
 // loopback one or listed. When no token guards the server, the Host must
-// be too, since a rebound name reaches loopback with a foreign Host.
+// be too, since a rebound name reaches loopback with a foreign Host; not
+// on a Unix socket, which no name reaches.
 func (t *httpTransport) originAllowed(r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
 		if slices.Contains(t.opts.AllowedOrigins, o) {
@@ -36,7 +37,7 @@ func (t *httpTransport) originAllowed(r *http.Request) bool {
 			return false
 		}
 	}
-	if t.opts.Token == "" {
+	if t.opts.Token == "" && !onUnixSocket(r) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
