@@ -124,15 +124,18 @@ type Server struct {
 }
 
 // NewServer returns a client of the server of many sandboxes at baseURL
-// (http://HOST:PORT).
+// (http://HOST:PORT, or http://unix:PATH: for one on a Unix socket).
 //
 // token is the server's bearer token, "" for a server with none. A nil hc is
-// http.DefaultClient.
+// http.DefaultClient. For a Unix socket, hc's Transport (nil or an
+// *http.Transport) is cloned to dial the socket; another kind of Transport
+// must dial it itself.
 func NewServer(baseURL, token string, hc *http.Client) *Server {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Server{base: strings.TrimSuffix(baseURL, "/"), token: token, hc: hc}
+	base, hc := onUnixSocket(strings.TrimSuffix(baseURL, "/"), hc)
+	return &Server{base: base, token: token, hc: hc}
 }
 
 // Create starts sandbox name, from FromWorkspace, FromEmpty or
@@ -333,7 +336,8 @@ func (s *Server) send(ctx context.Context, method, path, token, sandbox string, 
 // refused or reset connections, or closed before an answer, as a
 // restart leaves them.
 func unreachable(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+	// ENOENT: a Unix socket removed by a server that stopped.
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ENOENT) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
