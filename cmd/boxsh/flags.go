@@ -93,7 +93,9 @@ var flagTable = []flagDef{
 			"stdio (default 127.0.0.1:0: a free port, printed on",
 			"stderr), plus the REST twin (/v1/tools/NAME,",
 			"/openapi.json). Requests need the bearer token written",
-			"to the file printed on stderr.",
+			"to the file printed on stderr. unix:PATH is a Unix",
+			"socket at PATH instead, mode 0600 (a stale socket there",
+			"is replaced, anything else refused), removed at exit.",
 		},
 		set: func(p *parser, _, v string) error {
 			if !strings.Contains(v, ":") {
@@ -115,7 +117,7 @@ var flagTable = []flagDef{
 	},
 	{
 		names: []string{"--no-auth"}, section: sectionModes,
-		help: []string{"No token (only on a loopback address)."},
+		help: []string{"No token (only on a loopback address or unix:PATH)."},
 		set:  on(func(o *options) *bool { return &o.noAuth }),
 	},
 	{

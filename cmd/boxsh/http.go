@@ -55,8 +55,12 @@ func listenHTTP(opts options) (*httpListener, error) {
 	return h, nil
 }
 
-// close removes the token file boxsh made.
+// close closes the listener (which removes a Unix socket) and removes
+// the token file boxsh made.
 func (h *httpListener) close() {
+	if h.ln != nil {
+		_ = h.ln.Close()
+	}
 	if h.tokenPath != "" {
 		_ = os.Remove(h.tokenPath)
 	}
@@ -71,7 +75,7 @@ func (h *httpListener) serve(ctx context.Context, srv *rpc.Server, log hclog.Log
 	}
 	h.opts.Extra = withNetworkPaths(rest, h.network)
 	proc.OneProc() // once boxsh-init runs: its start is not slowed
-	fmt.Fprintf(os.Stderr, "boxsh: MCP on http://%s/mcp\n", h.ln.Addr())
+	fmt.Fprintf(os.Stderr, "boxsh: MCP on %s/mcp\n", rpc.BaseURL(h.ln.Addr()))
 	log.Info("serving MCP over streamable HTTP", "addr", h.ln.Addr().String(), "auth", h.opts.Token != "")
 	return srv.ServeStreamable(ctx, h.ln, h.opts)
 }

@@ -129,7 +129,7 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	context.AfterFunc(stop, router.Drain)
 	defer web.close()
 	proc.OneProc()
-	fmt.Fprintf(os.Stderr, "boxsh: MCP on http://%s/mcp (a sandbox per session); sandboxes at http://%[1]s/v1/sandboxes, each at /s/NAME/mcp\n", web.ln.Addr())
+	fmt.Fprintf(os.Stderr, "boxsh: MCP on %s/mcp (a sandbox per session); sandboxes at %[1]s/v1/sandboxes, each at /s/NAME/mcp\n", rpc.BaseURL(web.ln.Addr()))
 	log.Info("serving many sandboxes over streamable HTTP", "addr", web.ln.Addr().String(), "max", opts.maxSandboxes, "idle", idleTTL, "server", web.opts.ServerID)
 	return srv.ServeStreamable(stop, web.ln, web.opts)
 }
