@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/client"
 	"github.com/boxsh/boxsh/internal/jsontest"
 )
 
@@ -32,6 +34,16 @@ type httpBoxsh struct {
 	token  string
 	stderr *lockedBuffer
 	exited chan struct{}
+	// printed is the URL the server printed; on a Unix socket
+	// (http://unix:PATH:/mcp) url is http://localhost/mcp, and tr dials
+	// the socket.
+	printed string
+	tr      http.RoundTripper
+}
+
+// client is an HTTP client of h, its answers checked by jsontest.
+func (h *httpBoxsh) client() *http.Client {
+	return &http.Client{Transport: jsontest.Transport{Base: h.tr}}
 }
 
 var listenLine = regexp.MustCompile(`MCP on (http://[^\s]+/mcp)`)
@@ -46,8 +58,20 @@ func startHTTP(t *testing.T, ctx context.Context, args ...string) *httpBoxsh {
 // startHTTPIn is startHTTP in dir, with env added to the environment.
 func startHTTPIn(t *testing.T, ctx context.Context, dir string, env []string, args ...string) *httpBoxsh {
 	t.Helper()
+	return startHTTPOn(t, ctx, "127.0.0.1:0", dir, env, args...)
+}
+
+// startHTTPOn is startHTTPIn listening on listen (unix:PATH too), with
+// no token if args hold --no-auth.
+func startHTTPOn(t *testing.T, ctx context.Context, listen, dir string, env []string, args ...string) *httpBoxsh {
+	t.Helper()
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	cmd := exec.CommandContext(ctx, boxshPath(), append([]string{"--rpc", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, args...)...)
+	argv := []string{"--rpc", "--listen", listen, "--token-file", tokenFile}
+	noAuth := slices.Contains(args, "--no-auth")
+	if noAuth {
+		argv = argv[:3]
+	}
+	cmd := exec.CommandContext(ctx, boxshPath(), append(argv, args...)...)
 	cmd.Dir = dir
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
@@ -70,8 +94,15 @@ func startHTTPIn(t *testing.T, ctx context.Context, dir string, env []string, ar
 			t.Logf("boxsh stderr:\n%s", truncate(h.stderr.String()))
 		}
 	})
-	h.url = waitListening(t, "boxsh", h.stderr, h.exited)
+	h.printed = waitListening(t, "boxsh", h.stderr, h.exited)
+	h.url = h.printed
+	if path, ok := unixSocketOf(h.printed); ok {
+		h.url, h.tr = "http://localhost/mcp", client.UnixSocketTransport(path)
+	}
 	h.base = strings.TrimSuffix(h.url, "/mcp")
+	if noAuth {
+		return h
+	}
 	b, err := os.ReadFile(tokenFile)
 	require.NoError(t, err)
 	h.token = strings.TrimSpace(string(b))
@@ -105,6 +136,16 @@ func waitListening(t *testing.T, who string, stderr *lockedBuffer, exited <-chan
 	return m[1]
 }
 
+// unixSocketOf is the socket's path of a URL http://unix:PATH:/mcp, the
+// form a server on --listen unix:PATH prints.
+func unixSocketOf(url string) (string, bool) {
+	rest, ok := strings.CutPrefix(url, "http://unix:")
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(rest, ":/mcp")
+}
+
 // bearer adds the token to every request.
 type bearer struct {
 	token string
@@ -123,7 +164,7 @@ func (h *httpBoxsh) sdkHTTP(t *testing.T, ctx context.Context, version string) *
 	client := mcp.NewClient(&mcp.Implementation{Name: "boxsh-http-test", Version: "1.0.0"}, nil)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:   h.url,
-		HTTPClient: &http.Client{Transport: bearer{h.token, jsontest.Transport{}}},
+		HTTPClient: &http.Client{Transport: bearer{h.token, jsontest.Transport{Base: h.tr}}},
 		MaxRetries: -1,
 	}
 	var opts *mcp.ClientSessionOptions
@@ -153,7 +194,7 @@ func (h *httpBoxsh) rawPost(t *testing.T, method string, params map[string]any, 
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	res, err := jsontest.NewClient().Do(req)
+	res, err := h.client().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
