@@ -230,28 +230,50 @@ func TestDeployManifests(t *testing.T) {
 	assert.Equal(t, "boxsh-router", dig(router, "spec", "template", "spec", "volumes", 0, "configMap", "name"))
 	assert.Equal(t, "boxsh-router", dig(m.get(t, "Service", "boxsh"), "spec", "selector", "app.kubernetes.io/name"))
 
-	// kubectl builds the kustomization offline; its dry-run apply needs
-	// a cluster's API (its discovery), which this test has none of.
+	// kubectl builds the kustomization offline, and decodes each of its
+	// objects (kind, apiVersion, metadata) with --local. A dry-run apply
+	// or create needs a cluster's API (its discovery, for the objects'
+	// REST mappings), which this test has none of.
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Log("kubectl is not installed: the kustomization is not built")
-		return
+		t.Skip("kubectl is not installed (Debian's kubernetes-client): the kustomization is not built")
 	}
 	out, err := exec.Command(kubectl, "kustomize", deployDir).CombinedOutput()
 	require.NoError(t, err, "kubectl kustomize: %s", out)
 	assert.Contains(t, string(out), "kind: ConfigMap")
 	assert.Contains(t, string(out), "proxy_next_upstream off;", "the router's configuration, from nginx/nginx.conf")
+	cmd := exec.Command(kubectl, "annotate", "--local", "-o", "name", "-f", "-", "boxsh.dev/checked=yes")
+	cmd.Stdin = bytes.NewReader(out)
+	names, err := cmd.CombinedOutput()
+	require.NoError(t, err, "kubectl annotate --local: %s", names)
+	var want []string
+	for key := range m {
+		kind, name, _ := strings.Cut(key, "/")
+		group := map[string]string{"StatefulSet": ".apps", "Deployment": ".apps"}[kind]
+		want = append(want, strings.ToLower(kind)+group+"/"+name)
+	}
+	var got []string
+	for _, n := range strings.Fields(string(names)) {
+		if !strings.HasPrefix(n, "configmap/") { // the generated one, its name hashed
+			got = append(got, n)
+		}
+	}
+	assert.ElementsMatch(t, want, got, "every object of deploy/ decodes as a Kubernetes object")
 }
 
 // deployServer is one boxsh server of TestDeploy, run with the
-// StatefulSet's command line.
+// StatefulSet's command line in a user and network namespace of its own,
+// listening on the Unix socket sock.
 type deployServer struct {
-	id, addr   string
+	id, sock   string
 	state, run string
 	cmd        *exec.Cmd
 	stderr     *lockedBuffer
 	exited     chan struct{}
 }
+
+// base is the server's base URL, for the Go client.
+func (s *deployServer) base() string { return "http://unix:" + s.sock + ":" }
 
 // deployRig is the servers, the router and what they share.
 type deployRig struct {
@@ -272,7 +294,7 @@ func (r *deployRig) argv(t *testing.T, s *deployServer) []string {
 		case i == 0 && a == "boxsh":
 			a = boxshPath()
 		case a == "0.0.0.0:8080":
-			a = s.addr
+			a = "unix:" + s.sock
 		case a == r.pod.mounts["token"]:
 			a = r.tokenFile
 		case a == "$(POD_NAME)":
@@ -284,11 +306,17 @@ func (r *deployRig) argv(t *testing.T, s *deployServer) []string {
 	return out
 }
 
-// start runs server s (again, on its state directory and address).
+// start runs server s (again, on its state directory and socket) in a
+// user and network namespace of its own, as a pod's: unshare execs boxsh,
+// so the process is the server's.
 func (r *deployRig) start(t *testing.T, s *deployServer) {
 	t.Helper()
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare is not installed (Debian's util-linux)")
+	}
 	argv := r.argv(t, s)
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(unshare, append([]string{"--user", "--net", "--map-current-user", "--"}, argv...)...)
 	cmd.Dir = r.workspace
 	paths := map[string]string{r.pod.mounts["state"]: s.state, r.pod.mounts["run"]: s.run}
 	cmd.Env = os.Environ()
@@ -307,10 +335,11 @@ func (r *deployRig) start(t *testing.T, s *deployServer) {
 	exited := s.exited
 	go func() { _ = cmd.Wait(); close(exited) }()
 	url := waitListening(t, s.id, s.stderr, exited)
-	s.addr = strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	require.Equal(t, s.base()+"/mcp", url)
+	hc := &http.Client{Transport: client.UnixSocketTransport(s.sock)}
 	// Ready: the warm pool is full.
 	waitFor(t, replyTimeout, s.id+" ready", func() bool {
-		res, err := http.Get("http://" + s.addr + "/readyz")
+		res, err := hc.Get("http://localhost/readyz")
 		if err != nil {
 			return false
 		}
@@ -349,7 +378,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 // startRouter runs NGINX with the router's command line and
-// nginx/nginx.conf, its upstreams the servers' addresses, listening on a
+// nginx/nginx.conf, its upstreams the servers' sockets, listening on a
 // free loopback port; it returns the router's base URL.
 func (r *deployRig) startRouter(t *testing.T, m manifests) string {
 	t.Helper()
@@ -366,7 +395,7 @@ func (r *deployRig) startRouter(t *testing.T, m manifests) string {
 	for i, s := range r.servers {
 		from := fmt.Sprintf("boxsh-%d:8080", i)
 		require.Equal(t, 2, strings.Count(text, from), from)
-		text = strings.ReplaceAll(text, from, s.addr)
+		text = strings.ReplaceAll(text, from, "unix:"+s.sock)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -457,8 +486,11 @@ func raw(t *testing.T, ctx context.Context, method, url, token string, hdr map[s
 // hosts its sandboxes again, with their files, and meanwhile their calls
 // fail with client.ErrSandboxUnavailable; the others never stop. A SIGTERM
 // lets a call in flight finish, and the sandboxes' files stay for the next
-// start. Each server is on a loopback address of its own (127.0.0.2 to 4),
-// not in a network namespace of its own as a pod is.
+// start. Each server runs in a user and network namespace of its own, as a
+// pod does, listening on a Unix socket (--listen unix:PATH) that NGINX's
+// upstreams name, since no TCP port in the server's namespace can be
+// reached from the test's; a server killed leaves its socket, which the
+// next start replaces.
 func TestDeploy(t *testing.T) {
 	requireRootless(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -471,7 +503,8 @@ func TestDeploy(t *testing.T) {
 	replicas := dig(m.get(t, "StatefulSet", "boxsh"), "spec", "replicas").(int)
 	require.Equal(t, 3, replicas)
 	for i := range replicas {
-		s := &deployServer{id: fmt.Sprintf("boxsh-%d", i), addr: fmt.Sprintf("127.0.0.%d:0", i+2), state: t.TempDir(), run: t.TempDir()}
+		s := &deployServer{id: fmt.Sprintf("boxsh-%d", i), state: t.TempDir(), run: t.TempDir()}
+		s.sock = filepath.Join(s.run, "boxsh.sock")
 		r.servers = append(r.servers, s)
 		t.Cleanup(func() {
 			if s.alive() {
@@ -484,6 +517,16 @@ func TestDeploy(t *testing.T) {
 	}
 	for _, s := range r.servers {
 		r.start(t, s)
+	}
+	// Each server is in a network namespace of its own, none the test's.
+	own, err := os.Readlink("/proc/self/ns/net")
+	require.NoError(t, err)
+	netns := map[string]string{own: "the test"}
+	for _, s := range r.servers {
+		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", s.cmd.Process.Pid))
+		require.NoError(t, err, s.id)
+		require.NotContains(t, netns, ns, "%s's network namespace is %s's", s.id, netns[ns])
+		netns[ns] = s.id
 	}
 	base := r.startRouter(t, m)
 	srv := client.NewServer(base, r.token, nil)
@@ -522,7 +565,7 @@ func TestDeploy(t *testing.T) {
 	}
 	require.Len(t, perServer, 3, "only the three servers: %v", perServer)
 	// A name taken is refused by the server the name hashes to.
-	_, err := srv.Create(ctx, "sb-00", client.FromWorkspace)
+	_, err = srv.Create(ctx, "sb-00", client.FromWorkspace)
 	var he *client.HTTPError
 	require.ErrorAs(t, err, &he)
 	assert.Equal(t, http.StatusConflict, he.StatusCode)
@@ -572,6 +615,7 @@ func TestDeploy(t *testing.T) {
 	// Kill boxsh-1: its sandboxes are unavailable, the others answer.
 	killed := r.servers[1]
 	killed.stop(t, syscall.SIGKILL)
+	requireSocket(t, killed.sock) // stale: nothing accepts on it
 	for name, p := range where {
 		res, err := srv.Sandbox(name, p.token).Run(ctx, "cat who.txt")
 		if p.server == killed.id {
@@ -584,7 +628,8 @@ func TestDeploy(t *testing.T) {
 	_, err = srv.Create(ctx, perServer[killed.id][0], client.FromWorkspace)
 	assert.ErrorIs(t, err, client.ErrSandboxUnavailable, "a create for the killed server is not made elsewhere")
 
-	// Started again on its state directory and address: its sandboxes
+	// Started again on its state directory and socket (the one the kill
+	// left, replaced): its sandboxes
 	// answer with their files, once given a token (tokens are not kept).
 	r.start(t, killed)
 	for _, name := range perServer[killed.id] {
@@ -607,7 +652,7 @@ func TestDeploy(t *testing.T) {
 
 	// Figures (docs/perf.md): creates and calls through the router, and
 	// straight to one server.
-	direct := client.NewServer("http://"+r.servers[0].addr, r.token, nil)
+	direct := client.NewServer(r.servers[0].base(), r.token, nil)
 	began = time.Now()
 	for i := range 10 {
 		name := fmt.Sprintf("direct-%d", i)
@@ -656,6 +701,8 @@ func TestDeploy(t *testing.T) {
 		return false
 	})
 	term.stop(t, syscall.SIGTERM)
+	_, err = os.Lstat(term.sock)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a server stopped by SIGTERM removes its socket")
 	require.NoError(t, <-answered, "the call in flight at SIGTERM")
 	assert.Equal(t, "finished\n", out.Stdout)
 	assert.Equal(t, 128+int(syscall.SIGTERM), term.cmd.ProcessState.ExitCode(), "stopped by its signal:\n%s", term.stderr.String())

@@ -26,7 +26,8 @@ package rpc
 //   - HTTP: http.go (the transport), httpout.go (JSON and SSE answers),
 //     mcpsession.go (Mcp-Session-Id sessions), httpauth.go (origins and
 //     tokens), token.go (the token file), conns.go and fair.go (bounds),
-//     who.go (who a call came from);
+//     who.go (who a call came from), unixsock.go (the listener on a Unix
+//     socket);
 //   - REST: rest.go;
 //   - many sandboxes: sandboxhost.go, sandboxes.go, sandboxfiles.go,
 //     sandboxtoken.go, sessionsandbox.go, manage.go (the management tools),
