@@ -76,6 +76,8 @@ func TestParseListen(t *testing.T) {
 		"--rpc --listen 8080":              "127.0.0.1:8080",
 		"--rpc --listen=0.0.0.0:9000":      "0.0.0.0:9000",
 		"--rpc --listen [::1]:0 --no-auth": "[::1]:0",
+		"--rpc --listen unix:/run/b.sock":  "unix:/run/b.sock",
+		"--rpc --listen=unix:rel.sock":     "unix:rel.sock",
 	} {
 		o, err := parseArgs(strings.Fields(argv), "/")
 		require.NoError(t, err, argv)
