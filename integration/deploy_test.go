@@ -337,6 +337,7 @@ func (r *deployRig) start(t *testing.T, s *deployServer) {
 	url := waitListening(t, s.id, s.stderr, exited)
 	require.Equal(t, s.base()+"/mcp", url)
 	hc := &http.Client{Transport: client.UnixSocketTransport(s.sock)}
+	defer hc.CloseIdleConnections()
 	// Ready: the warm pool is full.
 	waitFor(t, replyTimeout, s.id+" ready", func() bool {
 		res, err := hc.Get("http://localhost/readyz")
