@@ -88,7 +88,11 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 			return
 		}
 	}
-	d := srv.decide(ctx, c, u.Hostname(), port, "http")
+	d := srv.decideWith(ctx, c, u.Hostname(), port, "http", func(d *decision) {
+		if d.secrets, d.leak = srv.Secrets.Put(d.host, d.port, req.Header, u); d.leak != nil {
+			d.allowed = false
+		}
+	})
 	if !d.allowed {
 		srv.refuse(c, d)
 		return

@@ -258,6 +258,10 @@ type decision struct {
 	userDenied, unanswered bool
 	// answered tells that an answer allowed it, not a rule.
 	answered bool
+	// secrets are the secrets put in the request; leak refused it for
+	// carrying a stand-in to a host its secret is not for.
+	secrets []string
+	leak    *Leak
 }
 
 // Decide says whether host:port may be reached, and the rule that decided.

@@ -85,6 +85,10 @@ type Server struct {
 	Ask func(ctx context.Context, host string, port int) Answer
 	// AskTimeout bounds the wait for Ask (default DefaultAskTimeout).
 	AskTimeout time.Duration
+	// Secrets, when set, are put in the plain HTTP requests to the hosts
+	// they are for, in place of their stand-ins; a request carrying a
+	// stand-in to another host is refused (see Secrets.Put).
+	Secrets *Secrets
 }
 
 // A Decision is what the proxy decided on one request.
@@ -108,6 +112,9 @@ type Decision struct {
 	// its answer.
 	Asked  bool
 	Answer Answer
+	// Secrets name the secrets the proxy put in the request (see
+	// Server.Secrets).
+	Secrets []string
 }
 
 // server is a Server with its defaults filled in.
@@ -246,6 +253,12 @@ func (srv *server) serveConn(ctx context.Context, nc net.Conn, busy bool) {
 // of each host is logged at Warn too (see warnRefused). A destination on
 // no list is asked about (see Server.Ask); c's deadline is then renewed.
 func (srv *server) decide(ctx context.Context, c *conn, host string, port int, protocol string) decision {
+	return srv.decideWith(ctx, c, host, port, protocol, nil)
+}
+
+// decideWith is decide, with check, when set, told a destination the
+// rules allowed: it may refuse it still (a request's secrets, for one).
+func (srv *server) decideWith(ctx context.Context, c *conn, host string, port int, protocol string, check func(*decision)) decision {
 	d := srv.rules().decide(host, port)
 	var answer Answer
 	asked := srv.Ask != nil && askable(d)
@@ -257,9 +270,12 @@ func (srv *server) decide(ctx context.Context, c *conn, host string, port int, p
 		d.unanswered = answer == NoAnswer
 		_ = c.Conn.SetDeadline(time.Now().Add(srv.HeaderTimeout))
 	}
-	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule)
+	if d.allowed && check != nil {
+		check(&d)
+	}
+	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule, "secrets", d.secrets)
 	if srv.Decided != nil {
-		dd := Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule, Asked: asked, Answer: answer}
+		dd := Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule, Asked: asked, Answer: answer, Secrets: d.secrets}
 		if !d.allowed {
 			dd.Reason, dd.Allow = srv.explain(d)
 		}
@@ -330,6 +346,8 @@ func (srv *server) rules() *Rules {
 func (srv *server) refusal(d decision) string {
 	dest := net.JoinHostPort(d.host, strconv.Itoa(d.port))
 	switch {
+	case d.leak != nil:
+		return fmt.Sprintf("boxsh: the request to %s is refused: %s. The sandbox holds a stand-in for the secret; the proxy puts the real value only in requests to those hosts.", dest, d.leak)
 	case d.userDenied:
 		return fmt.Sprintf("boxsh: access to %s was denied by the user.", dest)
 	case d.invalid:
@@ -351,6 +369,8 @@ func (srv *server) refusal(d decision) string {
 // refused HTTP request and the line logged at Warn.
 func shortRefusal(d decision) string {
 	switch {
+	case d.leak != nil:
+		return fmt.Sprintf("boxsh: the request to %s carries the stand-in of secret %s", d.host, d.leak.Secret)
 	case d.userDenied:
 		return "boxsh: " + d.host + " was denied by the user"
 	case d.invalid:
@@ -367,6 +387,8 @@ func shortRefusal(d decision) string {
 // allow it ("" when none would). It says what refusal and shortRefusal say.
 func (srv *server) explain(d decision) (reason, allow string) {
 	switch {
+	case d.leak != nil:
+		return d.leak.Error(), "" // nothing should allow it
 	case d.userDenied:
 		return ReasonDenied, "--allow-domain " + d.host
 	case d.unanswered:
