@@ -27,6 +27,7 @@ var narrowing = map[string]string{
 	"network.mode":           "taken when stricter than the user's (allow_all < allowlist < disabled)",
 	"network.allowedDomains": "taken only when the file itself moves the mode from allow_all to allowlist; ignored otherwise",
 	"network.deniedDomains":  "added",
+	"network.secrets":        "ignored: it would send a value of the user's environment to the hosts it names",
 }
 
 // defaultMaxOutput is the cap of each output stream of a bash call when
@@ -114,6 +115,12 @@ func (m *Merger) addNarrowing(s Settings, source Source) (ignored []string) {
 		ignore("network.allowedDomains", net.AllowedDomains)
 		net.AllowedDomains = nil
 	}
+	// A secret sends a value of boxsh's environment out: a file the
+	// sandbox could write must never say where to.
+	for _, sec := range net.Secrets {
+		ignore("network.secrets", sec.Env+" for "+strings.Join(sec.Hosts, ","))
+	}
+	net.Secrets = nil
 	m.Add(s, source)
 	return ignored
 }

@@ -45,6 +45,22 @@ type NetworkSettings struct {
 	AllowedDomains []string `json:"allowedDomains,omitempty"`
 	// DeniedDomains win over AllowedDomains.
 	DeniedDomains []string `json:"deniedDomains,omitempty"`
+	// Secrets are credentials the proxy puts in requests at egress, so
+	// that the sandbox holds only stand-ins for them.
+	Secrets []SecretSetting `json:"secrets,omitempty"`
+}
+
+// SecretSetting is a credential taken from boxsh's environment and put in
+// requests to some hosts only.
+type SecretSetting struct {
+	// Env names the variable of boxsh's environment that holds the value.
+	// In the sandbox, the variable holds a stand-in.
+	Env string `json:"env"`
+	// Hosts are the domains the value is for, as in allowedDomains.
+	Hosts []string `json:"hosts"`
+	// Headers are request headers the value may go in, besides
+	// Authorization.
+	Headers []string `json:"headers,omitempty"`
 }
 
 // FilesystemSettings are the file rules. A rule is an absolute path, a
@@ -108,6 +124,13 @@ type Rule struct {
 	Source Source `json:"source"`
 }
 
+// Secret is a secret of the policy, with its source. It names the
+// variable that holds the value, never the value.
+type Secret struct {
+	SecretSetting
+	Source Source `json:"source"`
+}
+
 // Value is a setting with its source; Source is empty when it is not set.
 type Value[T any] struct {
 	Value  T      `json:"value"`
@@ -138,6 +161,7 @@ type Policy struct {
 	NetworkMode    Value[string] `json:"networkMode"`
 	AllowedDomains []Rule        `json:"allowedDomains"`
 	DeniedDomains  []Rule        `json:"deniedDomains"`
+	Secrets        []Secret      `json:"secrets,omitempty"`
 
 	// Files are the settings files that were read, in merge order.
 	Files []string `json:"files"`
@@ -265,7 +289,7 @@ func lineOf(b []byte, offset int64) int {
 func (s Settings) Restricts() bool {
 	fs, n := s.Filesystem, s.Network
 	return len(fs.DenyRead)+len(fs.AllowRead)+len(fs.AllowWrite)+len(fs.DenyWrite)+len(fs.Protect) > 0 ||
-		n.Mode != "" || len(n.AllowedDomains)+len(n.DeniedDomains) > 0
+		n.Mode != "" || len(n.AllowedDomains)+len(n.DeniedDomains)+len(n.Secrets) > 0
 }
 
 // validate checks the values a JSON type does not.
@@ -313,6 +337,24 @@ func (s Settings) validate() error {
 		for _, d := range list.domains {
 			if d == "" || strings.ContainsAny(d, " /\t") {
 				return fmt.Errorf("%s: %q: expected a domain name such as registry.npmjs.org or *.example.com, with an optional :port", key, d)
+			}
+		}
+	}
+	for _, sec := range s.Network.Secrets {
+		if err := validateVarPattern(sec.Env); err != nil || strings.HasSuffix(sec.Env, "*") {
+			return fmt.Errorf("network.secrets: env %q: expected a variable name", sec.Env)
+		}
+		if len(sec.Hosts) == 0 {
+			return fmt.Errorf("network.secrets: %s: hosts: name the domains the secret is for", sec.Env)
+		}
+		for _, d := range sec.Hosts {
+			if d == "" || strings.ContainsAny(d, " /\t") {
+				return fmt.Errorf("network.secrets: %s: hosts: %q: expected a domain name such as api.github.com or *.example.com, with an optional :port", sec.Env, d)
+			}
+		}
+		for _, h := range sec.Headers {
+			if h == "" || strings.ContainsAny(h, " :\t\r\n") {
+				return fmt.Errorf("network.secrets: %s: headers: %q: expected a header name", sec.Env, h)
 			}
 		}
 	}
@@ -437,6 +479,11 @@ func (m *Merger) Add(s Settings, source Source) {
 	add(&m.p.EnvPass, s.Environment.Pass)
 	add(&m.p.AllowedDomains, s.Network.AllowedDomains)
 	add(&m.p.DeniedDomains, s.Network.DeniedDomains)
+	for _, sec := range s.Network.Secrets {
+		// A later setting of the same variable replaces the earlier one.
+		m.p.Secrets = slices.DeleteFunc(m.p.Secrets, func(o Secret) bool { return o.Env == sec.Env })
+		m.p.Secrets = append(m.p.Secrets, Secret{SecretSetting: sec, Source: source})
+	}
 	if s.Network.Mode != "" {
 		m.p.NetworkMode = Value[string]{s.Network.Mode, source}
 	}

@@ -131,6 +131,33 @@ func TestNetworkSettings(t *testing.T) {
 	assert.ErrorContains(t, err, `network.allowedDomains: "http://x.org/": expected a domain name`)
 }
 
+// TestNetworkSecrets checks network.secrets: merged by variable, a later
+// setting replacing an earlier one, and checked.
+func TestNetworkSecrets(t *testing.T) {
+	s, err := parseSettings("n.json", []byte(`{"network": {"secrets": [{"env": "GH_TOKEN", "hosts": ["api.github.com"], "headers": ["X-Api-Key"]}, {"env": "NPM_TOKEN", "hosts": ["registry.npmjs.org"]}]}}`))
+	require.NoError(t, err)
+	assert.True(t, s.Restricts(), "a secret needs the sandbox's proxy")
+	m := NewMerger()
+	m.Add(s, "n.json")
+	m.Add(Settings{Network: NetworkSettings{Secrets: []SecretSetting{{Env: "GH_TOKEN", Hosts: []string{"*.github.com"}}}}}, "--secret")
+	assert.Equal(t, []Secret{
+		{SecretSetting{Env: "NPM_TOKEN", Hosts: []string{"registry.npmjs.org"}}, "n.json"},
+		{SecretSetting{Env: "GH_TOKEN", Hosts: []string{"*.github.com"}}, "--secret"},
+	}, m.Policy().Secrets)
+
+	for doc, want := range map[string]string{
+		`{"network": {"secrets": [{"env": "", "hosts": ["a.example"]}]}}`:                              `network.secrets: env "": expected a variable name`,
+		`{"network": {"secrets": [{"env": "GH_*", "hosts": ["a.example"]}]}}`:                          `network.secrets: env "GH_*": expected a variable name`,
+		`{"network": {"secrets": [{"env": "GH_TOKEN"}]}}`:                                              `network.secrets: GH_TOKEN: hosts: name the domains the secret is for`,
+		`{"network": {"secrets": [{"env": "GH_TOKEN", "hosts": ["https://a.example/"]}]}}`:             `network.secrets: GH_TOKEN: hosts: "https://a.example/": expected a domain name`,
+		`{"network": {"secrets": [{"env": "GH_TOKEN", "hosts": ["a.example"], "headers": ["X: y"]}]}}`: `network.secrets: GH_TOKEN: headers: "X: y": expected a header name`,
+		`{"network": {"secrets": [{"env": "GH_TOKEN", "hosts": ["a.example"], "value": "x"}]}}`:        `value`,
+	} {
+		_, err := parseSettings("n.json", []byte(doc))
+		assert.ErrorContains(t, err, want, doc)
+	}
+}
+
 // Allowed domains without a mode mean the allowlist, not the open network
 // (issue 24).
 func TestNetworkAllowedDomainsMeanAllowlist(t *testing.T) {

@@ -265,7 +265,13 @@ func startSeatbeltProxy(in *SeatbeltInputs, env []string, log hclog.Logger) ([]s
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	addr, stop, err := host.ListenProxy(in.Policy, log.Named("proxy"), in.Proxy)
+	secrets, err := host.PrepareSecrets(in.Policy, os.LookupEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	hooks := in.Proxy
+	hooks.Secrets = secrets.Proxy
+	addr, stop, err := host.ListenProxy(in.Policy, log.Named("proxy"), hooks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -277,5 +283,5 @@ func startSeatbeltProxy(in *SeatbeltInputs, env []string, log hclog.Logger) ([]s
 	if env == nil {
 		env = os.Environ()
 	}
-	return plan.WithProxyEnvAt(env, addr), stop, nil
+	return host.WithEnv(plan.WithProxyEnvAt(env, addr), secrets.Env), stop, nil
 }

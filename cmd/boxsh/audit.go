@@ -138,7 +138,7 @@ func auditSandboxDecisions(l *audit.Log, log hclog.Logger) func(string, proxy.De
 	return func(sandbox string, d proxy.Decision) {
 		allowed := d.Allowed
 		e := audit.Entry{Kind: tool.AuditNetwork, Sandbox: sandbox, Host: d.Host, Port: d.Port, Protocol: d.Protocol, Allowed: &allowed, Rule: d.Rule,
-			Reason: d.Reason, Allow: d.Allow}
+			Reason: d.Reason, Allow: d.Allow, Secrets: d.Secrets}
 		if d.Asked {
 			// Only the stdio client is ever asked (--network-ask).
 			e.Client, e.Answer = "stdio", d.Answer.String()

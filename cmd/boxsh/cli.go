@@ -162,7 +162,8 @@ type parser struct {
 	cwd string
 	rpc bool
 	// networkFlag is the flag that named a network mode (--network MODE
-	// or --new-net-ns), allowDomain the first --allow-domain.
+	// or --new-net-ns), allowDomain the first --allow-domain (or
+	// --secret, as "--secret NAME=HOSTS").
 	networkFlag, networkMode, allowDomain string
 }
 
@@ -180,10 +181,10 @@ func (p *parser) check() error {
 	if p.allowDomain != "" {
 		switch p.networkMode {
 		case "":
-			p.setting("--allow-domain", policy.Settings{Network: policy.NetworkSettings{Mode: policy.NetworkAllowlist}})
+			p.setting(strings.Fields(p.allowDomain)[0], policy.Settings{Network: policy.NetworkSettings{Mode: policy.NetworkAllowlist}})
 		case policy.NetworkAllowlist:
 		default:
-			return fmt.Errorf("%w: --allow-domain %s needs --network allowlist, not %s", policy.ErrUsage, p.allowDomain, p.networkFlag)
+			return fmt.Errorf("%w: %s needs --network allowlist, not %s", policy.ErrUsage, p.allowDomain, p.networkFlag)
 		}
 	}
 	if o.networkAsk {

@@ -369,9 +369,30 @@ var flagTable = []flagDef{
 				return fmt.Errorf("%w: --allow-domain %q: expected a domain name such as registry.npmjs.org or *.example.com", policy.ErrUsage, v)
 			}
 			if p.allowDomain == "" {
-				p.allowDomain = v
+				p.allowDomain = "--allow-domain " + v
 			}
 			p.setting(name, policy.Settings{Network: policy.NetworkSettings{AllowedDomains: []string{v}}})
+			return nil
+		},
+	},
+	{
+		names: []string{"--secret"}, arg: needArg, placeholder: "NAME=HOST[,HOST...]", section: sectionSandbox, impliesSandbox: true,
+		help: []string{
+			"Keep $NAME out of the sandbox: there it holds a stand-in,",
+			"which the proxy replaces with the real value only in",
+			"requests to HOST (Authorization header); allows HOST and",
+			"implies --network allowlist.",
+		},
+		set: func(p *parser, name, v string) error {
+			env, hosts, ok := strings.Cut(v, "=")
+			if !ok || env == "" || hosts == "" {
+				return fmt.Errorf("%w: --secret %q: expected NAME=HOST[,HOST...], such as GH_TOKEN=api.github.com", policy.ErrUsage, v)
+			}
+			sec := policy.SecretSetting{Env: env, Hosts: strings.Split(hosts, ",")}
+			if p.allowDomain == "" {
+				p.allowDomain = "--secret " + v
+			}
+			p.setting(name, policy.Settings{Network: policy.NetworkSettings{AllowedDomains: sec.Hosts, Secrets: []policy.SecretSetting{sec}}})
 			return nil
 		},
 	},

@@ -70,6 +70,9 @@ type AuditEntry struct {
 	// Answer is the answer of the client asked (--network-ask); Client
 	// then names that client.
 	Answer string `json:"answer,omitempty" required:"false" doc:"When the MCP client was asked about the destination (--network-ask): its answer, \"allow_once\", \"allow_sandbox\" or \"deny\", or \"none\" when it gave none in time or could not be asked; client then names who was asked (kind network)"`
+	// Secrets name the secrets the proxy put in the request, never
+	// their values.
+	Secrets []string `json:"secrets,omitempty" required:"false" doc:"The secrets (--secret) the proxy put in the request in place of their stand-ins, by name (kind network)"`
 }
 
 // AuditOutput is the structured result of audit.

@@ -194,6 +194,10 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	seccompProg := startSeccomp(seccomp, []specs.LinuxSeccompFlag{specs.LinuxSeccompFlagSpecAllow})
 	rootfs := filepath.Join(dir, "rootfs")
+	secrets, err := PrepareSecrets(cc.Policy, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
 	pc, found, err := Gather(plan.Config{
 		Mode:         cc.Mode,
 		Target:       plan.TargetStart,
@@ -202,7 +206,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		Command:      cc.Command,
 		Init:         cc.Init,
 		Forward:      cc.Files[plan.ForwardDescriptor] != nil,
-		Env:          cc.Env,
+		Env:          WithEnv(cc.Env, secrets.Env),
 		Terminal:     cc.Terminal,
 		Cwd:          cc.Cwd,
 		Rootfs:       rootfs,
@@ -241,7 +245,9 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	}
 	files := maps.Clone(cc.Files)
 	if pl.Proxy {
-		child, stop, err := startProxy(cc.Policy, log.Named("proxy"), cc.Proxy)
+		hooks := cc.Proxy
+		hooks.Secrets = secrets.Proxy
+		child, stop, err := startProxy(cc.Policy, log.Named("proxy"), hooks)
 		if err != nil {
 			return nil, err
 		}

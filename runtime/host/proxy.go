@@ -32,6 +32,9 @@ type ProxyHooks struct {
 	// (see proxy.Server.Ask). An answer of AllowSandbox adds host:port to
 	// Network's allowed domains before the request goes on.
 	Ask func(ctx context.Context, host string, port int) proxy.Answer
+	// Secrets, when set, are put in requests in place of their stand-ins
+	// (see PrepareSecrets).
+	Secrets *proxy.Secrets
 }
 
 // AskedSource is the source of a domain allowed by an answer to a
@@ -89,7 +92,7 @@ func (l countedListener) Accept() (net.Conn, error) {
 // newProxy is the network proxy of policy p, logging its decisions to
 // log and telling them to hooks.Decided.
 func newProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (*proxy.Server, error) {
-	s := &proxy.Server{Log: log, Decided: hooks.Decided}
+	s := &proxy.Server{Log: log, Decided: hooks.Decided, Secrets: hooks.Secrets}
 	if n := hooks.Network; n != nil {
 		s.Live, s.RuleSource = n.live, n.source
 		if hooks.Ask != nil {

