@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/internal/syncbuf"
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
@@ -25,6 +26,8 @@ type askClient struct {
 	session *mcp.ClientSession
 	audit   string
 
+	stderr syncbuf.Buffer
+
 	mu        sync.Mutex
 	questions []string
 }
@@ -33,10 +36,17 @@ type askClient struct {
 // registry.npmjs.org, and connects the official SDK's client to it.
 func startAsk(t *testing.T, ctx context.Context, answer func(ctx context.Context, message string) *mcp.ElicitResult) *askClient {
 	t.Helper()
+	return startAskIn(t, ctx, answer, t.TempDir(), "--network-ask", "--allow-domain", "registry.npmjs.org")
+}
+
+// startAskIn starts boxsh --rpc --sandbox with args in dir, and connects
+// the official SDK's client to it.
+func startAskIn(t *testing.T, ctx context.Context, answer func(ctx context.Context, message string) *mcp.ElicitResult, dir string, args ...string) *askClient {
+	t.Helper()
 	a := &askClient{t: t, audit: filepath.Join(t.TempDir(), "audit.jsonl")}
-	cmd := exec.CommandContext(ctx, boxshPath(), "--rpc", "--sandbox", "--network-ask",
-		"--allow-domain", "registry.npmjs.org", "--audit", a.audit)
-	cmd.Dir = t.TempDir()
+	cmd := exec.CommandContext(ctx, boxshPath(), append([]string{"--rpc", "--sandbox", "--audit", a.audit}, args...)...)
+	cmd.Dir = dir
+	cmd.Stderr = &a.stderr
 	cmd.WaitDelay = 5 * time.Second
 	var opts *mcp.ClientOptions
 	if answer != nil {
@@ -115,6 +125,29 @@ func TestAskAllowOnce(t *testing.T) {
 	assert.Equal(t, "stdio", network[1].Client)
 	assert.Equal(t, "new.example.org", network[1].Host)
 	assert.True(t, *network[1].Allowed)
+}
+
+// TestAskByPolicy checks network.ask: a policy file of the user's asks
+// as --network-ask does (and means the allowlist), and a project's file
+// that is not trusted cannot turn it on.
+func TestAskByPolicy(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs := fakeInternet(t, "registry.npmjs.org", "new.example.org")
+	port := strings.Split(addrs["new.example.org"], ":")[1]
+	settings := `{"network": {"ask": true}}`
+	own := filepath.Join(t.TempDir(), "policy.json")
+	writeHostFile(t, own, settings, 0o644)
+	a := startAskIn(t, ctx, accept("allow_once"), t.TempDir(), "--policy", own)
+	assert.Equal(t, "hello from new.example.org /one|200", a.curl(ctx, "http://new.example.org:"+port+"/one"))
+	assert.Equal(t, []string{"The sandbox wants to connect to new.example.org:" + port + ". Allow?"}, a.asked())
+
+	project := t.TempDir()
+	writeHostFile(t, filepath.Join(project, ".boxsh", "policy.json"), `{"network": {"ask": true, "mode": "allowlist"}}`, 0o644)
+	b := startAskIn(t, ctx, accept("allow_once"), project)
+	assert.True(t, strings.HasSuffix(b.curl(ctx, "http://new.example.org:"+port+"/two"), "is not allowed by the sandbox's network policy. To allow it, add \"new.example.org\" to network.allowedDomains (or run with --allow-domain new.example.org).\n|403"), "refused, not asked")
+	assert.Empty(t, b.asked())
+	assert.Contains(t, b.stderr.String(), "network.ask", "the ignored setting is named")
 }
 
 func TestAskAllowSandbox(t *testing.T) {

@@ -28,6 +28,7 @@ var narrowing = map[string]string{
 	"network.allowedDomains": "taken only when the file itself moves the mode from allow_all to allowlist; ignored otherwise",
 	"network.deniedDomains":  "added",
 	"network.secrets":        "ignored: it would send a value of the user's environment to the hosts it names",
+	"network.ask":            "ignored: it would let the MCP client allow hosts",
 }
 
 // defaultMaxOutput is the cap of each output stream of a bash call when
@@ -121,6 +122,10 @@ func (m *Merger) addNarrowing(s Settings, source Source) (ignored []string) {
 		ignore("network.secrets", sec.Env+" for "+strings.Join(sec.Hosts, ","))
 	}
 	net.Secrets = nil
+	if net.Ask {
+		ignore("network.ask", true)
+		net.Ask = false
+	}
 	m.Add(s, source)
 	return ignored
 }

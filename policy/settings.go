@@ -48,6 +48,9 @@ type NetworkSettings struct {
 	// Secrets are credentials the proxy puts in requests at egress, so
 	// that the sandbox holds only stand-ins for them.
 	Secrets []SecretSetting `json:"secrets,omitempty"`
+	// Ask holds a request to a host on no list and asks the MCP client
+	// on stdio about it, as --network-ask does.
+	Ask bool `json:"ask,omitempty"`
 }
 
 // SecretSetting is a credential taken from boxsh's environment and put in
@@ -162,6 +165,7 @@ type Policy struct {
 	AllowedDomains []Rule        `json:"allowedDomains"`
 	DeniedDomains  []Rule        `json:"deniedDomains"`
 	Secrets        []Secret      `json:"secrets,omitempty"`
+	NetworkAsk     Value[bool]   `json:"networkAsk"`
 
 	// Files are the settings files that were read, in merge order.
 	Files []string `json:"files"`
@@ -289,7 +293,7 @@ func lineOf(b []byte, offset int64) int {
 func (s Settings) Restricts() bool {
 	fs, n := s.Filesystem, s.Network
 	return len(fs.DenyRead)+len(fs.AllowRead)+len(fs.AllowWrite)+len(fs.DenyWrite)+len(fs.Protect) > 0 ||
-		n.Mode != "" || len(n.AllowedDomains)+len(n.DeniedDomains)+len(n.Secrets) > 0
+		n.Mode != "" || n.Ask || len(n.AllowedDomains)+len(n.DeniedDomains)+len(n.Secrets) > 0
 }
 
 // validate checks the values a JSON type does not.
@@ -484,6 +488,9 @@ func (m *Merger) Add(s Settings, source Source) {
 		m.p.Secrets = slices.DeleteFunc(m.p.Secrets, func(o Secret) bool { return o.Env == sec.Env })
 		m.p.Secrets = append(m.p.Secrets, Secret{SecretSetting: sec, Source: source})
 	}
+	if s.Network.Ask {
+		m.p.NetworkAsk = Value[bool]{true, source}
+	}
 	if s.Network.Mode != "" {
 		m.p.NetworkMode = Value[string]{s.Network.Mode, source}
 	}
@@ -661,13 +668,13 @@ func MarshalSettings(s Settings) ([]byte, error) {
 // Network returns the network mode of p, and whether a sandbox needs a network
 // namespace of its own for it.
 //
-// The mode is allowlist when none is set but domains are allowed, else
-// allow_all.
+// The mode is allowlist when none is set but domains are allowed or the
+// client is to be asked, else allow_all.
 func (p Policy) Network() (mode string, ownNamespace bool) {
 	mode = p.NetworkMode.Value
 	if mode == "" {
 		mode = NetworkAllowAll
-		if len(p.AllowedDomains) > 0 {
+		if len(p.AllowedDomains) > 0 || p.NetworkAsk.Value {
 			mode = NetworkAllowlist
 		}
 	}

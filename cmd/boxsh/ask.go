@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/boxsh/boxsh/internal/front/proxy"
+	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 )
 
@@ -57,4 +58,29 @@ func askClient(e *rpc.Elicitor, log hclog.Logger) func(ctx context.Context, host
 		}
 		return proxy.Deny
 	}
+}
+
+// asksClient tells whether the stdio client is asked about hosts on no
+// list: by --network-ask, or by the policy's network.ask where it can
+// apply (--rpc on stdio, the allowlist mode).
+func asksClient(opts options, log hclog.Logger) bool {
+	if opts.networkAsk {
+		return true
+	}
+	ask := opts.policy.NetworkAsk
+	if !ask.Value {
+		return false
+	}
+	mode, _ := opts.policy.Network()
+	switch {
+	case opts.listen != "" || opts.sandboxes:
+		log.Warn("network.ask applies to --rpc on stdio only: requests to hosts on no list are refused", "source", ask.Source)
+	case !opts.sandbox.Enabled && !opts.sandbox.Try:
+		log.Warn("network.ask needs a sandbox (--sandbox): without one, nothing is asked", "source", ask.Source)
+	case mode != policy.NetworkAllowlist:
+		log.Warn("network.ask applies to the allowlist network mode only", "source", ask.Source, "mode", mode)
+	default:
+		return true
+	}
+	return false
 }

@@ -193,7 +193,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 	cfg := runtimeConfig(opts, log, initPath, sb, cwd, home)
 	cfg.Proxy = host.ProxyHooks{Decided: auditDecisions(auditLog, log)}
 	var elicitor *rpc.Elicitor
-	if opts.networkAsk {
+	if asksClient(opts, log) {
 		elicitor = &rpc.Elicitor{}
 		cfg.Proxy.Ask = askClient(elicitor, log)
 	}
