@@ -41,6 +41,9 @@ command -v curl >/dev/null || need_apt+=(curl)
 # busybox-static is the shell of the container root file systems the
 # container tests run boxsh in.
 [ -x /bin/busybox ] || need_apt+=(busybox-static)
+# bubblewrap is what integration/bench -start compares the sandbox's start
+# with.
+command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 if [ ${#need_apt[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || fail "run as root to install these Debian packages, or install them by hand: apt-get install ${need_apt[*]}"
   log=$(mktemp)
@@ -57,6 +60,7 @@ dpkg -s libseccomp-dev >/dev/null 2>&1 || fail "libseccomp-dev is missing after 
 dpkg -s libc6-dev >/dev/null 2>&1 || fail "libc6-dev is missing after installing it: apt-get install libc6-dev"
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || fail "runc is missing after installing it: apt-get install runc"
 [ -x /bin/busybox ] || fail "busybox is missing after installing it: apt-get install busybox-static"
+command -v bwrap >/dev/null || fail "bwrap is missing after installing it: apt-get install bubblewrap"
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || fail "nginx is missing after installing it: apt-get install nginx-light"
 
 # npm takes its global prefix from $PREFIX when that is set (install.sh's
@@ -79,4 +83,4 @@ fi
 # The Go tool dependencies of go.mod: fetched and built once here, so that a
 # broken module proxy shows now, with its message, not in the middle of lint.
 go tool staticcheck -version >/dev/null || fail "go tool staticcheck does not run (see above): check that the Go module proxy is reachable (go env GOPROXY)"
-echo "deps: $(go version | cut -d' ' -f3), just $JUST_VERSION, staticcheck $(go tool staticcheck -version | cut -d' ' -f2-), libseccomp $(pkg-config --modversion libseccomp), $(runc --version | head -1)"
+echo "deps: $(go version | cut -d' ' -f3), just $JUST_VERSION, staticcheck $(go tool staticcheck -version | cut -d' ' -f2-), libseccomp $(pkg-config --modversion libseccomp), $(runc --version | head -1), $(bwrap --version)"

@@ -8,6 +8,7 @@
 //
 //	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-churn 10000] [-only NAMES] [-http] [-json]
 //	go run ./integration/bench -bin PATH [-compare PATH2] -cold-stages N [-sandbox [-cold-bind SPEC]] [-cold-shell]
+//	go run ./integration/bench -bin PATH [-compare PATH2] -start N [-start-each 5] [-bwrap PATH]
 //	go run ./integration/bench -bin PATH -sandboxes N [-cycles 200] [-first 30] [-workers 1] [-clients 50 [-mixed 10s]]
 //
 // It spawns `PATH --rpc --workers N` and speaks newline-delimited JSON-RPC
@@ -75,6 +76,10 @@ func main() {
 	var sc stagesConfig
 	flag.IntVar(&sc.Runs, "cold-stages", 0, "instead of the suite, time `N` cold starts by stage (BOXSH_TRACE_START marks) and print the median of each")
 	flag.BoolVar(&sc.Shell, "cold-shell", false, "with -cold-stages: time shell mode (-c 'echo x', to its exit) instead of --rpc")
+	var st startConfig
+	flag.IntVar(&st.Rounds, "start", 0, "instead of the suite, compare starts (sandboxed and plain shell mode, --rpc --sandbox; beside -compare and bubblewrap) in `N` interleaved rounds")
+	flag.IntVar(&st.Each, "start-each", 5, "with -start: starts of each command per round")
+	bwrap := flag.String("bwrap", "bwrap", "with -start: the bubblewrap `binary` (looked up on PATH; \"\" for none)")
 	bind := flag.String("cold-bind", "", "with -cold-stages and -sandbox: a --bind `SPEC` for the sandbox")
 	only := flag.String("only", "", "comma-separated `names` of the measurements to run (default all: "+strings.Join(measurementNames(), ", ")+")")
 	flag.Parse()
@@ -97,6 +102,18 @@ func main() {
 
 	if many.Idle > 0 {
 		if err := runSandboxes(os.Stdout, targets[0].Bin, c, many); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if st.Rounds > 0 {
+		if *bwrap != "" {
+			if p, err := exec.LookPath(*bwrap); err == nil {
+				st.Bwrap = p
+			}
+		}
+		if err := runStart(os.Stdout, targets, c, st); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

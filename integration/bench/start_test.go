@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStartComparison runs a small start comparison of $BOXSH_BIN_DIR's
+// boxsh against itself: every figure is there and positive, and the
+// bubblewrap row is there exactly when bwrap is on PATH.
+func TestStartComparison(t *testing.T) {
+	dir := os.Getenv("BOXSH_BIN_DIR")
+	if dir == "" {
+		t.Skip("BOXSH_BIN_DIR is not set (`just test ./integration/bench` sets it)")
+	}
+	if os.Getuid() == 0 {
+		t.Skip("sandboxes are not started as real root (`just test` runs the tests as an unprivileged user)")
+	}
+	bin := filepath.Join(dir, "boxsh")
+	targets, err := targetsFromFlags(bin, "A", bin, "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := startConfig{Rounds: 2, Each: 1}
+	bwrap, lookErr := exec.LookPath("bwrap")
+	if lookErr == nil {
+		sc.Bwrap = bwrap
+	}
+	r, err := measureStart(targets, config{Timeout: time.Minute}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	hasBwrap := false
+	for _, c := range r.Cases {
+		kinds[c.Kind]++
+		hasBwrap = hasBwrap || c.Label == "bwrap"
+		if len(c.Rounds) != sc.Rounds || len(c.CPU) != sc.Rounds*sc.Each {
+			t.Errorf("%s %s: %d rounds and %d CPU times, want %d and %d", c.Kind, c.Label, len(c.Rounds), len(c.CPU), sc.Rounds, sc.Rounds*sc.Each)
+		}
+		for _, d := range append(append(sample{}, c.Rounds...), c.CPU...) {
+			if d <= 0 {
+				t.Errorf("%s %s: a figure is %v, want positive", c.Kind, c.Label, d)
+			}
+		}
+	}
+	wantSandbox := 2
+	if lookErr == nil {
+		wantSandbox = 3
+	}
+	if kinds[startSandboxShell] != wantSandbox || kinds[startPlainShell] != 2 || kinds[startRPCSandbox] != 2 || hasBwrap != (lookErr == nil) {
+		t.Errorf("cases %v, bwrap row %v; want %d sandboxed shell starts, 2 plain, 2 --rpc, a bwrap row iff bwrap is on PATH (%v)", kinds, hasBwrap, wantSandbox, lookErr)
+	}
+	// A against B of each kind, and A against bwrap.
+	if want := 3 + len(r.Cases) - 6; len(r.Ratios) != want {
+		t.Errorf("%d ratios, want %d: %+v", len(r.Ratios), want, r.Ratios)
+	}
+	for _, ra := range r.Ratios {
+		if len(ra.Ratios) != sc.Rounds || ra.Ratios[0] <= 0 {
+			t.Errorf("ratio %+v: want %d positive ratios", ra, sc.Rounds)
+		}
+	}
+	var out bytes.Buffer
+	writeStart(&out, r, sc)
+	if strings.Count(out.String(), "\n") != 3+len(r.Cases)+len(r.Ratios) {
+		t.Errorf("table:\n%s", out.String())
+	}
+}
