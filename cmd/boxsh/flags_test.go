@@ -48,7 +48,7 @@ func TestFlagsInHelp(t *testing.T) {
 		parsed = append(parsed, name)
 	}
 	sort.Strings(parsed)
-	inHelp := helpFlags(t, usage)
+	inHelp := helpFlags(t, usage())
 	assert.Equal(t, parsed, inHelp)
 	assert.Contains(t, inHelp, "-i")
 	assert.Contains(t, inHelp, "--")
@@ -70,7 +70,7 @@ func TestUsageIsDocumented(t *testing.T) {
 	require.True(t, ok, "docs/cli.md has the reference's markers")
 	ref, _, ok := strings.Cut(rest, "```\n<!-- END boxsh --help -->")
 	require.True(t, ok)
-	assert.Equal(t, ref, usage, "docs/cli.md's reference differs from the help: run just cli-doc")
+	assert.Equal(t, ref, usage(), "docs/cli.md's reference differs from the help: run just cli-doc")
 }
 
 // A long label has a line of its own; a shorter one shares its first

@@ -80,7 +80,7 @@ func run(argv []string) int {
 	log := newLogger(opts.logLevel)
 	switch opts.mode {
 	case modeHelp:
-		fmt.Fprintf(os.Stdout, "boxsh version %s\n\n%s", version, usage)
+		fmt.Fprintf(os.Stdout, "boxsh version %s\n\n%s", version, usage())
 		return 0
 	case modeVersion:
 		fmt.Fprintf(os.Stdout, "boxsh version %s\n", version)

@@ -2,8 +2,9 @@ package main
 
 import "strings"
 
-// usage is boxsh --help's text, after the version line.
-var usage = usageText(flagTable)
+// usage is boxsh --help's text, after the version line. It is made when
+// asked for, not at every start.
+func usage() string { return usageText(flagTable) }
 
 // usageHead is the start of the help, before its sections of flags.
 const usageHead = `Usage: boxsh [OPTIONS] [SHELL-ARGS...]

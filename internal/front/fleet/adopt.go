@@ -110,7 +110,7 @@ func (m *Manager) adopt(ctx context.Context) {
 			}
 			continue
 		}
-		if !validName.MatchString(rec.Name) {
+		if !validName(rec.Name) {
 			m.cfg.Log.Warn("an earlier sandbox's session is not hosted again: its name is invalid", "name", rec.Name, "session", s.Dir())
 			continue
 		}
@@ -222,7 +222,7 @@ func (m *Manager) settleSnapshots() {
 		switch {
 		case strings.HasPrefix(e.Name(), deletedPrefix):
 			m.removeLeft(d, "finished the deletion of a snapshot a killed server was deleting")
-		case e.IsDir() && validName.MatchString(e.Name()):
+		case e.IsDir() && validName(e.Name()):
 			if _, err := os.Lstat(filepath.Join(d, snapshotMeta)); errors.Is(err, fs.ErrNotExist) {
 				m.removeLeft(d, "removed a snapshot without its description ("+snapshotMeta+")")
 			}

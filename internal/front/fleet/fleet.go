@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -154,12 +153,27 @@ type Sandbox struct {
 	ready   bool
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+// validName tells whether name is 1 to 63 letters, digits, '-' or '_',
+// starting with a letter or digit. It is no regexp: one would be compiled
+// at every start of boxsh, as its package is initialized.
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 63 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '-' && c != '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // checkName refuses a sandbox's or snapshot's (what) name that is not 1
 // to 63 letters, digits, '-' or '_', starting with a letter or digit.
 func checkName(what, name string) error {
-	if !validName.MatchString(name) {
+	if !validName(name) {
 		return &rpc.SandboxError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("%s name %q: expected 1 to 63 letters, digits, '-' or '_', starting with a letter or digit", what, name)}
 	}
 	return nil

@@ -224,7 +224,7 @@ func (m *Manager) Snapshots() ([]apitype.SnapshotInfo, error) {
 	}
 	out := []apitype.SnapshotInfo{}
 	for _, e := range entries {
-		if !e.IsDir() || !validName.MatchString(e.Name()) {
+		if !e.IsDir() || !validName(e.Name()) {
 			continue
 		}
 		if info, err := m.snapshotInfo(e.Name()); err == nil {
