@@ -211,7 +211,7 @@ func writeStart(w io.Writer, r *startResult, sc startConfig) {
 	if sc.Bwrap != "" {
 		fmt.Fprintf(w, "bwrap: %s %s\n", sc.Bwrap, strings.Join(bwrapArgs, " "))
 	} else {
-		fmt.Fprintln(w, "bwrap: not found on PATH")
+		fmt.Fprintln(w, "bwrap: none (not on PATH, or -bwrap \"\")")
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "start\tprogram\tmedian ms\trounds min–max ms\tCPU median ms\t")
