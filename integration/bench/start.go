@@ -74,8 +74,9 @@ type startResult struct {
 }
 
 // startCases lists the commands to time for targets (-bin first, then
-// -compare if given) and bubblewrap, grouped by kind.
-func startCases(targets []*target, sc startConfig) []*startCase {
+// -compare if given) and bubblewrap, grouped by kind. The servers are
+// those of the suite's cold start (c.serverArgs, with --sandbox).
+func startCases(targets []*target, c config, sc startConfig) []*startCase {
 	var cases []*startCase
 	for _, t := range targets {
 		cases = append(cases, &startCase{Kind: startSandboxShell, Label: t.Label, Bin: t.Bin, Args: []string{"--sandbox", "-c", "true"}})
@@ -86,8 +87,10 @@ func startCases(targets []*target, sc startConfig) []*startCase {
 	for _, t := range targets {
 		cases = append(cases, &startCase{Kind: startPlainShell, Label: t.Label, Bin: t.Bin, Args: []string{"-c", "true"}})
 	}
+	sandboxed := c
+	sandboxed.Sandbox = true
 	for _, t := range targets {
-		cases = append(cases, &startCase{Kind: startRPCSandbox, Label: t.Label, Bin: t.Bin, Args: []string{"--rpc", "--workers", "1", "--sandbox"}})
+		cases = append(cases, &startCase{Kind: startRPCSandbox, Label: t.Label, Bin: t.Bin, Args: sandboxed.serverArgs()})
 	}
 	return cases
 }
@@ -107,7 +110,7 @@ func measureStart(targets []*target, c config, sc startConfig) (*startResult, er
 	if sc.Rounds < 1 || sc.Each < 1 {
 		return nil, errors.New("-start and -start-each must be at least 1")
 	}
-	r := &startResult{Cases: startCases(targets, sc), LoadBefore: loadAverage()}
+	r := &startResult{Cases: startCases(targets, c, sc), LoadBefore: loadAverage()}
 	order := slices.Clone(r.Cases)
 	for round := range sc.Rounds {
 		if round > 0 {

@@ -31,7 +31,7 @@ func TestStartComparison(t *testing.T) {
 	if lookErr == nil {
 		sc.Bwrap = bwrap
 	}
-	r, err := measureStart(targets, config{Timeout: time.Minute}, sc)
+	r, err := measureStart(targets, config{Workers: 4, Timeout: time.Minute}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
