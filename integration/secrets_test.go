@@ -4,7 +4,10 @@ package integration
 
 import (
 	"encoding/base64"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -114,6 +117,114 @@ func TestSecretAtEgress(t *testing.T) {
 	}
 	assert.Equal(t, 2, used, "the audit log says which secret went where")
 	assert.Equal(t, 2, leaks)
+}
+
+// tlsServers starts an HTTPS server on the loopback for each name that
+// records the Authorization header of each request, maps the names for the
+// proxy (the test-seam build), and writes the roots that verify them in a
+// PEM file of a directory of their own.
+func tlsServers(t *testing.T, names ...string) (addrs map[string]string, pemFile string, seen func() []string) {
+	t.Helper()
+	useTestSeamFront(t)
+	var mu sync.Mutex
+	var got []string
+	addrs = map[string]string{}
+	var hosts []string
+	var roots []byte
+	for _, name := range names {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = append(got, name+r.URL.Path+" "+r.Header.Get("Authorization"))
+			mu.Unlock()
+			fmt.Fprintf(w, "tls hello from %s %s", name, r.URL.Path)
+		}))
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		addrs[name] = srv.Listener.Addr().String()
+		hosts = append(hosts, name+"="+addrs[name])
+		roots = append(roots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})...)
+	}
+	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
+	pemFile = filepath.Join(t.TempDir(), "origin.crt") // the default policy denies reading *.pem
+	writeHostFile(t, pemFile, string(roots), 0o644)
+	return addrs, pemFile, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
+}
+
+// TestSecretOverHTTPS checks a secret in HTTPS requests: the proxy
+// terminates TLS to the secret's host with its CA, which the sandbox
+// trusts, and verifies the server against the host's roots and --ca-file;
+// explicit (the proxy variables) and transparent egress alike. Another
+// host's tunnel is untouched: the client sees the server's own
+// certificate. The CA's key is in no file of the sandbox.
+func TestSecretOverHTTPS(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	// httptest's certificate is for example.com (and 127.0.0.1).
+	addrs, originPEM, seen := tlsServers(t, "example.com")
+	_, port, _ := net.SplitHostPort(addrs["example.com"])
+	const value = "ghp_9876543210abcdefABCDEFghijklmnopqr"
+	t.Setenv("GH_TOKEN", value)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmds := []string{
+		`echo "$SSL_CERT_FILE $NODE_EXTRA_CA_CERTS $GIT_SSL_CAINFO"`,
+		`curl -sS --max-time 10 -H "Authorization: Bearer $GH_TOKEN" https://example.com:` + port + `/explicit`,
+		`curl -sS --max-time 10 --noproxy '*' -H "Authorization: Bearer $GH_TOKEN" https://example.com:` + port + `/transparent`,
+		`curl -sS --max-time 10 -w '|%{http_code}' -H "Authorization: Bearer $GH_TOKEN" https://example.com:` + port + `/npm -H "X-Other: x"`,
+		`curl -sS --max-time 10 --cacert ` + originPEM + ` https://example.com:` + port + `/pinned; echo "rc=$?"`,
+		`grep -c "BEGIN CERTIFICATE" /etc/ssl/certs/ca-certificates.crt "$SSL_CERT_FILE" "$NODE_EXTRA_CA_CERTS"`,
+		`grep -rl "PRIVATE KEY" /.boxsh /etc/ssl 2>/dev/null; echo done`,
+	}
+	r := runBoxsh(t, ctx, "", "--sandbox", "--secret", "GH_TOKEN=example.com", "--allow-domain", "example.com:"+port,
+		"--ca-file", originPEM, "--bind", "ro:"+filepath.Dir(originPEM), "--audit", audit, "-c", sections(cmds))
+	out := splitSections(t, r.stdout, len(cmds))
+	t.Logf("stderr:\n%s", r.stderr)
+
+	assert.Equal(t, "/.boxsh/ca-certificates.crt /.boxsh/egress-ca.crt /.boxsh/ca-certificates.crt", out[0])
+	assert.Equal(t, "tls hello from example.com /explicit", out[1])
+	assert.Equal(t, "tls hello from example.com /transparent", out[2])
+	assert.Equal(t, "tls hello from example.com /npm|200", out[3])
+	assert.Contains(t, out[4], "rc=60", "a client that trusts only the server's own certificate fails")
+	assert.Contains(t, out[5], "/.boxsh/egress-ca.crt:1", "the CA alone")
+	assert.NotContains(t, out[5], "ca-certificates.crt:0")
+	assert.Equal(t, "done", out[6], "no private key in the sandbox's trust store")
+	assert.NotContains(t, r.stdout, value)
+	assert.Equal(t, []string{"example.com/explicit Bearer " + value, "example.com/transparent Bearer " + value, "example.com/npm Bearer " + value}, seen())
+	assert.Contains(t, r.stderr, "TLS to example.com is terminated by boxsh's proxy for the secret GH_TOKEN", "the pinned client's failure is explained")
+
+	var https int
+	for _, e := range readAudit(t, audit) {
+		if e.Kind == tool.AuditNetwork && e.Protocol == "https" && e.Allowed != nil && *e.Allowed {
+			assert.Equal(t, []string{"GH_TOKEN"}, e.Secrets)
+			https++
+		}
+	}
+	assert.Equal(t, 3, https, "each request in a terminated tunnel is recorded")
+}
+
+// TestSecretTunnelUntouched checks that an allowed host no secret is for
+// is tunnelled end to end: the client verifies the server's own
+// certificate, and the proxy's CA would not do.
+func TestSecretTunnelUntouched(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs, originPEM, seen := tlsServers(t, "example.com")
+	_, port, _ := net.SplitHostPort(addrs["example.com"])
+	t.Setenv("GH_TOKEN", "ghp_9876543210abcdefABCDEFghijklmnopqr")
+	r := runBoxsh(t, ctx, "", "--sandbox", "--secret", "GH_TOKEN=api.github.com", "--allow-domain", "example.com",
+		"--bind", "ro:"+filepath.Dir(originPEM), "-c",
+		sections([]string{
+			`curl -sS --max-time 10 --cacert ` + originPEM + ` https://example.com:` + port + `/own`,
+			`curl -sS --max-time 10 https://example.com:` + port + `/ours; echo "rc=$?"`,
+		}))
+	out := splitSections(t, r.stdout, 2)
+	assert.Equal(t, "tls hello from example.com /own", out[0], r.stderr)
+	assert.Contains(t, out[1], "rc=60", "the system bundle (with the proxy's CA) does not verify the server")
+	assert.Equal(t, []string{"example.com/own "}, seen())
 }
 
 // TestSecretServe checks that a server's commands (bash calls) hold the

@@ -29,6 +29,7 @@ var narrowing = map[string]string{
 	"network.deniedDomains":  "added",
 	"network.secrets":        "ignored: it would send a value of the user's environment to the hosts it names",
 	"network.ask":            "ignored: it would let the MCP client allow hosts",
+	"network.caFiles":        "ignored: it would make the proxy trust other servers",
 }
 
 // defaultMaxOutput is the cap of each output stream of a bash call when
@@ -125,6 +126,10 @@ func (m *Merger) addNarrowing(s Settings, source Source) (ignored []string) {
 	if net.Ask {
 		ignore("network.ask", true)
 		net.Ask = false
+	}
+	if len(net.CAFiles) > 0 {
+		ignore("network.caFiles", net.CAFiles)
+		net.CAFiles = nil
 	}
 	m.Add(s, source)
 	return ignored

@@ -103,6 +103,8 @@ func TestAddNarrowingPerSetting(t *testing.T) {
 			func(t *testing.T, p Policy) { assert.Equal(t, []string{"proxy.golang.org"}, Values(p.AllowedDomains)) }},
 		{"denied domains added", "network.deniedDomains", Settings{Network: NetworkSettings{DeniedDomains: []string{"ads.example"}}}, false,
 			func(t *testing.T, p Policy) { assert.Equal(t, []string{"ads.example"}, Values(p.DeniedDomains)) }},
+		{"a CA file", "network.caFiles", Settings{Network: NetworkSettings{CAFiles: []string{"/tmp/evil.pem"}}}, true,
+			func(t *testing.T, p Policy) { assert.Empty(t, p.CAFiles) }},
 		{"ask", "network.ask", Settings{Network: NetworkSettings{Ask: true}}, true,
 			func(t *testing.T, p Policy) { assert.False(t, p.NetworkAsk.Value) }},
 		{"a secret", "network.secrets", Settings{Network: NetworkSettings{Secrets: []SecretSetting{{Env: "GH_TOKEN", Hosts: []string{"evil.example"}}}}}, true,

@@ -51,6 +51,9 @@ type NetworkSettings struct {
 	// Ask holds a request to a host on no list and asks the MCP client
 	// on stdio about it, as --network-ask does.
 	Ask bool `json:"ask,omitempty"`
+	// CAFiles are PEM files of roots the proxy trusts besides the host's,
+	// for the servers it terminates TLS to (a private registry's).
+	CAFiles []string `json:"caFiles,omitempty"`
 }
 
 // SecretSetting is a credential taken from boxsh's environment and put in
@@ -166,6 +169,7 @@ type Policy struct {
 	DeniedDomains  []Rule        `json:"deniedDomains"`
 	Secrets        []Secret      `json:"secrets,omitempty"`
 	NetworkAsk     Value[bool]   `json:"networkAsk"`
+	CAFiles        []Rule        `json:"caFiles,omitempty"`
 
 	// Files are the settings files that were read, in merge order.
 	Files []string `json:"files"`
@@ -344,6 +348,11 @@ func (s Settings) validate() error {
 			}
 		}
 	}
+	for _, f := range s.Network.CAFiles {
+		if !filepath.IsAbs(f) {
+			return fmt.Errorf("network.caFiles: %q: expected an absolute path", f)
+		}
+	}
 	for _, sec := range s.Network.Secrets {
 		if err := validateVarPattern(sec.Env); err != nil || strings.HasSuffix(sec.Env, "*") {
 			return fmt.Errorf("network.secrets: env %q: expected a variable name", sec.Env)
@@ -483,6 +492,7 @@ func (m *Merger) Add(s Settings, source Source) {
 	add(&m.p.EnvPass, s.Environment.Pass)
 	add(&m.p.AllowedDomains, s.Network.AllowedDomains)
 	add(&m.p.DeniedDomains, s.Network.DeniedDomains)
+	add(&m.p.CAFiles, s.Network.CAFiles)
 	for _, sec := range s.Network.Secrets {
 		// A later setting of the same variable replaces the earlier one.
 		m.p.Secrets = slices.DeleteFunc(m.p.Secrets, func(o Secret) bool { return o.Env == sec.Env })

@@ -269,6 +269,11 @@ func startSeatbeltProxy(in *SeatbeltInputs, env []string, log hclog.Logger) ([]s
 	if err != nil {
 		return nil, nil, err
 	}
+	if secrets.Proxy != nil {
+		// No trust store of its own on macOS yet: HTTPS is passed
+		// through, as without secrets.
+		secrets.Proxy.CA = nil
+	}
 	hooks := in.Proxy
 	hooks.Secrets = secrets.Proxy
 	addr, stop, err := host.ListenProxy(in.Policy, log.Named("proxy"), hooks)

@@ -397,6 +397,21 @@ var flagTable = []flagDef{
 		},
 	},
 	{
+		names: []string{"--ca-file"}, arg: needArg, placeholder: "PATH", section: sectionSandbox, impliesSandbox: true,
+		help: []string{
+			"Trust the roots of PEM file PATH, besides the host's, for",
+			"the servers of --secret's hosts (a private registry's).",
+		},
+		set: func(p *parser, name, v string) error {
+			abs, err := filepath.Abs(v)
+			if err != nil || v == "" {
+				return fmt.Errorf("%w: --ca-file %q: expected a file's path", policy.ErrUsage, v)
+			}
+			p.setting(name, policy.Settings{Network: policy.NetworkSettings{CAFiles: []string{abs}}})
+			return nil
+		},
+	},
+	{
 		names: []string{"--network-ask"}, section: sectionSandbox, impliesSandbox: true,
 		help: []string{
 			"With --rpc on stdio: hold a request to a host on no list",

@@ -207,6 +207,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		Init:         cc.Init,
 		Forward:      cc.Files[plan.ForwardDescriptor] != nil,
 		Env:          WithEnv(cc.Env, secrets.Env),
+		Trust:        secrets.Trust,
 		Terminal:     cc.Terminal,
 		Cwd:          cc.Cwd,
 		Rootfs:       rootfs,

@@ -1,22 +1,28 @@
 package host
 
 import (
+	"crypto/x509"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/boxsh/boxsh/internal/front/proxy"
 	"github.com/boxsh/boxsh/policy"
+	"github.com/boxsh/boxsh/runtime/plan"
 )
 
 // Secrets are what a sandbox's secrets make: the proxy's, with their
-// values, and the variables of the sandbox's environment, with stand-ins.
+// values and the CA it terminates TLS with; the variables of the
+// sandbox's environment, with stand-ins; and what the sandbox trusts.
 type Secrets struct {
 	Proxy *proxy.Secrets
 	Env   []string
+	Trust *plan.Trust
 }
 
 // PrepareSecrets takes the values of p's secrets from getenv and makes a
-// new stand-in for each, as one sandbox's start does.
+// new stand-in for each, and a new CA, as one sandbox's start does.
 func PrepareSecrets(p policy.Policy, getenv func(string) (string, bool)) (Secrets, error) {
 	if len(p.Secrets) == 0 {
 		return Secrets{}, nil
@@ -43,7 +49,83 @@ func PrepareSecrets(p policy.Policy, getenv func(string) (string, bool)) (Secret
 	if err != nil {
 		return Secrets{}, fmt.Errorf("%w: %v", policy.ErrUsage, err)
 	}
-	return Secrets{Proxy: set, Env: env}, nil
+	if set.Roots, err = egressRoots(p.CAFiles); err != nil {
+		return Secrets{}, err
+	}
+	if set.CA, err = proxy.NewCA("boxsh egress CA"); err != nil {
+		return Secrets{}, err
+	}
+	trust := &plan.Trust{CA: set.CA.CertPEM()}
+	if path, bundle, ok := hostBundle(); ok {
+		trust.Over, trust.Bundle = path, append(append(bundle, '\n'), trust.CA...)
+	} else {
+		trust.Bundle = trust.CA
+	}
+	return Secrets{Proxy: set, Env: env, Trust: trust}, nil
+}
+
+// egressRoots are the host's roots and those of files, which verify the
+// servers the proxy terminates TLS to.
+func egressRoots(files []policy.Rule) (*x509.CertPool, error) {
+	roots, err := x509.SystemCertPool()
+	if err != nil || roots == nil {
+		roots = x509.NewCertPool()
+	}
+	for _, f := range files {
+		b, err := readBounded(f.Value, maxBundle)
+		if err != nil {
+			return nil, fmt.Errorf("%w: CA file %s (%s): %v", policy.ErrUsage, f.Value, f.Source, err)
+		}
+		if !roots.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("%w: CA file %s (%s): no PEM certificate in it", policy.ErrUsage, f.Value, f.Source)
+		}
+	}
+	return roots, nil
+}
+
+// bundleFiles are where Linux systems keep their roots, as Go's crypto/x509
+// looks for them.
+var bundleFiles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",
+	"/etc/pki/tls/certs/ca-bundle.crt",
+	"/etc/ssl/ca-bundle.pem",
+	"/etc/pki/tls/cacert.pem",
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+	"/etc/ssl/cert.pem",
+}
+
+// maxBundle bounds a bundle file read.
+const maxBundle = 16 << 20
+
+// hostBundle is the host's bundle of roots: the first of bundleFiles that
+// is a regular file, and its content.
+func hostBundle() (string, []byte, bool) {
+	for _, path := range bundleFiles {
+		if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if b, err := readBounded(path, maxBundle); err == nil {
+			return path, b, true
+		}
+	}
+	return "", nil, false
+}
+
+// readBounded reads the regular file at path, at most max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, fmt.Errorf("not a regular file of at most %d bytes", max)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // WithEnv is env with the variables of vars ("NAME=VALUE") replacing any

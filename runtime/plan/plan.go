@@ -164,6 +164,21 @@ type Config struct {
 	Version string
 	// Seccomp is the seccomp filter (default DefaultSeccomp()).
 	Seccomp *specs.LinuxSeccomp
+	// Trust, when set, is what the sandbox trusts besides the host's
+	// roots: the CA of the proxy, which terminates TLS to put secrets
+	// in requests (see adjustTrust).
+	Trust *Trust
+}
+
+// Trust is the trust store of a sandbox whose proxy terminates TLS.
+type Trust struct {
+	// CA is the proxy's CA certificate, PEM-encoded.
+	CA []byte
+	// Bundle is the host's roots followed by CA.
+	Bundle []byte
+	// Over is the host's bundle file the sandbox sees Bundle in place
+	// of, or "" when the host has none.
+	Over string
 }
 
 // Descriptor is one descriptor the first process finds open.
@@ -285,7 +300,7 @@ func Build(cfg Config) (*Plan, error) {
 	p.Spec = spec
 	for _, step := range []func(Config, map[string]string) error{
 		p.adjustCgroup, p.adjustSeccomp, p.adjustParentDeath, p.adjustDevices,
-		p.adjustResolvConf, p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
+		p.adjustResolvConf, p.adjustTrust, p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
 		p.adjustPrepare,
 	} {
 		if err := step(cfg, ann); err != nil {
@@ -326,6 +341,9 @@ func (p *Plan) planProcess(cfg Config, ann map[string]string) (args, env []strin
 	if mode, _ := cfg.Policy.Network(); mode == policy.NetworkAllowlist {
 		allowlist = true
 		env = withProxyEnv(env)
+		if cfg.Trust != nil && cfg.Target != TargetPrint {
+			env = withTrustEnv(env)
+		}
 	}
 	var o initproto.InitOptions
 	if cfg.Mode == ModeServe {

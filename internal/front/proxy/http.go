@@ -53,6 +53,15 @@ func (srv *server) connect(ctx context.Context, c *conn, br *bufio.Reader, req *
 		srv.refuse(c, d)
 		return
 	}
+	if srv.terminates(d.host, d.port) {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(srv.HeaderTimeout))
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			return
+		}
+		pending, _ := br.Peek(br.Buffered())
+		srv.terminate(ctx, c, pending, d, "connect")
+		return
+	}
 	up, closeUp, err := srv.dial(ctx, d, "connect")
 	if err != nil {
 		srv.httpError(c, gatewayStatus(err), "boxsh: cannot "+err.Error()+".")

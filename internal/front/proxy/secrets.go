@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -102,6 +103,15 @@ func kind(c byte) string {
 
 // Secrets are the secrets of one proxy.
 type Secrets struct {
+	// CA, when set, is the CA of the certificates the proxy shows where
+	// it terminates TLS to put the secrets in HTTPS requests: to the
+	// hosts a secret is for. Without it, their tunnels are passed
+	// through as any other.
+	CA *CA
+	// Roots verify the servers behind the terminated tunnels (nil: the
+	// host's roots).
+	Roots *x509.CertPool
+
 	list []secret
 }
 

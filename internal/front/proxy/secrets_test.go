@@ -1,15 +1,19 @@
 package proxy
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -243,4 +247,132 @@ func pctAll(s string) string {
 		fmt.Fprintf(&b, "%%%02X", s[i])
 	}
 	return b.String()
+}
+
+// tlsOrigin is an HTTPS test server that records the Authorization of
+// each request, and the roots that verify it.
+func tlsOrigin(t *testing.T, name string) (*httptest.Server, *x509.CertPool, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, name+r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		fmt.Fprintf(w, "tls hello %s %s", name, r.URL.Path)
+	}))
+	origin.Config.ErrorLog = log.New(io.Discard, "", 0)
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(origin.Certificate())
+	return origin, roots, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
+}
+
+// TestTerminateTLS checks HTTPS to a secret's host: the proxy terminates
+// TLS with its CA's certificate, puts the value in, and reaches the server
+// over TLS it verifies; another host's tunnel is untouched; a client that
+// does not trust the CA fails, and the refusal says why.
+func TestTerminateTLS(t *testing.T) {
+	set, gh, npm := testSecrets(t)
+	// httptest's certificate is for example.com.
+	gh.Hosts = []string{"example.com"}
+	var err error
+	set, err = NewSecrets([]Secret{gh, npm})
+	require.NoError(t, err)
+	origin, roots, seen := tlsOrigin(t, "example.com")
+	plain, _, plainSeen := tlsOrigin(t, "other")
+	set.CA, err = NewCA("boxsh test CA")
+	require.NoError(t, err)
+	set.Roots = roots
+	w := world{"example.com:443": origin.Listener.Addr().String(), "other.example:443": plain.Listener.Addr().String()}
+	var mu sync.Mutex
+	var decided []Decision
+	p := startProxy(t, &Server{Dial: w.dial, Secrets: set, Decided: func(d Decision) {
+		mu.Lock()
+		decided = append(decided, d)
+		mu.Unlock()
+	}}, []string{"example.com", "other.example"}, nil)
+
+	trusting := x509.NewCertPool()
+	require.True(t, trusting.AppendCertsFromPEM(set.CA.CertPEM()))
+	client := func(roots *x509.CertPool, serverName string) *http.Client {
+		return &http.Client{Timeout: testTimeout, Transport: &http.Transport{
+			Proxy:           http.ProxyURL(p.url),
+			TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName},
+		}}
+	}
+	get := func(c *http.Client, rawURL, token string) (*http.Response, string, error) {
+		r, err := http.NewRequest(http.MethodGet, rawURL, nil)
+		require.NoError(t, err)
+		r.Header.Set("Authorization", "Bearer "+token)
+		resp, err := c.Do(r)
+		if err != nil {
+			return nil, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, string(b), nil
+	}
+
+	c := client(trusting, "")
+	for range 2 { // two requests in one terminated tunnel
+		resp, body, err := get(c, "https://example.com/user", gh.StandIn)
+		require.NoError(t, err)
+		assert.Equal(t, "tls hello example.com /user", body)
+		assert.Equal(t, "boxsh test CA", resp.TLS.PeerCertificates[0].Issuer.CommonName, "terminated by the proxy")
+	}
+	assert.Equal(t, []string{"example.com/user Bearer " + gh.Value, "example.com/user Bearer " + gh.Value}, seen())
+
+	// Another secret's stand-in inside the terminated tunnel: refused.
+	resp, body, err := get(c, "https://example.com/npm", npm.StandIn)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Contains(t, body, "carries the stand-in of secret NPM_TOKEN")
+	assert.Len(t, seen(), 2, "sent nowhere")
+
+	// A host without a secret: the tunnel is the server's own TLS.
+	plainRoots := x509.NewCertPool()
+	plainRoots.AddCert(plain.Certificate())
+	resp, _, err = get(client(plainRoots, "example.com"), "https://other.example/x", "none")
+	require.NoError(t, err)
+	assert.NotEqual(t, "boxsh test CA", resp.TLS.PeerCertificates[0].Issuer.CommonName)
+	assert.Equal(t, []string{"other/x Bearer none"}, plainSeen())
+
+	// A client that trusts only the server (pinning, or no SSL_CERT_FILE).
+	_, _, err = get(client(roots, ""), "https://example.com/pinned", gh.StandIn)
+	require.Error(t, err)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, d := range decided {
+			if !d.Allowed && strings.Contains(d.Reason, "TLS to example.com is terminated by boxsh's proxy for the secret GH_TOKEN") {
+				return true
+			}
+		}
+		return false
+	}, testTimeout, 10*time.Millisecond, "the refusal says why")
+	assert.Len(t, seen(), 2)
+
+	// A TLS server name other than the tunnel's is refused.
+	_, _, err = get(client(trusting, "evil.example"), "https://example.com/sni", gh.StandIn)
+	require.Error(t, err)
+	assert.Len(t, seen(), 2)
+
+	mu.Lock()
+	defer mu.Unlock()
+	var https []Decision
+	for _, d := range decided {
+		if d.Protocol == "https" && d.Allowed {
+			https = append(https, d)
+		}
+	}
+	require.Len(t, https, 2, "each request in the tunnel is recorded: %+v", decided)
+	assert.Equal(t, []string{"GH_TOKEN"}, https[0].Secrets)
+	assert.NotContains(t, p.log.String(), gh.Value)
 }

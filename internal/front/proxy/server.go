@@ -273,9 +273,15 @@ func (srv *server) decideWith(ctx context.Context, c *conn, host string, port in
 	if d.allowed && check != nil {
 		check(&d)
 	}
-	srv.Log.Info("network access", "host", d.host, "port", port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule, "secrets", d.secrets)
+	srv.record(d, protocol, asked, answer)
+	return d
+}
+
+// record logs decision d, tells it to Decided, and warns of a refusal.
+func (srv *server) record(d decision, protocol string, asked bool, answer Answer) {
+	srv.Log.Info("network access", "host", d.host, "port", d.port, "protocol", protocol, "allowed", d.allowed, "rule", d.rule, "secrets", d.secrets)
 	if srv.Decided != nil {
-		dd := Decision{Host: d.host, Port: port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule, Asked: asked, Answer: answer, Secrets: d.secrets}
+		dd := Decision{Host: d.host, Port: d.port, Protocol: protocol, Allowed: d.allowed, Rule: d.rule, Asked: asked, Answer: answer, Secrets: d.secrets}
 		if !d.allowed {
 			dd.Reason, dd.Allow = srv.explain(d)
 		}
@@ -284,7 +290,6 @@ func (srv *server) decideWith(ctx context.Context, c *conn, host string, port in
 	if !d.allowed {
 		srv.warnRefused(d)
 	}
-	return d
 }
 
 // maxRefusedHosts bounds the hosts whose refusal is logged at Warn, so

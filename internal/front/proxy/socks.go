@@ -100,6 +100,12 @@ func (srv *server) serveSOCKS(ctx context.Context, c *conn, r io.Reader, busy bo
 		socksReply(c, socksNotAllowed)
 		return
 	}
+	if srv.terminates(d.host, d.port) {
+		if socksReply(c, socksSucceeded) == nil {
+			srv.terminate(ctx, c, nil, d, protocol)
+		}
+		return
+	}
 	up, closeUp, err := srv.dial(ctx, d, protocol)
 	if err != nil {
 		socksReply(c, socksFailure(err))

@@ -1,0 +1,293 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A CA is the certificate authority of the certificates the proxy shows
+// where it terminates TLS. Its key is kept in memory only.
+type CA struct {
+	cert *x509.Certificate
+	key  crypto.Signer
+	pem  []byte
+
+	mu     sync.Mutex
+	leaves map[string]*tls.Certificate
+}
+
+// caLifetime is how long a CA and its certificates are valid.
+const caLifetime = 400 * 24 * time.Hour
+
+// NewCA makes a CA named name.
+func NewCA(name string) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("CA key: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: name, Organization: []string{"boxsh"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(caLifetime),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("CA certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), leaves: map[string]*tls.Certificate{}}, nil
+}
+
+// CertPEM is the CA's certificate, PEM-encoded: what the sandbox trusts.
+func (ca *CA) CertPEM() []byte { return bytes.Clone(ca.pem) }
+
+// maxLeaves bounds the certificates a CA keeps.
+const maxLeaves = 1024
+
+// leaf is the certificate the proxy shows for host, made once.
+func (ca *CA) leaf(host string) (*tls.Certificate, error) {
+	ca.mu.Lock()
+	defer ca.mu.Unlock()
+	if c, ok := ca.leaves[host]; ok {
+		return c, nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: host},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     ca.cert.NotAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	} else {
+		tmpl.DNSNames = []string{host}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	if err != nil {
+		return nil, err
+	}
+	c := &tls.Certificate{Certificate: [][]byte{der, ca.cert.Raw}, PrivateKey: key}
+	if len(ca.leaves) >= maxLeaves {
+		clear(ca.leaves)
+	}
+	ca.leaves[host] = c
+	return c, nil
+}
+
+// serial is a random certificate serial number.
+func serial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	return n
+}
+
+// terminates tells whether the proxy terminates TLS to host and port: a
+// secret is for them, and there is a CA to show certificates of.
+func (srv *server) terminates(host string, port int) bool {
+	s := srv.Secrets
+	if s == nil || s.CA == nil {
+		return false
+	}
+	for i := range s.list {
+		if s.list[i].isFor(host, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// terminate serves the TLS connection c (the client's tunnel to the
+// destination d, already granted) with a certificate of the proxy's CA,
+// and forwards each request in it to d over TLS of its own, verified
+// against the roots of Secrets, with the secrets put in.
+func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d decision, protocol string) {
+	names := srv.Secrets.namesFor(d.host, d.port)
+	tc := tls.Server(&prefixConn{Conn: c, pending: pending}, &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"http/1.1"},
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if hello.ServerName != "" && normalizeName(hello.ServerName) != d.host {
+				return nil, fmt.Errorf("the TLS server name %q is not %s, the tunnel's", hello.ServerName, d.host)
+			}
+			return srv.Secrets.CA.leaf(d.host)
+		},
+	})
+	_ = c.Conn.SetDeadline(time.Now().Add(srv.HeaderTimeout))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		if !errors.Is(err, io.EOF) && !isTimeout(err) {
+			srv.tlsRefused(d, names, err)
+		}
+		_ = tc.Close()
+		return
+	}
+	_ = c.Conn.SetDeadline(time.Time{})
+	addr := net.JoinHostPort(d.host, strconv.Itoa(d.port))
+	up := &http.Transport{
+		DialTLSContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			raw, _, err := srv.dial(ctx, d, protocol)
+			if err != nil {
+				return nil, err
+			}
+			uc := tls.Client(raw, &tls.Config{ServerName: d.host, RootCAs: srv.Secrets.Roots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+			if err := uc.HandshakeContext(ctx); err != nil {
+				raw.Close()
+				return nil, fmt.Errorf("TLS to %s: %w", addr, err)
+			}
+			return uc, nil
+		},
+		MaxIdleConnsPerHost:   1,
+		IdleConnTimeout:       srv.IdleTimeout,
+		ResponseHeaderTimeout: srv.IdleTimeout,
+	}
+	defer up.CloseIdleConnections()
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "https", addr
+			pr.Out.Host = pr.In.Host
+		},
+		Transport:     up,
+		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			srv.Log.Debug("no response upstream", "host", d.host, "port", d.port, "error", err)
+			http.Error(w, fmt.Sprintf("boxsh: no valid response from %s: %v.", addr, err), gatewayStatus(err))
+		},
+	}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.URL.Scheme, r.URL.Host = "https", addr
+		rd := d
+		if rd.secrets, rd.leak = srv.Secrets.Put(d.host, d.port, r.Header, r.URL); rd.leak != nil {
+			rd.allowed = false
+		}
+		srv.record(rd, "https", false, 0)
+		if !rd.allowed {
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, srv.refusal(rd)+"\n")
+			return
+		}
+		rp.ServeHTTP(w, r)
+	})
+	ln := newOneConnListener(tc)
+	hs := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: srv.HeaderTimeout,
+		IdleTimeout:       srv.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateClosed || s == http.StateHijacked {
+				ln.Close()
+			}
+		},
+	}
+	stop := context.AfterFunc(ctx, func() { _ = hs.Close() })
+	defer stop()
+	_ = hs.Serve(ln)
+}
+
+// tlsRefused tells that the client refused the certificate of d, which
+// the proxy terminates for the secrets names: a refusal, as the model
+// must learn why its request failed.
+func (srv *server) tlsRefused(d decision, names []string, err error) {
+	reason := fmt.Sprintf("TLS to %s is terminated by boxsh's proxy for the secret %s, and the client refused its certificate (%v): a client that pins certificates or ignores SSL_CERT_FILE cannot use the secret", d.host, strings.Join(names, ", "), err)
+	srv.Log.Warn(reason)
+	if srv.Decided != nil {
+		srv.Decided(Decision{Host: d.host, Port: d.port, Protocol: "https", Allowed: false, Reason: reason})
+	}
+}
+
+// namesFor are the names of the secrets for host and port.
+func (s *Secrets) namesFor(host string, port int) []string {
+	var names []string
+	for i := range s.list {
+		if s.list[i].isFor(host, port) {
+			names = append(names, s.list[i].Name)
+		}
+	}
+	return names
+}
+
+// prefixConn is a connection whose first bytes read are pending.
+type prefixConn struct {
+	net.Conn
+	pending []byte
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// oneConnListener accepts one connection, then waits until closed.
+type oneConnListener struct {
+	c      net.Conn
+	once   sync.Once
+	closed chan struct{}
+	mu     sync.Mutex
+	taken  bool
+}
+
+func newOneConnListener(c net.Conn) *oneConnListener {
+	return &oneConnListener{c: c, closed: make(chan struct{})}
+}
+
+func (l *oneConnListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if !l.taken {
+		l.taken = true
+		l.mu.Unlock()
+		return l.c, nil
+	}
+	l.mu.Unlock()
+	<-l.closed
+	return nil, net.ErrClosed
+}
+
+func (l *oneConnListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *oneConnListener) Addr() net.Addr { return l.c.LocalAddr() }
