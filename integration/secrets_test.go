@@ -227,6 +227,32 @@ func TestSecretTunnelUntouched(t *testing.T) {
 	assert.Equal(t, []string{"example.com/own "}, seen())
 }
 
+// TestAllowRequest checks --allow-request: a host with rules by method and
+// path gets only the requests they allow, over HTTPS too (the proxy
+// terminates TLS to see them), and a refusal names the rules and the
+// setting that would allow it, in the bash result as well.
+func TestAllowRequest(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs, originPEM, seen := tlsServers(t, "example.com")
+	_, port, _ := net.SplitHostPort(addrs["example.com"])
+	s := startServer(t, ctx, serverOptions{args: []string{"--sandbox", "--allow-request", "read https://example.com/pub/",
+		"--allow-domain", "example.com:" + port, "--ca-file", originPEM}})
+	res := s.call("bash", map[string]any{"command": `curl -sS --max-time 10 https://example.com:` + port + `/pub/a; echo; echo --; ` +
+		`curl -sS --max-time 10 -X DELETE -w '|%{http_code}' https://example.com:` + port + `/pub/a; echo; echo --; ` +
+		`curl -sS --max-time 10 --noproxy '*' -w '|%{http_code}' https://example.com:` + port + `/private`, "timeout": 30})
+	out := res.bash(t)
+	lines := strings.Split(out.Stdout, "\n--\n")
+	require.Len(t, lines, 3, "%+v", out)
+	assert.Equal(t, "tls hello from example.com /pub/a", lines[0])
+	assert.Equal(t, "boxsh: the request to example.com:"+port+" is refused: DELETE /pub/a is not allowed by the host's request rules (read https://example.com/pub/). To allow it, run with --allow-request 'DELETE https://example.com:"+port+"/pub/a'.\n|403", lines[1])
+	assert.True(t, strings.HasPrefix(lines[2], "boxsh: the request to example.com:"+port+" is refused: GET /private is not allowed") && strings.HasSuffix(lines[2], "|403"), lines[2])
+	assert.Equal(t, []string{"example.com/pub/a "}, seen(), "the refused requests reached nothing")
+	r := res.toolResult(t)
+	require.Len(t, r.Content, 2, "the refusals' line")
+	assert.Contains(t, r.Content[1].Text, "DELETE /pub/a is not allowed by the host's request rules", "the refusal is in the result")
+}
+
 // TestSecretServe checks that a server's commands (bash calls) hold the
 // stand-in too, and that the proxy puts the value in their requests.
 func TestSecretServe(t *testing.T) {

@@ -30,6 +30,7 @@ var narrowing = map[string]string{
 	"network.secrets":        "ignored: it would send a value of the user's environment to the hosts it names",
 	"network.ask":            "ignored: it would let the MCP client allow hosts",
 	"network.caFiles":        "ignored: it would make the proxy trust other servers",
+	"network.requests":       "ignored: a rule of its own beside the user's could allow more of a host",
 }
 
 // defaultMaxOutput is the cap of each output stream of a bash call when
@@ -130,6 +131,10 @@ func (m *Merger) addNarrowing(s Settings, source Source) (ignored []string) {
 	if len(net.CAFiles) > 0 {
 		ignore("network.caFiles", net.CAFiles)
 		net.CAFiles = nil
+	}
+	if len(net.Requests) > 0 {
+		ignore("network.requests", net.Requests)
+		net.Requests = nil
 	}
 	m.Add(s, source)
 	return ignored

@@ -103,6 +103,8 @@ func TestAddNarrowingPerSetting(t *testing.T) {
 			func(t *testing.T, p Policy) { assert.Equal(t, []string{"proxy.golang.org"}, Values(p.AllowedDomains)) }},
 		{"denied domains added", "network.deniedDomains", Settings{Network: NetworkSettings{DeniedDomains: []string{"ads.example"}}}, false,
 			func(t *testing.T, p Policy) { assert.Equal(t, []string{"ads.example"}, Values(p.DeniedDomains)) }},
+		{"a request rule", "network.requests", Settings{Network: NetworkSettings{Requests: []string{"* https://proxy.golang.org/"}}}, true,
+			func(t *testing.T, p Policy) { assert.Empty(t, p.Requests) }},
 		{"a CA file", "network.caFiles", Settings{Network: NetworkSettings{CAFiles: []string{"/tmp/evil.pem"}}}, true,
 			func(t *testing.T, p Policy) { assert.Empty(t, p.CAFiles) }},
 		{"ask", "network.ask", Settings{Network: NetworkSettings{Ask: true}}, true,

@@ -54,6 +54,10 @@ type NetworkSettings struct {
 	// CAFiles are PEM files of roots the proxy trusts besides the host's,
 	// for the servers it terminates TLS to (a private registry's).
 	CAFiles []string `json:"caFiles,omitempty"`
+	// Requests are rules by method and path ("GET,HEAD
+	// https://api.github.com/repos/acme/"): a host one names gets only the
+	// requests its rules allow.
+	Requests []string `json:"requests,omitempty"`
 }
 
 // SecretSetting is a credential taken from boxsh's environment and put in
@@ -170,6 +174,7 @@ type Policy struct {
 	Secrets        []Secret      `json:"secrets,omitempty"`
 	NetworkAsk     Value[bool]   `json:"networkAsk"`
 	CAFiles        []Rule        `json:"caFiles,omitempty"`
+	Requests       []Rule        `json:"requests,omitempty"`
 
 	// Files are the settings files that were read, in merge order.
 	Files []string `json:"files"`
@@ -297,7 +302,7 @@ func lineOf(b []byte, offset int64) int {
 func (s Settings) Restricts() bool {
 	fs, n := s.Filesystem, s.Network
 	return len(fs.DenyRead)+len(fs.AllowRead)+len(fs.AllowWrite)+len(fs.DenyWrite)+len(fs.Protect) > 0 ||
-		n.Mode != "" || n.Ask || len(n.AllowedDomains)+len(n.DeniedDomains)+len(n.Secrets) > 0
+		n.Mode != "" || n.Ask || len(n.AllowedDomains)+len(n.DeniedDomains)+len(n.Secrets)+len(n.Requests) > 0
 }
 
 // validate checks the values a JSON type does not.
@@ -346,6 +351,11 @@ func (s Settings) validate() error {
 			if d == "" || strings.ContainsAny(d, " /\t") {
 				return fmt.Errorf("%s: %q: expected a domain name such as registry.npmjs.org or *.example.com, with an optional :port", key, d)
 			}
+		}
+	}
+	for _, r := range s.Network.Requests {
+		if methods, u, ok := strings.Cut(strings.TrimSpace(r), " "); !ok || methods == "" || !strings.Contains(u, "://") {
+			return fmt.Errorf("network.requests: %q: expected METHODS URL, such as \"GET,HEAD https://api.github.com/repos/acme/\"", r)
 		}
 	}
 	for _, f := range s.Network.CAFiles {
@@ -493,6 +503,7 @@ func (m *Merger) Add(s Settings, source Source) {
 	add(&m.p.AllowedDomains, s.Network.AllowedDomains)
 	add(&m.p.DeniedDomains, s.Network.DeniedDomains)
 	add(&m.p.CAFiles, s.Network.CAFiles)
+	add(&m.p.Requests, s.Network.Requests)
 	for _, sec := range s.Network.Secrets {
 		// A later setting of the same variable replaces the earlier one.
 		m.p.Secrets = slices.DeleteFunc(m.p.Secrets, func(o Secret) bool { return o.Env == sec.Env })

@@ -275,7 +275,7 @@ func startSeatbeltProxy(in *SeatbeltInputs, env []string, log hclog.Logger) ([]s
 		secrets.Proxy.CA = nil
 	}
 	hooks := in.Proxy
-	hooks.Secrets = secrets.Proxy
+	hooks.Secrets, hooks.Requests = secrets.Proxy, secrets.Requests
 	addr, stop, err := host.ListenProxy(in.Policy, log.Named("proxy"), hooks)
 	if err != nil {
 		return nil, nil, err

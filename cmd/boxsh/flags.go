@@ -397,6 +397,28 @@ var flagTable = []flagDef{
 		},
 	},
 	{
+		names: []string{"--allow-request"}, arg: needArg, placeholder: "'METHODS URL'", section: sectionSandbox, impliesSandbox: true,
+		help: []string{
+			"Allow requests to URL's host by method and path prefix only",
+			"('GET,HEAD https://api.github.com/repos/acme/'; read is GET,",
+			"HEAD, OPTIONS; * any): a host with such rules gets only what",
+			"they allow; allows the host and implies --network allowlist.",
+		},
+		set: func(p *parser, name, v string) error {
+			methods, u, ok := strings.Cut(strings.TrimSpace(v), " ")
+			_, rest, hasScheme := strings.Cut(u, "://")
+			host, _, _ := strings.Cut(rest, "/")
+			if !ok || methods == "" || !hasScheme || host == "" {
+				return fmt.Errorf("%w: --allow-request %q: expected 'METHODS URL', such as 'GET,HEAD https://api.github.com/repos/acme/'", policy.ErrUsage, v)
+			}
+			if p.allowDomain == "" {
+				p.allowDomain = "--allow-request " + v
+			}
+			p.setting(name, policy.Settings{Network: policy.NetworkSettings{AllowedDomains: []string{host}, Requests: []string{v}}})
+			return nil
+		},
+	},
+	{
 		names: []string{"--ca-file"}, arg: needArg, placeholder: "PATH", section: sectionSandbox, impliesSandbox: true,
 		help: []string{
 			"Trust the roots of PEM file PATH, besides the host's, for",

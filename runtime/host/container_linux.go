@@ -247,7 +247,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	files := maps.Clone(cc.Files)
 	if pl.Proxy {
 		hooks := cc.Proxy
-		hooks.Secrets = secrets.Proxy
+		hooks.Secrets, hooks.Requests = secrets.Proxy, secrets.Requests
 		child, stop, err := startProxy(cc.Policy, log.Named("proxy"), hooks)
 		if err != nil {
 			return nil, err

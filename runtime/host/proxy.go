@@ -35,6 +35,8 @@ type ProxyHooks struct {
 	// Secrets, when set, are put in requests in place of their stand-ins
 	// (see PrepareSecrets).
 	Secrets *proxy.Secrets
+	// Requests, when set, decide requests by method and path.
+	Requests *proxy.RequestRules
 }
 
 // AskedSource is the source of a domain allowed by an answer to a
@@ -92,7 +94,7 @@ func (l countedListener) Accept() (net.Conn, error) {
 // newProxy is the network proxy of policy p, logging its decisions to
 // log and telling them to hooks.Decided.
 func newProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (*proxy.Server, error) {
-	s := &proxy.Server{Log: log, Decided: hooks.Decided, Secrets: hooks.Secrets}
+	s := &proxy.Server{Log: log, Decided: hooks.Decided, Secrets: hooks.Secrets, Requests: hooks.Requests}
 	if n := hooks.Network; n != nil {
 		s.Live, s.RuleSource = n.live, n.source
 		if hooks.Ask != nil {

@@ -17,19 +17,29 @@ import (
 // sandbox's environment, with stand-ins; and what the sandbox trusts.
 type Secrets struct {
 	Proxy *proxy.Secrets
-	Env   []string
-	Trust *plan.Trust
+	// Requests are the policy's rules by method and path.
+	Requests *proxy.RequestRules
+	Env      []string
+	Trust    *plan.Trust
 }
 
 // PrepareSecrets takes the values of p's secrets from getenv and makes a
 // new stand-in for each, and a new CA, as one sandbox's start does.
 func PrepareSecrets(p policy.Policy, getenv func(string) (string, bool)) (Secrets, error) {
-	if len(p.Secrets) == 0 {
+	if len(p.Secrets) == 0 && len(p.Requests) == 0 {
 		return Secrets{}, nil
 	}
 	if mode, _ := p.Network(); mode != policy.NetworkAllowlist {
+		if len(p.Secrets) == 0 {
+			r := p.Requests[0]
+			return Secrets{}, fmt.Errorf("%w: request rule %q (%s) needs the allowlist network mode, not %s: the proxy decides on requests", policy.ErrUsage, r.Value, r.Source, mode)
+		}
 		s := p.Secrets[0]
 		return Secrets{}, fmt.Errorf("%w: secret %s (%s) needs the allowlist network mode, not %s: the proxy puts it in requests", policy.ErrUsage, s.Env, s.Source, mode)
+	}
+	requests, err := proxy.NewRequestRules(policy.Values(p.Requests))
+	if err != nil {
+		return Secrets{}, fmt.Errorf("%w: %v", policy.ErrUsage, err)
 	}
 	var list []proxy.Secret
 	var env []string
@@ -61,7 +71,7 @@ func PrepareSecrets(p policy.Policy, getenv func(string) (string, bool)) (Secret
 	} else {
 		trust.Bundle = trust.CA
 	}
-	return Secrets{Proxy: set, Env: env, Trust: trust}, nil
+	return Secrets{Proxy: set, Requests: requests, Env: env, Trust: trust}, nil
 }
 
 // egressRoots are the host's roots and those of files, which verify the

@@ -48,7 +48,7 @@ func (srv *server) connect(ctx context.Context, c *conn, br *bufio.Reader, req *
 		srv.httpError(c, http.StatusBadRequest, "boxsh: CONNECT takes host:port.")
 		return
 	}
-	d := srv.decide(ctx, c, host, port, "connect")
+	d := srv.decideWith(ctx, c, host, port, "connect", func(d *decision) { srv.opaque(d) })
 	if !d.allowed {
 		srv.refuse(c, d)
 		return
@@ -97,11 +97,7 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 			return
 		}
 	}
-	d := srv.decideWith(ctx, c, u.Hostname(), port, "http", func(d *decision) {
-		if d.secrets, d.leak = srv.Secrets.Put(d.host, d.port, req.Header, u); d.leak != nil {
-			d.allowed = false
-		}
-	})
+	d := srv.decideWith(ctx, c, u.Hostname(), port, "http", func(d *decision) { srv.inspect(d, "http", req) })
 	if !d.allowed {
 		srv.refuse(c, d)
 		return

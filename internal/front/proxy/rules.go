@@ -262,6 +262,10 @@ type decision struct {
 	// carrying a stand-in to a host its secret is not for.
 	secrets []string
 	leak    *Leak
+	// request refused the request by its method and path; scheme is the
+	// request's.
+	request *RequestRefusal
+	scheme  string
 }
 
 // Decide says whether host:port may be reached, and the rule that decided.

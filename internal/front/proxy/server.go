@@ -89,6 +89,9 @@ type Server struct {
 	// they are for, in place of their stand-ins; a request carrying a
 	// stand-in to another host is refused (see Secrets.Put).
 	Secrets *Secrets
+	// Requests, when set, decide the requests to the hosts they name by
+	// method and path. Over HTTPS, that needs Secrets.CA.
+	Requests *RequestRules
 }
 
 // A Decision is what the proxy decided on one request.
@@ -351,6 +354,8 @@ func (srv *server) rules() *Rules {
 func (srv *server) refusal(d decision) string {
 	dest := net.JoinHostPort(d.host, strconv.Itoa(d.port))
 	switch {
+	case d.request != nil:
+		return fmt.Sprintf("boxsh: the request to %s is refused: %s. To allow it, run with %s.", dest, d.request, requestAllow(d.scheme, d.host, d.port, d.request))
 	case d.leak != nil:
 		return fmt.Sprintf("boxsh: the request to %s is refused: %s. The sandbox holds a stand-in for the secret; the proxy puts the real value only in requests to those hosts.", dest, d.leak)
 	case d.userDenied:
@@ -374,6 +379,8 @@ func (srv *server) refusal(d decision) string {
 // refused HTTP request and the line logged at Warn.
 func shortRefusal(d decision) string {
 	switch {
+	case d.request != nil:
+		return fmt.Sprintf("boxsh: %s %s is not allowed by the request rules of %s", d.request.Method, d.request.Path, d.host)
 	case d.leak != nil:
 		return fmt.Sprintf("boxsh: the request to %s carries the stand-in of secret %s", d.host, d.leak.Secret)
 	case d.userDenied:
@@ -392,6 +399,8 @@ func shortRefusal(d decision) string {
 // allow it ("" when none would). It says what refusal and shortRefusal say.
 func (srv *server) explain(d decision) (reason, allow string) {
 	switch {
+	case d.request != nil:
+		return d.request.Error(), requestAllow(d.scheme, d.host, d.port, d.request)
 	case d.leak != nil:
 		return d.leak.Error(), "" // nothing should allow it
 	case d.userDenied:

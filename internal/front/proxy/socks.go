@@ -95,7 +95,7 @@ func (srv *server) serveSOCKS(ctx context.Context, c *conn, r io.Reader, busy bo
 		socksReply(c, socksCmdNotSupported)
 		return
 	}
-	d := srv.decide(ctx, c, host, port, protocol)
+	d := srv.decideWith(ctx, c, host, port, protocol, func(d *decision) { srv.opaque(d) })
 	if !d.allowed {
 		socksReply(c, socksNotAllowed)
 		return

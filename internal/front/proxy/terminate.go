@@ -117,18 +117,39 @@ func serial() *big.Int {
 }
 
 // terminates tells whether the proxy terminates TLS to host and port: a
-// secret is for them, and there is a CA to show certificates of.
+// secret is for them or a request rule names them, and there is a CA to
+// show certificates of.
 func (srv *server) terminates(host string, port int) bool {
 	s := srv.Secrets
 	if s == nil || s.CA == nil {
 		return false
 	}
-	for i := range s.list {
-		if s.list[i].isFor(host, port) {
-			return true
-		}
+	return len(s.namesFor(host, port)) > 0 || srv.Requests.has(host, port)
+}
+
+// opaque refuses a tunnel to host and port when request rules name them
+// and the proxy cannot terminate TLS to see the requests (no CA), so that
+// no rule is gone around.
+func (srv *server) opaque(d *decision) bool {
+	if (srv.Secrets != nil && srv.Secrets.CA != nil) || !srv.Requests.has(d.host, d.port) {
+		return false
 	}
-	return false
+	d.allowed = false
+	d.request = &RequestRefusal{Method: "CONNECT", Path: "/", Rules: srv.Requests.of(d.host, d.port)}
+	return true
+}
+
+// inspect decides on request r to the destination d allowed: the request
+// rules by its method and path, then the secrets put in.
+func (srv *server) inspect(d *decision, scheme string, r *http.Request) {
+	d.scheme = scheme
+	if d.request = srv.Requests.Check(d.host, d.port, r.Method, r.URL.Path); d.request != nil {
+		d.allowed = false
+		return
+	}
+	if d.secrets, d.leak = srv.Secrets.Put(d.host, d.port, r.Header, r.URL); d.leak != nil {
+		d.allowed = false
+	}
 }
 
 // terminate serves the TLS connection c (the client's tunnel to the
@@ -191,9 +212,7 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.URL.Scheme, r.URL.Host = "https", addr
 		rd := d
-		if rd.secrets, rd.leak = srv.Secrets.Put(d.host, d.port, r.Header, r.URL); rd.leak != nil {
-			rd.allowed = false
-		}
+		srv.inspect(&rd, "https", r)
 		srv.record(rd, "https", false, 0)
 		if !rd.allowed {
 			w.Header().Set("Content-Type", "text/plain")
