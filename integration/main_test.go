@@ -12,10 +12,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/boxsh/boxsh/integration/internal/seambuild"
 )
 
 // binDir holds the boxsh and boxsh-init executables under test.
@@ -167,16 +168,9 @@ func useTestSeamFront(t *testing.T) {
 // seamDir holds the test-seam build; TestMain removes it.
 var seamDir string
 
-// buildTestSeamFront builds boxsh with the boxsh_testseam tag into a
-// temporary directory, beside copies of binDir's other binaries (boxsh
-// finds boxsh-init and the fork server next to itself). -trimpath as in
-// `just build`, so that only the packages the tag changes are compiled
-// again; the version of binDir's boxsh, which boxsh-init checks.
+// buildTestSeamFront builds the test-seam boxsh (see package seambuild)
+// into a temporary directory, with binDir's other binaries.
 func buildTestSeamFront() (string, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
 	dir, err := os.MkdirTemp("", "boxsh-integration-seam-")
 	if err != nil {
 		return "", err
@@ -184,28 +178,5 @@ func buildTestSeamFront() (string, error) {
 	seamDir = dir
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	// The build of binDir's boxsh, which its boxsh-init must match.
-	version, err := exec.CommandContext(ctx, filepath.Join(binDir, "boxsh"), "--version").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("boxsh --version: %v: %s", err, version)
-	}
-	build := strings.TrimPrefix(strings.TrimSpace(string(version)), "boxsh version ")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "seccomp,boxsh_testseam", "-ldflags", "-X main.version="+build, "-o", dir+string(filepath.Separator), "./cmd/boxsh")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	for _, name := range []string{"boxsh-init", "boxsh-zygote.so"} {
-		data, err := os.ReadFile(filepath.Join(binDir, name))
-		if os.IsNotExist(err) && name == "boxsh-zygote.so" {
-			continue // optional: shells then start by exec
-		}
-		if err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
-			return "", err
-		}
-	}
-	return filepath.Join(dir, "boxsh"), nil
+	return seambuild.Build(ctx, binDir, dir)
 }

@@ -10,6 +10,7 @@
 //	go run ./integration/bench -bin PATH [-compare PATH2] -cold-stages N [-sandbox [-cold-bind SPEC]] [-cold-shell]
 //	go run ./integration/bench -bin PATH [-compare PATH2] -start N [-start-each 5] [-bwrap PATH]
 //	go run ./integration/bench -bin PATH -sandboxes N [-cycles 200] [-first 30] [-workers 1] [-clients 50 [-mixed 10s]]
+//	go run ./integration/bench -bin PATH -egress N [-egress-bytes 100000000] [-egress-requests 1000] [-seam-bin PATH]
 //
 // It spawns `PATH --rpc --workers N` and speaks newline-delimited JSON-RPC
 // 2.0 on its stdio: initialize first, then full tools/call requests. It
@@ -32,6 +33,11 @@
 // With -cold-stages N it only times N cold starts of each binary, with
 // BOXSH_TRACE_START set. It prints the median time of each stage the
 // processes mark on stderr (see internal/starttrace).
+//
+// With -egress N it only measures the sandbox's way out in allowlist mode
+// (see egress.go): N rounds of a download and small requests from a stand-in
+// origin on the loopback, direct and through the proxy, explicit and
+// transparent.
 package main
 
 import (
@@ -81,6 +87,11 @@ func main() {
 	flag.IntVar(&st.Each, "start-each", 5, "with -start: starts of each command per round")
 	bwrap := flag.String("bwrap", "bwrap", "with -start: the bubblewrap `binary` (looked up on PATH; \"\" for none)")
 	bind := flag.String("cold-bind", "", "with -cold-stages and -sandbox: a --bind `SPEC` for the sandbox")
+	var ec egressConfig
+	flag.IntVar(&ec.Rounds, "egress", 0, "instead of the suite, measure `N` rounds of egress: a download and small requests from a loopback origin, direct and through the proxy (explicit and transparent)")
+	flag.Int64Var(&ec.Bytes, "egress-bytes", 100_000_000, "with -egress: the size of the download in `bytes`")
+	flag.IntVar(&ec.Requests, "egress-requests", 1000, "with -egress: small requests per way and round")
+	flag.StringVar(&ec.SeamBin, "seam-bin", "", "with -egress: a test-seam build of boxsh (`path`; -tags seccomp,boxsh_testseam, beside -bin's boxsh-init); built from this checkout when empty")
 	only := flag.String("only", "", "comma-separated `names` of the measurements to run (default all: "+strings.Join(measurementNames(), ", ")+")")
 	flag.Parse()
 	if *bind != "" {
@@ -100,6 +111,14 @@ func main() {
 		os.Exit(2)
 	}
 
+	if ec.Rounds > 0 {
+		ec.Timeout = c.Timeout
+		if _, err := runEgress(os.Stdout, targets[0].Bin, ec); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if many.Idle > 0 {
 		if err := runSandboxes(os.Stdout, targets[0].Bin, c, many); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
