@@ -141,7 +141,7 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 	}()
 
 	up.limit = maxHeaderBytes
-	resp, err := srv.readResponse(c, bufio.NewReader(up), req)
+	resp, err := srv.readResponse(c, bufio.NewReaderSize(up, copyBufSize), req)
 	if err != nil {
 		srv.Log.Debug("no response upstream", "host", d.host, "port", d.port, "error", err)
 		msg := fmt.Sprintf("boxsh: no valid response from %s: %v.", u.Host, err)
@@ -155,7 +155,8 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 	defer resp.Body.Close()
 	removeHopByHop(resp.Header)
 	resp.Close = true
-	w := bufio.NewWriter(c)
+	// Large buffers: the body is copied through w, a write of it each.
+	w := bufio.NewWriterSize(c, copyBufSize)
 	err = resp.Write(w)
 	if err == nil {
 		err = w.Flush()
