@@ -196,6 +196,7 @@ func serveProxy(ctx context.Context, fd int, addr string) (*yamux.Session, error
 	}
 	cfg := yamux.DefaultConfig()
 	cfg.LogOutput = io.Discard
+	cfg.MaxStreamWindowSize = initproto.ProxyStreamWindow
 	session, err := yamux.Client(conn, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("proxy session: %w", err)
