@@ -14,7 +14,10 @@
 //
 //   - Over HTTP it serves CONNECT (a tunnel, as for TLS) and plain HTTP
 //     requests in absolute form ("GET http://host/path"). It forwards plain
-//     requests to the origin, one request per connection.
+//     requests to the origin, one request per client connection. A GET
+//     without a body may go over an idle upstream connection that an
+//     earlier request to the same host and port left, once decided anew;
+//     a connection never carries a request for another destination.
 //   - Over SOCKS5 it serves CONNECT without authentication. The proxy resolves
 //     names ("socks5h"), so the sandbox needs no DNS.
 //   - boxsh-init carries over SOCKS5 too the connections it captured from

@@ -78,7 +78,10 @@ func (srv *server) connect(ctx context.Context, c *conn, br *bufio.Reader, req *
 }
 
 // forward serves a plain HTTP request in absolute form: it sends it to
-// the origin with "Connection: close", and the response back.
+// the origin, and the response back with "Connection: close". A GET may go
+// over an idle connection an earlier request to the same destination left
+// (see idlePool); any other request goes over a new connection, with
+// "Connection: close".
 func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *http.Request) {
 	u := req.URL
 	if !u.IsAbs() || u.Host == "" {
@@ -102,20 +105,52 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 		srv.refuse(c, d)
 		return
 	}
-	up, closeUp, err := srv.dial(ctx, d, "http")
-	if err != nil {
-		srv.httpError(c, gatewayStatus(err), "boxsh: cannot "+err.Error()+".")
-		return
-	}
-	defer closeUp()
-
 	removeHopByHop(req.Header)
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = []string{""} // add none of Go's
 	}
-	req.Close = true
+	// A GET without a body may go over an idle connection to the same
+	// destination, and leave its own for the next (see idlePool). A
+	// destination allowed by an answer, not a rule, gets a connection of
+	// its own each time.
+	reuse := req.Method == http.MethodGet && req.Body == http.NoBody && !d.answered
+	req.Close = !reuse
+	key := destKey(d.host, d.port)
 	last := new(atomic.Int64)
 	c.keepAlive(srv.IdleTimeout, last)
+
+	var ic *idleConn
+	if reuse {
+		ic = srv.idle.get(key)
+	}
+	for {
+		reused := ic != nil
+		if !reused {
+			raw, stop, err := srv.dialRaw(ctx, d, "http")
+			if err != nil {
+				srv.httpError(c, gatewayStatus(err), "boxsh: cannot "+err.Error()+".")
+				return
+			}
+			ic = &idleConn{c: raw, close: func() { stop(); raw.Close() }}
+		}
+		if !srv.exchange(c, ic, d, req, key, reuse, reused, last) {
+			return
+		}
+		// The origin closed the idle connection as the request went out:
+		// a GET goes again, once, on a new connection.
+		ic = nil
+	}
+}
+
+// exchange sends req over ic to the destination d, and the response back
+// to c. Then it closes c, and ic, or keeps ic in the pool under key when
+// reuse allows and the exchange left it clean.
+//
+// When ic was reused and failed before any of the response arrived, it
+// closes ic but not c, which has had no answer, and reports it (retry).
+func (srv *server) exchange(c *conn, ic *idleConn, d decision, req *http.Request, key string, reuse, reused bool, last *atomic.Int64) (retry bool) {
+	untrack := srv.track(d, ic.c)
+	up := newConn(ic.c)
 	up.keepAlive(srv.IdleTimeout, last)
 
 	sent := make(chan error, 1)
@@ -127,10 +162,17 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 		}
 		sent <- err
 	}()
-	// The request went out: wait for it before closing c, which
-	// req.Body reads, and give its sender little time if unfinished.
-	defer func() {
-		closeUp() // a sender still busy fails at its next write
+	// The request goes out meanwhile. Before c is closed, which req.Body
+	// reads, its sender must be done: closing ic makes it fail at its next
+	// write, and it gets little time if unfinished.
+	finish := func(keep bool) {
+		untrack()
+		if keep {
+			_ = ic.c.SetDeadline(time.Time{})
+			srv.idle.put(key, ic)
+		} else {
+			ic.close()
+		}
 		select {
 		case <-sent:
 			closeGracefully(c)
@@ -138,21 +180,30 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 			c.Close()
 			<-sent
 		}
-	}()
+	}
 
 	up.limit = maxHeaderBytes
-	resp, err := srv.readResponse(c, bufio.NewReaderSize(up, copyBufSize), req)
+	br := bufio.NewReaderSize(up, copyBufSize)
+	resp, err := srv.readResponse(c, br, req)
 	if err != nil {
+		if reused && up.limit == maxHeaderBytes {
+			untrack()
+			ic.close()
+			<-sent
+			return true
+		}
 		srv.Log.Debug("no response upstream", "host", d.host, "port", d.port, "error", err)
-		msg := fmt.Sprintf("boxsh: no valid response from %s: %v.", u.Host, err)
+		msg := fmt.Sprintf("boxsh: no valid response from %s: %v.", req.URL.Host, err)
 		if up.limit == 0 {
-			msg = fmt.Sprintf("boxsh: the response header of %s is too large.", u.Host)
+			msg = fmt.Sprintf("boxsh: the response header of %s is too large.", req.URL.Host)
 		}
 		srv.writeError(c, gatewayStatus(err), msg)
-		return
+		finish(false)
+		return false
 	}
 	up.limit = -1
-	defer resp.Body.Close()
+	framed := resp.ContentLength >= 0 || (len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked")
+	keep := reuse && !resp.Close && resp.ProtoAtLeast(1, 1) && framed
 	removeHopByHop(resp.Header)
 	resp.Close = true
 	// Large buffers: the body is copied through w, a write of it each.
@@ -161,10 +212,21 @@ func (srv *server) forward(ctx context.Context, c *conn, br *bufio.Reader, req *
 	if err == nil {
 		err = w.Flush()
 	}
+	resp.Body.Close()
 	if err != nil {
 		srv.Log.Debug("forwarding the response failed", "host", d.host, "port", d.port, "error", err)
 		c.Close()
+		keep = false
 	}
+	if keep {
+		// Only a connection that sent the whole request and nothing
+		// past the response carries another.
+		err := <-sent
+		keep = err == nil && br.Buffered() == 0
+		sent <- err
+	}
+	finish(keep)
+	return false
 }
 
 // readResponse reads the response to req from r, and passes interim

@@ -10,7 +10,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,7 +94,7 @@ func TestForwardHTTP(t *testing.T) {
 	assert.Equal(t, "registry.npmjs.org", s.host)
 	assert.Equal(t, "/left-pad?v=1", s.uri, "origin form upstream")
 	assert.Empty(t, s.proxyAuth, "Proxy-* headers stripped")
-	assert.Equal(t, "close", s.conn)
+	assert.Empty(t, s.conn, "a GET leaves its upstream connection open for the next")
 	assert.Equal(t, "kept", s.custom)
 	assert.Equal(t, "Go-http-client/1.1", s.ua, "the client's user agent, unchanged")
 
@@ -101,7 +104,9 @@ func TestForwardHTTP(t *testing.T) {
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, "hello from registry.npmjs.org:8080 /upload", string(body))
-	assert.Equal(t, "payload", (<-got).body)
+	s = <-got
+	assert.Equal(t, "payload", s.body)
+	assert.Equal(t, "close", s.conn, "a request with a body gets a connection of its own")
 
 	// A raw request without User-Agent gets none added.
 	c, err := net.Dial("tcp", p.addr)
@@ -117,6 +122,105 @@ func TestForwardHTTP(t *testing.T) {
 	assert.True(t, resp.Close, "one request per connection")
 	s = <-got
 	assert.Empty(t, s.ua)
+}
+
+// A GET reuses an idle upstream connection to the same destination, never
+// one to another host, even at the same address, and every request is
+// decided anew.
+func TestForwardHTTPReusesUpstream(t *testing.T) {
+	var mu sync.Mutex
+	conns := map[string]map[string]bool{} // by Host header: the remote addresses seen
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if conns[r.Host] == nil {
+			conns[r.Host] = map[string]bool{}
+		}
+		conns[r.Host][r.RemoteAddr] = true
+		mu.Unlock()
+		fmt.Fprintf(w, "hello from %s", r.Host)
+	}))
+	defer origin.Close()
+	addr := origin.Listener.Addr().String()
+	w := world{"a.example:80": addr, "b.example:80": addr, "c.example:80": addr}
+	live := NewLive(mustRules(t, []string{"a.example", "b.example"}, nil))
+	var ds decisions
+	p := startProxy(t, &Server{Dial: w.dial, Live: live, Decided: ds.add}, nil, nil)
+
+	for i := range 5 {
+		for _, host := range []string{"a.example", "b.example"} {
+			code, body := p.get(t, "http://"+host+"/"+strconv.Itoa(i))
+			require.Equal(t, http.StatusOK, code, body)
+			assert.Equal(t, "hello from "+host, body)
+			// The exchange ends after the client has the response: the
+			// connection is idle once no longer tracked.
+			waitOpen(t, live, 0)
+		}
+	}
+	mu.Lock()
+	assert.Len(t, conns["a.example"], 1, "a's requests shared one connection: %v", conns)
+	assert.Len(t, conns["b.example"], 1, "b's requests shared one connection: %v", conns)
+	for remote := range conns["a.example"] {
+		assert.False(t, conns["b.example"][remote], "a connection for a carried a request for b")
+	}
+	mu.Unlock()
+	assert.Len(t, ds.all(), 10, "every request decided")
+
+	// A narrowing refuses b's next request; its idle connection never
+	// carries another.
+	live.Set(mustRules(t, []string{"a.example"}, nil))
+	code, _ := p.get(t, "http://b.example/after")
+	assert.Equal(t, http.StatusForbidden, code)
+	code, body := p.get(t, "http://c.example/never")
+	assert.Equal(t, http.StatusForbidden, code, body)
+
+	// The origin closing an idle connection costs nothing: the GET goes
+	// again on a new one.
+	origin.CloseClientConnections()
+	code, body = p.get(t, "http://a.example/again")
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "hello from a.example", body)
+}
+
+// An idle connection the origin drops as the next GET goes out costs that
+// GET nothing: it goes again, once, on a new connection.
+func TestForwardHTTPRetriesDroppedIdle(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n := accepted.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				// Each connection answers one request, keeping the
+				// connection, and drops the next unanswered.
+				for i := 0; ; i++ {
+					if _, err := http.ReadRequest(br); err != nil || i == 1 {
+						return
+					}
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n%d", n)
+				}
+			}()
+		}
+	}()
+	w := world{"a.example:80": l.Addr().String()}
+	live := NewLive(mustRules(t, []string{"a.example"}, nil))
+	p := startProxy(t, &Server{Dial: w.dial, Live: live}, nil, nil)
+
+	code, body := p.get(t, "http://a.example/1")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "1", body)
+	waitOpen(t, live, 0)
+	code, body = p.get(t, "http://a.example/2")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "2", body, "answered on a new connection")
+	assert.EqualValues(t, 2, accepted.Load())
 }
 
 func TestRefusedHTTP(t *testing.T) {

@@ -130,6 +130,7 @@ type server struct {
 	slots       chan struct{} // a token per connection served
 	busy        chan struct{} // a token per connection refused politely
 	asks        asks
+	idle        idlePool // upstream connections of plain HTTP requests
 }
 
 func (s *Server) withDefaults() *server {
@@ -326,20 +327,35 @@ func (srv *server) warnRefused(d decision) {
 // dial connects to the destination d allowed; ctx ending closes the
 // connection.
 func (srv *server) dial(ctx context.Context, d decision, protocol string) (*conn, func(), error) {
+	c, stop, err := srv.dialRaw(ctx, d, protocol)
+	if err != nil {
+		return nil, nil, err
+	}
+	untrack := srv.track(d, c)
+	return newConn(c), func() { stop(); untrack(); c.Close() }, nil
+}
+
+// dialRaw connects to the destination d allowed, untracked. ctx ending
+// closes the connection until stop is called.
+func (srv *server) dialRaw(ctx context.Context, d decision, protocol string) (c net.Conn, stop func() bool, err error) {
 	addr := net.JoinHostPort(d.host, strconv.Itoa(d.port))
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	c, err := srv.Dial(dctx, "tcp", addr)
+	c, err = srv.Dial(dctx, "tcp", addr)
 	if err != nil {
 		srv.Log.Warn("cannot connect upstream", "host", d.host, "port", d.port, "protocol", protocol, "error", err)
 		return nil, nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	untrack := func() {}
-	if srv.Live != nil {
-		untrack = srv.Live.track(d.host, d.port, d.answered, c)
+	return c, context.AfterFunc(ctx, func() { c.Close() }), nil
+}
+
+// track has Live track c, the upstream connection of d, while it carries
+// traffic, until the returned function is called.
+func (srv *server) track(d decision, c net.Conn) (untrack func()) {
+	if srv.Live == nil {
+		return func() {}
 	}
-	return newConn(c), func() { stop(); untrack(); c.Close() }, nil
+	return srv.Live.track(d.host, d.port, d.answered, c)
 }
 
 // rules are the rules in force: Live's when set, else Rules.
