@@ -11,6 +11,16 @@ import (
 	"sync"
 )
 
+// bufSize is the size of the buffers Conns copies through. One side of
+// each forwarder is a yamux stream, whose every write is a frame and a
+// hand-off between goroutines: large writes make them few.
+const bufSize = 128 << 10
+
+var bufs = sync.Pool{New: func() any {
+	b := make([]byte, bufSize)
+	return &b
+}}
+
 // Conns copies a to b and b to a until both directions end, passing on
 // each end of stream as a half-close where the connection allows it.
 func Conns(a, b net.Conn) {
@@ -18,7 +28,11 @@ func Conns(a, b net.Conn) {
 	wg.Add(2)
 	half := func(dst, src net.Conn) {
 		defer wg.Done()
-		_, _ = io.Copy(dst, src)
+		buf := bufs.Get().(*[]byte)
+		// Only Read and Write: a TCP connection's ReadFrom and WriteTo
+		// would copy through io.Copy's own buffer instead.
+		_, _ = io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, *buf)
+		bufs.Put(buf)
 		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
 		} else {

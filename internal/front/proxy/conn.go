@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"net"
@@ -98,12 +99,19 @@ func isTimeout(err error) bool {
 }
 
 // copyBufSize is the size of the buffers tunnels copy through.
-const copyBufSize = 32 << 10
+const copyBufSize = 128 << 10
 
 var copyBufs = sync.Pool{New: func() any {
 	b := make([]byte, copyBufSize)
 	return &b
 }}
+
+// bufReaders and bufWriters hold bufio readers and writers of copyBufSize
+// for forwarded requests, which copy a response's body through them.
+var (
+	bufReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, copyBufSize) }}
+	bufWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, copyBufSize) }}
+)
 
 // copyHalf copies src to dst, then passes the end of stream on as a
 // half-close. On an error (an idle timeout, a reset) it closes both, which

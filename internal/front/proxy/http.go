@@ -183,7 +183,9 @@ func (srv *server) exchange(c *conn, ic *idleConn, d decision, req *http.Request
 	}
 
 	up.limit = maxHeaderBytes
-	br := bufio.NewReaderSize(up, copyBufSize)
+	br := bufReaders.Get().(*bufio.Reader)
+	br.Reset(up)
+	defer func() { br.Reset(nil); bufReaders.Put(br) }()
 	resp, err := srv.readResponse(c, br, req)
 	if err != nil {
 		if reused && up.limit == maxHeaderBytes {
@@ -207,11 +209,14 @@ func (srv *server) exchange(c *conn, ic *idleConn, d decision, req *http.Request
 	removeHopByHop(resp.Header)
 	resp.Close = true
 	// Large buffers: the body is copied through w, a write of it each.
-	w := bufio.NewWriterSize(c, copyBufSize)
+	w := bufWriters.Get().(*bufio.Writer)
+	w.Reset(c)
 	err = resp.Write(w)
 	if err == nil {
 		err = w.Flush()
 	}
+	w.Reset(nil)
+	bufWriters.Put(w)
 	resp.Body.Close()
 	if err != nil {
 		srv.Log.Debug("forwarding the response failed", "host", d.host, "port", d.port, "error", err)
