@@ -80,6 +80,9 @@ func TestAskAllowOnceAsksAgain(t *testing.T) {
 	code, body := p.get(t, "http://web.example.org/page")
 	assert.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "origin /page", body)
+	// The proxy ends a connection after its client has closed it, or has
+	// the last response: none of those is counted below.
+	waitOpen(t, live, 0)
 
 	// A rule that denies it closes it.
 	a.answers <- AllowOnce
