@@ -278,11 +278,10 @@ func tlsOrigin(t *testing.T, name string) (*httptest.Server, *x509.CertPool, fun
 // over TLS it verifies; another host's tunnel is untouched; a client that
 // does not trust the CA fails, and the refusal says why.
 func TestTerminateTLS(t *testing.T) {
-	set, gh, npm := testSecrets(t)
+	_, gh, npm := testSecrets(t)
 	// httptest's certificate is for example.com.
 	gh.Hosts = []string{"example.com"}
-	var err error
-	set, err = NewSecrets([]Secret{gh, npm})
+	set, err := NewSecrets([]Secret{gh, npm})
 	require.NoError(t, err)
 	origin, roots, seen := tlsOrigin(t, "example.com")
 	plain, _, plainSeen := tlsOrigin(t, "other")
