@@ -3,15 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,7 +39,12 @@ import (
 //     network, to the origin's loopback address: no proxy at all;
 //   - explicit: --network allowlist, through the proxy named by HTTP_PROXY;
 //   - transparent: --network allowlist, the probe ignoring the proxy
-//     variables, so boxsh-init captures its connection to the name.
+//     variables, so boxsh-init captures its connection to the name;
+//   - tunnel: HTTPS through the proxy's CONNECT, untouched, the probe
+//     trusting the origin's own certificate;
+//   - terminated: the same with a --secret for the origin's name, so the
+//     proxy terminates TLS (the probe trusting its CA through
+//     SSL_CERT_FILE) and reaches the origin over TLS of its own.
 //
 // Both allowlist ways reach the origin by a name that the test-seam build
 // of boxsh maps to the loopback (BOXSH_PROXY_HOSTS); all three ways run that
@@ -50,7 +64,7 @@ type egressConfig struct {
 const egressName = "origin.bench.example"
 
 // The ways of egress, in the order of the first round.
-var egressWays = []string{"direct", "explicit", "transparent"}
+var egressWays = []string{"direct", "explicit", "transparent", "tunnel", "terminated"}
 
 // egressRound is what the probe measured of one way in one round.
 type egressRound struct {
@@ -88,22 +102,21 @@ func runEgress(w io.Writer, bin string, ec egressConfig) (egressResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := startOrigin(ec.Bytes)
+	o, err := startOrigin(ec.Bytes, filepath.Dir(probe))
 	if err != nil {
 		return nil, err
 	}
 	defer o.close()
-	_, port, _ := net.SplitHostPort(o.addr)
 
 	loadBefore := loadAverage()
 	res := egressResult{}
 	for round := range ec.Rounds {
-		order := egressWays
+		order := slices.Clone(egressWays)
 		if round%2 == 1 {
-			order = []string{egressWays[2], egressWays[1], egressWays[0]}
+			slices.Reverse(order)
 		}
 		for _, way := range order {
-			r, err := runEgressWay(seam, probe, way, o, port, ec)
+			r, err := runEgressWay(seam, probe, way, o, ec)
 			if err != nil {
 				return nil, fmt.Errorf("egress %s, round %d: %w", way, round+1, err)
 			}
@@ -115,23 +128,34 @@ func runEgress(w io.Writer, bin string, ec egressConfig) (egressResult, error) {
 }
 
 // runEgressWay runs the probe once in a new sandbox the way named.
-func runEgressWay(seam, probe, way string, o *origin, port string, ec egressConfig) (egressRound, error) {
-	host, network, mode := egressName+":"+port, "allowlist", "noproxy"
+func runEgressWay(seam, probe, way string, o *origin, ec egressConfig) (egressRound, error) {
+	_, port, _ := net.SplitHostPort(o.addr)
+	scheme, host, network, mode := "http", egressName+":"+port, "allowlist", "noproxy"
+	args := []string{"--sandbox", "--bind", "ro:" + filepath.Dir(probe)}
+	mapped := egressName + "=" + o.addr
 	switch way {
 	case "direct":
 		host, network = o.addr, "allow_all"
 	case "explicit":
 		mode = "proxy"
+	case "tunnel":
+		_, tlsPort, _ := net.SplitHostPort(o.tlsAddr)
+		scheme, host, mode, mapped = "https", egressName+":"+tlsPort, "proxy", egressName+"="+o.tlsAddr
+		args = append(args, "--env", "SSL_CERT_FILE="+o.certFile)
+	case "terminated":
+		_, tlsPort, _ := net.SplitHostPort(o.tlsAddr)
+		scheme, host, mode, mapped = "https", egressName+":"+tlsPort, "proxy", egressName+"="+o.tlsAddr
+		args = append(args, "--secret", "BENCH_TOKEN="+egressName, "--ca-file", o.certFile)
 	}
-	args := []string{"--sandbox", "--network", network, "--bind", "ro:" + filepath.Dir(probe)}
+	args = append(args, "--network", network)
 	if network == "allowlist" {
 		args = append(args, "--allow-domain", host)
 	}
-	args = append(args, "-c", fmt.Sprintf("%s %s http://%s/big http://%s/small %d", probe, mode, host, host, ec.Requests))
+	args = append(args, "-c", fmt.Sprintf("%s %s %s://%s/big %s://%s/small %d", probe, mode, scheme, host, scheme, host, ec.Requests))
 	ctx, cancel := context.WithTimeout(context.Background(), ec.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, seam, args...)
-	cmd.Env = append(os.Environ(), "BOXSH_PROXY_HOSTS="+egressName+"="+o.addr)
+	cmd.Env = append(os.Environ(), "BOXSH_PROXY_HOSTS="+mapped, "BENCH_TOKEN=bench_0123456789abcdefghij")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -229,6 +253,14 @@ func writeEgress(w io.Writer, res egressResult, ec egressConfig, loadBefore, loa
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "(medians over the rounds, ranges after; small request: each round's median; added: that less direct's in the same round)")
+	if tun, term := sums["tunnel"].Download, sums["terminated"].Download; len(tun) > 0 && len(term) > 0 {
+		var ratios []float64
+		for i := range min(len(tun), len(term)) {
+			ratios = append(ratios, float64(term[i])/float64(tun[i]))
+		}
+		slices.Sort(ratios)
+		fmt.Fprintf(w, "terminated against tunnel, download, per round: %.2fx (%.2f–%.2f)\n", ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1])
+	}
 }
 
 // medianRange is "median (min–max)" of s in milliseconds.
@@ -243,12 +275,15 @@ func sizeText(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// origin is the stand-in origin server on the loopback.
+// origin is the stand-in origin server on the loopback, over HTTP and
+// HTTPS.
 type origin struct {
-	addr  string
-	sum   uint32 // CRC-32C of the large body
-	srv   *http.Server
-	close func()
+	addr    string
+	tlsAddr string
+	// certFile is its certificate (for egressName), which is its root.
+	certFile string
+	sum      uint32 // CRC-32C of the large body
+	close    func()
 }
 
 // originBlock is the length of the block the large body repeats; not a
@@ -258,8 +293,9 @@ const originBlock = 1<<20 + 7
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // startOrigin serves /big, size bytes of a repeated pseudo-random block,
-// and /small, a 3-byte body, on a loopback port.
-func startOrigin(size int64) (*origin, error) {
+// and /small, a 3-byte body, on two loopback ports, over HTTP and HTTPS;
+// it writes its certificate into dir.
+func startOrigin(size int64, dir string) (*origin, error) {
 	block := make([]byte, originBlock)
 	x := uint64(0x9e3779b97f4a7c15)
 	for i := range block {
@@ -290,14 +326,59 @@ func startOrigin(size int64) (*origin, error) {
 		w.Header().Set("Content-Length", "3")
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	cert, certPEM, err := originCert()
+	if err != nil {
+		return nil, err
+	}
+	// Not .pem: the default policy denies reading those.
+	certFile := filepath.Join(dir, "origin.crt")
+	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("origin: %w", err)
 	}
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("origin: %w", err)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(l); close(done) }()
-	return &origin{addr: l.Addr().String(), sum: sum, srv: srv, close: func() { srv.Close(); <-done }}, nil
+	tsrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	done := make(chan struct{}, 2)
+	go func() { _ = srv.Serve(l); done <- struct{}{} }()
+	go func() { _ = tsrv.ServeTLS(tl, "", ""); done <- struct{}{} }()
+	return &origin{addr: l.Addr().String(), tlsAddr: tl.Addr().String(), certFile: certFile, sum: sum, close: func() {
+		srv.Close()
+		tsrv.Close()
+		<-done
+		<-done
+	}}, nil
+}
+
+// originCert is a self-signed certificate for egressName, and its PEM.
+func originCert() (tls.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: egressName},
+		DNSNames:              []string{egressName},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
 // egressProbeSource is the probe: `probe proxy|noproxy BIG SMALL N` GETs BIG
