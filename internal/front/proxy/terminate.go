@@ -179,14 +179,16 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 	_ = c.Conn.SetDeadline(time.Time{})
 	addr := net.JoinHostPort(d.host, strconv.Itoa(d.port))
 	up := &http.Transport{
-		DialTLSContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			raw, _, err := srv.dial(ctx, d, protocol)
+		DialTLSContext: func(reqCtx context.Context, _, _ string) (net.Conn, error) {
+			// The tunnel's context, not the request's: the connection
+			// outlives the request, for the next ones to reuse.
+			raw, closeUp, err := srv.dial(ctx, d, protocol)
 			if err != nil {
 				return nil, err
 			}
-			uc := tls.Client(raw, &tls.Config{ServerName: d.host, RootCAs: srv.Secrets.Roots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
-			if err := uc.HandshakeContext(ctx); err != nil {
-				raw.Close()
+			uc := tls.Client(&closingConn{Conn: raw, close: closeUp}, &tls.Config{ServerName: d.host, RootCAs: srv.Secrets.Roots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+			if err := uc.HandshakeContext(reqCtx); err != nil {
+				uc.Close()
 				return nil, fmt.Errorf("TLS to %s: %w", addr, err)
 			}
 			return uc, nil
@@ -262,6 +264,19 @@ func (s *Secrets) namesFor(host string, port int) []string {
 		}
 	}
 	return names
+}
+
+// closingConn is a connection closed by close (once), which also ends
+// what dial set up for it.
+type closingConn struct {
+	net.Conn
+	close func()
+	once  sync.Once
+}
+
+func (c *closingConn) Close() error {
+	c.once.Do(c.close)
+	return nil
 }
 
 // prefixConn is a connection whose first bytes read are pending.
