@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -280,6 +281,11 @@ func (c *closingConn) Close() error {
 }
 
 // prefixConn is a connection whose first bytes read are pending.
+//
+// A deadline it reaches is os.ErrDeadlineExceeded, which is temporary: a
+// yamux stream's is not, and crypto/tls takes an error that is not for the
+// end of the connection, so that net/http's wait for the next request
+// (ended by a deadline in the past) would close it.
 type prefixConn struct {
 	net.Conn
 	pending []byte
@@ -291,7 +297,22 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 		c.pending = c.pending[n:]
 		return n, nil
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	return n, deadlineError(err)
+}
+
+func (c *prefixConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	return n, deadlineError(err)
+}
+
+// deadlineError is err, or os.ErrDeadlineExceeded for a timeout.
+func deadlineError(err error) error {
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		return os.ErrDeadlineExceeded
+	}
+	return err
 }
 
 // oneConnListener accepts one connection, then waits until closed.
