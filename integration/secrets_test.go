@@ -4,6 +4,7 @@ package integration
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -267,6 +268,9 @@ func TestSecretServe(t *testing.T) {
 	assert.True(t, strings.HasPrefix(standIn, "glpat-") && len(standIn) == len(value) && standIn != value, "a stand-in: %q", standIn)
 	assert.Equal(t, "hello from api.example.com /served", body, "%+v", out)
 	assert.Equal(t, []string{"api.example.com/served Bearer " + value}, seen())
+	var stats tool.StatsOutput
+	require.NoError(t, json.Unmarshal(s.call("sandbox_stats", map[string]any{}).toolResult(t).StructuredContent, &stats))
+	assert.Equal(t, []tool.SecretUse{{Secret: "GL_TOKEN", Host: "api.example.com", Requests: 1}}, stats.SecretUses, "sandbox_stats counts the uses")
 }
 
 // TestSecretRefusals checks the command lines and settings --secret

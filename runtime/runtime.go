@@ -292,6 +292,8 @@ type Supervisor struct {
 	ports Ports
 	// refusals are the network refusals the results report.
 	refusals *refusals
+	// uses count the requests secrets went into.
+	uses *secretUses
 }
 
 // NewSupervisor starts the first boxsh-init and returns its Supervisor.
@@ -308,15 +310,15 @@ func NewSupervisor(ctx context.Context, cfg Config) (*Supervisor, error) {
 	if err := withNetwork(&cfg); err != nil {
 		return nil, err
 	}
-	refusals := newRefusals()
-	cfg.Proxy.Decided = refusals.decided(cfg.Proxy.Decided)
+	refusals, uses := newRefusals(), &secretUses{}
+	cfg.Proxy.Decided = uses.decided(refusals.decided(cfg.Proxy.Decided))
 	startReaper(cfg)
 	adoptOrphans(cfg.Log)
 	in, err := Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := &Supervisor{cfg: cfg, current: in, failed: make(chan struct{}), refusals: refusals}
+	s := &Supervisor{cfg: cfg, current: in, failed: make(chan struct{}), refusals: refusals, uses: uses}
 	s.ports = Ports{dial: s.dialExposed, log: cfg.Log}
 	s.ports.bound(cfg.MaxForwards)
 	go s.watch(in)

@@ -59,6 +59,7 @@ func (s *Supervisor) Stats() tool.StatsOutput {
 		out.ProxyBytesOut, out.ProxyBytesIn = t.Out.Load(), t.In.Load()
 	}
 	out.NetworkRefusals = s.refusals.stats()
+	out.SecretUses = s.uses.stats()
 	return out
 }
 

@@ -121,6 +121,15 @@ type StatsOutput struct {
 	UptimeSeconds float64 `json:"uptime_seconds" doc:"Seconds since the sandbox (the running boxsh-init) started"`
 	// NetworkRefusals are the latest refusals of the proxy.
 	NetworkRefusals []NetworkRefusal `json:"network_refusals,omitempty" required:"false" doc:"The latest destinations the network proxy refused (at most 32, oldest first), each with how many times; absent when none"`
+	// SecretUses count the requests each secret went into.
+	SecretUses []SecretUse `json:"secret_uses,omitempty" required:"false" doc:"The requests the proxy put each secret (--secret) in, by host; absent when none"`
+}
+
+// SecretUse counts the requests a secret went into to one host.
+type SecretUse struct {
+	Secret   string `json:"secret" doc:"The secret's name (never its value)"`
+	Host     string `json:"host" doc:"The host the requests went to"`
+	Requests int    `json:"requests" doc:"How many requests"`
 }
 
 // The definitions of the tools about the session itself.
