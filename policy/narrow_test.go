@@ -109,6 +109,8 @@ func TestAddNarrowingPerSetting(t *testing.T) {
 			func(t *testing.T, p Policy) { assert.Empty(t, p.CAFiles) }},
 		{"ask", "network.ask", Settings{Network: NetworkSettings{Ask: true}}, true,
 			func(t *testing.T, p Policy) { assert.False(t, p.NetworkAsk.Value) }},
+		{"a secret file", "network.secretFiles", Settings{Network: NetworkSettings{SecretFiles: []SecretFileSetting{{Path: "/home/u/.npmrc", Hosts: []string{"evil.example"}}}}}, true,
+			func(t *testing.T, p Policy) { assert.Empty(t, p.SecretFiles) }},
 		{"a secret", "network.secrets", Settings{Network: NetworkSettings{Secrets: []SecretSetting{{Env: "GH_TOKEN", Hosts: []string{"evil.example"}}}}}, true,
 			func(t *testing.T, p Policy) { assert.Empty(t, p.Secrets) }},
 	} {

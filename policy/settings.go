@@ -48,6 +48,9 @@ type NetworkSettings struct {
 	// Secrets are credentials the proxy puts in requests at egress, so
 	// that the sandbox holds only stand-ins for them.
 	Secrets []SecretSetting `json:"secrets,omitempty"`
+	// SecretFiles are credentials files whose credentials are secrets so:
+	// the sandbox sees each file with stand-ins in their places.
+	SecretFiles []SecretFileSetting `json:"secretFiles,omitempty"`
 	// Ask holds a request to a host on no list and asks the MCP client
 	// on stdio about it, as --network-ask does.
 	Ask bool `json:"ask,omitempty"`
@@ -134,6 +137,22 @@ type Rule struct {
 	Source Source `json:"source"`
 }
 
+// SecretFileSetting is a credentials file (.npmrc, .netrc,
+// .git-credentials, Docker's config.json) whose credentials are for some
+// hosts only.
+type SecretFileSetting struct {
+	// Path is the file's absolute path, on the host and in the sandbox.
+	Path string `json:"path"`
+	// Hosts are the domains its credentials are for, as in allowedDomains.
+	Hosts []string `json:"hosts"`
+}
+
+// SecretFile is a secret file of the policy, with its source.
+type SecretFile struct {
+	SecretFileSetting
+	Source Source `json:"source"`
+}
+
 // Secret is a secret of the policy, with its source. It names the
 // variable that holds the value, never the value.
 type Secret struct {
@@ -172,6 +191,7 @@ type Policy struct {
 	AllowedDomains []Rule        `json:"allowedDomains"`
 	DeniedDomains  []Rule        `json:"deniedDomains"`
 	Secrets        []Secret      `json:"secrets,omitempty"`
+	SecretFiles    []SecretFile  `json:"secretFiles,omitempty"`
 	NetworkAsk     Value[bool]   `json:"networkAsk"`
 	CAFiles        []Rule        `json:"caFiles,omitempty"`
 	Requests       []Rule        `json:"requests,omitempty"`
@@ -302,7 +322,7 @@ func lineOf(b []byte, offset int64) int {
 func (s Settings) Restricts() bool {
 	fs, n := s.Filesystem, s.Network
 	return len(fs.DenyRead)+len(fs.AllowRead)+len(fs.AllowWrite)+len(fs.DenyWrite)+len(fs.Protect) > 0 ||
-		n.Mode != "" || n.Ask || len(n.AllowedDomains)+len(n.DeniedDomains)+len(n.Secrets)+len(n.Requests) > 0
+		n.Mode != "" || n.Ask || len(n.AllowedDomains)+len(n.DeniedDomains)+len(n.Secrets)+len(n.SecretFiles)+len(n.Requests) > 0
 }
 
 // validate checks the values a JSON type does not.
@@ -356,6 +376,19 @@ func (s Settings) validate() error {
 	for _, r := range s.Network.Requests {
 		if methods, u, ok := strings.Cut(strings.TrimSpace(r), " "); !ok || methods == "" || !strings.Contains(u, "://") {
 			return fmt.Errorf("network.requests: %q: expected METHODS URL, such as \"GET,HEAD https://api.github.com/repos/acme/\"", r)
+		}
+	}
+	for _, f := range s.Network.SecretFiles {
+		if !filepath.IsAbs(f.Path) {
+			return fmt.Errorf("network.secretFiles: path %q: expected an absolute path", f.Path)
+		}
+		if len(f.Hosts) == 0 {
+			return fmt.Errorf("network.secretFiles: %s: hosts: name the domains its credentials are for", f.Path)
+		}
+		for _, d := range f.Hosts {
+			if d == "" || strings.ContainsAny(d, " /\t") {
+				return fmt.Errorf("network.secretFiles: %s: hosts: %q: expected a domain name such as registry.npmjs.org or *.example.com, with an optional :port", f.Path, d)
+			}
 		}
 	}
 	for _, f := range s.Network.CAFiles {
@@ -504,6 +537,10 @@ func (m *Merger) Add(s Settings, source Source) {
 	add(&m.p.DeniedDomains, s.Network.DeniedDomains)
 	add(&m.p.CAFiles, s.Network.CAFiles)
 	add(&m.p.Requests, s.Network.Requests)
+	for _, f := range s.Network.SecretFiles {
+		m.p.SecretFiles = slices.DeleteFunc(m.p.SecretFiles, func(o SecretFile) bool { return o.Path == f.Path })
+		m.p.SecretFiles = append(m.p.SecretFiles, SecretFile{SecretFileSetting: f, Source: source})
+	}
 	for _, sec := range s.Network.Secrets {
 		// A later setting of the same variable replaces the earlier one.
 		m.p.Secrets = slices.DeleteFunc(m.p.Secrets, func(o Secret) bool { return o.Env == sec.Env })

@@ -269,6 +269,9 @@ func startSeatbeltProxy(in *SeatbeltInputs, env []string, log hclog.Logger) ([]s
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(secrets.Files) > 0 {
+		return nil, nil, fmt.Errorf("%w: secret file %s: not on macOS yet (its sandbox reads the host's file)", policy.ErrUsage, secrets.Files[0].Path)
+	}
 	if secrets.Proxy != nil {
 		// No trust store of its own on macOS yet: HTTPS is passed
 		// through, as without secrets.

@@ -397,6 +397,32 @@ var flagTable = []flagDef{
 		},
 	},
 	{
+		names: []string{"--secret-file"}, arg: needArg, placeholder: "PATH=HOST[,HOST...]", section: sectionSandbox, impliesSandbox: true,
+		help: []string{
+			"Show the sandbox credentials file PATH (.npmrc, .netrc,",
+			".git-credentials, Docker's config.json) with stand-ins for",
+			"its credentials, which the proxy replaces with the real ones",
+			"only in requests to HOST; allows HOST and implies --network",
+			"allowlist.",
+		},
+		set: func(p *parser, name, v string) error {
+			path, hosts, ok := strings.Cut(v, "=")
+			if !ok || path == "" || hosts == "" {
+				return fmt.Errorf("%w: --secret-file %q: expected PATH=HOST[,HOST...], such as ~/.npmrc=registry.npmjs.org", policy.ErrUsage, v)
+			}
+			abs, err := filepath.Abs(path)
+			if err != nil {
+				return fmt.Errorf("%w: --secret-file %q: %v", policy.ErrUsage, v, err)
+			}
+			f := policy.SecretFileSetting{Path: abs, Hosts: strings.Split(hosts, ",")}
+			if p.allowDomain == "" {
+				p.allowDomain = "--secret-file " + v
+			}
+			p.setting(name, policy.Settings{Network: policy.NetworkSettings{AllowedDomains: f.Hosts, SecretFiles: []policy.SecretFileSetting{f}}})
+			return nil
+		},
+	},
+	{
 		names: []string{"--allow-request"}, arg: needArg, placeholder: "'METHODS URL'", section: sectionSandbox, impliesSandbox: true,
 		help: []string{
 			"Allow requests to URL's host by method and path prefix only",

@@ -208,6 +208,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		Forward:      cc.Files[plan.ForwardDescriptor] != nil,
 		Env:          WithEnv(cc.Env, secrets.Env),
 		Trust:        secrets.Trust,
+		SecretFiles:  secrets.Files,
 		Terminal:     cc.Terminal,
 		Cwd:          cc.Cwd,
 		Rootfs:       rootfs,

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/boxsh/boxsh/internal/front/credfile"
 	"github.com/boxsh/boxsh/internal/front/proxy"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/plan"
@@ -21,21 +23,27 @@ type Secrets struct {
 	Requests *proxy.RequestRules
 	Env      []string
 	Trust    *plan.Trust
+	// Files are the credentials files with stand-ins, by path.
+	Files []plan.File
 }
 
 // PrepareSecrets takes the values of p's secrets from getenv and makes a
 // new stand-in for each, and a new CA, as one sandbox's start does.
 func PrepareSecrets(p policy.Policy, getenv func(string) (string, bool)) (Secrets, error) {
-	if len(p.Secrets) == 0 && len(p.Requests) == 0 {
+	if len(p.Secrets) == 0 && len(p.SecretFiles) == 0 && len(p.Requests) == 0 {
 		return Secrets{}, nil
 	}
 	if mode, _ := p.Network(); mode != policy.NetworkAllowlist {
-		if len(p.Secrets) == 0 {
-			r := p.Requests[0]
-			return Secrets{}, fmt.Errorf("%w: request rule %q (%s) needs the allowlist network mode, not %s: the proxy decides on requests", policy.ErrUsage, r.Value, r.Source, mode)
+		var what string
+		switch {
+		case len(p.Secrets) > 0:
+			what = fmt.Sprintf("secret %s (%s)", p.Secrets[0].Env, p.Secrets[0].Source)
+		case len(p.SecretFiles) > 0:
+			what = fmt.Sprintf("secret file %s (%s)", p.SecretFiles[0].Path, p.SecretFiles[0].Source)
+		default:
+			what = fmt.Sprintf("request rule %q (%s)", p.Requests[0].Value, p.Requests[0].Source)
 		}
-		s := p.Secrets[0]
-		return Secrets{}, fmt.Errorf("%w: secret %s (%s) needs the allowlist network mode, not %s: the proxy puts it in requests", policy.ErrUsage, s.Env, s.Source, mode)
+		return Secrets{}, fmt.Errorf("%w: %s needs the allowlist network mode, not %s: the proxy applies it to requests", policy.ErrUsage, what, mode)
 	}
 	requests, err := proxy.NewRequestRules(policy.Values(p.Requests))
 	if err != nil {
@@ -55,6 +63,25 @@ func PrepareSecrets(p policy.Policy, getenv func(string) (string, bool)) (Secret
 		list = append(list, proxy.Secret{Name: s.Env, Value: value, StandIn: standIn, Hosts: s.Hosts, Headers: s.Headers})
 		env = append(env, s.Env+"="+standIn)
 	}
+	var files []plan.File
+	for _, f := range p.SecretFiles {
+		content, err := readBounded(f.Path, maxSecretFile)
+		if err != nil {
+			return Secrets{}, fmt.Errorf("%w: secret file %s (%s): %v", policy.ErrUsage, f.Path, f.Source, err)
+		}
+		out, creds, err := credfile.Replace(f.Path, content, proxy.NewStandIn)
+		if err != nil {
+			return Secrets{}, fmt.Errorf("%w: secret file (%s): %v", policy.ErrUsage, f.Source, err)
+		}
+		for i, c := range creds {
+			name := f.Path
+			if len(creds) > 1 {
+				name += "#" + strconv.Itoa(i+1)
+			}
+			list = append(list, proxy.Secret{Name: name, Value: c.Value, StandIn: c.StandIn, Hosts: f.Hosts})
+		}
+		files = append(files, plan.File{Path: f.Path, Content: out})
+	}
 	set, err := proxy.NewSecrets(list)
 	if err != nil {
 		return Secrets{}, fmt.Errorf("%w: %v", policy.ErrUsage, err)
@@ -71,7 +98,7 @@ func PrepareSecrets(p policy.Policy, getenv func(string) (string, bool)) (Secret
 	} else {
 		trust.Bundle = trust.CA
 	}
-	return Secrets{Proxy: set, Requests: requests, Env: env, Trust: trust}, nil
+	return Secrets{Proxy: set, Requests: requests, Env: env, Trust: trust, Files: files}, nil
 }
 
 // egressRoots are the host's roots and those of files, which verify the
@@ -106,6 +133,9 @@ var bundleFiles = []string{
 
 // maxBundle bounds a bundle file read.
 const maxBundle = 16 << 20
+
+// maxSecretFile bounds a credentials file read.
+const maxSecretFile = 1 << 20
 
 // hostBundle is the host's bundle of roots: the first of bundleFiles that
 // is a regular file, and its content.

@@ -57,6 +57,7 @@ func TestPrepareSecrets(t *testing.T) {
 		"empty":     {p, func(string) (string, bool) { return "", true }, "$GH_TOKEN is not set"},
 		"too short": {p, func(string) (string, bool) { return "ghp_abc", true }, "fewer than the 12"},
 		"allow_all": {policy.Policy{Secrets: p.Secrets}, getenv, "secret GH_TOKEN (--secret) needs the allowlist network mode, not allow_all"},
+		"file":      {policy.Policy{SecretFiles: []policy.SecretFile{{SecretFileSetting: policy.SecretFileSetting{Path: "/x/.npmrc", Hosts: []string{"a.example"}}, Source: "--secret-file"}}}, getenv, "secret file /x/.npmrc (--secret-file) needs the allowlist network mode"},
 	} {
 		_, err := PrepareSecrets(c.p, c.getenv)
 		assert.ErrorContains(t, err, c.want, name)

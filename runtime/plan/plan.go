@@ -164,6 +164,9 @@ type Config struct {
 	Version string
 	// Seccomp is the seccomp filter (default DefaultSeccomp()).
 	Seccomp *specs.LinuxSeccomp
+	// SecretFiles are credentials files the sandbox sees with stand-ins
+	// (see adjustSecretFiles).
+	SecretFiles []File
 	// Trust, when set, is what the sandbox trusts besides the host's
 	// roots: the CA of the proxy, which terminates TLS to put secrets
 	// in requests (see adjustTrust).
@@ -300,7 +303,7 @@ func Build(cfg Config) (*Plan, error) {
 	p.Spec = spec
 	for _, step := range []func(Config, map[string]string) error{
 		p.adjustCgroup, p.adjustSeccomp, p.adjustParentDeath, p.adjustDevices,
-		p.adjustResolvConf, p.adjustTrust, p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
+		p.adjustResolvConf, p.adjustTrust, p.adjustSecretFiles, p.adjustInlineEtc, p.adjustPlaceholders, p.adjustFiles, p.adjustCowDirs,
 		p.adjustPrepare,
 	} {
 		if err := step(cfg, ann); err != nil {

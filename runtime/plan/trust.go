@@ -3,6 +3,7 @@ package plan
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -42,6 +43,24 @@ func withTrustEnv(env []string) []string {
 		out = append(out, v[0]+"="+v[1])
 	}
 	return out
+}
+
+// secretFilesDir holds the credentials files with stand-ins in the root.
+const secretFilesDir = initproto.BoxshDir + "/secret-files"
+
+// adjustSecretFiles shows the sandbox each of Config.SecretFiles, bound
+// read-only on its path: the host's file, with stand-ins in the places of
+// its credentials. A printed spec has no proxy, and gets none.
+func (p *Plan) adjustSecretFiles(cfg Config, ann map[string]string) error {
+	if !p.Proxy || cfg.Target == TargetPrint {
+		return nil
+	}
+	for i, f := range cfg.SecretFiles {
+		in := secretFilesDir + "/" + strconv.Itoa(i)
+		p.Files = append(p.Files, File{Path: in, Content: f.Content})
+		p.Spec.Mounts = append(p.Spec.Mounts, specs.Mount{Destination: f.Path, Type: "bind", Source: filepath.Join(cfg.Rootfs, in), Options: roBind(false)})
+	}
+	return nil
 }
 
 // adjustTrust gives the sandbox the proxy's CA to trust, when the proxy
