@@ -253,7 +253,7 @@ func (s *secret) replace(header, v string) (string, bool) {
 }
 
 // in reports whether the stand-in is anywhere in the request's header or
-// URL, a Basic credential decoded.
+// URL, a Basic credential decoded; in a header's name, in any case.
 func (s *secret) in(h http.Header, u *url.URL) bool {
 	if strings.Contains(u.String(), s.StandIn) || strings.Contains(u.Path, s.StandIn) {
 		return true
@@ -263,7 +263,8 @@ func (s *secret) in(h http.Header, u *url.URL) bool {
 	}
 	for name, vs := range h {
 		for _, v := range vs {
-			if strings.Contains(name, s.StandIn) || strings.Contains(v, s.StandIn) {
+			// A name comes canonicalized, its letters' case changed.
+			if strings.Contains(strings.ToLower(name), strings.ToLower(s.StandIn)) || strings.Contains(v, s.StandIn) {
 				return true
 			}
 			if _, ok := s.replace("Authorization", strings.TrimSpace(v)); ok {

