@@ -532,3 +532,110 @@ func TestSecretEscapeTrust(t *testing.T) {
 	})
 	checkValuesWent(t, o, map[string][]string{ghValue: {"example.com"}})
 }
+
+// needle is a regular expression that matches the value v and not itself,
+// so that a search in the sandbox never holds v.
+func needle(v string) string { return v[:6] + "[" + v[6:7] + "]" + v[7:] }
+
+// memScanPy reads the memory of every other process of the sandbox it
+// can and counts where it finds the needle given in two halves (joined in
+// its own memory only) or a private key's PEM header.
+const memScanPy = `
+import os, re, sys
+n = (sys.argv[1] + sys.argv[2]).encode()
+key = b'PRIVATE' + b' KEY-----'
+readable = found = 0
+for pid in os.listdir('/proc'):
+    if not pid.isdigit() or int(pid) == os.getpid():
+        continue
+    try:
+        maps = open('/proc/%s/maps' % pid).read().splitlines()
+        mem = open('/proc/%s/mem' % pid, 'rb', 0)
+    except Exception as e:
+        print('pid', pid, 'unreadable:', type(e).__name__)
+        continue
+    got = 0
+    for line in maps:
+        a, b = (int(x, 16) for x in line.split()[0].split('-'))
+        if 'r' not in line.split()[1] or b - a > 1 << 30:
+            continue
+        try:
+            mem.seek(a)
+            chunk = mem.read(b - a)
+        except Exception:
+            continue
+        got += len(chunk)
+        found += chunk.count(n) + chunk.count(key)
+    readable += got > 0
+    print('pid', pid, 'read', got, 'bytes')
+print('found=%d readable=%d' % (found, readable))
+`
+
+// TestSecretEscapeReading is the family of reads: the variables and
+// command lines of every process (boxsh-init's too, and those a server
+// starts while a loop reads them), the files of /.boxsh, /etc/ssl, /tmp,
+// /run and the audit log, the memory of every process and a core dump of
+// boxsh-init, and what the server's tools say: no value, no key of the
+// proxy's CA.
+func TestSecretEscapeReading(t *testing.T) {
+	requireRootless(t)
+	o := startOrigins(t, []string{"api.example.com"}, nil)
+	p := o.port("api.example.com")
+	half := len(ghValue) / 2
+	rows := []attack{
+		{name: "variables and command lines", cmd: `env; for f in /proc/[0-9]*; do echo "== $f"; tr '\0' '\n' < $f/environ; tr '\0' ' ' < $f/cmdline; echo; done`, want: []string{"GH_TOKEN={S}", "boxsh-init"}},
+		{name: "files", cmd: `grep -rlaE '` + needle(ghValue) + `' /.boxsh /etc/ssl /tmp /run /var/run /dev/shm /etc/resolv.conf 2>/dev/null; echo files-done`},
+		{name: "private keys in files", cmd: `grep -rlaE 'PRIVATE[ ]KEY' /.boxsh /etc/ssl /tmp /run 2>/dev/null; echo keys-done`},
+		{name: "memory", cmd: `echo ` + base64.StdEncoding.EncodeToString([]byte(memScanPy)) + ` | base64 -d > /tmp/mem.py; python3 /tmp/mem.py ` + ghValue[:half] + ` ` + ghValue[half:], want: []string{"found=0"}},
+		{name: "core dump of boxsh-init", cmd: `gcore -o /tmp/core 1 >/dev/null 2>&1; ls /tmp/core.* 2>/dev/null | wc -l; cat /tmp/core.* 2>/dev/null | grep -caE '` + needle(ghValue) + `'; echo core-done`},
+		{name: "a request's answer", cmd: `curl -sS --max-time 10 -H "Authorization: Bearer $GH_TOKEN" http://api.example.com:` + p + `/read1`, path: "/read1", want: []string{"origin api.example.com"}, reach: []string{"api.example.com"}},
+	}
+	_, out := runAttacks(t, o, []string{"--secret", "GH_TOKEN=api.example.com"}, rows)
+	assert.Equal(t, "files-done", out[1], "no file holds the value")
+	assert.Equal(t, "keys-done", out[2], "no file holds a private key")
+	assert.Regexp(t, `readable=[1-9]`, out[3], "the scan read some process's memory")
+	assert.Regexp(t, `^[0-9]+\n0\ncore-done$`, out[4], "no core holds the value")
+	t.Logf("memory scan:\n%s\ncore:\n%s", out[3], out[4])
+
+	t.Run("server", func(t *testing.T) {
+		// A server: a loop reads every process's variables and command
+		// line while bash calls and a terminal start.
+		ctx := testContext(t)
+		dir := t.TempDir()
+		audit := filepath.Join(dir, "audit.jsonl")
+		s := startServer(t, ctx, serverOptions{
+			args: []string{"--sandbox", "--secret", "GH_TOKEN=api.example.com", "--audit", audit, "--bind", "ro:" + dir},
+			env:  []string{"GH_TOKEN=" + ghValue},
+		})
+		var raws []string
+		loop := `setsid sh -c 'end=$(($(date +%s)+60)); n=0; while [ ! -e /tmp/stop ] && [ $(date +%s) -lt $end ]; do cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | grep -caE "` + needle(ghValue) + `" >> /tmp/race; n=$((n+1)); done; echo "$n" > /tmp/race.done' </dev/null >/dev/null 2>&1 & echo started`
+		first := s.bash(loop)
+		require.Equal(t, "started\n", first.Stdout, "%+v", first)
+		for i := range 5 {
+			m := s.call("bash", map[string]any{"command": `echo "$GH_TOKEN" | wc -c; curl -sS --max-time 10 -H "Authorization: Bearer $GH_TOKEN" http://api.example.com:` + p + fmt.Sprintf("/read-rpc%d", i)})
+			raws = append(raws, string(m.Raw))
+			m = s.call("run_in_terminal", map[string]any{"command": `env | grep TOKEN; cat /proc/self/environ | tr '\0' '\n' | grep -c TOKEN`})
+			raws = append(raws, string(m.Raw))
+		}
+		for _, name := range []string{"sandbox_stats", "network_policy", "list_terminals"} {
+			raws = append(raws, string(s.call(name, map[string]any{}).Raw))
+		}
+		last := s.bash(`touch /tmp/stop; end=$(($(date +%s)+30)); while [ ! -e /tmp/race.done ] && [ $(date +%s) -lt $end ]; do sleep 0.05; done; echo "rounds=$(cat /tmp/race.done)"; sort /tmp/race | uniq -c; cat ` + audit + ` | wc -l`)
+		raws = append(raws, last.Stdout, last.Stderr)
+		t.Logf("the loop:\n%s", last.Stdout)
+		assert.Regexp(t, `rounds=[1-9]`, last.Stdout, "the loop ran")
+		assert.Regexp(t, `(?m)^\s*[0-9]+ 0$`, last.Stdout, "it read variables and found no value")
+		assert.NotRegexp(t, `(?m)^\s*[0-9]+ [1-9]`, last.Stdout, "a read found the value")
+		for _, raw := range raws {
+			assert.NotContains(t, raw, ghValue)
+		}
+		assert.Len(t, o.at("/read-rpc4"), 1, "the server's commands used the secret")
+		s.stop()
+		assert.NotContains(t, s.stderr.String(), ghValue, "the front's log")
+		b, err := os.ReadFile(audit)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), `"GH_TOKEN"`, "the audit log names the secret")
+		assert.NotContains(t, string(b), ghValue, "the audit log")
+	})
+	checkValuesWent(t, o, map[string][]string{ghValue: {"api.example.com"}})
+}
