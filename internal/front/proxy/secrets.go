@@ -174,10 +174,30 @@ type Leak struct {
 	Secret string
 	// Hosts are the hosts it is for.
 	Hosts []string
+	// Echo, when set, is the method of a request to one of those hosts
+	// that a server answers with the request itself (see PutRequest).
+	Echo string
 }
 
 func (l *Leak) Error() string {
+	if l.Echo != "" {
+		return fmt.Sprintf("the request carries the stand-in of secret %s, and a %s request is answered with itself, so the proxy puts no secret in one", l.Secret, l.Echo)
+	}
 	return fmt.Sprintf("the request carries the stand-in of secret %s, which is only for %s", l.Secret, strings.Join(l.Hosts, ", "))
+}
+
+// PutRequest is Put for a request of method. A TRACE (or TRACK) request,
+// which a server answers with the request itself, credentials included,
+// gets no secret: one that would is a *Leak.
+func (s *Secrets) PutRequest(method, host string, port int, h http.Header, u *url.URL) (used []string, leak *Leak) {
+	if s != nil && (strings.EqualFold(method, "TRACE") || strings.EqualFold(method, "TRACK")) {
+		for i := range s.list {
+			if sec := &s.list[i]; sec.isFor(host, port) && sec.in(h, u) {
+				return nil, &Leak{Secret: sec.Name, Hosts: sec.Hosts, Echo: strings.ToUpper(method)}
+			}
+		}
+	}
+	return s.Put(host, port, h, u)
 }
 
 // Put puts the secrets for host and port in place of their stand-ins in a

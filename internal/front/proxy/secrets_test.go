@@ -71,15 +71,7 @@ func testSecrets(t *testing.T) (*Secrets, Secret, Secret) {
 func TestSecretsPut(t *testing.T) {
 	set, gh, npm := testSecrets(t)
 	basic := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
-	req := func(rawURL string, hdr ...string) (http.Header, *url.URL) {
-		u, err := url.Parse(rawURL)
-		require.NoError(t, err)
-		h := http.Header{}
-		for i := 0; i < len(hdr); i += 2 {
-			h.Add(hdr[i], hdr[i+1])
-		}
-		return h, u
-	}
+	req := func(rawURL string, hdr ...string) (http.Header, *url.URL) { return testRequest(t, rawURL, hdr...) }
 
 	// Bearer, a Basic credential, a named header, the URL's userinfo.
 	h, u := req("http://api.github.com/repos", "Authorization", "Bearer "+gh.StandIn)
@@ -157,6 +149,47 @@ func TestSecretsPut(t *testing.T) {
 	var none *Secrets
 	h, u = req("http://evil.example/", "Authorization", "Bearer "+gh.StandIn)
 	used, leak = none.Put("evil.example", 80, h, u)
+	assert.Nil(t, leak)
+	assert.Empty(t, used)
+}
+
+// testRequest is the header and URL of a request for rawURL with the
+// header fields hdr (name, value, ...).
+func testRequest(t *testing.T, rawURL string, hdr ...string) (http.Header, *url.URL) {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	require.NoError(t, err)
+	h := http.Header{}
+	for i := 0; i < len(hdr); i += 2 {
+		h.Add(hdr[i], hdr[i+1])
+	}
+	return h, u
+}
+
+// TestSecretsPutRequest checks that a TRACE or TRACK request, which a
+// server answers with itself, gets no secret, and other methods do.
+func TestSecretsPutRequest(t *testing.T) {
+	set, gh, _ := testSecrets(t)
+	req := func(rawURL string, hdr ...string) (http.Header, *url.URL) { return testRequest(t, rawURL, hdr...) }
+	for _, method := range []string{"TRACE", "track"} {
+		h, u := req("http://api.github.com/", "Authorization", "Bearer "+gh.StandIn)
+		used, leak := set.PutRequest(method, "api.github.com", 80, h, u)
+		require.NotNil(t, leak, method)
+		assert.Empty(t, used)
+		assert.Equal(t, "Bearer "+gh.StandIn, h.Get("Authorization"), "nothing replaced")
+		assert.Equal(t, "the request carries the stand-in of secret GH_TOKEN, and a "+strings.ToUpper(method)+" request is answered with itself, so the proxy puts no secret in one", leak.Error())
+	}
+	h, u := req("http://api.github.com/")
+	used, leak := set.PutRequest("TRACE", "api.github.com", 80, h, u)
+	assert.Nil(t, leak, "without a stand-in, nothing to refuse")
+	assert.Empty(t, used)
+	h, u = req("http://api.github.com/", "Authorization", "Bearer "+gh.StandIn)
+	used, leak = set.PutRequest("GET", "api.github.com", 80, h, u)
+	require.Nil(t, leak)
+	assert.Equal(t, []string{"GH_TOKEN"}, used)
+	assert.Equal(t, "Bearer "+gh.Value, h.Get("Authorization"))
+	var none *Secrets
+	used, leak = none.PutRequest("TRACE", "api.github.com", 80, h, u)
 	assert.Nil(t, leak)
 	assert.Empty(t, used)
 }

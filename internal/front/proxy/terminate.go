@@ -148,7 +148,7 @@ func (srv *server) inspect(d *decision, scheme string, r *http.Request) {
 		d.allowed = false
 		return
 	}
-	if d.secrets, d.leak = srv.Secrets.Put(d.host, d.port, r.Header, r.URL); d.leak != nil {
+	if d.secrets, d.leak = srv.Secrets.PutRequest(r.Method, d.host, d.port, r.Header, r.URL); d.leak != nil {
 		d.allowed = false
 	}
 }
