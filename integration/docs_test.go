@@ -99,7 +99,7 @@ func TestReadmeExamples(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
 	ex := examples(t, "README.md")
-	want := []string{"claude", "review", "shell", "ci", "sandboxes-server", "sandboxes-create", "go"}
+	want := []string{"claude", "review", "shell", "ci", "ci-secrets", "sandboxes-server", "sandboxes-create", "go"}
 	got := make([]string, 0, len(ex))
 	for name := range ex {
 		got = append(got, name)
@@ -108,6 +108,12 @@ func TestReadmeExamples(t *testing.T) {
 	for _, b := range docBlocks(t, "README.md") {
 		assert.True(t, b.example != "" || b.notRun != "", "README.md:%d: a code block marked neither <!-- example: NAME --> nor <!-- not run: REASON -->", b.line)
 	}
+
+	// ci-secrets is run by TestCISecrets, against stand-ins of its hosts
+	// (it sets the test seam's variables, which a parallel test cannot).
+	t.Run("ci-secrets", func(t *testing.T) {
+		assert.Contains(t, ex["ci-secrets"], "--secret GH_TOKEN=github.com")
+	})
 
 	t.Run("claude", func(t *testing.T) {
 		lines := shellLines(ex["claude"])

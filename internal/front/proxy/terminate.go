@@ -283,6 +283,7 @@ func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, 
 			pr.Out.Host = pr.In.Host
 		},
 		Transport:     up,
+		BufferPool:    copyBufPool{},
 		FlushInterval: -1,
 		ErrorLog:      log.New(io.Discard, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -344,6 +345,12 @@ func (s *Secrets) namesFor(host string, port int) []string {
 	}
 	return names
 }
+
+// copyBufPool lends httputil.ReverseProxy the tunnels' copy buffers.
+type copyBufPool struct{}
+
+func (copyBufPool) Get() []byte  { return *copyBufs.Get().(*[]byte) }
+func (copyBufPool) Put(b []byte) { copyBufs.Put(&b) }
 
 // closingConn is a connection closed by close (once), which also ends
 // what dial set up for it.
