@@ -197,9 +197,11 @@ func TestCISecrets(t *testing.T) {
 	// What the sandbox sees of the tokens, with the same flags.
 	seen := runProgramIn(t, ctx, repo, "", env, boxshPath(), "--bind", "wr:"+repo,
 		"--secret", "GOPROXY_TOKEN="+ciGoProxy, "--secret", "NPM_TOKEN="+ciNPM, "--secret", "GH_TOKEN="+ciGit,
-		"-c", `echo "tokens: $GOPROXY_TOKEN $NPM_TOKEN $GH_TOKEN"; env; cat .npmrc`)
+		"-c", `echo "tokens: $GOPROXY_TOKEN $NPM_TOKEN $GH_TOKEN"; env; cat .npmrc; `+
+			`git clone -q -b main https://x-access-token:$GH_TOKEN@`+ciGit+`/acme/app.git /tmp/clone && git -C /tmp/clone log --format=%s`)
 	require.Equal(t, 0, seen.code(), seen.stderr)
 	assert.Contains(t, seen.stdout, "tokens: gopx_")
+	assert.True(t, strings.HasSuffix(seen.stdout, "\nthe app\n"), "a clone of what was pushed: %q", seen.stdout)
 	for name, v := range tokens {
 		for _, out := range []string{r.stdout, r.stderr, seen.stdout, seen.stderr} {
 			assert.NotContains(t, out, v, "%s is in nothing the sandbox or the log shows", name)
