@@ -28,24 +28,50 @@ import (
 // proxy (the test-seam build). It never answers the header back.
 func authServers(t *testing.T, names ...string) (addrs map[string]string, seen func() []string) {
 	t.Helper()
+	addrs, _, seen = recordingServers(t, false, names)
+	return addrs, seen
+}
+
+// recordingServers starts a server on the loopback for each name, over
+// TLS when secure, that records the Authorization header of each request;
+// it maps the names for the proxy (the test-seam build). Over TLS it
+// returns the file of the roots that verify the servers.
+func recordingServers(t *testing.T, secure bool, names []string) (addrs map[string]string, rootsFile string, seen func() []string) {
+	t.Helper()
 	useTestSeamFront(t)
 	var mu sync.Mutex
 	var got []string
 	addrs = map[string]string{}
 	var hosts []string
+	var roots []byte
+	greeting := "hello from"
+	if secure {
+		greeting = "tls hello from"
+	}
 	for _, name := range names {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			got = append(got, name+r.URL.Path+" "+r.Header.Get("Authorization"))
 			mu.Unlock()
-			fmt.Fprintf(w, "hello from %s %s", name, r.URL.Path)
+			fmt.Fprintf(w, "%s %s %s", greeting, name, r.URL.Path)
 		}))
+		if secure {
+			srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+			srv.StartTLS()
+			roots = append(roots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})...)
+		} else {
+			srv.Start()
+		}
 		t.Cleanup(srv.Close)
-		addrs[name] = strings.TrimPrefix(srv.URL, "http://")
+		addrs[name] = srv.Listener.Addr().String()
 		hosts = append(hosts, name+"="+addrs[name])
 	}
 	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
-	return addrs, func() []string {
+	if secure {
+		rootsFile = filepath.Join(t.TempDir(), "origin.crt") // the default policy denies reading *.pem
+		writeHostFile(t, rootsFile, string(roots), 0o644)
+	}
+	return addrs, rootsFile, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), got...)
@@ -126,34 +152,7 @@ func TestSecretAtEgress(t *testing.T) {
 // PEM file of a directory of their own.
 func tlsServers(t *testing.T, names ...string) (addrs map[string]string, pemFile string, seen func() []string) {
 	t.Helper()
-	useTestSeamFront(t)
-	var mu sync.Mutex
-	var got []string
-	addrs = map[string]string{}
-	var hosts []string
-	var roots []byte
-	for _, name := range names {
-		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			got = append(got, name+r.URL.Path+" "+r.Header.Get("Authorization"))
-			mu.Unlock()
-			fmt.Fprintf(w, "tls hello from %s %s", name, r.URL.Path)
-		}))
-		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-		srv.StartTLS()
-		t.Cleanup(srv.Close)
-		addrs[name] = srv.Listener.Addr().String()
-		hosts = append(hosts, name+"="+addrs[name])
-		roots = append(roots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})...)
-	}
-	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
-	pemFile = filepath.Join(t.TempDir(), "origin.crt") // the default policy denies reading *.pem
-	writeHostFile(t, pemFile, string(roots), 0o644)
-	return addrs, pemFile, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), got...)
-	}
+	return recordingServers(t, true, names)
 }
 
 // TestSecretOverHTTPS checks a secret in HTTPS requests: the proxy

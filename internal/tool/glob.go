@@ -66,11 +66,7 @@ func glob(ctx context.Context, env Env, args GlobArgs) (Result, error) {
 	if limit == 0 {
 		limit = DefaultGlobLimit
 	}
-	root := args.Path
-	if root == "" {
-		root = "."
-	}
-	abs, err := filepath.Abs(root)
+	root, abs, real, err := searchRoot(args.Path)
 	if err != nil {
 		return Errorf("glob: %s: %s", root, ErrorText(err)), nil
 	}
@@ -78,11 +74,6 @@ func glob(ctx context.Context, env Env, args GlobArgs) (Result, error) {
 		return Errorf("glob: cannot open directory: %s: %s", root, ErrorText(err)), nil
 	} else if !fi.IsDir() {
 		return Errorf("glob: cannot open directory: %s: not a directory", root), nil
-	}
-	// Rules name real paths: match them against the directory's.
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		real = abs
 	}
 	out := GlobOutput{Path: abs, Matches: []GlobMatch{}}
 	visits := 0
@@ -117,6 +108,23 @@ func glob(ctx context.Context, env Env, args GlobArgs) (Result, error) {
 		return Errorf("glob: %s: %s", root, ErrorText(err)), nil
 	}
 	return StructuredResult(out), nil
+}
+
+// searchRoot is the directory or file a search tool looks under: path
+// (the working directory when ""), its absolute form, and its real one,
+// symbolic links resolved, which the sandbox's rules name.
+func searchRoot(path string) (root, abs, real string, err error) {
+	root = path
+	if root == "" {
+		root = "."
+	}
+	if abs, err = filepath.Abs(root); err != nil {
+		return root, "", "", err
+	}
+	if real, err = filepath.EvalSymlinks(abs); err != nil {
+		real = abs
+	}
+	return root, abs, real, nil
 }
 
 // globSegments splits and checks a pattern.

@@ -111,22 +111,13 @@ func grep(ctx context.Context, env Env, args GrepArgs) (Result, error) {
 	if g.limit == 0 {
 		g.limit = DefaultGrepLimit
 	}
-	root := args.Path
-	if root == "" {
-		root = "."
-	}
-	abs, err := filepath.Abs(root)
+	root, abs, real, err := searchRoot(args.Path)
 	if err != nil {
 		return Errorf("grep: %s: %s", root, ErrorText(err)), nil
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return Errorf("grep: %s: %s", root, ErrorText(err)), nil
-	}
-	// Rules name real paths: match them against the searched one's.
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		real = abs
 	}
 	g.out = GrepOutput{Path: abs, Matches: []GrepMatch{}}
 	if !fi.IsDir() {

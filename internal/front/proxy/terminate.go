@@ -121,18 +121,17 @@ func serial() *big.Int {
 // secret is for them or a request rule names them, and there is a CA to
 // show certificates of.
 func (srv *server) terminates(host string, port int) bool {
-	s := srv.Secrets
-	if s == nil || s.CA == nil {
-		return false
-	}
-	return len(s.namesFor(host, port)) > 0 || srv.Requests.has(host, port)
+	return srv.hasCA() && (len(srv.Secrets.namesFor(host, port)) > 0 || srv.Requests.has(host, port))
 }
+
+// hasCA tells whether the proxy has a CA to terminate TLS with.
+func (srv *server) hasCA() bool { return srv.Secrets != nil && srv.Secrets.CA != nil }
 
 // opaque refuses a tunnel to host and port when request rules name them
 // and the proxy cannot terminate TLS to see the requests (no CA), so that
 // no rule is gone around.
 func (srv *server) opaque(d *decision) bool {
-	if (srv.Secrets != nil && srv.Secrets.CA != nil) || !srv.Requests.has(d.host, d.port) {
+	if srv.hasCA() || !srv.Requests.has(d.host, d.port) {
 		return false
 	}
 	d.allowed = false

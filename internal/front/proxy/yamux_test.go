@@ -30,14 +30,7 @@ func TestServeYamux(t *testing.T) {
 	r, err := NewRules([]string{"*.example.com"}, nil)
 	require.NoError(t, err)
 
-	inner, outer := net.Pipe()
-	cfg := yamux.DefaultConfig()
-	cfg.LogOutput = io.Discard
-	client, err := yamux.Client(inner, cfg)
-	require.NoError(t, err)
-	defer client.Close()
-	session, err := yamux.Server(outer, cfg)
-	require.NoError(t, err)
+	client, session := yamuxPair(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -117,14 +110,7 @@ func TestTerminateYamuxKeepsAlive(t *testing.T) {
 	r, err := NewRules([]string{"example.com"}, nil)
 	require.NoError(t, err)
 
-	inner, outer := net.Pipe()
-	cfg := yamux.DefaultConfig()
-	cfg.LogOutput = io.Discard
-	client, err := yamux.Client(inner, cfg)
-	require.NoError(t, err)
-	defer client.Close()
-	session, err := yamux.Server(outer, cfg)
-	require.NoError(t, err)
+	client, session := yamuxPair(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var connects atomic.Int32
@@ -157,14 +143,7 @@ func TestTerminateYamuxKeepsAlive(t *testing.T) {
 // deadline, as net/http's wait for the next request sets one: the stream's
 // timeout error is not temporary, and crypto/tls would keep it for good.
 func TestTerminatedReadOutlivesDeadline(t *testing.T) {
-	inner, outer := net.Pipe()
-	cfg := yamux.DefaultConfig()
-	cfg.LogOutput = io.Discard
-	client, err := yamux.Client(inner, cfg)
-	require.NoError(t, err)
-	defer client.Close()
-	session, err := yamux.Server(outer, cfg)
-	require.NoError(t, err)
+	client, session := yamuxPair(t)
 	defer session.Close()
 	ca, err := NewCA("boxsh test CA")
 	require.NoError(t, err)
@@ -195,4 +174,19 @@ func TestTerminatedReadOutlivesDeadline(t *testing.T) {
 	_, err = io.ReadFull(server, buf)
 	require.NoError(t, err, "the connection reads on after the deadline")
 	assert.Equal(t, "next", string(buf))
+}
+
+// yamuxPair is a yamux session's two ends over a pipe, as boxsh-init's
+// (client) and the front's (session); the test's end closes the client.
+func yamuxPair(t *testing.T) (client, session *yamux.Session) {
+	t.Helper()
+	inner, outer := net.Pipe()
+	cfg := yamux.DefaultConfig()
+	cfg.LogOutput = io.Discard
+	client, err := yamux.Client(inner, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close() })
+	session, err = yamux.Server(outer, cfg)
+	require.NoError(t, err)
+	return client, session
 }
