@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/boxsh/boxsh/internal/front/credfile"
 	"github.com/boxsh/boxsh/internal/front/proxy"
@@ -152,8 +153,13 @@ func hostBundle() (string, []byte, bool) {
 }
 
 // readBounded reads the regular file at path, at most max bytes.
+//
+// It opens path without blocking and without making it the controlling
+// terminal, so that a FIFO or a device put in a file's place is refused
+// rather than waited on; symbolic links are followed, as dotfile managers
+// link these files.
 func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -162,10 +168,20 @@ func readBounded(path string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, fmt.Errorf("not a regular file of at most %d bytes", max)
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	return io.ReadAll(io.LimitReader(f, max))
+	if fi.Size() > max {
+		return nil, fmt.Errorf("larger than %d bytes", max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("larger than %d bytes", max)
+	}
+	return b, nil
 }
 
 // WithEnv is env with the variables of vars ("NAME=VALUE") replacing any

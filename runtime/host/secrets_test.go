@@ -1,11 +1,17 @@
 package host
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,6 +70,51 @@ func TestPrepareSecrets(t *testing.T) {
 		assert.True(t, errors.Is(err, policy.ErrUsage), name)
 		if err != nil {
 			assert.NotContains(t, err.Error(), value, name)
+		}
+	}
+}
+
+// TestPrepareSecretsFileKinds checks that a secret file or a CA file that
+// is not a regular file is refused at once, a FIFO among them (which a
+// blocking open would wait on for ever), and so is one too large.
+func TestPrepareSecretsFileKinds(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, ".npmrc")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	large := filepath.Join(dir, "large", ".netrc")
+	require.NoError(t, os.MkdirAll(filepath.Dir(large), 0o700))
+	require.NoError(t, os.WriteFile(large, bytes.Repeat([]byte("#"), maxSecretFile+1), 0o600))
+	network := policy.Value[string]{Value: policy.NetworkAllowlist, Source: "--secret-file"}
+	secretFile := func(path string) policy.Policy {
+		return policy.Policy{NetworkMode: network, SecretFiles: []policy.SecretFile{{SecretFileSetting: policy.SecretFileSetting{Path: path, Hosts: []string{"registry.example"}}, Source: "--secret-file"}}}
+	}
+	caFile := func(path string) policy.Policy {
+		p := policy.Policy{NetworkMode: network, Requests: []policy.Rule{{Value: "GET https://registry.example/", Source: "--allow-request"}}}
+		p.CAFiles = []policy.Rule{{Value: path, Source: "--ca-file"}}
+		return p
+	}
+	for name, c := range map[string]struct {
+		p    policy.Policy
+		want string
+	}{
+		"fifo":         {secretFile(fifo), "secret file " + fifo + " (--secret-file): not a regular file (p"},
+		"directory":    {secretFile(dir), "not a regular file (d"},
+		"large":        {secretFile(large), fmt.Sprintf("larger than %d bytes", maxSecretFile)},
+		"missing":      {secretFile(filepath.Join(dir, "none", ".npmrc")), "no such file"},
+		"fifo CA":      {caFile(fifo), "CA file " + fifo + " (--ca-file): not a regular file (p"},
+		"directory CA": {caFile(dir), "CA file " + dir + " (--ca-file): not a regular file (d"},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := PrepareSecrets(c.p, func(string) (string, bool) { return "", false })
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			assert.ErrorContains(t, err, c.want, name)
+			assert.True(t, errors.Is(err, policy.ErrUsage), name)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: PrepareSecrets still waits after 10s", name)
 		}
 	}
 }
