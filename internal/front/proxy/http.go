@@ -208,16 +208,20 @@ func (srv *server) exchange(c *conn, ic *idleConn, d decision, req *http.Request
 	keep := reuse && !resp.Close && resp.ProtoAtLeast(1, 1) && framed
 	removeHopByHop(resp.Header)
 	resp.Close = true
-	// Large buffers: the body is copied through w, a write of it each.
-	w := bufWriters.Get().(*bufio.Writer)
-	w.Reset(c)
-	err = resp.Write(w)
-	if err == nil {
-		err = w.Flush()
+	if cd, ud := tcpOf(c.Conn), tcpOf(ic.c); cd != nil && ud != nil && spliceable(req, resp) {
+		err = spliceResponse(c, up, cd, ud, br, resp)
+	} else {
+		// Large buffers: the body is copied through w, a write of it each.
+		w := bufWriters.Get().(*bufio.Writer)
+		w.Reset(c)
+		err = resp.Write(w)
+		if err == nil {
+			err = w.Flush()
+		}
+		w.Reset(nil)
+		bufWriters.Put(w)
+		resp.Body.Close()
 	}
-	w.Reset(nil)
-	bufWriters.Put(w)
-	resp.Body.Close()
 	if err != nil {
 		srv.Log.Debug("forwarding the response failed", "host", d.host, "port", d.port, "error", err)
 		c.Close()
@@ -232,6 +236,55 @@ func (srv *server) exchange(c *conn, ic *idleConn, d decision, req *http.Request
 	}
 	finish(keep)
 	return false
+}
+
+// spliceMinBody is the smallest body spliceResponse splices: a smaller one
+// goes in the writes of the header.
+const spliceMinBody = 64 << 10
+
+// spliceable tells whether resp, the response to req, has a body of a length
+// it states, large enough for spliceResponse, which nothing rewrites.
+func spliceable(req *http.Request, resp *http.Response) bool {
+	return resp.ContentLength >= spliceMinBody && len(resp.TransferEncoding) == 0 && resp.Trailer == nil && !resp.Uncompressed &&
+		req.Method != http.MethodHead && resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified
+}
+
+// errHeadWritten ends resp.Write once it has written a response's header.
+var errHeadWritten = errors.New("proxy: header written")
+
+// headOnly is a body whose first read ends Response.Write, after the header.
+type headOnly struct{}
+
+func (headOnly) Read([]byte) (int, error) { return 0, errHeadWritten }
+func (headOnly) Close() error             { return nil }
+
+// spliceResponse writes resp to c, cd its TCP connection: the header as
+// resp.Write writes it, then the body, the bytes br read ahead first, the
+// rest spliced from ud, up's TCP connection (see spliceConns). It leaves in
+// br what br read past the body.
+func spliceResponse(c, up *conn, cd, ud *net.TCPConn, br *bufio.Reader, resp *http.Response) error {
+	w := bufWriters.Get().(*bufio.Writer)
+	defer func() { w.Reset(nil); bufWriters.Put(w) }()
+	w.Reset(c)
+	head := *resp
+	head.Body = headOnly{}
+	if err := head.Write(w); !errors.Is(err, errHeadWritten) {
+		if err == nil {
+			err = errors.New("proxy: the response's body was not read")
+		}
+		return err
+	}
+	ahead := min(int64(br.Buffered()), resp.ContentLength)
+	b, _ := br.Peek(int(ahead))
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	_, _ = br.Discard(int(ahead))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err := spliceConns(c, up, cd, ud, resp.ContentLength-ahead)
+	return err
 }
 
 // readResponse reads the response to req from r, and passes interim

@@ -92,6 +92,18 @@ type Server struct {
 	// Requests, when set, decide the requests to the hosts they name by
 	// method and path. Over HTTPS, that needs Secrets.CA.
 	Requests *RequestRules
+	// Traffic, when set, counts the bytes of the client connections.
+	Traffic *Traffic
+}
+
+// A capturedConn is a client connection that a program made to a host
+// name's synthetic address, captured by boxsh-init and passed to the front
+// (internal/fdpass.Captured): the program speaks to the destination, not to
+// the proxy, and the proxy decides on the name and port it names, as on a
+// CONNECT.
+type capturedConn interface {
+	net.Conn
+	Destination() (host string, port int)
 }
 
 // A Decision is what the proxy decided on one request.
@@ -235,6 +247,12 @@ func (srv *server) serveConn(ctx context.Context, nc net.Conn, busy bool) {
 	}
 	_ = nc.SetDeadline(time.Now().Add(timeout))
 	c := newConn(nc)
+	c.t = srv.Traffic
+	if cc, ok := nc.(capturedConn); ok {
+		host, port := cc.Destination()
+		srv.serveCaptured(ctx, c, host, port, busy)
+		return
+	}
 	c.limit = maxHeaderBytes
 	var first [1]byte
 	if _, err := io.ReadFull(c, first[:]); err != nil {
@@ -251,6 +269,38 @@ func (srv *server) serveConn(ctx context.Context, nc net.Conn, busy bool) {
 	default:
 		srv.serveHTTP(ctx, c, bufio.NewReader(r), busy)
 	}
+}
+
+// serveCaptured serves c, a captured connection to host:port (see
+// capturedConn), recorded as "transparent". A refused one is reset, so that
+// the program sees its connection fail at once.
+func (srv *server) serveCaptured(ctx context.Context, c *conn, host string, port int, busy bool) {
+	const protocol = "transparent"
+	reset := func() {
+		if tc := tcpOf(c.Conn); tc != nil {
+			_ = tc.SetLinger(0)
+		}
+	}
+	if busy {
+		reset()
+		return
+	}
+	d := srv.decideWith(ctx, c, host, port, protocol, func(d *decision) { srv.opaque(d) })
+	if !d.allowed {
+		reset()
+		return
+	}
+	if srv.terminates(d.host, d.port) {
+		srv.terminate(ctx, c, nil, d, protocol)
+		return
+	}
+	up, closeUp, err := srv.dial(ctx, d, protocol)
+	if err != nil {
+		reset()
+		return
+	}
+	defer closeUp()
+	tunnel(c, up, nil, srv.IdleTimeout)
 }
 
 // decide decides on host:port and logs the decision; the first refusal
