@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 
+	"github.com/boxsh/boxsh/internal/fdpass"
 	"github.com/boxsh/boxsh/internal/idle"
 	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/proc"
@@ -58,7 +59,7 @@ func run() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	signalsSet := proc.HandleStopSignals(func(os.Signal) { cancel() })
-	var proxySession *yamux.Session
+	var proxySock *net.UnixConn
 
 	if o.ProxyFD > 0 {
 		// Before anything else takes a descriptor: when the runtime gave
@@ -68,7 +69,7 @@ func run() int {
 		// Without the proxy, commands have no way out: the network
 		// namespace holds only loopback.
 		var err error
-		if proxySession, err = serveProxy(ctx, o.ProxyFD, o.ProxyListen); err != nil {
+		if proxySock, err = serveProxy(ctx, o.ProxyFD, o.ProxyListen); err != nil {
 			log.Warn("no network proxy", "error", err)
 		}
 	}
@@ -106,7 +107,7 @@ func run() int {
 	}
 	a, err := toolhost.New(toolhost.Config{Build: version, Rules: rules, Shell: o.Shell, Workers: o.Workers, Log: log, Reaper: reaper, TimeoutDefault: o.TimeoutDefault, MaxOutput: int(o.MaxOutput),
 		Limits: proc.Limits{Data: o.Memory, Procs: o.Pids}, LimitsExe: "/proc/self/exe", ForkServer: forkServer,
-		Activity: idle.NewTrimmer(), Setup: func(s initproto.Setup) { setUp(ctx, s, proxySession, log) }})
+		Activity: idle.NewTrimmer(), Setup: func(s initproto.Setup) { setUp(ctx, s, proxySock, log) }})
 	if err != nil {
 		log.Error("start", "error", err)
 		return 1
@@ -146,8 +147,8 @@ func run() int {
 
 // setUp applies what the front's hello tells besides the hello: it serves
 // the forwarding socket of exposed ports, and captures the connections of
-// programs that ignore the proxy variables (on the proxy's session).
-func setUp(ctx context.Context, s initproto.Setup, proxy *yamux.Session, log hclog.Logger) {
+// programs that ignore the proxy variables (passing them on the proxy socket).
+func setUp(ctx context.Context, s initproto.Setup, proxy *net.UnixConn, log hclog.Logger) {
 	if proxy != nil && len(s.EgressPorts) > 0 {
 		if err := serveEgress(ctx, proxy, s.EgressPorts); err != nil {
 			log.Warn("no capture of connections", "error", err)
@@ -185,38 +186,38 @@ func runLimited(args []string) int {
 }
 
 // serveProxy exposes the front's network proxy on addr: each connection
-// goes over a new stream of a yamux session on the socket fd. It returns the
-// session.
-func serveProxy(ctx context.Context, fd int, addr string) (*yamux.Session, error) {
+// accepted there is passed, as a descriptor, on the proxy socket fd (see
+// package internal/fdpass). It returns the socket.
+func serveProxy(ctx context.Context, fd int, addr string) (*net.UnixConn, error) {
 	f := os.NewFile(uintptr(fd), "proxy")
 	conn, err := net.FileConn(f)
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("fd %d is not the proxy socket: %w", fd, err)
 	}
-	cfg := yamux.DefaultConfig()
-	cfg.LogOutput = io.Discard
-	cfg.MaxStreamWindowSize = initproto.ProxyStreamWindow
-	session, err := yamux.Client(conn, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("proxy session: %w", err)
+	sock, ok := conn.(*net.UnixConn)
+	if !ok {
+		conn.Close()
+		return nil, fmt.Errorf("fd %d is not the proxy socket: a %T", fd, conn)
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		session.Close()
+		sock.Close()
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	go func() {
-		_ = netfwd.Forward(ctx, l, func() (net.Conn, error) { return session.Open() })
-		session.Close()
+		_ = netfwd.Forward(ctx, l, func(c *net.TCPConn) error {
+			return fdpass.Send(sock, c, fdpass.Header{Kind: fdpass.KindProxy})
+		})
+		sock.Close()
 	}()
-	return session, nil
+	return sock, nil
 }
 
 // serveEgress serves the sandbox's name service on netfwd.DNSListen and
-// captures the connections to the addresses it gives, on ports, carrying
-// each to the proxy over session (see netfwd.Egress).
-func serveEgress(ctx context.Context, session *yamux.Session, ports []uint16) error {
+// captures the connections to the addresses it gives, on ports, passing
+// each on the proxy socket sock with its name and port (see netfwd.Egress).
+func serveEgress(ctx context.Context, sock *net.UnixConn, ports []uint16) error {
 	pc, err := net.ListenPacket("udp", netfwd.DNSListen)
 	if err != nil {
 		return fmt.Errorf("name service: %w", err)
@@ -226,7 +227,9 @@ func serveEgress(ctx context.Context, session *yamux.Session, ports []uint16) er
 		pc.Close()
 		return fmt.Errorf("name service: %w", err)
 	}
-	e := &netfwd.Egress{Ports: ports, Dial: netfwd.DialSOCKS(func() (net.Conn, error) { return session.Open() })}
+	e := &netfwd.Egress{Ports: ports, Pass: func(c *net.TCPConn, name string, port uint16) error {
+		return fdpass.Send(sock, c, fdpass.Header{Kind: fdpass.KindCaptured, Name: name, Port: port})
+	}}
 	e.Start(ctx)
 	go e.ServeDNS(ctx, pc, l)
 	return nil

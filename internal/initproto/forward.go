@@ -33,11 +33,3 @@ func ReadForwardHeader(r io.Reader) (uint16, error) {
 	}
 	return port, nil
 }
-
-// ProxyStreamWindow is the largest receive window of a stream of the proxy
-// socket's yamux session on boxsh-init's side (yamux.Config's
-// MaxStreamWindowSize): what the front may send a stream ahead of the
-// sandbox's reading, downloads. yamux's default holds a download to one
-// window a round trip between the two. The front keeps the default for what
-// the sandbox sends, so that its buffers for the sandbox stay small.
-const ProxyStreamWindow = 1 << 20

@@ -1,8 +1,7 @@
 // Package splice joins two connections, copying both ways.
 //
-// Two forwarders end in it: the front's forwarding of exposed ports into a
-// sandbox, and boxsh-init's forwarding of the sandbox's connections out to the
-// proxy.
+// The forwarding of exposed ports into a sandbox ends in it on both sides:
+// the front's, and boxsh-init's to the sandbox's ports.
 package splice
 
 import (

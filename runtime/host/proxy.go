@@ -3,17 +3,13 @@ package host
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/yamux"
 
 	"github.com/boxsh/boxsh/internal/front/proxy"
 	"github.com/boxsh/boxsh/policy"
@@ -43,58 +39,14 @@ type ProxyHooks struct {
 // question (see ProxyHooks.Ask).
 const AskedSource policy.Source = "answer of the MCP client"
 
-// Traffic counts the bytes between a sandbox and the front's proxy.
-//
-// Out counts those the sandbox sent, In those it received. Both include the
-// proxy protocol's own bytes: request headers and the multiplexing's framing.
-type Traffic struct {
-	Out, In atomic.Int64
-}
-
-// countedConn is a connection whose bytes t counts.
-type countedConn struct {
-	net.Conn
-	t *Traffic
-}
-
-func (c countedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.t.Out.Add(int64(n))
-	return n, err
-}
-
-func (c countedConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	c.t.In.Add(int64(n))
-	return n, err
-}
-
-// count is c with its bytes counted in t (c itself when t is nil).
-func count(c net.Conn, t *Traffic) net.Conn {
-	if t == nil {
-		return c
-	}
-	return countedConn{c, t}
-}
-
-// countedListener counts the bytes of the connections it accepts.
-type countedListener struct {
-	net.Listener
-	t *Traffic
-}
-
-func (l countedListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return count(c, l.t), nil
-}
+// Traffic counts the bytes between a sandbox and the front's proxy (see
+// proxy.Traffic).
+type Traffic = proxy.Traffic
 
 // newProxy is the network proxy of policy p, logging its decisions to
 // log and telling them to hooks.Decided.
 func newProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (*proxy.Server, error) {
-	s := &proxy.Server{Log: log, Decided: hooks.Decided, Secrets: hooks.Secrets, Requests: hooks.Requests}
+	s := &proxy.Server{Log: log, Decided: hooks.Decided, Secrets: hooks.Secrets, Requests: hooks.Requests, Traffic: hooks.Traffic}
 	if n := hooks.Network; n != nil {
 		s.Live, s.RuleSource = n.live, n.source
 		if hooks.Ask != nil {
@@ -168,50 +120,6 @@ func outsideDialer(r *net.Resolver) *net.Dialer {
 	return &net.Dialer{Timeout: 10 * time.Second, Resolver: r, Control: refuseHostLocal}
 }
 
-// serveProxy serves the yamux streams on conn (boxsh-init's forwarder
-// opens one per connection) with s until ctx ends or conn closes.
-func serveProxy(ctx context.Context, s *proxy.Server, conn net.Conn) {
-	cfg := yamux.DefaultConfig()
-	cfg.LogOutput = io.Discard
-	session, err := yamux.Server(conn, cfg)
-	if err != nil {
-		conn.Close()
-		return
-	}
-	go func() {
-		<-ctx.Done()
-		session.Close()
-	}()
-	_ = s.Serve(ctx, session)
-	session.Close()
-}
-
-// startProxy starts the network proxy of policy p for a sandbox.
-//
-// It returns the sandbox's end of the proxy socket, and the function that
-// stops the proxy. That end is for boxsh-init, and the caller closes it in the
-// parent once boxsh-init has started.
-func startProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (child *os.File, stop func(), err error) {
-	px, err := newProxy(p, log, hooks)
-	if err != nil {
-		return nil, nil, err
-	}
-	parent, child, err := SocketPair()
-	if err != nil {
-		return nil, nil, err
-	}
-	conn, err := net.FileConn(parent)
-	parent.Close()
-	if err != nil {
-		child.Close()
-		return nil, nil, fmt.Errorf("proxy socket: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { serveProxy(ctx, px, count(conn, hooks.Traffic)); close(done) }()
-	return child, func() { cancel(); conn.Close(); <-done }, nil
-}
-
 // ListenProxy starts the network proxy of policy p on a TCP port of 127.0.0.1
 // that the system picks.
 //
@@ -230,7 +138,7 @@ func ListenProxy(p policy.Policy, log hclog.Logger, hooks ProxyHooks) (addr stri
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = px.Serve(ctx, countedListener{l, hooks.Traffic}); close(done) }()
+	go func() { _ = px.Serve(ctx, l); close(done) }()
 	return l.Addr().String(), func() { cancel(); l.Close(); <-done }, nil
 }
 

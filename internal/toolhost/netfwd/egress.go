@@ -2,17 +2,12 @@ package netfwd
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"time"
-
-	"github.com/boxsh/boxsh/internal/splice"
 )
 
 // Defaults of the Egress fields.
@@ -28,29 +23,27 @@ const (
 	DefaultMaxNames = 512
 	// maxListeners bounds the listeners of all names together.
 	maxListeners = 4096
-	// handshakeTimeout bounds the proxy's answer to a captured connection.
-	handshakeTimeout = 15 * time.Second
 )
 
 // Egress captures the connections of programs that ignore the proxy
-// variables, and carries them to the front's proxy.
+// variables, and passes them to the front's proxy.
 //
 // Its name service (ServeDNS) answers each name with a synthetic address of
 // Prefix, the same one for the name's life. Once a name has an address,
 // Egress listens on it for each of Ports. A connection accepted there is
-// carried to the proxy by Dial, which names the name and the port: the proxy
-// decides on them as on a CONNECT. The address itself never leaves the
-// sandbox.
+// passed to the proxy by Pass, with the name and the port: the proxy decides
+// on them as on a CONNECT, and resets the connection when it refuses it. The
+// address itself never leaves the sandbox.
 //
 // An address outside Prefix has no route in the sandbox (its network
 // namespace holds only the loopback), nor has a port not in Ports.
 type Egress struct {
 	// Ports are the ports captured on each address.
 	Ports []uint16
-	// Dial carries a connection to name:port to the proxy. It returns the
-	// stream to copy to once the proxy has allowed it and connected, and
-	// an error otherwise.
-	Dial func(ctx context.Context, name string, port uint16) (net.Conn, error)
+	// Pass passes a connection to name:port to the proxy, which then
+	// holds a descriptor of its own; Egress closes its own after. A
+	// connection Pass fails on is reset.
+	Pass func(c *net.TCPConn, name string, port uint16) error
 	// Prefix is the range of the addresses (default DefaultPrefix).
 	Prefix netip.Prefix
 	// MaxNames bounds the names given an address (default
@@ -89,8 +82,8 @@ func (e *Egress) init() {
 	})
 }
 
-// Start makes ctx the context of the captured connections: when it ends,
-// Egress closes its listeners and the connections. Call it before ServeDNS.
+// Start makes ctx Egress's context: when it ends, Egress closes its
+// listeners. Call it before ServeDNS.
 func (e *Egress) Start(ctx context.Context) {
 	e.ctx = ctx
 	e.init()
@@ -109,7 +102,7 @@ func (e *Egress) close() {
 	}
 }
 
-// Wait waits for the accept loops and connections to end.
+// Wait waits for the accept loops to end.
 func (e *Egress) Wait() { e.wg.Wait() }
 
 // Lookup returns the address of name, a normalized host name (see
@@ -194,7 +187,7 @@ func (e *Egress) addr(i int) (netip.Addr, bool) {
 	}
 }
 
-// accept carries each connection accepted on l, for name:port, to the
+// accept passes each connection accepted on l, for name:port, to the
 // proxy.
 func (e *Egress) accept(l net.Listener, name string, port uint16) {
 	for {
@@ -215,94 +208,10 @@ func (e *Egress) accept(l net.Listener, name string, port uint16) {
 				return
 			}
 		}
-		e.wg.Go(func() { e.carry(c, name, port) })
-	}
-}
-
-// carry connects c to name:port through the proxy and copies both ways. A
-// refused connection is reset, so that the program sees it fail at once.
-func (e *Egress) carry(c net.Conn, name string, port uint16) {
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(e.ctx, handshakeTimeout)
-	s, err := e.Dial(ctx, name, port)
-	cancel()
-	if err != nil {
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
+		tc, ok := c.(*net.TCPConn)
+		if ok && e.Pass(tc, name, port) != nil {
+			_ = tc.SetLinger(0) // the program sees it fail at once
 		}
-		return
+		c.Close()
 	}
-	defer s.Close()
-	stop := context.AfterFunc(e.ctx, func() { c.Close(); s.Close() })
-	defer stop()
-	splice.Conns(c, s)
-}
-
-// SOCKS5 (RFC 1928), as netfwd speaks it to the proxy.
-const (
-	socks5Version = 0x05
-	// SOCKSMethodCaptured is the SOCKS5 method of a captured connection:
-	// one of the private methods (0x80 to 0xfe), with no sub-negotiation.
-	// The proxy records the connection's protocol as "transparent".
-	SOCKSMethodCaptured = 0x80
-	socksConnect        = 0x01
-	socksDomain         = 0x03
-	socksSucceeded      = 0x00
-)
-
-// DialSOCKS returns an Egress.Dial that opens a stream with open and asks the
-// proxy on it for name:port with SOCKS5, under SOCKSMethodCaptured.
-func DialSOCKS(open func() (net.Conn, error)) func(ctx context.Context, name string, port uint16) (net.Conn, error) {
-	return func(ctx context.Context, name string, port uint16) (net.Conn, error) {
-		if len(name) == 0 || len(name) > 255 {
-			return nil, fmt.Errorf("socks: bad name %q", name)
-		}
-		s, err := open()
-		if err != nil {
-			return nil, err
-		}
-		stop := context.AfterFunc(ctx, func() { s.Close() })
-		err = socksHandshake(s, name, port)
-		if !stop() {
-			err = ctx.Err()
-		}
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("socks %s: %w", net.JoinHostPort(name, strconv.Itoa(int(port))), err)
-		}
-		return s, nil
-	}
-}
-
-// socksHandshake asks for name:port on s.
-func socksHandshake(s net.Conn, name string, port uint16) error {
-	req := []byte{socks5Version, 1, SOCKSMethodCaptured, socks5Version, socksConnect, 0, socksDomain, byte(len(name))}
-	req = binary.BigEndian.AppendUint16(append(req, name...), port)
-	if _, err := s.Write(req); err != nil {
-		return err
-	}
-	var b [12]byte
-	if _, err := io.ReadFull(s, b[:2]); err != nil {
-		return err
-	}
-	if b[0] != socks5Version || b[1] != SOCKSMethodCaptured {
-		return fmt.Errorf("method refused")
-	}
-	// Reply: version, code, reserved, an IPv4 bound address and port (the
-	// proxy's always), which netfwd has no use for.
-	if _, err := io.ReadFull(s, b[:4]); err != nil {
-		return err
-	}
-	if b[1] != socksSucceeded {
-		return fmt.Errorf("refused (code %d)", b[1])
-	}
-	n := 6
-	switch b[3] {
-	case 0x04:
-		n = 18
-	case socksDomain:
-		return fmt.Errorf("unexpected bound address")
-	}
-	_, err := io.ReadFull(s, make([]byte, n))
-	return err
 }

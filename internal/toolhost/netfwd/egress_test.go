@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -64,16 +63,34 @@ func addrOf(t *testing.T, m dnsmessage.Message) netip.Addr {
 	return netip.AddrFrom4(a.A)
 }
 
-func newEgress(t *testing.T, ports []uint16, dial func(ctx context.Context, name string, port uint16) (net.Conn, error)) *Egress {
+func newEgress(t *testing.T, ports []uint16, pass func(c *net.TCPConn, name string, port uint16) error) *Egress {
 	t.Helper()
-	if dial == nil {
-		dial = func(context.Context, string, uint16) (net.Conn, error) { return nil, errors.New("refused") }
+	if pass == nil {
+		pass = refuse
 	}
-	e := &Egress{Ports: ports, Prefix: testPrefix(), Dial: dial}
+	e := &Egress{Ports: ports, Prefix: testPrefix(), Pass: pass}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.Start(ctx)
 	t.Cleanup(func() { cancel(); e.Wait() })
 	return e
+}
+
+// refuse is a front that is gone.
+func refuse(*net.TCPConn, string, uint16) error { return errors.New("refused") }
+
+// own is a connection of the front's own, as the descriptor passed is.
+func own(t *testing.T, c *net.TCPConn) net.Conn {
+	f, err := c.File()
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	defer f.Close()
+	fc, err := net.FileConn(f)
+	if err != nil {
+		t.Error(err)
+	}
+	return fc
 }
 
 // Each name gets an address of its own in the range, the same every time,
@@ -148,8 +165,7 @@ func TestAnswerRefuses(t *testing.T) {
 // SERVFAIL and no listener, and the names already given keep their address.
 func TestAnswerBound(t *testing.T) {
 	ports := []uint16{freePort(t), freePort(t)}
-	e := &Egress{Ports: ports, Prefix: testPrefix(), MaxNames: 5,
-		Dial: func(context.Context, string, uint16) (net.Conn, error) { return nil, errors.New("refused") }}
+	e := &Egress{Ports: ports, Prefix: testPrefix(), MaxNames: 5, Pass: refuse}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.Start(ctx)
 	defer func() { cancel(); e.Wait() }()
@@ -173,7 +189,7 @@ func TestAnswerBound(t *testing.T) {
 	assert.Equal(t, maxListeners/1000, big.MaxNames)
 }
 
-// A connection to a name's address on a captured port is carried for the
+// A connection to a name's address on a captured port is passed for the
 // name and port; a refused one is reset; another port has no listener.
 func TestCapture(t *testing.T) {
 	port, other := freePort(t), freePort(t)
@@ -183,20 +199,20 @@ func TestCapture(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var got []dialed
-	e := newEgress(t, []uint16{port}, func(_ context.Context, name string, p uint16) (net.Conn, error) {
+	e := newEgress(t, []uint16{port}, func(c *net.TCPConn, name string, p uint16) error {
 		mu.Lock()
 		got = append(got, dialed{name, p})
 		mu.Unlock()
 		if name != "allowed.example" {
-			return nil, errors.New("refused")
+			return errors.New("refused")
 		}
-		front, init := net.Pipe()
+		front := own(t, c)
 		go func() {
 			defer front.Close()
 			line, _ := bufio.NewReader(front).ReadString('\n')
 			_, _ = front.Write([]byte("via " + name + ": " + line))
 		}()
-		return init, nil
+		return nil
 	})
 	allowed := addrOf(t, parse(t, e.Answer(query(t, "Allowed.Example.", dnsmessage.TypeA))))
 	refused := addrOf(t, parse(t, e.Answer(query(t, "refused.example.", dnsmessage.TypeA))))
@@ -276,42 +292,6 @@ func TestServeDNS(t *testing.T) {
 	<-done
 	_, err = net.Dial("tcp", l.Addr().String())
 	assert.Error(t, err)
-}
-
-// DialSOCKS asks for the name and port with the captured method, and
-// fails on a refusal.
-func TestDialSOCKS(t *testing.T) {
-	serve := func(code byte) func() (net.Conn, error) {
-		return func() (net.Conn, error) {
-			front, init := net.Pipe()
-			go func() {
-				defer front.Close()
-				b := make([]byte, 3+5+len("git.example")+2)
-				if _, err := io.ReadFull(front, b); err != nil {
-					return
-				}
-				want := append([]byte{5, 1, SOCKSMethodCaptured, 5, 1, 0, 3, byte(len("git.example"))}, "git.example"...)
-				if string(b[:len(want)]) != string(want) || binary.BigEndian.Uint16(b[len(want):]) != 22 {
-					return
-				}
-				_, _ = front.Write([]byte{5, SOCKSMethodCaptured, 5, code, 0, 1, 0, 0, 0, 0, 0, 0})
-				if code == 0 {
-					_, _ = front.Write([]byte("SSH-2.0-test\r\n"))
-				}
-			}()
-			return init, nil
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	s, err := DialSOCKS(serve(0))(ctx, "git.example", 22)
-	require.NoError(t, err)
-	line, err := bufio.NewReader(s).ReadString('\n')
-	require.NoError(t, err)
-	assert.Equal(t, "SSH-2.0-test\r\n", line)
-	s.Close()
-	_, err = DialSOCKS(serve(2))(ctx, "git.example", 22)
-	assert.ErrorContains(t, err, "refused")
 }
 
 // An address whose port a program of the sandbox holds already is skipped:

@@ -3,46 +3,35 @@ package netfwd
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"testing"
 
-	"github.com/hashicorp/yamux"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// A connection on the sandbox's side reaches the front's side through a
-// yamux stream, both ways, with half-closes.
-func TestForwardOverYamux(t *testing.T) {
-	inner, outer := net.Pipe()
-	client, err := yamux.Client(inner, nil)
-	require.NoError(t, err)
-	server, err := yamux.Server(outer, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { client.Close(); server.Close() })
-
-	// The front: an upper-casing echo server on the session's streams.
-	go func() {
-		for {
-			s, err := server.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer s.Close()
-				line, _ := bufio.NewReader(s).ReadString('\n')
-				_, _ = s.Write([]byte("got " + line))
-			}()
-		}
-	}()
-
+// Each connection on the sandbox's side is passed to the front, which then
+// serves it on a descriptor of its own.
+func TestForward(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Forward(ctx, l, func() (net.Conn, error) { return client.Open() }) }()
+	// The front: an upper-casing echo server on the passed connections.
+	go func() {
+		done <- Forward(ctx, l, func(c *net.TCPConn) error {
+			front := own(t, c)
+			go func() {
+				defer front.Close()
+				line, _ := bufio.NewReader(front).ReadString('\n')
+				_, _ = front.Write([]byte("got " + line))
+			}()
+			return nil
+		})
+	}()
 
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		c, err := net.Dial("tcp", l.Addr().String())
 		require.NoError(t, err)
 		_, err = c.Write([]byte("hello\n"))
@@ -65,7 +54,7 @@ func TestForwardWithoutFront(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = Forward(ctx, l, func() (net.Conn, error) { return nil, net.ErrClosed }) }()
+	go func() { _ = Forward(ctx, l, func(*net.TCPConn) error { return errors.New("gone") }) }()
 	c, err := net.Dial("tcp", l.Addr().String())
 	require.NoError(t, err)
 	defer c.Close()
