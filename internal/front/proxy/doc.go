@@ -2,8 +2,11 @@
 //
 // It runs in boxsh's front, outside the sandbox, and is the only way out of a
 // sandbox in allowlist mode. The sandbox has a network namespace of its own
-// with only loopback. There boxsh-init listens on 127.0.0.1 and carries each
-// connection, byte for byte, to a socket that a Server serves.
+// with only loopback. There boxsh-init listens on 127.0.0.1 and passes each
+// connection it accepts to the front as a descriptor (package
+// internal/fdpass), whose listener a Server serves: the Server reads and
+// writes the program's connection itself, and splices the bytes of tunnels
+// and of large plain-HTTP bodies to the upstream connection in the kernel.
 //
 // # One listener, two protocols
 //
@@ -20,10 +23,12 @@
 //     a connection never carries a request for another destination.
 //   - Over SOCKS5 it serves CONNECT without authentication. The proxy resolves
 //     names ("socks5h"), so the sandbox needs no DNS.
-//   - boxsh-init carries over SOCKS5 too the connections it captured from
-//     programs that ignore the proxy variables, under a private method
-//     (0x80). They are decided as any other CONNECT, on the name the
-//     program looked up, and recorded as protocol "transparent".
+//   - The connections boxsh-init captured from programs that ignore the
+//     proxy variables come with the name and port the program looked up
+//     (capturedConn): the program speaks to its destination, not to the
+//     proxy. They are decided as any other CONNECT, on that name, and
+//     recorded as protocol "transparent"; a refused one is reset. (A
+//     SOCKS5 client offering the private method 0x80 is recorded so too.)
 //
 // # Decisions on names
 //
