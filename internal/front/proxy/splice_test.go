@@ -187,3 +187,32 @@ func TestSpliceHead(t *testing.T) {
 		assert.Equal(t, string(head)+"\r\n\r\n", got.String())
 	}
 }
+
+// A captured connection past MaxConns is reset at once.
+func TestCapturedBusy(t *testing.T) {
+	echo := startEcho(t)
+	w := world{"echo.example.com:22": echo}
+	r, err := NewRules([]string{"echo.example.com:22"}, nil)
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- (&Server{Rules: r, Dial: w.dial, MaxConns: 1}).Serve(ctx, capturedListener{l, func() (string, int) { return "echo.example.com", 22 }})
+	}()
+	defer func() { cancel(); <-done }()
+
+	held, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer held.Close()
+	echoes(t, held, "holding the only slot")
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err == nil {
+		require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+		_, err = c.Read(make([]byte, 1))
+		c.Close()
+	}
+	assert.True(t, errors.Is(err, syscall.ECONNRESET), "reset, not %v", err)
+	echoes(t, held, "still served")
+}
