@@ -13,18 +13,26 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/boxsh/boxsh/integration/internal/outside"
 )
 
-// fakeInternet starts HTTP servers on the loopback that stand for the
-// outside world, since this machine has no other. It maps their names for
-// the proxy through BOXSH_PROXY_HOSTS. Only the test-seam build of boxsh
-// reads that variable, so the current test runs that build
-// (useTestSeamFront).
+// fakeInternet starts the stand-in internet (standIn) with an HTTP server
+// for each name that answers "hello from NAME PATH" on ports 80 and 443 of
+// the name's address and on the test port (serveName), and returns the
+// latter addresses by name. boxshPath runs boxsh in the stand-in until the
+// test ends.
 func fakeInternet(t *testing.T, names ...string) map[string]string {
 	t.Helper()
-	useTestSeamFront(t)
-	addrs, hosts := loopbackServers(t, names...)
-	t.Setenv("BOXSH_PROXY_HOSTS", hosts)
+	n := standIn(t, outside.Config{Names: names})
+	addrs := map[string]string{}
+	for _, name := range names {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "hello from %s %s", name, r.URL.Path)
+		})
+		serveOutside(t, n, name, 443, h)
+		addrs[name] = serveName(t, n, name, h, false).Listener.Addr().String()
+	}
 	return addrs
 }
 

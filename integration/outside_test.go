@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log"
@@ -30,9 +31,10 @@ const outsideMode = "outside-holder"
 func init() { subprocessModes[outsideMode] = outside.Holder }
 
 // standIn starts the stand-in internet of package outside for the current
-// test, and makes boxshPath, until the test ends, a script that runs binDir's
-// boxsh (the released build) in the stand-in's front namespaces. The test
-// must not be parallel: boxshPath is shared.
+// test, and makes boxshPath, until the test ends, a script that runs the
+// boxsh it named before (binDir's, the released build, unless the test
+// asked for the test-seam build for a hook of its own) in the stand-in's
+// front namespaces. The test must not be parallel: boxshPath is shared.
 func standIn(t *testing.T, cfg outside.Config) *outside.Net {
 	t.Helper()
 	requireRootless(t)
@@ -49,15 +51,35 @@ func standIn(t *testing.T, cfg outside.Config) *outside.Net {
 		defer cancel()
 		assert.NoError(t, n.Wait(ctx), "the stand-in's holder exits when closed")
 	})
-	wrapper, err := n.Wrapper(dir, filepath.Join(binDir, "boxsh"))
+	wrapper, err := n.Wrapper(dir, boxshPath())
 	require.NoError(t, err)
-	frontOverride = wrapper
-	t.Cleanup(func() { frontOverride = "" })
+	prev := frontOverride
+	frontOverride, activeStandIn, activePort = wrapper, n, 0
+	t.Cleanup(func() { frontOverride, activeStandIn, activePort = prev, nil, 0 })
 	return n
 }
 
+// activeStandIn is the stand-in of the current test, if any: boxsh's own
+// listeners on the loopback are in its front namespace (frontTransport).
+var activeStandIn *outside.Net
+
+// activePort is the current stand-in's test port (serveName), once picked.
+var activePort int
+
+// frontTransport is an HTTP transport that connects in the current test's
+// stand-in's front namespace, or nil without one.
+func frontTransport() http.RoundTripper {
+	n := activeStandIn
+	if n == nil {
+		return nil
+	}
+	return &http.Transport{DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+		return n.DialFront(addr)
+	}}
+}
+
 // serveOutside serves h on port (0: one the system picks) of name's address
-// in stand-in n until the test ends. With tlsCert set it serves TLS with it.
+// in stand-in n until the test ends.
 func serveOutside(t *testing.T, n *outside.Net, name string, port int, h http.Handler) *httptest.Server {
 	t.Helper()
 	l, err := n.Listen(name, port)
@@ -71,21 +93,51 @@ func serveOutside(t *testing.T, n *outside.Net, name string, port int, h http.Ha
 	return srv
 }
 
-// outsideServers serves, on a port the system picks of each name's
-// address, "hello from NAME PATH", and returns the port, the same for all.
+// serveName serves h for name of stand-in n on its well-known port (443
+// over TLS, 80 otherwise) and on the stand-in's test port (activePort),
+// until the test ends, and returns the latter server. All the names of a
+// test share the test port, so that any of them is reached on any port
+// the test uses. Over TLS it serves cert, or
+// httptest's certificate (for example.com and its subdomains) without one.
+func serveName(t *testing.T, n *outside.Net, name string, h http.Handler, secure bool, cert ...tls.Certificate) *httptest.Server {
+	t.Helper()
+	var srv *httptest.Server
+	for _, port := range []int{80, activePort} {
+		if secure && port == 80 {
+			port = 443
+		}
+		l, err := n.Listen(name, port)
+		require.NoError(t, err)
+		if activePort == 0 && port == 0 {
+			activePort = l.Addr().(*net.TCPAddr).Port
+		}
+		srv = httptest.NewUnstartedServer(h)
+		srv.Listener.Close()
+		srv.Listener = l
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		if secure {
+			if len(cert) > 0 {
+				srv.TLS = &tls.Config{Certificates: cert}
+			}
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
+		t.Cleanup(srv.Close)
+	}
+	return srv
+}
+
+// outsideServers serves "hello from NAME PATH" for each name (see
+// serveName), and returns the test port.
 func outsideServers(t *testing.T, n *outside.Net, names ...string) string {
 	t.Helper()
-	port := 0
 	for _, name := range names {
-		srv := serveOutside(t, n, name, port, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serveName(t, n, name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "hello from %s %s", name, r.URL.Path)
-		}))
-		if port == 0 {
-			_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
-			port, _ = strconv.Atoi(p)
-		}
+		}), false)
 	}
-	return strconv.Itoa(port)
+	return strconv.Itoa(activePort)
 }
 
 // TestOutsideRefusals checks the released proxy's refusals from inside the

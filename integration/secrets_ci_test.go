@@ -12,11 +12,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"log"
 	"math/big"
 	"net/http"
 	"net/http/cgi"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +25,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/boxsh/boxsh/integration/internal/outside"
 )
 
 // testPKI is a CA of the test's and a certificate it made for names.
@@ -59,16 +59,11 @@ func newTestPKI(t *testing.T, names ...string) testPKI {
 	return testPKI{caFile: caFile, cert: tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}}
 }
 
-// serveTLS serves h over TLS with the PKI's certificate until the test
-// ends, and returns its address.
-func (p testPKI) serveTLS(t *testing.T, h http.Handler) string {
+// serveTLS serves h over TLS with the PKI's certificate for name of
+// stand-in n (see serveName) until the test ends.
+func (p testPKI) serveTLS(t *testing.T, n *outside.Net, name string, h http.Handler) {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{p.cert}}
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	return srv.Listener.Addr().String()
+	serveName(t, n, name, h, true, p.cert)
 }
 
 // requireToken serves h to requests that carry token, as a Bearer token
@@ -129,9 +124,10 @@ const (
 
 // TestCISecrets runs a CI job's steps with --secret, and no token in the
 // sandbox: a private Go module fetch, an authenticated npm install and a
-// git push over HTTPS, each from a stand-in that requires its token (on
-// the loopback, by name for the proxy, over TLS of a test CA that the
-// front trusts through SSL_CERT_FILE as it would the system's). Each
+// git push over HTTPS, each from a stand-in that requires its token (in
+// the stand-in internet, standIn, on port 443 of its name, over TLS of a
+// test CA that the front trusts through SSL_CERT_FILE as it would the
+// system's). Each
 // stand-in gets its token; the sandbox sees none.
 func TestCISecrets(t *testing.T) {
 	requireRootless(t)
@@ -140,7 +136,7 @@ func TestCISecrets(t *testing.T) {
 			t.Fatalf("%s is needed on PATH for this test: %v", tool, err)
 		}
 	}
-	useTestSeamFront(t)
+	n := standIn(t, outside.Config{Names: []string{ciGoProxy, ciNPM, ciGit}})
 	ctx := testContext(t)
 	tokens := map[string]string{
 		"GOPROXY_TOKEN": "gopx_0123456789abcdefGHIJKLMN",
@@ -160,12 +156,9 @@ func TestCISecrets(t *testing.T) {
 	gitRoot := t.TempDir()
 	bare := filepath.Join(gitRoot, "acme", "app.git")
 	require.NoError(t, exec.Command("git", "init", "-q", "--bare", bare).Run())
-	hosts := []string{
-		ciGoProxy + "=" + pki.serveTLS(t, requireToken(tokens["GOPROXY_TOKEN"], goProxy(t, mods, goLog))),
-		ciNPM + "=" + pki.serveTLS(t, requireToken(tokens["NPM_TOKEN"], npmRegistry(pkg, "https://"+ciNPM, npmLog))),
-		ciGit + "=" + pki.serveTLS(t, requireToken(tokens["GH_TOKEN"], gitServer(t, gitRoot))),
-	}
-	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
+	pki.serveTLS(t, n, ciGoProxy, requireToken(tokens["GOPROXY_TOKEN"], goProxy(t, mods, goLog)))
+	pki.serveTLS(t, n, ciNPM, requireToken(tokens["NPM_TOKEN"], npmRegistry(pkg, "https://"+ciNPM, npmLog)))
+	pki.serveTLS(t, n, ciGit, requireToken(tokens["GH_TOKEN"], gitServer(t, gitRoot)))
 
 	// The repository: a Go library that needs the private module, an npm
 	// project, and a commit to push.

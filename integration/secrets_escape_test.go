@@ -7,20 +7,21 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/integration/internal/outside"
 )
 
 // The attacks of a command in the sandbox on its secrets (issue 38): it
@@ -71,15 +72,14 @@ func (o *origins) at(path string) []string {
 	return names
 }
 
-// startOrigins starts an origin on the loopback for each of plain (HTTP)
-// and tls (HTTPS, httptest's certificate for example.com), mapped for the
-// proxy (the test-seam build). Each records every request whole and
+// startOrigins starts an origin in the stand-in internet (standIn, and
+// see serveName) for each of plain (HTTP) and tls (HTTPS, httptest's
+// certificate for example.com). Each records every request whole and
 // answers it back, all but its Authorization header: a reflecting API.
 func startOrigins(t *testing.T, plain, tls []string) *origins {
 	t.Helper()
-	useTestSeamFront(t)
+	n := standIn(t, outside.Config{Names: append(slices.Clone(plain), tls...)})
 	o := &origins{addrs: map[string]string{}}
-	var hosts []string
 	var roots []byte
 	handler := func(name string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -97,21 +97,15 @@ func startOrigins(t *testing.T, plain, tls []string) *origins {
 		})
 	}
 	for _, name := range plain {
-		srv := httptest.NewServer(handler(name))
-		t.Cleanup(srv.Close)
-		o.addrs[name] = srv.Listener.Addr().String()
-		hosts = append(hosts, name+"="+o.addrs[name])
+		o.addrs[name] = serveName(t, n, name, handler(name), false).Listener.Addr().String()
 	}
 	for _, name := range tls {
-		srv := httptest.NewUnstartedServer(handler(name))
-		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-		srv.StartTLS()
-		t.Cleanup(srv.Close)
+		srv := serveName(t, n, name, handler(name), true)
 		o.addrs[name] = srv.Listener.Addr().String()
-		hosts = append(hosts, name+"="+o.addrs[name])
-		roots = append(roots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})...)
+		if len(roots) == 0 {
+			roots = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+		}
 	}
-	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
 	if len(roots) > 0 {
 		o.pem = filepath.Join(t.TempDir(), "origin.crt")
 		writeHostFile(t, o.pem, string(roots), 0o644)

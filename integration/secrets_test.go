@@ -7,11 +7,8 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,53 +17,46 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/integration/internal/outside"
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
-// authServers starts a server on the loopback for each name that records
-// the Authorization header of each request, and maps the names for the
-// proxy (the test-seam build). It never answers the header back.
+// authServers starts a server in the stand-in internet (standIn) for each
+// name that records the Authorization header of each request. It never
+// answers the header back.
 func authServers(t *testing.T, names ...string) (addrs map[string]string, seen func() []string) {
 	t.Helper()
 	addrs, _, seen = recordingServers(t, false, names)
 	return addrs, seen
 }
 
-// recordingServers starts a server on the loopback for each name, over
-// TLS when secure, that records the Authorization header of each request;
-// it maps the names for the proxy (the test-seam build). Over TLS it
-// returns the file of the roots that verify the servers.
+// recordingServers starts a server in the stand-in internet (standIn) for
+// each name (see serveName), over TLS when secure, that records the
+// Authorization header of each request. Over TLS it returns the file of the
+// roots that verify the servers.
 func recordingServers(t *testing.T, secure bool, names []string) (addrs map[string]string, rootsFile string, seen func() []string) {
 	t.Helper()
-	useTestSeamFront(t)
+	n := standIn(t, outside.Config{Names: names})
 	var mu sync.Mutex
 	var got []string
 	addrs = map[string]string{}
-	var hosts []string
 	var roots []byte
 	greeting := "hello from"
 	if secure {
 		greeting = "tls hello from"
 	}
 	for _, name := range names {
-		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := serveName(t, n, name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			got = append(got, name+r.URL.Path+" "+r.Header.Get("Authorization"))
 			mu.Unlock()
 			fmt.Fprintf(w, "%s %s %s", greeting, name, r.URL.Path)
-		}))
-		if secure {
-			srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-			srv.StartTLS()
-			roots = append(roots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})...)
-		} else {
-			srv.Start()
+		}), secure)
+		if secure && len(roots) == 0 {
+			roots = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 		}
-		t.Cleanup(srv.Close)
 		addrs[name] = srv.Listener.Addr().String()
-		hosts = append(hosts, name+"="+addrs[name])
 	}
-	t.Setenv("BOXSH_PROXY_HOSTS", strings.Join(hosts, ","))
 	if secure {
 		rootsFile = filepath.Join(t.TempDir(), "origin.crt") // the default policy denies reading *.pem
 		writeHostFile(t, rootsFile, string(roots), 0o644)

@@ -44,10 +44,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // FrontAddr is the front's address on the link to the outside.
@@ -212,6 +216,21 @@ func (n *Net) Dial(addr string) (net.Conn, error) {
 	c, err := net.FileConn(f)
 	if err != nil {
 		return nil, fmt.Errorf("outside: dial %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// DialFront connects to addr in the front's namespace (such as a boxsh
+// server on its loopback) and returns the connection.
+func (n *Net) DialFront(addr string) (net.Conn, error) {
+	f, err := n.request("dialfront " + addr)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, fmt.Errorf("outside: dial %s in the front's namespace: %w", addr, err)
 	}
 	return c, nil
 }
@@ -425,7 +444,7 @@ func holder() error {
 		if err != nil || m == 0 {
 			return nil // the test process closed its end
 		}
-		f, err := serve(string(buf[:m]))
+		f, err := serve(string(buf[:m]), "/proc/"+pid+"/ns/net")
 		if err != nil {
 			if _, err := ctl.Write([]byte(err.Error())); err != nil {
 				return nil
@@ -440,10 +459,13 @@ func holder() error {
 	}
 }
 
-// serve makes the socket a request asks for.
-func serve(req string) (*os.File, error) {
+// serve makes the socket a request asks for; frontNS is the front's
+// network namespace.
+func serve(req, frontNS string) (*os.File, error) {
 	verb, addr, _ := strings.Cut(req, " ")
 	switch verb {
+	case "dialfront":
+		return dialIn(frontNS, addr)
 	case "listen":
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -460,6 +482,40 @@ func serve(req string) (*os.File, error) {
 		return c.(*net.TCPConn).File()
 	}
 	return nil, fmt.Errorf("unknown request %q", req)
+}
+
+// dialIn connects to addr from the network namespace at path ns.
+func dialIn(ns, addr string) (*os.File, error) {
+	type result struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Never unlocked: the thread, in ns, ends with the goroutine.
+		runtime.LockOSThread()
+		fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWNET)
+		unix.Close(fd)
+		if err != nil {
+			done <- result{nil, fmt.Errorf("setns %s: %w", ns, err)}
+			return
+		}
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		defer c.Close()
+		f, err := c.(*net.TCPConn).File()
+		done <- result{f, err}
+	}()
+	r := <-done
+	return r.f, r.err
 }
 
 // run runs a command with stdin, and says what it wrote if it fails.
