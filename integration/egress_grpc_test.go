@@ -7,6 +7,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,19 +16,27 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/boxsh/boxsh/integration/internal/outside"
 )
 
-// grpcStandIn serves gRPC's health service (serving) on the loopback and
-// returns its address.
-func grpcStandIn(t *testing.T) string {
+// grpcStandIn serves gRPC's health service (serving) for each name in the
+// stand-in internet (standIn), on one port the system picks, and returns
+// the port.
+func grpcStandIn(t *testing.T, names ...string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	healthpb.RegisterHealthServer(srv, health.NewServer())
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	return l.Addr().String()
+	n := standIn(t, outside.Config{Names: names})
+	port := 0
+	for _, name := range names {
+		l, err := n.Listen(name, port)
+		require.NoError(t, err)
+		port = l.Addr().(*net.TCPAddr).Port
+		srv := grpc.NewServer()
+		healthpb.RegisterHealthServer(srv, health.NewServer())
+		go func() { _ = srv.Serve(l) }()
+		t.Cleanup(srv.Stop)
+	}
+	return strconv.Itoa(port)
 }
 
 // buildGRPCProbe builds integration/internal/grpcprobe into a directory of
@@ -54,11 +63,8 @@ func buildGRPCProbe(t *testing.T) string {
 func TestEgressGRPC(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
-	useTestSeamFront(t)
 	probe := buildGRPCProbe(t)
-	addr := grpcStandIn(t)
-	_, port, _ := net.SplitHostPort(addr)
-	t.Setenv("BOXSH_PROXY_HOSTS", "grpc.example.com="+addr+",evil.example.org="+addr)
+	port := grpcStandIn(t, "grpc.example.com", "evil.example.org")
 	cmds := []string{
 		probe + " proxy grpc.example.com:" + port,
 		probe + " noproxy grpc.example.com:" + port,

@@ -112,13 +112,11 @@ func buildEgressProbe(t *testing.T) string {
 	return filepath.Join(bin, "probe")
 }
 
-// sshStandIn starts a TCP server on the loopback that greets as an SSH
-// server does and records the first line each client sends. It stands for
-// an sshd, which this machine lacks.
-func sshStandIn(t *testing.T) (addr string, lines func() []string) {
+// sshStandIn starts a TCP server on l that greets as an SSH server does
+// and records the first line each client sends. It stands for an sshd,
+// which this machine lacks.
+func sshStandIn(t *testing.T, l net.Listener) (addr string, lines func() []string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	var mu sync.Mutex
 	var got []string
 	var wg sync.WaitGroup
@@ -180,15 +178,20 @@ func splitSections(t *testing.T, out string, n int) []string {
 func TestEgressTransparent(t *testing.T) {
 	requireRootless(t)
 	ctx := testContext(t)
-	useTestSeamFront(t)
 	probe := buildEgressProbe(t)
-	addrs, hosts := loopbackServers(t, "registry.npmjs.org", "web.example.com", "evil.example.org", "metadata.google.internal")
-	sshAddr, sshLines := sshStandIn(t)
+	// web.example.com's stand-in answers on port 80 too (fakeInternet);
+	// git.example.org's ssh on a port other than the test port.
+	addrs := fakeInternet(t, "registry.npmjs.org", "web.example.com", "evil.example.org", "metadata.google.internal", "git.example.org")
+	l, err := activeStandIn.Listen("git.example.org", 0)
+	require.NoError(t, err)
+	if l.Addr().(*net.TCPAddr).Port == activePort {
+		l.Close()
+		l, err = activeStandIn.Listen("git.example.org", 0)
+		require.NoError(t, err)
+	}
+	sshAddr, sshLines := sshStandIn(t, l)
 	_, port, _ := net.SplitHostPort(addrs["registry.npmjs.org"])
 	_, sshPort, _ := net.SplitHostPort(sshAddr)
-	// web.example.com maps whatever the port, so that port 80 in the
-	// sandbox reaches its stand-in.
-	t.Setenv("BOXSH_PROXY_HOSTS", hosts+",git.example.org="+sshAddr)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 
 	cmds := []string{
@@ -240,7 +243,7 @@ func TestEgressTransparent(t *testing.T) {
 	assert.Contains(t, out[10], "rc=7", "a port not captured: connection refused")
 	assert.NotContains(t, out[11], "hello from", "the metadata name is not allowed")
 	assert.NotContains(t, out[11], "rc=0")
-	assert.NotContains(t, out[12], "hello from", "a raw address: the sandbox's own loopback")
+	assert.NotContains(t, out[12], "hello from", "a raw address of the outside")
 	assert.Contains(t, out[13], "rc=7", "a raw address: no route")
 	assert.Regexp(t, `^\[127\.77\.\d+\.\d+\] <nil>$`, out[14], "DNS over TCP")
 	assert.Contains(t, out[15], "network is unreachable", "UDP out")

@@ -98,6 +98,8 @@ func startHTTPOn(t *testing.T, ctx context.Context, listen, dir string, env []st
 	h.url = h.printed
 	if path, ok := unixSocketOf(h.printed); ok {
 		h.url, h.tr = "http://localhost/mcp", client.UnixSocketTransport(path)
+	} else if tr := frontTransport(); tr != nil {
+		h.tr = tr // boxsh's loopback is the stand-in's front namespace's
 	}
 	h.base = strings.TrimSuffix(h.url, "/mcp")
 	if noAuth {

@@ -73,7 +73,7 @@ func (m *manyBoxsh) do(t *testing.T, method, path, token string, body any) (int,
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	res, err := jsontest.NewClient().Do(req)
+	res, err := m.client().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
@@ -119,7 +119,7 @@ func (m *manyBoxsh) connect(t *testing.T, ctx context.Context, path, token, vers
 	client := mcp.NewClient(&mcp.Implementation{Name: "boxsh-sandboxes-test", Version: "1.0.0"}, nil)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:   m.base + path,
-		HTTPClient: &http.Client{Transport: bearer{token, jsontest.Transport{}}},
+		HTTPClient: &http.Client{Transport: bearer{token, jsontest.Transport{Base: m.tr}}},
 		MaxRetries: -1,
 	}
 	var opts *mcp.ClientSessionOptions

@@ -141,7 +141,7 @@ func TestSandboxesStats(t *testing.T) {
 	m := startMany(t, ctx, "--network", "allowlist", "--allow-domain", "registry.npmjs.org")
 	a, b := m.create(t, "alpha", "workspace"), m.create(t, "beta", "empty")
 	sa, sb := m.connect(t, ctx, a.Endpoint, a.Token, ""), m.connect(t, ctx, b.Endpoint, b.Token, "")
-	srv := client.NewServer(m.base, m.token, nil)
+	srv := client.NewServer(m.base, m.token, &http.Client{Transport: m.tr})
 
 	idleB, err := srv.Stats(ctx, "beta")
 	require.NoError(t, err)
@@ -187,7 +187,7 @@ func TestSandboxesStats(t *testing.T) {
 	// stats of another; a missing sandbox is a 404.
 	status, _ := m.do(t, http.MethodGet, "/v1/sandboxes/alpha/stats", b.Token, nil)
 	assert.Equal(t, http.StatusUnauthorized, status)
-	_, err = client.NewServer(m.base, b.Token, nil).Stats(ctx, "alpha")
+	_, err = client.NewServer(m.base, b.Token, &http.Client{Transport: m.tr}).Stats(ctx, "alpha")
 	var he *client.HTTPError
 	require.ErrorAs(t, err, &he)
 	assert.Equal(t, http.StatusUnauthorized, he.StatusCode)
