@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/boxsh/boxsh/client/apitype"
+	"github.com/boxsh/boxsh/integration/internal/outside"
 	"github.com/boxsh/boxsh/internal/tool"
 )
 
@@ -25,16 +25,17 @@ import (
 // answered with a first line and then held open until the connection
 // closes: a long download.
 type heldServer struct {
-	addr string
 	// started gets a value when a /hold request arrives, closed when its
 	// connection closes.
 	started, closed chan struct{}
 }
 
-func startHeldServer(t *testing.T, name string) *heldServer {
+// startHeldServer starts a heldServer for name of stand-in n (see
+// serveName).
+func startHeldServer(t *testing.T, n *outside.Net, name string) *heldServer {
 	t.Helper()
 	h := &heldServer{started: make(chan struct{}, 8), closed: make(chan struct{}, 8)}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveName(t, n, name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/hold" {
 			fmt.Fprintf(w, "hello from %s %s", name, r.URL.Path)
 			return
@@ -44,9 +45,7 @@ func startHeldServer(t *testing.T, name string) *heldServer {
 		h.started <- struct{}{}
 		<-r.Context().Done()
 		h.closed <- struct{}{}
-	}))
-	t.Cleanup(srv.Close)
-	h.addr = strings.TrimPrefix(srv.URL, "http://")
+	}), false)
 	return h
 }
 
@@ -78,11 +77,10 @@ func (m *manyBoxsh) patchNetwork(t *testing.T, name, token string, c apitype.Net
 // the same.
 func TestLivePolicySandboxes(t *testing.T) {
 	ctx := testContext(t)
-	useTestSeamFront(t)
-	b := startHeldServer(t, "b.example")
-	a := startHeldServer(t, "a.example")
-	c := startHeldServer(t, "c.example")
-	t.Setenv("BOXSH_PROXY_HOSTS", "a.example="+a.addr+",b.example="+b.addr+",c.example="+c.addr)
+	n := standIn(t, outside.Config{Names: []string{"a.example", "b.example", "c.example"}})
+	b := startHeldServer(t, n, "b.example")
+	a := startHeldServer(t, n, "a.example")
+	startHeldServer(t, n, "c.example")
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
 	m := startMany(t, ctx, "--audit", auditPath, "--network", "allowlist", "--allow-domain", "a.example")
 	info := m.create(t, "alpha", "empty")
