@@ -4,7 +4,6 @@ package integration
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/boxsh/boxsh/integration/internal/outside"
 )
 
 // The examples of docs/containers.md and docs/development.md: CI jobs, the
@@ -160,23 +161,21 @@ func appArmorExample(t *testing.T, _ *docs, block string) {
 }
 
 // aptExample runs docs/containers.md's example of apt in the sandbox,
-// through the allowlist. The mirror is out of reach: the proxy of the test
-// build reaches a stand-in of deb.debian.org on the loopback instead, which
-// has no files. apt gets as far as asking it for the release files. It does
+// through the allowlist. The mirror is out of reach: the proxy reaches a
+// stand-in of deb.debian.org in the stand-in internet (standIn) instead,
+// which has no files. apt gets as far as asking it for the release files. It does
 // so as the user apt runs as in the sandbox, with its lists where the
 // sandbox writes them.
 func aptExample(t *testing.T, _ *docs, block string) {
 	if _, err := exec.LookPath("apt-get"); err != nil {
 		requireInCI(t, "apt-get is not installed (the doc's apt is Debian's)")
 	}
-	useTestSeamFront(t)
+	n := standIn(t, outside.Config{Names: []string{"deb.debian.org"}})
 	var mirror requestLog
-	stand := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveName(t, n, "deb.debian.org", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mirror.add(r.URL.Path)
 		http.NotFound(w, r)
-	}))
-	t.Cleanup(stand.Close)
-	t.Setenv("BOXSH_PROXY_HOSTS", "deb.debian.org="+strings.TrimPrefix(stand.URL, "http://"))
+	}), false)
 	home := homeDir(t)
 	proj := filepath.Join(home, "proj")
 	require.NoError(t, os.Mkdir(proj, 0o755))

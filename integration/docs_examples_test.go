@@ -185,7 +185,7 @@ func TestDocsExamples(t *testing.T) {
 }
 
 // serialExamples are the examples (DOC/NAME) that change what the whole
-// test process shares (t.Setenv, useTestSeamFront): they run alone, the
+// test process shares (t.Setenv, standIn): they run alone, the
 // others in parallel.
 var serialExamples = []string{"containers/apt"}
 
