@@ -26,14 +26,17 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/boxsh/boxsh/integration/internal/outside"
 )
 
 // The first build of a CI job in the sandbox (issue 24): a fresh user
 // (empty HOME, no caches) builds a Go module and installs an npm project
 // through the allowlist, from stand-ins of the Go module proxy and the npm
-// registry that the test serves on the loopback (in the pod, on the pod's
-// own) and the proxy reaches by name (BOXSH_PROXY_HOSTS of the test-seam
-// front, see fakeInternet); directly, in a rootless container and in a pod.
+// registry; directly and in a rootless container, the released boxsh in
+// the stand-in internet (standIn) reaches them by name there; in a pod,
+// they are on the pod's own loopback, which only the test-seam front's
+// host map (BOXSH_PROXY_HOSTS) reaches.
 
 // goModule is a module the Go proxy stand-in serves: its files by name.
 type goModule struct {
@@ -235,7 +238,8 @@ func serveOn(t *testing.T, l net.Listener, h http.Handler) string {
 }
 
 // newCIWorldOn is newCIWorld with the Go proxy and the npm registry
-// serving on goL and npmL (on the loopback when nil).
+// serving on goL and npmL, reached through the test-seam front's host map,
+// or, when nil, on port 80 of their names in the stand-in internet.
 func newCIWorldOn(t *testing.T, goL, npmL net.Listener) *ciWorld {
 	t.Helper()
 	for _, tool := range []string{"go", "npm"} {
@@ -243,13 +247,19 @@ func newCIWorldOn(t *testing.T, goL, npmL net.Listener) *ciWorld {
 			t.Fatalf("%s is needed on PATH for the CI build test: %v", tool, err)
 		}
 	}
-	useTestSeamFront(t)
 	w := &ciWorld{goLog: &requestLog{}, npmLog: &requestLog{}}
 	registry := "http://" + npmRegName
 	pkg := newNPMPackage(t, "tiny-pad", "1.0.0")
-	gp := serveOn(t, goL, goProxy(t, ciModules, w.goLog))
-	np := serveOn(t, npmL, npmRegistry(pkg, registry, w.npmLog))
-	t.Setenv("BOXSH_PROXY_HOSTS", goProxyName+"="+gp+","+npmRegName+"="+np)
+	if goL == nil {
+		n := standIn(t, outside.Config{Names: []string{goProxyName, npmRegName}})
+		serveName(t, n, goProxyName, goProxy(t, ciModules, w.goLog), false)
+		serveName(t, n, npmRegName, npmRegistry(pkg, registry, w.npmLog), false)
+	} else {
+		useTestSeamFront(t)
+		gp := serveOn(t, goL, goProxy(t, ciModules, w.goLog))
+		np := serveOn(t, npmL, npmRegistry(pkg, registry, w.npmLog))
+		t.Setenv("BOXSH_PROXY_HOSTS", goProxyName+"="+gp+","+npmRegName+"="+np)
+	}
 	w.repo = ciProject(t, pkg, registry)
 	home := homeDir(t)
 	w.env = []string{
@@ -272,10 +282,14 @@ func (w *ciWorld) build(t *testing.T, extra ...string) runResult {
 }
 
 // buildIn is build with boxsh run by the command prefix wrap (a container
-// stand-in), or directly when wrap is empty.
+// stand-in), or directly when wrap is empty. In the stand-in internet the
+// container is made inside it.
 func (w *ciWorld) buildIn(t *testing.T, wrap []string, extra ...string) runResult {
 	t.Helper()
 	argv := append(append(append([]string{}, wrap...), boxshPath()), w.args(w.buildShell, extra...)...)
+	if len(wrap) > 0 && activeStandIn != nil {
+		argv = activeStandIn.CommandIn(w.repo, append(append(append([]string{}, wrap...), standInProgram), w.args(w.buildShell, extra...)...)...)
+	}
 	r := runProgramIn(t, testContext(t), w.repo, "", w.env, argv[0], argv[1:]...)
 	w.checkBuild(t, r)
 	return r

@@ -51,17 +51,21 @@ func standIn(t *testing.T, cfg outside.Config) *outside.Net {
 		defer cancel()
 		assert.NoError(t, n.Wait(ctx), "the stand-in's holder exits when closed")
 	})
-	wrapper, err := n.Wrapper(dir, boxshPath())
+	standInProgram = boxshPath()
+	wrapper, err := n.Wrapper(dir, standInProgram)
 	require.NoError(t, err)
 	prev := frontOverride
 	frontOverride, activeStandIn, activePort = wrapper, n, 0
-	t.Cleanup(func() { frontOverride, activeStandIn, activePort = prev, nil, 0 })
+	t.Cleanup(func() { frontOverride, activeStandIn, activePort, standInProgram = prev, nil, 0, "" })
 	return n
 }
 
 // activeStandIn is the stand-in of the current test, if any: boxsh's own
 // listeners on the loopback are in its front namespace (frontTransport).
 var activeStandIn *outside.Net
+
+// standInProgram is the boxsh that the current stand-in's wrapper runs.
+var standInProgram string
 
 // activePort is the current stand-in's test port (serveName), once picked.
 var activePort int

@@ -240,6 +240,12 @@ func (n *Net) Command(argv ...string) []string {
 	return append(n.enter(), argv...)
 }
 
+// CommandIn is Command run in directory dir (nsenter's own working
+// directory is the old mount namespace's: see Wrapper).
+func (n *Net) CommandIn(dir string, argv ...string) []string {
+	return append(append(n.enter(), "/bin/sh", "-c", `cd "$0" && exec "$@"`, dir), argv...)
+}
+
 // enter is the nsenter command that enters the front's namespaces.
 func (n *Net) enter() []string {
 	h := strconv.Itoa(n.holder.Process.Pid)
