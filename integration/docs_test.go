@@ -110,7 +110,7 @@ func TestReadmeExamples(t *testing.T) {
 	}
 
 	// ci-secrets is run by TestCISecrets, against stand-ins of its hosts
-	// (it sets the test seam's variables, which a parallel test cannot).
+	// (in the stand-in internet, which a parallel test cannot start).
 	t.Run("ci-secrets", func(t *testing.T) {
 		assert.Contains(t, ex["ci-secrets"], "--secret GH_TOKEN=github.com")
 	})

@@ -36,24 +36,6 @@ func fakeInternet(t *testing.T, names ...string) map[string]string {
 	return addrs
 }
 
-// loopbackServers starts an HTTP server on the loopback for each name, and
-// returns their addresses by name and as BOXSH_PROXY_HOSTS's value.
-func loopbackServers(t *testing.T, names ...string) (map[string]string, string) {
-	t.Helper()
-	addrs := map[string]string{}
-	var hosts []string
-	for _, name := range names {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprintf(w, "hello from %s %s", name, r.URL.Path)
-		}))
-		t.Cleanup(srv.Close)
-		addr := strings.TrimPrefix(srv.URL, "http://")
-		addrs[name] = addr
-		hosts = append(hosts, name+"="+addr)
-	}
-	return addrs, strings.Join(hosts, ",")
-}
-
 // TestNetworkReleaseIgnoresTestHosts checks that the boxsh users run has no
 // test seam (issue 12). Even with BOXSH_PROXY_HOSTS mapping an allowed name
 // to a loopback server, the proxy refuses to connect there.

@@ -35,6 +35,8 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 [ -x /usr/sbin/runc ] || command -v runc >/dev/null || need_apt+=(runc)
 # curl goes through the network proxy in the network tests.
 command -v curl >/dev/null || need_apt+=(curl)
+# ip makes the network tests' stand-in internet (integration/internal/outside).
+[ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || command -v ip >/dev/null || need_apt+=(iproute2)
 # nginx (the light build) is the router in front of many servers in
 # TestDeploy, run unprivileged with deploy/nginx/nginx.conf.
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || need_apt+=(nginx-light)

@@ -206,20 +206,6 @@ func (n *Net) Listen(name string, port int) (net.Listener, error) {
 	return l, nil
 }
 
-// Dial connects to addr from the outside's namespace (a server there).
-func (n *Net) Dial(addr string) (net.Conn, error) {
-	f, err := n.request("dial " + addr)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	c, err := net.FileConn(f)
-	if err != nil {
-		return nil, fmt.Errorf("outside: dial %s: %w", addr, err)
-	}
-	return c, nil
-}
-
 // DialFront connects to addr in the front's namespace (such as a boxsh
 // server on its loopback) and returns the connection.
 func (n *Net) DialFront(addr string) (net.Conn, error) {
@@ -479,13 +465,6 @@ func serve(req, frontNS string) (*os.File, error) {
 		}
 		defer l.Close()
 		return l.(*net.TCPListener).File()
-	case "dial":
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		return c.(*net.TCPConn).File()
 	}
 	return nil, fmt.Errorf("unknown request %q", req)
 }

@@ -1,10 +1,12 @@
-// Package seambuild builds the test-seam build of boxsh for the end-to-end
-// tests and the bench.
+// Package seambuild builds the test-seam build of boxsh for the few
+// end-to-end tests that need its hooks and for the bench.
 //
 // That build has the boxsh_testseam tag, in which the environment variable
-// BOXSH_PROXY_HOSTS maps names to addresses for the network proxy, so that a
-// stand-in origin on the loopback can be reached by a name. A released build
-// has no such seam.
+// BOXSH_PROXY_HOSTS maps names to addresses for the network proxy, unchecked,
+// so that a stand-in origin on the loopback can be reached by a name, and
+// BOXSH_ASK_TIMEOUT bounds the proxy's questions. A released build has no
+// such seam; the network tests run it in the stand-in internet of package
+// outside instead.
 package seambuild
 
 import (
