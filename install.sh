@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up boxsh from this checkout: installs prerequisites, builds bin/boxsh
-# and bin/boxsh-init, installs both into $PREFIX/bin (default /usr/local) and
+# Sets up boxsh from this checkout: installs prerequisites, builds bin/boxsh,
+# bin/boxsh-init and bin/boxsh-launch, installs them into $PREFIX/bin
+# (default /usr/local) and
 # the shell fork server into $PREFIX/lib/boxsh, and runs boxsh once to show
 # it works.
 set -euo pipefail
@@ -12,6 +13,11 @@ just build
 install -d "$PREFIX/bin"
 install -m 0755 bin/boxsh bin/boxsh-init "$PREFIX/bin/"
 echo "installed: $PREFIX/bin/boxsh, $PREFIX/bin/boxsh-init"
+if [ -f bin/boxsh-launch ]; then
+  # The sandbox's launcher, where boxsh looks for it (beside itself).
+  install -m 0755 bin/boxsh-launch "$PREFIX/bin/"
+  echo "installed: $PREFIX/bin/boxsh-launch"
+fi
 if [ -f bin/boxsh-zygote.so ]; then
   # The shell fork server, where boxsh-init looks for it (see docs/architecture.md).
   install -d "$PREFIX/lib/boxsh"

@@ -31,7 +31,7 @@ func runTests(m *testing.M) int {
 	defer os.RemoveAll(tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "seccomp", "-o", tmp+string(filepath.Separator), "../cmd/boxsh", "../cmd/boxsh-init")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "seccomp", "-o", tmp+string(filepath.Separator), "../cmd/boxsh", "../cmd/boxsh-init", "../cmd/boxsh-launch")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build boxsh: %v\n%s", err, out)
 		return 2

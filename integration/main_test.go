@@ -78,7 +78,7 @@ func moduleRoot() (string, error) {
 	return filepath.Abs(filepath.Join(filepath.Dir(file), ".."))
 }
 
-// buildBinaries builds boxsh and boxsh-init into dir.
+// buildBinaries builds boxsh, boxsh-init and boxsh-launch into dir.
 func buildBinaries(dir string) error {
 	root, err := moduleRoot()
 	if err != nil {
@@ -87,7 +87,7 @@ func buildBinaries(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// As just build: the front with libseccomp (the sandbox needs it).
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "seccomp", "-o", dir+string(filepath.Separator), "./cmd/boxsh", "./cmd/boxsh-init")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "seccomp", "-o", dir+string(filepath.Separator), "./cmd/boxsh", "./cmd/boxsh-init", "./cmd/boxsh-launch")
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -111,7 +111,7 @@ func buildBinaries(dir string) error {
 const forkServerLib = "boxsh-zygote.so"
 
 func checkBinaries(dir string) error {
-	for _, name := range []string{"boxsh", "boxsh-init"} {
+	for _, name := range []string{"boxsh", "boxsh-init", "boxsh-launch"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			return err

@@ -38,6 +38,9 @@ const InitName = "boxsh-init"
 type Config struct {
 	// InitPath is the boxsh-init executable (see FindInit).
 	InitPath string
+	// LauncherPath is boxsh-launch, which starts each sandbox (see
+	// host.FindLauncher; empty: found beside this program or InitPath).
+	LauncherPath string
 	// Workers and Shell configure the worker pool.
 	Workers int
 	Shell   string

@@ -27,6 +27,14 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
+	launcher := cfg.LauncherPath
+	if launcher == "" {
+		if launcher, err = host.FindLauncher(cfg.InitPath); err != nil {
+			front.Close()
+			fwdFront.Close()
+			return nil, err
+		}
+	}
 	ct, err := host.StartContainer(ctx, host.ContainerConfig{
 		Mode:     plan.ModeServe,
 		Sandbox:  cfg.Sandbox,
@@ -37,11 +45,13 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		Home:     cfg.Home,
 		InitPath: cfg.InitPath,
 		Stderr:   stderr,
-		Files:    map[string]*os.File{plan.FramesDescriptor: back, plan.ForwardDescriptor: fwdBack},
-		Version:  cfg.Version,
-		Log:      cfg.Log,
-		Proxy:    cfg.Proxy,
-		FileSize: cfg.FileSize,
+
+		LauncherPath: launcher,
+		Files:        map[string]*os.File{plan.FramesDescriptor: back, plan.ForwardDescriptor: fwdBack},
+		Version:      cfg.Version,
+		Log:          cfg.Log,
+		Proxy:        cfg.Proxy,
+		FileSize:     cfg.FileSize,
 	})
 	if err == nil && cfg.Sandboxed != nil {
 		if err = cfg.Sandboxed(ct.Pid()); err != nil {

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Prints the AppArmor profile that lets the boxsh at $1 make user
+# Prints the AppArmor profile that lets the boxsh at $1, and the
+# boxsh-launch beside it (which starts the sandboxes), make user
 # namespaces where AppArmor restricts them
 # (kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later),
 # as distributions ship for bubblewrap: unconfined, with userns allowed.
@@ -13,6 +14,12 @@ abi <abi/4.0>,
 include <tunables/global>
 
 profile boxsh $1 flags=(unconfined) {
+  userns,
+
+  include if exists <local/boxsh>
+}
+
+profile boxsh-launch ${1%/*}/boxsh-launch flags=(unconfined) {
   userns,
 
   include if exists <local/boxsh>

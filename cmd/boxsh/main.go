@@ -155,6 +155,13 @@ func serveRPC(opts options, log hclog.Logger) int {
 	if err != nil {
 		return fail(err)
 	}
+	// A sandbox's launcher, found now rather than at the sandbox's start.
+	var launcherPath string
+	if opts.sandbox.Enabled || opts.sandboxes {
+		if launcherPath, err = host.FindLauncher(initPath); err != nil {
+			return fail(err)
+		}
+	}
 	var web *httpListener
 	if opts.listen != "" {
 		if web, err = listenHTTP(opts); err != nil {
@@ -191,6 +198,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		log.Info("audit log", "path", auditLog.Path())
 	}
 	cfg := runtimeConfig(opts, log, initPath, sb, cwd, home)
+	cfg.LauncherPath = launcherPath
 	cfg.Proxy = host.ProxyHooks{Decided: auditDecisions(auditLog, log)}
 	var elicitor *rpc.Elicitor
 	if asksClient(opts, log) {

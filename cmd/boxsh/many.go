@@ -81,6 +81,9 @@ func serveMany(ctx context.Context, opts options, log hclog.Logger, initPath str
 	}
 	// Each sandbox starts in its view of the workspace (its session's).
 	rcfg := runtimeConfig(opts, log, initPath, sb, "", os.Getenv("HOME"))
+	if rcfg.LauncherPath, err = host.FindLauncher(initPath); err != nil {
+		return err
+	}
 	rcfg.MaxForwards = cmp.Or(opts.sandboxForwards, fleet.DefaultForwards)
 	web.opts.SandboxRequests = cmp.Or(opts.sandboxRequests, rpc.DefaultSandboxRequests)
 	web.opts.MaxConns = bounds(opts).HTTPConns()

@@ -24,6 +24,14 @@ import (
 // that boxsh relays. It returns the shell's exit status (128+N after a
 // death by signal N).
 func runSandboxedShell(opts options, log hclog.Logger) int {
+	// The sandbox's launcher starts at once: its exec and Go start overlap
+	// with the preparation of the sandbox below.
+	launcherPath, err := host.FindLauncher("")
+	if err != nil {
+		return fail(err)
+	}
+	launcher := host.StartLauncher(launcherPath, log)
+	defer launcher.Close()
 	sb := opts.sandbox
 	sb.Enabled = true
 	sb, cwd, home, run, err := prepareSandboxHere(sb)
@@ -79,13 +87,16 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		Home:     home,
 		InitPath: initPath,
 		Terminal: tty,
-		Stdin:    os.Stdin,
-		Stdout:   os.Stdout,
-		Stderr:   os.Stderr,
-		Version:  version,
-		Log:      log,
-		Started:  run.Started,
-		Proxy:    record.proxy(),
+
+		LauncherPath: launcherPath,
+		Launcher:     launcher,
+		Stdin:        os.Stdin,
+		Stdout:       os.Stdout,
+		Stderr:       os.Stderr,
+		Version:      version,
+		Log:          log,
+		Started:      run.Started,
+		Proxy:        record.proxy(),
 	})
 	for _, f := range files {
 		f.Close() // the sandbox's now

@@ -26,8 +26,8 @@ import (
 
 	"github.com/boxsh/boxsh/internal/front/hostcheck"
 	"github.com/boxsh/boxsh/internal/initproto"
+	"github.com/boxsh/boxsh/internal/launch"
 	"github.com/boxsh/boxsh/internal/pathtree"
-	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/seccompload"
 	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
@@ -55,6 +55,14 @@ type ContainerConfig struct {
 	Cwd string
 	// InitPath is the host's boxsh-init, bound at initproto.InitMountPath.
 	InitPath string
+	// LauncherPath is the host's boxsh-launch, which starts the sandbox
+	// with libcontainer and stays its parent (see internal/launch).
+	// Launcher, if set, is one already started (StartLauncher), which
+	// StartContainer uses instead: its start then overlaps with the
+	// caller's work before StartContainer. StartContainer owns it from
+	// then on, started or not.
+	LauncherPath string
+	Launcher     *Launcher
 	// Home is the caller's home directory, for Gather.
 	Home string
 	// Terminal gives the process a terminal of the sandbox's own. The
@@ -87,15 +95,20 @@ type ContainerConfig struct {
 }
 
 // Container is a running sandbox: a rootless OCI container started by
-// libcontainer.
+// libcontainer in boxsh-launch, the sandbox's launcher.
 //
 // Its first process, PID 1 of its PID namespace, is the planned boxsh-init.
 // When PID 1 exits, the kernel kills every other process of the sandbox. When
-// the front dies, PID 1 is killed by its parent-death signal, and the sandbox
-// with it.
+// the front dies, the launcher is killed by its parent-death signal, then
+// PID 1 by its own, and the sandbox with it.
 type Container struct {
-	c       *libcontainer.Container
-	proc    *libcontainer.Process
+	l *launch.Launcher
+	// made is set once the launcher was asked to create the container;
+	// pid is the first process's host PID once it runs; cgroup the
+	// sandbox's cgroup v2 directory, if any.
+	made    bool
+	pid     int
+	cgroup  string
 	dir     string
 	lock    *os.File
 	console *os.File
@@ -113,10 +126,6 @@ type Container struct {
 	stopProxy func()
 	// setup is what the front's hello tells boxsh-init (see InitSetup).
 	setup initproto.Setup
-
-	exited  chan struct{}
-	state   *os.ProcessState
-	waitErr error
 
 	destroyOnce sync.Once
 	lostOnce    sync.Once
@@ -152,29 +161,41 @@ func StartContainer(ctx context.Context, cc ContainerConfig) (*Container, error)
 }
 
 func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retErr error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	log := cc.Log
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	routeLibcontainerLog(log)
-	traceLevel := traceLibcontainer(log.IsDebug())
-	starttrace.Mark("front.sandbox")
-	root, err := stateRoot()
+	// The launcher starts first, so that its exec and Go start overlap
+	// with the walk and the plan below.
+	lr := cc.Launcher
+	if lr == nil {
+		lr = StartLauncher(cc.LauncherPath, log)
+	}
+	if err := ctx.Err(); err != nil {
+		lr.Close()
+		return nil, err
+	}
+	l, err := lr.wait()
 	if err != nil {
 		return nil, err
 	}
-	if err := stateHidden(cc.Sandbox, root); err != nil {
+	routeLibcontainerLog(log)
+	starttrace.Mark("front.sandbox")
+	root, err := stateRoot()
+	if err == nil {
+		err = stateHidden(cc.Sandbox, root)
+	}
+	if err != nil {
+		l.Destroy()
 		return nil, err
 	}
 	sweepStale(root, log)
 	dir, lock, err := newContainerDir(root)
 	if err != nil {
+		l.Destroy()
 		return nil, err
 	}
-	ct := &Container{dir: dir, lock: lock, exited: make(chan struct{}), log: log}
+	ct := &Container{l: l, dir: dir, lock: lock, log: log}
 	defer func() {
 		if retErr != nil {
 			ct.Destroy()
@@ -308,38 +329,36 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		config.Cgroups.Resources.Devices = nil
 	}
 
+	configJSON, err := json.Marshal(config)
+	if err != nil {
+		return nil, err
+	}
 	t2 := time.Now()
 	starttrace.MarkAt("front.spec", t2)
-	ct.c, err = libcontainer.Create(dir, "state", config)
-	if err != nil {
-		return nil, explainStartError(err)
-	}
-	t3 := time.Now()
-	starttrace.MarkAt("front.create", t3)
 	p := spec.Process
-	ct.proc = &libcontainer.Process{
-		Args:       p.Args,
-		Env:        initEnv,
-		Cwd:        p.Cwd,
-		Stdin:      cc.Stdin,
-		Stdout:     cc.Stdout,
-		Stderr:     cc.Stderr,
-		ExtraFiles: extraFiles,
-		Init:       true,
-		LogLevel:   traceLevel,
+	req := launch.StartRequest{
+		Version: cc.Version,
+		Root:    dir,
+		ID:      "state",
+		Config:  configJSON,
+		Args:    p.Args,
+		Env:     initEnv,
+		Cwd:     p.Cwd,
+		Debug:   log.IsDebug(),
 	}
 	for _, r := range p.Rlimits {
 		typ, ok := rlimitTypes[r.Type]
 		if !ok {
 			return nil, fmt.Errorf("unknown rlimit %s", r.Type)
 		}
-		ct.proc.Rlimits = append(ct.proc.Rlimits, configs.Rlimit{Type: typ, Hard: r.Hard, Soft: r.Soft})
+		req.Rlimits = append(req.Rlimits, configs.Rlimit{Type: typ, Hard: r.Hard, Soft: r.Soft})
 	}
 	if cc.FileSize != nil {
 		// From the first process on, so that no process of the sandbox,
 		// however soon forked, runs without it (see DiskLimit.Started).
-		ct.proc.Rlimits = capFileSize(ct.proc.Rlimits, cc.FileSize())
+		req.Rlimits = capFileSize(req.Rlimits, cc.FileSize())
 	}
+	lp := launch.Process{Stdin: cc.Stdin, Stdout: cc.Stdout, Stderr: cc.Stderr, ExtraFiles: extraFiles}
 	var consoleParent *os.File
 	if cc.Terminal {
 		parent, child, err := SocketPair()
@@ -349,8 +368,7 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 		defer child.Close()
 		consoleParent = parent
 		defer consoleParent.Close()
-		ct.proc.ConsoleSocket = child
-		ct.proc.Stdin, ct.proc.Stdout, ct.proc.Stderr = nil, nil, nil
+		lp = launch.Process{Console: child, ExtraFiles: extraFiles}
 	}
 	// Watched from before the start, so that a change the host makes
 	// meanwhile is seen too (and acted on once the sandbox runs).
@@ -365,21 +383,15 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	// are complete before it starts the sandbox's first process (Exec).
 	copied := make(chan error, 1)
 	go func() { copied <- copyEtc() }()
-	if err := startInit(ct.c, ct.proc, log); err != nil {
+	ct.made = true
+	pid, err := l.StartSandbox(req, lp)
+	if err != nil {
 		<-copied
-		ct.proc = nil
 		return nil, explainStartError(err)
 	}
+	ct.pid = pid
 	starttrace.Mark("front.started")
-	// The init's executable, held until it has executed boxsh-init (the
-	// release runs when startContainer returns, after Exec) or is gone.
-	if pid, err := ct.proc.Pid(); err == nil {
-		defer holdExeCopy(pid)()
-	}
-	go func() {
-		ct.state, ct.waitErr = ct.proc.Wait()
-		close(ct.exited)
-	}()
+	t3 := time.Now()
 	if err := <-copied; err != nil {
 		return nil, err
 	}
@@ -390,11 +402,11 @@ func startContainer(ctx context.Context, cc ContainerConfig) (_ *Container, retE
 	if cc.Started != nil {
 		cc.Started()
 	}
-	if err := ct.c.Exec(); err != nil {
+	if ct.cgroup, err = l.Exec(); err != nil {
 		return nil, explainStartError(err)
 	}
 	starttrace.Mark("front.exec")
-	log.Debug("sandbox started", "prepare", t1.Sub(t0), "convert", t2.Sub(t1), "create", t3.Sub(t2), "run", time.Since(t3))
+	log.Debug("sandbox started", "prepare", t1.Sub(t0), "convert", t2.Sub(t1), "start", t3.Sub(t2), "exec", time.Since(t3))
 	if consoleParent != nil {
 		ct.console, err = recvFile(consoleParent)
 		if err != nil {
@@ -447,20 +459,17 @@ func (ct *Container) Console() *os.File { return ct.console }
 // not name.
 func (ct *Container) InitSetup() initproto.Setup { return ct.setup }
 
-// Exited is closed when the sandbox's first process has exited.
-func (ct *Container) Exited() <-chan struct{} { return ct.exited }
+// Exited is closed when the sandbox's first process has exited, or its
+// launcher has ended.
+func (ct *Container) Exited() <-chan struct{} { return ct.l.Exited() }
 
 // Wait waits for the sandbox's first process and returns its exit status as a
 // shell reports it.
 //
-// That is the exit code, or 128+N for a death by signal N.
-func (ct *Container) Wait() (int, error) {
-	<-ct.exited
-	if ct.state == nil {
-		return 1, ct.waitErr
-	}
-	return proc.ExitStatus(ct.state), nil
-}
+// That is the exit code, or 128+N for a death by signal N. When the launcher
+// ended without the process's status, it is 1 and an error that names the
+// launcher.
+func (ct *Container) Wait() (int, error) { return ct.l.Wait() }
 
 // CgroupDir returns the directory of the sandbox's own cgroup v2.
 //
@@ -470,16 +479,12 @@ func (ct *Container) CgroupDir() string {
 	if _, ok := SandboxCgroup(); !ok {
 		return ""
 	}
-	st, err := ct.c.State()
-	if err != nil {
-		return ""
-	}
-	return st.CgroupPaths[""] // the unified hierarchy's; v1 names controllers
+	return ct.cgroup
 }
 
 // Signal sends sig to the sandbox's first process.
 func (ct *Container) Signal(sig os.Signal) error {
-	return ct.proc.Signal(sig)
+	return ct.l.Signal(sig)
 }
 
 // Destroy kills what is left of the sandbox and removes its state: its
@@ -487,26 +492,17 @@ func (ct *Container) Signal(sig os.Signal) error {
 // directories stay.
 func (ct *Container) Destroy() {
 	ct.destroyOnce.Do(func() {
-		if ct.proc != nil {
-			select {
-			case <-ct.exited:
-			default:
-				_ = ct.proc.Signal(unix.SIGKILL)
-				select {
-				case <-ct.exited:
-				case <-time.After(5 * time.Second):
-				}
-			}
-		}
 		// The repositories the sandbox made, looked for meanwhile.
 		newRepos := make(chan func(), 1)
-		if ct.c != nil {
+		if ct.made {
 			go func() { newRepos <- newRepositoriesWarning(ct.log, ct.binds, ct.home, ct.found, ct.found.At) }()
 		} else {
 			newRepos <- func() {}
 		}
-		if ct.c != nil {
-			_ = ct.c.Destroy()
+		// The launcher kills what is left of the sandbox and removes
+		// libcontainer's state; if it cannot (it died), the front does.
+		if !ct.l.Destroy() && ct.made {
+			killSandbox(ct.dir)
 		}
 		if ct.console != nil {
 			ct.console.Close()
@@ -783,22 +779,6 @@ func routeLibcontainerLog(log hclog.Logger) {
 		logrus.SetLevel(logrus.DebugLevel)
 	} else {
 		logrus.SetLevel(logrus.ErrorLevel)
-	}
-}
-
-// startInit starts the container's init process.
-//
-// libcontainer first copies the front's executable into a sealed memfd. The
-// kernel refuses the seal (EBUSY) while a page of the copy is still held
-// elsewhere, as happens for a moment on a loaded machine. Such a start, which
-// has done nothing yet, is tried again, twice at most.
-func startInit(c *libcontainer.Container, p *libcontainer.Process, log hclog.Logger) error {
-	for attempt := 1; ; attempt++ {
-		err := c.Start(p)
-		if err == nil || attempt == 3 || !errors.Is(err, unix.EBUSY) || !strings.Contains(err.Error(), "/proc/self/exe clone") {
-			return err
-		}
-		log.Debug("the copy of boxsh for the sandbox's init was refused its seal; trying again", "attempt", attempt, "error", err)
 	}
 }
 

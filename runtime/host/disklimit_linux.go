@@ -448,9 +448,5 @@ func (d *DiskLimit) Close() {
 
 // Pid is the host PID of the sandbox's first process (0 before it runs).
 func (ct *Container) Pid() int {
-	if ct.proc == nil {
-		return 0
-	}
-	pid, _ := ct.proc.Pid()
-	return pid
+	return ct.pid
 }

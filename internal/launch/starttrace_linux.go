@@ -1,4 +1,4 @@
-package host
+package launch
 
 import (
 	"io"
@@ -15,7 +15,7 @@ import (
 // stage of a sandbox's start, and the stage each marks.
 //
 // The messages are libcontainer's own and its init's. The init's are forwarded
-// over the log pipe as they are written, so the front sees each mark at once.
+// over the log pipe as they are written, so the launcher sees each mark at once.
 var libcontainerStages = []struct{ msg, stage string }{
 	{"runc exeseal: using /proc/self/exe clone", "lc.cloned"},
 	{"=> nsexec container setup", "lc.nsexec"},
@@ -59,7 +59,8 @@ var traceHookOnce sync.Once
 // with BOXSH_TRACE_START set; else it returns "".
 //
 // It turns libcontainer's debug log on, to mark the stages of the start from
-// it. The log is discarded unless the front logs at debug level.
+// it. The log is discarded unless debug is set (the front logs at debug
+// level).
 func traceLibcontainer(debug bool) string {
 	if !starttrace.Enabled() {
 		return ""

@@ -1,4 +1,4 @@
-package host
+package launch
 
 import (
 	"fmt"
@@ -17,12 +17,12 @@ const (
 // process pid, and returns a function that drops it once the init has executed
 // boxsh-init.
 //
-// That executable is libcontainer's sealed copy of the front's binary, held in
-// memory. Without the reference, the last one goes with the init's execve, and
-// boxsh-init pays for freeing the copy at its start. With it, the front frees
-// the copy, alongside boxsh-init's start.
+// That executable is libcontainer's sealed copy of the launcher's binary, held
+// in memory. Without the reference, the last one goes with the init's execve,
+// and boxsh-init pays for freeing the copy at its start. With it, the launcher
+// frees the copy, alongside boxsh-init's start.
 //
-// Call holdExeCopy after Container.Start, before Container.Exec. The function
+// Call holdExeCopy after libcontainer.Container.Start, before its Exec. The function
 // it returns must be called, and returns at once.
 func holdExeCopy(pid int) func() {
 	exe := fmt.Sprintf("/proc/%d/exe", pid)

@@ -1,0 +1,23 @@
+// Package launch is the contract between the front and boxsh-launch, the
+// small program that starts a sandbox with libcontainer and stays its parent.
+//
+// libcontainer runs its own executable again as the container's init, after
+// copying it into a sealed memfd. With boxsh-launch that executable is a
+// program linking libcontainer and little else, not the front: the copy and
+// the init's Go start are of the small binary. The front keeps the flags, the
+// policy, the protect walk, the plan and the spec. It starts boxsh-launch as
+// soon as a sandbox is asked for (Start), and hands it, over a socket pair,
+// libcontainer's configs.Config as JSON, the process to run and its
+// descriptors (SCM_RIGHTS). boxsh-launch (Serve) creates and starts the
+// container, and answers the front's exec, signal and destroy; it reports the
+// process's exit.
+//
+// Messages are a 4-byte big-endian length and a JSON Message, the
+// descriptors attached to the message's first byte and named, in order, by
+// Message.Files.
+//
+// boxsh-launch dies with the front: by its parent-death signal, and when the
+// socket reaches its end it destroys the sandbox and exits. The sandbox dies
+// with boxsh-launch by its own parent-death signal. A front whose launcher
+// died sees its sandbox's process exited with an error naming the launcher.
+package launch

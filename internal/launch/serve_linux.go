@@ -1,0 +1,286 @@
+package launch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// ConnFD is the launcher's descriptor of its end of the socket pair.
+const ConnFD = 3
+
+// destroyWait bounds the wait for the first process after its SIGKILL.
+const destroyWait = 5 * time.Second
+
+// server is the launcher's side: one sandbox, from OpStart to its destroy.
+type server struct {
+	conn    *conn
+	version string
+	c       *libcontainer.Container
+	proc    *libcontainer.Process
+	exited  chan struct{}
+	// release drops the hold on the init's executable (holdExeCopy).
+	release func()
+}
+
+// Serve runs the launcher on the socket f until the front destroys the sandbox
+// or goes away, and destroys the sandbox then. version is the launcher's
+// build, which must be the front's.
+//
+// It returns nil after an OpDestroy or the socket's end; an error after a
+// message that breaks the protocol, which it has reported to the front if it
+// could.
+func Serve(f *os.File, version string, stderr io.Writer) error {
+	c, err := newConn(f)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s := &server{conn: c, version: version, exited: make(chan struct{})}
+	defer s.destroy()
+	logrus.SetOutput(stderr)
+	logrus.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	logrus.SetLevel(logrus.ErrorLevel)
+
+	m, files, err := c.recv()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return s.fail(err)
+	}
+	if m.Op != OpStart {
+		closeAll(files)
+		return s.fail(fmt.Errorf("%w: %q before %q", errMalformed, m.Op, OpStart))
+	}
+	if err := s.start(m, files); err != nil {
+		// A refusal of the start is the front's to report; the sandbox
+		// is destroyed at its OpDestroy or the socket's end.
+		if errors.Is(err, errMalformed) {
+			return s.fail(err)
+		}
+		if err := c.send(&Message{Op: OpError, Error: err.Error()}, nil); err != nil {
+			return err
+		}
+	}
+	for {
+		m, files, err := c.recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return s.fail(err)
+		}
+		closeAll(files)
+		switch m.Op {
+		case OpExec:
+			reply := &Message{Op: OpExeced}
+			if err := s.exec(); err != nil {
+				reply = &Message{Op: OpError, Error: err.Error()}
+			} else {
+				reply.Cgroup = s.cgroup()
+			}
+			if err := c.send(reply, nil); err != nil {
+				return err
+			}
+		case OpSignal:
+			if s.proc != nil && m.Signal > 0 && m.Signal < 65 {
+				_ = s.proc.Signal(syscall.Signal(m.Signal))
+			}
+		case OpDestroy:
+			s.destroy()
+			return c.send(&Message{Op: OpDestroyed}, nil)
+		default:
+			return s.fail(fmt.Errorf("%w: unknown operation %q", errMalformed, m.Op))
+		}
+	}
+}
+
+// fail reports err to the front, if it can, and returns it.
+func (s *server) fail(err error) error {
+	_ = s.conn.send(&Message{Op: OpError, Error: err.Error()}, nil)
+	return err
+}
+
+// start creates the container and starts its first process, up to the wait
+// for OpExec, and answers OpStarted.
+func (s *server) start(m *Message, files []*os.File) error {
+	defer closeAll(files) // the process's own copies are made by then
+	r := m.Start
+	switch {
+	case r == nil:
+		return fmt.Errorf("%w: %q without its request", errMalformed, OpStart)
+	case r.Protocol != ProtocolVersion:
+		return fmt.Errorf("the sandbox's launcher speaks protocol %d, the front %d: install boxsh and boxsh-launch of the same build", ProtocolVersion, r.Protocol)
+	case r.Version != s.version:
+		return fmt.Errorf("the sandbox's launcher is build %s, the front %s: install boxsh and boxsh-launch of the same build", s.version, r.Version)
+	case !filepath.IsAbs(r.Root) || r.ID == "" || strings.ContainsRune(r.ID, '/'):
+		return fmt.Errorf("%w: state root %q, id %q", errMalformed, r.Root, r.ID)
+	case len(r.Args) == 0:
+		return fmt.Errorf("%w: no command", errMalformed)
+	}
+	config, err := DecodeConfig(r.Config)
+	if err != nil {
+		return fmt.Errorf("%w: config: %v", errMalformed, err)
+	}
+	p := &libcontainer.Process{
+		Args:    r.Args,
+		Env:     r.Env,
+		Cwd:     r.Cwd,
+		Rlimits: r.Rlimits,
+		Init:    true,
+	}
+	for i, name := range m.Files {
+		f := files[i]
+		switch name {
+		case FileStdin:
+			p.Stdin = f
+		case FileStdout:
+			p.Stdout = f
+		case FileStderr:
+			p.Stderr = f
+		case FileConsole:
+			p.ConsoleSocket = f
+		case FileExtra:
+			p.ExtraFiles = append(p.ExtraFiles, f)
+		default:
+			return fmt.Errorf("%w: descriptor %q", errMalformed, name)
+		}
+	}
+	if r.Debug {
+		logrus.SetLevel(logrus.DebugLevel)
+	}
+	p.LogLevel = traceLibcontainer(r.Debug)
+	c, err := libcontainer.Create(r.Root, r.ID, config)
+	if err != nil {
+		return err
+	}
+	s.c = c
+	if err := startInit(c, p); err != nil {
+		return err
+	}
+	s.proc = p
+	pid, err := p.Pid()
+	if err != nil {
+		return err
+	}
+	s.release = holdExeCopy(pid)
+	go func() {
+		state, err := p.Wait()
+		m := &Message{Op: OpExited}
+		if ws, ok := stateStatus(state); ok {
+			m.Status = ws
+		} else {
+			m.Status, m.Error = 1, fmt.Sprint(err)
+		}
+		close(s.exited)
+		_ = s.conn.send(m, nil)
+	}()
+	return s.conn.send(&Message{Op: OpStarted, Pid: pid}, nil)
+}
+
+// exec lets the first process run the sandbox's command.
+func (s *server) exec() error {
+	if s.c == nil || s.proc == nil {
+		return errors.New("no sandbox to run")
+	}
+	err := s.c.Exec()
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+	return err
+}
+
+// cgroup is the container's cgroup v2 directory, or "".
+func (s *server) cgroup() string {
+	st, err := s.c.State()
+	if err != nil {
+		return ""
+	}
+	return st.CgroupPaths[""] // the unified hierarchy's; v1 names controllers
+}
+
+// destroy kills what is left of the sandbox and removes libcontainer's state.
+func (s *server) destroy() {
+	if s.proc != nil {
+		select {
+		case <-s.exited:
+		default:
+			_ = s.proc.Signal(unix.SIGKILL)
+			select {
+			case <-s.exited:
+			case <-time.After(destroyWait):
+			}
+		}
+		s.proc = nil
+	}
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+	if s.c != nil {
+		_ = s.c.Destroy()
+		s.c = nil
+	}
+}
+
+// DecodeConfig decodes libcontainer's configuration as the front encoded it.
+//
+// The cgroup's resources are embedded in its JSON, and all-zero resources
+// leave no member: they are made again, as libcontainer's cgroup managers need
+// them.
+func DecodeConfig(b []byte) (*configs.Config, error) {
+	var config configs.Config
+	if err := json.Unmarshal(b, &config); err != nil {
+		return nil, err
+	}
+	if config.Cgroups != nil && config.Cgroups.Resources == nil {
+		config.Cgroups.Resources = &cgroups.Resources{}
+	}
+	return &config, nil
+}
+
+// stateStatus is the exit status of state as a shell reports it: the exit
+// code, or 128+N after a death by signal N.
+func stateStatus(state *os.ProcessState) (int, bool) {
+	if state == nil {
+		return 0, false
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok {
+		return state.ExitCode(), true
+	}
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), true
+	}
+	return ws.ExitStatus(), true
+}
+
+// startInit starts the container's init process.
+//
+// libcontainer first copies the launcher's executable into a sealed memfd. The
+// kernel refuses the seal (EBUSY) while a page of the copy is still held
+// elsewhere, as happens for a moment on a loaded machine. Such a start, which
+// has done nothing yet, is tried again, twice at most.
+func startInit(c *libcontainer.Container, p *libcontainer.Process) error {
+	for attempt := 1; ; attempt++ {
+		err := c.Start(p)
+		if err == nil || attempt == 3 || !errors.Is(err, unix.EBUSY) || !strings.Contains(err.Error(), "/proc/self/exe clone") {
+			return err
+		}
+		logrus.Debugf("the copy of boxsh-launch for the sandbox's init was refused its seal; trying again (attempt %d): %v", attempt, err)
+	}
+}
