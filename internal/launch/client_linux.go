@@ -17,6 +17,10 @@ import (
 // launcher.
 const destroyedWait = destroyWait + 5*time.Second
 
+// unstartedWait bounds the wait for a launcher that started no sandbox to
+// end at its socket's end.
+const unstartedWait = 2 * time.Second
+
 // Launcher is a running boxsh-launch, on the front's side.
 type Launcher struct {
 	path string
@@ -328,10 +332,11 @@ func (l *Launcher) Destroy() bool {
 		l.mu.Lock()
 		started := l.started
 		l.mu.Unlock()
+		wait := destroyedWait
 		if !started {
 			// Nothing made yet: the socket's end stops it.
 			_ = l.conn.c.CloseWrite()
-			ok = true
+			ok, wait = true, unstartedWait
 		} else if l.conn.send(&Message{Op: OpDestroy}, nil) == nil {
 			timer := time.NewTimer(destroyedWait)
 			defer timer.Stop()
@@ -356,7 +361,7 @@ func (l *Launcher) Destroy() bool {
 		}
 		select {
 		case <-l.done:
-		case <-time.After(destroyedWait):
+		case <-time.After(wait):
 			_ = l.cmd.Process.Kill()
 			<-l.done
 		}

@@ -152,12 +152,12 @@ func (c *conn) recv() (*Message, []*os.File, error) {
 	oob := make([]byte, syscall.CmsgSpace(4*maxFiles))
 	n, oobn, flags, _, err := c.c.ReadMsgUnix(head, oob)
 	if err != nil {
-		if n == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+		if n <= 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
 			return nil, nil, io.EOF
 		}
 		return nil, nil, err
 	}
-	if n == 0 {
+	if n <= 0 {
 		return nil, nil, io.EOF
 	}
 	files, ferr := parseRights(oob[:oobn])
