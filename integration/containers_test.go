@@ -176,7 +176,7 @@ func TestDoctor(t *testing.T) {
 	r := runIn(t, nil, boxshPath(), "doctor")
 	require.Equal(t, 0, r.code(), "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 	for _, want := range []string{
-		"ok   seccomp support:", "ok   user namespaces:", "ok   AppArmor:", "ok   /proc:",
+		"ok   seccomp support:", "ok   sandbox launcher:", "ok   user namespaces:", "ok   AppArmor:", "ok   /proc:",
 		"ok   cgroups: cgroup ", "ok   overlayfs:", "ok   runc (for boxsh spec):",
 	} {
 		assert.Contains(t, "\n"+r.stdout, "\n"+want, "doctor output:\n%s", r.stdout)
@@ -228,6 +228,7 @@ func podBundle(t *testing.T, masked bool, edit func(root string, spec *specs.Spe
 	bin := filepath.Dir(boxshPath())
 	copyFile(filepath.Join(bin, "boxsh"), "bin/boxsh")
 	copyFile(filepath.Join(bin, "boxsh-init"), "bin/boxsh-init")
+	copyFile(filepath.Join(bin, "boxsh-launch"), "bin/boxsh-launch")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "etc/group"), []byte("root:x:0:\n"), 0o644))
 

@@ -155,7 +155,7 @@ func writeDockerRootfs(t *testing.T, w io.Writer) {
 		add(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + applet, Linkname: "busybox", Mode: 0o777}, nil)
 	}
 	bin := filepath.Dir(boxshPath())
-	for _, name := range []string{"boxsh", "boxsh-init", "boxsh-zygote.so"} {
+	for _, name := range []string{"boxsh", "boxsh-init", "boxsh-launch", "boxsh-zygote.so"} {
 		file("usr/local/bin/"+name, 0o755, read(filepath.Join(bin, name)))
 	}
 	file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\n"))

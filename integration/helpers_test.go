@@ -618,7 +618,8 @@ func treeRSSKiB(pid int) int64 {
 	return total
 }
 
-// findChild waits for a child of pid named comm and returns its pid.
+// findChild waits for a child of pid named comm, or a child of its child
+// boxsh-launch (a sandbox's first process), and returns its pid.
 func findChild(t *testing.T, pid int, comm string) int {
 	t.Helper()
 	var found int
@@ -627,6 +628,15 @@ func findChild(t *testing.T, pid int, comm string) int {
 			if procComm(c) == comm {
 				found = c
 				return true
+			}
+			// A sandbox's first process is the child of its launcher.
+			if procComm(c) == "boxsh-launch" {
+				for _, g := range childPIDs(c) {
+					if procComm(g) == comm {
+						found = g
+						return true
+					}
+				}
 			}
 		}
 		return false

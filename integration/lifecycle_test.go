@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -450,11 +449,14 @@ func TestInterruptedWriteLeavesNothing(t *testing.T) {
 			}
 			require.NoError(t, syscall.Kill(init, syscall.SIGKILL))
 			s.expect(strconv.Quote(id))
-			// Reaped by the front: gone with every thread, its end of the
-			// frame socket closed. (A zombie leader may still have
-			// threads holding it, and a call sent then is lost.)
-			require.Eventually(t, func() bool { return !slices.Contains(childPIDs(s.pid()), init) },
-				5*time.Second, 5*time.Millisecond, "boxsh-init %d not reaped", init)
+			// Reaped by its parent (the front, or the sandbox's
+			// launcher): gone with every thread, its end of the frame
+			// socket closed. (A zombie leader may still have threads
+			// holding it, and a call sent then is lost.)
+			require.Eventually(t, func() bool {
+				_, err := os.Stat("/proc/" + strconv.Itoa(init))
+				return os.IsNotExist(err)
+			}, 5*time.Second, 5*time.Millisecond, "boxsh-init %d not reaped", init)
 			left := temporaries(t, dir)
 			assert.Empty(t, left, "left behind by a write killed after %v", time.Since(sent))
 			for _, name := range left {

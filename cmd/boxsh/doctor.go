@@ -12,6 +12,7 @@ import (
 
 	"github.com/boxsh/boxsh/internal/front/hostcheck"
 	"github.com/boxsh/boxsh/runtime"
+	"github.com/boxsh/boxsh/runtime/host"
 )
 
 const doctorUsage = `Usage: boxsh doctor
@@ -57,8 +58,37 @@ func doctorChecks() []hostcheck.Check {
 	if err := runtime.SandboxSupported(); err != nil {
 		build.OK, build.Detail = false, err.Error()
 	}
-	checks := append([]hostcheck.Check{build}, hostcheck.All()...)
+	checks := append([]hostcheck.Check{build, launcherCheck()}, hostcheck.All()...)
 	return append(checks, trialStart(checks), runcCheck())
+}
+
+// launcherCheck reports boxsh-launch, which starts every sandbox: found
+// where boxsh looks for it, and of this boxsh's build.
+func launcherCheck() hostcheck.Check {
+	c := hostcheck.Check{Name: "sandbox launcher", Needed: true}
+	initPath, _ := runtime.FindInit()
+	path, err := host.FindLauncher(initPath)
+	if err != nil {
+		c.Detail = err.Error()
+		c.Fix = "install " + host.LauncherName + " beside boxsh (just build makes bin/" + host.LauncherName + "; install.sh installs it)"
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		c.Detail = fmt.Sprintf("%s --version: %v", path, err)
+		c.Fix = "install the " + host.LauncherName + " built with this boxsh beside it"
+		return c
+	}
+	got := strings.TrimSpace(string(out))
+	if want := host.LauncherName + " " + version; got != want {
+		c.Detail = fmt.Sprintf("%s is %q, this boxsh is build %s", path, got, version)
+		c.Fix = "install the " + host.LauncherName + " built with this boxsh beside it"
+		return c
+	}
+	c.OK, c.Detail = true, path
+	return c
 }
 
 // trialStart starts a sandbox that runs true, as boxsh --sandbox -c true

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -131,7 +132,8 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 			starttrace.Mark("front.reaped")
 			record.ended(argv, code)
 			if err != nil {
-				log.Debug("sandbox exit", "error", err)
+				// The launcher ended without the command's status.
+				fmt.Fprintln(os.Stderr, "boxsh:", err)
 			}
 			if relayed != nil {
 				// The rest of the output, until the terminal closes.
