@@ -91,7 +91,7 @@ func main() {
 	flag.IntVar(&ec.Rounds, "egress", 0, "instead of the suite, measure `N` rounds of egress: a download and small requests from a loopback origin, direct and through the proxy (explicit and transparent)")
 	flag.Int64Var(&ec.Bytes, "egress-bytes", 100_000_000, "with -egress: the size of the download in `bytes`")
 	flag.IntVar(&ec.Requests, "egress-requests", 1000, "with -egress: small requests per way and round")
-	flag.StringVar(&ec.SeamBin, "seam-bin", "", "with -egress: a test-seam build of boxsh (`path`; -tags seccomp,boxsh_testseam, beside -bin's boxsh-init); built from this checkout when empty")
+	flag.StringVar(&ec.SeamBin, "seam-bin", "", "with -egress: a test-seam build of boxsh (`path`; -tags seccomp,boxsh_testseam, beside -bin's boxsh-init and boxsh-launch); built from this checkout when empty")
 	only := flag.String("only", "", "comma-separated `names` of the measurements to run (default all: "+strings.Join(measurementNames(), ", ")+")")
 	flag.Parse()
 	if *bind != "" {

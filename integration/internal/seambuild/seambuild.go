@@ -33,12 +33,13 @@ func ModuleRoot() (string, error) {
 }
 
 // Build builds boxsh with the boxsh_testseam tag into dir, beside copies of
-// binDir's boxsh-init and fork server (boxsh finds them next to itself), and
+// binDir's boxsh-init, boxsh-launch and fork server (boxsh finds them next to
+// itself), and
 // returns the new boxsh's path.
 //
 // It builds with -trimpath as `just build` does, so that only the packages
 // the tag changes are compiled again, and with the version of binDir's boxsh,
-// which boxsh-init checks.
+// which boxsh-init and boxsh-launch check.
 func Build(ctx context.Context, binDir, dir string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
@@ -55,7 +56,7 @@ func Build(ctx context.Context, binDir, dir string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("seambuild: go build: %v\n%s", err, out)
 	}
-	for _, name := range []string{"boxsh-init", "boxsh-zygote.so"} {
+	for _, name := range []string{"boxsh-init", "boxsh-launch", "boxsh-zygote.so"} {
 		data, err := os.ReadFile(filepath.Join(binDir, name))
 		if os.IsNotExist(err) && name == "boxsh-zygote.so" {
 			continue // optional: shells then start by exec
