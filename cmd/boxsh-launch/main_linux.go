@@ -31,6 +31,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "boxsh-launch: the boxsh front starts this program to start a sandbox; it takes no arguments")
 		os.Exit(2)
 	}
+	launch.RunSealed()
 	f := os.NewFile(launch.ConnFD, "launch")
 	if err := launch.Serve(f, version, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "boxsh-launch:", err)

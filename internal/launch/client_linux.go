@@ -323,9 +323,10 @@ func (l *Launcher) Wait() (int, error) {
 func (l *Launcher) Done() <-chan struct{} { return l.done }
 
 // Destroy has the launcher kill what is left of the sandbox and remove
-// libcontainer's state, then waits for it to exit. It reports whether the
-// launcher said it had; if not (it died, or took too long and was killed),
-// the caller cleans up after it.
+// libcontainer's state. It reports whether the launcher said it had, and
+// then returns at once (the launcher's exit is waited for on the side); if
+// not (it died, or took too long and was killed), it returns once the
+// launcher has exited, and the caller cleans up after it.
 func (l *Launcher) Destroy() bool {
 	ok := false
 	l.destroy.Do(func() {
@@ -350,7 +351,6 @@ func (l *Launcher) Destroy() bool {
 						ok = m.Op == OpDestroyed
 					default:
 					}
-					<-l.done
 					return
 				case <-timer.C:
 					_ = l.cmd.Process.Kill()
@@ -358,6 +358,9 @@ func (l *Launcher) Destroy() bool {
 					return
 				}
 			}
+			// The sandbox is gone: the launcher's own exit is waited
+			// for by the reader, not by the caller.
+			return
 		}
 		select {
 		case <-l.done:

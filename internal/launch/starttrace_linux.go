@@ -18,6 +18,7 @@ import (
 // over the log pipe as they are written, so the launcher sees each mark at once.
 var libcontainerStages = []struct{ msg, stage string }{
 	{"runc exeseal: using /proc/self/exe clone", "lc.cloned"},
+	{"skipping binary cloning", "lc.cloned"},
 	{"=> nsexec container setup", "lc.nsexec"},
 	{"booting up go runtime", "lc.namespaces"},
 	{"child process in init()", "lc.init-go"},
