@@ -146,6 +146,7 @@ func SandboxSupported() error {
 // StartContainer starts a sandbox and its process.
 func StartContainer(ctx context.Context, cc ContainerConfig) (*Container, error) {
 	if err := SandboxSupported(); err != nil {
+		cc.Launcher.Close()
 		return nil, err
 	}
 	ct, err := startContainer(ctx, cc)
