@@ -16,6 +16,8 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/starttrace"
 )
 
 // ConnFD is the launcher's descriptor of its end of the socket pair.
@@ -53,6 +55,7 @@ func Serve(f *os.File, version string, stderr io.Writer) error {
 	logrus.SetOutput(stderr)
 	logrus.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
 	logrus.SetLevel(logrus.ErrorLevel)
+	starttrace.Mark("launch.ready")
 
 	m, files, err := c.recv()
 	if err == io.EOF {
@@ -163,11 +166,13 @@ func (s *server) start(m *Message, files []*os.File) error {
 		logrus.SetLevel(logrus.DebugLevel)
 	}
 	p.LogLevel = traceLibcontainer(r.Debug)
+	starttrace.Mark("launch.request")
 	c, err := libcontainer.Create(r.Root, r.ID, config)
 	if err != nil {
 		return err
 	}
 	s.c = c
+	starttrace.Mark("launch.create")
 	if err := startInit(c, p); err != nil {
 		return err
 	}
