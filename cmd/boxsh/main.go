@@ -161,6 +161,8 @@ func serveRPC(opts options, log hclog.Logger) int {
 		if launcherPath, err = host.FindLauncher(initPath); err != nil {
 			return fail(err)
 		}
+		// A server may start many: from one copy of the launcher.
+		host.ShareLauncherCopies()
 	}
 	var web *httpListener
 	if opts.listen != "" {

@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // destroyedWait bounds the front's wait for the launcher's OpDestroyed (its
@@ -73,6 +76,12 @@ func Start(path string, stderr io.Writer) (*Launcher, error) {
 	}
 	defer child.Close()
 	cmd := exec.Command(path)
+	if sealed := sharedCopy(path); sealed != nil {
+		// The launcher runs from the front's sealed copy: libcontainer
+		// makes none, nor does the launcher (sealedEnv).
+		cmd.Path = "/proc/self/fd/" + strconv.Itoa(int(sealed.Fd()))
+		cmd.Env = append(os.Environ(), sealedEnv+"=1")
+	}
 	cmd.ExtraFiles = []*os.File{child} // ConnFD
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -397,4 +406,67 @@ func onForkThread(f func() error) error {
 	done := make(chan error, 1)
 	forker.jobs <- func() { done <- f() }
 	return <-done
+}
+
+// shared holds the sealed copies of launchers that ShareCopies made.
+var shared struct {
+	sync.Mutex
+	on     bool
+	copies map[string]*os.File
+	// starts counts the Starts of each path before its copy is made.
+	starts map[string]int
+}
+
+// ShareCopies has the later Starts of a launcher run it from one sealed memfd
+// copy of its executable, made once for this process, instead of each
+// launcher copying itself at its start (RunSealed). A process that starts many
+// sandboxes (a server) so holds one copy in memory, not one a sandbox. The
+// copy is made on the side at the second Start of a path (the first, often
+// the only one, is left the whole machine), and used from the next.
+func ShareCopies() {
+	shared.Lock()
+	defer shared.Unlock()
+	shared.on = true
+}
+
+// sharedCopy returns the sealed copy of the launcher at path, if
+// ShareCopies is on and it is made; else, when ShareCopies is on, it starts
+// making it and returns nil.
+func sharedCopy(path string) *os.File {
+	shared.Lock()
+	defer shared.Unlock()
+	if !shared.on {
+		return nil
+	}
+	if f := shared.copies[path]; f != nil {
+		return f
+	}
+	if shared.starts == nil {
+		shared.starts, shared.copies = map[string]int{}, map[string]*os.File{}
+	}
+	shared.starts[path]++
+	if shared.starts[path] != 2 {
+		return nil
+	}
+	go func() {
+		f := sealedCopy(path)
+		if f != nil {
+			// Far above the descriptors a child is given, which the
+			// fork puts in place before it executes the copy.
+			fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 100)
+			f.Close()
+			f = nil
+			if err == nil {
+				f = os.NewFile(uintptr(fd), "boxsh-launch (sealed)")
+			}
+		}
+		shared.Lock()
+		defer shared.Unlock()
+		if f != nil {
+			shared.copies[path] = f
+		} else {
+			shared.starts[path] = 1 // tried again at the next Start
+		}
+	}()
+	return nil
 }

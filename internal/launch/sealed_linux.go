@@ -35,25 +35,34 @@ func RunSealed() {
 	if exeseal.IsSelfExeCloned() {
 		return
 	}
-	self, err := os.Open("/proc/self/exe")
-	if err != nil {
-		return
-	}
-	fi, err := self.Stat()
-	if err != nil {
-		self.Close()
-		return
-	}
-	sealed, err := exeseal.CloneBinary(self, fi.Size(), "/proc/self/exe", os.TempDir())
-	self.Close()
-	if err != nil {
-		return
-	}
-	if !exeseal.IsCloned(sealed) {
-		sealed.Close() // a temporary file, which libcontainer would not trust
+	sealed := sealedCopy("/proc/self/exe")
+	if sealed == nil {
 		return
 	}
 	env := append(os.Environ(), sealedEnv+"=1")
 	_ = unix.Exec("/proc/self/fd/"+strconv.Itoa(int(sealed.Fd())), os.Args, env)
 	sealed.Close()
+}
+
+// sealedCopy returns a sealed memfd copy of the executable at path, or nil if
+// none can be made (libcontainer trusts no other kind of copy).
+func sealedCopy(path string) *os.File {
+	src, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return nil
+	}
+	sealed, err := exeseal.CloneBinary(src, fi.Size(), path, os.TempDir())
+	if err != nil {
+		return nil
+	}
+	if !exeseal.IsCloned(sealed) {
+		sealed.Close() // a temporary file
+		return nil
+	}
+	return sealed
 }

@@ -38,6 +38,11 @@ func StartLauncher(path string, log hclog.Logger) *Launcher {
 	return &Launcher{l: l, err: err}
 }
 
+// ShareLauncherCopies has the launchers this process starts run from one
+// sealed copy of the launcher (see launch.ShareCopies): for servers, which
+// start many sandboxes.
+func ShareLauncherCopies() { launch.ShareCopies() }
+
 // wait hands the launcher over to its sandbox, once.
 func (lr *Launcher) wait() (*launch.Launcher, error) {
 	l, err := (*launch.Launcher)(nil), fmt.Errorf("start sandbox: the launcher was used or closed")

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package host
+
+// ShareLauncherCopies does nothing here: there is no launcher.
+func ShareLauncherCopies() {}
