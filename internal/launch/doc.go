@@ -16,6 +16,12 @@
 // descriptors attached to the message's first byte and named, in order, by
 // Message.Files.
 //
+// boxsh-launch runs from a sealed memfd copy of itself, which libcontainer
+// trusts and does not copy again (CVE-2019-5736 is what the copy guards
+// against): it makes the copy at its start, while the front still works
+// (RunSealed), or a server's front makes one for all its launchers
+// (ShareCopies).
+//
 // boxsh-launch dies with the front: by its parent-death signal, and when the
 // socket reaches its end it destroys the sandbox and exits. The sandbox dies
 // with boxsh-launch by its own parent-death signal. A front whose launcher
