@@ -7,9 +7,11 @@
 //   - plan.Build makes the plan from them.
 //   - Prepare makes on the host what the plan names: the root directory and
 //     its files, the placeholders of protected paths, the cow directories.
-//   - StartContainer (Linux only) starts the planned sandbox with
-//     libcontainer. It serves the network proxy of an allowlist sandbox and
-//     watches the protected paths and cow directories while the sandbox runs.
+//   - StartContainer (Linux only) starts the planned sandbox through
+//     boxsh-launch (see internal/launch), which runs libcontainer and stays
+//     the sandbox's parent. It serves the network proxy of an allowlist
+//     sandbox and watches the protected paths and cow directories while the
+//     sandbox runs.
 //
 // boxsh spec takes the same steps except the last.
 package host
