@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sides are the values of the package map's side column.
-var sides = []string{"library", "front", "both", "init", "tests"}
+// sides are the values of the package map's side column: "both" is the
+// front and boxsh-init, "front, launcher" the front and boxsh-launch.
+var sides = []string{"library", "front", "both", "init", "launcher", "front, launcher", "tests"}
 
 // packageMap reads the package map of docs/architecture.md: package →
 // side, from the rows of its table whose first cell names packages.
