@@ -74,19 +74,25 @@ type testProxy struct {
 
 // startProxy serves s (with rules allowed and denied, unless s has
 // Rules) on a loopback listener until the test ends.
-func startProxy(t *testing.T, s *Server, allowed, denied []string) *testProxy {
+func startProxy(t testing.TB, s *Server, allowed, denied []string) *testProxy {
 	t.Helper()
 	if s.Rules == nil {
 		r, err := NewRules(allowed, denied)
 		require.NoError(t, err)
 		s.Rules = r
 	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return serveProxy(t, s, l)
+}
+
+// serveProxy serves s on l until the test ends.
+func serveProxy(t testing.TB, s *Server, l net.Listener) *testProxy {
+	t.Helper()
 	p := &testProxy{log: &logBuffer{}, done: make(chan error, 1)}
 	if s.Log == nil {
 		s.Log = hclog.New(&hclog.LoggerOptions{Output: p.log, JSONFormat: true, Level: hclog.Debug})
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	p.addr = l.Addr().String()
 	p.url = &url.URL{Scheme: "http", Host: p.addr}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -154,7 +154,7 @@ func TestSOCKS5Protocol(t *testing.T) {
 	echoes(t, c, "a\x00binary\xffline")
 }
 
-func must(t *testing.T, s string) *url.URL {
+func must(t testing.TB, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
 	require.NoError(t, err)
