@@ -214,11 +214,12 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 		return
 	}
 	if kind == "http" {
-		srv.serveInspected(ctx, &prefixConn{Conn: c, pending: head}, d, protocol, false)
+		srv.serveInspected(ctx, &prefixConn{Conn: c, pending: head}, d, protocol, nil)
 		return
 	}
 	names := srv.Secrets.namesFor(d.host, d.port)
-	tc := tls.Server(&prefixConn{Conn: c, pending: head}, &tls.Config{
+	gc := newGatherConn(&prefixConn{Conn: c, pending: head})
+	tc := tls.Server(gc, &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"},
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -237,18 +238,22 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 		return
 	}
 	_ = c.Conn.SetDeadline(time.Time{})
-	srv.serveInspected(ctx, tc, d, protocol, true)
+	srv.serveInspected(ctx, tc, d, protocol, gc)
 }
 
 // serveInspected serves the HTTP requests of the client's connection cc to
-// d, over TLS when secure: each is decided (inspect), then forwarded to d
-// over a connection of the proxy's own, with TLS verified when secure.
-func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, protocol string, secure bool) {
+// d: each is decided (inspect), then forwarded to d over a connection of
+// the proxy's own. With gc, the connection under cc's TLS, the client's is
+// HTTPS and so is the proxy's, with TLS verified, and each response is
+// moved a buffer at a time rather than a record (see recordReader).
+func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, protocol string, gc *gatherConn) {
 	addr := net.JoinHostPort(d.host, strconv.Itoa(d.port))
+	secure := gc != nil
 	scheme := "http"
 	if secure {
 		scheme = "https"
 	}
+	rt := &recordTransport{}
 	up := &http.Transport{
 		DialContext: func(context.Context, string, string) (net.Conn, error) {
 			raw, closeUp, err := srv.dial(ctx, d, protocol)
@@ -264,7 +269,11 @@ func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, 
 			if err != nil {
 				return nil, err
 			}
-			uc := tls.Client(&closingConn{Conn: raw, close: closeUp}, &tls.Config{ServerName: d.host, RootCAs: srv.Secrets.Roots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+			closing := &closingConn{Conn: raw}
+			rec := newRecordReader(closing)
+			uc := tls.Client(rec, &tls.Config{ServerName: d.host, RootCAs: srv.Secrets.Roots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+			remove := rt.add(uc, rec)
+			closing.close = func() { remove(); closeUp() }
 			if err := uc.HandshakeContext(reqCtx); err != nil {
 				uc.Close()
 				return nil, fmt.Errorf("TLS to %s: %w", addr, err)
@@ -276,12 +285,16 @@ func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, 
 		ResponseHeaderTimeout: srv.IdleTimeout,
 	}
 	defer up.CloseIdleConnections()
+	var transport http.RoundTripper = up
+	if secure {
+		rt.RoundTripper, transport = up, rt
+	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = scheme, addr
 			pr.Out.Host = pr.In.Host
 		},
-		Transport:     up,
+		Transport:     transport,
 		BufferPool:    copyBufPool{},
 		FlushInterval: -1,
 		ErrorLog:      log.New(io.Discard, "", 0),
@@ -301,6 +314,9 @@ func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, 
 			w.WriteHeader(http.StatusForbidden)
 			_, _ = io.WriteString(w, srv.refusal(rd)+"\n")
 			return
+		}
+		if gc != nil {
+			w = gatherWriter{ResponseWriter: w, g: gc}
 		}
 		rp.ServeHTTP(w, r)
 	})

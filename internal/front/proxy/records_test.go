@@ -1,0 +1,393 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// chunkConn is a connection whose reads return its chunks, one each, and
+// then io.EOF.
+type chunkConn struct {
+	net.Conn
+	chunks [][]byte
+}
+
+func (c *chunkConn) Read(p []byte) (int, error) {
+	if len(c.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.chunks[0])
+	if c.chunks[0] = c.chunks[0][n:]; len(c.chunks[0]) == 0 {
+		c.chunks = c.chunks[1:]
+	}
+	return n, nil
+}
+
+// record is a TLS record of the content type typ with a body of n bytes
+// of b.
+func record(typ byte, n int, b byte) []byte {
+	return append([]byte{typ, 3, 3, byte(n >> 8), byte(n)}, bytes.Repeat([]byte{b}, n)...)
+}
+
+// A recordReader returns a record at most a Read (an alert that has come
+// behind one with it), and tells whether the next has come whole and is
+// large enough to be data.
+func TestRecordReader(t *testing.T) {
+	a, b, c := record(23, 16384, 'a'), record(23, 100, 'b'), record(23, 5000, 'c')
+	alert := record(recordTypeAlert, 2, 'z')
+	type read struct {
+		data []byte
+		next bool
+	}
+	for _, tc := range []struct {
+		name   string
+		chunks [][]byte
+		want   []read
+	}{
+		{"all come", [][]byte{bytes.Join([][]byte{a, c, a}, nil)}, []read{{a, true}, {c, true}, {a, false}}},
+		{"one at a time", [][]byte{a, b, c}, []read{{a, false}, {b, false}, {c, false}}},
+		{"the next in part", [][]byte{slices.Concat(a, b[:3]), b[3:], c}, []read{{a, false}, {b, false}, {c, false}}},
+		{"the next's header in part", [][]byte{slices.Concat(b, c[:4]), c[4:]}, []read{{b, false}, {c, false}}},
+		{"a small record next", [][]byte{bytes.Join([][]byte{a, b, a}, nil)}, []read{{a, false}, {b, true}, {a, false}}},
+		{"an alert behind", [][]byte{bytes.Join([][]byte{b, alert, c}, nil)}, []read{{slices.Concat(b, alert), true}, {c, false}}},
+		{"an alert in part", [][]byte{slices.Concat(b, alert[:6]), alert[6:]}, []read{{b, false}, {alert[:6], false}, {alert[6:], false}}},
+		{"not TLS", [][]byte{[]byte("SSH")}, []read{{[]byte("SSH"), false}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var chunks [][]byte
+			for _, c := range tc.chunks {
+				chunks = append(chunks, bytes.Clone(c))
+			}
+			r := newRecordReader(&chunkConn{chunks: chunks})
+			p := make([]byte, 64<<10)
+			for i, w := range tc.want {
+				n, err := r.Read(p)
+				require.NoError(t, err, "read %d", i)
+				assert.Equal(t, w.data, p[:n], "read %d", i)
+				assert.Equal(t, w.next, r.next.Load(), "read %d: next", i)
+			}
+			_, err := r.Read(p)
+			assert.ErrorIs(t, err, io.EOF)
+		})
+	}
+
+	// A small buffer gets a record in parts.
+	r := newRecordReader(&chunkConn{chunks: [][]byte{bytes.Join([][]byte{b, a}, nil)}})
+	var got []byte
+	p := make([]byte, 1000)
+	for {
+		n, err := r.Read(p)
+		got = append(got, p[:n]...)
+		if err != nil {
+			break
+		}
+		require.LessOrEqual(t, len(got), len(a)+len(b))
+		if len(got) == len(b) {
+			assert.True(t, r.next.Load(), "a has come")
+		} else {
+			assert.False(t, r.next.Load(), "in a record")
+		}
+	}
+	assert.Equal(t, slices.Concat(b, a), got)
+}
+
+// writeLog is a connection that records each write, each made to wait
+// until let has a value when let is not nil.
+type writeLog struct {
+	net.Conn
+	mu     sync.Mutex
+	writes [][]byte
+	let    chan struct{}
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newWriteLog() *writeLog { return &writeLog{closed: make(chan struct{})} }
+
+func (w *writeLog) Write(p []byte) (int, error) {
+	if w.let != nil {
+		select {
+		case <-w.let:
+		case <-w.closed:
+			return 0, net.ErrClosed
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes = append(w.writes, bytes.Clone(p))
+	return len(p), nil
+}
+
+func (w *writeLog) Close() error {
+	w.once.Do(func() { close(w.closed) })
+	return nil
+}
+
+func (w *writeLog) got() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var s []string
+	for _, b := range w.writes {
+		s = append(s, string(b))
+	}
+	return s
+}
+
+// A gatherConn writes what it is given while held in one write on
+// release; what it is given otherwise goes as it comes.
+func TestGatherConn(t *testing.T) {
+	w := newWriteLog()
+	g := newGatherConn(w)
+	write := func(s string) {
+		n, err := g.Write([]byte(s))
+		require.NoError(t, err)
+		require.Equal(t, len(s), n)
+	}
+	write("a")
+	g.hold()
+	write("b")
+	write("c")
+	g.hold()
+	write("d")
+	require.NoError(t, g.release())
+	assert.Equal(t, []string{"a"}, w.got(), "held")
+	require.NoError(t, g.release())
+	write("e")
+	assert.Equal(t, []string{"a", "bcd", "e"}, w.got())
+
+	// More than maxGather while held: written as it fills.
+	w = newWriteLog()
+	g = newGatherConn(w)
+	big := bytes.Repeat([]byte("x"), maxGather/3+1)
+	g.hold()
+	for range 3 {
+		_, err := g.Write(big)
+		require.NoError(t, err)
+	}
+	assert.Len(t, w.got(), 1)
+	require.NoError(t, g.release())
+	assert.Equal(t, []int{2 * len(big), len(big)}, lens(w.got()))
+	huge := bytes.Repeat([]byte("y"), maxGather+1)
+	g.hold()
+	_, err := g.Write(huge)
+	require.NoError(t, err)
+	require.NoError(t, g.release())
+	assert.Equal(t, []int{2 * len(big), len(big), len(huge)}, lens(w.got()))
+}
+
+func lens(s []string) []int {
+	var n []int
+	for _, x := range s {
+		n = append(n, len(x))
+	}
+	return n
+}
+
+// While a release's write waits (a client that does not read), a record
+// written (tls.Conn's Close alert) is queued behind it rather than waiting,
+// and Close ends the write.
+func TestGatherConnReleaseBlocked(t *testing.T) {
+	w := newWriteLog()
+	w.let = make(chan struct{})
+	g := newGatherConn(w)
+	g.hold()
+	_, err := g.Write([]byte("body"))
+	require.NoError(t, err)
+	released := make(chan error, 1)
+	go func() { released <- g.release() }()
+	require.Eventually(t, func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.writing
+	}, testTimeout, time.Millisecond, "the release's write under way")
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := g.Write([]byte("alert"))
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		require.NoError(t, err)
+	case <-time.After(testTimeout):
+		t.Fatal("a write waited for the release's")
+	}
+
+	// Let the release's write go: the alert follows it.
+	w.let <- struct{}{}
+	w.let <- struct{}{}
+	require.NoError(t, <-released)
+	assert.Equal(t, []string{"body", "alert"}, w.got())
+
+	// Blocked again: Close ends it.
+	g.hold()
+	_, err = g.Write([]byte("more"))
+	require.NoError(t, err)
+	go func() { released <- g.release() }()
+	require.Eventually(t, func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.writing
+	}, testTimeout, time.Millisecond)
+	require.NoError(t, g.Close())
+	select {
+	case err := <-released:
+		assert.ErrorIs(t, err, net.ErrClosed)
+	case <-time.After(testTimeout):
+		t.Fatal("Close did not end the release's write")
+	}
+}
+
+// countingListener counts the writes to the connections it accepts.
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, writes: &l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// terminating serves a proxy that terminates TLS to example.com, reached
+// at origin, on a loopback listener that counts its writes; it returns
+// the proxy's address and a client of it that trusts its CA.
+func terminating(t *testing.T, origin *httptest.Server) (*countingListener, *http.Client) {
+	t.Helper()
+	tok := Secret{Name: "TOKEN", Value: "tok_0123456789abcdefghij", Hosts: []string{"example.com"}}
+	var err error
+	tok.StandIn, err = NewStandIn(tok.Value)
+	require.NoError(t, err)
+	set, err := NewSecrets([]Secret{tok})
+	require.NoError(t, err)
+	set.CA, err = NewCA("boxsh test CA")
+	require.NoError(t, err)
+	set.Roots = x509.NewCertPool()
+	set.Roots.AddCert(origin.Certificate())
+	w := world{"example.com:443": origin.Listener.Addr().String()}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cl := &countingListener{Listener: l}
+	rules, err := NewRules([]string{"example.com"}, nil)
+	require.NoError(t, err)
+	srv := &Server{Dial: w.dial, Secrets: set, Rules: rules}
+	serveProxy(t, srv, cl)
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(set.CA.CertPEM()))
+	return cl, &http.Client{Timeout: testTimeout, Transport: &http.Transport{
+		Proxy:           http.ProxyURL(must(t, "http://"+l.Addr().String())),
+		TLSClientConfig: &tls.Config{RootCAs: roots},
+	}}
+}
+
+// A large response through a terminated tunnel arrives whole, in writes
+// of many records each, by Content-Length or chunked.
+func TestTerminateLargeResponse(t *testing.T) {
+	const size = 8<<20 + 12345
+	body := make([]byte, size)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range body {
+		body[i] = byte(rng.Uint32())
+	}
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/length" {
+			w.Header().Set("Content-Length", strconv.Itoa(size))
+		}
+		for b := body; len(b) > 0; {
+			n := min(len(b), 100_000)
+			_, _ = w.Write(b[:n])
+			b = b[n:]
+		}
+	}))
+	origin.Config.ErrorLog = log.New(io.Discard, "", 0)
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+	cl, client := terminating(t, origin)
+	for _, path := range []string{"/length", "/chunked"} {
+		before := cl.writes.Load()
+		resp, err := client.Get("https://example.com" + path)
+		require.NoError(t, err)
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, "boxsh test CA", resp.TLS.PeerCertificates[0].Issuer.CommonName)
+		require.True(t, bytes.Equal(body, got), "%s: the body arrives whole (%d bytes of %d)", path, len(got), size)
+		// A record a write would be size/16 KiB of them.
+		writes := cl.writes.Load() - before
+		assert.Less(t, writes, int64(size/(16<<10)/2), "%s: records gathered in writes", path)
+	}
+}
+
+// A response that comes in parts reaches the client part by part: the
+// proxy does not wait for more than has come to pass it on, though the
+// part is many records, by Content-Length or chunked.
+func TestTerminateStreams(t *testing.T) {
+	const part = 50_000
+	const parts = 4
+	next := make(chan struct{})
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/length" {
+			w.Header().Set("Content-Length", strconv.Itoa(part*parts))
+		}
+		for i := range parts {
+			if i > 0 {
+				select {
+				case <-next: // the client has the part before
+				case <-r.Context().Done():
+					return
+				}
+			}
+			_, _ = w.Write(bytes.Repeat([]byte{byte('a' + i)}, part))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	origin.Config.ErrorLog = log.New(io.Discard, "", 0)
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+	_, client := terminating(t, origin)
+	for _, path := range []string{"/length", "/chunked"} {
+		resp, err := client.Get("https://example.com" + path)
+		require.NoError(t, err)
+		for i := range parts {
+			got := make([]byte, part)
+			_, err := io.ReadFull(resp.Body, got)
+			require.NoError(t, err, "%s: part %d", path, i)
+			require.Equal(t, bytes.Repeat([]byte{byte('a' + i)}, part), got, "%s: part %d", path, i)
+			if i < parts-1 {
+				next <- struct{}{}
+			}
+		}
+		rest, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Empty(t, rest)
+		resp.Body.Close()
+	}
+}
