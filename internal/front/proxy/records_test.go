@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -390,4 +392,57 @@ func TestTerminateStreams(t *testing.T) {
 		assert.Empty(t, rest)
 		resp.Body.Close()
 	}
+}
+
+// A protocol switch (101) through a terminated tunnel: the bytes go both
+// ways after it (the tunnel ended with the switch before), until either
+// end closes or the proxy ends.
+func TestTerminateUpgrade(t *testing.T) {
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "echo" {
+			http.Error(w, "no upgrade", http.StatusBadRequest)
+			return
+		}
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprint(brw, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+		if brw.Flush() != nil {
+			return
+		}
+		_, _ = io.Copy(c, brw)
+	}))
+	origin.Config.ErrorLog = log.New(io.Discard, "", 0)
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+	_, client := terminating(t, origin)
+	req, err := http.NewRequest(http.MethodGet, "https://example.com/echo", nil)
+	require.NoError(t, err)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "echo")
+	resp, err := client.Transport.RoundTrip(req) // the Client's Timeout wraps the body
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	rw, ok := resp.Body.(io.ReadWriteCloser)
+	require.True(t, ok)
+	defer rw.Close()
+	br := bufio.NewReader(rw)
+	for _, line := range []string{"ping\n", string(bytes.Repeat([]byte("p"), 100_000)) + "\n"} {
+		_, err := io.WriteString(rw, line)
+		require.NoError(t, err)
+		got, err := br.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, line, got)
+	}
+
+	// One left open: the proxy's end (the test's cleanup) ends it too.
+	req, err = http.NewRequest(http.MethodGet, "https://example.com/echo", nil)
+	require.NoError(t, err)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "echo")
+	open, err := client.Transport.RoundTrip(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, open.StatusCode)
 }

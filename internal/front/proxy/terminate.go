@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -303,7 +304,16 @@ func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, 
 			http.Error(w, fmt.Sprintf("boxsh: no valid response from %s: %v.", addr, err), gatewayStatus(err))
 		},
 	}
+	// A protocol switch (101) hijacks cc: the handler copies both ways
+	// after hs.Serve has returned, until either end closes.
+	var switched sync.WaitGroup
+	var hijacked atomic.Bool
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if hijacked.Load() {
+				switched.Done()
+			}
+		}()
 		r.URL.Scheme, r.URL.Host = scheme, addr
 		rd := d
 		srv.inspect(&rd, scheme, r)
@@ -329,6 +339,11 @@ func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, 
 		ErrorLog:          log.New(io.Discard, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateHijacked {
+				// In the handler's Hijack, before hs.Serve can return.
+				switched.Add(1)
+				hijacked.Store(true)
+			}
 			if s == http.StateClosed || s == http.StateHijacked {
 				ln.Close()
 			}
@@ -337,6 +352,7 @@ func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, 
 	stop := context.AfterFunc(ctx, func() { _ = hs.Close() })
 	defer stop()
 	_ = hs.Serve(ln)
+	switched.Wait()
 }
 
 // tlsRefused tells that the client refused the certificate of d, which
