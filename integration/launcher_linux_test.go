@@ -70,8 +70,9 @@ func TestSandboxLauncherKilled(t *testing.T) {
 }
 
 // TestSandboxLauncherMissing checks that a boxsh without boxsh-launch
-// beside it, on PATH or in BOXSH_LAUNCH says so, naming it, in shell mode
-// and in RPC mode.
+// beside it or in BOXSH_LAUNCH says so, naming it, in shell mode and in RPC
+// mode, and does not take one from PATH, where a sandbox may have written
+// it.
 func TestSandboxLauncherMissing(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -82,7 +83,11 @@ func TestSandboxLauncherMissing(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o755))
 	}
-	env := []string{"PATH=/usr/bin:/bin", "BOXSH_LAUNCH="}
+	onPath := t.TempDir()
+	launcher, err := os.ReadFile(filepath.Join(bin, "boxsh-launch"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(onPath, "boxsh-launch"), launcher, 0o755))
+	env := []string{"PATH=" + onPath + ":/usr/bin:/bin", "BOXSH_LAUNCH="}
 	for _, args := range [][]string{{"--sandbox", "-c", "true"}, {"--rpc", "--sandbox"}} {
 		r := runProgramIn(t, testContext(t), t.TempDir(), "", env, filepath.Join(dir, "boxsh"), args...)
 		assert.NotEqual(t, 0, r.code(), "%q", args)

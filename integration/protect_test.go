@@ -3,6 +3,8 @@
 package integration
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -496,4 +498,53 @@ func TestProtectCowChangesNamedByHostPlace(t *testing.T) {
 	assert.Contains(t, r.stderr, filepath.Join(dst, "systemd", "user", "x.service"))
 	assert.NotContains(t, r.stderr, "init.lua")
 	requireHostAbsent(t, filepath.Join(src, "autostart"))
+}
+
+// TestProtectOwnPrograms installs boxsh in a project that a sandbox binds
+// writable, as one built in its checkout is, and tries from inside to
+// change what the host runs at the next start: to write, replace, remove or
+// move each of boxsh's programs, or their directory. Each attempt fails and
+// every program is unchanged; then the next start, over the same bind,
+// still runs.
+func TestProtectOwnPrograms(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+	project := t.TempDir()
+	bin := filepath.Join(project, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	names := []string{"boxsh", "boxsh-init", "boxsh-launch", "boxsh-zygote.so"}
+	want := map[string][]byte{}
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(boxshPath()), name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), b, 0o755))
+		want[name] = b
+	}
+	var script strings.Builder
+	for _, name := range names {
+		p := "bin/" + name
+		for _, try := range []string{
+			"echo x >> " + p,
+			"cp /bin/true " + p + ".new && mv -f " + p + ".new " + p,
+			"rm -f " + p,
+			"mv " + p + " " + p + ".old",
+			"ln -sf /bin/true " + p,
+		} {
+			fmt.Fprintf(&script, "if (%s) 2>/dev/null; then echo 'CHANGED: %s'; fi\n", try, try)
+		}
+	}
+	script.WriteString("if mv bin bin.old 2>/dev/null; then echo 'CHANGED: mv bin'; fi\necho done\n")
+	env := []string{"BOXSH_INIT=", "BOXSH_LAUNCH="}
+	r := runProgramIn(t, testContext(t), project, "", env, filepath.Join(bin, "boxsh"), "--sandbox", "--bind", "wr:"+project, "-c", script.String())
+	require.Equal(t, 0, r.code(), "stderr: %s", r.stderr)
+	assert.Contains(t, r.stdout, "done")
+	assert.NotContains(t, r.stdout, "CHANGED")
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(bin, name))
+		require.NoError(t, err, name)
+		assert.True(t, bytes.Equal(want[name], b), "%s changed", name)
+	}
+	r = runProgramIn(t, testContext(t), project, "", env, filepath.Join(bin, "boxsh"), "--sandbox", "--bind", "wr:"+project, "-c", "echo again")
+	require.Equal(t, 0, r.code(), "stderr: %s", r.stderr)
+	assert.Equal(t, "again\n", r.stdout)
 }

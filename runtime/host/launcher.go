@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 )
 
@@ -12,14 +11,23 @@ import (
 // internal/launch).
 const LauncherName = "boxsh-launch"
 
-// LauncherEnv names the launcher when it is neither beside boxsh nor beside
-// boxsh-init nor on PATH.
+// LauncherEnv names the launcher to use instead of the one beside boxsh or
+// boxsh-init.
 const LauncherEnv = "BOXSH_LAUNCH"
 
-// FindLauncher locates boxsh-launch: next to the running executable, then
-// next to boxsh-init at initPath (if given), then on PATH, then at
-// $BOXSH_LAUNCH.
+// FindLauncher locates boxsh-launch: at $BOXSH_LAUNCH when it is set, else
+// next to the running executable, then next to boxsh-init at initPath (if
+// given).
+//
+// It never looks on PATH: the launcher runs on the host, and a directory on
+// PATH may be one a sandbox can write (a project's bin, node_modules/.bin).
 func FindLauncher(initPath string) (string, error) {
+	if p := os.Getenv(LauncherEnv); p != "" {
+		if isExecutableFile(p) {
+			return filepath.Abs(p)
+		}
+		return "", fmt.Errorf("%s=%s is not an executable file", LauncherEnv, p)
+	}
 	var dirs []string
 	if exe, err := os.Executable(); err == nil {
 		if exe, err = filepath.EvalSymlinks(exe); err == nil {
@@ -36,16 +44,7 @@ func FindLauncher(initPath string) (string, error) {
 			return p, nil
 		}
 	}
-	if p, err := exec.LookPath(LauncherName); err == nil {
-		return filepath.Abs(p)
-	}
-	if p := os.Getenv(LauncherEnv); p != "" {
-		if isExecutableFile(p) {
-			return filepath.Abs(p)
-		}
-		return "", fmt.Errorf("%s=%s is not an executable file", LauncherEnv, p)
-	}
-	return "", errors.New("cannot find " + LauncherName + ", which starts sandboxes: install it next to boxsh, on PATH, or name it in " + LauncherEnv)
+	return "", errors.New("cannot find " + LauncherName + ", which starts sandboxes: install it next to boxsh (or boxsh-init), or name it in " + LauncherEnv)
 }
 
 func isExecutableFile(p string) bool {

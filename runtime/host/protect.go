@@ -154,10 +154,44 @@ func gatherProtection(sb policy.Sandbox, home, cwd string, extra []string, guard
 			}
 		}
 	}
+	for _, p := range ownPrograms() {
+		g.protect(p, false, "boxsh's own program, which the host runs at the next start")
+	}
 	if g.err != nil {
 		return Protection{Repos: g.repos}, g.err
 	}
 	return Protection{Paths: g.finish(), Repos: g.repos, Dirs: g.dirs, At: time.Now()}, nil
+}
+
+// ownPrograms are the real paths of boxsh's own programs that exist: the
+// running executable and, beside it, boxsh-init, boxsh-launch and the fork
+// server, and those that $BOXSH_INIT and $BOXSH_LAUNCH name. A sandbox that
+// could write one (boxsh installed in a project it binds writable) would
+// choose what the host runs at the next start.
+func ownPrograms() []string {
+	var paths []string
+	if exe, err := os.Executable(); err == nil {
+		paths = append(paths, exe)
+		for _, name := range []string{"boxsh", "boxsh-init", LauncherName, "boxsh-zygote.so"} {
+			paths = append(paths, filepath.Join(filepath.Dir(exe), name))
+		}
+	}
+	for _, env := range []string{"BOXSH_INIT", LauncherEnv} {
+		if p := os.Getenv(env); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	var out []string
+	for _, p := range paths {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || slices.Contains(out, real) {
+			continue
+		}
+		if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+			out = append(out, real)
+		}
+	}
+	return out
 }
 
 // newGatherer starts a GatherProtection of sb with the list and extra.
