@@ -40,8 +40,13 @@ import (
 //   - explicit: --network allowlist, through the proxy named by HTTP_PROXY;
 //   - transparent: --network allowlist, the probe ignoring the proxy
 //     variables, so boxsh-init captures its connection to the name;
+//   - direct-tls: the same as direct over HTTPS, to the origin's TLS
+//     address: the cost of TLS alone;
 //   - tunnel: HTTPS through the proxy's CONNECT, untouched, the probe
 //     trusting the origin's own certificate;
+//   - tunnel-h2: the same over HTTP/2, which Go's client and server agree
+//     on by default (every other HTTPS way speaks HTTP/1.1, as the
+//     terminating proxy does);
 //   - terminated: the same with a --secret for the origin's name, so the
 //     proxy terminates TLS (the probe trusting its CA through
 //     SSL_CERT_FILE) and reaches the origin over TLS of its own.
@@ -54,9 +59,10 @@ import (
 // egressConfig is the workload of -egress.
 type egressConfig struct {
 	Rounds   int
-	Bytes    int64  // the size of the download
-	Requests int    // small requests per way and round
-	SeamBin  string // the test-seam boxsh; built when ""
+	Bytes    int64    // the size of the download
+	Requests int      // small requests per way and round
+	SeamBin  string   // the test-seam boxsh; built when ""
+	Ways     []string // the ways to measure, of egressWays; all when empty
 	Timeout  time.Duration
 }
 
@@ -64,7 +70,7 @@ type egressConfig struct {
 const egressName = "origin.bench.example"
 
 // The ways of egress, in the order of the first round.
-var egressWays = []string{"direct", "explicit", "transparent", "tunnel", "terminated"}
+var egressWays = []string{"direct", "direct-tls", "explicit", "transparent", "tunnel", "tunnel-h2", "terminated"}
 
 // egressRound is what the probe measured of one way in one round.
 type egressRound struct {
@@ -80,6 +86,11 @@ type egressResult map[string][]egressRound
 func runEgress(w io.Writer, bin string, ec egressConfig) (egressResult, error) {
 	if ec.Rounds < 1 || ec.Bytes < 1 || ec.Requests < 1 {
 		return nil, errors.New("-egress, -egress-bytes and -egress-requests must be at least 1")
+	}
+	for _, w := range ec.Ways {
+		if !slices.Contains(egressWays, w) {
+			return nil, fmt.Errorf("-egress-ways: no way %q (%s)", w, strings.Join(egressWays, ", "))
+		}
 	}
 	tmp, err := os.MkdirTemp("", "boxsh-bench-egress-")
 	if err != nil {
@@ -112,6 +123,9 @@ func runEgress(w io.Writer, bin string, ec egressConfig) (egressResult, error) {
 	res := egressResult{}
 	for round := range ec.Rounds {
 		order := slices.Clone(egressWays)
+		if len(ec.Ways) > 0 {
+			order = slices.DeleteFunc(order, func(w string) bool { return !slices.Contains(ec.Ways, w) })
+		}
 		if round%2 == 1 {
 			slices.Reverse(order)
 		}
@@ -136,12 +150,18 @@ func runEgressWay(seam, probe, way string, o *origin, ec egressConfig) (egressRo
 	switch way {
 	case "direct":
 		host, network = o.addr, "allow_all"
+	case "direct-tls":
+		scheme, host, network = "https", o.tlsAddr, "allow_all"
+		args = append(args, "--env", "SSL_CERT_FILE="+o.certFile)
 	case "explicit":
 		mode = "proxy"
-	case "tunnel":
+	case "tunnel", "tunnel-h2":
 		_, tlsPort, _ := net.SplitHostPort(o.tlsAddr)
 		scheme, host, mode, mapped = "https", egressName+":"+tlsPort, "proxy", egressName+"="+o.tlsAddr
 		args = append(args, "--env", "SSL_CERT_FILE="+o.certFile)
+		if way == "tunnel-h2" {
+			mode = "proxy-h2"
+		}
 	case "terminated":
 		_, tlsPort, _ := net.SplitHostPort(o.tlsAddr)
 		scheme, host, mode, mapped = "https", egressName+":"+tlsPort, "proxy", egressName+"="+o.tlsAddr
@@ -218,6 +238,9 @@ func summarize(res egressResult) map[string]egressSummary {
 	m := map[string]egressSummary{}
 	for _, way := range egressWays {
 		var s egressSummary
+		if len(res[way]) == 0 {
+			continue
+		}
 		for i, r := range res[way] {
 			med := sample(r.Small).median()
 			s.Download = append(s.Download, r.Download)
@@ -241,14 +264,20 @@ func writeEgress(w io.Writer, res egressResult, ec egressConfig, loadBefore, loa
 	fmt.Fprintln(tw, "way\tdownload ms\tvs direct\tMB/s\tsmall request ms\tadded ms")
 	direct := sums["direct"].Download.median()
 	for _, way := range egressWays {
-		s := sums[way]
+		s, ok := sums[way]
+		if !ok {
+			continue
+		}
 		dl := s.Download.median()
 		rate := float64(ec.Bytes) / 1e6 / dl.Seconds()
-		added := "-"
-		if way != "direct" {
+		added, vs := "-", "-"
+		if direct > 0 {
+			vs = fmt.Sprintf("%.2fx", float64(dl)/float64(direct))
+		}
+		if way != "direct" && len(s.Added) > 0 {
 			added = medianRange(s.Added, 3)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2fx\t%.0f\t%s\t%s\n", way, medianRange(s.Download, 1), float64(dl)/float64(direct), rate,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%s\n", way, medianRange(s.Download, 1), vs, rate,
 			medianRange(s.Small, 3), added)
 	}
 	tw.Flush()
@@ -367,6 +396,7 @@ func originCert() (tls.Certificate, []byte, error) {
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: egressName},
 		DNSNames:              []string{egressName},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(24 * time.Hour),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
@@ -381,13 +411,15 @@ func originCert() (tls.Certificate, []byte, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
-// egressProbeSource is the probe: `probe proxy|noproxy BIG SMALL N` GETs BIG
-// and prints "download BYTES CRC32C NANOS", then GETs SMALL N times and
-// prints "small NANOS...". With proxy it uses the proxy variables; with
-// noproxy it connects itself, as a program with its own HTTP stack does.
+// egressProbeSource is the probe: `probe proxy|proxy-h2|noproxy BIG SMALL N`
+// GETs BIG and prints "download BYTES CRC32C NANOS", then GETs SMALL N times
+// and prints "small NANOS...". With proxy it uses the proxy variables; with
+// noproxy it connects itself, as a program with its own HTTP stack does. It
+// speaks HTTP/1.1 over TLS, but for proxy-h2, which lets it agree on HTTP/2.
 const egressProbeSource = `package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -400,8 +432,11 @@ import (
 
 func main() {
 	tr := &http.Transport{Proxy: nil}
-	if os.Args[1] == "proxy" {
+	if os.Args[1] != "noproxy" {
 		tr.Proxy = http.ProxyFromEnvironment
+	}
+	if os.Args[1] != "proxy-h2" {
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
 	c := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
 	table := crc32.MakeTable(crc32.Castagnoli)

@@ -92,8 +92,12 @@ func main() {
 	flag.Int64Var(&ec.Bytes, "egress-bytes", 100_000_000, "with -egress: the size of the download in `bytes`")
 	flag.IntVar(&ec.Requests, "egress-requests", 1000, "with -egress: small requests per way and round")
 	flag.StringVar(&ec.SeamBin, "seam-bin", "", "with -egress: a test-seam build of boxsh (`path`; -tags seccomp,boxsh_testseam, beside -bin's boxsh-init and boxsh-launch); built from this checkout when empty")
+	egressWaysFlag := flag.String("egress-ways", "", "with -egress: comma-separated `ways` to measure (default all: "+strings.Join(egressWays, ", ")+")")
 	only := flag.String("only", "", "comma-separated `names` of the measurements to run (default all: "+strings.Join(measurementNames(), ", ")+")")
 	flag.Parse()
+	if *egressWaysFlag != "" {
+		ec.Ways = strings.Split(*egressWaysFlag, ",")
+	}
 	if *bind != "" {
 		sc.Binds = []string{*bind}
 	}
