@@ -72,9 +72,18 @@ const egressName = "origin.bench.example"
 // The ways of egress, in the order of the first round.
 var egressWays = []string{"direct", "direct-tls", "explicit", "transparent", "tunnel", "tunnel-h2", "terminated"}
 
+// egressProto is the protocol way's download speaks.
+func egressProto(way string) string {
+	if way == "tunnel-h2" {
+		return "HTTP/2.0"
+	}
+	return "HTTP/1.1"
+}
+
 // egressRound is what the probe measured of one way in one round.
 type egressRound struct {
 	Download time.Duration   // the whole body, request to last byte
+	Proto    string          // the download's protocol, "HTTP/1.1"
 	Small    []time.Duration // each small request
 }
 
@@ -188,6 +197,9 @@ func runEgressWay(seam, probe, way string, o *origin, ec egressConfig) (egressRo
 	if len(r.Small) != ec.Requests {
 		return egressRound{}, fmt.Errorf("%d small requests timed, want %d", len(r.Small), ec.Requests)
 	}
+	if want := egressProto(way); r.Proto != want {
+		return egressRound{}, fmt.Errorf("the download spoke %q, want %q", r.Proto, want)
+	}
 	return r, nil
 }
 
@@ -211,6 +223,8 @@ func parseProbe(out string, size int64, sum uint32) (egressRound, error) {
 				return r, fmt.Errorf("probe: the body arrived as %d bytes of CRC %08x, want %d bytes of CRC %08x", n, crc, size, sum)
 			}
 			r.Download, got = time.Duration(ns), true
+		case len(f) == 2 && f[0] == "proto":
+			r.Proto = f[1]
 		case len(f) >= 1 && f[0] == "small":
 			for _, v := range f[1:] {
 				ns, err := strconv.ParseInt(v, 10, 64)
@@ -412,8 +426,8 @@ func originCert() (tls.Certificate, []byte, error) {
 }
 
 // egressProbeSource is the probe: `probe proxy|proxy-h2|noproxy BIG SMALL N`
-// GETs BIG and prints "download BYTES CRC32C NANOS", then GETs SMALL N times
-// and prints "small NANOS...". With proxy it uses the proxy variables; with
+// GETs BIG and prints "download BYTES CRC32C NANOS" and "proto PROTO", then
+// GETs SMALL N times and prints "small NANOS...". With proxy it uses the proxy variables; with
 // noproxy it connects itself, as a program with its own HTTP stack does. It
 // speaks HTTP/1.1 over TLS, but for proxy-h2, which lets it agree on HTTP/2.
 const egressProbeSource = `package main
@@ -466,6 +480,7 @@ func main() {
 		fail(fmt.Errorf("download: %s", resp.Status))
 	}
 	fmt.Printf("download %d %08x %d\n", n, sum, took.Nanoseconds())
+	fmt.Printf("proto %s\n", resp.Proto)
 
 	count, _ := strconv.Atoi(os.Args[4])
 	var b strings.Builder
