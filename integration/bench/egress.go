@@ -41,7 +41,7 @@ import (
 //   - transparent: --network allowlist, the probe ignoring the proxy
 //     variables, so boxsh-init captures its connection to the name;
 //   - direct-tls: the same as direct over HTTPS, to the origin's TLS
-//     address: the cost of TLS alone;
+//     address: the cost of TLS alone; direct-h2 the same over HTTP/2;
 //   - tunnel: HTTPS through the proxy's CONNECT, untouched, the probe
 //     trusting the origin's own certificate;
 //   - tunnel-h2: the same over HTTP/2, which Go's client and server agree
@@ -70,11 +70,11 @@ type egressConfig struct {
 const egressName = "origin.bench.example"
 
 // The ways of egress, in the order of the first round.
-var egressWays = []string{"direct", "direct-tls", "explicit", "transparent", "tunnel", "tunnel-h2", "terminated"}
+var egressWays = []string{"direct", "direct-tls", "direct-h2", "explicit", "transparent", "tunnel", "tunnel-h2", "terminated"}
 
 // egressProto is the protocol way's download speaks.
 func egressProto(way string) string {
-	if way == "tunnel-h2" {
+	if strings.HasSuffix(way, "-h2") {
 		return "HTTP/2.0"
 	}
 	return "HTTP/1.1"
@@ -159,9 +159,12 @@ func runEgressWay(seam, probe, way string, o *origin, ec egressConfig) (egressRo
 	switch way {
 	case "direct":
 		host, network = o.addr, "allow_all"
-	case "direct-tls":
+	case "direct-tls", "direct-h2":
 		scheme, host, network = "https", o.tlsAddr, "allow_all"
 		args = append(args, "--env", "SSL_CERT_FILE="+o.certFile)
+		if way == "direct-h2" {
+			mode = "noproxy-h2"
+		}
 	case "explicit":
 		mode = "proxy"
 	case "tunnel", "tunnel-h2":
@@ -425,11 +428,11 @@ func originCert() (tls.Certificate, []byte, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
-// egressProbeSource is the probe: `probe proxy|proxy-h2|noproxy BIG SMALL N`
+// egressProbeSource is the probe: `probe proxy|noproxy[-h2] BIG SMALL N`
 // GETs BIG and prints "download BYTES CRC32C NANOS" and "proto PROTO", then
 // GETs SMALL N times and prints "small NANOS...". With proxy it uses the proxy variables; with
 // noproxy it connects itself, as a program with its own HTTP stack does. It
-// speaks HTTP/1.1 over TLS, but for proxy-h2, which lets it agree on HTTP/2.
+// speaks HTTP/1.1 over TLS, but with -h2, which lets it agree on HTTP/2.
 const egressProbeSource = `package main
 
 import (
@@ -446,10 +449,10 @@ import (
 
 func main() {
 	tr := &http.Transport{Proxy: nil}
-	if os.Args[1] != "noproxy" {
+	if !strings.HasPrefix(os.Args[1], "noproxy") {
 		tr.Proxy = http.ProxyFromEnvironment
 	}
-	if os.Args[1] != "proxy-h2" {
+	if !strings.HasSuffix(os.Args[1], "-h2") {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
 	c := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
