@@ -42,7 +42,8 @@ func buildInit(t *testing.T, ctx context.Context, dir, pkg, ldflags string) stri
 	return path
 }
 
-// copyFront copies the boxsh under test into dir and returns its path.
+// copyFront copies the boxsh under test, and the boxsh-launch beside it,
+// into dir and returns the copy of boxsh.
 func copyFront(t *testing.T, dir string) string {
 	t.Helper()
 	exe, err := os.ReadFile(boxshPath())
@@ -50,6 +51,9 @@ func copyFront(t *testing.T, dir string) string {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	front := filepath.Join(dir, "boxsh")
 	require.NoError(t, os.WriteFile(front, exe, 0o755))
+	if launcher, err := os.ReadFile(filepath.Join(filepath.Dir(boxshPath()), "boxsh-launch")); err == nil {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "boxsh-launch"), launcher, 0o755))
+	}
 	return front
 }
 
