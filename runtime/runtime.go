@@ -25,6 +25,7 @@ import (
 
 	"github.com/boxsh/boxsh/internal/initproto"
 	"github.com/boxsh/boxsh/internal/largecall"
+	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
@@ -165,7 +166,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Client = initproto.NewClient(in.conn, initproto.ClientConfig{Hello: initproto.NewHello(cfg.Version), Setup: in.setup, InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log,
+	in.Client = initproto.NewClient(proc.NoWaitConn(in.conn), initproto.ClientConfig{Hello: initproto.NewHello(cfg.Version), Setup: in.setup, InitName: "boxsh-init at " + cfg.InitPath, Log: cfg.Log,
 		WriteCall: largecall.WriteCall})
 	return in, nil
 }

@@ -268,7 +268,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 		if pollable {
 			proc.OneProc()
 		}
-		serveErr = srv.Serve(ctx, in, os.Stdout)
+		serveErr = srv.Serve(ctx, in, proc.NoWaitOutput(os.Stdout))
 	}
 	if sup != nil {
 		if err := sup.Close(5 * time.Second); err != nil {

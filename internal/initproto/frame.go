@@ -103,7 +103,7 @@ func (fw *Writer) Write(payload []byte) error {
 		bufs = net.Buffers{fw.deferred, hdr[:], payload}
 		fw.deferred = fw.deferred[:0]
 	}
-	if _, err := bufs.WriteTo(fw.w); err != nil {
+	if err := writeBuffers(fw.w, bufs); err != nil {
 		return fmt.Errorf("write frame: %w", err)
 	}
 	return nil
@@ -127,7 +127,7 @@ func (fw *Writer) WriteParts(parts ...[]byte) error {
 	defer fw.mu.Unlock()
 	bufs := append(net.Buffers{fw.deferred, hdr[:]}, parts...)
 	fw.deferred = fw.deferred[:0]
-	if _, err := bufs.WriteTo(fw.w); err != nil {
+	if err := writeBuffers(fw.w, bufs); err != nil {
 		return fmt.Errorf("write frame: %w", err)
 	}
 	return nil
@@ -158,6 +158,23 @@ func (fw *Writer) Flush() error {
 		return fmt.Errorf("write frame: %w", err)
 	}
 	return nil
+}
+
+// BuffersWriter is a writer that writes net.Buffers whole, in one writev
+// where it can, as net.Buffers.WriteTo does for a net.Conn of the net
+// package (see proc.NoWaitConn).
+type BuffersWriter interface {
+	WriteBuffers(*net.Buffers) (int64, error)
+}
+
+// writeBuffers writes bufs to w, in one writev where w takes them.
+func writeBuffers(w io.Writer, bufs net.Buffers) error {
+	if bw, ok := w.(BuffersWriter); ok {
+		_, err := bw.WriteBuffers(&bufs)
+		return err
+	}
+	_, err := bufs.WriteTo(w)
+	return err
 }
 
 // WriteJSON encodes v as JSON and writes it as one frame.

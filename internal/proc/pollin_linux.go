@@ -45,8 +45,10 @@ func PollableInput(f *os.File) (r io.Reader, ok bool) {
 // is readable.
 type pollReader struct {
 	fd int
-	ep *os.File // the epoll instance, in the runtime's poller
-	rc syscall.RawConn
+	// noWaitOff is set once fd has refused a read with RWF_NOWAIT.
+	noWaitOff bool
+	ep        *os.File // the epoll instance, in the runtime's poller
+	rc        syscall.RawConn
 }
 
 // newPollReader watches fd with a new epoll instance (which fails for a
@@ -83,18 +85,37 @@ func (p *pollReader) Read(b []byte) (int, error) {
 	var events [1]unix.EpollEvent
 	var werr error
 	err := p.rc.Read(func(ep uintptr) bool {
-		n, err := unix.EpollWait(int(ep), events[:], 0)
-		if errors.Is(err, unix.EINTR) {
+		// Without waiting: told to the runtime, it would wake its monitor
+		// at every message (see nowait_linux.go).
+		n, e := rawEpollPoll(int(ep), events[:])
+		if e == unix.EINTR {
 			return false
 		}
-		werr = err
-		return n > 0 || err != nil
+		if e != 0 {
+			werr = e
+		}
+		return n > 0 || e != 0
 	})
 	if err == nil {
 		err = werr
 	}
 	if err != nil {
 		return 0, fmt.Errorf("wait for input: %w", err)
+	}
+	if !p.noWaitOff {
+		switch n, e := rawReadNoWait(p.fd, b); e {
+		case 0:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		case unix.EAGAIN:
+			// Another reader took the data first: wait again.
+			return p.Read(b)
+		case unix.EOPNOTSUPP, unix.EINVAL, unix.ESPIPE, unix.ENOSYS:
+			p.noWaitOff = true // read as below from now on
+		}
+		// EINTR and faults: the read below retries or reports them.
 	}
 	for {
 		n, err := unix.Read(p.fd, b)
