@@ -63,6 +63,11 @@ func run(argv []string) int {
 	if err == nil {
 		err = opts.sandbox.Validate()
 	}
+	if err == nil && wantsOneSandbox(opts) {
+		// The launcher's copy is made while the policy is read and
+		// the sandbox prepared.
+		host.PrepareLauncher()
+	}
 	if err == nil && opts.mode != modeHelp && opts.mode != modeVersion {
 		opts.policy, err = loadPolicy(opts, os.Getenv("HOME"), cwd)
 		// Without a sandbox, only --rpc applies a policy (the environment).
@@ -91,6 +96,18 @@ func run(argv []string) int {
 		return runCommand(opts, log)
 	}
 	return runShell(opts, log)
+}
+
+// wantsOneSandbox reports whether opts run the shell or a command in a
+// sandbox (runSandboxedShell).
+func wantsOneSandbox(opts options) bool {
+	switch opts.mode {
+	case modeShell:
+		return opts.sandbox.Enabled || opts.sandbox.Try
+	case modeCommand:
+		return opts.sandbox.Enabled
+	}
+	return false
 }
 
 // fail prints err as boxsh's one-line error and returns the exit status:
@@ -162,7 +179,7 @@ func serveRPC(opts options, log hclog.Logger) int {
 			return fail(err)
 		}
 		// A server may start many: from one copy of the launcher.
-		host.ShareLauncherCopies()
+		host.ShareLauncherCopies(launcherPath)
 	}
 	var web *httpListener
 	if opts.listen != "" {

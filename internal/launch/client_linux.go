@@ -76,11 +76,19 @@ func Start(path string, stderr io.Writer) (*Launcher, error) {
 	}
 	defer child.Close()
 	cmd := exec.Command(path)
-	if sealed := sharedCopy(path); sealed != nil {
+	sealed, own := sharedCopy(path), false
+	if sealed == nil {
+		sealed, own = preparedCopy(path), true
+	}
+	if sealed != nil {
 		// The launcher runs from the front's sealed copy: libcontainer
 		// makes none, nor does the launcher (sealedEnv).
 		cmd.Path = "/proc/self/fd/" + strconv.Itoa(int(sealed.Fd()))
 		cmd.Env = append(os.Environ(), sealedEnv+"=1")
+	}
+	if own {
+		// The running launcher holds its copy; the front needs none.
+		defer sealed.Close()
 	}
 	cmd.ExtraFiles = []*os.File{child} // ConnFD
 	cmd.Stderr = stderr
@@ -408,65 +416,113 @@ func onForkThread(f func() error) error {
 	return <-done
 }
 
-// shared holds the sealed copies of launchers that ShareCopies made.
+// shared holds the sealed copies of launchers that ShareCopies makes.
 var shared struct {
 	sync.Mutex
-	on     bool
-	copies map[string]*os.File
-	// starts counts the Starts of each path before its copy is made.
-	starts map[string]int
+	copies map[string]*sharedFile
 }
 
-// ShareCopies has the later Starts of a launcher run it from one sealed memfd
-// copy of its executable, made once for this process, instead of each
-// launcher copying itself at its start (RunSealed). A process that starts many
-// sandboxes (a server) so holds one copy in memory, not one a sandbox. The
-// copy is made on the side at the second Start of a path (the first, often
-// the only one, is left the whole machine), and used from the next.
-func ShareCopies() {
+// sharedFile is one shared copy: f, once done is closed (nil if none could
+// be made).
+type sharedFile struct {
+	done chan struct{}
+	f    *os.File
+}
+
+// ShareCopies has the Starts of the launcher at path run it from one sealed
+// memfd copy of its executable, made once for this process, on the side, from
+// now on, instead of each launcher copying itself at its start (RunSealed). A
+// process that starts many sandboxes (a server) so holds one copy in memory,
+// not one a sandbox, and no start but the first waits for a copy.
+func ShareCopies(path string) {
 	shared.Lock()
 	defer shared.Unlock()
-	shared.on = true
+	if shared.copies == nil {
+		shared.copies = map[string]*sharedFile{}
+	}
+	if shared.copies[path] != nil {
+		return
+	}
+	sf := &sharedFile{done: make(chan struct{})}
+	shared.copies[path] = sf
+	go func() {
+		defer close(sf.done)
+		sf.f = highSealedCopy(path)
+	}()
 }
 
-// sharedCopy returns the sealed copy of the launcher at path, if
-// ShareCopies is on and it is made; else, when ShareCopies is on, it starts
-// making it and returns nil.
+// sharedCopy returns the shared copy of the launcher at path, once made;
+// nil if ShareCopies was not called for path or could not make it.
 func sharedCopy(path string) *os.File {
 	shared.Lock()
-	defer shared.Unlock()
-	if !shared.on {
+	sf := shared.copies[path]
+	shared.Unlock()
+	if sf == nil {
 		return nil
 	}
-	if f := shared.copies[path]; f != nil {
-		return f
+	<-sf.done
+	return sf.f
+}
+
+// prepared is the sealed copy that Prepare makes for the next Start.
+var prepared struct {
+	sync.Mutex
+	path string
+	done chan struct{}
+	f    *os.File
+}
+
+// Prepare starts making a sealed memfd copy of the launcher at path, on the
+// side, for the next Start of path to run the launcher from. So the copy is
+// made while the front still works, and the launcher neither copies nor
+// executes itself again (RunSealed): one exec and one Go start. A front that
+// starts one sandbox calls it as soon as it knows a sandbox is wanted.
+func Prepare(path string) {
+	prepared.Lock()
+	defer prepared.Unlock()
+	if prepared.done != nil {
+		return
 	}
-	if shared.starts == nil {
-		shared.starts, shared.copies = map[string]int{}, map[string]*os.File{}
-	}
-	shared.starts[path]++
-	if shared.starts[path] != 2 {
-		return nil
-	}
+	done := make(chan struct{})
+	prepared.path, prepared.done = path, done
 	go func() {
-		f := sealedCopy(path)
-		if f != nil {
-			// Far above the descriptors a child is given, which the
-			// fork puts in place before it executes the copy.
-			fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 100)
-			f.Close()
-			f = nil
-			if err == nil {
-				f = os.NewFile(uintptr(fd), "boxsh-launch (sealed)")
-			}
-		}
-		shared.Lock()
-		defer shared.Unlock()
-		if f != nil {
-			shared.copies[path] = f
-		} else {
-			shared.starts[path] = 1 // tried again at the next Start
-		}
+		f := highSealedCopy(path)
+		prepared.Lock()
+		prepared.f = f
+		prepared.Unlock()
+		close(done)
 	}()
-	return nil
+}
+
+// preparedCopy waits for the copy that Prepare makes of the launcher at path
+// and returns it, once; nil if there is none (the launcher then copies
+// itself).
+func preparedCopy(path string) *os.File {
+	prepared.Lock()
+	done, same := prepared.done, prepared.path == path
+	prepared.Unlock()
+	if done == nil || !same {
+		return nil
+	}
+	<-done
+	prepared.Lock()
+	defer prepared.Unlock()
+	f := prepared.f
+	prepared.f, prepared.path = nil, ""
+	return f
+}
+
+// highSealedCopy is sealedCopy(path) on a descriptor far above those a child
+// is given, which the fork puts in place before it executes the copy.
+func highSealedCopy(path string) *os.File {
+	f := sealedCopy(path)
+	if f == nil {
+		return nil
+	}
+	defer f.Close()
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 100)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), "boxsh-launch (sealed)")
 }

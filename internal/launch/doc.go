@@ -18,9 +18,9 @@
 //
 // boxsh-launch runs from a sealed memfd copy of itself, which libcontainer
 // trusts and does not copy again (CVE-2019-5736 is what the copy guards
-// against): it makes the copy at its start, while the front still works
-// (RunSealed), or a server's front makes one for all its launchers
-// (ShareCopies).
+// against): the front makes the copy on the side while it still works
+// (Prepare), or a server's front makes one for all its launchers
+// (ShareCopies); else the launcher makes it at its start (RunSealed).
 //
 // boxsh-launch dies with the front: by its parent-death signal, and when the
 // socket reaches its end it destroys the sandbox and exits. The sandbox dies

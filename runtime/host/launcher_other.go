@@ -3,4 +3,7 @@
 package host
 
 // ShareLauncherCopies does nothing here: there is no launcher.
-func ShareLauncherCopies() {}
+func ShareLauncherCopies(string) {}
+
+// PrepareLauncher does nothing here: there is no launcher.
+func PrepareLauncher() {}
