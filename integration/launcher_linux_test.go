@@ -4,6 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -96,4 +99,73 @@ func TestSandboxLauncherMissing(t *testing.T) {
 	r := runProgramIn(t, testContext(t), t.TempDir(), "", append(env, "BOXSH_LAUNCH="+filepath.Join(dir, "nowhere")), filepath.Join(dir, "boxsh"), "--sandbox", "-c", "true")
 	assert.NotEqual(t, 0, r.code())
 	assert.Contains(t, r.stderr, "BOXSH_LAUNCH="+filepath.Join(dir, "nowhere")+" is not an executable file")
+}
+
+// launchersIn lists the live launchers (zombies excluded) started with
+// XDG_RUNTIME_DIR=runtimeDir.
+func launchersIn(runtimeDir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || procComm(pid) != "boxsh-launch" || isZombie(pid) {
+			continue
+		}
+		env, err := readProcFile(pid, "environ")
+		if err == nil && slices.Contains(strings.Split(env, "\x00"), "XDG_RUNTIME_DIR="+runtimeDir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// sandboxStates lists the sandboxes' state directories under runtimeDir.
+func sandboxStates(t *testing.T, runtimeDir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(runtimeDir, "boxsh"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestSandboxLauncherDestroysAfterFront checks that once a sandboxed shell
+// has exited with its command's status, its launcher destroys the sandbox on
+// its own: the sandbox's processes, the launcher and the state directory are
+// gone soon after; and that a launcher killed meanwhile leaves nothing that
+// the next start does not sweep.
+func TestSandboxLauncherDestroysAfterFront(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+	runtimeDir := t.TempDir()
+	env := []string{"XDG_RUNTIME_DIR=" + runtimeDir}
+	marker := sleepMarker(307)
+	killMarkedAtCleanup(t, marker)
+
+	r := runBoxshIn(t, testContext(t), t.TempDir(), "", env, "--sandbox", "-c", "sleep "+marker+" & echo started; exit 7")
+	require.Equal(t, 7, r.code(), "stderr: %s", r.stderr)
+	assert.Equal(t, "started\n", r.stdout)
+	requireNoArgv(t, 5*time.Second, "sleep", marker)
+	require.Eventually(t, func() bool { return len(launchersIn(runtimeDir)) == 0 && len(sandboxStates(t, runtimeDir)) == 0 },
+		10*time.Second, 10*time.Millisecond, "launchers %v, state directories %v left", launchersIn(runtimeDir), sandboxStates(t, runtimeDir))
+
+	// Launchers killed as soon as their front has exited, while their
+	// destroy may still run.
+	for range 3 {
+		cmd := exec.CommandContext(testContext(t), boxshPath(), "--sandbox", "-c", "true")
+		cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), env...)
+		require.NoError(t, cmd.Run())
+		for _, pid := range launchersIn(runtimeDir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	r = runBoxshIn(t, testContext(t), t.TempDir(), "", env, "--sandbox", "-c", "true")
+	require.Equal(t, 0, r.code(), "stderr: %s", r.stderr)
+	require.Eventually(t, func() bool { return len(launchersIn(runtimeDir)) == 0 && len(sandboxStates(t, runtimeDir)) == 0 },
+		10*time.Second, 10*time.Millisecond, "launchers %v, state directories %v left", launchersIn(runtimeDir), sandboxStates(t, runtimeDir))
 }

@@ -106,7 +106,11 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		return fail(err)
 	}
 	defer starttrace.Mark("front.destroyed")
-	defer ct.Destroy()
+	// Once the command's status is known, the launcher finishes the
+	// destroy on its own while this process exits; --try's review reads
+	// the sandbox's changes after its destroy, which it waits for.
+	destroy := ct.Destroy
+	defer func() { destroy() }()
 
 	var relayed chan struct{}
 	if tty {
@@ -130,6 +134,9 @@ func runSandboxedShell(opts options, log hclog.Logger) int {
 		case <-ct.Exited():
 			code, err := ct.Wait()
 			starttrace.Mark("front.reaped")
+			if !sb.Try {
+				destroy = ct.DestroyExited
+			}
 			record.ended(argv, code)
 			if err != nil {
 				// The launcher ended without the command's status.

@@ -389,6 +389,53 @@ func (l *Launcher) Destroy() bool {
 	return ok
 }
 
+// detachedWait bounds the wait for the launcher's OpDetached.
+const detachedWait = 2 * time.Second
+
+// Detach, once the sandbox's first process has exited, hands the rest of the
+// destroy to the launcher: it destroys the sandbox and removes the state
+// directory, holding lock (the directory's, which the caller may then close)
+// until it has, and exits on its own, outliving the front. It reports whether
+// the launcher took it; if not, the caller calls Destroy.
+func (l *Launcher) Detach(lock *os.File) bool {
+	select {
+	case <-l.exited:
+	default:
+		return false
+	}
+	select {
+	case <-l.done:
+		return false
+	default:
+	}
+	ok := false
+	l.destroy.Do(func() {
+		if l.conn.send(&Message{Op: OpDetach, Files: []string{FileLock}}, []*os.File{lock}) != nil {
+			return
+		}
+		timer := time.NewTimer(detachedWait)
+		defer timer.Stop()
+		select {
+		case m := <-l.replies:
+			ok = m.Op == OpDetached
+		case <-l.done:
+			select {
+			case m := <-l.replies:
+				ok = m.Op == OpDetached
+			default:
+			}
+		case <-timer.C:
+		}
+		if !ok {
+			// Killed, it leaves the directory unlocked: the caller
+			// cleans up.
+			_ = l.cmd.Process.Kill()
+			<-l.done
+		}
+	})
+	return ok
+}
+
 // forker runs functions on the thread launchers are forked from.
 var forker struct {
 	once sync.Once

@@ -16,7 +16,7 @@ import (
 
 // ProtocolVersion is the version of the messages; the front's and the
 // launcher's must be the same.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // The operations of a Message.
 //
@@ -24,16 +24,21 @@ const ProtocolVersion = 1
 // OpSignal and OpDestroy at any time after. The launcher answers OpStart with
 // OpStarted, OpExec with OpExeced and OpDestroy with OpDestroyed, or any of
 // them with OpError; it sends OpExited, once, when the sandbox's first
-// process has exited.
+// process has exited. After OpExited, the front may send OpDetach instead of
+// OpDestroy, with the state directory's lock (FileLock): the launcher answers
+// OpDetached, then destroys the sandbox and removes the state directory on
+// its own, holding the lock until it has, and exits.
 const (
 	OpStart     = "start"
 	OpExec      = "exec"
 	OpSignal    = "signal"
 	OpDestroy   = "destroy"
+	OpDetach    = "detach"
 	OpStarted   = "started"
 	OpExeced    = "execed"
 	OpExited    = "exited"
 	OpDestroyed = "destroyed"
+	OpDetached  = "detached"
 	OpError     = "error"
 )
 
@@ -44,6 +49,8 @@ const (
 	FileStderr  = "stderr"
 	FileConsole = "console"
 	FileExtra   = "extra"
+	// FileLock is OpDetach's descriptor: the state directory's lock.
+	FileLock = "lock"
 )
 
 // maxMessage bounds a message's JSON.

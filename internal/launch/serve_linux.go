@@ -35,6 +35,12 @@ type server struct {
 	exited  chan struct{}
 	// release drops the hold on the init's executable (holdExeCopy).
 	release func()
+	// root is the state directory (StartRequest.Root).
+	root string
+	// removeRoot is root once the front has detached: removed after the
+	// destroy, while lock is still held.
+	removeRoot string
+	lock       []*os.File
 }
 
 // Serve runs the launcher on the socket f until the front destroys the sandbox
@@ -51,6 +57,12 @@ func Serve(f *os.File, version string, stderr io.Writer) error {
 	}
 	defer c.Close()
 	s := &server{conn: c, version: version, exited: make(chan struct{})}
+	defer func() {
+		if s.removeRoot != "" {
+			_ = os.RemoveAll(s.removeRoot)
+		}
+		closeAll(s.lock)
+	}()
 	defer s.destroy()
 	logrus.SetOutput(stderr)
 	logrus.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
@@ -86,6 +98,9 @@ func Serve(f *os.File, version string, stderr io.Writer) error {
 		if err != nil {
 			return s.fail(err)
 		}
+		if m.Op == OpDetach {
+			return s.detach(m, files)
+		}
 		closeAll(files)
 		switch m.Op {
 		case OpExec:
@@ -111,6 +126,42 @@ func Serve(f *os.File, version string, stderr io.Writer) error {
 	}
 }
 
+// detach answers OpDetach: the launcher outlives the front, destroys the
+// sandbox, removes the state directory and exits, holding the directory's
+// lock until then.
+//
+// The launcher no longer dies with the front (its parent-death signal is
+// cleared before it answers, so the front may exit at once), and no longer
+// writes to the front's stderr, which may be gone. A launcher killed before
+// it is done leaves the directory unlocked, for the front's reaper or the
+// next start (sweepStale) to clean up.
+func (s *server) detach(m *Message, files []*os.File) error {
+	if len(files) != 1 || len(m.Files) != 1 || m.Files[0] != FileLock {
+		closeAll(files)
+		return s.fail(fmt.Errorf("%w: %q without the state directory's lock", errMalformed, OpDetach))
+	}
+	select {
+	case <-s.exited:
+	default:
+		closeAll(files)
+		return s.fail(fmt.Errorf("%w: %q before the sandbox's exit", errMalformed, OpDetach))
+	}
+	s.lock = files
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, 0, 0, 0, 0); err != nil {
+		// Still the front's: it destroys as it would have.
+		closeAll(files)
+		s.lock = nil
+		return s.fail(fmt.Errorf("detach from the front: %w", err))
+	}
+	logrus.SetOutput(io.Discard)
+	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+		_ = unix.Dup2(int(null.Fd()), 2)
+		null.Close()
+	}
+	s.removeRoot = s.root
+	return s.conn.send(&Message{Op: OpDetached}, nil)
+}
+
 // fail reports err to the front, if it can, and returns it.
 func (s *server) fail(err error) error {
 	_ = s.conn.send(&Message{Op: OpError, Error: err.Error()}, nil)
@@ -134,6 +185,7 @@ func (s *server) start(m *Message, files []*os.File) error {
 	case len(r.Args) == 0:
 		return fmt.Errorf("%w: no command", errMalformed)
 	}
+	s.root = r.Root
 	config, err := DecodeConfig(r.Config)
 	if err != nil {
 		return fmt.Errorf("%w: config: %v", errMalformed, err)

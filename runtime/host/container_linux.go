@@ -491,7 +491,17 @@ func (ct *Container) Signal(sig os.Signal) error {
 // Destroy kills what is left of the sandbox and removes its state: its
 // root directory, libcontainer's state and the console. The user's cow
 // directories stay.
-func (ct *Container) Destroy() {
+func (ct *Container) Destroy() { ct.destroy(false) }
+
+// DestroyExited destroys the sandbox as Destroy does, once its first process
+// has exited (Wait has returned), but without waiting on the launcher: the
+// launcher removes the container and the state directory after the front,
+// which may exit at once. What the front made on the host (the placeholders)
+// is removed first, as nothing of the sandbox runs any more. It falls back to
+// Destroy when the process has not exited or the launcher cannot.
+func (ct *Container) DestroyExited() { ct.destroy(true) }
+
+func (ct *Container) destroy(detach bool) {
 	ct.destroyOnce.Do(func() {
 		// The repositories the sandbox made, looked for meanwhile.
 		newRepos := make(chan func(), 1)
@@ -500,9 +510,19 @@ func (ct *Container) Destroy() {
 		} else {
 			newRepos <- func() {}
 		}
+		// With the first process gone (the sandbox's PID 1: all its
+		// processes with it), the launcher may finish on its own.
+		detached := false
+		if detach && ct.made {
+			select {
+			case <-ct.l.Exited():
+				detached = ct.l.Detach(ct.lock)
+			default:
+			}
+		}
 		// The launcher kills what is left of the sandbox and removes
 		// libcontainer's state; if it cannot (it died), the front does.
-		if !ct.l.Destroy() && ct.made {
+		if !detached && !ct.l.Destroy() && ct.made {
 			killSandbox(ct.dir)
 		}
 		if ct.console != nil {
@@ -517,7 +537,10 @@ func (ct *Container) Destroy() {
 			f.Close()
 		}
 		removePlaceholders(ct.protect)
-		_ = os.RemoveAll(ct.dir)
+		if !detached {
+			// The launcher removes it (holding the lock) when detached.
+			_ = os.RemoveAll(ct.dir)
+		}
 		(<-newRepos)()
 		if ct.lock != nil {
 			ct.lock.Close()
