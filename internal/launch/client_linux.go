@@ -394,10 +394,11 @@ const detachedWait = 2 * time.Second
 
 // Detach, once the sandbox's first process has exited, hands the rest of the
 // destroy to the launcher: it destroys the sandbox and removes the state
-// directory, holding lock (the directory's, which the caller may then close)
-// until it has, and exits on its own, outliving the front. It reports whether
-// the launcher took it; if not, the caller calls Destroy.
-func (l *Launcher) Detach(lock *os.File) bool {
+// directory, now at root (the start's, or a name beside it that begins with
+// the start's and a dot), holding lock (the directory's, which the caller
+// may then close) until it has, and exits on its own, outliving the front.
+// It reports whether the launcher took it; if not, the caller calls Destroy.
+func (l *Launcher) Detach(lock *os.File, root string) bool {
 	select {
 	case <-l.exited:
 	default:
@@ -410,7 +411,7 @@ func (l *Launcher) Detach(lock *os.File) bool {
 	}
 	ok := false
 	l.destroy.Do(func() {
-		if l.conn.send(&Message{Op: OpDetach, Files: []string{FileLock}}, []*os.File{lock}) != nil {
+		if l.conn.send(&Message{Op: OpDetach, Files: []string{FileLock}, Root: root}, []*os.File{lock}) != nil {
 			return
 		}
 		timer := time.NewTimer(detachedWait)

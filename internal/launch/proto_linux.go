@@ -25,7 +25,7 @@ const ProtocolVersion = 2
 // OpStarted, OpExec with OpExeced and OpDestroy with OpDestroyed, or any of
 // them with OpError; it sends OpExited, once, when the sandbox's first
 // process has exited. After OpExited, the front may send OpDetach instead of
-// OpDestroy, with the state directory's lock (FileLock): the launcher answers
+// OpDestroy, with the state directory's lock (FileLock) and its path: the launcher answers
 // OpDetached, then destroys the sandbox and removes the state directory on
 // its own, holding the lock until it has, and exits.
 const (
@@ -78,6 +78,9 @@ type Message struct {
 	Status int `json:"status,omitempty"`
 	// Error is OpError's error, or OpExited's when no status was had.
 	Error string `json:"error,omitempty"`
+	// Root is OpDetach's state directory: StartRequest.Root, or where the
+	// front moved it beside.
+	Root string `json:"root,omitempty"`
 }
 
 // StartRequest is the sandbox to create and the process to start in it.

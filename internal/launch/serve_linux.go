@@ -146,6 +146,10 @@ func (s *server) detach(m *Message, files []*os.File) error {
 		closeAll(files)
 		return s.fail(fmt.Errorf("%w: %q before the sandbox's exit", errMalformed, OpDetach))
 	}
+	if m.Root != s.root && (filepath.Dir(m.Root) != filepath.Dir(s.root) || !strings.HasPrefix(filepath.Base(m.Root), filepath.Base(s.root)+".")) {
+		closeAll(files)
+		return s.fail(fmt.Errorf("%w: %q of state directory %q, not beside %q", errMalformed, OpDetach, m.Root, s.root))
+	}
 	s.lock = files
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, 0, 0, 0, 0); err != nil {
 		// Still the front's: it destroys as it would have.
@@ -158,7 +162,7 @@ func (s *server) detach(m *Message, files []*os.File) error {
 		_ = unix.Dup2(int(null.Fd()), 2)
 		null.Close()
 	}
-	s.removeRoot = s.root
+	s.removeRoot = m.Root
 	return s.conn.send(&Message{Op: OpDetached}, nil)
 }
 

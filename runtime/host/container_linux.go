@@ -513,10 +513,10 @@ func (ct *Container) destroy(detach bool) {
 		// With the first process gone (the sandbox's PID 1: all its
 		// processes with it), the launcher may finish on its own.
 		detached := false
-		if detach && ct.made {
+		if detach && ct.made && ct.lock != nil {
 			select {
 			case <-ct.l.Exited():
-				detached = ct.l.Detach(ct.lock)
+				detached = ct.detach()
 			default:
 			}
 		}
@@ -546,6 +546,25 @@ func (ct *Container) destroy(detach bool) {
 			ct.lock.Close()
 		}
 	})
+}
+
+// detach hands the rest of the destroy to the launcher (launch.Detach). The
+// state directory is moved first, so that the front's reaper, which looks
+// for it under its name once the front has exited, does not start to wait on
+// the launcher; the next start sweeps it (an sb-* name still) if the
+// launcher dies before it is done.
+func (ct *Container) detach() bool {
+	moved := ct.dir + ".detached"
+	if err := os.Rename(ct.dir, moved); err != nil {
+		moved = ct.dir
+	}
+	if ct.l.Detach(ct.lock, moved) {
+		return true
+	}
+	if moved != ct.dir {
+		_ = os.Rename(moved, ct.dir)
+	}
+	return false
 }
 
 // stateRoot returns the directory of the running sandboxes' state, their root
