@@ -164,6 +164,9 @@ func TestSandboxLauncherDestroysAfterFront(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+	// Dead, they hold no lock for the next start's sweep to skip.
+	require.Eventually(t, func() bool { return len(launchersIn(runtimeDir)) == 0 },
+		10*time.Second, 10*time.Millisecond, "launchers %v left", launchersIn(runtimeDir))
 	r = runBoxshIn(t, testContext(t), t.TempDir(), "", env, "--sandbox", "-c", "true")
 	require.Equal(t, 0, r.code(), "stderr: %s", r.stderr)
 	require.Eventually(t, func() bool { return len(launchersIn(runtimeDir)) == 0 && len(sandboxStates(t, runtimeDir)) == 0 },

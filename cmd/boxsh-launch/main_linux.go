@@ -11,6 +11,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/boxsh/boxsh/internal/launch"
 	// The container's init, before anything else is initialized (see
@@ -21,6 +22,11 @@ import (
 // version is set at build time with -ldflags "-X main.version=...", as the
 // front's is; the two must be the same.
 var version = "0.1.0-dev"
+
+// init keeps the main goroutine on the main thread, whose parent-death
+// signal launch.Serve clears when the front detaches (a thread's own is not
+// the one the kernel sends).
+func init() { runtime.LockOSThread() }
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--version" {

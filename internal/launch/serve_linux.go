@@ -47,7 +47,11 @@ type server struct {
 // or goes away, and destroys the sandbox then. version is the launcher's
 // build, which must be the front's.
 //
-// It returns nil after an OpDestroy or the socket's end; an error after a
+// Call it on the main thread (runtime.LockOSThread in an init function):
+// after an OpDetach it clears the parent-death signal, which is the main
+// thread's.
+//
+// It returns nil after an OpDestroy, an OpDetach or the socket's end; an error after a
 // message that breaks the protocol, which it has reported to the front if it
 // could.
 func Serve(f *os.File, version string, stderr io.Writer) error {
