@@ -26,4 +26,7 @@
 // socket reaches its end it destroys the sandbox and exits. The sandbox dies
 // with boxsh-launch by its own parent-death signal. A front whose launcher
 // died sees its sandbox's process exited with an error naming the launcher.
+// Only once the sandbox's first process has exited may the front detach
+// (Launcher.Detach): the launcher then outlives it, destroys the sandbox,
+// removes the state directory and exits.
 package launch
