@@ -51,9 +51,9 @@ type server struct {
 // after an OpDetach it clears the parent-death signal, which is the main
 // thread's.
 //
-// It returns nil after an OpDestroy, an OpDetach or the socket's end; an error after a
-// message that breaks the protocol, which it has reported to the front if it
-// could.
+// It returns nil after an OpDestroy, an OpDetach or the socket's end; an
+// error after a message that breaks the protocol, which it has reported to
+// the front if it could.
 func Serve(f *os.File, version string, stderr io.Writer) error {
 	c, err := newConn(f)
 	if err != nil {
@@ -137,8 +137,8 @@ func Serve(f *os.File, version string, stderr io.Writer) error {
 // The launcher no longer dies with the front (its parent-death signal is
 // cleared before it answers, so the front may exit at once), and no longer
 // writes to the front's stderr, which may be gone. A launcher killed before
-// it is done leaves the directory unlocked, for the front's reaper or the
-// next start (sweepStale) to clean up.
+// it is done leaves the directory unlocked, for the next start (the front's
+// sweepStale) to clean up.
 func (s *server) detach(m *Message, files []*os.File) error {
 	if len(files) != 1 || len(m.Files) != 1 || m.Files[0] != FileLock {
 		closeAll(files)
