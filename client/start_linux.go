@@ -2,9 +2,9 @@ package client
 
 import (
 	"os/exec"
-	"runtime"
-	"sync"
 	"syscall"
+
+	"github.com/boxsh/boxsh/internal/forkthread"
 )
 
 // startCmd starts the server so that the kernel kills it (SIGKILL) when the
@@ -25,27 +25,5 @@ func startCmd(cmd *exec.Cmd) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	return onForkThread(cmd.Start)
-}
-
-// forker runs functions on the thread servers are forked from.
-var forker struct {
-	once sync.Once
-	jobs chan func()
-}
-
-// onForkThread runs f on a thread locked for the life of the program.
-func onForkThread(f func() error) error {
-	forker.once.Do(func() {
-		forker.jobs = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives as long as the program
-			for job := range forker.jobs {
-				job()
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	forker.jobs <- func() { done <- f() }
-	return <-done
+	return forkthread.Run(cmd.Start)
 }

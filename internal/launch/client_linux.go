@@ -6,13 +6,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/forkthread"
 )
 
 // destroyedWait bounds the front's wait for the launcher's OpDestroyed (its
@@ -93,7 +94,7 @@ func Start(path string, stderr io.Writer) (*Launcher, error) {
 	cmd.ExtraFiles = []*os.File{child} // ConnFD
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := onForkThread(cmd.Start); err != nil {
+	if err := forkthread.Run(cmd.Start); err != nil {
 		parent.Close()
 		return nil, fmt.Errorf("start the sandbox's launcher: %w", err)
 	}
@@ -435,33 +436,6 @@ func (l *Launcher) Detach(lock *os.File, root string) bool {
 		}
 	})
 	return ok
-}
-
-// forker runs functions on the thread launchers are forked from.
-var forker struct {
-	once sync.Once
-	jobs chan func()
-}
-
-// onForkThread runs f on a thread locked for the life of the program.
-//
-// The parent-death signal fires when the thread that forked the launcher
-// exits, not the process, and a Go thread exits when a goroutine locked to
-// it returns without unlocking. So every launcher is forked from one thread
-// that lives as long as the front.
-func onForkThread(f func() error) error {
-	forker.once.Do(func() {
-		forker.jobs = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked
-			for job := range forker.jobs {
-				job()
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	forker.jobs <- func() { done <- f() }
-	return <-done
 }
 
 // shared holds the sealed copies of launchers that ShareCopies makes.
