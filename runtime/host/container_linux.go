@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -704,9 +705,10 @@ func newContainerDir(root string) (string, *os.File, error) {
 	return dir, lock, nil
 }
 
-// sweepStale removes the state directories of sandboxes whose front died
-// without cleaning up (SIGKILL): their lock is free. A new-* directory is
-// left alone for a minute, as it may be in the making.
+// sweepStale removes the state directories of sandboxes whose front (or
+// detached launcher, or reaper) died without cleaning up (SIGKILL): their lock
+// is free, or their lock file is gone with part of the rest. A new-*
+// directory is left alone for a minute, as it may be in the making.
 func sweepStale(root string, log hclog.Logger) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -728,6 +730,13 @@ func sweepStale(root string, log hclog.Logger) {
 			continue
 		}
 		f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			// An sb-* directory has its lock file from its making
+			// (newContainerDir) until its removal, which a kill cut
+			// short after the lock file (os.RemoveAll's order).
+			cleanDeadSandbox(dir, log)
+			continue
+		}
 		if err != nil {
 			continue
 		}

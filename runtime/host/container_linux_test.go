@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/opencontainers/runc/libcontainer/seccomp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,4 +46,32 @@ func TestStateHidden(t *testing.T) {
 		{Mode: policy.ReadOnly, Src: "/run/user/1000", Dst: "/run/user/1000"},
 		{Mode: policy.ReadWrite, Src: "/home/u", Dst: "/home/u"},
 	}}, root))
+}
+
+// TestSweepStaleRemovalsCutShort checks that a start's sweep removes the
+// state directory of a dead sandbox, and one whose removal a kill cut short
+// after its lock file, and leaves a locked one and one in the making.
+func TestSweepStaleRemovalsCutShort(t *testing.T) {
+	root := t.TempDir()
+	live, lock, err := newContainerDir(root)
+	require.NoError(t, err)
+	defer lock.Close()
+	making := filepath.Join(root, "new-123")
+	_, deadLock, err := newContainerDir(root)
+	require.NoError(t, err)
+	deadLock.Close()
+	cutShort := filepath.Join(root, "sb-1.detached")
+	for _, d := range []string{making, filepath.Join(cutShort, "placeholders", "dir")} {
+		require.NoError(t, os.MkdirAll(d, 0o700))
+	}
+	require.NoError(t, os.Chmod(filepath.Join(cutShort, "placeholders", "dir"), 0o555))
+
+	sweepStale(root, hclog.NewNullLogger())
+	var left []string
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	assert.ElementsMatch(t, []string{filepath.Base(live), filepath.Base(making)}, left)
 }
