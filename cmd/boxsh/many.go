@@ -27,7 +27,8 @@ const defaultSandboxIdle = 30 * time.Minute
 
 // bounds are the fleet's bounds that opts set.
 func bounds(opts options) fleet.Bounds {
-	return fleet.Bounds{Max: opts.maxSandboxes, Warm: opts.warmSandboxes, Requests: opts.sandboxRequests, Forwards: opts.sandboxForwards}
+	mode, _ := opts.policy.Network()
+	return fleet.Bounds{Max: opts.maxSandboxes, Warm: opts.warmSandboxes, Requests: opts.sandboxRequests, Forwards: opts.sandboxForwards, Egress: mode == policy.NetworkAllowlist}
 }
 
 // checkDescriptors warns when the process's descriptor limit is below what

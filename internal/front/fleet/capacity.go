@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 
+	"github.com/boxsh/boxsh/internal/front/proxy"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
@@ -28,6 +29,9 @@ type Bounds struct {
 	Warm     int // warm sandboxes kept ready
 	Requests int // each sandbox's requests in flight (rpc.DefaultSandboxRequests)
 	Forwards int // each sandbox's exposed ports (DefaultForwards)
+	// Egress tells that each sandbox's network goes through an egress
+	// proxy of the front's (allowlist), whose connections it holds.
+	Egress bool
 }
 
 func (b Bounds) withDefaults() Bounds {
@@ -41,10 +45,14 @@ func (b Bounds) withDefaults() Bounds {
 // sandbox at its bounds.
 //
 // Each sandbox (warm ones included) holds its requests in flight, its
-// exposed ports and the connections to them, and its own descriptors.
+// exposed ports and the connections to them, its egress proxy's
+// connections, and its own descriptors.
 func (b Bounds) Descriptors() int {
 	b = b.withDefaults()
 	per := b.Requests + b.Forwards + runtime.ForwardConns + ownDescriptors
+	if b.Egress {
+		per += proxy.MaxDescriptors(0)
+	}
 	return MaxRunning(b.Max, b.Warm)*per + serverDescriptors
 }
 

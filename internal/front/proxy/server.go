@@ -35,7 +35,19 @@ const (
 	busySlots = 64
 	// busyTimeout bounds the handshake of such a connection.
 	busyTimeout = time.Second
+	// connDescriptors bounds the descriptors of one connection served:
+	// the sandbox's end, the upstream one and a splice's pipe each way.
+	connDescriptors = 6
 )
+
+// MaxDescriptors is how many descriptors a Server whose MaxConns is
+// maxConns (0 for the default) may hold at once for its connections.
+func MaxDescriptors(maxConns int) int {
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
+	return maxConns*connDescriptors + busySlots
+}
 
 // Server serves proxy connections: HTTP proxy requests and SOCKS5 on the
 // same listener. Its fields must not change once Serve has been called;
