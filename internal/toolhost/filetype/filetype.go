@@ -32,6 +32,7 @@ package filetype
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
 
 	"github.com/gabriel-vasile/mimetype"
@@ -80,7 +81,19 @@ func Detect(head []byte, size int64) Type {
 	if size < int64(len(head)) {
 		size = -1
 	}
-	nul, suspicious := controls(head)
+	nul, suspicious, bsvt := controls(head)
+	if !nul && suspicious == 0 {
+		if mime, ok := fastText(head, bsvt); ok {
+			return Type{MIME: mime}
+		}
+	}
+	return detect(head, size, nul, suspicious)
+}
+
+// detect is Detect's full path: Detect's own signatures and mimetype's
+// tree walk, for a non-empty head of at most HeadSize bytes whose control
+// characters controls counted.
+func detect(head []byte, size int64, nul bool, suspicious int) Type {
 	// Real binary data of any length contains some NUL or suspicious
 	// control character, so a clean head that matches a short signature
 	// is text that happens to begin like a binary format.
@@ -150,36 +163,62 @@ func isSuspicious(c byte) bool {
 	return false
 }
 
-// control marks the NUL byte and the suspicious control characters.
-var control = func() (t [256]bool) {
+// Kinds of bytes for controls.
+const (
+	plainByte      = iota
+	nulByte        // NUL
+	suspiciousByte // see isSuspicious
+	bsvtByte       // backspace or vertical tab, which mimetype's text check refuses
+)
+
+// byteKind classifies every byte for controls.
+var byteKind = func() (t [256]uint8) {
 	for c := range 256 {
-		t[c] = c == 0 || isSuspicious(byte(c))
+		switch {
+		case c == 0:
+			t[c] = nulByte
+		case isSuspicious(byte(c)):
+			t[c] = suspiciousByte
+		case c == '\b' || c == '\v':
+			t[c] = bsvtByte
+		}
 	}
 	return t
 }()
 
-// controls reports whether head holds a NUL byte and how many suspicious
-// control characters it holds (up to the first NUL). It skips eight bytes
-// at a time that hold no byte below 0x20.
-func controls(head []byte) (nul bool, suspicious int) {
+// controls reports whether head holds a NUL byte, how many suspicious
+// control characters it holds and whether a backspace or vertical tab
+// occurs among its first mimeLimit bytes (both up to the first NUL).
+// It looks at the bytes below 0x20 of eight bytes at a time.
+func controls(head []byte) (nul bool, suspicious int, bsvt bool) {
 	const lsb, msb = 0x0101010101010101, 0x8080808080808080
-	for i := 0; i < len(head); {
-		if i+8 <= len(head) {
-			// (x-0x20*lsb)&^x&msb is zero when no byte of x is below 0x20
-			// (bytes >= 0x80 are masked out by ^x).
-			if x := binary.LittleEndian.Uint64(head[i:]); (x-0x20*lsb)&^x&msb == 0 {
-				i += 8
-				continue
+	i := 0
+	for ; i+8 <= len(head); i += 8 {
+		// (x-0x20*lsb)&^x&msb has the top bit of every byte of x below
+		// 0x20 set (bytes >= 0x80 are masked out by ^x); a borrow may set
+		// that of a 0x20 above one too, which byteKind finds plain.
+		x := binary.LittleEndian.Uint64(head[i:])
+		for m := (x - 0x20*lsb) &^ x & msb; m != 0; m &= m - 1 {
+			j := i + bits.TrailingZeros64(m)/8
+			switch byteKind[head[j]] {
+			case nulByte:
+				return true, suspicious, bsvt
+			case suspiciousByte:
+				suspicious++
+			case bsvtByte:
+				bsvt = bsvt || j < mimeLimit
 			}
 		}
-		c := head[i]
-		if control[c] {
-			if c == 0 {
-				return true, suspicious
-			}
-			suspicious++
-		}
-		i++
 	}
-	return false, suspicious
+	for ; i < len(head); i++ {
+		switch byteKind[head[i]] {
+		case nulByte:
+			return true, suspicious, bsvt
+		case suspiciousByte:
+			suspicious++
+		case bsvtByte:
+			bsvt = bsvt || i < mimeLimit
+		}
+	}
+	return false, suspicious, bsvt
 }

@@ -393,16 +393,32 @@ func TestDetectDoesNotModifyHead(t *testing.T) {
 	}
 }
 
+// FuzzDetect checks Detect's invariants and compares it with the full tree
+// walk. It is seeded with the text seeds, the benchmark heads and a sample
+// of the repository's files and GOROOT's (and $BOXSH_FIXTURES').
 func FuzzDetect(f *testing.F) {
 	f.Add([]byte("hello\n"), int64(6))
 	f.Add(mp1Frames(), int64(96))
 	f.Add(packets(3, 188, 0), int64(564))
 	f.Add(isoBox("mif1"), int64(40))
+	for _, s := range textSeeds {
+		f.Add([]byte(s), int64(len(s)))
+	}
+	for _, b := range benchHeads {
+		f.Add([]byte(b.head), int64(len(b.head)))
+	}
+	files := readCorpus(f, corpusDirs(f)...)
+	for i := 0; i < len(files); i += max(1, len(files)/200) {
+		f.Add(files[i].head, files[i].size)
+	}
 	f.Fuzz(func(t *testing.T, head []byte, size int64) {
 		got := Detect(head, size)
 		checkInvariant(t, got)
 		if len(head) > 0 && got.MIME == "inode/x-empty" {
 			t.Errorf("Detect(%q) = %+v for a non-empty head", truncate(head), got)
+		}
+		if want := slowDetect(head, size); got != want {
+			t.Errorf("Detect(%q, %d) = %+v, full walk = %+v", truncate(head), size, got, want)
 		}
 	})
 }
@@ -411,9 +427,12 @@ func FuzzDetect(f *testing.F) {
 // against a plain loop over each byte, on random heads of every alignment.
 func TestControlsMatchesByteLoop(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
-	alphabet := []byte("ab \t\n\r\x1b\x00\x01\x07\x08\x0e\x1f\x7f\x80\xc3\xa9\xff ")
+	alphabet := []byte("ab \t\n\r\x1b\x00\x01\x07\x08\x0b\x0e\x1f\x7f\x80\xc3\xa9\xff ")
 	for range 5000 {
 		head := make([]byte, r.IntN(40))
+		if r.IntN(10) == 0 {
+			head = make([]byte, mimeLimit-20+r.IntN(40))
+		}
 		for i := range head {
 			if r.IntN(4) == 0 {
 				head[i] = alphabet[r.IntN(len(alphabet))]
@@ -421,8 +440,8 @@ func TestControlsMatchesByteLoop(t *testing.T) {
 				head[i] = 'x'
 			}
 		}
-		wantNUL, wantSuspicious := false, 0
-		for _, c := range head {
+		wantNUL, wantSuspicious, wantBSVT := false, 0, false
+		for i, c := range head {
 			if c == 0 {
 				wantNUL = true
 				break
@@ -430,10 +449,13 @@ func TestControlsMatchesByteLoop(t *testing.T) {
 			if isSuspicious(c) {
 				wantSuspicious++
 			}
+			if (c == '\b' || c == '\v') && i < mimeLimit {
+				wantBSVT = true
+			}
 		}
-		nul, suspicious := controls(head)
-		if nul != wantNUL || (!nul && suspicious != wantSuspicious) {
-			t.Fatalf("controls(%q) = %v, %d; want %v, %d", head, nul, suspicious, wantNUL, wantSuspicious)
+		nul, suspicious, bsvt := controls(head)
+		if nul != wantNUL || (!nul && (suspicious != wantSuspicious || bsvt != wantBSVT)) {
+			t.Fatalf("controls(%q) = %v, %d, %v; want %v, %d, %v", head, nul, suspicious, bsvt, wantNUL, wantSuspicious, wantBSVT)
 		}
 	}
 }
