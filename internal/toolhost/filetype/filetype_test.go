@@ -420,6 +420,16 @@ func FuzzDetect(f *testing.F) {
 		if want := slowDetect(head, size); got != want {
 			t.Errorf("Detect(%q, %d) = %+v, full walk = %+v", truncate(head), size, got, want)
 		}
+		// The same head made clean, for the fast path to answer.
+		clean := bytes.Clone(head)
+		for i, c := range clean {
+			if byteKind[c] == nulByte || byteKind[c] == suspiciousByte {
+				clean[i] = c + '@'
+			}
+		}
+		if got, want := Detect(clean, size), slowDetect(clean, size); got != want {
+			t.Errorf("Detect(%q, %d) = %+v, full walk = %+v", truncate(clean), size, got, want)
+		}
 	})
 }
 
@@ -430,14 +440,18 @@ func TestControlsMatchesByteLoop(t *testing.T) {
 	alphabet := []byte("ab \t\n\r\x1b\x00\x01\x07\x08\x0b\x0e\x1f\x7f\x80\xc3\xa9\xff ")
 	for range 5000 {
 		head := make([]byte, r.IntN(40))
-		if r.IntN(10) == 0 {
-			head = make([]byte, mimeLimit-20+r.IntN(40))
-		}
 		for i := range head {
 			if r.IntN(4) == 0 {
 				head[i] = alphabet[r.IntN(len(alphabet))]
 			} else {
 				head[i] = 'x'
+			}
+		}
+		if r.IntN(10) == 0 {
+			// Long, with a few control characters around mimeLimit.
+			head = bytes.Repeat([]byte("x"), mimeLimit-20+r.IntN(40))
+			for range 3 {
+				head[len(head)-1-r.IntN(40)] = alphabet[r.IntN(len(alphabet))]
 			}
 		}
 		wantNUL, wantSuspicious, wantBSVT := false, 0, false
