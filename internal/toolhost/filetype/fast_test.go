@@ -305,3 +305,23 @@ func TestFastPathTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestMimetypeVersion pins the mimetype release whose detectors fast.go and
+// fasttext.go copy and bound. On an upgrade, compare them with its tree.go
+// and internal/magic before changing this version: a new or changed
+// detector can make the fast path wrong on heads no test holds.
+func TestMimetypeVersion(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join("..", "..", "..", "go.mod"))
+	if err != nil {
+		t.Fatalf("read go.mod: %v", err)
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/gabriel-vasile/mimetype" {
+			if f[1] != "v1.4.16" {
+				t.Errorf("go.mod requires mimetype %s, the fast path is written for v1.4.16", f[1])
+			}
+			return
+		}
+	}
+	t.Error("go.mod does not require mimetype")
+}
