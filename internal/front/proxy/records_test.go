@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -445,4 +446,83 @@ func TestTerminateUpgrade(t *testing.T) {
 	open, err := client.Transport.RoundTrip(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusSwitchingProtocols, open.StatusCode)
+}
+
+// recordCountingConn counts the TLS records of application data of the
+// largest size (16 KiB of plaintext) read from a connection to a proxy,
+// after the proxy's answer to CONNECT.
+type recordCountingConn struct {
+	net.Conn
+	mu      sync.Mutex
+	tunnel  bool   // the answer to CONNECT has been read
+	pending []byte // read, not yet parsed
+	full    int    // application data records of 16 KiB
+}
+
+func (c *recordCountingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = append(c.pending, p[:n]...)
+	if !c.tunnel {
+		i := bytes.Index(c.pending, []byte("\r\n\r\n"))
+		if i < 0 {
+			return n, err
+		}
+		c.tunnel, c.pending = true, c.pending[i+4:]
+	}
+	for len(c.pending) >= recordHeaderLen {
+		length := int(c.pending[3])<<8 | int(c.pending[4])
+		if len(c.pending) < recordHeaderLen+length {
+			break
+		}
+		if c.pending[0] == 23 && length >= 16<<10 {
+			c.full++
+		}
+		c.pending = c.pending[recordHeaderLen+length:]
+	}
+	return n, err
+}
+
+func (c *recordCountingConn) records() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.full
+}
+
+// A terminated tunnel writes records of the largest size from the start
+// of the connection, not grown from one TCP segment over its first 128
+// KiB: the client is on the same machine.
+func TestTerminateFullRecords(t *testing.T) {
+	const size = 64 << 10
+	body := bytes.Repeat([]byte("r"), size)
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		_, _ = w.Write(body)
+	}))
+	origin.Config.ErrorLog = log.New(io.Discard, "", 0)
+	// The origin's records full too: the proxy passes on what has come.
+	origin.TLS = &tls.Config{DynamicRecordSizingDisabled: true}
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+	_, client := terminating(t, origin)
+	dialed := make(chan *recordCountingConn, 1)
+	client.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		rc := &recordCountingConn{Conn: c}
+		dialed <- rc
+		return rc, nil
+	}
+	resp, err := client.Get("https://example.com/big")
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "boxsh test CA", resp.TLS.PeerCertificates[0].Issuer.CommonName)
+	require.Equal(t, body, got)
+	// Grown from ~1.2 KiB a record, none of the first 64 KiB is full.
+	assert.GreaterOrEqual(t, (<-dialed).records(), size/(16<<10)-1, "full records of the response")
 }

@@ -223,6 +223,10 @@ func (srv *server) terminate(ctx context.Context, c *conn, pending []byte, d dec
 	tc := tls.Server(gc, &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"http/1.1"},
+		// The client is on this machine: records of the largest size from
+		// the first, not grown from one TCP segment over the first 128 KiB
+		// of the connection.
+		DynamicRecordSizingDisabled: true,
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 			if hello.ServerName != "" && normalizeName(hello.ServerName) != d.host {
 				return nil, fmt.Errorf("the TLS server name %q is not %s, the tunnel's", hello.ServerName, d.host)
