@@ -17,7 +17,8 @@ import (
 // copyBufSize at a time, without waiting for bytes that have not come:
 // recordReader knows when the upstream's next record is already read,
 // gatherBody reads on while it is, and gatherConn writes the client's
-// records of one plaintext write together.
+// records of one plaintext write together, from a goroutine of its own
+// while the next is read and opened.
 
 // TLS record framing: a header of a content type, a version and a length.
 const (
@@ -173,6 +174,7 @@ type gatherConn struct {
 	holds   int
 	writing bool   // a write to Conn is under way, mu unlocked
 	buf     []byte // gathered, to be written: from gatherBufs, or nil
+	err     error  // of a write a goroutine made (releaseAsync), for the next
 }
 
 // maxGather bounds what a gatherConn gathers: the records of copyBufSize
@@ -208,6 +210,9 @@ func (c *gatherConn) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	for c.writing && len(c.buf)+len(p) > maxGather {
 		c.written.Wait()
+	}
+	if c.err != nil {
+		return 0, c.err
 	}
 	if fits := len(c.buf)+len(p) <= maxGather; c.writing || fits && c.holds > 0 {
 		c.gather(p) // written by the write under way, or on release
@@ -255,6 +260,39 @@ func (c *gatherConn) release() error {
 	return c.flushLocked()
 }
 
+// releaseAsync ends a hold as release does, but what was gathered is
+// written by a goroutine of its own: the caller goes on (reads the next
+// of a response's body) meanwhile. A failed write's error is the next
+// Write's, release's or wait's.
+func (c *gatherConn) releaseAsync() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.holds--; c.holds > 0 || c.writing || c.buf == nil {
+		return c.err
+	}
+	c.writing = true
+	go func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.writing = false
+		if err := c.flushLocked(); err != nil && c.err == nil {
+			c.err = err
+		}
+	}()
+	return nil
+}
+
+// wait waits for the writes under way to end, and returns the error of
+// one that failed.
+func (c *gatherConn) wait() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.writing {
+		c.written.Wait()
+	}
+	return c.err
+}
+
 // flushLocked writes what is gathered, mu unlocked meanwhile, until
 // nothing is left; none is under way (writing is false).
 func (c *gatherConn) flushLocked() error {
@@ -277,7 +315,8 @@ func (c *gatherConn) flushLocked() error {
 }
 
 // A gatherWriter is a response writer whose each Write holds g, so that
-// the records of one write go out in one.
+// the records of one write go out in one, written while the handler goes
+// on (releaseAsync): the handler waits for them (g.wait) before it ends.
 type gatherWriter struct {
 	http.ResponseWriter
 	g *gatherConn
@@ -286,7 +325,7 @@ type gatherWriter struct {
 func (w gatherWriter) Write(p []byte) (int, error) {
 	w.g.hold()
 	n, err := w.ResponseWriter.Write(p)
-	if rerr := w.g.release(); err == nil {
+	if rerr := w.g.releaseAsync(); err == nil {
 		err = rerr
 	}
 	return n, err

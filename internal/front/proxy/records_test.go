@@ -526,3 +526,182 @@ func TestTerminateFullRecords(t *testing.T) {
 	// Grown from ~1.2 KiB a record, none of the first 64 KiB is full.
 	assert.GreaterOrEqual(t, (<-dialed).records(), size/(16<<10)-1, "full records of the response")
 }
+
+// An asynchronous release returns before its write ends: what is written
+// meanwhile goes, in order, behind it, wait waits for the last, and a
+// write's failure is the next Write's and wait's error.
+func TestGatherConnReleaseAsync(t *testing.T) {
+	w := newWriteLog()
+	w.let = make(chan struct{})
+	g := newGatherConn(w)
+	inWrite := func() bool { // a write under way has taken what was gathered
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.writing && g.buf == nil
+	}
+	g.hold()
+	_, err := g.Write([]byte("one"))
+	require.NoError(t, err)
+	require.NoError(t, g.releaseAsync(), "returns with its write under way")
+	require.Eventually(t, inWrite, testTimeout, time.Millisecond)
+	g.hold()
+	_, err = g.Write([]byte("two"))
+	require.NoError(t, err)
+	require.NoError(t, g.releaseAsync())
+	_, err = g.Write([]byte("three")) // not held: behind the write under way
+	require.NoError(t, err)
+	waited := make(chan error, 1)
+	go func() { waited <- g.wait() }()
+	w.let <- struct{}{}
+	require.Eventually(t, func() bool { return len(w.got()) == 1 && inWrite() }, testTimeout, time.Millisecond, "the second write under way")
+	select {
+	case <-waited:
+		t.Fatal("wait returned with a write under way")
+	default:
+	}
+	w.let <- struct{}{}
+	select {
+	case err := <-waited:
+		require.NoError(t, err)
+	case <-time.After(testTimeout):
+		t.Fatal("wait did not return once the writes ended")
+	}
+	assert.Equal(t, []string{"one", "twothree"}, w.got())
+
+	// A write that fails: the next Write and wait report it, and nothing
+	// is written after it.
+	g.hold()
+	_, err = g.Write([]byte("lost"))
+	require.NoError(t, err)
+	require.NoError(t, g.releaseAsync())
+	require.NoError(t, w.Close())
+	assert.ErrorIs(t, g.wait(), net.ErrClosed)
+	_, err = g.Write([]byte("after"))
+	assert.ErrorIs(t, err, net.ErrClosed)
+	g.hold()
+	assert.ErrorIs(t, g.releaseAsync(), net.ErrClosed)
+	assert.Equal(t, []string{"one", "twothree"}, w.got())
+}
+
+// The responses of every shape come through a terminated tunnel as the
+// origin sent them, each on the connection kept alive after the one
+// before: by Content-Length, chunked with trailers, none for HEAD, 204 and
+// 304.
+func TestTerminateResponseShapes(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789abcdef"), 40_000) // 640,000 bytes
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/length":
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			_, _ = w.Write(body)
+		case "/chunked":
+			w.Header().Set("Trailer", "X-Sum")
+			_, _ = w.Write(body[:100_000])
+			w.(http.Flusher).Flush()
+			_, _ = w.Write(body[100_000:])
+			w.Header().Set("X-Sum", "all")
+		case "/empty":
+			w.WriteHeader(http.StatusNoContent)
+		case "/same":
+			w.Header().Set("ETag", `"1"`)
+			w.WriteHeader(http.StatusNotModified)
+		}
+	}))
+	origin.Config.ErrorLog = log.New(io.Discard, "", 0)
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+	_, client := terminating(t, origin)
+	var conns atomic.Int32
+	client.Transport.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conns.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		length       int64
+		body         []byte
+		trailer      string
+	}{
+		{"GET", "/length", 200, int64(len(body)), body, ""},
+		{"HEAD", "/length", 200, int64(len(body)), nil, ""},
+		{"GET", "/chunked", 200, -1, body, "all"},
+		{"GET", "/empty", 204, 0, nil, ""},
+		{"GET", "/same", 304, 0, nil, ""},
+		{"GET", "/length", 200, int64(len(body)), body, ""},
+	} {
+		req, err := http.NewRequest(tc.method, "https://example.com"+tc.path, nil)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err, "%s %s", tc.method, tc.path)
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err, "%s %s", tc.method, tc.path)
+		assert.Equal(t, tc.status, resp.StatusCode, "%s %s", tc.method, tc.path)
+		assert.Equal(t, tc.length, resp.ContentLength, "%s %s", tc.method, tc.path)
+		assert.True(t, bytes.Equal(tc.body, got), "%s %s: %d bytes of %d", tc.method, tc.path, len(got), len(tc.body))
+		assert.Equal(t, tc.trailer, resp.Trailer.Get("X-Sum"), "%s %s", tc.method, tc.path)
+	}
+	assert.Equal(t, int32(1), conns.Load(), "one connection kept alive")
+}
+
+// A body the origin cuts short reaches the client as far as it came, and
+// then its end: an unexpected EOF, not a whole body. A client that goes
+// away mid-body ends the origin's request.
+func TestTerminateBodyCut(t *testing.T) {
+	const size = 4 << 20
+	body := bytes.Repeat([]byte("c"), size)
+	gone := make(chan error, 1)
+	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		switch r.URL.Path {
+		case "/cut":
+			_, _ = w.Write(body[:size/2])
+			w.(http.Flusher).Flush()
+			c, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				c.Close()
+			}
+		case "/slow":
+			// Writes until the client's end ends it.
+			for {
+				if _, err := w.Write(body[:64<<10]); err != nil {
+					gone <- err
+					return
+				}
+			}
+		}
+	}))
+	origin.Config.ErrorLog = log.New(io.Discard, "", 0)
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+	_, client := terminating(t, origin)
+
+	resp, err := client.Get("https://example.com/cut")
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Greater(t, len(got), 0, "what came before the cut")
+	assert.LessOrEqual(t, len(got), size/2)
+	assert.True(t, bytes.Equal(body[:len(got)], got), "the bytes that came")
+
+	resp, err = client.Get("https://example.com/slow")
+	require.NoError(t, err)
+	_, err = io.ReadFull(resp.Body, make([]byte, 1<<20))
+	require.NoError(t, err)
+	resp.Body.Close() // the client goes away mid-body
+	select {
+	case err := <-gone:
+		assert.Error(t, err)
+	case <-time.After(testTimeout):
+		t.Fatal("the origin's request went on after the client had gone")
+	}
+
+	// The proxy serves the next client.
+	resp, err = client.Get("https://example.com/cut")
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}

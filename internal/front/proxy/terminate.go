@@ -333,6 +333,10 @@ func (srv *server) serveInspected(ctx context.Context, cc net.Conn, d decision, 
 			w = gatherWriter{ResponseWriter: w, g: gc}
 		}
 		rp.ServeHTTP(w, r)
+		if gc != nil {
+			// The response's last bytes are written before net/http ends it.
+			_ = gc.wait()
+		}
 	})
 	ln := newOneConnListener(cc)
 	hs := &http.Server{
