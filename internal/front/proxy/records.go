@@ -263,7 +263,7 @@ func (c *gatherConn) release() error {
 // releaseAsync ends a hold as release does, but what was gathered is
 // written by a goroutine of its own: the caller goes on (reads the next
 // of a response's body) meanwhile. A failed write's error is the next
-// Write's, release's or wait's.
+// Write's, releaseAsync's or wait's.
 func (c *gatherConn) releaseAsync() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
