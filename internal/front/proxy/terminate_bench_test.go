@@ -24,9 +24,10 @@ const benchDownloadSize = 100_000_000
 // benchDownload GETs a benchDownloadSize body from an HTTPS origin through
 // a proxy b.N times, over one kept-alive connection: terminated when
 // terminate (a secret for the origin's name), an untouched CONNECT tunnel
-// otherwise. The sandbox's side is a loopback TCP connection, as the
-// sandbox's connections passed to the front are.
-func benchDownload(b *testing.B, terminate bool) {
+// otherwise; chunked without a Content-Length when chunked. The sandbox's
+// side is a loopback TCP connection, as the sandbox's connections passed
+// to the front are.
+func benchDownload(b *testing.B, terminate, chunked bool) {
 	block := make([]byte, 1<<20)
 	for i := range block {
 		block[i] = byte(i * 7)
@@ -34,7 +35,9 @@ func benchDownload(b *testing.B, terminate bool) {
 	var upSuite atomic.Uint32
 	origin := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		upSuite.Store(uint32(r.TLS.CipherSuite))
-		w.Header().Set("Content-Length", strconv.Itoa(benchDownloadSize))
+		if !chunked {
+			w.Header().Set("Content-Length", strconv.Itoa(benchDownloadSize))
+		}
 		for left := benchDownloadSize; left > 0; left -= len(block) {
 			if _, err := w.Write(block[:min(left, len(block))]); err != nil {
 				return
@@ -113,10 +116,14 @@ func cpuTime(b *testing.B) int64 {
 
 // BenchmarkTerminatedDownload is a large download through a terminated
 // tunnel: the proxy decrypts and encrypts each byte again.
-func BenchmarkTerminatedDownload(b *testing.B) { benchDownload(b, true) }
+func BenchmarkTerminatedDownload(b *testing.B) { benchDownload(b, true, false) }
+
+// BenchmarkTerminatedDownloadChunked is the terminated download of a body
+// without a Content-Length.
+func BenchmarkTerminatedDownloadChunked(b *testing.B) { benchDownload(b, true, true) }
 
 // BenchmarkTunnelDownload is the same download through an untouched tunnel.
-func BenchmarkTunnelDownload(b *testing.B) { benchDownload(b, false) }
+func BenchmarkTunnelDownload(b *testing.B) { benchDownload(b, false, false) }
 
 // BenchmarkRecordCrypto is what a terminated tunnel adds per byte at the
 // least: the upstream's record opened and the client's sealed, AES-128-GCM
