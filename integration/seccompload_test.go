@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,6 +87,11 @@ func TestSeccompNotPoisonedByAnotherSandbox(t *testing.T) {
 	r := run(victimXDG, nil, unshareProbe)
 	require.Contains(t, r.stdout, "done", r.stderr)
 	require.NotContains(t, r.stdout, "unshare-allowed")
+	// The victim's launcher removes its state directory after the front has
+	// exited: the attacker's start walks the bind, which must not change
+	// under it meanwhile.
+	require.Eventually(t, func() bool { return len(sandboxStates(t, victimXDG)) == 0 },
+		10*time.Second, 10*time.Millisecond, "state directories %v left", sandboxStates(t, victimXDG))
 	// One BPF instruction: return SECCOMP_RET_ALLOW.
 	allow := `printf '\006\000\000\000\000\000\377\177'`
 	r = run(attackerXDG, []string{"--bind", "wr:" + victimRoot},

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 
@@ -59,8 +61,11 @@ func watchProtection(protect []plan.HostPath, onLost func(path string)) (*protec
 		expected: map[string]bool{}, onLost: onLost}
 	add := func(dir, name, path string) error {
 		wd, err := in.add(dir, watchMask)
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return fmt.Errorf("%s (above protected %s) changed on the host while the sandbox started, start again: %w", dir, path, err)
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", dir, err)
 		}
 		if w.names[wd] == nil {
 			w.names[wd] = map[string]string{}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,12 @@ func TestProtectionWatch(t *testing.T) {
 		assert.Empty(t, w.check(), "making the placeholder is no change")
 		require.NoError(t, os.Remove(ph.Path))
 		assert.Equal(t, ph.Path, w.check(), "removing it is")
+	})
+	t.Run("directory gone since the walk", func(t *testing.T) {
+		gone := at("removed/.git/hooks")
+		_, err := watchProtection([]plan.HostPath{{Path: gone}}, nil)
+		require.ErrorIs(t, err, fs.ErrNotExist)
+		assert.ErrorContains(t, err, at("removed/.git")+" (above protected "+gone+") changed on the host while the sandbox started, start again")
 	})
 	t.Run("nil", func(t *testing.T) {
 		w, err := watchProtection(nil, nil)
