@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -723,4 +724,19 @@ func killMarkedAtCleanup(t *testing.T, marker string) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
+}
+
+// sandboxStates lists the sandboxes' state directories under runtimeDir.
+func sandboxStates(t *testing.T, runtimeDir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(runtimeDir, "boxsh"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -121,21 +121,6 @@ func launchersIn(runtimeDir string) []int {
 	return pids
 }
 
-// sandboxStates lists the sandboxes' state directories under runtimeDir.
-func sandboxStates(t *testing.T, runtimeDir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(runtimeDir, "boxsh"))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // TestSandboxLauncherDestroysAfterFront checks that once a sandboxed shell
 // has exited with its command's status, its launcher destroys the sandbox on
 // its own: the sandbox's processes, the launcher and the state directory are
