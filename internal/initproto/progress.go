@@ -82,3 +82,10 @@ func progressOf(ctx context.Context) (int64, OnProgress) {
 	}
 	return r.every.Milliseconds(), r.fn
 }
+
+// ProgressAsked tells whether ctx was made by WithProgress: its call asks
+// for progress frames.
+func ProgressAsked(ctx context.Context) bool {
+	every, _ := progressOf(ctx)
+	return every > 0
+}

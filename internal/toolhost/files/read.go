@@ -85,6 +85,13 @@ func ReadQuick(ctx context.Context, args tool.ReadArgs) (r tool.Result, ok bool)
 		return tool.Result{}, false
 	}
 	defer unix.Close(fd)
+	return ReadQuickFD(ctx, fd, size, args)
+}
+
+// ReadQuickFD is ReadQuick for fd, a regular file of size bytes that the
+// caller opened for reading and closes. The front uses it for the reads it
+// serves itself, so that their results are boxsh-init's.
+func ReadQuickFD(ctx context.Context, fd int, size int64, args tool.ReadArgs) (r tool.Result, ok bool) {
 	if size >= filetype.HeadSize {
 		return tool.Result{}, false
 	}
