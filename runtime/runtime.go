@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -91,6 +92,10 @@ type Config struct {
 	// filter refuses the allocations that a file size limit does not
 	// bound.
 	FileSize func() uint64
+	// ReadQuick, if set, lets the front serve small reads of a sandbox
+	// itself, through the sandbox's root, with boxsh-init's result (see
+	// Supervisor.frontRead); the program gives files.ReadQuickFD.
+	ReadQuick ReadQuickFunc
 }
 
 // FindInit locates boxsh-init: next to the running executable, then on
@@ -145,6 +150,11 @@ type Instance struct {
 	// protectionLost, for a sandbox, reports a host change that undid the
 	// protection of a protected path (and kills the sandbox).
 	protectionLost func() string
+	// root, for a sandbox, is the front's way into its file system for
+	// the reads it serves (nil: none); answered is set once boxsh-init has
+	// answered a call, so has executed: only then is its root taken.
+	root     *frontRoot
+	answered atomic.Bool
 }
 
 // Start starts boxsh-init and returns the Instance that talks to it.
@@ -262,6 +272,9 @@ func (in *Instance) Stop(grace time.Duration) error {
 		in.kill()
 		<-in.exited
 	}
+	if in.root != nil {
+		in.root.close()
+	}
 	if in.cleanup != nil {
 		in.cleanup()
 	}
@@ -298,6 +311,8 @@ type Supervisor struct {
 	refusals *refusals
 	// uses count the requests secrets went into.
 	uses *secretUses
+	// frontReads counts the reads the front served (see frontRead).
+	frontReads atomic.Uint64
 }
 
 // NewSupervisor starts the first boxsh-init and returns its Supervisor.
@@ -477,7 +492,7 @@ const maxResends = 3
 // (initproto.ErrNotStarted) is sent to a new one, a bounded number of times. A
 // call that cannot have reached it (initproto.ErrNotSent) is sent again once.
 func (s *Supervisor) Start(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) error {
-	if s.frontTool(ctx, name, args, done) {
+	if s.frontTool(ctx, name, args, done) || s.frontRead(ctx, name, args, done) {
 		return nil
 	}
 	return s.start(ctx, name, args, s.refusals.wrap(name, args, done), 0)
@@ -500,7 +515,16 @@ func (s *Supervisor) start(ctx context.Context, name string, args json.RawMessag
 		if err != nil {
 			return err
 		}
-		err = in.Client.Start(ctx, name, args, finish)
+		f := finish
+		if in.root != nil && !in.answered.Load() {
+			f = func(res json.RawMessage, err error) {
+				if err == nil {
+					in.answered.Store(true)
+				}
+				finish(res, err)
+			}
+		}
+		err = in.Client.Start(ctx, name, args, f)
 		if err == nil || !errors.Is(err, initproto.ErrNotSent) || attempt > 0 {
 			return lost(err)
 		}

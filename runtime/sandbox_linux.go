@@ -74,6 +74,9 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 	if in != nil {
 		in.protectionLost = ct.ProtectionLost
 		in.pid, in.cgroup, in.setup = ct.Pid(), ct.CgroupDir(), ct.InitSetup()
+		if cfg.ReadQuick != nil {
+			in.root = newFrontRoot(ct, cfg.Sandbox.Binds)
+		}
 	}
 	return in, err
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/internal/tool"
+	"github.com/boxsh/boxsh/internal/toolhost/files"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
@@ -320,6 +321,9 @@ func runtimeConfig(opts options, log hclog.Logger, initPath string, sb policy.Sa
 		Home:     home,
 		Version:  version,
 		Log:      log,
+		// Small reads of a sandbox are answered by the front, with
+		// boxsh-init's result.
+		ReadQuick: files.ReadQuickFD,
 	}
 }
 

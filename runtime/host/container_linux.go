@@ -844,3 +844,8 @@ func capFileSize(rlimits []configs.Rlimit, n uint64) []configs.Rlimit {
 	}
 	return append(rlimits, configs.Rlimit{Type: unix.RLIMIT_FSIZE, Soft: n, Hard: n})
 }
+
+// Rootfs is the host directory that is the sandbox's root.
+func (ct *Container) Rootfs() string {
+	return filepath.Join(ct.dir, "rootfs")
+}
