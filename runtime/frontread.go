@@ -11,8 +11,8 @@ import (
 )
 
 // ReadQuickFunc reports the read of fd, an open regular file of size bytes,
-// as boxsh-init's files.ReadQuick would, or gives up (ok false). The program
-// gives files.ReadQuickFD (Config.ReadQuick): the runtime runs no tool code
+// as boxsh-init's files.ReadQuick would once the file is open, or gives up (ok false). The program
+// gives readhead.Quick (Config.ReadQuick): the runtime runs no tool code
 // of its own.
 type ReadQuickFunc func(ctx context.Context, fd int, size int64, args tool.ReadArgs) (r tool.Result, ok bool)
 

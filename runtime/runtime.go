@@ -94,7 +94,7 @@ type Config struct {
 	FileSize func() uint64
 	// ReadQuick, if set, lets the front serve small reads of a sandbox
 	// itself, through the sandbox's root, with boxsh-init's result (see
-	// Supervisor.frontRead); the program gives files.ReadQuickFD.
+	// Supervisor.frontRead); the program gives readhead.Quick.
 	ReadQuick ReadQuickFunc
 }
 

@@ -22,7 +22,7 @@ import (
 	"github.com/boxsh/boxsh/internal/proc"
 	"github.com/boxsh/boxsh/internal/starttrace"
 	"github.com/boxsh/boxsh/internal/tool"
-	"github.com/boxsh/boxsh/internal/toolhost/files"
+	"github.com/boxsh/boxsh/internal/toolhost/readhead"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/rpc"
 	"github.com/boxsh/boxsh/runtime"
@@ -323,7 +323,7 @@ func runtimeConfig(opts options, log hclog.Logger, initPath string, sb policy.Sa
 		Log:      log,
 		// Small reads of a sandbox are answered by the front, with
 		// boxsh-init's result.
-		ReadQuick: files.ReadQuickFD,
+		ReadQuick: readhead.Quick,
 	}
 }
 

@@ -57,6 +57,8 @@ var rules = []rule{
 		Reason: "the fleet starts runtimes on sessions and hands rpc their backends; the program wires it (the audit log, through Config.Wrap)"},
 	{From: "client/apitype", Not: []string{"..."},
 		Reason: "the wire types are types only, which the server and the Go client share: they import nothing of the module"},
+	{From: "internal/toolhost/readhead", Not: []string{"internal/toolhost/imaging", "internal/toolhost/files"},
+		Reason: "the front links readhead for the reads it serves: no image decoder, nothing else of the read tool"},
 	{From: "...", Not: []string{"client/..."},
 		Reason: "the Go client is the public API: only programs (cmd/), the fleet (its sessions) and tests (integration/) use it",
 		Except: []string{"client/...", "cmd/...", "integration/...", "internal/front/fleet"}},
