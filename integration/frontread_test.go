@@ -246,6 +246,16 @@ func TestReadFrontSwappedLink(t *testing.T) {
 	require.Nil(t, start.Error, "%s", start.Raw)
 	inside := f.read(t, map[string]any{"path": filepath.Join(p, "inside.txt")})
 	path := filepath.Join(p, "swapped")
+	// The swapping has begun once a read finds the link elsewhere.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m := f.s.call("read", map[string]any{"path": path})
+		require.NotContains(t, string(m.Raw), f.secret)
+		if m.Error == nil && m.toolResult(t).IsError {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the link was never seen swapped")
+	}
 	var ok, failed int
 	for range 400 {
 		m := f.s.call("read", map[string]any{"path": path})
@@ -308,4 +318,62 @@ func TestReadFrontSDK(t *testing.T) {
 	assert.NotContains(t, log, servedLine+"notes.txt")
 	assert.NotContains(t, log, servedLine+filepath.Join(project, "missing"))
 	assert.True(t, bytes.Contains([]byte(sdkText(t, missing)), []byte("no such file")), sdkText(t, missing))
+}
+
+// hostMountsBounded tells whether every mount of the test's mount namespace
+// is of a type whose lookups wait for no server, as runtime's boundedMount
+// has them: only then does the front of plain mode serve reads.
+func hostMountsBounded(t *testing.T) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	bounded := map[string]bool{
+		"ext2": true, "ext3": true, "ext4": true, "xfs": true, "btrfs": true, "f2fs": true,
+		"tmpfs": true, "overlay": true, "ramfs": true, "devtmpfs": true, "squashfs": true, "erofs": true,
+		"proc": true, "sysfs": true, "devpts": true, "mqueue": true, "cgroup": true, "cgroup2": true,
+		"nsfs": true, "bpf": true, "tracefs": true, "debugfs": true, "securityfs": true, "pstore": true,
+		"configfs": true, "hugetlbfs": true, "binfmt_misc": true, "fusectl": true, "efivarfs": true,
+	}
+	for line := range strings.Lines(string(b)) {
+		_, rest, _ := strings.Cut(line, " - ")
+		if f := strings.Fields(rest); len(f) == 0 || !bounded[f[0]] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReadFrontPlain checks the reads the front serves in plain mode (no
+// --sandbox), through its own root, which boxsh-init shares: the same
+// answers as boxsh-init's, served where every mount of the host is of a
+// bounded type, and never /proc, a device or a missing file.
+func TestReadFrontPlain(t *testing.T) {
+	t.Parallel()
+	project := t.TempDir()
+	s := startServer(t, testContext(t), serverOptions{dir: project, args: []string{"--log-level", "debug"}})
+	f := &frontReadSandbox{s: s, project: project}
+	s.call("read", map[string]any{"path": "first-call"})
+	serves := hostMountsBounded(t)
+	for name, content := range map[string]string{"text.txt": "plain\nmode\n", "empty": "", "bin": "\x00\x01\x02"} {
+		path := filepath.Join(project, name)
+		writeHostFile(t, path, content, 0o644)
+		got := f.read(t, map[string]any{"path": path})
+		want := f.read(t, map[string]any{"path": name})
+		assert.Equal(t, string(want), string(got), "%s: the front's answer is not boxsh-init's", name)
+	}
+	for _, path := range []string{"/proc/self/status", "/dev/null", filepath.Join(project, "missing")} {
+		f.read(t, map[string]any{"path": path})
+	}
+	if !serves {
+		// The front serves none: a read it would have served shows it.
+		f.read(t, map[string]any{"path": filepath.Join(project, "text.txt")})
+		assert.NotContains(t, s.stderr.String(), servedLine, "the host has a mount of an unbounded type")
+		return
+	}
+	f.settle(t)
+	assert.Equal(t, 1, f.served(filepath.Join(project, "text.txt")))
+	assert.Equal(t, 1, f.served(filepath.Join(project, "empty")))
+	for _, path := range []string{"/proc/self/status", "/dev/null", filepath.Join(project, "missing")} {
+		assert.Zero(t, f.served(path), path)
+	}
 }

@@ -21,16 +21,16 @@ type ReadQuickFunc func(ctx context.Context, fd int, size int64, args tool.ReadA
 // the front's threads, and a read beyond goes to boxsh-init.
 var frontReadSlots = make(chan struct{}, 4)
 
-// frontRead serves a read call in the front, through the sandbox's own root,
-// when it is certain to give what boxsh-init would (see readInRoot), and
-// tells whether it did. Anything else, every error among it, is left to
+// frontRead serves a read call in the front, through the sandbox's own root
+// (in plain mode, the front's, which boxsh-init shares), when it is certain
+// to give what boxsh-init would (see openInRoot), and tells whether it did. Anything else, every error among it, is left to
 // boxsh-init.
 //
 // It takes the running boxsh-init as any call does, so that a paused
 // sandbox, a stale or retired boxsh-init and a lost protection are dealt
 // with first, and the read is of the sandbox that would have run it.
 func (s *Supervisor) frontRead(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) bool {
-	if name != tool.Read || s.cfg.ReadQuick == nil || !s.cfg.Sandbox.Enabled || initproto.ProgressAsked(ctx) {
+	if name != tool.Read || s.cfg.ReadQuick == nil || initproto.ProgressAsked(ctx) {
 		return false
 	}
 	var a tool.ReadArgs

@@ -32,7 +32,12 @@ import (
 // PID shows the process still there, so the PID was not reused meanwhile.
 // boxsh-init's credentials are compared with the front's then (credsCover):
 // the front serves only when it can read nothing that boxsh-init could not.
+//
+// In plain mode boxsh-init is the front's child, with the front's root,
+// mount namespace and credentials: the root is the front's own "/", taken
+// once boxsh-init's credentials are found to be the front's.
 type frontRoot struct {
+	plain bool
 	pid   int
 	pidfd int
 	// dev and ino are the host rootfs directory's, which is the sandbox's
@@ -81,6 +86,17 @@ func newFrontRoot(ct *host.Container, binds []policy.Bind) *frontRoot {
 	}
 	unix.CloseOnExec(pidfd)
 	return &frontRoot{pid: ct.Pid(), pidfd: pidfd, dev: st.Dev, ino: st.Ino, root: -1, mounts: -1}
+}
+
+// newPlainFrontRoot prepares the front's reads for the boxsh-init of plain
+// mode, its child pid, not yet waited for.
+func newPlainFrontRoot(pid int) *frontRoot {
+	pidfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return nil
+	}
+	unix.CloseOnExec(pidfd)
+	return &frontRoot{plain: true, pid: pid, pidfd: pidfd, root: -1, mounts: -1}
 }
 
 // read serves args through the sandbox's root with readQuick, and tells
@@ -153,6 +169,9 @@ var errNeverFrontRead = errors.New("no reads served by the front")
 // are the sandbox's and that the front's credentials give no more than
 // boxsh-init's.
 func (fr *frontRoot) take() error {
+	if fr.plain {
+		return fr.takePlain()
+	}
 	dir, err := unix.Open("/proc/"+strconv.Itoa(fr.pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -202,6 +221,36 @@ func (fr *frontRoot) take() error {
 		return fmt.Errorf("%w: boxsh-init is gone: %v", errNeverFrontRead, err)
 	}
 	ok = true
+	fr.root, fr.mounts = root, mounts
+	return nil
+}
+
+// takePlain takes the front's own root and mount table for a boxsh-init of
+// plain mode, once its credentials are found to be the front's.
+func (fr *frontRoot) takePlain() error {
+	theirs, err := os.ReadFile("/proc/" + strconv.Itoa(fr.pid) + "/status")
+	if err != nil {
+		return err
+	}
+	ours, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	if t, o := parseStatus(theirs), parseStatus(ours); t != o || o.uid == "" {
+		return fmt.Errorf("%w: boxsh-init's credentials are not the front's", errNeverFrontRead)
+	}
+	if err := unix.PidfdSendSignal(fr.pidfd, 0, nil, 0); err != nil {
+		return fmt.Errorf("%w: boxsh-init is gone: %v", errNeverFrontRead, err)
+	}
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(root)
+		return err
+	}
 	fr.root, fr.mounts = root, mounts
 	return nil
 }

@@ -17,3 +17,6 @@ func (*frontRoot) read(context.Context, tool.ReadArgs, ReadQuickFunc) (tool.Resu
 }
 
 func (*frontRoot) close() {}
+
+// newPlainFrontRoot is nil: only Linux's front serves reads.
+func newPlainFrontRoot(int) *frontRoot { return nil }

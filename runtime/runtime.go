@@ -218,9 +218,17 @@ func startProcess(cfg Config) (*Instance, error) {
 		fwdFront.Close()
 		return nil, fmt.Errorf("start %s: %w", cfg.InitPath, err)
 	}
+	var root *frontRoot
+	if cfg.ReadQuick != nil {
+		// Before newInstance, whose goroutine reaps it: the PID is the
+		// front's unreaped child's.
+		root = newPlainFrontRoot(cmd.Process.Pid)
+	}
 	in, err := newInstance(front, fwdFront, func() { _ = cmd.Process.Kill() }, cmd.Wait, nil)
 	if in != nil {
-		in.pid, in.setup = cmd.Process.Pid, o.Setup()
+		in.pid, in.setup, in.root = cmd.Process.Pid, o.Setup(), root
+	} else if root != nil {
+		root.close()
 	}
 	return in, err
 }
