@@ -43,6 +43,11 @@ func (s *Supervisor) frontRead(ctx context.Context, name string, args json.RawMe
 	if err != nil || in.root == nil || !in.answered.Load() {
 		return false
 	}
+	if in.Client.Pending() >= initproto.OtherSlots {
+		// boxsh-init's slots may all be taken: there the read would wait
+		// its turn, and so it does.
+		return false
+	}
 	select {
 	case frontReadSlots <- struct{}{}:
 	default:

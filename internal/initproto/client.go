@@ -245,6 +245,20 @@ func (c *Client) progress(id, n uint64) {
 	}
 }
 
+// OtherSlots is how many calls other than commands boxsh-init runs at once
+// (its toolhost.Config.MaxOtherCalls); more wait for a slot, a quick read
+// among them. A front that answers reads itself does so only while fewer
+// calls than that are pending (Client.Pending), so that a read boxsh-init
+// would have queued is queued still.
+const OtherSlots = 16
+
+// Pending is how many calls were sent and are not yet finished.
+func (c *Client) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
 // Start sends a call to boxsh-init without waiting for the reply. Calls reach
 // boxsh-init in the order Start is called.
 //

@@ -40,8 +40,8 @@ type Config struct {
 	// Workers bounds the bash calls that run at once (default 4).
 	Workers int
 	// MaxOtherCalls bounds the file and terminal calls that run (or wait
-	// for their reply to be taken) at once (default 16); more wait for a
-	// slot.
+	// for their reply to be taken) at once (default
+	// initproto.OtherSlots); more wait for a slot.
 	MaxOtherCalls int
 	// Env is the environment of commands (default os.Environ()).
 	Env []string
@@ -107,7 +107,7 @@ func New(cfg Config) (*Host, error) {
 		cfg.Log = hclog.NewNullLogger()
 	}
 	if cfg.MaxOtherCalls <= 0 {
-		cfg.MaxOtherCalls = 16
+		cfg.MaxOtherCalls = initproto.OtherSlots
 	}
 	if cfg.Activity == nil {
 		cfg.Activity = noActivity{}
