@@ -11,9 +11,9 @@ import (
 )
 
 // ReadQuickFunc reports the read of fd, an open regular file of size bytes,
-// as boxsh-init's files.ReadQuick would once the file is open, or gives up (ok false). The program
-// gives readhead.Quick (Config.ReadQuick): the runtime runs no tool code
-// of its own.
+// as boxsh-init's files.ReadQuick would once the file is open, or gives up
+// (ok false). The program gives readhead.Quick (Config.ReadQuick): the
+// runtime runs no tool code of its own.
 type ReadQuickFunc func(ctx context.Context, fd int, size int64, args tool.ReadArgs) (r tool.Result, ok bool)
 
 // frontReadSlots bounds the reads the front serves at once, over every
@@ -23,8 +23,8 @@ var frontReadSlots = make(chan struct{}, 4)
 
 // frontRead serves a read call in the front, through the sandbox's own root
 // (in plain mode, the front's, which boxsh-init shares), when it is certain
-// to give what boxsh-init would (see openInRoot), and tells whether it did. Anything else, every error among it, is left to
-// boxsh-init.
+// to give what boxsh-init would (see openInRoot), and tells whether it did.
+// Anything else, every error among it, is left to boxsh-init.
 //
 // It takes the running boxsh-init as any call does, so that a paused
 // sandbox, a stale or retired boxsh-init and a lost protection are dealt

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -103,6 +104,9 @@ func newPlainFrontRoot(pid int) *frontRoot {
 // whether it did (ok false: boxsh-init's). One read runs at a time; another
 // meanwhile gives up.
 func (fr *frontRoot) read(ctx context.Context, args tool.ReadArgs, readQuick ReadQuickFunc) (tool.Result, bool) {
+	if noOpenat2.Load() {
+		return tool.Result{}, false
+	}
 	fr.mu.Lock()
 	if fr.closed || fr.failed || fr.inUse {
 		fr.mu.Unlock()
@@ -417,6 +421,9 @@ func servedFS(t int64) bool {
 func openInRoot(root int, path string) (fd int, size int64, ok bool) {
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
 	p, err := openat2Retry(root, path, &how)
+	if errors.Is(err, unix.ENOSYS) {
+		noOpenat2.Store(true)
+	}
 	if err != nil {
 		return -1, 0, false
 	}
@@ -445,6 +452,10 @@ func openInRoot(root int, path string) (fd int, size int64, ok bool) {
 	}
 	return fd, st.Size, true
 }
+
+// noOpenat2 is set once openat2 is found missing (Linux before 5.6): no
+// read is then served by the front.
+var noOpenat2 atomic.Bool
 
 // openat2Retry is openat2, retried when a signal interrupts it.
 func openat2Retry(dir int, path string, how *unix.OpenHow) (int, error) {
