@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/boxsh/boxsh/internal/fstype"
 	"github.com/boxsh/boxsh/internal/syncbuf"
 )
 
@@ -76,13 +77,8 @@ func (f *frontReadSandbox) settle(t *testing.T) {
 	writeHostFile(t, marker, "marker\n", 0o644)
 	want := f.served(marker) + 1
 	f.read(t, map[string]any{"path": marker})
-	deadline := time.Now().Add(10 * time.Second)
-	for f.served(marker) < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("the front served no read of %s; stderr:\n%s", marker, truncate(f.s.stderr.String()))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return f.served(marker) >= want }, 10*time.Second, 5*time.Millisecond,
+		"the front served no read of %s; stderr:\n%s", marker, truncate(f.s.stderr.String()))
 }
 
 // relative is path as boxsh-init alone reads it: relative to its working
@@ -309,10 +305,7 @@ func TestReadFrontSDK(t *testing.T) {
 	assert.True(t, missing.IsError)
 	// A last served read: its line follows the others in stderr.
 	sdkCall(t, ctx, session, "read", map[string]any{"path": file})
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(stderr.String(), servedLine+file+"\n") < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	assert.Eventually(t, func() bool { return strings.Count(stderr.String(), servedLine+file+"\n") >= 2 }, 10*time.Second, 5*time.Millisecond)
 	log := stderr.String()
 	assert.Equal(t, 2, strings.Count(log, servedLine+file+"\n"), "reads of %s served by the front; stderr:\n%s", file, truncate(log))
 	assert.NotContains(t, log, servedLine+"notes.txt")
@@ -321,26 +314,13 @@ func TestReadFrontSDK(t *testing.T) {
 }
 
 // hostMountsBounded tells whether every mount of the test's mount namespace
-// is of a type whose lookups wait for no server, as runtime's boundedMount
-// has them: only then does the front of plain mode serve reads.
+// is of a type whose lookups wait for no server (fstype.MountsBounded): only
+// then does the front of plain mode serve reads.
 func hostMountsBounded(t *testing.T) bool {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	require.NoError(t, err)
-	bounded := map[string]bool{
-		"ext2": true, "ext3": true, "ext4": true, "xfs": true, "btrfs": true, "f2fs": true,
-		"tmpfs": true, "overlay": true, "ramfs": true, "devtmpfs": true, "squashfs": true, "erofs": true,
-		"proc": true, "sysfs": true, "devpts": true, "mqueue": true, "cgroup": true, "cgroup2": true,
-		"nsfs": true, "bpf": true, "tracefs": true, "debugfs": true, "securityfs": true, "pstore": true,
-		"configfs": true, "hugetlbfs": true, "binfmt_misc": true, "fusectl": true, "efivarfs": true,
-	}
-	for line := range strings.Lines(string(b)) {
-		_, rest, _ := strings.Cut(line, " - ")
-		if f := strings.Fields(rest); len(f) == 0 || !bounded[f[0]] {
-			return false
-		}
-	}
-	return true
+	return fstype.MountsBounded(b)
 }
 
 // TestReadFrontPlain checks the reads the front serves in plain mode (no

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/boxsh/boxsh/internal/fstype"
 	"github.com/boxsh/boxsh/internal/tool"
 	"github.com/boxsh/boxsh/policy"
 	"github.com/boxsh/boxsh/runtime/host"
@@ -72,7 +73,7 @@ func newFrontRoot(ct *host.Container, binds []policy.Bind) *frontRoot {
 		upper, _ := plan.CowDirs(b)
 		for _, d := range []string{b.Src, upper} {
 			var sfs unix.Statfs_t
-			if unix.Statfs(d, &sfs) != nil || !servedFS(sfs.Type) {
+			if unix.Statfs(d, &sfs) != nil || !fstype.SameForEveryReader(sfs.Type) {
 				return nil
 			}
 		}
@@ -326,7 +327,7 @@ func credsCover(sandbox, front status) error {
 }
 
 // mountsBounded tells whether every mount of the sandbox is of a file
-// system whose lookups and reads cannot wait for a server (boundedMount),
+// system whose lookups and reads cannot wait for a server (fstype.Bounded),
 // reading the mount table again when the kernel says it changed.
 func (fr *frontRoot) mountsBounded() bool {
 	pfd := []unix.PollFd{{Fd: int32(fr.mounts), Events: unix.POLLPRI}}
@@ -342,7 +343,7 @@ func (fr *frontRoot) mountsBounded() bool {
 		fr.checked = false
 		return false
 	}
-	fr.checked, fr.bounded = true, mountsOfBoundedTypes(b)
+	fr.checked, fr.bounded = true, fstype.MountsBounded(b)
 	return fr.bounded
 }
 
@@ -369,50 +370,9 @@ func preadAll(fd int) ([]byte, error) {
 	}
 }
 
-// mountsOfBoundedTypes tells whether every line of a mountinfo names a
-// file system type of boundedMount.
-func mountsOfBoundedTypes(mountinfo []byte) bool {
-	for line := range strings.Lines(string(mountinfo)) {
-		_, rest, ok := strings.Cut(line, " - ")
-		if !ok {
-			return false
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 || !boundedMount[fields[0]] {
-			return false
-		}
-	}
-	return true
-}
-
-// boundedMount are the file system types, as mountinfo names them, whose
-// path lookups never wait for a server or another process: local disks and
-// memory, and the kernel's own. A sandbox with a mount of any other (nfs,
-// cifs, fuse, 9p, autofs...) has its reads served by boxsh-init only, so
-// that a hung server holds none of the front's threads.
-var boundedMount = map[string]bool{
-	"ext2": true, "ext3": true, "ext4": true, "xfs": true, "btrfs": true, "f2fs": true,
-	"tmpfs": true, "overlay": true, "ramfs": true, "devtmpfs": true, "squashfs": true, "erofs": true,
-	"proc": true, "sysfs": true, "devpts": true, "mqueue": true, "cgroup": true, "cgroup2": true,
-	"nsfs": true, "bpf": true, "tracefs": true, "debugfs": true, "securityfs": true, "pstore": true,
-	"configfs": true, "hugetlbfs": true, "binfmt_misc": true, "fusectl": true, "efivarfs": true,
-}
-
-// servedFS tells whether a file of a file system of type t (statfs's) is
-// read by the front: one whose content is the same whoever reads it, on a
-// local disk or in memory.
-func servedFS(t int64) bool {
-	switch uint32(t) {
-	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
-		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC:
-		return true
-	}
-	return false
-}
-
 // openInRoot opens path, resolved within root as boxsh-init resolves it,
 // for reading if it is an unencrypted regular file of a file system the
-// front reads (servedFS), and returns the descriptor and the file's size.
+// front reads (fstype.SameForEveryReader), and returns the descriptor and the file's size.
 //
 // The name is resolved once, to an O_PATH descriptor, which opens nothing:
 // a device, a FIFO or a socket is never opened by the front. Only a regular
@@ -436,7 +396,7 @@ func openInRoot(root int, path string) (fd int, size int64, ok bool) {
 		return -1, 0, false
 	}
 	var sfs unix.Statfs_t
-	if err := unix.Fstatfs(p, &sfs); err != nil || !servedFS(sfs.Type) {
+	if err := unix.Fstatfs(p, &sfs); err != nil || !fstype.SameForEveryReader(sfs.Type) {
 		return -1, 0, false
 	}
 	// O_NONBLOCK: a lease on the file must not make the open wait.

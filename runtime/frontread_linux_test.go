@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/boxsh/boxsh/internal/fstype"
 )
 
 func TestFrontReadCredsCover(t *testing.T) {
@@ -41,15 +43,6 @@ func TestFrontReadParseStatus(t *testing.T) {
 	assert.NotEmpty(t, s.capEff)
 }
 
-func TestFrontReadMountTypes(t *testing.T) {
-	local := "22 1 0:21 / / ro,relatime - tmpfs tmpfs rw\n23 22 8:1 /home/u/p /home/u/p rw - ext4 /dev/sda1 rw\n24 22 0:5 / /proc rw - proc proc rw\n"
-	assert.True(t, mountsOfBoundedTypes([]byte(local)))
-	for _, fs := range []string{"nfs4", "fuse.sshfs", "cifs", "9p", "autofs", "fuse"} {
-		assert.False(t, mountsOfBoundedTypes([]byte(local+"25 22 0:40 / /mnt rw - "+fs+" server:/x rw\n")), fs)
-	}
-	assert.False(t, mountsOfBoundedTypes([]byte("a line without its separator\n")))
-}
-
 // TestFrontReadOpenInRoot checks the opening of a name in a root on its own
 // (as the test's user, in a directory standing in for a sandbox's root):
 // links resolve within the root, never out of it, and only regular files
@@ -58,7 +51,7 @@ func TestFrontReadOpenInRoot(t *testing.T) {
 	rootDir, outside := t.TempDir(), t.TempDir()
 	var sfs unix.Statfs_t
 	require.NoError(t, unix.Statfs(rootDir, &sfs))
-	if !servedFS(sfs.Type) {
+	if !fstype.SameForEveryReader(sfs.Type) {
 		t.Skipf("the test's temporary directory is on a file system the front does not read (%#x)", sfs.Type)
 	}
 	secret := filepath.Join(outside, "secret")

@@ -159,8 +159,9 @@ func bound(f func([]byte) verdict) func(textHead) verdict {
 // fixed place (QuickTime atoms, MP4, Lotus 1-2-3, dBase, EOT, OpenType,
 // TrueType collections, Windows shortcuts, ESRI shapes, MARC, FrameMaker)
 // cannot match a clean head and are bounded by their first byte or not at
-// all (FrameMaker needs a NUL anywhere in its first 512 bytes). zlib needs the text detector to fail, which only happens where
-// fastText answers "text/plain" anyway.
+// all (FrameMaker needs a NUL anywhere in its first 512 bytes). zlib needs
+// the text detector to fail, which only happens where fastText answers
+// "text/plain" anyway.
 func rootMayMatch(raw []byte) bool {
 	if len(raw) == 0 {
 		return false

@@ -15,31 +15,14 @@ import (
 
 // slowDetect is Detect without the fast path: always mimetype's tree walk.
 func slowDetect(head []byte, size int64) Type {
-	if len(head) > HeadSize {
-		head = head[:HeadSize]
-	}
-	if len(head) == 0 {
-		return Type{MIME: mimeEmpty}
-	}
-	if size < int64(len(head)) {
-		size = -1
-	}
-	nul, suspicious, _ := controls(head)
-	return detect(head, size, nul, suspicious)
+	t, _ := detectFast(head, size, false)
+	return t
 }
 
 // fastTaken reports whether Detect answers head by its fast path.
 func fastTaken(head []byte) bool {
-	head = head[:min(len(head), HeadSize)]
-	if len(head) == 0 {
-		return false
-	}
-	nul, suspicious, bsvt := controls(head)
-	if nul || suspicious != 0 {
-		return false
-	}
-	_, ok := fastText(head, bsvt)
-	return ok
+	_, byFast := detectFast(head, int64(len(head)), true)
+	return byFast
 }
 
 // textSeeds are heads that reach each of mimetype's text detectors, and

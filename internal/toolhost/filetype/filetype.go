@@ -72,22 +72,29 @@ type Type struct {
 // decides emptiness. An empty head is reported as the non-binary type
 // "inode/x-empty", as boxsh v3 does.
 func Detect(head []byte, size int64) Type {
+	t, _ := detectFast(head, size, true)
+	return t
+}
+
+// detectFast is Detect, whose fast path for clean heads (fastText) is tried
+// only when fast is set; byFast tells whether it answered.
+func detectFast(head []byte, size int64, fast bool) (t Type, byFast bool) {
 	if len(head) > HeadSize {
 		head = head[:HeadSize]
 	}
 	if len(head) == 0 {
-		return Type{MIME: mimeEmpty}
+		return Type{MIME: mimeEmpty}, false
 	}
 	if size < int64(len(head)) {
 		size = -1
 	}
 	nul, suspicious, bsvt := controls(head)
-	if !nul && suspicious == 0 {
+	if fast && !nul && suspicious == 0 {
 		if mime, ok := fastText(head, bsvt); ok {
-			return Type{MIME: mime}
+			return Type{MIME: mime}, true
 		}
 	}
-	return detect(head, size, nul, suspicious)
+	return detect(head, size, nul, suspicious), false
 }
 
 // detect is Detect's full path: Detect's own signatures and mimetype's
