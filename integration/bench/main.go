@@ -8,7 +8,7 @@
 //
 //	go run ./integration/bench -bin PATH [-label NAME] [-compare PATH2 [-compare-label NAME2]] [-workers 4] [-n 2000] [-paused 100 -pause 20ms] [-churn 10000] [-only NAMES] [-http] [-json]
 //	go run ./integration/bench -bin PATH [-compare PATH2] -cold-stages N [-sandbox [-cold-bind SPEC]] [-cold-shell]
-//	go run ./integration/bench -bin PATH [-compare PATH2] -start N [-start-each 5] [-bwrap PATH]
+//	go run ./integration/bench -bin PATH [-compare PATH2] -start N [-start-each 5] [-bwrap PATH] [-floor]
 //	go run ./integration/bench -bin PATH -sandboxes N [-cycles 200] [-first 30] [-workers 1] [-clients 50 [-mixed 10s]]
 //	go run ./integration/bench -bin PATH -egress N [-egress-bytes 100000000] [-egress-requests 1000] [-seam-bin PATH]
 //
@@ -86,6 +86,7 @@ func main() {
 	flag.IntVar(&st.Rounds, "start", 0, "instead of the suite, compare starts (sandboxed and plain shell mode, --rpc --sandbox; beside -compare and bubblewrap) in `N` interleaved rounds")
 	flag.IntVar(&st.Each, "start-each", 5, "with -start: starts of each command per round")
 	bwrap := flag.String("bwrap", "bwrap", "with -start: the bubblewrap `binary` (looked up on PATH; \"\" for none)")
+	floor := flag.Bool("floor", false, "with -start: time the floor of a sandbox's start beside them (integration/bench/lcfloor, built from this checkout, with -bin's boxsh-launch)")
 	bind := flag.String("cold-bind", "", "with -cold-stages and -sandbox: a --bind `SPEC` for the sandbox")
 	var ec egressConfig
 	flag.IntVar(&ec.Rounds, "egress", 0, "instead of the suite, measure `N` rounds of egress: a download and small requests from a loopback origin, direct and through the proxy (explicit and transparent)")
@@ -136,6 +137,7 @@ func main() {
 				st.Bwrap = p
 			}
 		}
+		st.Floor = *floor
 		if err := runStart(os.Stdout, targets, c, st); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)

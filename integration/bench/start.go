@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,11 @@ type startConfig struct {
 	Each int
 	// Bwrap is the bubblewrap binary, "" for none.
 	Bwrap string
+	// Floor adds the floor of a sandbox's start (see buildFloor), which
+	// runStart builds; floorBin and floorArgs are its command once built.
+	Floor     bool
+	floorBin  string
+	floorArgs []string
 }
 
 // bwrapArgs is the bubblewrap sandbox that Anthropic's sandbox-runtime and
@@ -81,6 +87,9 @@ func startCases(targets []*target, c config, sc startConfig) []*startCase {
 	for _, t := range targets {
 		cases = append(cases, &startCase{Kind: startSandboxShell, Label: t.Label, Bin: t.Bin, Args: []string{"--sandbox", "-c", "true"}})
 	}
+	if sc.floorBin != "" {
+		cases = append(cases, &startCase{Kind: startSandboxShell, Label: floorLabel, Bin: sc.floorBin, Args: sc.floorArgs})
+	}
 	if sc.Bwrap != "" {
 		cases = append(cases, &startCase{Kind: startSandboxShell, Label: "bwrap", Bin: sc.Bwrap, Args: bwrapArgs})
 	}
@@ -97,6 +106,16 @@ func startCases(targets []*target, c config, sc startConfig) []*startCase {
 
 // runStart runs the start comparison and prints its table.
 func runStart(w io.Writer, targets []*target, c config, sc startConfig) error {
+	if sc.Floor && sc.floorBin == "" {
+		dir, err := os.MkdirTemp("", "boxsh-bench-floor-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if sc.floorBin, sc.floorArgs, err = buildFloor(context.Background(), targets[0].Bin, dir); err != nil {
+			return err
+		}
+	}
 	r, err := measureStart(targets, c, sc)
 	if err != nil {
 		return err
@@ -130,9 +149,10 @@ func measureStart(targets []*target, c config, sc startConfig) (*startResult, er
 		}
 	}
 	r.LoadAfter = loadAverage()
-	// -bin against every other program of the same kind.
+	// -bin against every other program of the same kind, and the floor
+	// against bubblewrap.
 	for i, of := range r.Cases {
-		if of.Label != targets[0].Label {
+		if of.Label != targets[0].Label && of.Label != floorLabel {
 			continue
 		}
 		for _, to := range r.Cases[i+1:] {
@@ -215,6 +235,9 @@ func writeStart(w io.Writer, r *startResult, sc startConfig) {
 		fmt.Fprintf(w, "bwrap: %s %s\n", sc.Bwrap, strings.Join(bwrapArgs, " "))
 	} else {
 		fmt.Fprintln(w, "bwrap: none (not on PATH, or -bwrap \"\")")
+	}
+	if sc.floorBin != "" {
+		fmt.Fprintf(w, "floor: lcfloor %s (integration/bench/lcfloor: libcontainer through boxsh-launch, boxsh's namespaces, no policy)\n", strings.Join(sc.floorArgs, " "))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "start\tprogram\tmedian ms\trounds min–max ms\tCPU median ms\t")

@@ -71,3 +71,69 @@ func TestStartComparison(t *testing.T) {
 		t.Errorf("table:\n%s", out.String())
 	}
 }
+
+// TestStartFloor builds the floor of a sandbox's start, checks that it runs
+// its command in new namespaces, and times it beside -bin and bubblewrap.
+func TestStartFloor(t *testing.T) {
+	dir := os.Getenv("BOXSH_BIN_DIR")
+	if dir == "" {
+		t.Skip("BOXSH_BIN_DIR is not set (`just test ./integration/bench` sets it)")
+	}
+	if os.Getuid() == 0 {
+		t.Skip("sandboxes are not started as real root (`just test` runs the tests as an unprivileged user)")
+	}
+	bin := filepath.Join(dir, "boxsh")
+	floor, args, err := buildFloor(t.Context(), bin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(floor, append(args, "--", "/bin/sh", "-c", "readlink /proc/self/ns/pid /proc/self/ns/mnt /proc/self/ns/user; id -u")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("lcfloor: %v\n%s", err, out)
+	}
+	var host []string
+	for _, ns := range []string{"pid", "mnt", "user"} {
+		l, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host = append(host, l)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != 4 || lines[3] != "0" {
+		t.Fatalf("lcfloor's command printed %q, want three namespaces and uid 0", out)
+	}
+	for i, l := range lines[:3] {
+		if l == host[i] {
+			t.Errorf("the floor's sandbox shares the namespace %s with the host", l)
+		}
+	}
+
+	targets, err := targetsFromFlags(bin, "A", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := startConfig{Rounds: 1, Each: 1, floorBin: floor, floorArgs: args}
+	if bwrap, err := exec.LookPath("bwrap"); err == nil {
+		sc.Bwrap = bwrap
+	}
+	r, err := measureStart(targets, config{Workers: 4, Timeout: time.Minute}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratios := map[string]bool{}
+	for _, ra := range r.Ratios {
+		ratios[ra.Of+"/"+ra.To] = len(ra.Ratios) == 1 && ra.Ratios[0] > 0
+	}
+	if !ratios["A/"+floorLabel] {
+		t.Errorf("no positive ratio of A to the floor: %+v", r.Ratios)
+	}
+	if sc.Bwrap != "" && !ratios[floorLabel+"/bwrap"] {
+		t.Errorf("no positive ratio of the floor to bwrap: %+v", r.Ratios)
+	}
+	var table bytes.Buffer
+	writeStart(&table, r, sc)
+	if !strings.Contains(table.String(), "floor: lcfloor -launcher ") {
+		t.Errorf("table without the floor's line:\n%s", table.String())
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/boxsh/boxsh/integration/internal/seambuild"
+)
+
+// floorLabel names the floor's row in the start comparison.
+const floorLabel = "floor"
+
+// buildFloor builds integration/bench/lcfloor into dir, as `just build`
+// builds the launcher (static, so that its start is alike), and returns the
+// command that starts the floor sandbox with the boxsh-launch beside bin.
+func buildFloor(ctx context.Context, bin, dir string) (string, []string, error) {
+	root, err := seambuild.ModuleRoot()
+	if err != nil {
+		return "", nil, err
+	}
+	version, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil {
+		return "", nil, fmt.Errorf("boxsh --version: %v: %s", err, version)
+	}
+	out := filepath.Join(dir, "lcfloor")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "seccomp,osusergo,netgo",
+		"-ldflags", "-s -w -linkmode external -extldflags -static", "-o", out, "./integration/bench/lcfloor")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("go build of lcfloor: %v\n%s", err, b)
+	}
+	// The sandbox's user must reach it through the temporary directory.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	build := strings.TrimPrefix(strings.TrimSpace(string(version)), "boxsh version ")
+	return out, []string{"-launcher", filepath.Join(filepath.Dir(bin), "boxsh-launch"), "-version", build}, nil
+}

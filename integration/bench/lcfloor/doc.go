@@ -1,0 +1,12 @@
+// Command lcfloor starts the least sandbox that libcontainer starts through
+// boxsh-launch, and runs true (or the command after its flags) in it: the floor of a sandbox's start under
+// boxsh's design, for the bench's start comparison (-start with -floor).
+//
+// The sandbox has boxsh's namespaces (user, mount, pid, ipc, uts) and, as
+// bubblewrap's in the comparison, a read-only /usr, /proc, a /dev of
+// libcontainer's devices and a /tmp; no masked paths, no seccomp filter, no
+// policy, no protect walk and no boxsh-init. The program links the
+// launcher's client and libcontainer's configuration, not the front.
+//
+//	lcfloor -launcher bin/boxsh-launch -version "$(bin/boxsh --version | awk '{print $3}')" [-- COMMAND...]
+package main
