@@ -11,20 +11,25 @@ import (
 	"github.com/boxsh/boxsh/integration/internal/seambuild"
 )
 
-// floorLabel names the floor's row in the start comparison.
-const floorLabel = "floor"
+// The floors' rows in the start comparison: the floor sandbox started
+// through boxsh-launch, and by libcontainer in lcfloor's own process.
+const (
+	floorLabel       = "floor"
+	floorDirectLabel = "floor-direct"
+)
 
 // buildFloor builds integration/bench/lcfloor into dir, as `just build`
 // builds the launcher (static, so that its start is alike), and returns the
-// command that starts the floor sandbox with the boxsh-launch beside bin.
-func buildFloor(ctx context.Context, bin, dir string) (string, []string, error) {
+// floors' cases: the floor sandbox started with the boxsh-launch beside bin,
+// and by libcontainer in lcfloor's process.
+func buildFloor(ctx context.Context, bin, dir string) ([]*startCase, error) {
 	root, err := seambuild.ModuleRoot()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	version, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
 	if err != nil {
-		return "", nil, fmt.Errorf("boxsh --version: %v: %s", err, version)
+		return nil, fmt.Errorf("boxsh --version: %v: %s", err, version)
 	}
 	out := filepath.Join(dir, "lcfloor")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "seccomp,osusergo,netgo",
@@ -32,12 +37,15 @@ func buildFloor(ctx context.Context, bin, dir string) (string, []string, error) 
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", nil, fmt.Errorf("go build of lcfloor: %v\n%s", err, b)
+		return nil, fmt.Errorf("go build of lcfloor: %v\n%s", err, b)
 	}
 	// The sandbox's user must reach it through the temporary directory.
 	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	build := strings.TrimPrefix(strings.TrimSpace(string(version)), "boxsh version ")
-	return out, []string{"-launcher", filepath.Join(filepath.Dir(bin), "boxsh-launch"), "-version", build}, nil
+	return []*startCase{
+		{Kind: startSandboxShell, Label: floorLabel, Bin: out, Args: []string{"-launcher", filepath.Join(filepath.Dir(bin), "boxsh-launch"), "-version", build}},
+		{Kind: startSandboxShell, Label: floorDirectLabel, Bin: out, Args: []string{"-direct"}},
+	}, nil
 }

@@ -31,11 +31,10 @@ type startConfig struct {
 	Each int
 	// Bwrap is the bubblewrap binary, "" for none.
 	Bwrap string
-	// Floor adds the floor of a sandbox's start (see buildFloor), which
-	// runStart builds; floorBin and floorArgs are its command once built.
-	Floor     bool
-	floorBin  string
-	floorArgs []string
+	// Floor adds the floors of a sandbox's start (see buildFloor), which
+	// runStart builds into floors.
+	Floor  bool
+	floors []*startCase
 }
 
 // bwrapArgs is the bubblewrap sandbox that Anthropic's sandbox-runtime and
@@ -87,8 +86,8 @@ func startCases(targets []*target, c config, sc startConfig) []*startCase {
 	for _, t := range targets {
 		cases = append(cases, &startCase{Kind: startSandboxShell, Label: t.Label, Bin: t.Bin, Args: []string{"--sandbox", "-c", "true"}})
 	}
-	if sc.floorBin != "" {
-		cases = append(cases, &startCase{Kind: startSandboxShell, Label: floorLabel, Bin: sc.floorBin, Args: sc.floorArgs})
+	for _, f := range sc.floors {
+		cases = append(cases, &startCase{Kind: f.Kind, Label: f.Label, Bin: f.Bin, Args: f.Args})
 	}
 	if sc.Bwrap != "" {
 		cases = append(cases, &startCase{Kind: startSandboxShell, Label: "bwrap", Bin: sc.Bwrap, Args: bwrapArgs})
@@ -106,13 +105,13 @@ func startCases(targets []*target, c config, sc startConfig) []*startCase {
 
 // runStart runs the start comparison and prints its table.
 func runStart(w io.Writer, targets []*target, c config, sc startConfig) error {
-	if sc.Floor && sc.floorBin == "" {
+	if sc.Floor && sc.floors == nil {
 		dir, err := os.MkdirTemp("", "boxsh-bench-floor-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if sc.floorBin, sc.floorArgs, err = buildFloor(context.Background(), targets[0].Bin, dir); err != nil {
+		if sc.floors, err = buildFloor(context.Background(), targets[0].Bin, dir); err != nil {
 			return err
 		}
 	}
@@ -149,10 +148,10 @@ func measureStart(targets []*target, c config, sc startConfig) (*startResult, er
 		}
 	}
 	r.LoadAfter = loadAverage()
-	// -bin against every other program of the same kind, and the floor
+	// -bin against every other program of the same kind, and the floors
 	// against bubblewrap.
 	for i, of := range r.Cases {
-		if of.Label != targets[0].Label && of.Label != floorLabel {
+		if of.Label != targets[0].Label && of.Label != floorLabel && of.Label != floorDirectLabel {
 			continue
 		}
 		for _, to := range r.Cases[i+1:] {
@@ -236,8 +235,8 @@ func writeStart(w io.Writer, r *startResult, sc startConfig) {
 	} else {
 		fmt.Fprintln(w, "bwrap: none (not on PATH, or -bwrap \"\")")
 	}
-	if sc.floorBin != "" {
-		fmt.Fprintf(w, "floor: lcfloor %s (integration/bench/lcfloor: libcontainer through boxsh-launch, boxsh's namespaces, no policy)\n", strings.Join(sc.floorArgs, " "))
+	for _, f := range sc.floors {
+		fmt.Fprintf(w, "%s: lcfloor %s (integration/bench/lcfloor: the least sandbox of boxsh's namespaces, no policy; %s)\n", f.Label, strings.Join(f.Args, " "), map[string]string{floorLabel: "through boxsh-launch", floorDirectLabel: "libcontainer in lcfloor's process"}[f.Label])
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "start\tprogram\tmedian ms\trounds min–max ms\tCPU median ms\t")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,13 +84,9 @@ func TestStartFloor(t *testing.T) {
 		t.Skip("sandboxes are not started as real root (`just test` runs the tests as an unprivileged user)")
 	}
 	bin := filepath.Join(dir, "boxsh")
-	floor, args, err := buildFloor(t.Context(), bin, t.TempDir())
+	floors, err := buildFloor(t.Context(), bin, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
-	}
-	out, err := exec.Command(floor, append(args, "--", "/bin/sh", "-c", "readlink /proc/self/ns/pid /proc/self/ns/mnt /proc/self/ns/user; id -u")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("lcfloor: %v\n%s", err, out)
 	}
 	var host []string
 	for _, ns := range []string{"pid", "mnt", "user"} {
@@ -99,13 +96,19 @@ func TestStartFloor(t *testing.T) {
 		}
 		host = append(host, l)
 	}
-	lines := strings.Fields(string(out))
-	if len(lines) != 4 || lines[3] != "0" {
-		t.Fatalf("lcfloor's command printed %q, want three namespaces and uid 0", out)
-	}
-	for i, l := range lines[:3] {
-		if l == host[i] {
-			t.Errorf("the floor's sandbox shares the namespace %s with the host", l)
+	for _, f := range floors {
+		out, err := exec.Command(f.Bin, append(f.Args, "--", "/bin/sh", "-c", "readlink /proc/self/ns/pid /proc/self/ns/mnt /proc/self/ns/user; id -u; exit 3")...).CombinedOutput()
+		if code := exitCode(err); code != 3 {
+			t.Fatalf("%s: exit status %d (%v), want the command's 3\n%s", f.Label, code, err, out)
+		}
+		lines := strings.Fields(string(out))
+		if len(lines) != 4 || lines[3] != "0" {
+			t.Fatalf("%s: the command printed %q, want three namespaces and uid 0", f.Label, out)
+		}
+		for i, l := range lines[:3] {
+			if l == host[i] {
+				t.Errorf("%s: the sandbox shares the namespace %s with the host", f.Label, l)
+			}
 		}
 	}
 
@@ -113,7 +116,7 @@ func TestStartFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := startConfig{Rounds: 1, Each: 1, floorBin: floor, floorArgs: args}
+	sc := startConfig{Rounds: 1, Each: 1, floors: floors}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		sc.Bwrap = bwrap
 	}
@@ -125,15 +128,32 @@ func TestStartFloor(t *testing.T) {
 	for _, ra := range r.Ratios {
 		ratios[ra.Of+"/"+ra.To] = len(ra.Ratios) == 1 && ra.Ratios[0] > 0
 	}
-	if !ratios["A/"+floorLabel] {
-		t.Errorf("no positive ratio of A to the floor: %+v", r.Ratios)
-	}
-	if sc.Bwrap != "" && !ratios[floorLabel+"/bwrap"] {
-		t.Errorf("no positive ratio of the floor to bwrap: %+v", r.Ratios)
+	for _, f := range []string{floorLabel, floorDirectLabel} {
+		if !ratios["A/"+f] {
+			t.Errorf("no positive ratio of A to %s: %+v", f, r.Ratios)
+		}
+		if sc.Bwrap != "" && !ratios[f+"/bwrap"] {
+			t.Errorf("no positive ratio of %s to bwrap: %+v", f, r.Ratios)
+		}
 	}
 	var table bytes.Buffer
 	writeStart(&table, r, sc)
-	if !strings.Contains(table.String(), "floor: lcfloor -launcher ") {
-		t.Errorf("table without the floor's line:\n%s", table.String())
+	for _, want := range []string{"floor: lcfloor -launcher ", "floor-direct: lcfloor -direct "} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table without %q:\n%s", want, table.String())
+		}
 	}
+}
+
+// exitCode is the exit status of a command's error, 0 for none, -1 for an
+// error that is not an exit.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
 }

@@ -7,10 +7,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/boxsh/boxsh/internal/launch"
+	// The container's init of -direct, libcontainer's copy of this
+	// program.
+	_ "github.com/boxsh/boxsh/internal/lcinit"
 	"github.com/boxsh/boxsh/internal/starttrace"
 )
 
@@ -18,12 +23,19 @@ func main() {
 	starttrace.Mark("floor.main")
 	launcher := flag.String("launcher", "", "the boxsh-launch `binary`")
 	version := flag.String("version", "", "its build, as boxsh --version names it")
+	direct := flag.Bool("direct", false, "start the sandbox with libcontainer in this process instead (it copies this program), without boxsh-launch")
 	flag.Parse()
 	args := flag.Args()
 	if len(args) == 0 {
 		args = []string{"/usr/bin/true"}
 	}
-	code, err := run(*launcher, *version, args)
+	var code int
+	var err error
+	if *direct {
+		code, err = runDirect(args)
+	} else {
+		code, err = run(*launcher, *version, args)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lcfloor:", err)
 		os.Exit(1)
@@ -44,10 +56,6 @@ func run(launcher, version string, args []string) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	rootfs := filepath.Join(dir, "rootfs")
-	if err := makeRootfs(rootfs); err != nil {
-		return 0, err
-	}
 	l, err := launch.Start(launcher, os.Stderr)
 	if err != nil {
 		return 0, err
@@ -56,17 +64,9 @@ func run(launcher, version string, args []string) (int, error) {
 		l.Destroy()
 		starttrace.Mark("floor.destroyed")
 	}()
-	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
-		CgroupName:      "lcfloor",
-		Spec:            floorSpec(rootfs),
-		RootlessEUID:    true,
-		RootlessCgroups: true,
-	})
+	config, err := floorConfig(dir)
 	if err != nil {
-		return 0, fmt.Errorf("libcontainer config: %w", err)
-	}
-	if config.Cgroups != nil && config.Cgroups.Resources != nil {
-		config.Cgroups.Resources.Devices = nil
+		return 0, err
 	}
 	configJSON, err := json.Marshal(config)
 	if err != nil {
@@ -93,6 +93,69 @@ func run(launcher, version string, args []string) (int, error) {
 	code, err := l.Wait()
 	starttrace.Mark("floor.exited")
 	return code, err
+}
+
+// runDirect starts the floor sandbox with libcontainer in this process, runs
+// args in it and returns its status.
+func runDirect(args []string) (int, error) {
+	dir, err := os.MkdirTemp("", "lcfloor-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	config, err := floorConfig(dir)
+	if err != nil {
+		return 0, err
+	}
+	starttrace.Mark("floor.spec")
+	c, err := libcontainer.Create(filepath.Join(dir, "state"), "state", config)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		_ = c.Destroy()
+		starttrace.Mark("floor.destroyed")
+	}()
+	p := &libcontainer.Process{
+		Args:   args,
+		Env:    starttrace.Env([]string{"PATH=/usr/bin"}),
+		Cwd:    "/",
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Init:   true,
+	}
+	if err := c.Run(p); err != nil {
+		return 0, err
+	}
+	starttrace.Mark("floor.execed")
+	state, err := p.Wait()
+	starttrace.Mark("floor.exited")
+	if state == nil {
+		return 0, err
+	}
+	return state.ExitCode(), nil
+}
+
+// floorConfig is libcontainer's configuration of the floor sandbox, whose
+// root it makes under dir.
+func floorConfig(dir string) (*configs.Config, error) {
+	rootfs := filepath.Join(dir, "rootfs")
+	if err := makeRootfs(rootfs); err != nil {
+		return nil, err
+	}
+	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
+		CgroupName:      "lcfloor",
+		Spec:            floorSpec(rootfs),
+		RootlessEUID:    true,
+		RootlessCgroups: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("libcontainer config: %w", err)
+	}
+	if config.Cgroups != nil && config.Cgroups.Resources != nil {
+		config.Cgroups.Resources.Devices = nil
+	}
+	return config, nil
 }
 
 // makeRootfs makes the root of the sandbox: /usr's mount point and the
