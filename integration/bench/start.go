@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -86,15 +87,21 @@ func startCases(targets []*target, c config, sc startConfig) []*startCase {
 	for _, t := range targets {
 		cases = append(cases, &startCase{Kind: startSandboxShell, Label: t.Label, Bin: t.Bin, Args: []string{"--sandbox", "-c", "true"}})
 	}
-	for _, f := range sc.floors {
-		cases = append(cases, &startCase{Kind: f.Kind, Label: f.Label, Bin: f.Bin, Args: f.Args})
+	floors := func(kind string) {
+		for _, f := range sc.floors {
+			if f.Kind == kind {
+				cases = append(cases, &startCase{Kind: f.Kind, Label: f.Label, Bin: f.Bin, Args: f.Args})
+			}
+		}
 	}
+	floors(startSandboxShell)
 	if sc.Bwrap != "" {
 		cases = append(cases, &startCase{Kind: startSandboxShell, Label: "bwrap", Bin: sc.Bwrap, Args: bwrapArgs})
 	}
 	for _, t := range targets {
 		cases = append(cases, &startCase{Kind: startPlainShell, Label: t.Label, Bin: t.Bin, Args: []string{"-c", "true"}})
 	}
+	floors(startPlainShell)
 	sandboxed := c
 	sandboxed.Sandbox = true
 	for _, t := range targets {
@@ -148,14 +155,12 @@ func measureStart(targets []*target, c config, sc startConfig) (*startResult, er
 		}
 	}
 	r.LoadAfter = loadAverage()
-	// -bin against every other program of the same kind, and the floors
-	// against bubblewrap.
+	// -bin against every other program of the same kind, and each floor
+	// against the others (-compare, bubblewrap).
+	a := targets[0].Label
 	for i, of := range r.Cases {
-		if of.Label != targets[0].Label && of.Label != floorLabel && of.Label != floorDirectLabel {
-			continue
-		}
-		for _, to := range r.Cases[i+1:] {
-			if to.Kind != of.Kind {
+		for j, to := range r.Cases {
+			if i == j || to.Kind != of.Kind || !(of.Label == a || isFloor(of.Label) && to.Label != a && !isFloor(to.Label)) {
 				continue
 			}
 			ratio := startRatio{Kind: of.Kind, Of: of.Label, To: to.Label}
@@ -236,7 +241,11 @@ func writeStart(w io.Writer, r *startResult, sc startConfig) {
 		fmt.Fprintln(w, "bwrap: none (not on PATH, or -bwrap \"\")")
 	}
 	for _, f := range sc.floors {
-		fmt.Fprintf(w, "%s: lcfloor %s (integration/bench/lcfloor: the least sandbox of boxsh's namespaces, no policy; %s)\n", f.Label, strings.Join(f.Args, " "), map[string]string{floorLabel: "through boxsh-launch", floorDirectLabel: "libcontainer in lcfloor's process"}[f.Label])
+		fmt.Fprintf(w, "%s: %s %s (%s)\n", f.Label, filepath.Base(f.Bin), strings.Join(f.Args, " "), map[string]string{
+			floorLabel:       "integration/bench/lcfloor: the least sandbox of boxsh's namespaces, no policy, through boxsh-launch",
+			floorDirectLabel: "the same, libcontainer in lcfloor's process",
+			execFloorLabel:   "integration/bench/execfloor: a Go program that only executes sh -c",
+		}[f.Label])
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "start\tprogram\tmedian ms\trounds min–max ms\tCPU median ms\t")

@@ -73,8 +73,9 @@ func TestStartComparison(t *testing.T) {
 	}
 }
 
-// TestStartFloor builds the floor of a sandbox's start, checks that it runs
-// its command in new namespaces, and times it beside -bin and bubblewrap.
+// TestStartFloor builds the floors of the starts, checks that the sandbox's
+// run their command in new namespaces and the plain one executes sh, and
+// times them beside -bin and bubblewrap.
 func TestStartFloor(t *testing.T) {
 	dir := os.Getenv("BOXSH_BIN_DIR")
 	if dir == "" {
@@ -97,6 +98,13 @@ func TestStartFloor(t *testing.T) {
 		host = append(host, l)
 	}
 	for _, f := range floors {
+		if f.Kind != startSandboxShell {
+			out, err := exec.Command(f.Bin, "-c", "echo $0; exit 5").CombinedOutput()
+			if code := exitCode(err); code != 5 || string(out) != "sh\n" {
+				t.Errorf("%s -c 'echo $0; exit 5': status %d (%v), output %q; want sh's 5 and \"sh\"", f.Label, code, err, out)
+			}
+			continue
+		}
 		out, err := exec.Command(f.Bin, append(f.Args, "--", "/bin/sh", "-c", "readlink /proc/self/ns/pid /proc/self/ns/mnt /proc/self/ns/user; id -u; exit 3")...).CombinedOutput()
 		if code := exitCode(err); code != 3 {
 			t.Fatalf("%s: exit status %d (%v), want the command's 3\n%s", f.Label, code, err, out)
@@ -128,17 +136,20 @@ func TestStartFloor(t *testing.T) {
 	for _, ra := range r.Ratios {
 		ratios[ra.Of+"/"+ra.To] = len(ra.Ratios) == 1 && ra.Ratios[0] > 0
 	}
-	for _, f := range []string{floorLabel, floorDirectLabel} {
+	for _, f := range []string{floorLabel, floorDirectLabel, execFloorLabel} {
 		if !ratios["A/"+f] {
 			t.Errorf("no positive ratio of A to %s: %+v", f, r.Ratios)
 		}
-		if sc.Bwrap != "" && !ratios[f+"/bwrap"] {
+		if f != execFloorLabel && sc.Bwrap != "" && !ratios[f+"/bwrap"] {
 			t.Errorf("no positive ratio of %s to bwrap: %+v", f, r.Ratios)
 		}
 	}
+	if len(r.Ratios) != len(ratios) {
+		t.Errorf("a ratio twice: %+v", r.Ratios)
+	}
 	var table bytes.Buffer
 	writeStart(&table, r, sc)
-	for _, want := range []string{"floor: lcfloor -launcher ", "floor-direct: lcfloor -direct "} {
+	for _, want := range []string{"floor: lcfloor -launcher ", "floor-direct: lcfloor -direct ", "exec-floor: execfloor -c true "} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table without %q:\n%s", want, table.String())
 		}
