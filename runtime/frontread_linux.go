@@ -302,8 +302,9 @@ func parseStatus(b []byte) status {
 // credsCover tells (nil) whether a process of credentials sandbox can read
 // every file the front, of credentials front, can: the front has no
 // capability, the same user and group ids, real, effective, saved and file
-// system, and no supplementary group the sandbox lacks. The sandbox's
-// capabilities only add to what it reads.
+// system, and the same supplementary groups. The sandbox's capabilities only
+// add to what it reads, but a group does not: a member of a file's group
+// gets the group's bits, not the others' (mode 0604 denies the group).
 func credsCover(sandbox, front status) error {
 	switch {
 	case front.uid == "" || front.gid == "" || front.capEff == "":
@@ -317,10 +318,15 @@ func credsCover(sandbox, front status) error {
 	case sandbox.gid != front.gid:
 		return fmt.Errorf("group ids %q, the front's %q", sandbox.gid, front.gid)
 	}
-	theirs := strings.Fields(sandbox.groups)
-	for _, g := range strings.Fields(front.groups) {
+	theirs, ours := strings.Fields(sandbox.groups), strings.Fields(front.groups)
+	for _, g := range ours {
 		if !slices.Contains(theirs, g) {
 			return fmt.Errorf("the front's group %s is not the sandbox's", g)
+		}
+	}
+	for _, g := range theirs {
+		if !slices.Contains(ours, g) {
+			return fmt.Errorf("the sandbox's group %s is not the front's", g)
 		}
 	}
 	return nil

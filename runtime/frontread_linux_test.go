@@ -16,8 +16,8 @@ import (
 
 func TestFrontReadCredsCover(t *testing.T) {
 	front := status{uid: "1000 1000 1000 1000", gid: "1000 1000 1000 1000", groups: "27 1000", capEff: "0000000000000000"}
-	sandbox := status{uid: front.uid, gid: front.gid, groups: "27 1000 65534", capEff: "00000000a80425f9"}
-	require.NoError(t, credsCover(sandbox, front), "the sandbox's capabilities and extra groups only add")
+	sandbox := status{uid: front.uid, gid: front.gid, groups: "1000 27", capEff: "00000000a80425f9"}
+	require.NoError(t, credsCover(sandbox, front), "the sandbox's capabilities only add; the groups' order does not count")
 
 	for name, c := range map[string]struct{ sandbox, front status }{
 		"front with a capability": {sandbox, func() status { f := front; f.capEff = "0000000000000002"; return f }()},
@@ -27,7 +27,10 @@ func TestFrontReadCredsCover(t *testing.T) {
 		"another fsgid":           {func() status { s := sandbox; s.gid = "1000 1000 1000 27"; return s }(), front},
 		"a group dropped":         {func() status { s := sandbox; s.groups = "1000"; return s }(), front},
 		"no groups at all":        {func() status { s := sandbox; s.groups = ""; return s }(), front},
-		"unknown front":           {sandbox, status{}},
+		// A group of the sandbox's alone: a file of that group, mode 0604,
+		// is denied to the sandbox and readable by the front.
+		"a group added": {func() status { s := sandbox; s.groups = "27 1000 65534"; return s }(), front},
+		"unknown front": {sandbox, status{}},
 	} {
 		assert.Error(t, credsCover(c.sandbox, c.front), name)
 	}
