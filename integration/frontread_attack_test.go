@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -167,4 +168,41 @@ func TestReadFrontCow(t *testing.T) {
 		assert.Zero(t, f.served(path), "%s served by the front", path)
 	}
 	requireHostFile(t, filepath.Join(src, "removed.txt"), "lower removed\n")
+}
+
+// TestReadFrontResized reads a file that a command of the sandbox rewrites
+// in place as fast as it can, truncated then filled, now with a small text,
+// now with one over filetype.HeadSize, while 300 reads run: the front reads
+// between the fstat and the read what it finds, or leaves the file to
+// boxsh-init, and every answer holds a head of one text or the other,
+// never more, nor another file's bytes.
+func TestReadFrontResized(t *testing.T) {
+	t.Parallel()
+	f := startFrontReadSandbox(t)
+	small, large := strings.Repeat("small line\n", 10), strings.Repeat("L", 9000)
+	writeHostFile(t, filepath.Join(f.project, "small"), small, 0o644)
+	writeHostFile(t, filepath.Join(f.project, "large"), large, 0o644)
+	path := "/tmp/resized.txt"
+	start := f.s.call("bash", map[string]any{"background": true, "command": "cd " + f.project +
+		" && cp small " + path + " && while :; do cat large > " + path + "; cat small > " + path + "; done"})
+	require.Nil(t, start.Error, "%s", start.Raw)
+	sizes := map[int]int{}
+	for range 300 {
+		m := f.s.call("read", map[string]any{"path": path})
+		r := m.toolResult(t)
+		if r.IsError {
+			sizes[-1]++
+			continue
+		}
+		var sc struct {
+			Content string `json:"content"`
+		}
+		require.NoError(t, json.Unmarshal(r.StructuredContent, &sc), "%s", m.Raw)
+		ok := strings.HasPrefix(small, sc.Content) || strings.HasPrefix(large, sc.Content)
+		require.True(t, ok, "the answer is a head of neither text: %.300s", m.Raw)
+		sizes[len(sc.Content)]++
+	}
+	f.settle(t)
+	t.Logf("content lengths and how often: %v; %d served by the front", sizes, f.served(path))
+	assert.NotZero(t, f.served(path), "the front served none of the reads: the race was not run")
 }
