@@ -26,7 +26,8 @@ func isFloor(label string) bool {
 }
 
 // buildFloor builds integration/bench/lcfloor into dir, as `just build`
-// builds the launcher (static, so that its start is alike), and
+// builds the launcher (static, so that its start is alike; without VCS
+// stamps, which another user's checkout refuses), and
 // integration/bench/execfloor, and returns the floors' cases: the floor
 // sandbox started with the boxsh-launch beside bin, and by libcontainer in
 // lcfloor's process; execfloor's -c true.
@@ -40,7 +41,7 @@ func buildFloor(ctx context.Context, bin, dir string) ([]*startCase, error) {
 		return nil, fmt.Errorf("boxsh --version: %v: %s", err, version)
 	}
 	out := filepath.Join(dir, "lcfloor")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "seccomp,osusergo,netgo",
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-tags", "seccomp,osusergo,netgo",
 		"-ldflags", "-s -w -linkmode external -extldflags -static", "-o", out, "./integration/bench/lcfloor")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
@@ -48,7 +49,7 @@ func buildFloor(ctx context.Context, bin, dir string) ([]*startCase, error) {
 		return nil, fmt.Errorf("go build of lcfloor: %v\n%s", err, b)
 	}
 	execOut := filepath.Join(dir, "execfloor")
-	cmd = exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", execOut, "./integration/bench/execfloor")
+	cmd = exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", execOut, "./integration/bench/execfloor")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
