@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,4 +159,69 @@ func TestSandboxLauncherDestroysAfterFront(t *testing.T) {
 	require.Equal(t, 0, r.code(), "stderr: %s", r.stderr)
 	require.Eventually(t, func() bool { return len(launchersIn(runtimeDir)) == 0 && len(sandboxStates(t, runtimeDir)) == 0 },
 		10*time.Second, 10*time.Millisecond, "launchers %v, state directories %v left", launchersIn(runtimeDir), sandboxStates(t, runtimeDir))
+}
+
+// TestSandboxLauncherDestroysAfterServer checks the same of a server of one
+// sandbox, which leaves the destroy to the launcher once boxsh-init has
+// exited at the end of its input: nothing of the sandbox is left soon
+// after the server's exit, neither its processes (a background one among
+// them), the launcher nor the state directory.
+func TestSandboxLauncherDestroysAfterServer(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+	runtimeDir := t.TempDir()
+	marker := sleepMarker(308)
+	killMarkedAtCleanup(t, marker)
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox"}, env: []string{"XDG_RUNTIME_DIR=" + runtimeDir}})
+	out := s.bash("nohup sleep " + marker + " >/dev/null 2>&1 & echo started")
+	require.Equal(t, "started\n", out.Stdout, "%+v", out)
+	waitForArgv(t, "sleep", marker)
+	require.Len(t, sandboxStates(t, runtimeDir), 1, "the sandbox's state directory")
+	s.requireExitZero()
+	requireNoArgv(t, 5*time.Second, "sleep", marker)
+	require.Eventually(t, func() bool { return len(launchersIn(runtimeDir)) == 0 && len(sandboxStates(t, runtimeDir)) == 0 },
+		10*time.Second, 10*time.Millisecond, "launchers %v, state directories %v left", launchersIn(runtimeDir), sandboxStates(t, runtimeDir))
+}
+
+// launcherCopies lists pid's descriptors that are sealed copies of
+// boxsh-launch (memfds named after it).
+func launcherCopies(t *testing.T, pid int) []string {
+	t.Helper()
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var copies []string
+	for _, e := range entries {
+		l, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err == nil && strings.HasPrefix(l, "/memfd:") && strings.Contains(l, "boxsh-launch") {
+			copies = append(copies, e.Name()+" -> "+l)
+		}
+	}
+	return copies
+}
+
+// TestSandboxLauncherCopyOfOneSandbox checks that a server of one sandbox
+// holds no copy of the launcher once its sandbox runs: the launcher runs
+// from the sealed copy the front made for it, which only the launcher holds
+// (so it is freed with it); and that the launcher of a restarted sandbox,
+// with no copy made for it, runs from a sealed copy of its own.
+func TestSandboxLauncherCopyOfOneSandbox(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox"}})
+	require.Equal(t, 0, s.bash("true").ExitCode)
+	assert.Empty(t, launcherCopies(t, s.pid()), "the front holds a copy of the launcher")
+	launcher := findChild(t, s.pid(), "boxsh-launch")
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", launcher))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(exe, "/memfd:"), "the launcher runs from %s, not a sealed copy", exe)
+
+	out := restartInit(t, s, "echo restarted").bash(t)
+	require.Equal(t, "restarted\n", out.Stdout, "%+v", out)
+	next := findChild(t, s.pid(), "boxsh-launch")
+	require.NotEqual(t, launcher, next, "the sandbox was not restarted")
+	exe, err = os.Readlink(fmt.Sprintf("/proc/%d/exe", next))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(exe, "/memfd:"), "the restarted launcher runs from %s, not a sealed copy", exe)
+	assert.Empty(t, launcherCopies(t, s.pid()), "the front holds a copy of the launcher after the restart")
 }

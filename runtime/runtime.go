@@ -51,6 +51,11 @@ type Config struct {
 	// Sandbox is the sandbox to start it in; Try must have been resolved
 	// (see host.ResolveTry).
 	Sandbox policy.Sandbox
+	// DetachDestroy leaves the rest of a stopped sandbox's destroy to its
+	// launcher once boxsh-init has exited (host.Container.DestroyExited),
+	// for a front that then exits: a server of one sandbox, whose exit so
+	// does not wait on it. A server of many keeps each destroy whole.
+	DetachDestroy bool
 	// Policy is the merged policy (limits, environment, file rules).
 	Policy policy.Policy
 	// Env is the environment of boxsh-init and the commands it runs

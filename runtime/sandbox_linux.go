@@ -70,7 +70,11 @@ func startSandboxed(ctx context.Context, cfg Config) (*Instance, error) {
 		}
 		return err
 	}
-	in, err := newInstance(front, fwdFront, func() { _ = ct.Signal(os.Kill) }, wait, ct.Destroy)
+	destroy := ct.Destroy
+	if cfg.DetachDestroy {
+		destroy = ct.DestroyExited
+	}
+	in, err := newInstance(front, fwdFront, func() { _ = ct.Signal(os.Kill) }, wait, destroy)
 	if in != nil {
 		in.protectionLost = ct.ProtectionLost
 		in.pid, in.cgroup, in.setup = ct.Pid(), ct.CgroupDir(), ct.InitSetup()

@@ -99,14 +99,16 @@ func run(argv []string) int {
 	return runShell(opts, log)
 }
 
-// wantsOneSandbox reports whether opts run the shell or a command in a
-// sandbox (runSandboxedShell).
+// wantsOneSandbox reports whether opts start one sandbox: the shell or a
+// command in a sandbox (runSandboxedShell), or a server of one sandbox.
 func wantsOneSandbox(opts options) bool {
 	switch opts.mode {
 	case modeShell:
 		return opts.sandbox.Enabled || opts.sandbox.Try
 	case modeCommand:
 		return opts.sandbox.Enabled
+	case modeRPC:
+		return !opts.sandboxes && (opts.sandbox.Enabled || opts.sandbox.Try)
 	}
 	return false
 }
@@ -179,8 +181,13 @@ func serveRPC(opts options, log hclog.Logger) int {
 		if launcherPath, err = host.FindLauncher(initPath); err != nil {
 			return fail(err)
 		}
-		// A server may start many: from one copy of the launcher.
-		host.ShareLauncherCopies(launcherPath)
+		if opts.sandboxes {
+			// A server of many sandboxes: their launchers run from one
+			// copy, which it holds. A server of one runs its launcher from
+			// the copy PrepareLauncher made and holds none (a restart's
+			// launcher copies itself).
+			host.ShareLauncherCopies(launcherPath)
+		}
 	}
 	var web *httpListener
 	if opts.listen != "" {
@@ -219,6 +226,9 @@ func serveRPC(opts options, log hclog.Logger) int {
 	}
 	cfg := runtimeConfig(opts, log, initPath, sb, cwd, home)
 	cfg.LauncherPath = launcherPath
+	// The server exits once its sandbox is stopped, which its launcher
+	// then finishes destroying; --try's review follows the destroy.
+	cfg.DetachDestroy = !opts.sandbox.Try
 	cfg.Proxy = host.ProxyHooks{Decided: auditDecisions(auditLog, log)}
 	var elicitor *rpc.Elicitor
 	if asksClient(opts, log) {
