@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A Credential is a value found in a file, and the stand-in put there in
@@ -105,14 +106,16 @@ func (r *replacer) basic(b string, passwordOnly bool) (string, error) {
 }
 
 // npmrcLine is a key = value line of .npmrc whose key ends in a
-// credential's name.
-var npmrcLine = regexp.MustCompile(`^(\s*[^=#;]*:?(_authToken|_auth|_password)\s*=\s*)("?)([^"\s]+)("?)(\s*)$`)
+// credential's name; compiled at its first use, not at every start.
+var npmrcLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\s*[^=#;]*:?(_authToken|_auth|_password)\s*=\s*)("?)([^"\s]+)("?)(\s*)$`)
+})
 
 func (r *replacer) npmrc(content []byte) ([]byte, error) {
 	lines := strings.SplitAfter(string(content), "\n")
 	for i, line := range lines {
 		body, nl := strings.CutSuffix(line, "\n")
-		m := npmrcLine.FindStringSubmatch(body)
+		m := npmrcLine().FindStringSubmatch(body)
 		if m == nil || strings.HasPrefix(m[4], "${") {
 			continue // not a credential, or a variable npm expands
 		}
@@ -137,13 +140,14 @@ func (r *replacer) npmrc(content []byte) ([]byte, error) {
 	return []byte(strings.Join(lines, "")), nil
 }
 
-// netrcPassword is a password and its value in a .netrc.
-var netrcPassword = regexp.MustCompile(`(\bpassword\s+)(\S+)`)
+// netrcPassword is a password and its value in a .netrc, compiled at its
+// first use.
+var netrcPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\bpassword\s+)(\S+)`) })
 
 func (r *replacer) netrc(content []byte) ([]byte, error) {
 	var err error
-	out := netrcPassword.ReplaceAllFunc(content, func(m []byte) []byte {
-		sub := netrcPassword.FindSubmatch(m)
+	out := netrcPassword().ReplaceAllFunc(content, func(m []byte) []byte {
+		sub := netrcPassword().FindSubmatch(m)
 		s, e := r.standIn(string(sub[2]))
 		if e != nil {
 			err = e

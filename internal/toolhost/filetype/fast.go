@@ -2,6 +2,7 @@ package filetype
 
 import (
 	"bytes"
+	"sync"
 )
 
 // The fast path for clean heads.
@@ -68,7 +69,7 @@ func textLeaf(raw []byte) (mime string, ok bool) {
 	// later text/* child does.
 	unsure := false
 	h := newTextHead(raw)
-	for _, c := range textChildren {
+	for _, c := range tables().textChildren {
 		v := c.test(h)
 		switch {
 		case v == no:
@@ -101,38 +102,40 @@ type textChild struct {
 	leaf func(raw []byte) (string, bool)
 }
 
-// textChildren are text/plain's children in mimetype's order (tree.go).
-var textChildren = []textChild{
-	{mime: "", test: bound(svgMay)},
-	{mime: "text/html", test: exact(isHTML)},
-	{mime: "text/xml", test: exact(isXML), leaf: xmlLeaf},
-	{mime: "text/x-php", test: isPHP},
-	{mime: "text/javascript", test: shebangTest(jsShebangs)},
-	{mime: "text/x-lua", test: shebangTest(luaShebangs)},
-	{mime: "text/x-perl", test: shebangTest(perlShebangs)},
-	{mime: "text/x-python", test: shebangTest(pythonShebangs)},
-	{mime: "text/x-ruby", test: shebangTest(rubyShebangs)},
-	{mime: "", test: bound(jsonMay)},
-	{mime: "", test: bound(ndjsonMay)},
-	{mime: "text/rtf", test: exact(func(raw []byte) bool { return bytes.HasPrefix(raw, []byte("{\\rtf")) })},
-	{mime: "", test: bound(srtMay)},
-	{mime: "text/x-tcl", test: shebangTest(tclShebangs)},
-	{mime: "text/csv", test: exact(func(raw []byte) bool { return separatedValues(raw, ',') })},
-	{mime: "text/tab-separated-values", test: exact(func(raw []byte) bool { return separatedValues(raw, '\t') })},
-	{mime: "text/vcard", test: exact(func(raw []byte) bool {
-		return ciPrefix(raw, "BEGIN:VCARD\n", "BEGIN:VCARD\r\n")
-	})},
-	{mime: "text/calendar", test: exact(func(raw []byte) bool {
-		return ciPrefix(raw, "BEGIN:VCALENDAR\n", "BEGIN:VCALENDAR\r\n")
-	})},
-	{mime: "", test: exact(func(raw []byte) bool {
-		return bytes.HasPrefix(raw, []byte("WARC/1.0")) || bytes.HasPrefix(raw, []byte("WARC/1.1"))
-	})},
-	{mime: "text/vtt", test: exact(isVTT)},
-	{mime: "text/x-shellscript", test: shebangTest(shellShebangs)},
-	{mime: "", test: bound(netpbmMay)}, // netpbm, netpgm, netppm and netpam
-	{mime: "", test: bound(rfc822May)},
-	{mime: "text/vnd.familysearch.gedcom", test: bound(gedcomMay)},
+// textChildren returns text/plain's children in mimetype's order (tree.go).
+func textChildren() []textChild {
+	return []textChild{
+		{mime: "", test: bound(svgMay)},
+		{mime: "text/html", test: exact(isHTML)},
+		{mime: "text/xml", test: exact(isXML), leaf: xmlLeaf},
+		{mime: "text/x-php", test: isPHP},
+		{mime: "text/javascript", test: shebangTest(jsShebangs)},
+		{mime: "text/x-lua", test: shebangTest(luaShebangs)},
+		{mime: "text/x-perl", test: shebangTest(perlShebangs)},
+		{mime: "text/x-python", test: shebangTest(pythonShebangs)},
+		{mime: "text/x-ruby", test: shebangTest(rubyShebangs)},
+		{mime: "", test: bound(jsonMay)},
+		{mime: "", test: bound(ndjsonMay)},
+		{mime: "text/rtf", test: exact(func(raw []byte) bool { return bytes.HasPrefix(raw, []byte("{\\rtf")) })},
+		{mime: "", test: bound(srtMay)},
+		{mime: "text/x-tcl", test: shebangTest(tclShebangs)},
+		{mime: "text/csv", test: exact(func(raw []byte) bool { return separatedValues(raw, ',') })},
+		{mime: "text/tab-separated-values", test: exact(func(raw []byte) bool { return separatedValues(raw, '\t') })},
+		{mime: "text/vcard", test: exact(func(raw []byte) bool {
+			return ciPrefix(raw, "BEGIN:VCARD\n", "BEGIN:VCARD\r\n")
+		})},
+		{mime: "text/calendar", test: exact(func(raw []byte) bool {
+			return ciPrefix(raw, "BEGIN:VCALENDAR\n", "BEGIN:VCALENDAR\r\n")
+		})},
+		{mime: "", test: exact(func(raw []byte) bool {
+			return bytes.HasPrefix(raw, []byte("WARC/1.0")) || bytes.HasPrefix(raw, []byte("WARC/1.1"))
+		})},
+		{mime: "text/vtt", test: exact(isVTT)},
+		{mime: "text/x-shellscript", test: shebangTest(shellShebangs)},
+		{mime: "", test: bound(netpbmMay)}, // netpbm, netpgm, netppm and netpam
+		{mime: "", test: bound(rfc822May)},
+		{mime: "text/vnd.familysearch.gedcom", test: bound(gedcomMay)},
+	}
 }
 
 // exact turns a copied detector into a test.
@@ -166,7 +169,7 @@ func rootMayMatch(raw []byte) bool {
 	if len(raw) == 0 {
 		return false
 	}
-	for _, p := range rootPrefixes[raw[0]] {
+	for _, p := range tables().rootPrefixes[raw[0]] {
 		if bytes.HasPrefix(raw, []byte(p)) {
 			return true
 		}
@@ -238,11 +241,11 @@ func tarMay(raw []byte) bool {
 	return stored == unsigned || stored == signed
 }
 
-// rootPrefixes holds, by first byte, the prefixes of which the children of
+// rootPrefixes returns, by first byte, the prefixes of which the children of
 // mimetype's root (tree.go) need one to match, and Detect's textual
 // signatures ("%PDF", "%!PS"). A prefix may be shorter than the detector's
 // signature.
-var rootPrefixes = func() (t [256][]string) {
+func rootPrefixes() (t [256][]string) {
 	for _, p := range []string{
 		"/* XPM */",          // xpm
 		"7z\xbc\xaf\x27\x1c", // 7z
@@ -322,7 +325,7 @@ var rootPrefixes = func() (t [256][]string) {
 		t[p[0]] = append(t[p[0]], p)
 	}
 	return t
-}()
+}
 
 // hasBOM reports whether raw starts with a byte-order mark mimetype knows.
 func hasBOM(raw []byte) bool {
@@ -333,3 +336,27 @@ func hasBOM(raw []byte) bool {
 	}
 	return false
 }
+
+// fastTables are the fast path's tables.
+type fastTables struct {
+	textChildren []textChild
+	rootPrefixes [256][]string
+	xmlChildren  []xmlSig
+	xmlByNext    [256][]int
+}
+
+// tables returns the fast path's tables, made at the first detection, not at
+// the start of every program that links the package.
+func tables() *fastTables {
+	tablesOnce.Do(func() {
+		t := &fastTables{textChildren: textChildren(), rootPrefixes: rootPrefixes(), xmlChildren: xmlChildren()}
+		t.xmlByNext = xmlByNext(t.xmlChildren)
+		tablesMade = t
+	})
+	return tablesMade
+}
+
+var (
+	tablesOnce sync.Once
+	tablesMade *fastTables
+)

@@ -267,7 +267,7 @@ func TestFastPathCuts(t *testing.T) {
 		}
 	}
 	// Every prefix the fast path knows, followed by text.
-	for _, ps := range rootPrefixes {
+	for _, ps := range tables().rootPrefixes {
 		for _, p := range ps {
 			for _, tail := range []string{"", " text\n", "\n#!/bin/sh\n", ",a\n1,2\n3,4\n"} {
 				checkSame(t, "prefix", []byte(p+tail), int64(len(p+tail)))

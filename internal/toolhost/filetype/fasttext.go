@@ -182,26 +182,26 @@ func isXML(raw []byte) bool {
 // xmlSig is a root element and namespace of an XML format (magic.xmlSig).
 type xmlSig struct{ localName, xmlns []byte }
 
-// xmlChildren are the signatures of text/xml's children but XHTML, whose
+// xmlChildren returns the signatures of text/xml's children but XHTML, whose
 // leaves are all outside text/*.
-var xmlChildren = func() []xmlSig {
+func xmlChildren() []xmlSig {
 	var sigs []xmlSig
 	for _, s := range xmlChildSigs {
 		sigs = append(sigs, xmlSig{[]byte(s[0]), []byte(s[1])})
 	}
 	return sigs
-}()
+}
 
-// xmlByNext lists, by the byte after their '<', the xmlChildren with a
-// root element.
-var xmlByNext = func() (t [256][]int) {
-	for i, s := range xmlChildren {
+// xmlByNext lists, by the byte after their '<', the indices of children
+// (xmlChildren) with a root element.
+func xmlByNext(children []xmlSig) (t [256][]int) {
+	for i, s := range children {
 		if len(s.localName) > 1 {
 			t[s.localName[1]] = append(t[s.localName[1]], i)
 		}
 	}
 	return t
-}()
+}
 
 // xmlChildSigs are the root elements and namespaces of xmlChildren.
 var xmlChildSigs = [...][2]string{
@@ -242,8 +242,9 @@ func xmlLeaf(raw []byte) (string, bool) {
 // already trimmed of whitespace and to 512 bytes. It finds the first
 // occurrence of every root element in one pass over the '<' of b.
 func xmlChildMatch(b []byte) bool {
-	var first [len(xmlChildSigs)]int // first index of xmlChildren[i].localName, or -1
-	for i := range xmlChildren {
+	t := tables()
+	var first [len(xmlChildSigs)]int // first index of t.xmlChildren[i].localName, or -1
+	for i := range t.xmlChildren {
 		first[i] = -1
 	}
 	for at := 0; at < len(b); at++ {
@@ -255,14 +256,14 @@ func xmlChildMatch(b []byte) bool {
 		if at+1 >= len(b) {
 			break
 		}
-		for _, i := range xmlByNext[b[at+1]] {
-			if first[i] < 0 && bytes.HasPrefix(b[at:], xmlChildren[i].localName) {
+		for _, i := range t.xmlByNext[b[at+1]] {
+			if first[i] < 0 && bytes.HasPrefix(b[at:], t.xmlChildren[i].localName) {
 				first[i] = at
 			}
 		}
 	}
 	gml := bytes.Contains(b, []byte("xmlns:gml="))
-	for i, s := range xmlChildren {
+	for i, s := range t.xmlChildren {
 		switch {
 		case len(s.localName) == 0:
 			if gml && bytes.Index(b, s.xmlns) > 0 {
