@@ -46,6 +46,13 @@ func TestSandboxLauncherDiesWithFront(t *testing.T) {
 	marker := sleepMarker(305)
 	cmd, output, launcher, init := startMarkedShell(t, marker)
 
+	killFrontRequireGone(t, cmd, output, marker, launcher, init)
+}
+
+// killFrontRequireGone kills a marked shell's front and checks that its
+// launcher, its sleep and its boxsh-init end with it.
+func killFrontRequireGone(t *testing.T, cmd *exec.Cmd, output *lockedBuffer, marker string, launcher, init int) {
+	t.Helper()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 	requireGone(t, launcher, "boxsh-launch")
@@ -200,11 +207,22 @@ func launcherCopies(t *testing.T, pid int) []string {
 	return copies
 }
 
+// requireCopyOrSettled requires the launcher pid to run from a sealed copy,
+// or from its binary on disk once settled (TestSandboxLauncherSettles).
+func requireCopyOrSettled(t *testing.T, pid int) {
+	t.Helper()
+	exe, mapped := launcherExe(pid)
+	want, err := filepath.EvalSymlinks(launcherBeside())
+	require.NoError(t, err)
+	assert.True(t, (mapped && strings.HasPrefix(exe, "/memfd:")) || (!mapped && exe == want), "the launcher runs from %s, neither a sealed copy nor %s", exe, want)
+}
+
 // TestSandboxLauncherCopyOfOneSandbox checks that a server of one sandbox
 // holds no copy of the launcher once its sandbox runs: the launcher runs
 // from the sealed copy the front made for it, which only the launcher holds
-// (so it is freed with it); and that the launcher of a restarted sandbox,
-// with no copy made for it, runs from a sealed copy of its own.
+// (so it is freed with it, or when it settles); and that the launcher of a
+// restarted sandbox, with no copy made for it, runs from a sealed copy of
+// its own.
 func TestSandboxLauncherCopyOfOneSandbox(t *testing.T) {
 	t.Parallel()
 	requireRootless(t)
@@ -212,16 +230,168 @@ func TestSandboxLauncherCopyOfOneSandbox(t *testing.T) {
 	require.Equal(t, 0, s.bash("true").ExitCode)
 	assert.Empty(t, launcherCopies(t, s.pid()), "the front holds a copy of the launcher")
 	launcher := findChild(t, s.pid(), "boxsh-launch")
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", launcher))
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(exe, "/memfd:"), "the launcher runs from %s, not a sealed copy", exe)
+	requireCopyOrSettled(t, launcher)
 
 	out := restartInit(t, s, "echo restarted").bash(t)
 	require.Equal(t, "restarted\n", out.Stdout, "%+v", out)
 	next := findChild(t, s.pid(), "boxsh-launch")
 	require.NotEqual(t, launcher, next, "the sandbox was not restarted")
-	exe, err = os.Readlink(fmt.Sprintf("/proc/%d/exe", next))
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(exe, "/memfd:"), "the restarted launcher runs from %s, not a sealed copy", exe)
+	requireCopyOrSettled(t, next)
 	assert.Empty(t, launcherCopies(t, s.pid()), "the front holds a copy of the launcher after the restart")
+}
+
+// launcherExe is the executable pid runs, and whether any of its mappings is
+// a sealed copy of boxsh-launch.
+func launcherExe(pid int) (exe string, mapsCopy bool) {
+	exe, _ = os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	maps, _ := readProcFile(pid, "maps")
+	return exe, strings.Contains(maps, "memfd:runc_cloned")
+}
+
+// requireSettled waits until the launcher pid runs from the executable
+// at want on disk and maps no sealed copy of itself.
+func requireSettled(t *testing.T, pid int, want string) {
+	t.Helper()
+	want, err := filepath.EvalSymlinks(want)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		exe, mapped := launcherExe(pid)
+		return exe == want && !mapped && procComm(pid) == "boxsh-launch"
+	}, 10*time.Second, 10*time.Millisecond, "the launcher %d did not settle on %s: %v", pid, want, func() []any {
+		exe, mapped := launcherExe(pid)
+		return []any{exe, mapped}
+	}())
+}
+
+// launcherBeside is the boxsh-launch the tests' boxsh runs.
+func launcherBeside() string { return filepath.Join(filepath.Dir(boxshPath()), "boxsh-launch") }
+
+// TestSandboxLauncherSettles checks that once a server's sandbox runs, its
+// launcher executes itself again from its binary on disk, so that the sealed
+// copy it started from is freed, and that the sandbox is served as before:
+// calls, a restart (whose launcher settles too), and the end of the server,
+// after which nothing of the sandbox is left.
+func TestSandboxLauncherSettles(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+	runtimeDir := t.TempDir()
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox"}, env: []string{"XDG_RUNTIME_DIR=" + runtimeDir}})
+	require.Equal(t, "before\n", s.bash("echo before").Stdout)
+	launcher := findChild(t, s.pid(), "boxsh-launch")
+	init := findChild(t, s.pid(), "boxsh-init")
+	requireSettled(t, launcher, launcherBeside())
+	assert.Equal(t, init, findChild(t, s.pid(), "boxsh-init"), "the same sandbox")
+	out := s.bash("echo after; exit 3")
+	assert.Equal(t, "after\n", out.Stdout, "%+v", out)
+	assert.Equal(t, 3, out.ExitCode)
+
+	out = restartInit(t, s, "echo restarted").bash(t)
+	require.Equal(t, "restarted\n", out.Stdout, "%+v", out)
+	next := findChild(t, s.pid(), "boxsh-launch")
+	require.NotEqual(t, launcher, next, "the sandbox was not restarted")
+	requireGone(t, launcher, "boxsh-launch")
+	requireSettled(t, next, launcherBeside())
+	require.Equal(t, "again\n", s.bash("echo again").Stdout)
+
+	s.requireExitZero()
+	require.Eventually(t, func() bool { return len(launchersIn(runtimeDir)) == 0 && len(sandboxStates(t, runtimeDir)) == 0 },
+		10*time.Second, 10*time.Millisecond, "launchers %v, state directories %v left", launchersIn(runtimeDir), sandboxStates(t, runtimeDir))
+}
+
+// TestSandboxLauncherSettledShell checks a sandboxed shell whose launcher
+// has settled: the command's status still reaches the front, a signal to
+// the front still reaches the sandbox, and the front's death and the
+// launcher's still end the sandbox (the parent-death signals outlive the
+// launcher's execve).
+func TestSandboxLauncherSettledShell(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+
+	t.Run("status", func(t *testing.T) {
+		runtimeDir := t.TempDir()
+		cmd := exec.CommandContext(testContext(t), boxshPath(), "--sandbox", "-c", "read line; echo got $line; exit 7")
+		cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir)
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		output := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = output, output
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		requireSettled(t, findChild(t, cmd.Process.Pid, "boxsh-launch"), launcherBeside())
+		_, err = stdin.Write([]byte("line\n"))
+		require.NoError(t, err)
+		err = cmd.Wait()
+		var exitErr *exec.ExitError
+		require.ErrorAs(t, err, &exitErr, "output: %s", output.String())
+		assert.Equal(t, 7, exitErr.ExitCode())
+		assert.Equal(t, "got line\n", output.String())
+		require.Eventually(t, func() bool { return len(launchersIn(runtimeDir)) == 0 && len(sandboxStates(t, runtimeDir)) == 0 },
+			10*time.Second, 10*time.Millisecond, "launchers %v, state directories %v left", launchersIn(runtimeDir), sandboxStates(t, runtimeDir))
+	})
+
+	t.Run("signal", func(t *testing.T) {
+		marker := sleepMarker(309)
+		cmd, output, launcher, _ := startMarkedShell(t, marker)
+		requireSettled(t, launcher, launcherBeside())
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		err := cmd.Wait()
+		var exitErr *exec.ExitError
+		require.ErrorAs(t, err, &exitErr, "output: %s", output.String())
+		assert.Equal(t, 128+int(syscall.SIGTERM), exitErr.ExitCode(), "output: %s", output.String())
+		requireNoArgv(t, 5*time.Second, "sleep", marker)
+		assert.NotContains(t, output.String(), "not-killed")
+	})
+
+	t.Run("front killed", func(t *testing.T) {
+		marker := sleepMarker(310)
+		cmd, output, launcher, init := startMarkedShell(t, marker)
+		requireSettled(t, launcher, launcherBeside())
+		killFrontRequireGone(t, cmd, output, marker, launcher, init)
+	})
+
+	t.Run("launcher killed", func(t *testing.T) {
+		marker := sleepMarker(311)
+		cmd, output, launcher, init := startMarkedShell(t, marker)
+		requireSettled(t, launcher, launcherBeside())
+		require.NoError(t, syscall.Kill(launcher, syscall.SIGKILL))
+		err := cmd.Wait()
+		var exitErr *exec.ExitError
+		require.ErrorAs(t, err, &exitErr, "output: %s", output.String())
+		assert.NotEqual(t, 0, exitErr.ExitCode())
+		assert.Regexp(t, `boxsh: the sandbox's launcher /\S*/boxsh-launch died: signal: killed`, output.String())
+		requireNoArgv(t, 5*time.Second, "sleep", marker)
+		requireGone(t, init, "boxsh-init")
+	})
+}
+
+// TestSandboxLauncherChangedStaysOnCopy checks that a launcher whose binary
+// changed on disk after its copy was made (here its mode, which moves its
+// change time as a write does) does not execute it, and serves its sandbox
+// from its copy.
+func TestSandboxLauncherChangedStaysOnCopy(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+	b, err := os.ReadFile(launcherBeside())
+	require.NoError(t, err)
+	// The launcher settles a second after the sandbox's command starts:
+	// a chmod later than that tests nothing, and the test starts again.
+	for attempt := 1; ; attempt++ {
+		launcherCopy := filepath.Join(t.TempDir(), "boxsh-launch")
+		require.NoError(t, os.WriteFile(launcherCopy, b, 0o755))
+		s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--log-level", "debug"}, env: []string{"BOXSH_LAUNCH=" + launcherCopy}})
+		require.Equal(t, 0, s.bash("true").ExitCode)
+		require.NoError(t, os.Chmod(launcherCopy, 0o700))
+		launcher := findChild(t, s.pid(), "boxsh-launch")
+		if exe, mapped := launcherExe(launcher); !mapped || !strings.HasPrefix(exe, "/memfd:") {
+			require.Less(t, attempt, 5, "the launcher settled before the chmod every time")
+			continue
+		}
+		require.Eventually(t, func() bool { return strings.Contains(s.stderr.String(), "boxsh-launch stays on its sealed copy") },
+			10*time.Second, 10*time.Millisecond, "stderr: %s", s.stderr.String())
+		exe, mapped := launcherExe(launcher)
+		assert.True(t, mapped && strings.HasPrefix(exe, "/memfd:"), "the launcher runs %s", exe)
+		assert.Equal(t, "served\n", s.bash("echo served").Stdout)
+		s.requireExitZero()
+		return
+	}
 }

@@ -77,21 +77,24 @@ func Start(path string, stderr io.Writer) (*Launcher, error) {
 	}
 	defer child.Close()
 	cmd := exec.Command(path)
+	cmd.ExtraFiles = []*os.File{child} // ConnFD
 	sealed, own := sharedCopy(path), false
 	if sealed == nil {
 		sealed, own = preparedCopy(path), true
 	}
 	if sealed != nil {
 		// The launcher runs from the front's sealed copy: libcontainer
-		// makes none, nor does the launcher (sealedEnv).
-		cmd.Path = "/proc/self/fd/" + strconv.Itoa(int(sealed.Fd()))
-		cmd.Env = append(os.Environ(), sealedEnv+"=1")
+		// makes none, nor does the launcher (sealedEnv). It settles on
+		// the file copied (DiskFD), if unchanged.
+		cmd.Path = "/proc/self/fd/" + strconv.Itoa(int(sealed.copy.Fd()))
+		cmd.Env = append(os.Environ(), sealedEnv+"="+sealed.stamp)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, sealed.src)
+		if own {
+			// The running launcher holds its copy; the front needs
+			// none.
+			defer sealed.Close()
+		}
 	}
-	if own {
-		// The running launcher holds its copy; the front needs none.
-		defer sealed.Close()
-	}
-	cmd.ExtraFiles = []*os.File{child} // ConnFD
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := forkthread.Run(cmd.Start); err != nil {
@@ -448,7 +451,7 @@ var shared struct {
 // be made).
 type sharedFile struct {
 	done chan struct{}
-	f    *os.File
+	f    *sealedExe
 }
 
 // ShareCopies has the Starts of the launcher at path run it from one sealed
@@ -475,7 +478,7 @@ func ShareCopies(path string) {
 
 // sharedCopy returns the shared copy of the launcher at path, once made;
 // nil if ShareCopies was not called for path or could not make it.
-func sharedCopy(path string) *os.File {
+func sharedCopy(path string) *sealedExe {
 	shared.Lock()
 	sf := shared.copies[path]
 	shared.Unlock()
@@ -491,7 +494,7 @@ var prepared struct {
 	sync.Mutex
 	path string
 	done chan struct{}
-	f    *os.File
+	f    *sealedExe
 }
 
 // Prepare starts making a sealed memfd copy of the launcher at path, on the
@@ -519,7 +522,7 @@ func Prepare(path string) {
 // preparedCopy waits for the copy that Prepare makes of the launcher at path
 // and returns it, once; nil if there is none (the launcher then copies
 // itself).
-func preparedCopy(path string) *os.File {
+func preparedCopy(path string) *sealedExe {
 	prepared.Lock()
 	done, same := prepared.done, prepared.path == path
 	prepared.Unlock()
@@ -534,17 +537,20 @@ func preparedCopy(path string) *os.File {
 	return f
 }
 
-// highSealedCopy is sealedCopy(path) on a descriptor far above those a child
-// is given, which the fork puts in place before it executes the copy.
-func highSealedCopy(path string) *os.File {
-	f := sealedCopy(path)
-	if f == nil {
+// highSealedCopy is sealedCopy(path) with the copy on a descriptor far above
+// those a child is given, which the fork puts in place before it executes the
+// copy.
+func highSealedCopy(path string) *sealedExe {
+	e := sealedCopy(path)
+	if e == nil {
 		return nil
 	}
-	defer f.Close()
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 100)
+	fd, err := unix.FcntlInt(e.copy.Fd(), unix.F_DUPFD_CLOEXEC, 100)
+	e.copy.Close()
 	if err != nil {
+		e.src.Close()
 		return nil
 	}
-	return os.NewFile(uintptr(fd), "boxsh-launch (sealed)")
+	e.copy = os.NewFile(uintptr(fd), "boxsh-launch (sealed)")
+	return e
 }

@@ -21,6 +21,13 @@
 // against): the front makes the copy on the side while it still works
 // (Prepare), or a server's front makes one for all its launchers
 // (ShareCopies); else the launcher makes it at its start (RunSealed).
+// Whoever makes the copy also passes the binary it was made from (DiskFD)
+// and that binary's device, inode, size and change time. Once the sandbox's
+// command runs and the front has been quiet for a while, the launcher
+// executes that binary again, if it is unchanged, keeping its socket and its
+// child, the sandbox's init, and resumes from state in its environment
+// (settle): the copy's memory is freed for the rest of the sandbox's life.
+// A binary that changed is never executed; the launcher stays on its copy.
 //
 // boxsh-launch dies with the front: by its parent-death signal, and when the
 // socket reaches its end it destroys the sandbox and exits. The sandbox dies

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 )
@@ -156,7 +157,8 @@ func (c *conn) send(m *Message, files []*os.File) error {
 var errMalformed = errors.New("malformed message")
 
 // recv reads one message and the descriptors sent with it. At the socket's
-// end it returns io.EOF.
+// end it returns io.EOF; past a read deadline before the message's first
+// byte, an error that is os.ErrDeadlineExceeded.
 func (c *conn) recv() (*Message, []*os.File, error) {
 	head := make([]byte, 4)
 	oob := make([]byte, syscall.CmsgSpace(4*maxFiles))
@@ -170,6 +172,9 @@ func (c *conn) recv() (*Message, []*os.File, error) {
 	if n <= 0 {
 		return nil, nil, io.EOF
 	}
+	// A read deadline (the launcher's settle) is for the wait between
+	// messages: the rest of this one is read without it.
+	_ = c.c.SetReadDeadline(time.Time{})
 	files, ferr := parseRights(oob[:oobn])
 	if ferr == nil && flags&syscall.MSG_CTRUNC != 0 {
 		ferr = fmt.Errorf("%w: more than %d descriptors", errMalformed, maxFiles)

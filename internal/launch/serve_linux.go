@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,17 +27,29 @@ const ConnFD = 3
 // destroyWait bounds the wait for the first process after its SIGKILL.
 const destroyWait = 5 * time.Second
 
+// process is the sandbox's first process: libcontainer's, or, in a launcher
+// executed again (settle), the child it still is.
+type process interface {
+	Signal(os.Signal) error
+	Wait() (*os.ProcessState, error)
+}
+
 // server is the launcher's side: one sandbox, from OpStart to its destroy.
 type server struct {
 	conn    *conn
 	version string
 	c       *libcontainer.Container
-	proc    *libcontainer.Process
+	proc    process
+	pid     int
 	exited  chan struct{}
+	// reap is held by the waiter from the first process's exit to the
+	// end of OpExited, and by settle across its execve.
+	reap sync.Mutex
 	// release drops the hold on the init's executable (holdExeCopy).
 	release func()
-	// root is the state directory (StartRequest.Root).
-	root string
+	// root and id are libcontainer's state root and the container's name
+	// (StartRequest.Root and ID).
+	root, id string
 	// removeRoot is root once the front has detached: removed after the
 	// destroy, while lock is still held.
 	removeRoot string
@@ -73,6 +86,12 @@ func Serve(f *os.File, version string, stderr io.Writer) error {
 	logrus.SetLevel(logrus.ErrorLevel)
 	starttrace.Mark("launch.ready")
 
+	if resumed, err := s.resume(); resumed {
+		if err != nil {
+			return err
+		}
+		return s.serve()
+	}
 	m, files, err := c.recv()
 	if err == io.EOF {
 		return nil
@@ -94,8 +113,26 @@ func Serve(f *os.File, version string, stderr io.Writer) error {
 			return err
 		}
 	}
+	return s.serve()
+}
+
+// serve answers the front's messages after OpStart, until OpDestroy, OpDetach
+// or the socket's end. Once the first process runs its command (OpExec), the
+// launcher settles after settleAfter without a message.
+func (s *server) serve() error {
+	c := s.conn
+	settled := true
 	for {
+		if !settled {
+			_ = c.c.SetReadDeadline(time.Now().Add(settleAfter))
+		}
 		m, files, err := c.recv()
+		if !settled && errors.Is(err, os.ErrDeadlineExceeded) {
+			settled = true
+			_ = c.c.SetReadDeadline(time.Time{})
+			s.settle() // returns if it did not
+			continue
+		}
 		if err == io.EOF {
 			return nil
 		}
@@ -113,6 +150,7 @@ func Serve(f *os.File, version string, stderr io.Writer) error {
 				reply = &Message{Op: OpError, Error: err.Error()}
 			} else {
 				reply.Cgroup = s.cgroup()
+				settled = false
 			}
 			if err := c.send(reply, nil); err != nil {
 				return err
@@ -193,7 +231,7 @@ func (s *server) start(m *Message, files []*os.File) error {
 	case len(r.Args) == 0:
 		return fmt.Errorf("%w: no command", errMalformed)
 	}
-	s.root = r.Root
+	s.root, s.id = r.Root, r.ID
 	config, err := DecodeConfig(r.Config)
 	if err != nil {
 		return fmt.Errorf("%w: config: %v", errMalformed, err)
@@ -241,9 +279,24 @@ func (s *server) start(m *Message, files []*os.File) error {
 	if err != nil {
 		return err
 	}
+	s.pid = pid
 	s.release = holdExeCopy(pid)
+	s.watch()
+	return s.conn.send(&Message{Op: OpStarted, Pid: pid}, nil)
+}
+
+// watch waits on the side for the first process's exit, and tells it.
+//
+// It sees the exit without reaping the process first, then reaps it holding
+// s.reap, so that settle never executes the launcher again between the two.
+func (s *server) watch() {
 	go func() {
-		state, err := p.Wait()
+		var info unix.Siginfo
+		for unix.Waitid(unix.P_PID, s.pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+		}
+		s.reap.Lock()
+		defer s.reap.Unlock()
+		state, err := s.proc.Wait()
 		m := &Message{Op: OpExited}
 		if ws, ok := stateStatus(state); ok {
 			m.Status = ws
@@ -253,7 +306,6 @@ func (s *server) start(m *Message, files []*os.File) error {
 		close(s.exited)
 		_ = s.conn.send(m, nil)
 	}()
-	return s.conn.send(&Message{Op: OpStarted, Pid: pid}, nil)
 }
 
 // exec lets the first process run the sandbox's command.
