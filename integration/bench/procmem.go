@@ -35,6 +35,9 @@ type procMemory struct {
 	// AnonKiB is RssAnon: the process's own pages, the rest being
 	// mapped files (its program and libraries, shared with others).
 	AnonKiB int64
+	// ShmemKiB is RssShmem: shared memory and memfd pages the process
+	// maps, which only the last user's exit frees.
+	ShmemKiB int64
 }
 
 // anonKiB sums RssAnon over the tree: the memory the processes have of
@@ -45,6 +48,17 @@ func (m treeMemory) anonKiB() int64 {
 	var sum int64
 	for _, p := range m.ByProc {
 		sum += p.AnonKiB
+	}
+	return sum
+}
+
+// shmemKiB sums RssShmem over the tree: pages of memfds and shared memory,
+// which no memory pressure reclaims (a sealed copy of a program counts
+// here).
+func (m treeMemory) shmemKiB() int64 {
+	var sum int64
+	for _, p := range m.ByProc {
+		sum += p.ShmemKiB
 	}
 	return sum
 }
@@ -87,7 +101,8 @@ func measureTree(root int) (treeMemory, error) {
 		}
 		m.RSSKiB += rss
 		anon, _ := statusField(pid, "RssAnon:")
-		m.ByProc = append(m.ByProc, procMemory{PID: pid, Comm: commOf(pid), RSSKiB: rss, AnonKiB: anon})
+		shmem, _ := statusField(pid, "RssShmem:")
+		m.ByProc = append(m.ByProc, procMemory{PID: pid, Comm: commOf(pid), RSSKiB: rss, AnonKiB: anon, ShmemKiB: shmem})
 		if m.PSSKiB < 0 {
 			continue
 		}

@@ -39,6 +39,8 @@ var metricDefs = []metricDef{
 	{"idle_procs", "idle processes in tree", "", 0},
 	{"idle_rss_root_mb", "idle VmRSS, server process alone", "MiB", 1},
 	{"idle_anon_mb", "idle RssAnon (no mapped files), sum", "MiB", 1},
+	{"idle_pss_pair_mb", "idle PSS, sum over tree, beside a second server", "MiB", 1},
+	{"idle_shmem_mb", "idle RssShmem (memfds, shared memory), sum", "MiB", 1},
 	{"churn_idle_rss_mb", "VmRSS idle, before the -churn calls", "MiB", 1},
 	{"churn_after_rss_mb", "VmRSS idle, after the -churn calls", "MiB", 1},
 	{"churn_growth_pct", "VmRSS growth over the -churn calls", "%", 1},

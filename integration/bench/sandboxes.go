@@ -189,8 +189,9 @@ func runSandboxes(w io.Writer, bin string, c config, sc sandboxesConfig) error {
 		return err
 	}
 	n := float64(sc.Idle)
-	fmt.Fprintf(w, "%d idle sandboxes: %.2f MiB each (PSS), %.2f MiB each (anon), %.2f MiB each (RSS sum); %d processes each\n", sc.Idle,
+	fmt.Fprintf(w, "%d idle sandboxes: %.2f MiB each (PSS), %.2f MiB each (anon), %.2f MiB each (shmem), %.2f MiB each (RSS sum); %d processes each\n", sc.Idle,
 		float64(after.PSSKiB-before.PSSKiB)/1024/n, float64(after.anonKiB()-before.anonKiB())/1024/n,
+		float64(after.shmemKiB()-before.shmemKiB())/1024/n,
 		float64(after.RSSKiB-before.RSSKiB)/1024/n, (after.Procs-before.Procs)/sc.Idle)
 	fmt.Fprintf(w, "  the server's own RSS: %.1f MiB with none, %.1f MiB with %d\n", float64(before.ByProc[0].RSSKiB)/1024, float64(after.ByProc[0].RSSKiB)/1024, sc.Idle)
 	for i := range sc.Idle {

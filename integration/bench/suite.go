@@ -463,17 +463,11 @@ func measureBigOutput(t *target, c config) error {
 }
 
 // measureIdleMemory reads the memory of a server's process tree after a few
-// calls and a pause.
+// calls and a pause, alone and beside a second server.
 func measureIdleMemory(t *target, c config) error {
 	evictPageCache(t.Bin)
 	return session(t, c, "idle memory", func(s *server) error {
-		var answers tally
-		if err := warmUp(s, idleCalls, &answers); err != nil {
-			return err
-		}
-		answers.report(t, "idle memory")
-		time.Sleep(idlePause)
-		m, err := measureTree(s.pid())
+		m, err := idleTree(t, s, s, "idle memory")
 		if err != nil {
 			return err
 		}
@@ -486,9 +480,31 @@ func measureIdleMemory(t *target, c config) error {
 			t.set("idle_rss_root_mb", float64(m.ByProc[0].RSSKiB)/1024)
 		}
 		t.set("idle_anon_mb", float64(m.anonKiB())/1024)
+		t.set("idle_shmem_mb", float64(m.shmemKiB())/1024)
 		t.Notes = append(t.Notes, "idle memory by process, RSS (anon) MiB: "+m.breakdown())
-		return nil
+		// A second server beside the first shares its programs' pages, so
+		// the first tree's PSS falls to what each server adds: its own
+		// pages, and any copy of a program it alone holds.
+		return session(t, c, "idle memory beside another", func(other *server) error {
+			m, err := idleTree(t, other, s, "idle memory beside another")
+			if err == nil && m.PSSKiB >= 0 {
+				t.set("idle_pss_pair_mb", float64(m.PSSKiB)/1024)
+			}
+			return err
+		})
 	})
+}
+
+// idleTree makes a few calls to the server warm, pauses, and reads the
+// memory of the process tree of the server measured.
+func idleTree(t *target, warm, measured *server, what string) (treeMemory, error) {
+	var answers tally
+	if err := warmUp(warm, idleCalls, &answers); err != nil {
+		return treeMemory{}, err
+	}
+	answers.report(t, what)
+	time.Sleep(idlePause)
+	return measureTree(measured.pid())
 }
 
 // measureChurnMemory reads the memory of a server's idle process tree, makes
