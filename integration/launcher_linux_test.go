@@ -298,6 +298,54 @@ func TestSandboxLauncherSettles(t *testing.T) {
 		10*time.Second, 10*time.Millisecond, "launchers %v, state directories %v left", launchersIn(runtimeDir), sandboxStates(t, runtimeDir))
 }
 
+// TestSandboxLauncherSettledUnmapsProgram checks that a settled launcher
+// drops its mappings of its program's code and constants, which its start
+// faulted in: most stay unmapped while it idles.
+func TestSandboxLauncherSettledUnmapsProgram(t *testing.T) {
+	t.Parallel()
+	requireRootless(t)
+	s := startServer(t, testContext(t), serverOptions{args: []string{"--sandbox", "--log-level", "debug"}, env: []string{"XDG_RUNTIME_DIR=" + t.TempDir()}})
+	require.Equal(t, "x\n", s.bash("echo x").Stdout)
+	launcher := findChild(t, s.pid(), "boxsh-launch")
+	requireSettled(t, launcher, launcherBeside())
+	require.Eventually(t, func() bool { return strings.Contains(s.stderr.String(), "boxsh-launch unmapped") }, 10*time.Second, 10*time.Millisecond,
+		"the settled launcher did not unmap its program: %s", s.stderr.String())
+	exe, err := filepath.EvalSymlinks(launcherBeside())
+	require.NoError(t, err)
+	resident, size := programResidence(t, launcher, exe)
+	require.Positive(t, size, "no read-only mapping of %s in the launcher", exe)
+	// A start faults in nearly all of it (97-99%); what the idle launcher
+	// maps again is about half.
+	assert.Less(t, float64(resident)/float64(size), 0.7, "%d of %d kB of the launcher's program resident", resident, size)
+	require.Equal(t, "y\n", s.bash("echo y").Stdout)
+	s.requireExitZero()
+}
+
+// programResidence sums the size and the resident part, in kB, of process
+// pid's read-only mappings of the executable exe.
+func programResidence(t *testing.T, pid int, exe string) (resident, size int64) {
+	t.Helper()
+	smaps, err := readProcFile(pid, "smaps")
+	require.NoError(t, err)
+	ours := false
+	for _, line := range strings.Split(smaps, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			ours = len(f) >= 6 && f[5] == exe && !strings.Contains(f[1], "w")
+		case ours && len(f) == 3 && (f[0] == "Size:" || f[0] == "Rss:"):
+			n, err := strconv.ParseInt(f[1], 10, 64)
+			require.NoError(t, err)
+			if f[0] == "Size:" {
+				size += n
+			} else {
+				resident += n
+			}
+		}
+	}
+	return resident, size
+}
+
 // TestSandboxLauncherSettledShell checks a sandboxed shell whose launcher
 // has settled: the command's status still reaches the front, a signal to
 // the front still reaches the sandbox, and the front's death and the

@@ -27,6 +27,8 @@
 // executes that binary again, if it is unchanged, keeping its socket and its
 // child, the sandbox's init, and resumes from state in its environment
 // (settle): the copy's memory is freed for the rest of the sandbox's life.
+// It then unmaps its program's code and constants, which its start faulted
+// in and an idle launcher mostly leaves alone.
 // A binary that changed is never executed; the launcher stays on its copy.
 //
 // boxsh-launch dies with the front: by its parent-death signal, and when the

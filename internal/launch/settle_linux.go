@@ -120,5 +120,49 @@ func (s *server) resume() (bool, error) {
 		logrus.SetLevel(logrus.DebugLevel)
 	}
 	logrus.Debugf("boxsh-launch settled: executed again from its executable, off its sealed copy, sandbox init %d", st.Pid)
+	n, err := unmapProgram()
+	logrus.Debugf("boxsh-launch unmapped %d bytes of its program (%v)", n, err)
 	return true, nil
+}
+
+// unmapProgram drops the launcher's mappings of its program's read-only
+// pages (code and constants), which its start faulted in and which a
+// settled launcher, idle until the sandbox ends, scarcely needs: they stay
+// in the page cache, reclaimable, and are mapped again as they are used. It
+// returns the size of the mappings it dropped.
+func unmapProgram() (int, error) {
+	var self unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &self); err != nil {
+		return 0, err
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0, err
+	}
+	dev := fmt.Sprintf("%02x:%02x", unix.Major(self.Dev), unix.Minor(self.Dev))
+	ino := strconv.FormatUint(self.Ino, 10)
+	size := 0
+	for _, line := range strings.Split(string(maps), "\n") {
+		// start-end perms offset dev inode path
+		f := strings.Fields(line)
+		if len(f) < 6 || f[3] != dev || f[4] != ino || strings.ContainsRune(f[1], 'w') {
+			continue
+		}
+		start, end, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		lo, err1 := strconv.ParseUint(start, 16, 64)
+		hi, err2 := strconv.ParseUint(end, 16, 64)
+		if err1 != nil || err2 != nil || hi <= lo {
+			continue
+		}
+		// A private mapping of a file that is never written: MADV_DONTNEED
+		// only unmaps, and a later access reads the page cache again.
+		if _, _, e := unix.Syscall(unix.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), unix.MADV_DONTNEED); e != 0 {
+			return size, fmt.Errorf("madvise %s: %w", f[0], e)
+		}
+		size += int(hi - lo)
+	}
+	return size, nil
 }
